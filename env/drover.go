@@ -1,0 +1,172 @@
+package env
+
+import (
+	"fmt"
+	"math"
+)
+
+// Drover is Drover's own throughput model. A job's amount of work is its
+// measured Duration, taken to be its run time on its requested GPUs packed
+// onto as few nodes as possible at reference speed; a job without a
+// Duration gets its model's iterations to target at its batch size times
+// that packed iteration time. On an actual allocation the job runs at
+// rate = (packed iteration time) / (actual iteration time), where an
+// iteration's compute part comes from the profile at the per-GPU batch size
+// and is slowed by the slowest allocated GPU's speed, and its sync part is
+// the profile's measured all-reduce time for the actual placement: spread
+// placements communicate more slowly than packed ones. The straggler issue
+// adds per-worker behaviour on top of this.
+type Drover struct {
+	// Profiles maps model names to profiles.
+	Profiles map[string]Profile
+	// GPUsPerNode is the node size of the packed reference placement; 0
+	// takes the largest node of the cluster when a job is placed, and 4
+	// at admission.
+	GPUsPerNode int
+}
+
+var _ Model = (*Drover)(nil)
+var _ Oracle = (*Drover)(nil)
+
+type droverJob struct {
+	prof    Profile
+	batch   int
+	ref     float64 // packed iteration time, seconds
+	work    float64 // reference seconds of work in total
+	done    float64 // reference seconds of work done
+	rate    float64 // reference seconds per second on the current allocation
+	delay   float64
+	restart float64
+}
+
+// Name implements Model.
+func (*Drover) Name() string { return "drover" }
+
+func (m *Drover) gpusPerNode() int {
+	if m.GPUsPerNode > 0 {
+		return m.GPUsPerNode
+	}
+	return 4
+}
+
+// Admit implements Model.
+func (m *Drover) Admit(j *Job, meta *Meta) error {
+	p, ok := m.Profiles[j.Spec.Model]
+	if !ok {
+		return fmt.Errorf("no profile for model %q", j.Spec.Model)
+	}
+	b := j.Spec.BatchSize
+	if b == 0 {
+		b = max(p.InitBatchSize(), p.MinLocalBsz()*j.Spec.GPUs)
+	}
+	b = min(b, max(p.MaxBatchSize(), p.MinLocalBsz()*j.Spec.GPUs))
+	s := &droverJob{prof: p, batch: b, restart: meta.RestartDelay}
+	s.ref = iterTime(p, packed(j.Spec.GPUs, m.gpusPerNode()), b, 1)
+	if !(s.ref > 0) || math.IsInf(s.ref, 0) {
+		return fmt.Errorf("model %s: no usable iteration time on %d GPUs at batch size %d", p.Name(), j.Spec.GPUs, b)
+	}
+	if j.Spec.Duration > 0 {
+		s.work = j.Spec.Duration
+	} else {
+		s.work = p.Iteration(b, p.CompletionEpoch(b)) * s.ref
+	}
+	j.m = s
+	return nil
+}
+
+// packed returns r GPUs placed on as few nodes of size g as possible.
+func packed(r, g int) []int {
+	var p []int
+	for left := r; left > 0; left -= g {
+		p = append(p, min(left, g))
+	}
+	return p
+}
+
+// iterTime returns the seconds of one iteration of a job with global batch
+// size batch on a placement, its compute slowed by 1/speed.
+func iterTime(p Profile, placement []int, batch int, speed float64) float64 {
+	r := 0
+	for _, g := range placement {
+		r += g
+	}
+	local := int(math.Ceil(float64(batch)/float64(r) - 1e-8))
+	accum := int(math.Ceil(float64(local)/float64(p.MaxLocalBsz())-1e-8)) - 1
+	atomic := int(math.Ceil(float64(local)/float64(accum+1) - 1e-8))
+	atomic = min(max(atomic, p.MinLocalBsz()), p.MaxLocalBsz())
+	step, sync := p.Throughput(placement, atomic)
+	compute := (step - sync) / speed
+	return compute*float64(accum+1) + sync
+}
+
+// Place implements Model.
+func (m *Drover) Place(j *Job, c *Cluster) {
+	s := j.m.(*droverJob)
+	speed := math.Inf(1)
+	for _, n := range j.Alloc {
+		sp := c.Nodes[n].Speed
+		if sp <= 0 {
+			sp = 1
+		}
+		speed = min(speed, sp)
+	}
+	t := iterTime(s.prof, j.Placement(), s.batch, speed)
+	s.rate = s.ref / t
+	if !(s.rate > 0) || math.IsInf(s.rate, 0) {
+		s.rate = 0
+	}
+	s.delay = s.restart
+}
+
+// Advance implements Model.
+func (m *Drover) Advance(j *Job, dt float64) (float64, bool) {
+	s := j.m.(*droverJob)
+	d := min(s.delay, dt)
+	s.delay -= d
+	used := d
+	dt -= d
+	if dt <= 0 || s.rate == 0 {
+		return used + max(dt, 0), false
+	}
+	need := (s.work - s.done) / s.rate
+	if need <= dt {
+		s.done = s.work
+		j.Progress = 1
+		return used + need, true
+	}
+	s.done += dt * s.rate
+	j.Progress = s.done / s.work
+	return used + dt, false
+}
+
+// Remaining implements Model.
+func (m *Drover) Remaining(j *Job) float64 {
+	s := j.m.(*droverJob)
+	if s.rate == 0 {
+		return math.Inf(1)
+	}
+	return s.delay + (s.work-s.done)/s.rate
+}
+
+// RemainingIterations implements Oracle.
+func (m *Drover) RemainingIterations(j *Job) float64 {
+	s := j.m.(*droverJob)
+	return (s.work - s.done) / s.ref
+}
+
+// StepTime implements Oracle.
+func (m *Drover) StepTime(j *Job, r, gpusPerNode int) float64 {
+	s := j.m.(*droverJob)
+	if gpusPerNode <= 0 {
+		gpusPerNode = m.gpusPerNode()
+	}
+	// Scale the reference iteration by the profile's packed speed-up: the
+	// job's batch is fixed, so more GPUs mean smaller per-GPU batches.
+	return iterTime(s.prof, packed(r, gpusPerNode), s.batch, 1) * s.ref / iterTime(s.prof, packed(j.Spec.GPUs, m.gpusPerNode()), s.batch, 1)
+}
+
+// MaxReplicas implements Oracle.
+func (m *Drover) MaxReplicas(j *Job) int {
+	s := j.m.(*droverJob)
+	return max(1, s.batch/s.prof.MinLocalBsz())
+}

@@ -1,0 +1,126 @@
+package env
+
+import (
+	"fmt"
+	"math"
+)
+
+// JobSpec is what a workload says about one job before it runs.
+type JobSpec struct {
+	// Name identifies the job; unique within a workload.
+	Name string
+	// Submit is the arrival time in seconds since the start of the run.
+	Submit float64
+	// GPUs is the number of GPUs (workers) the job asks for.
+	GPUs int
+	// Duration is the job's measured run time in seconds on its requested
+	// GPUs, or 0 when the workload gives none (the model then derives the
+	// amount of work from the job's model profile).
+	Duration float64
+	// Model names the job's model profile (for example "cifar10").
+	Model string
+	// BatchSize is the job's global batch size; 0 picks the model's default.
+	BatchSize int
+}
+
+func (s *JobSpec) validate() error {
+	switch {
+	case s.Name == "":
+		return fmt.Errorf("%w: empty name", ErrBadJob)
+	case s.GPUs <= 0:
+		return fmt.Errorf("%w: job %s: GPUs = %d, want > 0", ErrBadJob, s.Name, s.GPUs)
+	case math.IsNaN(s.Submit) || math.IsInf(s.Submit, 0) || s.Submit < 0:
+		return fmt.Errorf("%w: job %s: submit = %v, want a finite time >= 0", ErrBadJob, s.Name, s.Submit)
+	case math.IsNaN(s.Duration) || math.IsInf(s.Duration, 0) || s.Duration < 0:
+		return fmt.Errorf("%w: job %s: duration = %v, want a finite time >= 0", ErrBadJob, s.Name, s.Duration)
+	case s.BatchSize < 0:
+		return fmt.Errorf("%w: job %s: batch size = %d, want >= 0", ErrBadJob, s.Name, s.BatchSize)
+	}
+	return nil
+}
+
+// JobState is where a job is in its life cycle.
+type JobState uint8
+
+// The job states.
+const (
+	// Waiting: not yet submitted.
+	Waiting JobState = iota
+	// Pending: submitted, holds no GPUs.
+	Pending
+	// Running: holds GPUs (possibly still paying its restart delay).
+	Running
+	// Done: reached its target and left the cluster.
+	Done
+)
+
+var stateNames = [...]string{"waiting", "pending", "running", "done"}
+
+func (s JobState) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return fmt.Sprintf("JobState(%d)", s)
+}
+
+// Job is the simulator's record of one job. Policies read it through a
+// View; only the simulator writes it.
+type Job struct {
+	// ID is the job's index in the workload (arrival order).
+	ID int
+	// Spec is the job as submitted.
+	Spec JobSpec
+	// State is the job's current state.
+	State JobState
+	// Alloc lists the node of each worker; nil unless Running. Runs of
+	// equal entries are one node's share (see Placement).
+	Alloc []int
+	// FirstStart is when the job first got GPUs (NaN if never).
+	FirstStart float64
+	// Finish is when the job reached its target (NaN if not yet).
+	Finish float64
+	// Starts counts placements; Restarts (re-placements) is Starts-1.
+	Starts int
+	// Preemptions counts the times the job lost all its GPUs before finishing.
+	Preemptions int
+	// Attained is the GPU-seconds the job has held so far (restart delays
+	// included, as in the Pollux simulator's attained service).
+	Attained float64
+	// Progress is the fraction of the job's work done, in [0, 1].
+	Progress float64
+
+	last   float64 // sim time up to which the model has advanced the job
+	placed float64 // sim time of the current placement
+	gen    uint32  // bumped on every allocation change (stale completion events)
+	m      any     // the throughput model's per-job state
+}
+
+// Restarts returns the number of times the job was placed after its first start.
+func (j *Job) Restarts() int {
+	if j.Starts == 0 {
+		return 0
+	}
+	return j.Starts - 1
+}
+
+// JCT returns the job completion time (finish - submit), or NaN.
+func (j *Job) JCT() float64 { return j.Finish - j.Spec.Submit }
+
+// Placement returns the job's allocation as GPUs per node, one entry per
+// run of equal node ids in Alloc, in allocation order: the form in which
+// the Pollux simulator looks up measured throughput ("4 4 2").
+func (j *Job) Placement() []int { return Placement(j.Alloc) }
+
+// Placement turns an allocation (a node id per worker) into GPUs per node,
+// one entry per run of equal ids.
+func Placement(alloc []int) []int {
+	var p []int
+	for i, n := range alloc {
+		if i == 0 || n != alloc[i-1] {
+			p = append(p, 1)
+		} else {
+			p[len(p)-1]++
+		}
+	}
+	return p
+}

@@ -1,0 +1,117 @@
+package env
+
+import (
+	"math"
+	"slices"
+)
+
+// JobResult is one job's outcome.
+type JobResult struct {
+	// Name is the job's name.
+	Name string
+	// Submit, Start and Finish are the arrival, first start and finish
+	// times in seconds (NaN when they did not happen).
+	Submit, Start, Finish float64
+	// Queue is the delay from submission to first start.
+	Queue float64
+	// JCT is the job completion time, Finish - Submit.
+	JCT float64
+	// Restarts counts placements after the first.
+	Restarts int
+	// GPUSeconds is the GPU time the job held.
+	GPUSeconds float64
+}
+
+// Summary is a run's outcome.
+type Summary struct {
+	// Jobs is the number of jobs; Finished how many of them finished.
+	Jobs, Finished int
+	// AvgJCT, P50JCT and P99JCT summarise the finished jobs' JCTs (seconds).
+	AvgJCT, P50JCT, P99JCT float64
+	// AvgQueue is the mean queueing delay of the jobs that started.
+	AvgQueue float64
+	// Makespan is the last finish minus the first submission (seconds).
+	Makespan float64
+	// GPUUtil is the GPU-seconds held over (cluster GPUs x makespan).
+	GPUUtil float64
+	// GPUHours is the GPU time held, in hours.
+	GPUHours float64
+	// Restarts is the total number of restarts.
+	Restarts int
+}
+
+// Results returns each job's outcome, in arrival order.
+func (s *Sim) Results() []JobResult {
+	rs := make([]JobResult, len(s.jobs))
+	for i := range s.jobs {
+		j := &s.jobs[i]
+		rs[i] = JobResult{
+			Name:       j.Spec.Name,
+			Submit:     j.Spec.Submit,
+			Start:      j.FirstStart,
+			Finish:     j.Finish,
+			Queue:      j.FirstStart - j.Spec.Submit,
+			JCT:        j.JCT(),
+			Restarts:   j.Restarts(),
+			GPUSeconds: j.Attained,
+		}
+	}
+	return rs
+}
+
+// Summary summarises the run so far.
+func (s *Sim) Summary() Summary {
+	sum := Summary{Jobs: len(s.jobs)}
+	jcts := make([]float64, 0, len(s.jobs))
+	var queue, gpuSec float64
+	started := 0
+	first, last := math.Inf(1), math.Inf(-1)
+	for i := range s.jobs {
+		j := &s.jobs[i]
+		gpuSec += j.Attained
+		sum.Restarts += j.Restarts()
+		first = min(first, j.Spec.Submit)
+		if !math.IsNaN(j.FirstStart) {
+			queue += j.FirstStart - j.Spec.Submit
+			started++
+		}
+		if j.State == Done {
+			jcts = append(jcts, j.JCT())
+			last = max(last, j.Finish)
+		}
+	}
+	sum.Finished = len(jcts)
+	if started > 0 {
+		sum.AvgQueue = queue / float64(started)
+	}
+	sum.GPUHours = gpuSec / 3600
+	if len(jcts) > 0 {
+		t := 0.0
+		for _, x := range jcts {
+			t += x
+		}
+		sum.AvgJCT = t / float64(len(jcts))
+		slices.Sort(jcts)
+		sum.P50JCT = Quantile(jcts, 0.50)
+		sum.P99JCT = Quantile(jcts, 0.99)
+		sum.Makespan = last - first
+		if sum.Makespan > 0 {
+			sum.GPUUtil = gpuSec / (float64(s.total) * sum.Makespan)
+		}
+	}
+	return sum
+}
+
+// Quantile returns the q-quantile of sorted xs by linear interpolation
+// between closest ranks (numpy's default), or NaN for no data.
+func Quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	h := q * float64(len(xs)-1)
+	lo := int(math.Floor(h))
+	if lo >= len(xs)-1 {
+		return xs[len(xs)-1]
+	}
+	return xs[lo] + (h-float64(lo))*(xs[lo+1]-xs[lo])
+}

@@ -1,0 +1,38 @@
+package env
+
+// Model computes how fast a job progresses on its allocation. One Model value
+// serves one Sim (it may keep per-run caches); the Sim calls it from one
+// goroutine.
+type Model interface {
+	// Name returns the model's name as the command line spells it.
+	Name() string
+	// Admit checks a job when the simulator is built and sets up the
+	// model's state for it. An error rejects the workload.
+	Admit(j *Job, m *Meta) error
+	// Place tells the model that j has a new, non-empty allocation.
+	Place(j *Job, c *Cluster)
+	// Advance runs j for up to dt seconds on its allocation. It returns the
+	// seconds used, which are less than dt only when the job finished.
+	Advance(j *Job, dt float64) (used float64, done bool)
+	// Remaining returns the seconds j needs to finish if nothing changes.
+	Remaining(j *Job) float64
+}
+
+// Meta is what a Model may learn about the run when it admits a job.
+type Meta struct {
+	// RestartDelay is the seconds a job pays on every (re)start.
+	RestartDelay float64
+}
+
+// Oracle is implemented by models that can answer what-if questions about a
+// job's future, as Optimus+Oracle assumes a scheduler can.
+type Oracle interface {
+	// RemainingIterations returns the iterations j still needs at its
+	// requested batch size.
+	RemainingIterations(j *Job) float64
+	// StepTime predicts j's seconds per iteration on r GPUs packed onto as
+	// few nodes of gpusPerNode GPUs as possible.
+	StepTime(j *Job, r, gpusPerNode int) float64
+	// MaxReplicas returns the most GPUs j can use.
+	MaxReplicas(j *Job) int
+}

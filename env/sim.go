@@ -1,0 +1,468 @@
+package env
+
+import (
+	"container/heap"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// DefaultRestartDelay is the seconds a job pays on every placement, as in
+// the Pollux simulator (which charges it on the first start too).
+const DefaultRestartDelay = 30
+
+// Config sets up a simulation run.
+type Config struct {
+	// Cluster is the machines to schedule on.
+	Cluster Cluster
+	// Model computes job progress; required.
+	Model Model
+	// Interval is the scheduling interval in seconds. When positive the
+	// policy decides every Interval seconds (first at Interval), and jobs
+	// that arrive or finish in between wait for the next tick, as in the
+	// Pollux simulator. When zero the policy decides at every arrival and
+	// completion.
+	Interval float64
+	// RestartDelay is the seconds a job spends starting up on every
+	// placement before it makes progress (DefaultRestartDelay in Pollux).
+	RestartDelay float64
+	// Log records every arrival, start, preemption and finish when set.
+	Log bool
+}
+
+// Decision sets one job's allocation: the node of each worker. An empty
+// Nodes takes the job's GPUs away (preemption). A decision equal to the
+// job's current allocation changes nothing.
+type Decision struct {
+	// Job is the job's ID.
+	Job int
+	// Nodes is the node index of each worker.
+	Nodes []int
+}
+
+// View is what a policy sees at a decision point. It and everything it
+// points to belong to the simulator and are read-only; they are valid until
+// the next call to Sim.Apply.
+type View struct {
+	// Now is the simulated time in seconds.
+	Now float64
+	// Cluster is the cluster being scheduled.
+	Cluster *Cluster
+	// Free is the number of free GPUs on each node.
+	Free []int
+	// Active lists the submitted, unfinished jobs in arrival order.
+	Active []*Job
+	// Model is the run's throughput model (policies may type-assert it to
+	// Oracle).
+	Model Model
+}
+
+// Scheduler decides allocations at each decision point.
+type Scheduler interface {
+	// Schedule returns the allocation changes to make now.
+	Schedule(v *View) ([]Decision, error)
+}
+
+// Sim is a discrete-event simulation of one cluster replaying one
+// workload. It is a pure, deterministic state machine: no goroutines, no
+// clock, no I/O; time advances only through Next. It is not safe for
+// concurrent use.
+type Sim struct {
+	cfg   Config
+	model Model
+	jobs  []Job
+	free  []int
+	total int
+
+	now      float64
+	next     int    // index of the next job to arrive
+	active   []*Job // arrived, unfinished, in arrival order
+	running  int
+	done     int
+	finishes finishHeap
+	events   []Event
+	view     View
+	lastTick float64
+	idle     bool // the last decision point had nothing to run and placed nothing
+	decided  int  // decision points so far
+	changed  bool // the last Apply changed an allocation
+}
+
+// New builds a simulation of specs (any order; they are replayed by Submit,
+// ties in the given order) on cfg.Cluster.
+func New(cfg Config, specs []JobSpec) (*Sim, error) {
+	if cfg.Model == nil {
+		return nil, fmt.Errorf("env: config: no model")
+	}
+	if err := cfg.Cluster.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Interval < 0 || math.IsNaN(cfg.Interval) || math.IsInf(cfg.Interval, 0) {
+		return nil, fmt.Errorf("env: config: interval = %v, want >= 0", cfg.Interval)
+	}
+	if cfg.RestartDelay < 0 || math.IsNaN(cfg.RestartDelay) || math.IsInf(cfg.RestartDelay, 0) {
+		return nil, fmt.Errorf("env: config: restart delay = %v, want >= 0", cfg.RestartDelay)
+	}
+	if len(specs) == 0 {
+		return nil, fmt.Errorf("%w: empty workload", ErrBadJob)
+	}
+	s := &Sim{cfg: cfg, model: cfg.Model, total: cfg.Cluster.TotalGPUs()}
+	order := make([]int, len(specs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		switch {
+		case specs[a].Submit < specs[b].Submit:
+			return -1
+		case specs[a].Submit > specs[b].Submit:
+			return 1
+		}
+		return 0
+	})
+	s.jobs = make([]Job, len(specs))
+	meta := &Meta{RestartDelay: cfg.RestartDelay}
+	names := make(map[string]struct{}, len(specs))
+	for id, k := range order {
+		sp := specs[k]
+		if err := sp.validate(); err != nil {
+			return nil, err
+		}
+		if _, dup := names[sp.Name]; dup {
+			return nil, fmt.Errorf("%w: duplicate job name %q", ErrBadJob, sp.Name)
+		}
+		names[sp.Name] = struct{}{}
+		if sp.GPUs > s.total {
+			return nil, fmt.Errorf("%w: job %s asks for %d GPUs, the cluster has %d", ErrBadJob, sp.Name, sp.GPUs, s.total)
+		}
+		j := &s.jobs[id]
+		*j = Job{ID: id, Spec: sp, FirstStart: math.NaN(), Finish: math.NaN()}
+		if err := s.model.Admit(j, meta); err != nil {
+			return nil, fmt.Errorf("%w: job %s: %w", ErrBadJob, sp.Name, err)
+		}
+	}
+	s.free = make([]int, len(cfg.Cluster.Nodes))
+	for i, n := range cfg.Cluster.Nodes {
+		s.free[i] = n.GPUs
+	}
+	s.view = View{Cluster: &s.cfg.Cluster, Free: s.free, Model: s.model}
+	return s, nil
+}
+
+// Now returns the simulated time in seconds.
+func (s *Sim) Now() float64 { return s.now }
+
+// Jobs returns every job of the workload, in arrival order (index = ID).
+// The slice belongs to the simulator.
+func (s *Sim) Jobs() []Job { return s.jobs }
+
+// Events returns the event log (empty unless Config.Log is set).
+func (s *Sim) Events() []Event { return s.events }
+
+// Finished returns the number of jobs that have finished.
+func (s *Sim) Finished() int { return s.done }
+
+// Next advances the simulation to the next decision point and returns what
+// the policy sees there. It returns ErrDone once every job has finished and
+// ErrStalled when the run cannot finish.
+func (s *Sim) Next() (*View, error) {
+	if s.done == len(s.jobs) {
+		return nil, ErrDone
+	}
+	if s.idle && s.running == 0 && s.next == len(s.jobs) && !s.changed {
+		return nil, fmt.Errorf("%w at t=%.0f s: %d jobs wait, none runs and the policy placed none", ErrStalled, s.now, len(s.active))
+	}
+	var err error
+	if s.cfg.Interval > 0 {
+		err = s.tick()
+	} else {
+		err = s.event()
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.idle = s.running == 0
+	s.changed = false
+	s.decided++
+	s.compact()
+	s.view.Now = s.now
+	s.view.Active = s.active
+	if s.done == len(s.jobs) {
+		return nil, ErrDone
+	}
+	return &s.view, nil
+}
+
+// tick advances to the next scheduling tick.
+func (s *Sim) tick() error {
+	iv := s.cfg.Interval
+	t := s.lastTick + iv
+	if s.running == 0 && len(s.active) == 0 && s.next < len(s.jobs) {
+		// Nothing to do until the next arrival: skip the empty ticks.
+		if k := math.Ceil(s.jobs[s.next].Spec.Submit / iv); k*iv > t {
+			t = k * iv
+		}
+	}
+	for _, j := range s.active {
+		if j.State == Running {
+			s.advance(j, t)
+		}
+	}
+	s.now, s.lastTick = t, t
+	s.arrive(t)
+	return nil
+}
+
+// event advances to the next arrival or completion.
+func (s *Sim) event() error {
+	t := math.Inf(1)
+	if s.next < len(s.jobs) {
+		t = s.jobs[s.next].Spec.Submit
+	}
+	for len(s.finishes) > 0 {
+		top := s.finishes[0]
+		if top.gen != s.jobs[top.job].gen || s.jobs[top.job].State != Running {
+			heap.Pop(&s.finishes)
+			continue
+		}
+		t = min(t, top.at)
+		break
+	}
+	if math.IsInf(t, 1) {
+		return fmt.Errorf("%w at t=%.0f s: %d jobs wait and nothing runs", ErrStalled, s.now, len(s.active))
+	}
+	// Finish the jobs due now, then bring the others up to date.
+	for len(s.finishes) > 0 && s.finishes[0].at <= t {
+		top := heap.Pop(&s.finishes).(finish)
+		j := &s.jobs[top.job]
+		if top.gen != j.gen || j.State != Running {
+			continue
+		}
+		s.complete(j)
+	}
+	s.now = t
+	for _, j := range s.active {
+		if j.State == Running {
+			s.advance(j, t)
+		}
+	}
+	s.arrive(t)
+	return nil
+}
+
+// advance runs j from where the model left it up to time t.
+func (s *Sim) advance(j *Job, t float64) {
+	dt := t - j.last
+	if dt <= 0 {
+		return
+	}
+	used, done := s.model.Advance(j, dt)
+	j.Attained += used * float64(len(j.Alloc))
+	j.last += used
+	if done {
+		s.finish(j, j.last)
+	} else {
+		j.last = t
+	}
+}
+
+// complete runs j to its end (its finish event is due).
+func (s *Sim) complete(j *Job) {
+	// Give the model a little slack: the scheduled time came from Remaining,
+	// and rounding inside the model must not leave the job a hair short.
+	used, done := s.model.Advance(j, s.model.Remaining(j)+1)
+	if !done {
+		panic(fmt.Sprintf("env: model %s did not finish job %s within its remaining time", s.model.Name(), j.Spec.Name))
+	}
+	j.Attained += used * float64(len(j.Alloc))
+	j.last += used
+	s.finish(j, j.last)
+}
+
+func (s *Sim) finish(j *Job, at float64) {
+	j.Finish = at
+	j.Progress = 1
+	s.release(j)
+	j.State = Done
+	s.done++
+	if s.cfg.Log {
+		s.events = append(s.events, Event{Time: at, Kind: Finish, Job: j.ID})
+	}
+}
+
+func (s *Sim) arrive(t float64) {
+	for s.next < len(s.jobs) && s.jobs[s.next].Spec.Submit <= t {
+		j := &s.jobs[s.next]
+		j.State = Pending
+		s.active = append(s.active, j)
+		if s.cfg.Log {
+			s.events = append(s.events, Event{Time: j.Spec.Submit, Kind: Arrive, Job: j.ID})
+		}
+		s.next++
+	}
+}
+
+// compact drops finished jobs from the active list.
+func (s *Sim) compact() {
+	k := 0
+	for _, j := range s.active {
+		if j.State != Done {
+			s.active[k] = j
+			k++
+		}
+	}
+	clear(s.active[k:])
+	s.active = s.active[:k]
+}
+
+func (s *Sim) release(j *Job) {
+	if j.State != Running {
+		return
+	}
+	for _, n := range j.Alloc {
+		s.free[n]++
+	}
+	j.Alloc = nil
+	j.State = Pending
+	j.gen++
+	s.running--
+}
+
+// Apply carries out a policy's decisions. Decisions are checked first and
+// applied all at once (every release before any placement), so a policy
+// may move GPUs from one job to another in one call. On error nothing is
+// changed.
+func (s *Sim) Apply(ds []Decision) error {
+	if len(ds) == 0 {
+		return nil
+	}
+	// Check: jobs exist, are active, appear once, and the new allocations fit.
+	need := make(map[int]int)
+	seen := make(map[int]bool, len(ds))
+	var change []int
+	for i, d := range ds {
+		if d.Job < 0 || d.Job >= len(s.jobs) {
+			return fmt.Errorf("%w: decision %d: unknown job id %d", ErrBadDecision, i, d.Job)
+		}
+		j := &s.jobs[d.Job]
+		if j.State != Pending && j.State != Running {
+			return fmt.Errorf("%w: decision %d: job %s is %s", ErrBadDecision, i, j.Spec.Name, j.State)
+		}
+		if seen[d.Job] {
+			return fmt.Errorf("%w: decision %d: job %s decided twice", ErrBadDecision, i, j.Spec.Name)
+		}
+		seen[d.Job] = true
+		if slices.Equal(d.Nodes, j.Alloc) {
+			continue
+		}
+		for _, n := range d.Nodes {
+			if n < 0 || n >= len(s.free) {
+				return fmt.Errorf("%w: decision %d: job %s: unknown node %d", ErrBadDecision, i, j.Spec.Name, n)
+			}
+			need[n]++
+		}
+		for _, n := range j.Alloc {
+			need[n]--
+		}
+		change = append(change, i)
+	}
+	for n, k := range need {
+		if k > s.free[n] {
+			return fmt.Errorf("%w: node %d (%s) over-committed: %d more GPUs wanted, %d free", ErrBadDecision, n, s.cfg.Cluster.Nodes[n].Name, k, s.free[n])
+		}
+	}
+	for _, i := range change {
+		j := &s.jobs[ds[i].Job]
+		if j.State == Running {
+			s.release(j)
+			if len(ds[i].Nodes) == 0 {
+				j.Preemptions++
+				if s.cfg.Log {
+					s.events = append(s.events, Event{Time: s.now, Kind: Preempt, Job: j.ID})
+				}
+			}
+		}
+	}
+	for _, i := range change {
+		d := ds[i]
+		if len(d.Nodes) == 0 {
+			continue
+		}
+		j := &s.jobs[d.Job]
+		j.Alloc = slices.Clone(d.Nodes)
+		for _, n := range d.Nodes {
+			s.free[n]--
+		}
+		j.State = Running
+		j.Starts++
+		j.last, j.placed = s.now, s.now
+		j.gen++
+		if j.Starts == 1 {
+			j.FirstStart = s.now
+		}
+		s.running++
+		s.model.Place(j, &s.cfg.Cluster)
+		if s.cfg.Interval == 0 {
+			heap.Push(&s.finishes, finish{at: s.now + s.model.Remaining(j), job: j.ID, gen: j.gen})
+		}
+		if s.cfg.Log {
+			s.events = append(s.events, Event{Time: s.now, Kind: Start, Job: j.ID, Nodes: j.Alloc})
+		}
+	}
+	s.changed = len(change) > 0
+	return nil
+}
+
+// Run drives the simulation to the end with policy p. If progress is not
+// nil it is called after every decision point with the number of finished
+// jobs and the total.
+func (s *Sim) Run(p Scheduler, progress func(done, total int)) error {
+	for {
+		v, err := s.Next()
+		if err == ErrDone {
+			if progress != nil {
+				progress(s.done, len(s.jobs))
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		ds, err := p.Schedule(v)
+		if err != nil {
+			return fmt.Errorf("env: policy at t=%.0f s: %w", s.now, err)
+		}
+		if err := s.Apply(ds); err != nil {
+			return fmt.Errorf("at t=%.0f s: %w", s.now, err)
+		}
+		if progress != nil {
+			progress(s.done, len(s.jobs))
+		}
+	}
+}
+
+type finish struct {
+	at  float64
+	job int
+	gen uint32
+}
+
+// finishHeap orders completion events by time, then job ID, so that ties
+// resolve the same way in every run.
+type finishHeap []finish
+
+func (h finishHeap) Len() int { return len(h) }
+func (h finishHeap) Less(a, b int) bool {
+	if h[a].at != h[b].at {
+		return h[a].at < h[b].at
+	}
+	return h[a].job < h[b].job
+}
+func (h finishHeap) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
+func (h *finishHeap) Push(x any)   { *h = append(*h, x.(finish)) }
+func (h *finishHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

@@ -1,0 +1,38 @@
+// Package fifo implements first-in-first-out scheduling without
+// backfilling: jobs start strictly in arrival order, and a job that does not
+// fit blocks every job behind it. Each job is packed first-fit (one node if
+// any node has room, else nodes in index order). Jobs are never preempted.
+package fifo
+
+import (
+	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/policies"
+)
+
+// Name is the policy's registry name.
+const Name = "fifo"
+
+// FIFO is strict arrival-order scheduling.
+type FIFO struct{}
+
+var _ policies.Policy = (*FIFO)(nil)
+
+// New returns a FIFO policy.
+func New(policies.Config) (policies.Policy, error) { return &FIFO{}, nil }
+
+// Schedule implements policies.Policy.
+func (*FIFO) Schedule(v *env.View) ([]env.Decision, error) {
+	free := append([]int(nil), v.Free...)
+	var ds []env.Decision
+	for _, j := range v.Active {
+		if j.State != env.Pending {
+			continue
+		}
+		a := policies.PackFirstFit(free, j.Spec.GPUs)
+		if a == nil {
+			break
+		}
+		ds = append(ds, env.Decision{Job: j.ID, Nodes: a})
+	}
+	return ds, nil
+}

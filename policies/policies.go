@@ -1,0 +1,136 @@
+package policies
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/drover-sched/drover/env"
+)
+
+// Policy decides, at each decision point of a simulation (or of a live
+// cluster), which jobs run on which nodes. It is env.Scheduler under the
+// name the rest of Drover uses.
+type Policy interface {
+	// Schedule returns the allocation changes to make now.
+	Schedule(v *env.View) ([]env.Decision, error)
+}
+
+// Config is what every policy constructor receives.
+type Config struct {
+	// Seed seeds the policy's random choices (policies without any ignore it).
+	Seed uint64
+}
+
+// Factory builds a fresh policy for one run.
+type Factory func(cfg Config) (Policy, error)
+
+// ErrUnknownPolicy is returned by Registry.New for a name not registered.
+var ErrUnknownPolicy = errors.New("policies: unknown policy")
+
+// Registry maps policy names to factories.
+type Registry map[string]Factory
+
+// Register adds a factory under name; a name may be registered once.
+func (r Registry) Register(name string, f Factory) error {
+	if _, ok := r[name]; ok {
+		return fmt.Errorf("policies: %q registered twice", name)
+	}
+	r[name] = f
+	return nil
+}
+
+// New builds the policy registered under name.
+func (r Registry) New(name string, cfg Config) (Policy, error) {
+	f, ok := r[name]
+	if !ok {
+		return nil, fmt.Errorf("%w %q (have %v)", ErrUnknownPolicy, name, r.Names())
+	}
+	return f(cfg)
+}
+
+// Names returns the registered names, sorted.
+func (r Registry) Names() []string {
+	names := make([]string, 0, len(r))
+	for n := range r {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// PackMostFree places n workers by repeatedly taking the node with the most
+// free GPUs (the lowest index among equals) and filling as much of it as
+// needed, the way the Pollux simulator's Tiresias and Optimus allocate
+// (collections.Counter.most_common). It decrements free and returns the
+// node of each worker, or nil if fewer than n GPUs are free.
+func PackMostFree(free []int, n int) []int {
+	total := 0
+	for _, f := range free {
+		total += f
+	}
+	if n > total {
+		return nil
+	}
+	alloc := make([]int, 0, n)
+	for len(alloc) < n {
+		best := -1
+		for i, f := range free {
+			if f > 0 && (best < 0 || f > free[best]) {
+				best = i
+			}
+		}
+		k := min(free[best], n-len(alloc))
+		for range k {
+			alloc = append(alloc, best)
+		}
+		free[best] -= k
+	}
+	return alloc
+}
+
+// PackFirstFit places n workers on the first node (by index) with n free
+// GPUs; if no node has that many, it fills nodes in index order. It
+// decrements free and returns the node of each worker, or nil if fewer than
+// n GPUs are free.
+func PackFirstFit(free []int, n int) []int {
+	for i, f := range free {
+		if f >= n {
+			free[i] -= n
+			return slices.Repeat([]int{i}, n)
+		}
+	}
+	total := 0
+	for _, f := range free {
+		total += f
+	}
+	if n > total {
+		return nil
+	}
+	alloc := make([]int, 0, n)
+	for i := range free {
+		k := min(free[i], n-len(alloc))
+		for range k {
+			alloc = append(alloc, i)
+		}
+		free[i] -= k
+		if len(alloc) == n {
+			break
+		}
+	}
+	return alloc
+}
+
+// Diff turns a desired allocation for every active job (missing or empty:
+// no GPUs) into the decisions that change the current one.
+func Diff(v *env.View, want map[int][]int) []env.Decision {
+	var ds []env.Decision
+	for _, j := range v.Active {
+		w := want[j.ID]
+		if !slices.Equal(w, j.Alloc) {
+			ds = append(ds, env.Decision{Job: j.ID, Nodes: w})
+		}
+	}
+	return ds
+}

@@ -1,0 +1,61 @@
+// Package random implements a random scheduler, the floor any policy must
+// beat: at each decision point it takes the pending jobs in a random order
+// and starts each one that fits on randomly chosen free GPUs (any node, no
+// packing). Jobs are never preempted. Its choices come from a PCG source
+// seeded by Config.Seed, so a seed fixes the run.
+package random
+
+import (
+	"math/rand/v2"
+	"slices"
+
+	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/policies"
+)
+
+// Name is the policy's registry name.
+const Name = "random"
+
+// Random is a seeded random scheduler.
+type Random struct {
+	rng *rand.Rand
+}
+
+var _ policies.Policy = (*Random)(nil)
+
+// New returns a random policy seeded from cfg.Seed.
+func New(cfg policies.Config) (policies.Policy, error) {
+	return &Random{rng: rand.New(rand.NewPCG(cfg.Seed, 0x72616e646f6d))}, nil
+}
+
+// Schedule implements policies.Policy.
+func (r *Random) Schedule(v *env.View) ([]env.Decision, error) {
+	var pending []*env.Job
+	for _, j := range v.Active {
+		if j.State == env.Pending {
+			pending = append(pending, j)
+		}
+	}
+	if len(pending) == 0 {
+		return nil, nil
+	}
+	var slots []int // one entry per free GPU
+	for n, f := range v.Free {
+		for range f {
+			slots = append(slots, n)
+		}
+	}
+	r.rng.Shuffle(len(pending), func(a, b int) { pending[a], pending[b] = pending[b], pending[a] })
+	var ds []env.Decision
+	for _, j := range pending {
+		if j.Spec.GPUs > len(slots) {
+			continue
+		}
+		r.rng.Shuffle(len(slots), func(a, b int) { slots[a], slots[b] = slots[b], slots[a] })
+		nodes := append([]int(nil), slots[:j.Spec.GPUs]...)
+		slices.Sort(nodes)
+		slots = slots[j.Spec.GPUs:]
+		ds = append(ds, env.Decision{Job: j.ID, Nodes: nodes})
+	}
+	return ds, nil
+}
