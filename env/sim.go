@@ -86,6 +86,7 @@ type Sim struct {
 	idle     bool // the last decision point had nothing to run and placed nothing
 	decided  int  // decision points so far
 	changed  bool // the last Apply changed an allocation
+	nevents  int  // arrivals, starts, preemptions and finishes so far
 }
 
 // New builds a simulation of specs (any order; they are replayed by Submit,
@@ -158,6 +159,13 @@ func (s *Sim) Jobs() []Job { return s.jobs }
 
 // Events returns the event log (empty unless Config.Log is set).
 func (s *Sim) Events() []Event { return s.events }
+
+// EventCount returns the number of arrivals, starts, preemptions and
+// finishes simulated so far, logged or not.
+func (s *Sim) EventCount() int { return s.nevents }
+
+// DecisionPoints returns the number of times the policy was consulted.
+func (s *Sim) DecisionPoints() int { return s.decided }
 
 // Finished returns the number of jobs that have finished.
 func (s *Sim) Finished() int { return s.done }
@@ -285,6 +293,7 @@ func (s *Sim) finish(j *Job, at float64) {
 	s.release(j)
 	j.State = Done
 	s.done++
+	s.nevents++
 	if s.cfg.Log {
 		s.events = append(s.events, Event{Time: at, Kind: Finish, Job: j.ID})
 	}
@@ -295,6 +304,7 @@ func (s *Sim) arrive(t float64) {
 		j := &s.jobs[s.next]
 		j.State = Pending
 		s.active = append(s.active, j)
+		s.nevents++
 		if s.cfg.Log {
 			s.events = append(s.events, Event{Time: j.Spec.Submit, Kind: Arrive, Job: j.ID})
 		}
@@ -377,6 +387,7 @@ func (s *Sim) Apply(ds []Decision) error {
 			s.release(j)
 			if len(ds[i].Nodes) == 0 {
 				j.Preemptions++
+				s.nevents++
 				if s.cfg.Log {
 					s.events = append(s.events, Event{Time: s.now, Kind: Preempt, Job: j.ID})
 				}
@@ -401,6 +412,7 @@ func (s *Sim) Apply(ds []Decision) error {
 			j.FirstStart = s.now
 		}
 		s.running++
+		s.nevents++
 		s.model.Place(j, &s.cfg.Cluster)
 		if s.cfg.Interval == 0 {
 			heap.Push(&s.finishes, finish{at: s.now + s.model.Remaining(j), job: j.ID, gen: j.gen})

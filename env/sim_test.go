@@ -6,33 +6,8 @@ import (
 	"testing"
 
 	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/env/envtest"
 )
-
-// flatProfile is a model whose numbers can be worked by hand: every step
-// takes Step seconds (Sync of them all-reduce) whatever the placement, the
-// gradient noise makes the efficiency gain exactly 1, and each epoch is
-// PerEpoch units of progress.
-type flatProfile struct {
-	Step, Sync, PerEpoch float64
-	Epochs               int
-}
-
-func (p flatProfile) Name() string            { return "flat" }
-func (p flatProfile) InitBatchSize() int      { return 32 }
-func (p flatProfile) MaxBatchSize() int       { return 1024 }
-func (p flatProfile) MinLocalBsz() int        { return 32 }
-func (p flatProfile) MaxLocalBsz() int        { return 1024 }
-func (p flatProfile) MaxEpochs() int          { return p.Epochs }
-func (p flatProfile) Progress(e int) float64  { return float64(e) * p.PerEpoch }
-func (p flatProfile) CompletionEpoch(int) int { return p.Epochs - 1 }
-func (p flatProfile) Iteration(b, e int) float64 {
-	return float64(e+1) * p.PerEpoch
-}
-func (p flatProfile) GradStats(int, int) (float64, float64) { return 1, 0 }
-func (p flatProfile) Throughput(placement []int, _ int) (float64, float64) {
-	// Spread placements pay one extra sync per extra node.
-	return p.Step + p.Sync*float64(len(placement)-1), p.Sync * float64(len(placement))
-}
 
 // startAll starts every pending job that fits, first fit, never preempting.
 type startAll struct{}
@@ -62,14 +37,12 @@ func (startAll) Schedule(v *env.View) ([]env.Decision, error) {
 	return ds, nil
 }
 
-func profiles(p env.Profile) map[string]env.Profile { return map[string]env.Profile{"flat": p} }
-
 func TestPolluxHandWorked(t *testing.T) {
 	// One job on one 4-GPU node, submitted at t=10, interval 60 s: it is
 	// seen at the first tick (60), pays the 30 s restart delay, then runs
 	// 3 epochs of 100 progress units at goodput 1/step = 1 unit/s.
 	// Finish = 60 + 30 + 300 = 390; JCT = 380.
-	m := &env.Pollux{Profiles: profiles(flatProfile{Step: 1, PerEpoch: 100, Epochs: 3})}
+	m := &env.Pollux{Profiles: envtest.Profiles(envtest.Flat{Step: 1, PerEpoch: 100, Epochs: 3})}
 	s, err := env.New(env.Config{Cluster: env.Homogeneous(1, 4), Model: m, Interval: 60, RestartDelay: 30},
 		[]env.JobSpec{{Name: "a", Submit: 10, GPUs: 1, Model: "flat", BatchSize: 32}})
 	if err != nil {
@@ -94,7 +67,7 @@ func TestPolluxEpochRoundsHalfToEven(t *testing.T) {
 	// progress is exactly 1 so the next epoch needs 2.5 s again) 2: 4 s
 	// for 2 epochs, with no restart delay. Event-driven, so the finish is
 	// not held to a tick.
-	m := &env.Pollux{Profiles: profiles(flatProfile{Step: 2.5, PerEpoch: 1, Epochs: 2})}
+	m := &env.Pollux{Profiles: envtest.Profiles(envtest.Flat{Step: 2.5, PerEpoch: 1, Epochs: 2})}
 	s, err := env.New(env.Config{Cluster: env.Homogeneous(1, 1), Model: m},
 		[]env.JobSpec{{Name: "a", GPUs: 1, Model: "flat", BatchSize: 32}})
 	if err != nil {
@@ -111,7 +84,7 @@ func TestPolluxEpochRoundsHalfToEven(t *testing.T) {
 func TestDroverQueueing(t *testing.T) {
 	// Two 1-GPU jobs of 100 s on a 1-GPU cluster, event-driven, no restart
 	// delay: b waits for a. JCTs 100 and 195 (b arrives at 5).
-	m := &env.Drover{Profiles: profiles(flatProfile{Step: 1, PerEpoch: 100, Epochs: 3})}
+	m := &env.Drover{Profiles: envtest.Profiles(envtest.Flat{Step: 1, PerEpoch: 100, Epochs: 3})}
 	s, err := env.New(env.Config{Cluster: env.Homogeneous(1, 1), Model: m}, []env.JobSpec{
 		{Name: "a", Submit: 0, GPUs: 1, Duration: 100, Model: "flat"},
 		{Name: "b", Submit: 5, GPUs: 1, Duration: 100, Model: "flat"},
@@ -136,7 +109,7 @@ func TestDroverSpreadIsSlower(t *testing.T) {
 	// A 2-GPU job packed on one node runs at its measured duration; spread
 	// over two nodes its iteration costs one extra sync (flatProfile):
 	// step 1 + 0.5 = 1.5 s instead of 1 s, so 100 s of work takes 150 s.
-	p := flatProfile{Step: 1, Sync: 0.5, PerEpoch: 100, Epochs: 3}
+	p := envtest.Flat{Step: 1, Sync: 0.5, PerEpoch: 100, Epochs: 3}
 	for _, tt := range []struct {
 		name    string
 		cluster env.Cluster
@@ -146,7 +119,7 @@ func TestDroverSpreadIsSlower(t *testing.T) {
 		{"spread", env.Homogeneous(2, 1), 150},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			m := &env.Drover{Profiles: profiles(p), GPUsPerNode: 2}
+			m := &env.Drover{Profiles: envtest.Profiles(p), GPUsPerNode: 2}
 			s, err := env.New(env.Config{Cluster: tt.cluster, Model: m},
 				[]env.JobSpec{{Name: "a", GPUs: 2, Duration: 100, Model: "flat"}})
 			if err != nil {
@@ -163,7 +136,7 @@ func TestDroverSpreadIsSlower(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	m := &env.Drover{Profiles: profiles(flatProfile{Step: 1, PerEpoch: 1, Epochs: 1})}
+	m := &env.Drover{Profiles: envtest.Profiles(envtest.Flat{Step: 1, PerEpoch: 1, Epochs: 1})}
 	ok := env.JobSpec{Name: "a", GPUs: 1, Duration: 1, Model: "flat"}
 	tests := []struct {
 		name string
@@ -191,7 +164,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestBadDecisions(t *testing.T) {
-	m := &env.Drover{Profiles: profiles(flatProfile{Step: 1, PerEpoch: 1, Epochs: 1})}
+	m := &env.Drover{Profiles: envtest.Profiles(envtest.Flat{Step: 1, PerEpoch: 1, Epochs: 1})}
 	s, err := env.New(env.Config{Cluster: env.Homogeneous(2, 1), Model: m},
 		[]env.JobSpec{{Name: "a", GPUs: 1, Duration: 10, Model: "flat"}, {Name: "b", GPUs: 1, Duration: 10, Model: "flat"}})
 	if err != nil {
@@ -223,7 +196,7 @@ type nobody struct{}
 func (nobody) Schedule(*env.View) ([]env.Decision, error) { return nil, nil }
 
 func TestStall(t *testing.T) {
-	m := &env.Drover{Profiles: profiles(flatProfile{Step: 1, PerEpoch: 1, Epochs: 1})}
+	m := &env.Drover{Profiles: envtest.Profiles(envtest.Flat{Step: 1, PerEpoch: 1, Epochs: 1})}
 	for _, iv := range []float64{0, 60} {
 		s, err := env.New(env.Config{Cluster: env.Homogeneous(1, 1), Model: m, Interval: iv},
 			[]env.JobSpec{{Name: "a", GPUs: 1, Duration: 10, Model: "flat"}})

@@ -1,0 +1,27 @@
+# Drover's build. `make test` is the one test command (CI runs it through .ci/run).
+GO ?= go
+
+.PHONY: all build test vet fmt-check bench fuzz-smoke clean
+
+all: build
+
+build:
+	$(GO) build -o drover ./cmd/drover
+
+# The project's checks: formatting, vet, and the whole suite under the race detector.
+test: fmt-check vet
+	$(GO) test -race -count=1 ./...
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+# Benchmarks; compare runs with benchstat (go install golang.org/x/perf/cmd/benchstat@latest).
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./env/... ./datasets/... | tee bench.txt
+
+clean:
+	rm -f drover bench.txt

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/drover-sched/drover/datasets"
+	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/env/trace"
+	"github.com/drover-sched/drover/internal/progress"
+	"github.com/drover-sched/drover/policies"
+	"github.com/drover-sched/drover/policies/builtin"
+)
+
+func runSim(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("sim", stderr)
+	reg := builtin.Registry()
+	workload := fs.String("workload", "builtin", "workload file, or builtin for the embedded default")
+	format := fs.String("format", "auto", "workload format: auto|pollux|philly|helios|alibaba|jobs|parquet")
+	model := fs.String("model", "pollux", "throughput model: pollux|drover")
+	policy := fs.String("policy", "tiresias", fmt.Sprintf("scheduling policy: %v", reg.Names()))
+	nodes := fs.Int("nodes", 16, "number of nodes")
+	gpn := fs.Int("gpus-per-node", 4, "GPUs per node")
+	seed := fs.Uint64("seed", 1, "random seed (policies and generators that use randomness)")
+	interval := fs.Float64("interval", -1, "scheduling interval in seconds; 0 = decide at every arrival and completion; -1 = the model's default (pollux 60, drover 0)")
+	restart := fs.Float64("restart-delay", env.DefaultRestartDelay, "seconds every (re)start costs")
+	profilesDir := fs.String("profiles", "", "directory of measured model profiles (pollux_apps); empty = found near the workload, else the embedded fitted ones; builtin = embedded")
+	skipBad := fs.Bool("skip-bad", false, "skip and count malformed or invalid workload rows instead of failing")
+	jobsOut := fs.String("jobs-out", "", "write per-job results to this CSV file")
+	logOut := fs.String("log", "", "write the event log to this file")
+	asJSON := fs.Bool("json", false, "print the summary as JSON")
+	quiet := fs.Bool("quiet", false, "no progress output")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	w, err := datasets.Load(*workload, datasets.Format(*format), datasets.Options{SkipBad: *skipBad})
+	if err != nil {
+		return err
+	}
+	profiles, src, err := trace.Profiles(*profilesDir, *workload)
+	if err != nil {
+		return err
+	}
+	p, err := reg.New(*policy, policies.Config{Seed: *seed})
+	if err != nil {
+		return err
+	}
+	opts := trace.Options{
+		Workload: w, Model: *model, Profiles: profiles, Policy: p,
+		Nodes: *nodes, GPUsPerNode: *gpn, Interval: *interval, RestartDelay: *restart,
+		Log: *logOut != "",
+	}
+	var bar *progress.Bar
+	if !*quiet {
+		bar = progress.New(stderr, "sim", len(w.Jobs))
+		opts.Progress = func(done, _ int) { bar.Set(done) }
+	}
+	start := time.Now()
+	res, err := trace.Run(opts)
+	wall := time.Since(start)
+	if bar != nil {
+		bar.Finish()
+	}
+	if err != nil {
+		return err
+	}
+	if *jobsOut != "" {
+		if err := writeJobs(*jobsOut, res.Jobs); err != nil {
+			return err
+		}
+	}
+	if *logOut != "" {
+		if err := writeFile(*logOut, func(f io.Writer) error { return env.WriteLog(f, res.Events, res.Sim.Jobs()) }); err != nil {
+			return err
+		}
+	}
+	s := res.Summary
+	if *asJSON {
+		out := struct {
+			Workload   string  `json:"workload"`
+			Model      string  `json:"model"`
+			Policy     string  `json:"policy"`
+			Profiles   string  `json:"profiles"`
+			Nodes      int     `json:"nodes"`
+			GPUs       int     `json:"gpus_per_node"`
+			Seed       uint64  `json:"seed"`
+			Skipped    int     `json:"skipped_rows"`
+			Jobs       int     `json:"jobs"`
+			Finished   int     `json:"finished"`
+			AvgJCT     float64 `json:"avg_jct_s"`
+			P50JCT     float64 `json:"p50_jct_s"`
+			P99JCT     float64 `json:"p99_jct_s"`
+			AvgQueue   float64 `json:"avg_queue_s"`
+			Makespan   float64 `json:"makespan_s"`
+			GPUUtil    float64 `json:"gpu_util"`
+			GPUHours   float64 `json:"gpu_hours"`
+			Restarts   int     `json:"restarts"`
+			WallSecond float64 `json:"wall_s"`
+		}{w.Name, *model, *policy, src, *nodes, *gpn, *seed, w.Skipped, s.Jobs, s.Finished, s.AvgJCT, s.P50JCT, s.P99JCT,
+			s.AvgQueue, s.Makespan, s.GPUUtil, s.GPUHours, s.Restarts, wall.Seconds()}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	fmt.Fprintf(stdout, "workload   %s (%d jobs", w.Name, len(w.Jobs))
+	if w.Skipped > 0 {
+		fmt.Fprintf(stdout, ", %d rows skipped", w.Skipped)
+	}
+	fmt.Fprintf(stdout, ")\ncluster    %d nodes x %d GPUs\nmodel      %s (profiles: %s)\npolicy     %s (seed %d)\n", *nodes, *gpn, *model, src, *policy, *seed)
+	fmt.Fprintf(stdout, "finished   %d/%d jobs\n", s.Finished, s.Jobs)
+	fmt.Fprintf(stdout, "avg JCT    %s (%.2f s)\n", hms(s.AvgJCT), s.AvgJCT)
+	fmt.Fprintf(stdout, "p50 JCT    %s\np99 JCT    %s\n", hms(s.P50JCT), hms(s.P99JCT))
+	fmt.Fprintf(stdout, "avg queue  %s\nmakespan   %s\nGPU util   %.1f%%\nGPU-hours  %.1f\nrestarts   %d\n", hms(s.AvgQueue), hms(s.Makespan), 100*s.GPUUtil, s.GPUHours, s.Restarts)
+	fmt.Fprintf(stdout, "wall time  %s\n", wall.Round(time.Millisecond))
+	return nil
+}
+
+// hms formats seconds as 1h02m03s.
+func hms(sec float64) string {
+	if math.IsNaN(sec) || math.IsInf(sec, 0) {
+		return "-"
+	}
+	return time.Duration(math.Round(sec) * float64(time.Second)).String()
+}
+
+func writeJobs(path string, jobs []env.JobResult) error {
+	return writeFile(path, func(f io.Writer) error {
+		cw := csv.NewWriter(f)
+		cw.Write([]string{"name", "submit", "start", "finish", "queue", "jct", "restarts", "gpu_seconds"})
+		ff := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+		for _, j := range jobs {
+			cw.Write([]string{j.Name, ff(j.Submit), ff(j.Start), ff(j.Finish), ff(j.Queue), ff(j.JCT), strconv.Itoa(j.Restarts), ff(j.GPUSeconds)})
+		}
+		cw.Flush()
+		return cw.Error()
+	})
+}
+
+// writeFile writes a file atomically: to a temporary file beside it, then
+// renamed over it, so a failure never leaves a half-written file.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".drover-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return os.Rename(f.Name(), path)
+}

@@ -1,0 +1,39 @@
+// Package env is Drover's cluster simulator: a pure, deterministic
+// discrete-event state machine of a GPU cluster running distributed
+// training jobs. It has no goroutines, reads no clock and does no I/O:
+// simulated time advances only through Sim.Next, and the same workload,
+// configuration and decisions give the same event log, bit for bit.
+//
+// A Sim holds nodes (GPUs, speed, CPU, memory, NIC, rack), jobs (arrival,
+// queueing, placement, restarts, preemption, completion) and a throughput
+// Model that says how fast a job progresses on its allocation:
+//
+//   - Pollux reproduces the Pollux simulator (OSDI'21) for fixed-batch
+//     jobs: statistical progress advances by goodput from measured
+//     profiles, epochs land on whole seconds, every placement pays a
+//     restart delay, and a job finishes at the end of its validation curve.
+//   - Drover runs a job's measured duration at the speed of its actual
+//     placement: spread placements pay the measured all-reduce times, slow
+//     GPUs slow the compute. The straggler model builds on it.
+//
+// Decisions are made either every Config.Interval seconds (as the Pollux
+// simulator does, 60 s) or at every arrival and completion (Interval 0).
+// Policies see a View and answer with Decisions (an allocation per job);
+// side effects leave the core as data: the caller applies them with Apply.
+//
+// # Usage
+//
+//	s, err := env.New(env.Config{Cluster: env.Homogeneous(16, 4), Model: model, Interval: 60, RestartDelay: 30}, jobs)
+//	for {
+//		v, err := s.Next()
+//		if err == env.ErrDone {
+//			break
+//		}
+//		ds, _ := policy.Schedule(v)
+//		if err := s.Apply(ds); err != nil { ... }
+//	}
+//	fmt.Println(s.Summary().AvgJCT)
+//
+// Sim.Run wraps that loop. Package env/trace builds a Sim from a workload
+// file and model profiles; package policies holds the schedulers.
+package env

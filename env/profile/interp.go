@@ -1,0 +1,174 @@
+package profile
+
+import (
+	"math"
+	"slices"
+)
+
+// linearND is a piecewise-linear interpolator over a tetrahedralization of
+// scattered 3-D points, with the semantics of scipy's LinearNDInterpolator:
+// the first simplex (in simplex order) whose barycentric coordinates are all
+// within [-eps, 1+eps] is used, and a query outside every simplex has no
+// value.
+type linearND struct {
+	pts  [][3]float64
+	vals [][2]float64
+	simp [][4]int32
+	// tr holds each simplex's barycentric transform: the inverse of the 3x3
+	// matrix of edge vectors (row-major, 9 numbers) followed by the
+	// coordinates of its last vertex. Simplices too flat to invert (scipy's
+	// rcond < 1000*eps test) are dropped at construction.
+	tr       [][12]float64
+	lo, hi   [][3]float64 // per-simplex bounding boxes, for a cheap pre-test
+	min, max [3]float64
+}
+
+// scipy's _do_evaluate uses eps = 100*DBL_EPSILON for the inside test.
+const baryEps = 100 * 2.220446049250313e-16
+
+func newLinearND(pts [][3]float64, vals [][2]float64, simp [][4]int32) *linearND {
+	li := &linearND{pts: pts, vals: vals}
+	li.min, li.max = pts[0], pts[0]
+	for _, p := range pts {
+		for k := range 3 {
+			li.min[k] = math.Min(li.min[k], p[k])
+			li.max[k] = math.Max(li.max[k], p[k])
+		}
+	}
+	for _, s := range simp {
+		tr, ok := baryTransform(pts, s)
+		if !ok {
+			continue
+		}
+		lo, hi := pts[s[0]], pts[s[0]]
+		for _, v := range s[1:] {
+			for k := range 3 {
+				lo[k] = math.Min(lo[k], pts[v][k])
+				hi[k] = math.Max(hi[k], pts[v][k])
+			}
+		}
+		for k := range 3 {
+			pad := 1e-9 * (hi[k] - lo[k] + 1)
+			lo[k] -= pad
+			hi[k] += pad
+		}
+		li.simp = append(li.simp, s)
+		li.tr = append(li.tr, tr)
+		li.lo = append(li.lo, lo)
+		li.hi = append(li.hi, hi)
+	}
+	return li
+}
+
+// baryTransform inverts the matrix whose column k is p_k - p_3 by Gaussian
+// elimination with partial pivoting (what LAPACK's getrf/getrs do), and
+// rejects it when the 1-norm condition estimate is below 1000*eps, as scipy
+// does.
+func baryTransform(pts [][3]float64, s [4]int32) ([12]float64, bool) {
+	var out [12]float64
+	r := pts[s[3]]
+	var a [3][3]float64
+	for j := range 3 {
+		for k := range 3 {
+			a[j][k] = pts[s[k]][j] - r[j]
+		}
+	}
+	anorm := 0.0
+	for k := range 3 {
+		anorm = math.Max(anorm, math.Abs(a[0][k])+math.Abs(a[1][k])+math.Abs(a[2][k]))
+	}
+	inv := [3][3]float64{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}
+	m := a
+	for col := range 3 {
+		piv := col
+		for i := col + 1; i < 3; i++ {
+			if math.Abs(m[i][col]) > math.Abs(m[piv][col]) {
+				piv = i
+			}
+		}
+		if m[piv][col] == 0 {
+			return out, false
+		}
+		m[col], m[piv] = m[piv], m[col]
+		inv[col], inv[piv] = inv[piv], inv[col]
+		for i := range 3 {
+			if i == col {
+				continue
+			}
+			f := m[i][col] / m[col][col]
+			for k := range 3 {
+				m[i][k] -= f * m[col][k]
+				inv[i][k] -= f * inv[col][k]
+			}
+		}
+	}
+	for i := range 3 {
+		d := m[i][i]
+		for k := range 3 {
+			inv[i][k] /= d
+		}
+	}
+	ainv := 0.0
+	for k := range 3 {
+		ainv = math.Max(ainv, math.Abs(inv[0][k])+math.Abs(inv[1][k])+math.Abs(inv[2][k]))
+	}
+	if rcond := 1 / (anorm * ainv); !(rcond >= 1000*2.220446049250313e-16) {
+		return out, false
+	}
+	for i := range 3 {
+		copy(out[3*i:3*i+3], inv[i][:])
+	}
+	copy(out[9:], r[:])
+	return out, true
+}
+
+// at interpolates at x. ok is false outside the triangulated hull (scipy's
+// NaN).
+func (li *linearND) at(x [3]float64) (v [2]float64, ok bool) {
+	for k := range 3 {
+		if x[k] < li.min[k]-baryEps || x[k] > li.max[k]+baryEps {
+			return v, false
+		}
+	}
+	for i := range li.simp {
+		lo, hi := &li.lo[i], &li.hi[i]
+		if x[0] < lo[0] || x[0] > hi[0] || x[1] < lo[1] || x[1] > hi[1] || x[2] < lo[2] || x[2] > hi[2] {
+			continue
+		}
+		t := &li.tr[i]
+		var c [4]float64
+		c[3] = 1
+		inside := true
+		for j := range 3 {
+			c[j] = t[3*j]*(x[0]-t[9]) + t[3*j+1]*(x[1]-t[10]) + t[3*j+2]*(x[2]-t[11])
+			c[3] -= c[j]
+			if !(-baryEps <= c[j] && c[j] <= 1+baryEps) {
+				inside = false
+				break
+			}
+		}
+		if !inside || !(-baryEps <= c[3] && c[3] <= 1+baryEps) {
+			continue
+		}
+		s := li.simp[i]
+		for k := range 4 {
+			for j := range 2 {
+				v[j] += c[k] * li.vals[s[k]][j]
+			}
+		}
+		return v, true
+	}
+	return v, false
+}
+
+// sortedSimplices returns simp with each simplex's vertices sorted and the
+// list sorted, for order-independent comparisons in tests.
+func sortedSimplices(simp [][4]int32) [][4]int32 {
+	out := make([][4]int32, len(simp))
+	for i, s := range simp {
+		slices.Sort(s[:])
+		out[i] = s
+	}
+	slices.SortFunc(out, func(a, b [4]int32) int { return slices.Compare(a[:], b[:]) })
+	return out
+}

@@ -1,0 +1,47 @@
+package trace_test
+
+import (
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/drover-sched/drover/datasets"
+	"github.com/drover-sched/drover/env/trace"
+	"github.com/drover-sched/drover/policies"
+	"github.com/drover-sched/drover/policies/firstfit"
+)
+
+var (
+	phillyOnce sync.Once
+	philly     *datasets.Workload
+	phillyErr  error
+)
+
+// BenchmarkSim replays the whole Philly job list (82k jobs) under first-fit
+// on 125 nodes x 8 GPUs with the drover model and the embedded profiles,
+// and reports simulated events per second of wall time.
+//
+//	go test ./env/trace -run '^$' -bench Sim -count 6 | tee new.txt; benchstat new.txt
+func BenchmarkSim(b *testing.B) {
+	path := filepath.Join(tracesDir(b), "philly", "pollux_philly.csv.gz")
+	phillyOnce.Do(func() { philly, phillyErr = datasets.ReadFile(path, datasets.FormatPhilly, datasets.Options{}) })
+	if phillyErr != nil {
+		b.Fatal(phillyErr)
+	}
+	profiles, _, err := trace.Profiles("builtin", "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	events := 0
+	for b.Loop() {
+		p, _ := firstfit.New(policies.Config{})
+		res, err := trace.Run(trace.Options{Workload: philly, Model: trace.ModelDrover, Profiles: profiles, Policy: p, Nodes: 125, GPUsPerNode: 8, Interval: 0, RestartDelay: -1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		events += res.Sim.EventCount()
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(len(philly.Jobs)), "jobs/op")
+}

@@ -1,0 +1,192 @@
+// Package trace is the replay driver of the simulator: it turns a workload
+// (datasets) into jobs, picks the throughput model and the model profiles,
+// runs a policy over it with env.Sim and collects the results. It is where
+// file I/O (profiles) meets the pure core in env.
+//
+// # Usage
+//
+//	w, _ := datasets.Load("builtin", datasets.FormatAuto, datasets.Options{})
+//	profiles, src, _ := trace.Profiles("", "")
+//	p, _ := builtin.Registry().New("tiresias", policies.Config{Seed: 1})
+//	res, _ := trace.Run(trace.Options{Workload: w, Model: "pollux", Profiles: profiles, Policy: p, Nodes: 16, GPUsPerNode: 4})
+//	fmt.Println(src, res.Summary.AvgJCT)
+//
+// Profiles are the measured Pollux profiles when a pollux_apps directory
+// is given or found near the workload, and otherwise the fitted parameters
+// embedded in the binary (env/profile), so a run needs no files.
+package trace
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/drover-sched/drover/datasets"
+	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/env/profile"
+	"github.com/drover-sched/drover/policies"
+)
+
+// Model names accepted by Options.Model.
+const (
+	ModelPollux = "pollux"
+	ModelDrover = "drover"
+)
+
+// Options configures one replay.
+type Options struct {
+	// Workload is the job list to replay.
+	Workload *datasets.Workload
+	// Model is the throughput model: ModelPollux or ModelDrover.
+	Model string
+	// Profiles maps model names to profiles (see Profiles).
+	Profiles map[string]env.Profile
+	// Policy schedules the jobs.
+	Policy policies.Policy
+	// Nodes and GPUsPerNode size a homogeneous cluster (used when Cluster
+	// is nil).
+	Nodes, GPUsPerNode int
+	// Cluster, when set, is the cluster to simulate.
+	Cluster *env.Cluster
+	// Interval is the scheduling interval in seconds; negative picks the
+	// model's default (60 s for pollux, event-driven for drover).
+	Interval float64
+	// RestartDelay is the seconds every placement costs; negative picks
+	// env.DefaultRestartDelay.
+	RestartDelay float64
+	// Log records the event log.
+	Log bool
+	// Progress, when set, is called with finished and total job counts.
+	Progress func(done, total int)
+}
+
+// Result is the outcome of a replay.
+type Result struct {
+	// Summary summarises the run.
+	Summary env.Summary
+	// Jobs holds each job's outcome in arrival order.
+	Jobs []env.JobResult
+	// Events is the event log (when Options.Log was set).
+	Events []env.Event
+	// Sim is the finished simulation, for further inspection.
+	Sim *env.Sim
+}
+
+// Specs converts a workload's jobs into simulator job specs.
+func Specs(w *datasets.Workload) []env.JobSpec {
+	specs := make([]env.JobSpec, len(w.Jobs))
+	for i, j := range w.Jobs {
+		specs[i] = env.JobSpec{
+			Name:      j.Name,
+			Submit:    j.Submit,
+			GPUs:      j.GPUs,
+			Duration:  j.Duration,
+			Model:     j.Model,
+			BatchSize: j.BatchSize,
+		}
+	}
+	return specs
+}
+
+// NewModel returns the named throughput model over profiles.
+func NewModel(name string, profiles map[string]env.Profile, gpusPerNode int) (env.Model, error) {
+	switch name {
+	case ModelPollux:
+		return &env.Pollux{Profiles: profiles, GPUsPerNode: gpusPerNode}, nil
+	case ModelDrover:
+		return &env.Drover{Profiles: profiles, GPUsPerNode: gpusPerNode}, nil
+	}
+	return nil, fmt.Errorf("trace: unknown model %q (want %s or %s)", name, ModelPollux, ModelDrover)
+}
+
+// Profiles loads model profiles. With dir set it loads the measured
+// profiles under dir (one subdirectory per model, as in pollux_apps). With
+// dir empty it looks for a pollux_apps directory near workloadPath (the
+// workload's directory and up to three levels above it, also under a
+// traces/ subdirectory) and else returns the embedded fitted profiles. The
+// second result says where the profiles came from.
+func Profiles(dir, workloadPath string) (map[string]env.Profile, string, error) {
+	if dir == "" && workloadPath != "" && workloadPath != "builtin" {
+		dir = findProfiles(workloadPath)
+	}
+	if dir == "" || dir == "builtin" {
+		ps := map[string]env.Profile{}
+		for _, n := range profile.BuiltinNames() {
+			p, err := profile.Builtin(n)
+			if err != nil {
+				return nil, "", err
+			}
+			ps[n] = p
+		}
+		return ps, "builtin (fitted)", nil
+	}
+	ms, err := profile.LoadAll(dir)
+	if err != nil {
+		return nil, "", fmt.Errorf("load profiles: %w", err)
+	}
+	ps := make(map[string]env.Profile, len(ms))
+	for n, m := range ms {
+		ps[n] = m
+	}
+	return ps, dir, nil
+}
+
+func findProfiles(workloadPath string) string {
+	d := filepath.Dir(workloadPath)
+	for range 4 {
+		for _, c := range []string{filepath.Join(d, "pollux_apps"), filepath.Join(d, "traces", "pollux_apps")} {
+			if st, err := os.Stat(c); err == nil && st.IsDir() {
+				return c
+			}
+		}
+		d = filepath.Dir(d)
+	}
+	return ""
+}
+
+// Run replays o.Workload under o.Policy.
+func Run(o Options) (*Result, error) {
+	if o.Workload == nil || len(o.Workload.Jobs) == 0 {
+		return nil, errors.New("trace: empty workload")
+	}
+	if o.Policy == nil {
+		return nil, errors.New("trace: no policy")
+	}
+	var c env.Cluster
+	if o.Cluster != nil {
+		c = *o.Cluster
+	} else {
+		if o.Nodes <= 0 || o.GPUsPerNode <= 0 {
+			return nil, fmt.Errorf("trace: cluster of %d nodes x %d GPUs", o.Nodes, o.GPUsPerNode)
+		}
+		c = env.Homogeneous(o.Nodes, o.GPUsPerNode)
+	}
+	gpn := 0
+	for _, n := range c.Nodes {
+		gpn = max(gpn, n.GPUs)
+	}
+	m, err := NewModel(o.Model, o.Profiles, gpn)
+	if err != nil {
+		return nil, err
+	}
+	iv := o.Interval
+	if iv < 0 {
+		iv = 0
+		if o.Model == ModelPollux {
+			iv = 60
+		}
+	}
+	rd := o.RestartDelay
+	if rd < 0 {
+		rd = env.DefaultRestartDelay
+	}
+	s, err := env.New(env.Config{Cluster: c, Model: m, Interval: iv, RestartDelay: rd, Log: o.Log}, Specs(o.Workload))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Run(o.Policy, o.Progress); err != nil {
+		return nil, err
+	}
+	return &Result{Summary: s.Summary(), Jobs: s.Results(), Events: s.Events(), Sim: s}, nil
+}
