@@ -129,6 +129,10 @@ func (s *polluxJob) rate() float64 {
 	sqr, v := s.prof.GradStats(batch, s.epoch)
 	gain := (v + sqr) / (v/scale + sqr)
 	s.goodput = gain / total
+	if !(s.goodput > 0) || math.IsInf(s.goodput, 0) {
+		panic(fmt.Sprintf("env: profile %s: goodput %v at batch %d, epoch %d, placement %v (step %v s, sync %v s, grad sqr %v, var %v)",
+			s.prof.Name(), s.goodput, batch, s.epoch, s.placement, step, sync, sqr, v))
+	}
 	s.rateEpoch = s.epoch
 	return s.goodput
 }

@@ -24,7 +24,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	reg := builtin.Registry()
 	workload := fs.String("workload", "builtin", "workload file, or builtin for the embedded default")
 	format := fs.String("format", "auto", "workload format: auto|pollux|philly|helios|alibaba|jobs|parquet")
-	model := fs.String("model", "pollux", "throughput model: pollux|drover")
+	model := fs.String("model", "auto", "throughput model: pollux|drover|auto (pollux for workloads without durations, like the Pollux workloads; drover otherwise)")
 	policy := fs.String("policy", "tiresias", fmt.Sprintf("scheduling policy: %v", reg.Names()))
 	nodes := fs.Int("nodes", 16, "number of nodes")
 	gpn := fs.Int("gpus-per-node", 4, "GPUs per node")
@@ -43,6 +43,12 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	w, err := datasets.Load(*workload, datasets.Format(*format), datasets.Options{SkipBad: *skipBad})
 	if err != nil {
 		return err
+	}
+	if *model == "auto" {
+		*model = trace.ModelDrover
+		if !hasDurations(w) {
+			*model = trace.ModelPollux
+		}
 	}
 	profiles, src, err := trace.Profiles(*profilesDir, *workload)
 	if err != nil {
@@ -120,6 +126,16 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "avg queue  %s\nmakespan   %s\nGPU util   %.1f%%\nGPU-hours  %.1f\nrestarts   %d\n", hms(s.AvgQueue), hms(s.Makespan), 100*s.GPUUtil, s.GPUHours, s.Restarts)
 	fmt.Fprintf(stdout, "wall time  %s\n", wall.Round(time.Millisecond))
 	return nil
+}
+
+// hasDurations reports whether any job of w has a measured duration.
+func hasDurations(w *datasets.Workload) bool {
+	for _, j := range w.Jobs {
+		if j.Duration > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // hms formats seconds as 1h02m03s.

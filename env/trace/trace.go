@@ -128,8 +128,56 @@ func Profiles(dir, workloadPath string) (map[string]env.Profile, string, error) 
 	ps := make(map[string]env.Profile, len(ms))
 	for n, m := range ms {
 		ps[n] = m
+		if f, err := profile.Builtin(n); err == nil {
+			ps[n] = &fallback{Measured: m, fit: f, miss: map[missKey][2]float64{}}
+		}
 	}
 	return ps, dir, nil
+}
+
+// fallback is a measured profile that answers throughput questions beyond
+// its measurements (more GPUs per node, or more nodes, than were measured)
+// from the fitted parameters instead of failing. Where the measurements
+// answer, it is exactly the measured profile, so Pollux fidelity is intact.
+type fallback struct {
+	*profile.Measured
+	fit  *profile.Fitted
+	miss map[missKey][2]float64 // fitted answers, by placement and batch
+}
+
+// missKey identifies a placement (GPUs per node, up to 16 nodes) and batch.
+type missKey struct {
+	placement [16]uint8
+	nodes     int
+	bsz       int
+}
+
+// Throughput implements env.Profile.
+func (f *fallback) Throughput(placement []int, localBsz int) (step, sync float64) {
+	k := missKey{nodes: len(placement), bsz: localBsz}
+	cacheable := len(placement) <= len(k.placement)
+	if cacheable {
+		for i, g := range placement {
+			if g > 255 {
+				cacheable = false
+				break
+			}
+			k.placement[i] = uint8(g)
+		}
+	}
+	if cacheable {
+		if v, ok := f.miss[k]; ok {
+			return v[0], v[1]
+		}
+	}
+	if st, sy, reason := f.Measured.TryThroughput(placement, localBsz); reason == "" {
+		return st, sy
+	}
+	step, sync = f.fit.Throughput(placement, localBsz)
+	if cacheable {
+		f.miss[k] = [2]float64{step, sync}
+	}
+	return step, sync
 }
 
 func findProfiles(workloadPath string) string {

@@ -1,0 +1,141 @@
+package datasets
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Decode parses data in format f. It is pure: no I/O. Gzip-compressed data
+// is decompressed first. FormatAuto picks the format from the Parquet magic
+// or the CSV header (see Sniff). o.Source names the input in errors.
+func Decode(f Format, data []byte, o Options) (*Workload, error) {
+	if isGzip(data) {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, &ParseError{File: o.Source, Field: "gzip", Err: err}
+		}
+		raw, err := io.ReadAll(zr)
+		if err != nil {
+			return nil, &ParseError{File: o.Source, Field: "gzip", Err: err}
+		}
+		data = raw
+	}
+	if f == FormatAuto || f == "" {
+		var err error
+		if f, err = Sniff(data); err != nil {
+			return nil, &ParseError{File: o.Source, Line: 1, Field: "header", Err: err}
+		}
+	}
+	switch f {
+	case FormatPollux:
+		return decodePollux(data, o)
+	case FormatPhilly:
+		return decodePhilly(data, o)
+	case FormatHelios:
+		return decodeHelios(data, o)
+	case FormatAlibaba:
+		return decodeAlibaba(data, o)
+	case FormatJobs:
+		return decodeJobs(data, o)
+	case FormatParquet:
+		return ReadParquet(data, o)
+	}
+	return nil, fmt.Errorf("%w: %q", ErrUnknownFormat, f)
+}
+
+func isGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b }
+
+// Sniff guesses the format of (uncompressed) data: Parquet by its "PAR1"
+// magic, CSV formats by the column names of the first non-comment line.
+// It returns ErrUnknownFormat when nothing matches.
+func Sniff(data []byte) (Format, error) {
+	if bytes.HasPrefix(data, []byte("PAR1")) {
+		return FormatParquet, nil
+	}
+	rest := data
+	for len(rest) > 0 {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		s := strings.TrimSpace(strings.TrimPrefix(string(line), "\ufeff"))
+		if s == "" || strings.HasPrefix(s, "#") {
+			continue
+		}
+		rec, err := csv.NewReader(strings.NewReader(s)).Read()
+		if err != nil {
+			break
+		}
+		has := make(map[string]bool, len(rec))
+		for _, c := range rec {
+			has[strings.TrimSpace(c)] = true
+		}
+		all := func(cols ...string) bool {
+			for _, c := range cols {
+				if !has[c] {
+					return false
+				}
+			}
+			return true
+		}
+		switch {
+		case all(jobsHeader...):
+			return FormatJobs, nil
+		case all("name", "time", "application", "num_replicas"):
+			return FormatPollux, nil
+		case all("timestamp", "duration", "num_gpus"):
+			return FormatPhilly, nil
+		case all("job_id", "submit_time", "num_chips", "duration_s"):
+			return FormatHelios, nil
+		case all("name", "num_gpu", "creation_time", "scheduled_time"):
+			return FormatAlibaba, nil
+		}
+		break
+	}
+	return "", ErrUnknownFormat
+}
+
+// ReadFile reads the file at path and decodes it with Decode; *.gz files
+// (or any gzip data) are decompressed. o.Source defaults to path, and the
+// workload is named after the file's base name without extensions.
+func ReadFile(path string, f Format, o Options) (*Workload, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read trace %s: %w", path, err)
+	}
+	if o.Source == "" {
+		o.Source = path
+	}
+	w, err := Decode(f, data, o)
+	if err != nil {
+		return nil, err
+	}
+	w.Name = baseName(path)
+	return w, nil
+}
+
+// baseName is path's base name without .gz and one more extension.
+func baseName(path string) string {
+	b := strings.TrimSuffix(filepath.Base(path), ".gz")
+	return strings.TrimSuffix(b, filepath.Ext(b))
+}
+
+// BuiltinSpec is the Load spec that selects the embedded default workload.
+const BuiltinSpec = "builtin"
+
+// Load returns the embedded default workload when spec is "builtin" and
+// otherwise reads spec as a path with ReadFile.
+func Load(spec string, f Format, o Options) (*Workload, error) {
+	if spec == BuiltinSpec {
+		return Builtin(), nil
+	}
+	return ReadFile(spec, f, o)
+}

@@ -1,0 +1,78 @@
+// Package datasets reads GPU-cluster job traces into Drover's common job
+// table, and generates synthetic workloads fitted to them.
+//
+// Every importer produces a Workload: a list of Jobs sorted by submit time
+// (stable with respect to file order), with times in seconds. Traces with
+// absolute times are rebased so that the earliest submit is 0. The
+// supported formats are:
+//
+//   - FormatPollux: the Pollux simulator's workload-N.csv (name, time,
+//     application, num_replicas, batch_size). Times are kept; there is no
+//     duration, so Duration is 0.
+//   - FormatPhilly: Pollux's philly.csv (timestamp, duration, num_gpus,
+//     gpu_time, cluster), unsorted in the file. Jobs are named
+//     "philly-<row>" (1-based data row); naive timestamps are read as UTC
+//     and Workload.Origin keeps the absolute time of submit 0.
+//   - FormatHelios: the fleetsim slice of SenseTime Helios (comment lines
+//     start with '#'; submit_time is in microseconds), rebased.
+//   - FormatAlibaba: Alibaba PAI v2023 openb_pod_list_*.csv. Pending pods
+//     (no scheduled_time) and CPU-only pods (num_gpu 0) are always skipped
+//     and counted in Workload.SkipReasons; a GPU-sharing pod (gpu_milli <
+//     1000) counts as one GPU. Duration is deletion_time - scheduled_time and
+//     Submit is creation_time, rebased. DecodePAINodes reads the node lists.
+//   - FormatJobs and FormatParquet: Drover's own job table, specified in
+//     docs/format/jobs.md. Encode and WriteParquet write them.
+//
+// # Validation
+//
+// A malformed row, a negative or non-finite submit time or duration, a GPU
+// count below 1, an unknown model name or a repeated job name is reported
+// as a *ParseError naming the file, the 1-based line and the field. With
+// Options.SkipBad such rows are skipped instead and counted by reason (the
+// Reason* constants). A workload with no jobs left is an error (ErrEmpty).
+// Options.MinDuration and Options.MaxGPUTime filter jobs;
+// Options.WithPolluxFilter sets them to Pollux's filter (duration >= 60 s,
+// GPU-time < 1000 GPU-hours).
+//
+// # Models
+//
+// Traces without model names (Philly, Helios, Alibaba) get one by the rule
+// of Pollux's workload generator (petuum/adaptdl, osdi21-artifact,
+// simulator/workload.py): GPU-time (Duration*GPUs) under 1 hour gives
+// cifar10 or ncf, under 10 hours deepspeech2 or bert, under 100 hours
+// yolov3, and otherwise imagenet. Pollux picks within a pair at random;
+// here the 64-bit FNV-1a hash of the job name decides (even: the first
+// model), so decoding is deterministic. See AssignModel.
+//
+// # Synthetic workloads
+//
+// FitPhilly estimates SynthParams from a trace: 24 hour-of-day Poisson
+// arrival rates, the empirical GPU-count mix, and per GPU-count class a
+// lognormal mixture of run times fitted by EM. Synthetic draws a workload
+// from them with an injected rand.Source, so a seed fixes the result.
+// DefaultSynthParams is the fit to the Pollux-filtered Philly trace; its
+// Kolmogorov-Smirnov distance to the trace's run times is about 0.026 (see
+// TestSyntheticFit). The embedded default workload (Builtin, Load
+// "builtin") is GenerateDefault(DefaultSeed): 400 jobs arriving over about
+// 3.5 hours at 4x Philly's rate from 02:00, at most 64 GPUs and 4 hours
+// each, enough to keep a 16-node x 4-GPU cluster busy for several hours.
+//
+// # Usage
+//
+// Read a trace, or the default workload, and summarise it:
+//
+//	w, err := datasets.Load("../shared/traces/philly/pollux_philly.csv.gz", datasets.FormatAuto, datasets.Options{SkipBad: true})
+//	if err != nil {
+//		return err
+//	}
+//	datasets.Inspect(w).WriteText(os.Stdout)
+//
+// Convert it to Parquet:
+//
+//	err = datasets.WriteParquet(f, w)
+//
+// Generate a fresh workload like the default one:
+//
+//	w := datasets.GenerateDefault(42)
+//	os.WriteFile("w.csv", datasets.Encode(w, nil), 0o644)
+package datasets
