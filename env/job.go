@@ -88,6 +88,9 @@ type Job struct {
 	Attained float64
 	// Progress is the fraction of the job's work done, in [0, 1].
 	Progress float64
+	// Held is the seconds the job has held GPUs (its run time, restart
+	// delays included).
+	Held float64
 
 	last   float64 // sim time up to which the model has advanced the job
 	placed float64 // sim time of the current placement

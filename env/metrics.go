@@ -16,6 +16,8 @@ type JobResult struct {
 	Queue float64
 	// JCT is the job completion time, Finish - Submit.
 	JCT float64
+	// RunTime is the seconds the job held GPUs, restart delays included.
+	RunTime float64
 	// Restarts counts placements after the first.
 	Restarts int
 	// GPUSeconds is the GPU time the job held.
@@ -52,6 +54,7 @@ func (s *Sim) Results() []JobResult {
 			Finish:     j.Finish,
 			Queue:      j.FirstStart - j.Spec.Submit,
 			JCT:        j.JCT(),
+			RunTime:    j.Held,
 			Restarts:   j.Restarts(),
 			GPUSeconds: j.Attained,
 		}

@@ -265,6 +265,7 @@ func (s *Sim) advance(j *Job, t float64) {
 		return
 	}
 	used, done := s.model.Advance(j, dt)
+	j.Held += used
 	j.Attained += used * float64(len(j.Alloc))
 	j.last += used
 	if done {
@@ -282,6 +283,7 @@ func (s *Sim) complete(j *Job) {
 	if !done {
 		panic(fmt.Sprintf("env: model %s did not finish job %s within its remaining time", s.model.Name(), j.Spec.Name))
 	}
+	j.Held += used
 	j.Attained += used * float64(len(j.Alloc))
 	j.last += used
 	s.finish(j, j.last)

@@ -56,8 +56,8 @@ func TestPolluxHandWorked(t *testing.T) {
 		t.Errorf("start %v finish %v JCT %v, want 60 390 380", j.FirstStart, j.Finish, j.JCT())
 	}
 	// Attained service counts the restart delay: 330 s x 1 GPU.
-	if j.Attained != 330 {
-		t.Errorf("attained %v GPU-s, want 330", j.Attained)
+	if j.Attained != 330 || j.Held != 330 {
+		t.Errorf("attained %v GPU-s, held %v s, want 330 and 330", j.Attained, j.Held)
 	}
 }
 

@@ -108,9 +108,10 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 			GPUUtil    float64 `json:"gpu_util"`
 			GPUHours   float64 `json:"gpu_hours"`
 			Restarts   int     `json:"restarts"`
+			Events     int     `json:"events"`
 			WallSecond float64 `json:"wall_s"`
 		}{w.Name, *model, *policy, src, *nodes, *gpn, *seed, w.Skipped, s.Jobs, s.Finished, s.AvgJCT, s.P50JCT, s.P99JCT,
-			s.AvgQueue, s.Makespan, s.GPUUtil, s.GPUHours, s.Restarts, wall.Seconds()}
+			s.AvgQueue, s.Makespan, s.GPUUtil, s.GPUHours, s.Restarts, res.Sim.EventCount(), wall.Seconds()}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
@@ -124,7 +125,9 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "avg JCT    %s (%.2f s)\n", hms(s.AvgJCT), s.AvgJCT)
 	fmt.Fprintf(stdout, "p50 JCT    %s\np99 JCT    %s\n", hms(s.P50JCT), hms(s.P99JCT))
 	fmt.Fprintf(stdout, "avg queue  %s\nmakespan   %s\nGPU util   %.1f%%\nGPU-hours  %.1f\nrestarts   %d\n", hms(s.AvgQueue), hms(s.Makespan), 100*s.GPUUtil, s.GPUHours, s.Restarts)
-	fmt.Fprintf(stdout, "wall time  %s\n", wall.Round(time.Millisecond))
+	ev := res.Sim.EventCount()
+	fmt.Fprintf(stdout, "events     %d (%d decision points)\n", ev, res.Sim.DecisionPoints())
+	fmt.Fprintf(stdout, "wall time  %s (%.0f events/s)\n", wall.Round(time.Millisecond), float64(ev)/wall.Seconds())
 	return nil
 }
 
@@ -149,10 +152,10 @@ func hms(sec float64) string {
 func writeJobs(path string, jobs []env.JobResult) error {
 	return writeFile(path, func(f io.Writer) error {
 		cw := csv.NewWriter(f)
-		cw.Write([]string{"name", "submit", "start", "finish", "queue", "jct", "restarts", "gpu_seconds"})
+		cw.Write([]string{"name", "submit", "start", "finish", "queue", "run_time", "jct", "restarts", "gpu_seconds"})
 		ff := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 		for _, j := range jobs {
-			cw.Write([]string{j.Name, ff(j.Submit), ff(j.Start), ff(j.Finish), ff(j.Queue), ff(j.JCT), strconv.Itoa(j.Restarts), ff(j.GPUSeconds)})
+			cw.Write([]string{j.Name, ff(j.Submit), ff(j.Start), ff(j.Finish), ff(j.Queue), ff(j.RunTime), ff(j.JCT), strconv.Itoa(j.Restarts), ff(j.GPUSeconds)})
 		}
 		cw.Flush()
 		return cw.Error()

@@ -53,6 +53,7 @@ type ParseError struct {
 	Err   error  // what is wrong
 }
 
+// Error formats the error as file:line:field: message.
 func (e *ParseError) Error() string {
 	file := e.File
 	if file == "" {
@@ -61,6 +62,7 @@ func (e *ParseError) Error() string {
 	return fmt.Sprintf("%s:%d:%s: %v", file, e.Line, e.Field, e.Err)
 }
 
+// Unwrap returns the underlying error.
 func (e *ParseError) Unwrap() error { return e.Err }
 
 var (
@@ -102,14 +104,15 @@ func readTable(data []byte, want []string) (*table, error) {
 		if err == io.EOF {
 			break
 		}
-		line, _ := r.FieldPos(0)
 		if err != nil {
+			line := 0
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
 				line = pe.Line
 			}
 			return nil, &ParseError{Line: line, Field: "record", Err: err}
 		}
+		line, _ := r.FieldPos(0)
 		t.rows = append(t.rows, rec)
 		t.lines = append(t.lines, line)
 	}

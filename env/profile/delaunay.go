@@ -15,9 +15,9 @@ import (
 // delta^(n-i) for an infinitesimal delta, so among tied points the one that
 // comes later in the input wins. The result is a genuine Delaunay
 // triangulation of the input and does not depend on anything but the input
-// order. Qhull breaks the same ties through its merge history, so in
-// degenerate regions the two triangulations differ, and so do the
-// interpolated values; see pinned.go for how the shipped profiles avoid that.
+// order. Qhull, which scipy uses, breaks the same ties through its merge
+// history, so in degenerate regions the two triangulations differ, and so do
+// the interpolated values; the package documentation quantifies the effect.
 
 // tet is a tetrahedron of the triangulation under construction: four point
 // indices ordered so that orient3d > 0, and the neighbour across the face

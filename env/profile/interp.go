@@ -1,9 +1,6 @@
 package profile
 
-import (
-	"math"
-	"slices"
-)
+import "math"
 
 // linearND is a piecewise-linear interpolator over a tetrahedralization of
 // scattered 3-D points, with the semantics of scipy's LinearNDInterpolator:
@@ -16,18 +13,21 @@ type linearND struct {
 	simp [][4]int32
 	// tr holds each simplex's barycentric transform: the inverse of the 3x3
 	// matrix of edge vectors (row-major, 9 numbers) followed by the
-	// coordinates of its last vertex. Simplices too flat to invert (scipy's
-	// rcond < 1000*eps test) are dropped at construction.
+	// coordinates of its last vertex; NaN for simplices too flat to invert
+	// (scipy's rcond < 1000*eps test).
 	tr       [][12]float64
 	lo, hi   [][3]float64 // per-simplex bounding boxes, for a cheap pre-test
 	min, max [3]float64
 }
 
-// scipy's _do_evaluate uses eps = 100*DBL_EPSILON for the inside test.
-const baryEps = 100 * 2.220446049250313e-16
+// scipy's _do_evaluate uses eps = 100*DBL_EPSILON.
+const (
+	dblEps  = 2.220446049250313e-16
+	baryEps = 100 * dblEps
+)
 
 func newLinearND(pts [][3]float64, vals [][2]float64, simp [][4]int32) *linearND {
-	li := &linearND{pts: pts, vals: vals}
+	li := &linearND{pts: pts, vals: vals, simp: simp}
 	li.min, li.max = pts[0], pts[0]
 	for _, p := range pts {
 		for k := range 3 {
@@ -35,11 +35,17 @@ func newLinearND(pts [][3]float64, vals [][2]float64, simp [][4]int32) *linearND
 			li.max[k] = math.Max(li.max[k], p[k])
 		}
 	}
-	for _, s := range simp {
+	li.tr = make([][12]float64, len(simp))
+	li.lo = make([][3]float64, len(simp))
+	li.hi = make([][3]float64, len(simp))
+	for i, s := range simp {
 		tr, ok := baryTransform(pts, s)
 		if !ok {
-			continue
+			for k := range tr {
+				tr[k] = math.NaN()
+			}
 		}
+		li.tr[i] = tr
 		lo, hi := pts[s[0]], pts[s[0]]
 		for _, v := range s[1:] {
 			for k := range 3 {
@@ -52,10 +58,7 @@ func newLinearND(pts [][3]float64, vals [][2]float64, simp [][4]int32) *linearND
 			lo[k] -= pad
 			hi[k] += pad
 		}
-		li.simp = append(li.simp, s)
-		li.tr = append(li.tr, tr)
-		li.lo = append(li.lo, lo)
-		li.hi = append(li.hi, hi)
+		li.lo[i], li.hi[i] = lo, hi
 	}
 	return li
 }
@@ -112,7 +115,7 @@ func baryTransform(pts [][3]float64, s [4]int32) ([12]float64, bool) {
 	for k := range 3 {
 		ainv = math.Max(ainv, math.Abs(inv[0][k])+math.Abs(inv[1][k])+math.Abs(inv[2][k]))
 	}
-	if rcond := 1 / (anorm * ainv); !(rcond >= 1000*2.220446049250313e-16) {
+	if rcond := 1 / (anorm * ainv); !(rcond >= 1000*dblEps) {
 		return out, false
 	}
 	for i := range 3 {
@@ -123,52 +126,73 @@ func baryTransform(pts [][3]float64, s [4]int32) ([12]float64, bool) {
 }
 
 // at interpolates at x. ok is false outside the triangulated hull (scipy's
-// NaN).
+// NaN). At a vertex of the containing simplex it returns that vertex's value
+// exactly, where the barycentric sum could be off in the last bit.
 func (li *linearND) at(x [3]float64) (v [2]float64, ok bool) {
 	for k := range 3 {
 		if x[k] < li.min[k]-baryEps || x[k] > li.max[k]+baryEps {
 			return v, false
 		}
 	}
+	var c [4]float64
+	i := li.find(x, &c)
+	if i < 0 {
+		return v, false
+	}
+	s := li.simp[i]
+	for _, p := range s {
+		if li.pts[p] == x {
+			return li.vals[p], true
+		}
+	}
+	for k := range 4 {
+		for j := range 2 {
+			v[j] += c[k] * li.vals[s[k]][j]
+		}
+	}
+	return v, true
+}
+
+// bary computes barycentric coordinate k of x in simplex i the way scipy's
+// _barycentric_coordinate_single does (coordinate 3 from coordinates 0-2).
+func (li *linearND) bary(i int, x [3]float64, c *[4]float64, k int) {
+	t := &li.tr[i]
+	if k == 3 {
+		c[3] = 1 - c[0] - c[1] - c[2]
+		return
+	}
+	c[k] = t[3*k]*(x[0]-t[9]) + t[3*k+1]*(x[1]-t[10]) + t[3*k+2]*(x[2]-t[11])
+}
+
+func (li *linearND) inside(i int, x [3]float64, c *[4]float64, eps float64) bool {
+	c[3] = 1
+	for j := range 3 {
+		li.bary(i, x, c, j)
+		c[3] -= c[j]
+		if !(-eps <= c[j] && c[j] <= 1+eps) {
+			return false
+		}
+	}
+	return -eps <= c[3] && c[3] <= 1+eps
+}
+
+// find returns the first simplex, in simplex order, that contains x within
+// baryEps (scipy's _find_simplex_bruteforce without its special case for
+// zero-volume simplices, which a Delaunay triangulation from delaunay3 does
+// not contain), or -1. Simplices whose transform scipy would reject are
+// skipped.
+func (li *linearND) find(x [3]float64, c *[4]float64) int {
 	for i := range li.simp {
+		if math.IsNaN(li.tr[i][0]) {
+			continue
+		}
 		lo, hi := &li.lo[i], &li.hi[i]
 		if x[0] < lo[0] || x[0] > hi[0] || x[1] < lo[1] || x[1] > hi[1] || x[2] < lo[2] || x[2] > hi[2] {
 			continue
 		}
-		t := &li.tr[i]
-		var c [4]float64
-		c[3] = 1
-		inside := true
-		for j := range 3 {
-			c[j] = t[3*j]*(x[0]-t[9]) + t[3*j+1]*(x[1]-t[10]) + t[3*j+2]*(x[2]-t[11])
-			c[3] -= c[j]
-			if !(-baryEps <= c[j] && c[j] <= 1+baryEps) {
-				inside = false
-				break
-			}
+		if li.inside(i, x, c, baryEps) {
+			return i
 		}
-		if !inside || !(-baryEps <= c[3] && c[3] <= 1+baryEps) {
-			continue
-		}
-		s := li.simp[i]
-		for k := range 4 {
-			for j := range 2 {
-				v[j] += c[k] * li.vals[s[k]][j]
-			}
-		}
-		return v, true
 	}
-	return v, false
-}
-
-// sortedSimplices returns simp with each simplex's vertices sorted and the
-// list sorted, for order-independent comparisons in tests.
-func sortedSimplices(simp [][4]int32) [][4]int32 {
-	out := make([][4]int32, len(simp))
-	for i, s := range simp {
-		slices.Sort(s[:])
-		out[i] = s
-	}
-	slices.SortFunc(out, func(a, b [4]int32) int { return slices.Compare(a[:], b[:]) })
-	return out
+	return -1
 }

@@ -39,7 +39,6 @@ type Measured struct {
 
 	ndOnce sync.Once
 	nd     *linearND
-	pinned bool
 
 	mu    sync.Mutex
 	cache map[string][2]float64
@@ -200,14 +199,6 @@ func (m *Measured) MaxLocalBsz() int { return m.maxLocalBsz }
 // validation curve when Pollux sets none).
 func (m *Measured) MaxEpochs() int { return m.maxEpochs }
 
-// PinnedTriangulation reports whether the 3-D interpolation uses the Qhull
-// triangulation recorded for this exact point set (bit-for-bit scipy
-// agreement) rather than this package's own Delaunay triangulation.
-func (m *Measured) PinnedTriangulation() bool {
-	m.ndOnce.Do(m.buildND)
-	return m.pinned
-}
-
 // canonicalPlacement returns Pollux's placement id: the non-zero entries
 // rotated to the lexicographically smallest rotation, concatenated as
 // decimal numbers. It panics on an empty placement or a negative count.
@@ -261,8 +252,10 @@ func (m *Measured) Throughput(placement []int, localBsz int) (step, sync float64
 }
 
 // TryThroughput is Throughput that reports, instead of panicking, why a
-// query has no value: ok is "" on success, else the panic message.
-func (m *Measured) TryThroughput(placement []int, localBsz int) (step, sync float64, ok string) {
+// query has no value: reason is "" on success, else Throughput's panic
+// message (step and sync are then NaN). It still panics on an empty
+// placement or a negative GPU count.
+func (m *Measured) TryThroughput(placement []int, localBsz int) (step, sync float64, reason string) {
 	var kb [80]byte
 	id, nodes, replicas := canonicalPlacement(kb[:0], placement)
 	idLen := len(id)
@@ -320,12 +313,13 @@ func sort1(rows []PlacementRow, x float64) int {
 // ndPoints returns Pollux's 3-D interpolation data: placements grouped by
 // (num_nodes, num_replicas, local_bsz) in ascending key order with the mean
 // step and sync time (pandas' Kahan-compensated group mean), followed by the
-// scalability rows in file order.
+// scalability rows in file order. Values can differ from pandas' in the last
+// bit: pandas' CSV float parser is not correctly rounded, strconv is.
 func (m *Measured) ndPoints() (pts [][3]float64, vals [][2]float64) {
 	type key [3]int
 	type acc struct {
-		n          int
-		sum, comp  [2]float64
+		n         int
+		sum, comp [2]float64
 	}
 	groups := make(map[key]*acc)
 	var keys []key
@@ -366,14 +360,12 @@ func digitSum(s string) int {
 	return n
 }
 
+// buildND builds the 3-D interpolator on this package's own Delaunay
+// triangulation of ndPoints (see the package documentation for how it
+// differs from scipy's).
 func (m *Measured) buildND() {
 	pts, vals := m.ndPoints()
-	simp, ok := pinnedTriangulation(pts)
-	if !ok {
-		simp = delaunay3(pts)
-	}
-	m.pinned = ok
-	m.nd = newLinearND(pts, vals, simp)
+	m.nd = newLinearND(pts, vals, delaunay3(pts))
 }
 
 // bracket returns the validated batch sizes bracketing batchSize (indices

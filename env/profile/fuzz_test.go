@@ -1,0 +1,40 @@
+package profile
+
+import "testing"
+
+func FuzzParsePlacements(f *testing.F) {
+	f.Add([]byte("placement,local_bsz,step_time,sync_time\n1,20,0.147,0.0012\n22,28,0.2,0.01\n"))
+	f.Add([]byte("placement,local_bsz,step_time,sync_time\n0,20,0.1,0.1\n"))
+	f.Add([]byte("placement,local_bsz\n\"1\n"))
+	f.Add([]byte(""))
+	// Crasher: a bare quote made csv.Reader.FieldPos panic.
+	f.Add([]byte("placement,local_bsz,step_time,sync_time\n1\"0000000000000"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rows, err := ParsePlacements(data)
+		if err != nil {
+			return
+		}
+		for _, r := range rows {
+			if r.LocalBsz <= 0 || !(r.StepTime >= 0) || !(r.SyncTime >= 0) || r.Placement == "" {
+				t.Fatalf("invalid row accepted: %+v", r)
+			}
+		}
+	})
+}
+
+func FuzzParseValidation(f *testing.F) {
+	f.Add([]byte("progress,iteration,metric,grad_sqr,grad_var\n6405.9,783,0.07,3.78,19.99\n"))
+	f.Add([]byte("progress,iteration,metric,grad_sqr,grad_var\n-1,1,1,1,1\n"))
+	f.Add([]byte("progress,iteration\n1,2,3\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rows, err := ParseValidation(data)
+		if err != nil {
+			return
+		}
+		for _, r := range rows {
+			if !(r.Progress >= 0) || !(r.Iteration >= 0) {
+				t.Fatalf("invalid row accepted: %+v", r)
+			}
+		}
+	})
+}
