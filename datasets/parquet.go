@@ -46,7 +46,7 @@ func jobsSchema(wl *Workload) *arrow.Schema {
 
 // WriteParquet writes wl's jobs to w as a Parquet file (one row group,
 // zstd-compressed) with the columns of the CSV job table and the schema
-// metadata "drover.jobs.version"="1".
+// metadata "drover.jobs.version"="1". It does not close w.
 func WriteParquet(w io.Writer, wl *Workload) error {
 	sc := jobsSchema(wl)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
@@ -66,7 +66,9 @@ func WriteParquet(w io.Writer, wl *Workload) error {
 	rec := b.NewRecordBatch()
 	defer rec.Release()
 	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd))
-	fw, err := pqarrow.NewFileWriter(sc, w, props, pqarrow.DefaultWriterProps())
+	// The Parquet writer closes a sink that is an io.Closer; w belongs to
+	// the caller, so hide its Close.
+	fw, err := pqarrow.NewFileWriter(sc, struct{ io.Writer }{w}, props, pqarrow.DefaultWriterProps())
 	if err != nil {
 		return fmt.Errorf("datasets: write parquet: %w", err)
 	}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func drover(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func TestDefaultRunsBuiltin(t *testing.T) {
+	code, out, errOut := drover(t)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"workload   builtin (400 jobs)", "finished   400/400 jobs", "avg JCT"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestBadWorkloads(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	hdr := "name,time,application,num_replicas,batch_size\n"
+	tests := []struct {
+		name, body string
+		want       []string // in the error message
+	}{
+		{"malformed.csv", hdr + "a-0,10,cifar10,2,128\na-1,x,cifar10,2,128\n", []string{"malformed.csv:3", "time"}},
+		{"unknown.csv", hdr + "a-0,10,gpt5,2,128\n", []string{"unknown.csv:2", "gpt5"}},
+		{"zero.csv", hdr + "a-0,10,cifar10,0,128\n", []string{"zero.csv:2", "num_replicas"}},
+		{"negative.csv", hdr + "a-0,-5,cifar10,2,128\n", []string{"negative.csv:2", "time"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := write(tt.name, tt.body)
+			code, _, errOut := drover(t, "sim", "--quiet", "--workload", p, "--format", "pollux")
+			if code != 1 {
+				t.Fatalf("exit %d, want 1; stderr: %s", code, errOut)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("error %q does not mention %q", errOut, w)
+				}
+			}
+		})
+	}
+	// With --skip-bad the bad row is skipped and counted.
+	p := write("mixed.csv", hdr+"a-0,10,cifar10,2,128\na-1,20,gpt5,2,128\n")
+	code, out, errOut := drover(t, "sim", "--quiet", "--workload", p, "--format", "pollux", "--skip-bad", "--profiles", "builtin")
+	if code != 0 {
+		t.Fatalf("--skip-bad: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "1 jobs, 1 rows skipped") {
+		t.Errorf("--skip-bad output lacks the skip count:\n%s", out)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{"nope"}, {"sim", "--no-such-flag"}, {"trace"}, {"trace", "inspect"}} {
+		if code, _, _ := drover(t, args...); code != 2 {
+			t.Errorf("drover %v: exit %d, want 2", args, code)
+		}
+	}
+	if code, _, err := drover(t, "sim", "--quiet", "--policy", "nope"); code != 1 || !strings.Contains(err, "unknown policy") {
+		t.Errorf("unknown policy: exit %d, %q", code, err)
+	}
+}
+
+func TestTraceConvertRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	pq := filepath.Join(dir, "b.parquet")
+	if code, _, e := drover(t, "trace", "convert", "-o", pq, "builtin"); code != 0 {
+		t.Fatalf("convert: exit %d: %s", code, e)
+	}
+	code, out, e := drover(t, "trace", "inspect", pq)
+	if code != 0 || !strings.Contains(out, "400") {
+		t.Fatalf("inspect parquet: exit %d: %s%s", code, out, e)
+	}
+	// The builtin workload's text form regenerates byte for byte.
+	code, synth, _ := drover(t, "trace", "synth")
+	csv := filepath.Join(dir, "b.csv")
+	if c, _, e := drover(t, "trace", "convert", "-o", csv, "builtin"); c != 0 || code != 0 {
+		t.Fatalf("convert csv: exit %d: %s", c, e)
+	}
+	b, _ := os.ReadFile(csv)
+	if string(b) != synth {
+		t.Error("drover trace synth differs from the embedded builtin workload")
+	}
+}
