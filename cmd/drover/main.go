@@ -1,5 +1,3 @@
-// Command drover learns and serves straggler-aware scheduling policies for
-// distributed deep-learning training. Run "drover help" for the commands.
 package main
 
 import (

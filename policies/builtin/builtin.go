@@ -1,4 +1,3 @@
-// Package builtin registers every heuristic policy Drover ships.
 package builtin
 
 import (

@@ -1,11 +1,3 @@
-// Package optimus implements Optimus+Oracle as the Pollux simulator does
-// (petuum/adaptdl osdi21-artifact, simulator/optimus.py). Every active job
-// gets one GPU while GPUs last; the remaining GPUs go one at a time to the
-// job whose remaining time drops the most from one more GPU (remaining
-// iterations x the step-time saving, both from the model's oracle), up to
-// the job's maximum. Jobs keep their allocation when their GPU count is
-// unchanged; the others are (re)packed onto the nodes with the most free
-// GPUs, smallest jobs first. The run's model must implement env.Oracle.
 package optimus
 
 import (

@@ -1,0 +1,13 @@
+// Command drover learns and serves straggler-aware scheduling policies for
+// distributed deep-learning training. Run "drover help" for the commands.
+//
+// # Usage
+//
+//	drover                      # simulate the embedded default workload
+//	drover sim -h               # the simulator's flags
+//	drover sim --workload ../shared/traces/philly/pollux_workloads/workload-6.csv --policy tiresias
+//	drover trace inspect FILE   # job count, time span, GPU histogram, durations
+//	drover trace convert -o OUT.parquet FILE
+//	drover trace synth > workload.csv
+//	drover profile fit -o env/profile/builtin.json ../shared/traces/pollux_apps
+package main
