@@ -50,3 +50,23 @@ func BenchmarkThroughput(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBuildND builds the 3-D interpolators of all six Pollux models
+// (triangulation and barycentric transforms) per iteration.
+func BenchmarkBuildND(b *testing.B) {
+	type set struct {
+		pts  [][3]float64
+		vals [][2]float64
+	}
+	var sets []set
+	for _, m := range loadAll(b) {
+		pts, vals := m.ndPoints()
+		sets = append(sets, set{pts, vals})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, s := range sets {
+			newLinearND(s.pts, s.vals, delaunay3(s.pts))
+		}
+	}
+}

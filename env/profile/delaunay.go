@@ -31,7 +31,11 @@ type tet struct {
 // delaunay3 triangulates pts and returns the simplices (point indices) of the
 // tetrahedra, in a deterministic order. Exact duplicates of an earlier point
 // are left out of the triangulation, as Qhull's "Qc" does.
-func delaunay3(pts [][3]float64) [][4]int32 {
+func delaunay3(pts [][3]float64) [][4]int32 { return delaunay3Mode(pts, false) }
+
+// delaunay3Mode is delaunay3; exactOnly evaluates every predicate with the
+// exact math/big path, bypassing the floating-point filters (for tests).
+func delaunay3Mode(pts [][3]float64, exactOnly bool) [][4]int32 {
 	n := len(pts)
 	if n < 4 {
 		return nil
@@ -62,7 +66,7 @@ func delaunay3(pts [][3]float64) [][4]int32 {
 		[3]float64{c[0] - s, c[1] + 3*s, c[2] - s},
 		[3]float64{c[0] - s, c[1] - s, c[2] + 3*s},
 	)
-	d := &triangulator{pts: all, n: n}
+	d := &triangulator{pts: all, n: n, exactOnly: exactOnly}
 	t0 := tet{v: [4]int32{int32(n), int32(n + 1), int32(n + 2), int32(n + 3)}, nb: [4]int32{-1, -1, -1, -1}, alive: true}
 	if d.orient(t0.v[0], t0.v[1], t0.v[2], t0.v[3]) < 0 {
 		t0.v[0], t0.v[1] = t0.v[1], t0.v[0]
@@ -91,6 +95,9 @@ type triangulator struct {
 	pts  [][3]float64
 	n    int // number of real points; super vertices follow
 	tets []tet
+	// exactOnly disables the floating-point filters of the predicates.
+	exactOnly bool
+	scratch   intScratch
 	// scratch
 	stack, cavity []int32
 	mark          []bool
@@ -233,25 +240,61 @@ func (d *triangulator) insert(p int32, start int32) int32 {
 	return newest
 }
 
+// Predicates. Each is first evaluated in float64 following Shewchuk's
+// orient3d and insphere ("Adaptive Precision Floating-Point Arithmetic and
+// Fast Robust Geometric Predicates", 1997, and predicates.c), with his
+// static error bounds o3derrboundA and isperrboundA: when |det| exceeds
+// the bound times the permanent computed alongside, the float64 sign is
+// the exact sign, including the rounding of the coordinate differences.
+// Otherwise the determinant is evaluated exactly: with math/big integers
+// when all coordinates involved are integers (the Pollux point sets and the
+// super-tetrahedron are), else with the math/big.Float Laplace expansion.
+// The products are converted explicitly to float64 so that the compiler
+// cannot fuse them into FMAs, which the error analysis does not assume.
+
+const (
+	epsilon      = 1.0 / (1 << 53) // Shewchuk's epsilon: half an ulp of 1
+	o3dErrBoundA = (7 + 56*epsilon) * epsilon
+	ispErrBoundA = (16 + 224*epsilon) * epsilon
+)
+
 // orient returns the sign of Shewchuk's orient3d(a, b, c, d): positive when
 // d lies below the plane of a, b, c seen counterclockwise from above.
 func (d *triangulator) orient(a, b, c, e int32) int {
 	pa, pb, pc, pd := d.pts[a], d.pts[b], d.pts[c], d.pts[e]
-	var m [3][3]float64
-	for k := range 3 {
-		m[0][k] = pa[k] - pd[k]
-		m[1][k] = pb[k] - pd[k]
-		m[2][k] = pc[k] - pd[k]
+	if !d.exactOnly {
+		if s, ok := orientFilter(pa, pb, pc, pd); ok {
+			return s
+		}
+		if s, ok := orientInt(pa, pb, pc, pd); ok {
+			return s
+		}
 	}
-	det := m[0][0]*(m[1][1]*m[2][2]-m[1][2]*m[2][1]) -
-		m[0][1]*(m[1][0]*m[2][2]-m[1][2]*m[2][0]) +
-		m[0][2]*(m[1][0]*m[2][1]-m[1][1]*m[2][0])
-	perm := math.Abs(m[0][0])*(math.Abs(m[1][1]*m[2][2])+math.Abs(m[1][2]*m[2][1])) +
-		math.Abs(m[0][1])*(math.Abs(m[1][0]*m[2][2])+math.Abs(m[1][2]*m[2][0])) +
-		math.Abs(m[0][2])*(math.Abs(m[1][0]*m[2][1])+math.Abs(m[1][1]*m[2][0]))
-	if math.Abs(det) > 1e-12*perm {
-		return sign(det)
+	return orientBig(pa, pb, pc, pd)
+}
+
+// orientFilter is orient3d's float64 stage: ok is false when the sign is
+// not certain.
+func orientFilter(pa, pb, pc, pd [3]float64) (int, bool) {
+	adx, bdx, cdx := pa[0]-pd[0], pb[0]-pd[0], pc[0]-pd[0]
+	ady, bdy, cdy := pa[1]-pd[1], pb[1]-pd[1], pc[1]-pd[1]
+	adz, bdz, cdz := pa[2]-pd[2], pb[2]-pd[2], pc[2]-pd[2]
+	bdxcdy, cdxbdy := float64(bdx*cdy), float64(cdx*bdy)
+	cdxady, adxcdy := float64(cdx*ady), float64(adx*cdy)
+	adxbdy, bdxady := float64(adx*bdy), float64(bdx*ady)
+	det := float64(adz*(bdxcdy-cdxbdy)) + float64(bdz*(cdxady-adxcdy)) + float64(cdz*(adxbdy-bdxady))
+	perm := float64((math.Abs(bdxcdy)+math.Abs(cdxbdy))*math.Abs(adz)) +
+		float64((math.Abs(cdxady)+math.Abs(adxcdy))*math.Abs(bdz)) +
+		float64((math.Abs(adxbdy)+math.Abs(bdxady))*math.Abs(cdz))
+	bound := o3dErrBoundA * perm
+	if det > bound || -det > bound {
+		return sign(det), true
 	}
+	return 0, false
+}
+
+// orientBig is orient3d evaluated exactly with math/big.Float.
+func orientBig(pa, pb, pc, pd [3]float64) int {
 	rows := [][]*big.Float{
 		{bf(pa[0]), bf(pa[1]), bf(pa[2]), bf(1)},
 		{bf(pb[0]), bf(pb[1]), bf(pb[2]), bf(1)},
@@ -263,20 +306,77 @@ func (d *triangulator) orient(a, b, c, e int32) int {
 	return bigDet(rows).Sign()
 }
 
+// maxExactInt bounds the coordinates the integer paths accept, so that their
+// differences fit in an int64.
+const maxExactInt = 1 << 61
+
+// intDiffs returns the coordinates of ps[i] - ps[len(ps)-1] as integers, or
+// ok false when a coordinate is not an integer of magnitude below
+// maxExactInt.
+func intDiffs(ps [][3]float64, out [][3]int64) bool {
+	last := len(ps) - 1
+	var o [3]int64
+	for k := range 3 {
+		x := ps[last][k]
+		if x != math.Trunc(x) || math.Abs(x) >= maxExactInt {
+			return false
+		}
+		o[k] = int64(x)
+	}
+	for i := range last {
+		for k := range 3 {
+			x := ps[i][k]
+			if x != math.Trunc(x) || math.Abs(x) >= maxExactInt {
+				return false
+			}
+			out[i][k] = int64(x) - o[k]
+		}
+	}
+	return true
+}
+
+// orientInt is orient3d exactly in integers; ok is false unless all
+// coordinates are integers below maxExactInt.
+func orientInt(pa, pb, pc, pd [3]float64) (int, bool) {
+	var m [3][3]int64
+	if !intDiffs([][3]float64{pa, pb, pc, pd}, m[:]) {
+		return 0, false
+	}
+	var x [3][3]big.Int
+	for i := range 3 {
+		for k := range 3 {
+			x[i][k].SetInt64(m[i][k])
+		}
+	}
+	var det, t, u big.Int
+	for j := range 3 {
+		// Cofactor of x[0][j] from the other two rows.
+		j1, j2 := (j+1)%3, (j+2)%3
+		t.Mul(&x[1][j1], &x[2][j2])
+		u.Mul(&x[1][j2], &x[2][j1])
+		t.Sub(&t, &u)
+		t.Mul(&t, &x[0][j])
+		det.Add(&det, &t)
+	}
+	return det.Sign(), true
+}
+
 // inSphere reports whether point e lies inside the circumsphere of the
 // positively oriented tetrahedron (a, b, c, d), ties broken symbolically.
 func (d *triangulator) inSphere(a, b, c, dd, e int32) bool {
 	idx := [5]int32{a, b, c, dd, e}
-	pe := d.pts[e]
-	var m [4][4]float64
-	for i := range 4 {
-		p := d.pts[idx[i]]
-		dx, dy, dz := p[0]-pe[0], p[1]-pe[1], p[2]-pe[2]
-		m[i] = [4]float64{dx, dy, dz, dx*dx + dy*dy + dz*dz}
-	}
-	det, perm := det4(m)
-	if math.Abs(det) > 1e-10*perm {
-		return det > 0
+	if !d.exactOnly {
+		pts := [5][3]float64{d.pts[a], d.pts[b], d.pts[c], d.pts[dd], d.pts[e]}
+		s, ok := inSphereFilter(pts)
+		if !ok {
+			s, ok = inSphereInt(pts, &d.scratch)
+		}
+		if ok {
+			if s != 0 {
+				return s > 0
+			}
+			return d.inSphereTie(idx)
+		}
 	}
 	// Exact evaluation of the 5x5 lifted determinant (rows x, y, z, h, 1).
 	rows := make([][]*big.Float, 5)
@@ -291,16 +391,13 @@ func (d *triangulator) inSphere(a, b, c, dd, e int32) bool {
 	if s := bigDet(rows).Sign(); s != 0 {
 		return s > 0
 	}
+	if !d.exactOnly {
+		return d.inSphereTie(idx)
+	}
 	// Tie: point i's height is lowered by delta^(n-i), so the latest point
 	// dominates. The coefficient of its perturbation is the determinant with
 	// the height column replaced by the unit vector at its row.
-	order := [5]int{0, 1, 2, 3, 4}
-	for i := 1; i < 5; i++ {
-		for j := i; j > 0 && idx[order[j]] > idx[order[j-1]]; j-- {
-			order[j], order[j-1] = order[j-1], order[j]
-		}
-	}
-	for _, r := range order {
+	for _, r := range tieOrder(idx) {
 		cr := make([][]*big.Float, 5)
 		for i := range 5 {
 			cr[i] = append([]*big.Float(nil), rows[i]...)
@@ -314,6 +411,144 @@ func (d *triangulator) inSphere(a, b, c, dd, e int32) bool {
 		}
 	}
 	return false
+}
+
+// tieOrder returns the rows 0-4 of idx by decreasing point index: the order
+// in which their symbolic perturbations dominate.
+func tieOrder(idx [5]int32) [5]int {
+	order := [5]int{0, 1, 2, 3, 4}
+	for i := 1; i < 5; i++ {
+		for j := i; j > 0 && idx[order[j]] > idx[order[j-1]]; j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+		}
+	}
+	return order
+}
+
+// inSphereTie breaks an exact insphere tie symbolically, as the exact path
+// of inSphere does. The perturbation coefficient of row r, the 5x5
+// determinant with the height column (index 3) replaced by the unit vector
+// at row r, is by expansion along that column (-1)^(r+3) times the 4x4
+// determinant [x y z 1] of the other rows, which is orient3d of those
+// points in order.
+func (d *triangulator) inSphereTie(idx [5]int32) bool {
+	for _, r := range tieOrder(idx) {
+		var o [4]int32
+		m := 0
+		for i := range 5 {
+			if i != r {
+				o[m] = idx[i]
+				m++
+			}
+		}
+		s := d.orient(o[0], o[1], o[2], o[3])
+		if (r+3)%2 == 1 {
+			s = -s
+		}
+		if s != 0 {
+			return -s > 0 // lowering: the perturbation enters with a minus sign
+		}
+	}
+	return false
+}
+
+// inSphereFilter is Shewchuk's insphere float64 stage on p[0..3] = a, b, c,
+// d and p[4] = e: the sign of the lifted determinant when certain.
+func inSphereFilter(p [5][3]float64) (int, bool) {
+	pe := p[4]
+	aex, aey, aez := p[0][0]-pe[0], p[0][1]-pe[1], p[0][2]-pe[2]
+	bex, bey, bez := p[1][0]-pe[0], p[1][1]-pe[1], p[1][2]-pe[2]
+	cex, cey, cez := p[2][0]-pe[0], p[2][1]-pe[1], p[2][2]-pe[2]
+	dex, dey, dez := p[3][0]-pe[0], p[3][1]-pe[1], p[3][2]-pe[2]
+
+	aexbey, bexaey := float64(aex*bey), float64(bex*aey)
+	ab := aexbey - bexaey
+	bexcey, cexbey := float64(bex*cey), float64(cex*bey)
+	bc := bexcey - cexbey
+	cexdey, dexcey := float64(cex*dey), float64(dex*cey)
+	cd := cexdey - dexcey
+	dexaey, aexdey := float64(dex*aey), float64(aex*dey)
+	da := dexaey - aexdey
+	aexcey, cexaey := float64(aex*cey), float64(cex*aey)
+	ac := aexcey - cexaey
+	bexdey, dexbey := float64(bex*dey), float64(dex*bey)
+	bd := bexdey - dexbey
+
+	abc := float64(aez*bc) - float64(bez*ac) + float64(cez*ab)
+	bcd := float64(bez*cd) - float64(cez*bd) + float64(dez*bc)
+	cda := float64(cez*da) + float64(dez*ac) + float64(aez*cd)
+	dab := float64(dez*ab) + float64(aez*bd) + float64(bez*da)
+
+	alift := float64(aex*aex) + float64(aey*aey) + float64(aez*aez)
+	blift := float64(bex*bex) + float64(bey*bey) + float64(bez*bez)
+	clift := float64(cex*cex) + float64(cey*cey) + float64(cez*cez)
+	dlift := float64(dex*dex) + float64(dey*dey) + float64(dez*dez)
+
+	det := (float64(dlift*abc) - float64(clift*dab)) + (float64(blift*cda) - float64(alift*bcd))
+
+	ab_, bc_, cd_ := math.Abs(aexbey)+math.Abs(bexaey), math.Abs(bexcey)+math.Abs(cexbey), math.Abs(cexdey)+math.Abs(dexcey)
+	da_, ac_, bd_ := math.Abs(dexaey)+math.Abs(aexdey), math.Abs(aexcey)+math.Abs(cexaey), math.Abs(bexdey)+math.Abs(dexbey)
+	az, bz, cz, dz := math.Abs(aez), math.Abs(bez), math.Abs(cez), math.Abs(dez)
+	perm := float64((float64(cd_*bz)+float64(bd_*cz)+float64(bc_*dz))*alift) +
+		float64((float64(da_*cz)+float64(ac_*dz)+float64(cd_*az))*blift) +
+		float64((float64(ab_*dz)+float64(bd_*az)+float64(da_*bz))*clift) +
+		float64((float64(bc_*az)+float64(ac_*bz)+float64(ab_*cz))*dlift)
+	bound := ispErrBoundA * perm
+	if det > bound || -det > bound {
+		return sign(det), true
+	}
+	return 0, false
+}
+
+// intScratch holds the big integers of inSphereInt between calls.
+type intScratch struct {
+	m               [4][4]big.Int
+	t, det, a, b, u big.Int
+}
+
+// inSphereInt evaluates the insphere determinant exactly in integers (the
+// 4x4 determinant of the rows [p_i - e, |p_i - e|^2], which equals the 5x5
+// lifted one); ok is false unless all coordinates are integers below
+// maxExactInt.
+// sc, when not nil, is reused scratch space.
+func inSphereInt(p [5][3]float64, sc *intScratch) (int, bool) {
+	var dif [4][3]int64
+	if !intDiffs(p[:], dif[:]) {
+		return 0, false
+	}
+	if sc == nil {
+		sc = new(intScratch)
+	}
+	m, t := &sc.m, &sc.t
+	for i := range 4 {
+		m[i][3].SetInt64(0)
+		for k := range 3 {
+			m[i][k].SetInt64(dif[i][k])
+			t.Mul(&m[i][k], &m[i][k])
+			m[i][3].Add(&m[i][3], t)
+		}
+	}
+	// Expansion by the 2x2 minors of rows 0-1 and their complements in
+	// rows 2-3 (Laplace), as det4.
+	pairs := [6][2]int{{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}}
+	det, a, b, u := &sc.det, &sc.a, &sc.b, &sc.u
+	det.SetInt64(0)
+	for i, pr := range pairs {
+		q := pairs[5-i]
+		a.Mul(&m[0][pr[0]], &m[1][pr[1]])
+		u.Mul(&m[0][pr[1]], &m[1][pr[0]])
+		a.Sub(a, u)
+		b.Mul(&m[2][q[0]], &m[3][q[1]])
+		u.Mul(&m[2][q[1]], &m[3][q[0]])
+		b.Sub(b, u)
+		a.Mul(a, b)
+		if i == 1 || i == 4 {
+			det.Sub(det, a)
+		} else {
+			det.Add(det, a)
+		}
+	}
+	return det.Sign(), true
 }
 
 func det4(m [4][4]float64) (det, perm float64) {

@@ -5,9 +5,11 @@
 // Two implementations of Profile exist. Measured loads the Pollux
 // artifact's traces (placements.csv, scalability.csv, validation-<bsz>.csv)
 // and reproduces the Pollux simulator's applications.py, with one
-// documented deviation (below). Fitted needs no files: it evaluates a few
-// tens of fitted numbers per model (Params), embedded for the six Pollux
-// models in builtin.json.
+// documented deviation (below). Fitted needs no files: it evaluates under a
+// hundred fitted numbers per model (Params), embedded for the six Pollux
+// models in builtin.json. Its gradient statistics are fitted in log space
+// and its step times have a positive compute share, so the values are
+// positive wherever they are defined (TestFittedSane sweeps them).
 //
 // # Deviation from Pollux
 //

@@ -36,7 +36,8 @@ type Params struct {
 	Gamma  float64 `json:"gamma"`
 	Sync1  float64 `json:"sync_1"`
 
-	// Progress after e epochs is ProgressA*e + ProgressB*e^2.
+	// Progress after e epochs is ProgressA*e + ProgressB*e^2; Fit keeps it
+	// strictly increasing for e in [0, MaxEpochs].
 	ProgressA float64 `json:"progress_a"`
 	ProgressB float64 `json:"progress_b"`
 
@@ -49,13 +50,21 @@ type Params struct {
 	Knots      []int     `json:"knots"`
 	IterShape  []float64 `json:"iter_shape"`
 
-	// Gradient statistics at BatchSizes[i] during epoch e are
-	// SqrScale[i]*SqrCurve(e) and VarScale[i]*VarCurve(e), the curves
-	// piecewise linear over Knots.
-	SqrScale []float64 `json:"sqr_scale"`
-	SqrCurve []float64 `json:"sqr_curve"`
-	VarScale []float64 `json:"var_scale"`
-	VarCurve []float64 `json:"var_curve"`
+	// Gradient statistics are fitted in log space, so they are positive by
+	// construction: the squared norm at BatchSizes[i] during epoch e is
+	//
+	//	exp(SqrLogScale[i] + SqrLogCurve(e) + x_i*SqrLogSlope(e)),
+	//	x_i = ln(BatchSizes[i]/BatchSizes[0]),
+	//
+	// the curves piecewise linear over Knots (both 0 at the first knot),
+	// and the variance likewise with the Var fields. Between batch sizes
+	// the values are interpolated linearly, as Pollux does.
+	SqrLogScale []float64 `json:"sqr_log_scale"`
+	SqrLogCurve []float64 `json:"sqr_log_curve"`
+	SqrLogSlope []float64 `json:"sqr_log_slope"`
+	VarLogScale []float64 `json:"var_log_scale"`
+	VarLogCurve []float64 `json:"var_log_curve"`
+	VarLogSlope []float64 `json:"var_log_slope"`
 }
 
 // Fitted is a Profile computed from Params alone.
@@ -107,6 +116,8 @@ func (p *Params) throughput(nodes, replicas int, bsz float64) (step, sync float6
 		net = p.AlphaN + p.BetaN*float64(replicas-2)
 	}
 	step = math.Pow(math.Pow(c, p.Gamma)+math.Pow(net, p.Gamma), 1/p.Gamma)
+	// step >= max(c, net) mathematically; pow can round it just below c.
+	step = math.Max(step, c)
 	return step, step - c
 }
 
@@ -147,13 +158,21 @@ func knotValue(knots []int, ys []float64, e int) float64 {
 // batch sizes as Pollux does. It panics outside the validated batch sizes.
 func (f *Fitted) GradStats(batchSize int, epoch int) (sqr, variance float64) {
 	lo, hi := f.bracket(batchSize)
-	sc, vc := knotValue(f.p.Knots, f.p.SqrCurve, epoch), knotValue(f.p.Knots, f.p.VarCurve, epoch)
+	ls, us := f.p.gradStat(lo, epoch)
 	if lo == hi {
-		return f.p.SqrScale[lo] * sc, f.p.VarScale[lo] * vc
+		return ls, us
 	}
+	hs, hv := f.p.gradStat(hi, epoch)
 	bl, bh := f.p.BatchSizes[lo], f.p.BatchSizes[hi]
-	return lerp(batchSize, bl, bh, f.p.SqrScale[lo]*sc, f.p.SqrScale[hi]*sc),
-		lerp(batchSize, bl, bh, f.p.VarScale[lo]*vc, f.p.VarScale[hi]*vc)
+	return lerp(batchSize, bl, bh, ls, hs), lerp(batchSize, bl, bh, us, hv)
+}
+
+// gradStat evaluates the log-space model at validated batch size i.
+func (p *Params) gradStat(i, epoch int) (sqr, variance float64) {
+	x := math.Log(float64(p.BatchSizes[i]) / float64(p.BatchSizes[0]))
+	sqr = math.Exp(p.SqrLogScale[i] + knotValue(p.Knots, p.SqrLogCurve, epoch) + x*knotValue(p.Knots, p.SqrLogSlope, epoch))
+	variance = math.Exp(p.VarLogScale[i] + knotValue(p.Knots, p.VarLogCurve, epoch) + x*knotValue(p.Knots, p.VarLogSlope, epoch))
+	return sqr, variance
 }
 
 // Iteration returns the fitted iterations after completing epoch.
@@ -296,100 +315,118 @@ func hatBasis(knots []int, e int) []float64 {
 	return w
 }
 
-// fitCurve fits ys[b][e] ~ scale[b] * curve(e) (curve piecewise linear over
-// knots, normalised to curve(knots[0]) = 1) by alternating least squares.
-func fitCurve(ys [][]float64, knots []int) (scale, curve []float64) {
-	nb, ne := len(ys), len(ys[0])
-	scale = make([]float64, nb)
-	curve = make([]float64, len(knots))
-	for i := range curve {
-		curve[i] = 1
+// convKnots returns the knot epochs of the convergence curves for a model
+// trained for E epochs: every one of the first few epochs, where the
+// gradient statistics fall by up to several decades, then evenly spaced
+// ones up to the last epoch, n in all (fewer when E is small).
+func convKnots(E, n int) []int {
+	var ks []int
+	add := func(k int) {
+		if k >= 0 && k < E && (len(ks) == 0 || k > ks[len(ks)-1]) {
+			ks = append(ks, k)
+		}
 	}
-	basis := make([][]float64, ne)
-	for e := range ne {
-		basis[e] = hatBasis(knots, e)
+	const dense = 3 // epochs 0, 1, 2
+	for k := range dense {
+		add(k)
 	}
-	eval := func(e int) float64 {
-		v := 0.0
-		for i, w := range basis[e] {
-			v += w * curve[i]
+	if rest := n - dense; rest > 0 && E-1 > dense-1 {
+		for i := 1; i <= rest; i++ {
+			add(dense - 1 + int(math.Round(float64(i*(E-dense))/float64(rest))))
 		}
-		return v
 	}
-	for range 50 {
-		for b := range nb {
-			num, den := 0.0, 0.0
-			for e := range ne {
-				g := eval(e)
-				num += ys[b][e] * g
-				den += g * g
-			}
-			if den > 0 {
-				scale[b] = num / den
-			}
-		}
-		a := mat.NewDense(nb*ne, len(knots), nil)
-		y := mat.NewVecDense(nb*ne, nil)
-		for b := range nb {
-			for e := range ne {
-				for i, w := range basis[e] {
-					a.Set(b*ne+e, i, scale[b]*w)
-				}
-				y.SetVec(b*ne+e, ys[b][e])
-			}
-		}
-		var c mat.VecDense
-		if err := c.SolveVec(a, y); err != nil {
-			break
-		}
-		for i := range curve {
-			curve[i] = c.AtVec(i)
-		}
-		if n := curve[0]; n != 0 {
-			for i := range curve {
-				curve[i] /= n
+	return ks
+}
+
+// convKnotCount is the number of convergence knots Fit uses.
+const convKnotCount = 9
+
+// fitLogCurve fits ln ys[b][e] ~ scale[b] + curve(e) + x[b]*slope(e), with
+// x[b] = ln(bsz[b]/bsz[0]) and curve and slope piecewise linear over knots
+// and zero at the first knot, by linear least squares. Values that are not
+// positive (deepspeech2 records exact zeros) are raised to the smallest
+// positive value in ys.
+func fitLogCurve(ys [][]float64, bsz []int, knots []int) (scale, curve, slope []float64) {
+	nb, ne, nk := len(ys), len(ys[0]), len(knots)
+	floor := math.Inf(1)
+	for _, row := range ys {
+		for _, v := range row {
+			if v > 0 {
+				floor = math.Min(floor, v)
 			}
 		}
 	}
-	// Final scales for the normalised curve.
+	if math.IsInf(floor, 1) {
+		floor = 1e-300
+	}
+	x := make([]float64, nb)
 	for b := range nb {
-		num, den := 0.0, 0.0
+		x[b] = math.Log(float64(bsz[b]) / float64(bsz[0]))
+	}
+	// Columns: nb offsets, nk-1 curve values, nk-1 slope values (the
+	// slope only when the batch sizes differ).
+	useSlope := nb > 1
+	cols := nb + (nk - 1)
+	if useSlope {
+		cols += nk - 1
+	}
+	a := mat.NewDense(nb*ne, cols, nil)
+	y := mat.NewVecDense(nb*ne, nil)
+	for b := range nb {
 		for e := range ne {
-			g := eval(e)
-			num += ys[b][e] * g
-			den += g * g
-		}
-		if den > 0 {
-			scale[b] = num / den
+			r := b*ne + e
+			a.Set(r, b, 1)
+			w := hatBasis(knots, e)
+			for k := 1; k < nk; k++ {
+				a.Set(r, nb+k-1, w[k])
+				if useSlope {
+					a.Set(r, nb+nk-1+k-1, x[b]*w[k])
+				}
+			}
+			y.SetVec(r, math.Log(math.Max(ys[b][e], floor)))
 		}
 	}
-	return scale, curve
+	var c mat.VecDense
+	if err := c.SolveVec(a, y); err != nil {
+		panic("profile: gradient-statistics fit failed: " + err.Error())
+	}
+	scale = make([]float64, nb)
+	curve = make([]float64, nk)
+	slope = make([]float64, nk)
+	for b := range nb {
+		scale[b] = c.AtVec(b)
+	}
+	for k := 1; k < nk; k++ {
+		curve[k] = c.AtVec(nb + k - 1)
+		if useSlope {
+			slope[k] = c.AtVec(nb + nk - 1 + k - 1)
+		}
+	}
+	return scale, curve, slope
 }
 
 func fitConvergence(m *Measured, p *Params) {
 	E := m.maxEpochs
-	k := min(6, E)
-	p.Knots = make([]int, 0, k)
-	for i := range k {
-		kn := 0
-		if k > 1 {
-			kn = int(math.Round(float64(i*(E-1)) / float64(k-1)))
-		}
-		if len(p.Knots) == 0 || kn > p.Knots[len(p.Knots)-1] {
-			p.Knots = append(p.Knots, kn)
-		}
-	}
-	// Progress: least squares of a*e + b*e^2 through Pollux's Progress(e).
+	p.Knots = convKnots(E, convKnotCount)
+	// Progress: least squares of a*e + b*e^2 through Pollux's Progress(e),
+	// falling back to a*e alone when the quadratic is not strictly
+	// increasing on [0, E].
 	a := mat.NewDense(E, 2, nil)
 	y := mat.NewVecDense(E, nil)
+	var sxy, sxx float64
 	for e := 1; e <= E; e++ {
 		a.Set(e-1, 0, float64(e))
 		a.Set(e-1, 1, float64(e*e))
 		y.SetVec(e-1, m.Progress(e))
+		sxy += float64(e) * m.Progress(e)
+		sxx += float64(e * e)
 	}
 	var pr mat.VecDense
 	if err := pr.SolveVec(a, y); err == nil {
 		p.ProgressA, p.ProgressB = sig6(pr.AtVec(0)), sig6(pr.AtVec(1))
+	}
+	if !progressIncreasing(p.ProgressA, p.ProgressB, E) {
+		p.ProgressA, p.ProgressB = sig6(sxy/sxx), 0
 	}
 	p.BatchSizes = slices.Clone(m.valBsz)
 	last := E - 1
@@ -409,10 +446,17 @@ func fitConvergence(m *Measured, p *Params) {
 	}
 	shape[len(shape)-1] = 1
 	p.IterShape = sig6s(shape)
-	sc, cv := fitCurve(sqr, p.Knots)
-	p.SqrScale, p.SqrCurve = sig6s(sc), sig6s(cv)
-	sc, cv = fitCurve(vr, p.Knots)
-	p.VarScale, p.VarCurve = sig6s(sc), sig6s(cv)
+	sc, cv, sl := fitLogCurve(sqr, p.BatchSizes, p.Knots)
+	p.SqrLogScale, p.SqrLogCurve, p.SqrLogSlope = sig6s(sc), sig6s(cv), sig6s(sl)
+	sc, cv, sl = fitLogCurve(vr, p.BatchSizes, p.Knots)
+	p.VarLogScale, p.VarLogCurve, p.VarLogSlope = sig6s(sc), sig6s(cv), sig6s(sl)
+}
+
+// progressIncreasing reports whether a*e + b*e^2 is strictly increasing on
+// the integers 0..E: its increments a + b*(2e+1), linear in e, are positive
+// at both ends.
+func progressIncreasing(a, b float64, E int) bool {
+	return a+b > 0 && a+b*float64(2*E-1) > 0
 }
 
 // WriteBuiltinJSON writes ps as the indented JSON object (keyed by model

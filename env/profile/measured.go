@@ -41,7 +41,14 @@ type Measured struct {
 	nd     *linearND
 
 	mu    sync.Mutex
-	cache map[string][2]float64
+	cache map[string]cached
+}
+
+// cached is a memoized TryThroughput result: the step and sync times, or
+// the reason the query has no value.
+type cached struct {
+	v      [2]float64
+	reason string
 }
 
 var _ Profile = (*Measured)(nil)
@@ -133,7 +140,7 @@ func newMeasured(name string, pl []PlacementRow, sc []ScalabilityRow, val map[in
 	if len(val) == 0 {
 		return nil, fmt.Errorf("load profile %s: no validation-<bsz>.csv files", name)
 	}
-	m := &Measured{name: name, placements: pl, scalability: sc, cache: make(map[string][2]float64)}
+	m := &Measured{name: name, placements: pl, scalability: sc, cache: make(map[string]cached)}
 	for bsz := range val {
 		m.valBsz = append(m.valBsz, bsz)
 	}
@@ -253,35 +260,44 @@ func (m *Measured) Throughput(placement []int, localBsz int) (step, sync float64
 
 // TryThroughput is Throughput that reports, instead of panicking, why a
 // query has no value: reason is "" on success, else Throughput's panic
-// message (step and sync are then NaN). It still panics on an empty
-// placement or a negative GPU count.
+// message (step and sync are then NaN). Failures are memoized too. It still
+// panics on an empty placement or a negative GPU count.
 func (m *Measured) TryThroughput(placement []int, localBsz int) (step, sync float64, reason string) {
 	var kb [80]byte
 	id, nodes, replicas := canonicalPlacement(kb[:0], placement)
 	idLen := len(id)
 	key := strconv.AppendInt(append(id, ':'), int64(localBsz), 10)
 	m.mu.Lock()
-	v, hit := m.cache[string(key)]
+	c, hit := m.cache[string(key)]
 	m.mu.Unlock()
-	if hit {
-		return v[0], v[1], ""
+	if !hit {
+		c = m.throughput(id[:idLen], nodes, replicas, localBsz)
+		m.mu.Lock()
+		m.cache[string(key)] = c
+		m.mu.Unlock()
 	}
-	if rows, found := m.byPlacement[string(id[:idLen])]; found {
-		v, hit = interp1d(rows, float64(localBsz))
-		if !hit {
-			return math.NaN(), math.NaN(), "profile: local batch size out of range"
-		}
-	} else {
-		m.ndOnce.Do(m.buildND)
-		v, hit = m.nd.at([3]float64{float64(min(nodes, 16)), float64(replicas), float64(localBsz)})
-		if !hit {
-			return math.NaN(), math.NaN(), "profile: placement outside measured range"
-		}
+	if c.reason != "" {
+		return math.NaN(), math.NaN(), c.reason
 	}
-	m.mu.Lock()
-	m.cache[string(key)] = v
-	m.mu.Unlock()
-	return v[0], v[1], ""
+	return c.v[0], c.v[1], ""
+}
+
+// throughput computes an uncached TryThroughput result for the placement
+// with canonical id.
+func (m *Measured) throughput(id []byte, nodes, replicas, localBsz int) cached {
+	if rows, found := m.byPlacement[string(id)]; found {
+		v, ok := interp1d(rows, float64(localBsz))
+		if !ok {
+			return cached{reason: "profile: local batch size out of range"}
+		}
+		return cached{v: v}
+	}
+	m.ndOnce.Do(m.buildND)
+	v, ok := m.nd.at([3]float64{float64(min(nodes, 16)), float64(replicas), float64(localBsz)})
+	if !ok {
+		return cached{reason: "profile: placement outside measured range"}
+	}
+	return cached{v: v}
 }
 
 // interp1d is scipy.interpolate.interp1d(kind="linear") on rows sorted by

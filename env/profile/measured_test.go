@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -483,4 +484,38 @@ func naiveInSphere(a, b, c, d, e [3]float64) float64 {
 	}
 	det, _ := det4(m)
 	return det
+}
+
+// TestTryThroughputCachesFailures checks that a query without a value is
+// memoized with its reason, so a repeat does not redo the 3-D lookup.
+func TestTryThroughputCachesFailures(t *testing.T) {
+	m, err := Load(filepath.Join(tracesDir(t), "cifar10"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := []int{4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4}
+	for _, q := range []struct {
+		pl  []int
+		bsz int
+	}{{pl, 1000}, {[]int{8, 8}, 64}, {[]int{1}, 100000}} {
+		_, _, reason := m.TryThroughput(q.pl, q.bsz)
+		if reason == "" {
+			t.Fatalf("TryThroughput(%v, %d) succeeded, want a failure", q.pl, q.bsz)
+		}
+		key := string(canonicalID(q.pl)) + ":" + strconv.Itoa(q.bsz)
+		c, ok := m.cache[key]
+		if !ok || c.reason != reason {
+			t.Fatalf("cache[%q] = %+v, %v; want reason %q", key, c, ok, reason)
+		}
+		// A planted entry is what a repeat returns: it comes from the cache.
+		m.cache[key] = cached{reason: "planted"}
+		if step, sync, r := m.TryThroughput(q.pl, q.bsz); r != "planted" || !math.IsNaN(step) || !math.IsNaN(sync) {
+			t.Fatalf("repeat TryThroughput(%v, %d) = %v, %v, %q; want the cached failure", q.pl, q.bsz, step, sync, r)
+		}
+	}
+}
+
+func canonicalID(pl []int) []byte {
+	id, _, _ := canonicalPlacement(nil, pl)
+	return id
 }
