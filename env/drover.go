@@ -160,9 +160,8 @@ func (m *Drover) StepTime(j *Job, r, gpusPerNode int) float64 {
 	if gpusPerNode <= 0 {
 		gpusPerNode = m.gpusPerNode()
 	}
-	// Scale the reference iteration by the profile's packed speed-up: the
-	// job's batch is fixed, so more GPUs mean smaller per-GPU batches.
-	return iterTime(s.prof, packed(r, gpusPerNode), s.batch, 1) * s.ref / iterTime(s.prof, packed(j.Spec.GPUs, m.gpusPerNode()), s.batch, 1)
+	// The job's global batch is fixed: more GPUs mean smaller per-GPU batches.
+	return iterTime(s.prof, packed(r, gpusPerNode), s.batch, 1)
 }
 
 // MaxReplicas implements Oracle.

@@ -1,36 +1,15 @@
 package profile
 
 import (
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/drover-sched/drover/internal/sharedtraces"
 )
 
-// tracesDir returns ../shared/traces/pollux_apps beside the repository root
-// (found by walking up to go.mod), skipping the test when it is absent.
-func tracesDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("repository root not found")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "traces", "pollux_apps")
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("traces absent: %v", err)
-	}
-	return p
-}
+// tracesDir returns the shared pollux_apps profiles directory, skipping
+// the test when it is absent.
+func tracesDir(t testing.TB) string { return sharedtraces.Path(t, "pollux_apps") }
 
 var (
 	allOnce sync.Once

@@ -3,10 +3,11 @@ package trace_test
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/drover-sched/drover/internal/sharedtraces"
 
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env"
@@ -15,30 +16,8 @@ import (
 	"github.com/drover-sched/drover/policies/builtin"
 )
 
-// tracesDir returns ../shared/traces beside the repository, skipping the
-// test when it is absent.
-func tracesDir(tb testing.TB) string {
-	tb.Helper()
-	d, err := os.Getwd()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			break
-		}
-		p := filepath.Dir(d)
-		if p == d {
-			tb.Skip("repository root not found")
-		}
-		d = p
-	}
-	t := filepath.Join(filepath.Dir(d), "shared", "traces")
-	if _, err := os.Stat(t); err != nil {
-		tb.Skipf("no traces at %s", t)
-	}
-	return t
-}
+// tracesDir returns the shared traces directory (see internal/sharedtraces).
+func tracesDir(tb testing.TB) string { return sharedtraces.Dir(tb) }
 
 var (
 	measuredOnce sync.Once
