@@ -66,7 +66,7 @@ func TestBadWorkloads(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("--skip-bad: exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(out, "1 jobs, 1 rows skipped") {
+	if !strings.Contains(out, "1 jobs, 1 rows skipped: 1 ") {
 		t.Errorf("--skip-bad output lacks the skip count:\n%s", out)
 	}
 }

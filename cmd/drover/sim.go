@@ -8,7 +8,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/drover-sched/drover/datasets"
@@ -118,7 +120,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "workload   %s (%d jobs", w.Name, len(w.Jobs))
 	if w.Skipped > 0 {
-		fmt.Fprintf(stdout, ", %d rows skipped", w.Skipped)
+		fmt.Fprintf(stdout, ", %d rows skipped:%s", w.Skipped, reasons(w.SkipReasons))
 	}
 	fmt.Fprintf(stdout, ")\ncluster    %d nodes x %d GPUs\nmodel      %s (profiles: %s)\npolicy     %s (seed %d)\n", *nodes, *gpn, *model, src, *policy, *seed)
 	fmt.Fprintf(stdout, "finished   %d/%d jobs\n", s.Finished, s.Jobs)
@@ -129,6 +131,28 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "events     %d (%d decision points)\n", ev, res.Sim.DecisionPoints())
 	fmt.Fprintf(stdout, "wall time  %s (%.0f events/s)\n", wall.Round(time.Millisecond), float64(ev)/wall.Seconds())
 	return nil
+}
+
+// reasons formats skip counts by reason, most frequent first.
+func reasons(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(a, b int) bool {
+		if m[keys[a]] != m[keys[b]] {
+			return m[keys[a]] > m[keys[b]]
+		}
+		return keys[a] < keys[b]
+	})
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, " %d %s", m[k], k)
+	}
+	return b.String()
 }
 
 // hasDurations reports whether any job of w has a measured duration.
