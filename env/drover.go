@@ -3,6 +3,7 @@ package env
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 )
 
 // Drover is Drover's own throughput model. A job's amount of work is its
@@ -20,9 +21,13 @@ type Drover struct {
 	// Profiles maps model names to profiles.
 	Profiles map[string]Profile
 	// GPUsPerNode is the node size of the packed reference placement; 0
-	// takes the largest node of the cluster when a job is placed, and 4
-	// at admission.
+	// means 4.
 	GPUsPerNode int
+	// Workers, when set, models each worker (stragglers, background load,
+	// sync strategies); nil keeps the job-level model.
+	Workers *Workers
+
+	occ []occupancy // per node, with Workers
 }
 
 var _ Model = (*Drover)(nil)
@@ -30,6 +35,7 @@ var _ Oracle = (*Drover)(nil)
 
 type droverJob struct {
 	prof    Profile
+	w       *workerState // with Workers
 	batch   int
 	ref     float64 // packed iteration time, seconds
 	work    float64 // reference seconds of work in total
@@ -69,6 +75,13 @@ func (m *Drover) Admit(j *Job, meta *Meta) error {
 		s.work = j.Spec.Duration
 	} else {
 		s.work = p.Iteration(b, p.CompletionEpoch(b)) * s.ref
+	}
+	if m.Workers != nil {
+		m.Workers.defaults()
+		s.w = &workerState{}
+		if m.Workers.NewJitter != nil {
+			s.w.jit = m.Workers.NewJitter(j.Spec.GPUs, rand.NewPCG(m.Workers.Seed, uint64(j.ID)))
+		}
 	}
 	j.m = s
 	return nil
@@ -110,12 +123,68 @@ func (m *Drover) Place(j *Job, c *Cluster) {
 		}
 		speed = min(speed, sp)
 	}
-	t := iterTime(s.prof, j.Placement(), s.batch, speed)
-	s.rate = s.ref / t
-	if !(s.rate > 0) || math.IsInf(s.rate, 0) {
-		s.rate = 0
-	}
 	s.delay = s.restart
+	if m.Workers == nil {
+		s.rate = s.ref / iterTime(s.prof, j.Placement(), s.batch, speed)
+		if !(s.rate > 0) || math.IsInf(s.rate, 0) {
+			s.rate = 0
+		}
+		return
+	}
+	// Per-worker model: split the packed-placement iteration into per-GPU
+	// compute and the measured all-reduce of the actual placement; Refresh
+	// (called by the simulator right after Place) sets the rate.
+	if len(m.occ) < len(c.Nodes) {
+		m.occ = append(m.occ, make([]occupancy, len(c.Nodes)-len(m.occ))...)
+	}
+	ws := s.w
+	placement := j.Placement()
+	w := len(j.Alloc)
+	local := int(math.Ceil(float64(s.batch)/float64(w) - 1e-8))
+	accum := int(math.Ceil(float64(local)/float64(s.prof.MaxLocalBsz())-1e-8)) - 1
+	atomic := min(max(int(math.Ceil(float64(local)/float64(accum+1)-1e-8)), s.prof.MinLocalBsz()), s.prof.MaxLocalBsz())
+	step, sync := s.prof.Throughput(placement, atomic)
+	ws.compute = (step - sync) * float64(accum+1)
+	ws.sync = sync
+	if j.Spec.Arch == PS {
+		ws.sync *= psOverRing(w, max(1, j.Spec.PSShards))
+	}
+	ws.nodes = distinct(j.Alloc, ws.nodes)
+	ws.duty = 1
+	switch j.Sync.Kind {
+	case ASP, SSP:
+		ws.duty = ws.sync / (ws.compute + ws.sync)
+	case LocalSGD:
+		h := float64(max(j.Sync.Period, 1))
+		ws.duty = ws.sync / (h*ws.compute + ws.sync)
+	}
+	m.occupy(j, s, 1)
+}
+
+// Period implements Dynamic.
+func (m *Drover) Period() float64 {
+	if m.Workers == nil {
+		return 0
+	}
+	m.Workers.defaults()
+	return m.Workers.Period
+}
+
+// Refresh implements Dynamic: it recomputes the job's speed from its
+// nodes' load at now.
+func (m *Drover) Refresh(j *Job, c *Cluster, now float64) {
+	if m.Workers == nil {
+		return
+	}
+	m.refresh(j, j.m.(*droverJob), c, now)
+}
+
+// Release implements Dynamic.
+func (m *Drover) Release(j *Job) {
+	if m.Workers == nil {
+		return
+	}
+	m.occupy(j, j.m.(*droverJob), -1)
 }
 
 // Advance implements Model.
@@ -129,6 +198,13 @@ func (m *Drover) Advance(j *Job, dt float64) (float64, bool) {
 		return used + max(dt, 0), false
 	}
 	need := (s.work - s.done) / s.rate
+	run := min(need, dt)
+	if s.w != nil && s.w.iterTime > 0 {
+		it := run / s.w.iterTime
+		j.Iterations += it
+		j.StragglerIterations += it * s.w.withStraggler
+		j.Stragglers += it * s.w.stragglers
+	}
 	if need <= dt {
 		s.done = s.work
 		j.Progress = 1

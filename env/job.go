@@ -21,6 +21,11 @@ type JobSpec struct {
 	Model string
 	// BatchSize is the job's global batch size; 0 picks the model's default.
 	BatchSize int
+	// Arch is the job's communication architecture (ring all-reduce by
+	// default).
+	Arch Arch
+	// PSShards is the number of parameter servers of a PS job (default 1).
+	PSShards int
 }
 
 func (s *JobSpec) validate() error {
@@ -33,6 +38,8 @@ func (s *JobSpec) validate() error {
 		return fmt.Errorf("%w: job %s: submit = %v, want a finite time >= 0", ErrBadJob, s.Name, s.Submit)
 	case math.IsNaN(s.Duration) || math.IsInf(s.Duration, 0) || s.Duration < 0:
 		return fmt.Errorf("%w: job %s: duration = %v, want a finite time >= 0", ErrBadJob, s.Name, s.Duration)
+	case s.PSShards < 0:
+		return fmt.Errorf("%w: job %s: PS shards = %d, want >= 0", ErrBadJob, s.Name, s.PSShards)
 	case s.BatchSize < 0:
 		return fmt.Errorf("%w: job %s: batch size = %d, want >= 0", ErrBadJob, s.Name, s.BatchSize)
 	}
@@ -91,6 +98,16 @@ type Job struct {
 	// Held is the seconds the job has held GPUs (its run time, restart
 	// delays included).
 	Held float64
+	// Sync is the job's synchronization strategy (BSP unless a policy
+	// chose otherwise).
+	Sync Sync
+	// Iterations counts the training iterations run (per-worker model).
+	Iterations float64
+	// StragglerIterations counts the iterations in which at least one
+	// worker was a straggler (per-worker model; expected value).
+	StragglerIterations float64
+	// Stragglers counts straggling worker-iterations (per-worker model).
+	Stragglers float64
 
 	last   float64 // sim time up to which the model has advanced the job
 	placed float64 // sim time of the current placement

@@ -36,3 +36,16 @@ type Oracle interface {
 	// MaxReplicas returns the most GPUs j can use.
 	MaxReplicas(j *Job) int
 }
+
+// Dynamic is implemented by models whose job speeds change by themselves
+// over time (background load, jitter) or with the jobs around them. The
+// simulator refreshes every running job at each multiple of Period, and
+// right after placing it.
+type Dynamic interface {
+	// Period returns the seconds between refreshes (0: never).
+	Period() float64
+	// Refresh recomputes j's speed for the period starting at now.
+	Refresh(j *Job, c *Cluster, now float64)
+	// Release tells the model that j has lost its allocation.
+	Release(j *Job)
+}

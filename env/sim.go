@@ -38,6 +38,9 @@ type Decision struct {
 	Job int
 	// Nodes is the node index of each worker.
 	Nodes []int
+	// Sync is the job's synchronization strategy on this allocation (the
+	// zero value is BSP). Changing it restarts the job.
+	Sync Sync
 }
 
 // View is what a policy sees at a decision point. It and everything it
@@ -68,8 +71,11 @@ type Scheduler interface {
 // clock, no I/O; time advances only through Next. It is not safe for
 // concurrent use.
 type Sim struct {
-	cfg   Config
-	model Model
+	cfg     Config
+	model   Model
+	dynamic Dynamic // the model, when it is Dynamic with a positive period
+	period  float64
+	nextDyn float64 // the next refresh time
 	jobs  []Job
 	free  []int
 	total int
@@ -147,6 +153,9 @@ func New(cfg Config, specs []JobSpec) (*Sim, error) {
 		s.free[i] = n.GPUs
 	}
 	s.view = View{Cluster: &s.cfg.Cluster, Free: s.free, Model: s.model}
+	if d, ok := s.model.(Dynamic); ok && d.Period() > 0 {
+		s.dynamic, s.period, s.nextDyn = d, d.Period(), d.Period()
+	}
 	return s, nil
 }
 
@@ -211,6 +220,7 @@ func (s *Sim) tick() error {
 			t = k * iv
 		}
 	}
+	s.refreshUntil(t)
 	for _, j := range s.active {
 		if j.State == Running {
 			s.advance(j, t)
@@ -221,20 +231,49 @@ func (s *Sim) tick() error {
 	return nil
 }
 
-// event advances to the next arrival or completion.
-func (s *Sim) event() error {
-	t := math.Inf(1)
-	if s.next < len(s.jobs) {
-		t = s.jobs[s.next].Spec.Submit
+// refreshUntil runs every dynamics refresh due at or before t: it brings
+// the running jobs up to the refresh time and lets the model recompute
+// their speeds, rescheduling their finish events.
+func (s *Sim) refreshUntil(t float64) {
+	if s.dynamic == nil {
+		return
 	}
-	for len(s.finishes) > 0 {
-		top := s.finishes[0]
-		if top.gen != s.jobs[top.job].gen || s.jobs[top.job].State != Running {
-			heap.Pop(&s.finishes)
-			continue
+	for s.nextDyn <= t {
+		at := s.nextDyn
+		for _, j := range s.active {
+			if j.State == Running {
+				s.advance(j, at)
+			}
 		}
-		t = min(t, top.at)
-		break
+		for _, j := range s.active {
+			if j.State == Running {
+				s.dynamic.Refresh(j, &s.cfg.Cluster, at)
+				s.reschedule(j, at)
+			}
+		}
+		s.nextDyn += s.period
+	}
+}
+
+// reschedule queues j's finish event (event-driven runs only) from time at.
+func (s *Sim) reschedule(j *Job, at float64) {
+	if s.cfg.Interval != 0 {
+		return
+	}
+	j.gen++
+	heap.Push(&s.finishes, finish{at: at + s.model.Remaining(j), job: j.ID, gen: j.gen})
+}
+
+// event advances to the next arrival or completion, running the dynamics
+// refreshes on the way.
+func (s *Sim) event() error {
+	t := s.nextEventTime()
+	for idle := 0; s.dynamic != nil && t >= s.nextDyn; idle++ {
+		if math.IsInf(t, 1) && (s.running == 0 || idle > maxIdleRefreshes) {
+			break // nothing can happen: stalled
+		}
+		s.refreshUntil(s.nextDyn)
+		t = s.nextEventTime()
 	}
 	if math.IsInf(t, 1) {
 		return fmt.Errorf("%w at t=%.0f s: %d jobs wait and nothing runs", ErrStalled, s.now, len(s.active))
@@ -256,6 +295,28 @@ func (s *Sim) event() error {
 	}
 	s.arrive(t)
 	return nil
+}
+
+// maxIdleRefreshes bounds the dynamics refreshes in a row during which no
+// running job can finish (every speed is zero) before the run is declared
+// stalled.
+const maxIdleRefreshes = 100000
+
+// nextEventTime returns the time of the next arrival or live finish event.
+func (s *Sim) nextEventTime() float64 {
+	t := math.Inf(1)
+	if s.next < len(s.jobs) {
+		t = s.jobs[s.next].Spec.Submit
+	}
+	for len(s.finishes) > 0 {
+		top := s.finishes[0]
+		if top.gen != s.jobs[top.job].gen || s.jobs[top.job].State != Running {
+			heap.Pop(&s.finishes)
+			continue
+		}
+		return min(t, top.at)
+	}
+	return t
 }
 
 // advance runs j from where the model left it up to time t.
@@ -334,6 +395,9 @@ func (s *Sim) release(j *Job) {
 	for _, n := range j.Alloc {
 		s.free[n]++
 	}
+	if s.dynamic != nil {
+		s.dynamic.Release(j)
+	}
 	j.Alloc = nil
 	j.State = Pending
 	j.gen++
@@ -364,7 +428,7 @@ func (s *Sim) Apply(ds []Decision) error {
 			return fmt.Errorf("%w: decision %d: job %s decided twice", ErrBadDecision, i, j.Spec.Name)
 		}
 		seen[d.Job] = true
-		if slices.Equal(d.Nodes, j.Alloc) {
+		if slices.Equal(d.Nodes, j.Alloc) && (len(d.Nodes) == 0 || d.Sync == j.Sync) {
 			continue
 		}
 		for _, n := range d.Nodes {
@@ -403,6 +467,7 @@ func (s *Sim) Apply(ds []Decision) error {
 		}
 		j := &s.jobs[d.Job]
 		j.Alloc = slices.Clone(d.Nodes)
+		j.Sync = d.Sync
 		for _, n := range d.Nodes {
 			s.free[n]--
 		}
@@ -416,6 +481,9 @@ func (s *Sim) Apply(ds []Decision) error {
 		s.running++
 		s.nevents++
 		s.model.Place(j, &s.cfg.Cluster)
+		if s.dynamic != nil {
+			s.dynamic.Refresh(j, &s.cfg.Cluster, s.now)
+		}
 		if s.cfg.Interval == 0 {
 			heap.Push(&s.finishes, finish{at: s.now + s.model.Remaining(j), job: j.ID, gen: j.gen})
 		}

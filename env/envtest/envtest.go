@@ -86,3 +86,23 @@ func (w *JobWrapper) Model(m string) *JobWrapper { w.s.Model = m; return w }
 
 // Obj returns the built JobSpec.
 func (w *JobWrapper) Obj() env.JobSpec { return w.s }
+
+// Background is a constant background load: Loads[node] on the listed
+// nodes, none elsewhere, changing never (Step is only the refresh period).
+type Background struct {
+	// Loads maps node indices to their load.
+	Loads map[int]env.Usage
+	// Period is what Step returns (300 if zero).
+	Period float64
+}
+
+// Load implements env.Background.
+func (b Background) Load(node int, _ float64) env.Usage { return b.Loads[node] }
+
+// Step implements env.Background.
+func (b Background) Step() float64 {
+	if b.Period == 0 {
+		return 300
+	}
+	return b.Period
+}

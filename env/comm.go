@@ -1,0 +1,95 @@
+package env
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Arch is a job's communication architecture.
+type Arch uint8
+
+// The architectures.
+const (
+	// Ring: ring all-reduce among the workers (the default).
+	Ring Arch = iota
+	// PS: parameter servers holding the model in shards.
+	PS
+)
+
+func (a Arch) String() string {
+	switch a {
+	case Ring:
+		return "ring"
+	case PS:
+		return "ps"
+	}
+	return fmt.Sprintf("Arch(%d)", a)
+}
+
+// RingAllReduceTime returns the seconds a bandwidth-optimal ring all-reduce
+// of a gradient of size bytes takes among w workers whose slowest link
+// carries bw bytes/s: each worker sends and receives 2(w-1)/w of the
+// gradient (reduce-scatter then all-gather; Patarasuk and Yuan, 2009).
+// One worker needs no communication.
+func RingAllReduceTime(size, bw float64, w int) float64 {
+	if w <= 1 {
+		return 0
+	}
+	return 2 * float64(w-1) / float64(w) * size / bw
+}
+
+// PSTime returns the seconds one synchronous push-and-pull of a gradient of
+// size bytes takes with w workers and k parameter-server shards, each
+// worker and each server on a link of bw bytes/s: a worker sends its whole
+// gradient and receives the whole model (2·size over its link), while each
+// server receives size/k from every worker and sends as much back
+// (2·w·size/k over its link). The slower side is the bottleneck; with
+// fewer servers than workers the servers are.
+func PSTime(size, bw float64, w, k int) float64 {
+	if w < 1 || k < 1 {
+		return math.Inf(1)
+	}
+	worker := 2 * size / bw
+	server := 2 * float64(w) * size / (float64(k) * bw)
+	return max(worker, server)
+}
+
+// psOverRing is the ratio of PSTime to RingAllReduceTime for the same
+// gradient and bandwidth: how much slower (or faster) a job's measured
+// ring all-reduce time becomes on k parameter servers.
+func psOverRing(w, k int) float64 {
+	if w <= 1 {
+		return 1
+	}
+	return max(1, float64(w)/float64(k)) / (float64(w-1) / float64(w))
+}
+
+// median returns the median of xs (the mean of the middle two for an even
+// count), reordering a copy.
+func median(xs []float64, scratch []float64) float64 {
+	s := append(scratch[:0], xs...)
+	slices.Sort(s)
+	n := len(s)
+	if n == 0 {
+		return math.NaN()
+	}
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// CountStragglers returns how many of the workers' iteration times exceed
+// the median by more than threshold (0.2 = 20%).
+func CountStragglers(times []float64, threshold float64) int {
+	var buf [16]float64
+	m := median(times, buf[:0])
+	n := 0
+	for _, t := range times {
+		if t > m*(1+threshold) {
+			n++
+		}
+	}
+	return n
+}

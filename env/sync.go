@@ -1,0 +1,235 @@
+package env
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// SyncKind is a synchronization strategy for data-parallel training.
+type SyncKind uint8
+
+// The strategies.
+const (
+	// BSP: bulk-synchronous; every iteration waits for the slowest worker.
+	BSP SyncKind = iota
+	// ASP: asynchronous; workers never wait, gradients are stale.
+	ASP
+	// SSP: stale-synchronous; a worker may run at most Staleness
+	// iterations ahead of the slowest.
+	SSP
+	// LocalSGD: workers train alone and average models every Period
+	// iterations.
+	LocalSGD
+)
+
+// Sync is a job's synchronization strategy with its parameter.
+type Sync struct {
+	// Kind is the strategy.
+	Kind SyncKind
+	// Staleness is SSP's bound s, in iterations.
+	Staleness int
+	// Period is local SGD's averaging period H, in iterations.
+	Period int
+}
+
+// Convergence penalties. Staleness and infrequent averaging cost extra
+// iterations to reach a target. No data in Drover's traces measures this,
+// so the model is the simplest one consistent with the literature: the
+// iterations to target grow linearly with the average staleness of the
+// gradients applied (Dai et al., "Toward Understanding the Impact of
+// Staleness in Distributed Machine Learning", ICLR 2019, observe a
+// monotone, roughly linear growth for moderate staleness), and with the
+// local-SGD period (Lin et al., "Don't Use Large Mini-Batches, Use Local
+// SGD", ICLR 2020, keep accuracy for small H at a modest iteration cost).
+// The coefficients are assumptions, documented here so that they can be
+// replaced once measured.
+const (
+	// StalenessPenalty is the extra fraction of iterations per iteration of
+	// average gradient staleness.
+	StalenessPenalty = 0.01
+	// PeriodPenalty is the extra fraction of iterations per iteration of
+	// local-SGD period beyond 1.
+	PeriodPenalty = 0.02
+)
+
+func (s Sync) String() string {
+	switch s.Kind {
+	case BSP:
+		return "bsp"
+	case ASP:
+		return "asp"
+	case SSP:
+		return "ssp(" + strconv.Itoa(s.Staleness) + ")"
+	case LocalSGD:
+		return "local(" + strconv.Itoa(s.Period) + ")"
+	}
+	return fmt.Sprintf("SyncKind(%d)", s.Kind)
+}
+
+// ParseSync parses "bsp", "asp", "ssp(S)" / "ssp:S" and "local(H)" /
+// "local:H".
+func ParseSync(v string) (Sync, error) {
+	v = strings.ToLower(strings.TrimSpace(v))
+	name, arg, hasArg := strings.Cut(strings.TrimSuffix(strings.Replace(v, "(", ":", 1), ")"), ":")
+	n := 0
+	if hasArg {
+		var err error
+		if n, err = strconv.Atoi(arg); err != nil || n < 0 {
+			return Sync{}, fmt.Errorf("env: sync strategy %q: bad parameter %q", v, arg)
+		}
+	}
+	switch name {
+	case "bsp":
+		return Sync{Kind: BSP}, nil
+	case "asp":
+		return Sync{Kind: ASP}, nil
+	case "ssp":
+		if !hasArg {
+			n = 3
+		}
+		return Sync{Kind: SSP, Staleness: n}, nil
+	case "local", "localsgd", "local-sgd":
+		if !hasArg {
+			n = 8
+		}
+		if n < 1 {
+			return Sync{}, fmt.Errorf("env: sync strategy %q: period must be >= 1", v)
+		}
+		return Sync{Kind: LocalSGD, Period: n}, nil
+	}
+	return Sync{}, fmt.Errorf("env: unknown sync strategy %q (want bsp, asp, ssp(S) or local(H))", v)
+}
+
+// Penalty returns the factor by which the strategy multiplies the
+// iterations a job of w workers needs to reach its target: 1 for BSP;
+// 1 + StalenessPenalty x average staleness for ASP (w-1 updates: each
+// update was computed on parameters the other w-1 workers have since
+// changed) and SSP (at most min(s, w-1)); 1 + PeriodPenalty x (H-1) for
+// local SGD.
+func (s Sync) Penalty(w int) float64 {
+	switch s.Kind {
+	case ASP:
+		return 1 + StalenessPenalty*float64(max(w-1, 0))
+	case SSP:
+		return 1 + StalenessPenalty*float64(min(s.Staleness, max(w-1, 0)))
+	case LocalSGD:
+		return 1 + PeriodPenalty*float64(max(s.Period-1, 0))
+	}
+	return 1
+}
+
+// IterTime returns the mean seconds per global iteration (one global batch
+// of progress) under the strategy, from the compute seconds c[k][i] of each
+// worker i in K consecutive iterations and each worker's communication
+// seconds m[i] per synchronization:
+//
+//   - BSP waits for the slowest worker every iteration, and the all-reduce
+//     runs at the slowest link: mean over k of max_i c[k][i], plus max_i m[i].
+//   - ASP never waits: worker i completes an update every a_i = mean_k
+//     c[k][i] + m[i] seconds, and w updates make one global iteration, so
+//     the time is w / sum_i 1/a_i.
+//   - SSP(s) lets a worker start iteration k only once every worker has
+//     finished iteration k-s-1 (Ho et al., NIPS 2013): jitter is absorbed,
+//     persistent differences still gate the pace. The time is the finish
+//     of the last worker's K-th iteration over K (see SSPSchedule), each
+//     iteration costing c[k][i] + m[i].
+//   - Local SGD(H) averages every H iterations: mean over windows of H of
+//     max_i window mean of c[.][i], plus max_i m[i] / H.
+//
+// Windows longer than K are cut to K.
+func (s Sync) IterTime(c [][]float64, m []float64) float64 {
+	K := len(c)
+	if K == 0 || len(m) == 0 {
+		return math.NaN()
+	}
+	w := len(m)
+	mmax := 0.0
+	for _, x := range m {
+		mmax = max(mmax, x)
+	}
+	switch s.Kind {
+	case ASP:
+		inv := 0.0
+		for i := range w {
+			a := m[i]
+			for k := range K {
+				a += c[k][i] / float64(K)
+			}
+			inv += 1 / a
+		}
+		return float64(w) / inv
+	case SSP:
+		f := SSPSchedule(c, m, s.Staleness)
+		end := 0.0
+		for i := range w {
+			end = max(end, f[K-1][i])
+		}
+		return end / float64(K)
+	case LocalSGD:
+		h := max(s.Period, 1)
+		return windowMax(c, nil, min(h, K)) + mmax/float64(h)
+	}
+	t := 0.0
+	for k := range K {
+		worst := 0.0
+		for _, x := range c[k] {
+			worst = max(worst, x)
+		}
+		t += worst
+	}
+	return t/float64(K) + mmax
+}
+
+// SSPSchedule returns the finish time f[k][i] of each worker's iteration k
+// under stale-synchronous parallel with bound s: worker i starts iteration
+// k when it has finished iteration k-1 and every worker has finished
+// iteration k-s-1, and the iteration takes c[k][i] + m[i]. So no worker
+// ever works on an iteration more than s ahead of the slowest worker's
+// completed ones. s = 0 is a barrier every iteration.
+func SSPSchedule(c [][]float64, m []float64, s int) [][]float64 {
+	K, w := len(c), len(m)
+	f := make([][]float64, K)
+	gate := make([]float64, K) // gate[k]: every worker has finished iteration k
+	for k := range K {
+		f[k] = make([]float64, w)
+		g := 0.0
+		if j := k - s - 1; j >= 0 {
+			g = gate[j]
+		}
+		for i := range w {
+			start := g
+			if k > 0 {
+				start = max(start, f[k-1][i])
+			}
+			f[k][i] = start + c[k][i] + m[i]
+			gate[k] = max(gate[k], f[k][i])
+		}
+	}
+	return f
+}
+
+// windowMax averages, over consecutive windows of b iterations, the
+// largest per-worker window mean of c (plus m[i] when m is given).
+func windowMax(c [][]float64, m []float64, b int) float64 {
+	K, w := len(c), len(c[0])
+	total, windows := 0.0, 0
+	for start := 0; start+b <= K; start += b {
+		worst := 0.0
+		for i := range w {
+			a := 0.0
+			for k := start; k < start+b; k++ {
+				a += c[k][i]
+			}
+			a /= float64(b)
+			if m != nil {
+				a += m[i]
+			}
+			worst = max(worst, a)
+		}
+		total += worst
+		windows++
+	}
+	return total / float64(windows)
+}

@@ -1,0 +1,250 @@
+package env
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// Usage is a node's background utilisation of a resource, as a fraction of
+// the node's capacity (0 = idle, 1 = saturated).
+type Usage struct {
+	// CPU is the share of CPU cores busy with other work.
+	CPU float64
+	// MemBW is the share of memory bandwidth used by other work.
+	MemBW float64
+	// Net is the share of NIC bandwidth used by other work.
+	Net float64
+}
+
+// Background gives each node's background load over time. Load is
+// piecewise constant over steps of Step() seconds and deterministic.
+type Background interface {
+	// Load returns node's background usage at time t.
+	Load(node int, t float64) Usage
+	// Step returns the seconds over which Load is constant.
+	Step() float64
+}
+
+// Jitter draws each worker's compute slowdown (a multiplier, about 1 for a
+// typical worker) one iteration at a time.
+type Jitter interface {
+	// Next fills dst with one iteration's slowdown per worker.
+	Next(dst []float64)
+}
+
+// Sensitivity says how a job's iteration time reacts to overload: CPU and
+// MemBW multiply compute time by 1 + sensitivity x overload of that
+// resource on the worker's node, and Net is the share of the all-reduce
+// time that is bandwidth-bound (the rest is latency), which stretches with
+// the contention on the worker's NIC.
+type Sensitivity struct {
+	CPU, MemBW, Net float64
+}
+
+// Sensitivities are Drover's assumed sensitivities of the six measured
+// models, from what dominates their input pipelines and communication
+// (no trace measures them; STRN profiles them by probing, see policies):
+// cifar10 and yolov3 decode and augment small images on the CPU;
+// imagenet decodes JPEGs on the CPU and all-reduces a 25M-parameter model;
+// ncf is embedding-bound (memory bandwidth); bert is GPU-bound with a
+// 110M-parameter gradient (network); deepspeech2 is in between.
+var Sensitivities = map[string]Sensitivity{
+	"cifar10":     {CPU: 0.8, MemBW: 0.3, Net: 0.3},
+	"yolov3":      {CPU: 0.9, MemBW: 0.3, Net: 0.4},
+	"imagenet":    {CPU: 1.0, MemBW: 0.4, Net: 0.5},
+	"ncf":         {CPU: 0.4, MemBW: 1.0, Net: 0.6},
+	"bert":        {CPU: 0.2, MemBW: 0.3, Net: 0.9},
+	"deepspeech2": {CPU: 0.6, MemBW: 0.5, Net: 0.5},
+}
+
+// Workers turns on the Drover model's per-worker behaviour. Each worker's
+// compute time is slowed by its GPU's speed, by the overload of its node's
+// CPU and memory bandwidth (background load plus the workers placed there,
+// weighted by the job's Sensitivity), and by a jitter process; each
+// worker's share of the all-reduce is stretched by the concurrent flows on
+// its NIC and the NIC's background load. At every Period the model samples
+// Samples iterations of per-worker times, turns them into an iteration time
+// with the job's sync strategy (Sync.IterTime) and counts the workers
+// slower than the median by more than Threshold: the stragglers.
+type Workers struct {
+	// Background is the nodes' background load; nil means idle nodes.
+	Background Background
+	// NewJitter makes a job's jitter process; nil means no jitter.
+	NewJitter func(workers int, src rand.Source) Jitter
+	// Seed seeds every job's jitter (with the job's ID).
+	Seed uint64
+	// Threshold is the straggler threshold over the median (default 0.2).
+	Threshold float64
+	// Samples is the iterations sampled per update (default 8).
+	Samples int
+	// Period is the seconds between speed updates (default the
+	// background's step, else 300).
+	Period float64
+	// Overload is the utilisation above which a resource slows its tasks
+	// (default 0.8): overload = max(0, u - Overload) / (1 - Overload).
+	Overload float64
+	// CPUPerWorker is the share of a node's CPUs one worker keeps busy
+	// feeding its GPU (default 1/16 of the node).
+	CPUPerWorker float64
+	// MemBWPerWorker is the share of a node's memory bandwidth one
+	// worker uses (default 0.08).
+	MemBWPerWorker float64
+	// Sensitivities overrides the package's Sensitivities by model name.
+	Sensitivities map[string]Sensitivity
+}
+
+// sensitivity returns the sensitivity of a model.
+func (w *Workers) sensitivity(model string) Sensitivity {
+	if s, ok := w.Sensitivities[model]; ok {
+		return s
+	}
+	return Sensitivities[model]
+}
+
+func (w *Workers) defaults() {
+	if w.Threshold == 0 {
+		w.Threshold = 0.2
+	}
+	if w.Samples == 0 {
+		w.Samples = 8
+	}
+	if w.Period == 0 {
+		w.Period = 300
+		if w.Background != nil && w.Background.Step() > 0 {
+			w.Period = w.Background.Step()
+		}
+	}
+	if w.Overload == 0 {
+		w.Overload = 0.8
+	}
+	if w.CPUPerWorker == 0 {
+		w.CPUPerWorker = 1.0 / 16
+	}
+	if w.MemBWPerWorker == 0 {
+		w.MemBWPerWorker = 0.08
+	}
+}
+
+// occupancy is what the placed jobs put on one node.
+type occupancy struct {
+	workers int     // workers of any job
+	flows   float64 // concurrent NIC flows of multi-node jobs
+}
+
+// workerState is a job's per-worker model state.
+type workerState struct {
+	jit      Jitter
+	compute  float64 // uncontended per-GPU compute seconds per iteration
+	sync     float64 // measured all-reduce seconds on the placement
+	duty     float64 // share of time the job's NIC flows are active
+	c        [][]float64
+	m        []float64
+	slow     []float64
+	scratch  []float64
+	nodes    []int // distinct nodes, for occupancy
+	iterTime float64
+	// Straggler statistics of the current period.
+	withStraggler float64 // share of sampled iterations with a straggler
+	stragglers    float64 // mean stragglers per sampled iteration
+}
+
+func overload(u, theta float64) float64 {
+	return max(0, u-theta) / (1 - theta)
+}
+
+// refresh recomputes j's iteration time at time now.
+func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
+	wk := m.Workers
+	ws := s.w
+	w := len(j.Alloc)
+	K := wk.Samples
+	if len(ws.c) != K || len(ws.m) != w {
+		ws.c = make([][]float64, K)
+		for k := range ws.c {
+			ws.c[k] = make([]float64, w)
+		}
+		ws.m = make([]float64, w)
+		ws.slow = make([]float64, w)
+	}
+	sens := wk.sensitivity(j.Spec.Model)
+	multi := len(ws.nodes) > 1
+	for i, n := range j.Alloc {
+		var u Usage
+		if wk.Background != nil {
+			u = wk.Background.Load(n, now)
+		}
+		o := m.occ[n]
+		cpu := u.CPU + wk.CPUPerWorker*float64(o.workers)
+		mem := u.MemBW + wk.MemBWPerWorker*float64(o.workers)
+		speed := c.Nodes[n].Speed
+		if speed <= 0 {
+			speed = 1
+		}
+		ws.slow[i] = (1 + sens.CPU*overload(cpu, wk.Overload) + sens.MemBW*overload(mem, wk.Overload)) / speed
+		ws.m[i] = ws.sync
+		if multi {
+			avail := max(0.05, 1-u.Net)
+			contention := max(1, o.flows/avail)
+			ws.m[i] = ws.sync * (1 - sens.Net + sens.Net*contention)
+		}
+	}
+	with, count := 0, 0
+	times := ws.scratch[:0]
+	for k := range K {
+		row := ws.c[k]
+		if ws.jit != nil {
+			ws.jit.Next(row)
+		} else {
+			for i := range row {
+				row[i] = 1
+			}
+		}
+		times = times[:0]
+		for i := range row {
+			row[i] *= ws.compute * ws.slow[i]
+			times = append(times, row[i]+ws.m[i])
+		}
+		if n := CountStragglers(times, wk.Threshold); n > 0 {
+			with++
+			count += n
+		}
+	}
+	ws.scratch = times
+	ws.withStraggler = float64(with) / float64(K)
+	ws.stragglers = float64(count) / float64(K)
+	ws.iterTime = j.Sync.IterTime(ws.c, ws.m)
+	s.rate = s.ref / (ws.iterTime * j.Sync.Penalty(w))
+	if !(s.rate > 0) || math.IsInf(s.rate, 0) {
+		s.rate = 0
+	}
+}
+
+// occupy adds (sign 1) or removes (sign -1) j's workers and flows.
+func (m *Drover) occupy(j *Job, s *droverJob, sign float64) {
+	for _, n := range j.Alloc {
+		m.occ[n].workers += int(sign)
+	}
+	if len(s.w.nodes) > 1 {
+		for _, n := range s.w.nodes {
+			m.occ[n].flows += sign * s.w.duty
+		}
+	}
+}
+
+// distinct returns the distinct entries of a in order of appearance.
+func distinct(a []int, dst []int) []int {
+	dst = dst[:0]
+	for _, x := range a {
+		seen := false
+		for _, y := range dst {
+			if y == x {
+				seen = true
+				break
+			}
+		}
+		if !seen {
+			dst = append(dst, x)
+		}
+	}
+	return dst
+}

@@ -1,0 +1,128 @@
+package env_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/env/envtest"
+)
+
+// runWorkers replays jobs with the per-worker Drover model over a flat
+// profile (1 s steps, no all-reduce) whose CPU sensitivity is 1.
+func runWorkers(t *testing.T, c env.Cluster, bg env.Background, sync env.Sync, jobs ...env.JobSpec) *env.Sim {
+	t.Helper()
+	m := &env.Drover{
+		Profiles: envtest.Profiles(envtest.Flat{Step: 1, PerEpoch: 1, Epochs: 1}),
+		Workers: &env.Workers{
+			Background:    bg,
+			Sensitivities: map[string]env.Sensitivity{envtest.FlatName: {CPU: 1}},
+		},
+	}
+	s, err := env.New(env.Config{Cluster: c, Model: m}, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Run(spreadWith{sync}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// spreadWith starts every pending job one worker per node, with a sync
+// strategy.
+type spreadWith struct{ sync env.Sync }
+
+func (p spreadWith) Schedule(v *env.View) ([]env.Decision, error) {
+	var ds []env.Decision
+	free := append([]int(nil), v.Free...)
+	for _, j := range v.Active {
+		if j.State != env.Pending {
+			continue
+		}
+		var nodes []int
+		for n := 0; n < len(free) && len(nodes) < j.Spec.GPUs; n++ {
+			if free[n] > 0 {
+				free[n]--
+				nodes = append(nodes, n)
+			}
+		}
+		if len(nodes) == j.Spec.GPUs {
+			ds = append(ds, env.Decision{Job: j.ID, Nodes: nodes, Sync: p.sync})
+		}
+	}
+	return ds, nil
+}
+
+func TestWorkersIdleMatchesJobLevel(t *testing.T) {
+	// No load, no jitter: the per-worker model runs the measured duration.
+	s := runWorkers(t, env.Homogeneous(1, 4), nil, env.Sync{}, envtest.MakeJob("a").GPUs(1).Duration(100).Obj())
+	if got := s.Jobs()[0].JCT(); math.Abs(got-100) > 1e-9 {
+		t.Errorf("JCT %v, want 100", got)
+	}
+}
+
+func TestWorkersCPUOverload(t *testing.T) {
+	// Background CPU 0.9 plus the worker's 1/16 of the node: u = 0.9625,
+	// overload = (0.9625-0.8)/0.2 = 0.8125, so every step takes 1.8125 s:
+	// 100 s of work takes 181.25 s.
+	bg := envtest.Background{Loads: map[int]env.Usage{0: {CPU: 0.9}}}
+	s := runWorkers(t, env.Homogeneous(1, 4), bg, env.Sync{}, envtest.MakeJob("a").Duration(100).Obj())
+	if got := s.Jobs()[0].JCT(); math.Abs(got-181.25) > 1e-9 {
+		t.Errorf("JCT %v, want 181.25", got)
+	}
+}
+
+func TestWorkersStragglerBSPvsASP(t *testing.T) {
+	// Two workers on two 1-GPU nodes; node 1's CPU is saturated by
+	// background work: u = 1 + 1/16, overload 1.3125, so worker 1 takes
+	// 2.3125 s per step against worker 0's 1 s. The median is 1.65625 and
+	// 2.3125 > 1.2 x 1.65625: worker 1 straggles in every iteration.
+	bg := envtest.Background{Loads: map[int]env.Usage{1: {CPU: 1}}}
+	job := envtest.MakeJob("a").GPUs(2).Duration(100).Obj()
+	tests := []struct {
+		name string
+		sync env.Sync
+		// BSP waits for worker 1: 2.3125 s per iteration, 231.25 s.
+		// ASP: 2 / (1/2.3125 + 1) s per global iteration, times the
+		// staleness penalty 1 + 0.01 x (2-1).
+		want float64
+	}{
+		{"bsp", env.Sync{Kind: env.BSP}, 231.25},
+		{"asp", env.Sync{Kind: env.ASP}, 100 * 2 / (1/2.3125 + 1) * (1 + env.StalenessPenalty)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := runWorkers(t, env.Homogeneous(2, 1), bg, tt.sync, job)
+			j := s.Jobs()[0]
+			if math.Abs(j.JCT()-tt.want) > 1e-9 {
+				t.Errorf("JCT %v, want %v", j.JCT(), tt.want)
+			}
+			if j.Iterations <= 0 || math.Abs(j.StragglerIterations-j.Iterations) > 1e-9 || math.Abs(j.Stragglers-j.Iterations) > 1e-9 {
+				t.Errorf("iterations %v, with a straggler %v, stragglers %v: want one straggler every iteration",
+					j.Iterations, j.StragglerIterations, j.Stragglers)
+			}
+		})
+	}
+}
+
+func TestWorkersRefreshFollowsLoad(t *testing.T) {
+	// The load changes at 300 s (a 300 s step): idle, then CPU 0.9 (slowdown
+	// 1.8125). A 1000 s job does 300 s of work by 300, then the remaining
+	// 700 s at 1/1.8125: it finishes at 300 + 700 x 1.8125 = 1568.75.
+	s := runWorkers(t, env.Homogeneous(1, 1), stepLoad{}, env.Sync{}, envtest.MakeJob("a").Duration(1000).Obj())
+	if got := s.Jobs()[0].Finish; math.Abs(got-1568.75) > 1e-9 {
+		t.Errorf("finish %v, want 1568.75", got)
+	}
+}
+
+// stepLoad is idle before 300 s and CPU 0.9 from then on.
+type stepLoad struct{}
+
+func (stepLoad) Load(_ int, t float64) env.Usage {
+	if t < 300 {
+		return env.Usage{}
+	}
+	return env.Usage{CPU: 0.9}
+}
+func (stepLoad) Step() float64 { return 300 }
