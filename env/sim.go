@@ -76,9 +76,9 @@ type Sim struct {
 	dynamic Dynamic // the model, when it is Dynamic with a positive period
 	period  float64
 	nextDyn float64 // the next refresh time
-	jobs  []Job
-	free  []int
-	total int
+	jobs    []Job
+	free    []int
+	total   int
 
 	now      float64
 	next     int    // index of the next job to arrive
