@@ -3,7 +3,6 @@ package env
 import (
 	"fmt"
 	"math"
-	"slices"
 )
 
 // Arch is a job's communication architecture.
@@ -66,18 +65,79 @@ func psOverRing(w, k int) float64 {
 }
 
 // median returns the median of xs (the mean of the middle two for an even
-// count), reordering a copy.
+// count), using scratch (reordered) and leaving xs as it is.
 func median(xs []float64, scratch []float64) float64 {
 	s := append(scratch[:0], xs...)
-	slices.Sort(s)
 	n := len(s)
 	if n == 0 {
 		return math.NaN()
 	}
-	if n%2 == 1 {
-		return s[n/2]
+	if n <= 12 {
+		// Insertion sort beats selection on the small jobs that dominate.
+		for i := 1; i < n; i++ {
+			for k := i; k > 0 && s[k] < s[k-1]; k-- {
+				s[k], s[k-1] = s[k-1], s[k]
+			}
+		}
+		if n%2 == 1 {
+			return s[n/2]
+		}
+		return (s[n/2-1] + s[n/2]) / 2
 	}
-	return (s[n/2-1] + s[n/2]) / 2
+	hi := selectKth(s, n/2)
+	if n%2 == 1 {
+		return hi
+	}
+	// After selection the lower half holds the n/2 smallest values.
+	lo := s[0]
+	for _, x := range s[1 : n/2] {
+		lo = max(lo, x)
+	}
+	return (lo + hi) / 2
+}
+
+// selectKth reorders s so that s[k] is its k-th smallest element, every
+// element before it no larger and every element after it no smaller
+// (Hoare's quickselect with a median-of-three pivot), and returns s[k].
+func selectKth(s []float64, k int) float64 {
+	lo, hi := 0, len(s)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		// Median of three as pivot.
+		if s[mid] < s[lo] {
+			s[mid], s[lo] = s[lo], s[mid]
+		}
+		if s[hi] < s[lo] {
+			s[hi], s[lo] = s[lo], s[hi]
+		}
+		if s[hi] < s[mid] {
+			s[hi], s[mid] = s[mid], s[hi]
+		}
+		p := s[mid]
+		i, j := lo, hi
+		for i <= j {
+			for s[i] < p {
+				i++
+			}
+			for s[j] > p {
+				j--
+			}
+			if i <= j {
+				s[i], s[j] = s[j], s[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return s[k]
+		}
+	}
+	return s[k]
 }
 
 // CountStragglers returns how many of the workers' iteration times exceed

@@ -71,3 +71,37 @@ func TestCountStragglers(t *testing.T) {
 		})
 	}
 }
+
+func TestCountStragglersMatchesSort(t *testing.T) {
+	// The quickselect median against a sorted reference, on random inputs
+	// of odd and even length with ties.
+	var x uint64 = 7
+	rnd := func() float64 { x = x*6364136223846793005 + 1442695040888963407; return float64(x>>40%16) / 8 }
+	for n := 1; n < 40; n++ {
+		for range 50 {
+			times := make([]float64, n)
+			for i := range times {
+				times[i] = rnd()
+			}
+			sorted := append([]float64(nil), times...)
+			for i := 1; i < len(sorted); i++ {
+				for k := i; k > 0 && sorted[k] < sorted[k-1]; k-- {
+					sorted[k], sorted[k-1] = sorted[k-1], sorted[k]
+				}
+			}
+			med := sorted[n/2]
+			if n%2 == 0 {
+				med = (sorted[n/2-1] + sorted[n/2]) / 2
+			}
+			want := 0
+			for _, v := range times {
+				if v > med*1.2 {
+					want++
+				}
+			}
+			if got := env.CountStragglers(times, 0.2); got != want {
+				t.Fatalf("%v: %d stragglers, want %d (median %v)", times, got, want, med)
+			}
+		}
+	}
+}

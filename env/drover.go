@@ -150,6 +150,7 @@ func (m *Drover) Place(j *Job, c *Cluster) {
 		ws.sync *= psOverRing(w, max(1, j.Spec.PSShards))
 	}
 	ws.nodes = distinct(j.Alloc, ws.nodes)
+	ws.link = ringLinks(j, ws.nodes, c, ws.link)
 	ws.duty = 1
 	switch j.Sync.Kind {
 	case ASP, SSP:

@@ -109,10 +109,12 @@ type Job struct {
 	// Stragglers counts straggling worker-iterations (per-worker model).
 	Stragglers float64
 
-	last   float64 // sim time up to which the model has advanced the job
-	placed float64 // sim time of the current placement
-	gen    uint32  // bumped on every allocation change (stale completion events)
-	m      any     // the throughput model's per-job state
+	last     float64 // sim time up to which the model has advanced the job
+	placed   float64 // sim time of the current placement
+	slot     int     // index in Sim.running while Running
+	heapIdx  int     // index in Sim.finishes, -1 when not there
+	finishAt float64 // the finish event's time while in Sim.finishes
+	m        any     // the throughput model's per-job state
 }
 
 // Restarts returns the number of times the job was placed after its first start.

@@ -22,6 +22,13 @@ type JobResult struct {
 	Restarts int
 	// GPUSeconds is the GPU time the job held.
 	GPUSeconds float64
+	// TTA is the time to accuracy: the seconds the job trained (held GPUs)
+	// to reach its target, restart delays excluded.
+	TTA float64
+	// Iterations, StragglerIterations and Stragglers are the per-worker
+	// model's counts: iterations run, iterations with at least one
+	// straggler, and straggling worker-iterations (0 without it).
+	Iterations, StragglerIterations, Stragglers float64
 }
 
 // Summary is a run's outcome.
@@ -40,6 +47,12 @@ type Summary struct {
 	GPUHours float64
 	// Restarts is the total number of restarts.
 	Restarts int
+	// AvgTTA is the mean time to accuracy of the finished jobs (seconds).
+	AvgTTA float64
+	// Stragglers is the number of straggling worker-iterations, and
+	// StragglerFrac the share of iterations with at least one straggler
+	// (per-worker model; 0 otherwise).
+	Stragglers, StragglerFrac float64
 }
 
 // Results returns each job's outcome, in arrival order.
@@ -57,16 +70,30 @@ func (s *Sim) Results() []JobResult {
 			RunTime:    j.Held,
 			Restarts:   j.Restarts(),
 			GPUSeconds: j.Attained,
+			TTA:        s.tta(j),
+
+			Iterations:          j.Iterations,
+			StragglerIterations: j.StragglerIterations,
+			Stragglers:          j.Stragglers,
 		}
 	}
 	return rs
+}
+
+// tta returns the seconds j trained: its time holding GPUs less the
+// restart delay of each start.
+func (s *Sim) tta(j *Job) float64 {
+	if j.State != Done {
+		return math.NaN()
+	}
+	return max(0, j.Held-float64(j.Starts)*s.cfg.RestartDelay)
 }
 
 // Summary summarises the run so far.
 func (s *Sim) Summary() Summary {
 	sum := Summary{Jobs: len(s.jobs)}
 	jcts := make([]float64, 0, len(s.jobs))
-	var queue, gpuSec float64
+	var queue, gpuSec, tta, iters, withStraggler float64
 	started := 0
 	first, last := math.Inf(1), math.Inf(-1)
 	for i := range s.jobs {
@@ -78,12 +105,22 @@ func (s *Sim) Summary() Summary {
 			queue += j.FirstStart - j.Spec.Submit
 			started++
 		}
+		iters += j.Iterations
+		withStraggler += j.StragglerIterations
+		sum.Stragglers += j.Stragglers
 		if j.State == Done {
+			tta += s.tta(j)
 			jcts = append(jcts, j.JCT())
 			last = max(last, j.Finish)
 		}
 	}
 	sum.Finished = len(jcts)
+	if iters > 0 {
+		sum.StragglerFrac = withStraggler / iters
+	}
+	if len(jcts) > 0 {
+		sum.AvgTTA = tta / float64(len(jcts))
+	}
 	if started > 0 {
 		sum.AvgQueue = queue / float64(started)
 	}

@@ -80,19 +80,20 @@ type Sim struct {
 	free    []int
 	total   int
 
-	now      float64
-	next     int    // index of the next job to arrive
-	active   []*Job // arrived, unfinished, in arrival order
-	running  int
-	done     int
-	finishes finishHeap
-	events   []Event
-	view     View
-	lastTick float64
-	idle     bool // the last decision point had nothing to run and placed nothing
-	decided  int  // decision points so far
-	changed  bool // the last Apply changed an allocation
-	nevents  int  // arrivals, starts, preemptions and finishes so far
+	now       float64
+	next      int    // index of the next job to arrive
+	active    []*Job // arrived, unfinished, in arrival order
+	running   []*Job // the Running jobs, in order of placement (swap-removed)
+	compacted int    // s.done when active was last compacted
+	done      int
+	finishes  finishHeap
+	events    []Event
+	view      View
+	lastTick  float64
+	idle      bool // the last decision point had nothing to run and placed nothing
+	decided   int  // decision points so far
+	changed   bool // the last Apply changed an allocation
+	nevents   int  // arrivals, starts, preemptions and finishes so far
 }
 
 // New builds a simulation of specs (any order; they are replayed by Submit,
@@ -143,7 +144,7 @@ func New(cfg Config, specs []JobSpec) (*Sim, error) {
 			return nil, fmt.Errorf("%w: job %s asks for %d GPUs, the cluster has %d", ErrBadJob, sp.Name, sp.GPUs, s.total)
 		}
 		j := &s.jobs[id]
-		*j = Job{ID: id, Spec: sp, FirstStart: math.NaN(), Finish: math.NaN()}
+		*j = Job{ID: id, Spec: sp, FirstStart: math.NaN(), Finish: math.NaN(), heapIdx: -1}
 		if err := s.model.Admit(j, meta); err != nil {
 			return nil, fmt.Errorf("%w: job %s: %w", ErrBadJob, sp.Name, err)
 		}
@@ -186,7 +187,7 @@ func (s *Sim) Next() (*View, error) {
 	if s.done == len(s.jobs) {
 		return nil, ErrDone
 	}
-	if s.idle && s.running == 0 && s.next == len(s.jobs) && !s.changed {
+	if s.idle && len(s.running) == 0 && s.next == len(s.jobs) && !s.changed {
 		return nil, fmt.Errorf("%w at t=%.0f s: %d jobs wait, none runs and the policy placed none", ErrStalled, s.now, len(s.active))
 	}
 	var err error
@@ -198,7 +199,7 @@ func (s *Sim) Next() (*View, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.idle = s.running == 0
+	s.idle = len(s.running) == 0
 	s.changed = false
 	s.decided++
 	s.compact()
@@ -214,18 +215,14 @@ func (s *Sim) Next() (*View, error) {
 func (s *Sim) tick() error {
 	iv := s.cfg.Interval
 	t := s.lastTick + iv
-	if s.running == 0 && len(s.active) == 0 && s.next < len(s.jobs) {
+	if len(s.running) == 0 && len(s.active) == 0 && s.next < len(s.jobs) {
 		// Nothing to do until the next arrival: skip the empty ticks.
 		if k := math.Ceil(s.jobs[s.next].Spec.Submit / iv); k*iv > t {
 			t = k * iv
 		}
 	}
 	s.refreshUntil(t)
-	for _, j := range s.active {
-		if j.State == Running {
-			s.advance(j, t)
-		}
-	}
+	s.advanceAll(t)
 	s.now, s.lastTick = t, t
 	s.arrive(t)
 	return nil
@@ -240,28 +237,22 @@ func (s *Sim) refreshUntil(t float64) {
 	}
 	for s.nextDyn <= t {
 		at := s.nextDyn
-		for _, j := range s.active {
-			if j.State == Running {
-				s.advance(j, at)
-			}
-		}
-		for _, j := range s.active {
-			if j.State == Running {
-				s.dynamic.Refresh(j, &s.cfg.Cluster, at)
-				s.reschedule(j, at)
-			}
+		s.advanceAll(at)
+		for _, j := range s.running {
+			s.dynamic.Refresh(j, &s.cfg.Cluster, at)
+			s.reschedule(j, at)
 		}
 		s.nextDyn += s.period
 	}
 }
 
-// reschedule queues j's finish event (event-driven runs only) from time at.
+// reschedule moves j's finish event (event-driven runs only) to its
+// remaining time from at.
 func (s *Sim) reschedule(j *Job, at float64) {
 	if s.cfg.Interval != 0 {
 		return
 	}
-	j.gen++
-	heap.Push(&s.finishes, finish{at: at + s.model.Remaining(j), job: j.ID, gen: j.gen})
+	s.schedule(j, at+s.model.Remaining(j))
 }
 
 // event advances to the next arrival or completion, running the dynamics
@@ -269,7 +260,7 @@ func (s *Sim) reschedule(j *Job, at float64) {
 func (s *Sim) event() error {
 	t := s.nextEventTime()
 	for idle := 0; s.dynamic != nil && t >= s.nextDyn; idle++ {
-		if math.IsInf(t, 1) && (s.running == 0 || idle > maxIdleRefreshes) {
+		if math.IsInf(t, 1) && (len(s.running) == 0 || idle > maxIdleRefreshes) {
 			break // nothing can happen: stalled
 		}
 		s.refreshUntil(s.nextDyn)
@@ -279,22 +270,25 @@ func (s *Sim) event() error {
 		return fmt.Errorf("%w at t=%.0f s: %d jobs wait and nothing runs", ErrStalled, s.now, len(s.active))
 	}
 	// Finish the jobs due now, then bring the others up to date.
-	for len(s.finishes) > 0 && s.finishes[0].at <= t {
-		top := heap.Pop(&s.finishes).(finish)
-		j := &s.jobs[top.job]
-		if top.gen != j.gen || j.State != Running {
-			continue
-		}
-		s.complete(j)
+	for len(s.finishes) > 0 && s.finishes[0].finishAt <= t {
+		s.complete(s.finishes[0])
 	}
 	s.now = t
-	for _, j := range s.active {
-		if j.State == Running {
-			s.advance(j, t)
-		}
-	}
+	s.advanceAll(t)
 	s.arrive(t)
 	return nil
+}
+
+// advanceAll brings every running job up to time t. Jobs that finish on
+// the way leave the running list.
+func (s *Sim) advanceAll(t float64) {
+	for i := 0; i < len(s.running); {
+		j := s.running[i]
+		s.advance(j, t)
+		if j.State == Running {
+			i++
+		} // else finish swapped another job into slot i
+	}
 }
 
 // maxIdleRefreshes bounds the dynamics refreshes in a row during which no
@@ -308,13 +302,8 @@ func (s *Sim) nextEventTime() float64 {
 	if s.next < len(s.jobs) {
 		t = s.jobs[s.next].Spec.Submit
 	}
-	for len(s.finishes) > 0 {
-		top := s.finishes[0]
-		if top.gen != s.jobs[top.job].gen || s.jobs[top.job].State != Running {
-			heap.Pop(&s.finishes)
-			continue
-		}
-		return min(t, top.at)
+	if len(s.finishes) > 0 {
+		t = min(t, s.finishes[0].finishAt)
 	}
 	return t
 }
@@ -375,8 +364,12 @@ func (s *Sim) arrive(t float64) {
 	}
 }
 
-// compact drops finished jobs from the active list.
+// compact drops finished jobs from the active list (when any finished).
 func (s *Sim) compact() {
+	if s.compacted == s.done {
+		return
+	}
+	s.compacted = s.done
 	k := 0
 	for _, j := range s.active {
 		if j.State != Done {
@@ -398,10 +391,14 @@ func (s *Sim) release(j *Job) {
 	if s.dynamic != nil {
 		s.dynamic.Release(j)
 	}
+	s.unschedule(j)
 	j.Alloc = nil
 	j.State = Pending
-	j.gen++
-	s.running--
+	last := len(s.running) - 1
+	s.running[j.slot] = s.running[last]
+	s.running[j.slot].slot = j.slot
+	s.running[last] = nil
+	s.running = s.running[:last]
 }
 
 // Apply carries out a policy's decisions. Decisions are checked first and
@@ -474,19 +471,17 @@ func (s *Sim) Apply(ds []Decision) error {
 		j.State = Running
 		j.Starts++
 		j.last, j.placed = s.now, s.now
-		j.gen++
 		if j.Starts == 1 {
 			j.FirstStart = s.now
 		}
-		s.running++
+		j.slot = len(s.running)
+		s.running = append(s.running, j)
 		s.nevents++
 		s.model.Place(j, &s.cfg.Cluster)
 		if s.dynamic != nil {
 			s.dynamic.Refresh(j, &s.cfg.Cluster, s.now)
 		}
-		if s.cfg.Interval == 0 {
-			heap.Push(&s.finishes, finish{at: s.now + s.model.Remaining(j), job: j.ID, gen: j.gen})
-		}
+		s.reschedule(j, s.now)
 		if s.cfg.Log {
 			s.events = append(s.events, Event{Time: s.now, Kind: Start, Job: j.ID, Nodes: j.Alloc})
 		}
@@ -523,28 +518,49 @@ func (s *Sim) Run(p Scheduler, progress func(done, total int)) error {
 	}
 }
 
-type finish struct {
-	at  float64
-	job int
-	gen uint32
-}
-
-// finishHeap orders completion events by time, then job ID, so that ties
-// resolve the same way in every run.
-type finishHeap []finish
+// finishHeap holds each running job's finish time, ordered by time, then
+// job ID, so that ties resolve the same way in every run. Each job has at
+// most one entry; Job.heapIdx says where (-1: none).
+type finishHeap []*Job
 
 func (h finishHeap) Len() int { return len(h) }
 func (h finishHeap) Less(a, b int) bool {
-	if h[a].at != h[b].at {
-		return h[a].at < h[b].at
+	if h[a].finishAt != h[b].finishAt {
+		return h[a].finishAt < h[b].finishAt
 	}
-	return h[a].job < h[b].job
+	return h[a].ID < h[b].ID
 }
-func (h finishHeap) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
-func (h *finishHeap) Push(x any)   { *h = append(*h, x.(finish)) }
+func (h finishHeap) Swap(a, b int) {
+	h[a], h[b] = h[b], h[a]
+	h[a].heapIdx, h[b].heapIdx = a, b
+}
+func (h *finishHeap) Push(x any) {
+	j := x.(*Job)
+	j.heapIdx = len(*h)
+	*h = append(*h, j)
+}
 func (h *finishHeap) Pop() any {
 	old := *h
-	x := old[len(old)-1]
+	j := old[len(old)-1]
+	old[len(old)-1] = nil
 	*h = old[:len(old)-1]
-	return x
+	j.heapIdx = -1
+	return j
+}
+
+// schedule sets j's finish event to at, adding or moving its heap entry.
+func (s *Sim) schedule(j *Job, at float64) {
+	j.finishAt = at
+	if j.heapIdx >= 0 {
+		heap.Fix(&s.finishes, j.heapIdx)
+		return
+	}
+	heap.Push(&s.finishes, j)
+}
+
+// unschedule removes j's finish event, if any.
+func (s *Sim) unschedule(j *Job) {
+	if j.heapIdx >= 0 {
+		heap.Remove(&s.finishes, j.heapIdx)
+	}
 }

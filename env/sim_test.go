@@ -59,6 +59,10 @@ func TestPolluxHandWorked(t *testing.T) {
 	if j.Attained != 330 || j.Held != 330 {
 		t.Errorf("attained %v GPU-s, held %v s, want 330 and 330", j.Attained, j.Held)
 	}
+	// Time to accuracy: the 300 s of training, without the restart delay.
+	if r := s.Results()[0]; r.TTA != 300 || s.Summary().AvgTTA != 300 {
+		t.Errorf("TTA %v, avg %v, want 300", r.TTA, s.Summary().AvgTTA)
+	}
 }
 
 func TestPolluxEpochRoundsHalfToEven(t *testing.T) {

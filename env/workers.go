@@ -75,10 +75,18 @@ type Workers struct {
 	Seed uint64
 	// Threshold is the straggler threshold over the median (default 0.2).
 	Threshold float64
-	// Samples is the iterations sampled per update (default 8).
+	// Samples is the iterations sampled per update (default 2; over a
+	// job's many updates the samples average out).
 	Samples int
-	// Period is the seconds between speed updates (default the
-	// background's step, else 300).
+	// MaxSlowdown caps a worker's jitter multiplier to [1/MaxSlowdown,
+	// MaxSlowdown] (default 10). The jitter process is calibrated on the
+	// coefficient of variation, which cannot tell a 10x straggler from a
+	// 1000x one (the CoV of ten workers is bounded by sqrt(10) whatever
+	// the outlier), so its tails are unbounded; a real framework's health
+	// checks would restart a worker that far behind.
+	MaxSlowdown float64
+	// Period is the seconds between speed updates (default
+	// DefaultWorkerPeriod).
 	Period float64
 	// Overload is the utilisation above which a resource slows its tasks
 	// (default 0.8): overload = max(0, u - Overload) / (1 - Overload).
@@ -101,18 +109,25 @@ func (w *Workers) sensitivity(model string) Sensitivity {
 	return Sensitivities[model]
 }
 
+// DefaultWorkerPeriod is the default seconds between per-worker speed
+// updates: 30 minutes, about the time constant of the fitted CPU background
+// load (24 min; env/background), so a refresh sees a fresh load state
+// without spending time on steps that barely differ. Each refresh costs
+// Samples x workers draws per running job.
+const DefaultWorkerPeriod = 1800
+
 func (w *Workers) defaults() {
 	if w.Threshold == 0 {
 		w.Threshold = 0.2
 	}
 	if w.Samples == 0 {
-		w.Samples = 8
+		w.Samples = 2
+	}
+	if w.MaxSlowdown == 0 {
+		w.MaxSlowdown = 10
 	}
 	if w.Period == 0 {
-		w.Period = 300
-		if w.Background != nil && w.Background.Step() > 0 {
-			w.Period = w.Background.Step()
-		}
+		w.Period = DefaultWorkerPeriod
 	}
 	if w.Overload == 0 {
 		w.Overload = 0.8
@@ -141,7 +156,8 @@ type workerState struct {
 	m        []float64
 	slow     []float64
 	scratch  []float64
-	nodes    []int // distinct nodes, for occupancy
+	nodes    []int     // distinct nodes, for occupancy
+	link     []float64 // per worker: slowdown of its ring link (cross-rack)
 	iterTime float64
 	// Straggler statistics of the current period.
 	withStraggler float64 // share of sampled iterations with a straggler
@@ -184,12 +200,13 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 		ws.m[i] = ws.sync
 		if multi {
 			avail := max(0.05, 1-u.Net)
-			contention := max(1, o.flows/avail)
+			contention := max(1, o.flows/avail) * ws.link[i]
 			ws.m[i] = ws.sync * (1 - sens.Net + sens.Net*contention)
 		}
 	}
 	with, count := 0, 0
 	times := ws.scratch[:0]
+	lo, hi := 1/wk.MaxSlowdown, wk.MaxSlowdown
 	for k := range K {
 		row := ws.c[k]
 		if ws.jit != nil {
@@ -201,8 +218,11 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 		}
 		times = times[:0]
 		for i := range row {
-			row[i] *= ws.compute * ws.slow[i]
+			row[i] = min(max(row[i], lo), hi) * ws.compute * ws.slow[i]
 			times = append(times, row[i]+ws.m[i])
+		}
+		if w < 2 {
+			continue // one worker cannot straggle behind itself
 		}
 		if n := CountStragglers(times, wk.Threshold); n > 0 {
 			with++
@@ -229,6 +249,30 @@ func (m *Drover) occupy(j *Job, s *droverJob, sign float64) {
 			m.occ[n].flows += sign * s.w.duty
 		}
 	}
+}
+
+// ringLinks sets, for each worker, how much slower than the measured
+// (intra-rack) all-reduce its node's outgoing ring link is: the ring visits
+// the job's nodes in allocation order, and a hop to a node in another rack
+// runs at CrossRackGbps instead of IntraRackGbps.
+func ringLinks(j *Job, nodes []int, c *Cluster, dst []float64) []float64 {
+	dst = dst[:0]
+	slow := 1.0
+	if c.CrossRackGbps > 0 && c.IntraRackGbps > c.CrossRackGbps {
+		slow = c.IntraRackGbps / c.CrossRackGbps
+	}
+	next := make(map[int]int, len(nodes))
+	for k, n := range nodes {
+		next[n] = nodes[(k+1)%len(nodes)]
+	}
+	for _, n := range j.Alloc {
+		f := 1.0
+		if len(nodes) > 1 && c.Nodes[n].Rack != c.Nodes[next[n]].Rack {
+			f = slow
+		}
+		dst = append(dst, f)
+	}
+	return dst
 }
 
 // distinct returns the distinct entries of a in order of appearance.

@@ -16,6 +16,7 @@ func runWorkers(t *testing.T, c env.Cluster, bg env.Background, sync env.Sync, j
 		Profiles: envtest.Profiles(envtest.Flat{Step: 1, PerEpoch: 1, Epochs: 1}),
 		Workers: &env.Workers{
 			Background:    bg,
+			Period:        300,
 			Sensitivities: map[string]env.Sensitivity{envtest.FlatName: {CPU: 1}},
 		},
 	}

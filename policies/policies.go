@@ -134,3 +134,22 @@ func Diff(v *env.View, want map[int][]int) []env.Decision {
 	}
 	return ds
 }
+
+// WithSync returns p with every placement it makes using sync strategy s,
+// for policies that do not choose one themselves.
+func WithSync(p Policy, s env.Sync) Policy { return withSync{p, s} }
+
+type withSync struct {
+	p Policy
+	s env.Sync
+}
+
+func (w withSync) Schedule(v *env.View) ([]env.Decision, error) {
+	ds, err := w.p.Schedule(v)
+	for i := range ds {
+		if len(ds[i].Nodes) > 0 {
+			ds[i].Sync = w.s
+		}
+	}
+	return ds, err
+}

@@ -19,6 +19,7 @@ func commands() []command {
 		{"sim", "replay a workload in the cluster simulator under a policy", runSim},
 		{"trace", "inspect, convert and synthesize workloads (inspect|convert|synth)", runTrace},
 		{"profile", "fit the embedded model profiles from measurements (fit)", runProfile},
+		{"calibrate", "compare the per-worker slowdown process with the PAI mini-batch data", runCalibrate},
 		{"help", "show this help", nil},
 	}
 }
@@ -57,7 +58,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	switch name {
-	case "train", "eval", "serve", "agent", "place", "calibrate":
+	case "train", "eval", "serve", "agent", "place":
 		fmt.Fprintf(stderr, "drover %s: not built yet (see the project's open issues)\n", name)
 		return 2
 	}

@@ -37,6 +37,12 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	skipBad := fs.Bool("skip-bad", false, "skip and count malformed or invalid workload rows instead of failing")
 	jobsOut := fs.String("jobs-out", "", "write per-job results to this CSV file")
 	logOut := fs.String("log", "", "write the event log to this file")
+	stragglers := fs.Bool("stragglers", true, "with the drover model: model each worker (background load, jitter, stragglers); false = the job-level model")
+	bg := fs.String("background", "builtin", "per-worker model: node background load: builtin (fitted stochastic process), none, or a machine_usage.csv(.gz) to replay")
+	load := fs.Float64("load", 1, "per-worker model: multiply the background load")
+	noJitter := fs.Bool("no-jitter", false, "per-worker model: turn the calibrated per-worker jitter off")
+	threshold := fs.Float64("straggler-threshold", 0.2, "a worker straggles when slower than the job's median by more than this fraction")
+	syncFlag := fs.String("sync", "bsp", "sync strategy for policies that do not choose one: bsp, asp, ssp(S), local(H)")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	if err := parse(fs, args); err != nil {
@@ -60,10 +66,20 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	syncStrategy, err := env.ParseSync(*syncFlag)
+	if err != nil {
+		return err
+	}
+	if syncStrategy != (env.Sync{}) {
+		p = policies.WithSync(p, syncStrategy)
+	}
 	opts := trace.Options{
 		Workload: w, Model: *model, Profiles: profiles, Policy: p,
 		Nodes: *nodes, GPUsPerNode: *gpn, Interval: *interval, RestartDelay: *restart,
 		Log: *logOut != "",
+	}
+	if *model == trace.ModelDrover && *stragglers {
+		opts.Stragglers = &trace.Stragglers{Background: *bg, Load: *load, NoJitter: *noJitter, Seed: *seed, Threshold: *threshold}
 	}
 	var bar *progress.Bar
 	if !*quiet {
@@ -110,10 +126,13 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 			GPUUtil    float64 `json:"gpu_util"`
 			GPUHours   float64 `json:"gpu_hours"`
 			Restarts   int     `json:"restarts"`
+			AvgTTA     float64 `json:"avg_tta_s"`
+			Stragglers float64 `json:"straggler_worker_iterations"`
+			StragFrac  float64 `json:"iterations_with_straggler"`
 			Events     int     `json:"events"`
 			WallSecond float64 `json:"wall_s"`
 		}{w.Name, *model, *policy, src, *nodes, *gpn, *seed, w.Skipped, s.Jobs, s.Finished, s.AvgJCT, s.P50JCT, s.P99JCT,
-			s.AvgQueue, s.Makespan, s.GPUUtil, s.GPUHours, s.Restarts, res.Sim.EventCount(), wall.Seconds()}
+			s.AvgQueue, s.Makespan, s.GPUUtil, s.GPUHours, s.Restarts, s.AvgTTA, s.Stragglers, s.StragglerFrac, res.Sim.EventCount(), wall.Seconds()}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
@@ -122,10 +141,18 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if w.Skipped > 0 {
 		fmt.Fprintf(stdout, ", %d rows skipped:%s", w.Skipped, reasons(w.SkipReasons))
 	}
-	fmt.Fprintf(stdout, ")\ncluster    %d nodes x %d GPUs\nmodel      %s (profiles: %s)\npolicy     %s (seed %d)\n", *nodes, *gpn, *model, src, *policy, *seed)
+	modelName := *model
+	if opts.Stragglers != nil {
+		modelName += fmt.Sprintf(" per-worker (background %s x%g, jitter %v)", *bg, *load, !*noJitter)
+	}
+	fmt.Fprintf(stdout, ")\ncluster    %d nodes x %d GPUs\nmodel      %s (profiles: %s)\npolicy     %s (seed %d)\n", *nodes, *gpn, modelName, src, *policy, *seed)
 	fmt.Fprintf(stdout, "finished   %d/%d jobs\n", s.Finished, s.Jobs)
 	fmt.Fprintf(stdout, "avg JCT    %s (%.2f s)\n", hms(s.AvgJCT), s.AvgJCT)
 	fmt.Fprintf(stdout, "p50 JCT    %s\np99 JCT    %s\n", hms(s.P50JCT), hms(s.P99JCT))
+	fmt.Fprintf(stdout, "avg TTA    %s (%.2f s)\n", hms(s.AvgTTA), s.AvgTTA)
+	if opts.Stragglers != nil {
+		fmt.Fprintf(stdout, "stragglers %.4g worker-iterations; %.2f%% of iterations had one\n", s.Stragglers, 100*s.StragglerFrac)
+	}
 	fmt.Fprintf(stdout, "avg queue  %s\nmakespan   %s\nGPU util   %.1f%%\nGPU-hours  %.1f\nrestarts   %d\n", hms(s.AvgQueue), hms(s.Makespan), 100*s.GPUUtil, s.GPUHours, s.Restarts)
 	ev := res.Sim.EventCount()
 	fmt.Fprintf(stdout, "events     %d (%d decision points)\n", ev, res.Sim.DecisionPoints())

@@ -314,3 +314,40 @@ func logit(u float64) float64 {
 	u = min(1-LogitEps, max(LogitEps, u))
 	return math.Log(u / (1 - u))
 }
+
+// Coarsened returns the parameters of the same process observed every
+// step seconds, a whole multiple k of p.Step: each AR(1) coefficient
+// becomes Phi^k (the stationary spread is unchanged) and the innovation
+// correlations become those of the k-step sums, rho_ab * S_ab /
+// sqrt(S_aa S_bb) with S_ab = sum_{i<k} (Phi_a Phi_b)^i. Sampling the
+// coarse process gives the fine process's values at every k-th step in
+// distribution, at 1/k of the cost.
+func (p Params) Coarsened(step float64) (Params, error) {
+	k := step / p.Step
+	if !(k >= 1) || k != math.Trunc(k) || math.IsInf(k, 0) {
+		return Params{}, fmt.Errorf("%w: step %v is not a whole multiple of %v", ErrBadParams, step, p.Step)
+	}
+	n := int(k)
+	sum := func(a, b float64) float64 {
+		s, x := 0.0, 1.0
+		for range n {
+			s += x
+			x *= a * b
+		}
+		return s
+	}
+	c := p
+	c.Step = step
+	procs := [3]*Process{&c.CPU, &c.MemBW, &c.Net}
+	phis := [3]float64{p.CPU.Phi, p.MemBW.Phi, p.Net.Phi}
+	for i, pr := range procs {
+		pr.Phi = math.Pow(phis[i], k)
+	}
+	corr := func(rho float64, a, b int) float64 {
+		return rho * sum(phis[a], phis[b]) / math.Sqrt(sum(phis[a], phis[a])*sum(phis[b], phis[b]))
+	}
+	c.CorrCPUMemBW = corr(p.CorrCPUMemBW, 0, 1)
+	c.CorrCPUNet = corr(p.CorrCPUNet, 0, 2)
+	c.CorrMemBWNet = corr(p.CorrMemBWNet, 1, 2)
+	return c, c.Validate()
+}

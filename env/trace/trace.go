@@ -43,6 +43,8 @@ type Options struct {
 	Log bool
 	// Progress, when set, is called with finished and total job counts.
 	Progress func(done, total int)
+	// Stragglers, when set, turns on the drover model's per-worker model.
+	Stragglers *Stragglers
 }
 
 // Result is the outcome of a replay.
@@ -201,6 +203,15 @@ func Run(o Options) (*Result, error) {
 	m, err := NewModel(o.Model, o.Profiles, gpn)
 	if err != nil {
 		return nil, err
+	}
+	if o.Stragglers != nil {
+		d, ok := m.(*env.Drover)
+		if !ok {
+			return nil, fmt.Errorf("trace: the per-worker straggler model needs the %s model, not %s", ModelDrover, o.Model)
+		}
+		if d.Workers, err = o.Stragglers.Workers(len(c.Nodes)); err != nil {
+			return nil, err
+		}
 	}
 	iv := o.Interval
 	if iv < 0 {

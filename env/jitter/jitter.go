@@ -1,0 +1,311 @@
+package jitter
+
+import (
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// Params are the numbers of the slowdown process. A job's worker w has, in
+// iteration t, the slowdown
+//
+//	s[w,t] = exp(L * (sqrt(P)*a[w] + sqrt(1-P)*e[w,t])) * b[w,t]
+//
+// where L is the job's variation level, a[w] ~ N(0,1) is drawn once per
+// worker, e[w,t] is a stationary AR(1) series with unit variance, and b[w,t]
+// is 1 outside a straggler episode and the episode's slowdown inside one.
+type Params struct {
+	// LevelMedian is the median over jobs of the job's variation level L:
+	// the standard deviation of a worker's log slowdown outside straggler
+	// episodes. It is > 0.
+	LevelMedian float64 `json:"level_median"`
+	// LevelSpreadLow and LevelSpreadHigh are the standard deviations of
+	// log L across jobs below and above the median (log L is a two-piece
+	// normal: log L = log LevelMedian + z*spread, z ~ N(0,1), with the low
+	// spread for z < 0). Real jobs differ by orders of magnitude, and more
+	// so above the median. Both are >= 0.
+	LevelSpreadLow  float64 `json:"level_spread_low"`
+	LevelSpreadHigh float64 `json:"level_spread_high"`
+	// Persistent is the share P in [0, 1] of a worker's log-slowdown
+	// variance that is fixed for the life of the job (the per-worker
+	// factor); the rest is per-iteration noise.
+	Persistent float64 `json:"persistent"`
+	// NoiseAR is the lag-one autocorrelation in [0, 1) of the per-iteration
+	// noise e (an AR(1) process in log space, scaled to unit variance).
+	NoiseAR float64 `json:"noise_ar"`
+	// StragglerRate is the probability in [0, 1] that a worker outside an
+	// episode enters a straggler episode in a given iteration.
+	StragglerRate float64 `json:"straggler_rate"`
+	// StragglerLength is the mean episode length in iterations (>= 1); an
+	// episode ends after each iteration with probability 1/StragglerLength,
+	// so its length is geometric.
+	StragglerLength float64 `json:"straggler_length"`
+	// StragglerSlowdown is the median slowdown factor (> 1) of an episode;
+	// it multiplies the worker's other factors for the whole episode.
+	StragglerSlowdown float64 `json:"straggler_slowdown"`
+	// StragglerSpread is the standard deviation (>= 0) across episodes of
+	// log(slowdown - 1): an episode slows its worker by
+	// 1 + (StragglerSlowdown-1)*exp(StragglerSpread*z), z ~ N(0,1).
+	StragglerSpread float64 `json:"straggler_spread"`
+}
+
+// ErrParams is wrapped by the error Validate returns.
+var ErrParams = errors.New("jitter: invalid params")
+
+// Validate reports whether every field is in its documented range.
+func (p Params) Validate() error {
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	check := []struct {
+		name string
+		v    float64
+		ok   bool
+	}{
+		{"level_median", p.LevelMedian, p.LevelMedian > 0},
+		{"level_spread_low", p.LevelSpreadLow, p.LevelSpreadLow >= 0},
+		{"level_spread_high", p.LevelSpreadHigh, p.LevelSpreadHigh >= 0},
+		{"persistent", p.Persistent, p.Persistent >= 0 && p.Persistent <= 1},
+		{"noise_ar", p.NoiseAR, p.NoiseAR >= 0 && p.NoiseAR < 1},
+		{"straggler_rate", p.StragglerRate, p.StragglerRate >= 0 && p.StragglerRate <= 1},
+		{"straggler_length", p.StragglerLength, p.StragglerLength >= 1},
+		{"straggler_slowdown", p.StragglerSlowdown, p.StragglerSlowdown > 1},
+		{"straggler_spread", p.StragglerSpread, p.StragglerSpread >= 0},
+	}
+	for _, c := range check {
+		if !finite(c.v) || !c.ok {
+			return fmt.Errorf("%w: %s = %v", ErrParams, c.name, c.v)
+		}
+	}
+	return nil
+}
+
+//go:embed params.json
+var paramsJSON []byte
+
+// Default is the fit of Params to the Alibaba PAI v2020 mini-batch CoV
+// table (see the package documentation), embedded from params.json.
+var Default = mustParse(paramsJSON)
+
+func mustParse(b []byte) Params {
+	var p Params
+	if err := json.Unmarshal(b, &p); err != nil {
+		panic("jitter: params.json: " + err.Error())
+	}
+	if err := p.Validate(); err != nil {
+		panic("jitter: params.json: " + err.Error())
+	}
+	return p
+}
+
+// Process draws the per-worker slowdowns of one job, iteration by
+// iteration. It is deterministic given its rand.Source and not safe for
+// concurrent use.
+type Process struct {
+	p     Params
+	rng   *rand.Rand
+	level float64   // the job's variation level L
+	base  []float64 // L*sqrt(P)*a[w]
+	noise []float64 // e[w], the AR(1) state
+	slow  []float64 // episode slowdown b[w]; 0 outside an episode
+	scale float64   // L*sqrt(1-P)
+	innov float64   // sqrt(1-NoiseAR^2)
+	exit  float64   // 1/StragglerLength
+}
+
+// New returns the process of one job with the given number of workers,
+// drawing the job's level, the per-worker factors and the initial state
+// (stationary: the noise at its stationary law, each worker in an episode
+// with the stationary probability) from src. It returns an error wrapping
+// ErrParams for invalid p and panics when workers < 1.
+func New(p Params, workers int, src rand.Source) (*Process, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if workers < 1 {
+		panic("jitter: workers must be >= 1")
+	}
+	r := rand.New(src)
+	q := &Process{
+		p:     p,
+		rng:   r,
+		base:  make([]float64, workers),
+		noise: make([]float64, workers),
+		slow:  make([]float64, workers),
+		innov: math.Sqrt(1 - p.NoiseAR*p.NoiseAR),
+		exit:  1 / p.StragglerLength,
+	}
+	z := r.NormFloat64()
+	if z < 0 {
+		q.level = p.LevelMedian * math.Exp(p.LevelSpreadLow*z)
+	} else {
+		q.level = p.LevelMedian * math.Exp(p.LevelSpreadHigh*z)
+	}
+	q.scale = q.level * math.Sqrt(1-p.Persistent)
+	pers := q.level * math.Sqrt(p.Persistent)
+	// Stationary share of iterations in an episode.
+	on := 0.0
+	if p.StragglerRate > 0 {
+		on = p.StragglerRate / (p.StragglerRate + q.exit)
+	}
+	for w := range workers {
+		// A fixed number of draws per worker, whatever the params, so that
+		// runs with different params share their random numbers.
+		a, e, u, z := r.NormFloat64(), r.NormFloat64(), r.Float64(), r.NormFloat64()
+		q.base[w] = pers * a
+		q.noise[w] = e
+		if u < on {
+			q.slow[w] = q.magnitude(z)
+		}
+	}
+	return q, nil
+}
+
+// magnitude is an episode's slowdown for the standard normal draw z.
+func (q *Process) magnitude(z float64) float64 {
+	return 1 + (q.p.StragglerSlowdown-1)*math.Exp(q.p.StragglerSpread*z)
+}
+
+// Workers returns the number of workers.
+func (q *Process) Workers() int { return len(q.base) }
+
+// Level returns the job's variation level L drawn by New.
+func (q *Process) Level() float64 { return q.level }
+
+// InEpisode reports whether worker w is in a straggler episode in the
+// iteration last drawn by Next (or initially, before the first Next).
+func (q *Process) InEpisode(w int) bool { return q.slow[w] > 0 }
+
+// Episodes returns how many workers are in a straggler episode in the
+// iteration last drawn by Next.
+func (q *Process) Episodes() int {
+	n := 0
+	for _, s := range q.slow {
+		if s > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// maxLog bounds the log slowdown outside episodes so that it stays finite
+// (e^50 is about 5e21) however large the level.
+const maxLog = 50
+
+// Next advances the process by one iteration and writes each worker's
+// multiplicative slowdown (> 0; the median worker outside episodes is
+// about 1) into dst. It panics unless len(dst) == Workers().
+func (q *Process) Next(dst []float64) {
+	if len(dst) != len(q.base) {
+		panic("jitter: dst length mismatch")
+	}
+	phi := q.p.NoiseAR
+	for w := range dst {
+		z, u, m := q.rng.NormFloat64(), q.rng.Float64(), q.rng.NormFloat64()
+		q.noise[w] = phi*q.noise[w] + q.innov*z
+		if q.slow[w] > 0 {
+			if u < q.exit {
+				q.slow[w] = 0
+			}
+		} else if u < q.p.StragglerRate {
+			q.slow[w] = q.magnitude(m)
+		}
+		s := math.Exp(max(-maxLog, min(maxLog, q.base[w]+q.scale*q.noise[w])))
+		if q.slow[w] > 0 {
+			s *= q.slow[w]
+		}
+		dst[w] = s
+	}
+}
+
+// CoV returns the coefficient of variation of xs with the population
+// standard deviation, sqrt(mean((x-mean)^2)) / mean, as the dataset's
+// README defines it. It is NaN for an empty xs and for a zero mean.
+func CoV(xs []float64) float64 {
+	m, ss := meanSS(xs)
+	return math.Sqrt(ss/float64(len(xs))) / m
+}
+
+// SampleCoV returns the coefficient of variation of xs with the sample
+// standard deviation, sqrt(sum((x-mean)^2)/(n-1)) / mean: sqrt(n/(n-1))
+// times CoV. The PAI v2020 CoV table was computed this way (pandas'
+// default): 908 of its values exceed 3, the largest population CoV that 10
+// non-negative values can have, and none exceeds sqrt(10). It is NaN when
+// len(xs) < 2 or the mean is 0.
+func SampleCoV(xs []float64) float64 {
+	if len(xs) < 2 {
+		return math.NaN()
+	}
+	m, ss := meanSS(xs)
+	return math.Sqrt(ss/float64(len(xs)-1)) / m
+}
+
+// meanSS returns the mean of xs and the sum of squared deviations from it.
+func meanSS(xs []float64) (mean, ss float64) {
+	if len(xs) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, ss
+}
+
+// DefaultThreshold is the straggler threshold of the cluster model: a
+// worker straggles when its time exceeds the job median by more than 20%.
+const DefaultThreshold = 0.2
+
+// HasStraggler reports whether some worker's time in xs exceeds the median
+// of xs by more than threshold (a fraction: 0.2 = 20%), that is,
+// x > (1+threshold)*median.
+func HasStraggler(xs []float64, threshold float64) bool {
+	return Stragglers(xs, threshold) > 0
+}
+
+// Stragglers returns how many values in xs exceed (1+threshold) times the
+// median of xs (the mean of the two middle values for an even length).
+func Stragglers(xs []float64, threshold float64) int {
+	if len(xs) == 0 {
+		return 0
+	}
+	lim := (1 + threshold) * median(xs)
+	n := 0
+	for _, x := range xs {
+		if x > lim {
+			n++
+		}
+	}
+	return n
+}
+
+// median returns the median of xs without modifying it.
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	k := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[k]
+	}
+	return (s[k-1] + s[k]) / 2
+}
+
+// StragglerFraction returns the fraction of the rows of times (iterations
+// by workers) for which HasStraggler holds; 0 for no rows.
+func StragglerFraction(times [][]float64, threshold float64) float64 {
+	if len(times) == 0 {
+		return 0
+	}
+	n := 0
+	for _, xs := range times {
+		if HasStraggler(xs, threshold) {
+			n++
+		}
+	}
+	return float64(n) / float64(len(times))
+}
