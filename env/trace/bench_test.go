@@ -18,8 +18,10 @@ var (
 )
 
 // BenchmarkSim replays the whole Philly job list (82k jobs) under first-fit
-// on 125 nodes x 8 GPUs with the drover model and the embedded profiles,
-// and reports simulated events per second of wall time.
+// on 125 nodes x 8 GPUs, event-driven, with the embedded profiles: with the
+// job-level drover model (model=job) and with the per-worker model
+// (model=worker: fitted background load, calibrated jitter), and reports
+// simulated events per second of wall time.
 //
 //	go test ./env/trace -run '^$' -bench Sim -count 6 | tee new.txt; benchstat new.txt
 func BenchmarkSim(b *testing.B) {
@@ -32,16 +34,27 @@ func BenchmarkSim(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ReportAllocs()
-	events := 0
-	for b.Loop() {
-		p, _ := firstfit.New(policies.Config{})
-		res, err := trace.Run(trace.Options{Workload: philly, Model: trace.ModelDrover, Profiles: profiles, Policy: p, Nodes: 125, GPUsPerNode: 8, Interval: 0, RestartDelay: -1})
-		if err != nil {
-			b.Fatal(err)
-		}
-		events += res.Sim.EventCount()
+	for _, tt := range []struct {
+		name string
+		st   *trace.Stragglers
+	}{
+		{"model=job", nil},
+		{"model=worker", &trace.Stragglers{Background: "builtin", Seed: 1}},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			b.ReportAllocs()
+			events := 0
+			for b.Loop() {
+				p, _ := firstfit.New(policies.Config{})
+				res, err := trace.Run(trace.Options{Workload: philly, Model: trace.ModelDrover, Profiles: profiles, Policy: p,
+					Nodes: 125, GPUsPerNode: 8, Interval: 0, RestartDelay: -1, Stragglers: tt.st})
+				if err != nil {
+					b.Fatal(err)
+				}
+				events += res.Sim.EventCount()
+			}
+			b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(float64(len(philly.Jobs)), "jobs/op")
+		})
 	}
-	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
-	b.ReportMetric(float64(len(philly.Jobs)), "jobs/op")
 }
