@@ -15,19 +15,11 @@ import (
 // is decompressed first. FormatAuto picks the format from the Parquet magic
 // or the CSV header (see Sniff). o.Source names the input in errors.
 func Decode(f Format, data []byte, o Options) (*Workload, error) {
-	if isGzip(data) {
-		zr, err := gzip.NewReader(bytes.NewReader(data))
-		if err != nil {
-			return nil, &ParseError{File: o.Source, Field: "gzip", Err: err}
-		}
-		raw, err := io.ReadAll(zr)
-		if err != nil {
-			return nil, &ParseError{File: o.Source, Field: "gzip", Err: err}
-		}
-		data = raw
+	data, err := gunzip(data, o.Source)
+	if err != nil {
+		return nil, err
 	}
 	if f == FormatAuto || f == "" {
-		var err error
 		if f, err = Sniff(data); err != nil {
 			return nil, &ParseError{File: o.Source, Line: 1, Field: "header", Err: err}
 		}
@@ -50,6 +42,22 @@ func Decode(f Format, data []byte, o Options) (*Workload, error) {
 }
 
 func isGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b }
+
+// gunzip returns data decompressed when it is gzip, and data otherwise.
+func gunzip(data []byte, src string) ([]byte, error) {
+	if !isGzip(data) {
+		return data, nil
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, &ParseError{File: src, Field: "gzip", Err: err}
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, &ParseError{File: src, Field: "gzip", Err: err}
+	}
+	return raw, nil
+}
 
 // Sniff guesses the format of (uncompressed) data: Parquet by its "PAR1"
 // magic, CSV formats by the column names of the first non-comment line.

@@ -2,7 +2,6 @@ package datasets
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -72,16 +71,9 @@ func DecodeMachineUsage(data []byte, o Options) ([]MachineSeries, error) {
 // rows were skipped under o.SkipBad, by reason (ReasonMalformed,
 // ReasonOutOfRange). The map is nil when nothing was skipped.
 func DecodeMachineUsageSkips(data []byte, o Options) ([]MachineSeries, map[string]int, error) {
-	if isGzip(data) {
-		zr, err := gzip.NewReader(bytes.NewReader(data))
-		if err != nil {
-			return nil, nil, &ParseError{File: o.Source, Field: "gzip", Err: err}
-		}
-		raw, err := io.ReadAll(zr)
-		if err != nil {
-			return nil, nil, &ParseError{File: o.Source, Field: "gzip", Err: err}
-		}
-		data = raw
+	data, err := gunzip(data, o.Source)
+	if err != nil {
+		return nil, nil, err
 	}
 	r := csv.NewReader(bytes.NewReader(data))
 	r.ReuseRecord = true

@@ -1,8 +1,6 @@
 package datasets
 
 import (
-	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -59,22 +57,6 @@ func (t CoVTable) Len() int {
 		n += len(j.CoV)
 	}
 	return n
-}
-
-// gunzip returns data decompressed when it is gzip, and data otherwise.
-func gunzip(data []byte, src string) ([]byte, error) {
-	if !isGzip(data) {
-		return data, nil
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, &ParseError{File: src, Field: "gzip", Err: err}
-	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		return nil, &ParseError{File: src, Field: "gzip", Err: err}
-	}
-	return raw, nil
 }
 
 // DecodeCoV parses the PAI v2020 coefficient_variation.csv (optionally

@@ -51,6 +51,18 @@ type Series struct {
 	Net   []float64 // network utilisation
 }
 
+// FromTraffic builds a Series from a machine's recorded time, CPU and
+// memory-bandwidth utilisation and its inbound and outbound network
+// utilisation, taking Net as the larger of the two at each sample (the
+// Alibaba v2018 trace's columns; see datasets.MachineSeries).
+func FromTraffic(time, cpu, membw, netIn, netOut []float64) Series {
+	net := make([]float64, len(time))
+	for k := range net {
+		net[k] = max(netIn[k], netOut[k])
+	}
+	return Series{Time: time, CPU: cpu, MemBW: membw, Net: net}
+}
+
 // check reports why s is unusable, or nil.
 func (s Series) check() error {
 	n := len(s.Time)

@@ -21,11 +21,7 @@ var update = flag.Bool("update", false, "rewrite params.json from the trace")
 func fromMachineSeries(ms []datasets.MachineSeries) []background.Series {
 	out := make([]background.Series, len(ms))
 	for i, m := range ms {
-		net := make([]float64, len(m.Time))
-		for j := range net {
-			net[j] = max(m.NetIn[j], m.NetOut[j])
-		}
-		out[i] = background.Series{Time: m.Time, CPU: m.CPU, MemBW: m.MemBW, Net: net}
+		out[i] = background.FromTraffic(m.Time, m.CPU, m.MemBW, m.NetIn, m.NetOut)
 	}
 	return out
 }

@@ -88,11 +88,7 @@ func (l loads) Load(node int, t float64) env.Usage {
 func MachineSeries(ms []datasets.MachineSeries) []background.Series {
 	out := make([]background.Series, len(ms))
 	for i, m := range ms {
-		net := make([]float64, len(m.Time))
-		for k := range net {
-			net[k] = max(m.NetIn[k], m.NetOut[k])
-		}
-		out[i] = background.Series{Time: m.Time, CPU: m.CPU, MemBW: m.MemBW, Net: net}
+		out[i] = background.FromTraffic(m.Time, m.CPU, m.MemBW, m.NetIn, m.NetOut)
 	}
 	return out
 }
