@@ -79,9 +79,7 @@ func (m *Drover) Admit(j *Job, meta *Meta) error {
 	if m.Workers != nil {
 		m.Workers.defaults()
 		s.w = &workerState{}
-		if m.Workers.NewJitter != nil {
-			s.w.jit = m.Workers.NewJitter(j.Spec.GPUs, rand.NewPCG(m.Workers.Seed, uint64(j.ID)))
-		}
+		s.w.net = rand.New(rand.NewPCG(m.Workers.Seed^0x6e6f697365, uint64(j.ID)))
 	}
 	j.m = s
 	return nil
@@ -150,6 +148,13 @@ func (m *Drover) Place(j *Job, c *Cluster) {
 		ws.sync *= psOverRing(w, max(1, j.Spec.PSShards))
 	}
 	ws.nodes = distinct(j.Alloc, ws.nodes)
+	ws.shares = nil // STRET tunes batch sizes once per placement
+	if m.Workers.NewJitter != nil && ws.jitSize != w {
+		// A job's jitter process lives as long as its worker count: an
+		// elastic policy that resizes the job starts a new one.
+		ws.jit = m.Workers.NewJitter(w, rand.NewPCG(m.Workers.Seed, uint64(j.ID)<<8|uint64(w&0xff)))
+		ws.jitSize = w
+	}
 	ws.link = ringLinks(j, ws.nodes, c, ws.link)
 	ws.duty = 1
 	switch j.Sync.Kind {

@@ -49,3 +49,20 @@ type Dynamic interface {
 	// Release tells the model that j has lost its allocation.
 	Release(j *Job)
 }
+
+// Telemetry is implemented by models that know each node's resource
+// utilisation, as a node's monitoring agent would report it: background
+// load plus the load of the jobs placed there.
+type Telemetry interface {
+	// NodeLoad returns node's utilisation of each resource at now.
+	NodeLoad(node int, now float64) Usage
+}
+
+// Prober is implemented by models that can run a short, side-effect-free
+// probe of a job, as a profiler would: the job's mean seconds per
+// iteration on a placement (GPUs per node) of otherwise idle nodes whose
+// background utilisation is load, with or without per-worker jitter.
+type Prober interface {
+	// Probe returns j's mean iteration seconds in the probe setting.
+	Probe(j *Job, placement []int, load Usage, jitter bool) float64
+}

@@ -99,7 +99,37 @@ type Workers struct {
 	MemBWPerWorker float64
 	// Sensitivities overrides the package's Sensitivities by model name.
 	Sensitivities map[string]Sensitivity
+	// BurstNoise is the spread of the extra delay a worker's gradient
+	// exchange meets in a congested network, as a fraction of its
+	// communication time (default 0.5): each sampled iteration adds
+	// m x BurstNoise x burst x |z|, z standard normal, to the worker's
+	// time, where burst is the share of the job's flows that hit the
+	// network together: 1 when all workers synchronize (BSP, local SGD:
+	// the incast of a collective), the duty cycle of communication when
+	// they do not (ASP, SSP). Set it negative for none.
+	BurstNoise float64
+	// STRET turns on the runtime mitigation (see Mitigation).
+	STRET bool
 }
+
+// Mitigation names.
+const (
+	// MitigationNone runs jobs as placed.
+	MitigationNone = "none"
+	// MitigationSTRET is straggler-aware time- and resource-efficient
+	// training: (a) a worker whose gradient exchange is slow relays it
+	// through the non-straggler with the fastest link (the relay
+	// aggregates it onto its own exchange, at 10% forwarding overhead);
+	// (b) in an iteration where a straggler remains, its gradient is
+	// withheld when waiting for it costs more time than its share of the
+	// global batch is worth (t_all x (w-k)/w > t_rest: the remaining w-k
+	// workers' progress per second is higher without it), and the
+	// iteration then counts for (w-k)/w of a global batch; (c) at the
+	// first refresh after a placement, local batch sizes are tuned once,
+	// inversely to each worker's measured slowness, which equalises the
+	// persistent part of iteration times (transient jitter remains).
+	MitigationSTRET = "stret"
+)
 
 // sensitivity returns the sensitivity of a model.
 func (w *Workers) sensitivity(model string) Sensitivity {
@@ -138,6 +168,9 @@ func (w *Workers) defaults() {
 	if w.MemBWPerWorker == 0 {
 		w.MemBWPerWorker = 0.08
 	}
+	if w.BurstNoise == 0 {
+		w.BurstNoise = 0.5
+	}
 }
 
 // occupancy is what the placed jobs put on one node.
@@ -149,6 +182,7 @@ type occupancy struct {
 // workerState is a job's per-worker model state.
 type workerState struct {
 	jit      Jitter
+	jitSize  int     // workers of jit
 	compute  float64 // uncontended per-GPU compute seconds per iteration
 	sync     float64 // measured all-reduce seconds on the placement
 	duty     float64 // share of time the job's NIC flows are active
@@ -156,8 +190,10 @@ type workerState struct {
 	m        []float64
 	slow     []float64
 	scratch  []float64
-	nodes    []int     // distinct nodes, for occupancy
-	link     []float64 // per worker: slowdown of its ring link (cross-rack)
+	net      *rand.Rand // network burst noise
+	shares   []float64  // STRET: tuned local batch share x workers (1 = even)
+	nodes    []int      // distinct nodes, for occupancy
+	link     []float64  // per worker: slowdown of its ring link (cross-rack)
 	iterTime float64
 	// Straggler statistics of the current period.
 	withStraggler float64 // share of sampled iterations with a straggler
@@ -204,6 +240,25 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 			ws.m[i] = ws.sync * (1 - sens.Net + sens.Net*contention)
 		}
 	}
+	if wk.STRET && multi {
+		// (a) Relay: a worker's exchange is never slower than going
+		// through the fastest link plus forwarding.
+		best := math.Inf(1)
+		for _, x := range ws.m {
+			best = min(best, x)
+		}
+		for i := range ws.m {
+			ws.m[i] = min(ws.m[i], 1.1*best)
+		}
+	}
+	burst := 1.0
+	if j.Sync.Kind == ASP || j.Sync.Kind == SSP {
+		burst = ws.duty
+	}
+	noise := wk.BurstNoise * burst
+	if !multi || noise < 0 {
+		noise = 0
+	}
 	with, count := 0, 0
 	times := ws.scratch[:0]
 	lo, hi := 1/wk.MaxSlowdown, wk.MaxSlowdown
@@ -216,27 +271,91 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 				row[i] = 1
 			}
 		}
-		times = times[:0]
 		for i := range row {
 			row[i] = min(max(row[i], lo), hi) * ws.compute * ws.slow[i]
+			if ws.shares != nil {
+				row[i] *= ws.shares[i]
+			}
+			if noise > 0 {
+				row[i] += ws.m[i] * noise * math.Abs(ws.net.NormFloat64())
+			}
+		}
+	}
+	if wk.STRET && w > 1 && ws.shares == nil {
+		// (c) One-time batch tuning from this refresh's measurements:
+		// share_i proportional to 1/time_i, scaled to mean 1.
+		ws.shares = make([]float64, w)
+		inv := 0.0
+		for i := range w {
+			t := 0.0
+			for k := range K {
+				t += ws.c[k][i]
+			}
+			ws.shares[i] = float64(K) / t
+			inv += ws.shares[i]
+		}
+		for i := range w {
+			ws.shares[i] *= float64(w) / inv
+			for k := range K {
+				ws.c[k][i] *= ws.shares[i]
+			}
+		}
+	}
+	progress := 1.0 // share of a global batch an iteration delivers
+	for k := range K {
+		row := ws.c[k]
+		times = times[:0]
+		for i := range row {
 			times = append(times, row[i]+ws.m[i])
 		}
 		if w < 2 {
 			continue // one worker cannot straggle behind itself
 		}
-		if n := CountStragglers(times, wk.Threshold); n > 0 {
+		n := CountStragglers(times, wk.Threshold)
+		if n > 0 {
 			with++
 			count += n
+		}
+		if wk.STRET && n > 0 && j.Sync.Kind == BSP {
+			progress -= withhold(row, times, wk.Threshold, w) / float64(K)
 		}
 	}
 	ws.scratch = times
 	ws.withStraggler = float64(with) / float64(K)
 	ws.stragglers = float64(count) / float64(K)
 	ws.iterTime = j.Sync.IterTime(ws.c, ws.m)
-	s.rate = s.ref / (ws.iterTime * j.Sync.Penalty(w))
+	s.rate = s.ref * progress / (ws.iterTime * j.Sync.Penalty(w))
 	if !(s.rate > 0) || math.IsInf(s.rate, 0) {
 		s.rate = 0
 	}
+}
+
+// withhold applies STRET's gradient withholding to one BSP iteration:
+// when the stragglers' gradients are not worth waiting for, their compute
+// times in row are cut to the slowest non-straggler's (the iteration ends
+// without them), and the lost share of the global batch is returned
+// (0 when they are waited for).
+func withhold(row, times []float64, threshold float64, w int) float64 {
+	var buf [16]float64
+	med := median(times, buf[:0])
+	all, rest, k := 0.0, 0.0, 0
+	for i, t := range times {
+		all = max(all, row[i])
+		if t > med*(1+threshold) {
+			k++
+		} else {
+			rest = max(rest, row[i])
+		}
+	}
+	if k == 0 || k == w || all*float64(w-k)/float64(w) <= rest {
+		return 0
+	}
+	for i, t := range times {
+		if t > med*(1+threshold) {
+			row[i] = rest
+		}
+	}
+	return float64(k) / float64(w)
 }
 
 // occupy adds (sign 1) or removes (sign -1) j's workers and flows.
@@ -291,4 +410,97 @@ func distinct(a []int, dst []int) []int {
 		}
 	}
 	return dst
+}
+
+var _ Telemetry = (*Drover)(nil)
+var _ Prober = (*Drover)(nil)
+
+// NodeLoad implements Telemetry: the background load plus what the placed
+// workers use (CPUPerWorker and MemBWPerWorker each; the NIC share of the
+// multi-node jobs' concurrent flows). Without Workers every node reads idle.
+func (m *Drover) NodeLoad(node int, now float64) Usage {
+	if m.Workers == nil {
+		return Usage{}
+	}
+	var u Usage
+	if m.Workers.Background != nil {
+		u = m.Workers.Background.Load(node, now)
+	}
+	if node < len(m.occ) {
+		o := m.occ[node]
+		u.CPU += m.Workers.CPUPerWorker * float64(o.workers)
+		u.MemBW += m.Workers.MemBWPerWorker * float64(o.workers)
+		u.Net += 0.5 * o.flows // a flow takes half the NIC in this model's units
+	}
+	u.CPU, u.MemBW, u.Net = min(u.CPU, 1), min(u.MemBW, 1), min(u.Net, 1)
+	return u
+}
+
+// probeSamples is the number of iterations a probe measures.
+const probeSamples = 64
+
+// Probe implements Prober. It builds a throw-away copy of j's per-worker
+// state on fresh nodes, so it changes nothing in the run; with jitter it
+// draws from a process seeded by the job's ID and the probe's shape, so
+// the same probe gives the same answer.
+func (m *Drover) Probe(j *Job, placement []int, load Usage, jitter bool) float64 {
+	s := j.m.(*droverJob)
+	wk := m.Workers
+	if wk == nil {
+		wk = &Workers{}
+	}
+	wk.defaults()
+	w := 0
+	for _, g := range placement {
+		w += g
+	}
+	if w == 0 {
+		return math.NaN()
+	}
+	local := int(math.Ceil(float64(s.batch)/float64(w) - 1e-8))
+	accum := int(math.Ceil(float64(local)/float64(s.prof.MaxLocalBsz())-1e-8)) - 1
+	atomic := min(max(int(math.Ceil(float64(local)/float64(accum+1)-1e-8)), s.prof.MinLocalBsz()), s.prof.MaxLocalBsz())
+	step, sync := s.prof.Throughput(placement, atomic)
+	compute := (step - sync) * float64(accum+1)
+	if j.Spec.Arch == PS {
+		sync *= psOverRing(w, max(1, j.Spec.PSShards))
+	}
+	sens := wk.sensitivity(j.Spec.Model)
+	c := make([][]float64, probeSamples)
+	mm := make([]float64, w)
+	var jit Jitter
+	if jitter && wk.NewJitter != nil {
+		jit = wk.NewJitter(w, rand.NewPCG(uint64(j.ID), uint64(w)<<32|uint64(len(placement))))
+	}
+	i := 0
+	slow := make([]float64, w)
+	for _, g := range placement {
+		cpu := load.CPU + wk.CPUPerWorker*float64(g)
+		mem := load.MemBW + wk.MemBWPerWorker*float64(g)
+		f := 1 + sens.CPU*overload(cpu, wk.Overload) + sens.MemBW*overload(mem, wk.Overload)
+		for range g {
+			slow[i] = f
+			mm[i] = sync
+			if len(placement) > 1 {
+				contention := max(1, 1/max(0.05, 1-load.Net))
+				mm[i] = sync * (1 - sens.Net + sens.Net*contention)
+			}
+			i++
+		}
+	}
+	lo, hi := 1/wk.MaxSlowdown, wk.MaxSlowdown
+	for k := range c {
+		c[k] = make([]float64, w)
+		if jit != nil {
+			jit.Next(c[k])
+		} else {
+			for i := range c[k] {
+				c[k][i] = 1
+			}
+		}
+		for i := range c[k] {
+			c[k][i] = min(max(c[k][i], lo), hi) * compute * slow[i]
+		}
+	}
+	return j.Sync.IterTime(c, mm)
 }
