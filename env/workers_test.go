@@ -127,3 +127,36 @@ func (stepLoad) Load(_ int, t float64) env.Usage {
 	return env.Usage{CPU: 0.9}
 }
 func (stepLoad) Step() float64 { return 300 }
+
+func TestSTRETBatchTuning(t *testing.T) {
+	// The straggler case of TestWorkersStragglerBSPvsASP (worker 1 takes
+	// 2.3125 s per step against worker 0's 1 s) with STRET: the one-time
+	// batch tuning gives each worker a share of the batch inversely
+	// proportional to its time, which equalises them at the harmonic
+	// pace, 2 / (1 + 1/2.3125) s per iteration; nothing straggles any
+	// more, so nothing is withheld: 100 s of work takes 100 x that.
+	m := &env.Drover{
+		Profiles: envtest.Profiles(envtest.Flat{Step: 1, PerEpoch: 1, Epochs: 1}),
+		Workers: &env.Workers{
+			Background:    envtest.Background{Loads: map[int]env.Usage{1: {CPU: 1}}},
+			Period:        300,
+			Sensitivities: map[string]env.Sensitivity{envtest.FlatName: {CPU: 1}},
+			STRET:         true,
+		},
+	}
+	s, err := env.New(env.Config{Cluster: env.Homogeneous(2, 1), Model: m}, []env.JobSpec{envtest.MakeJob("a").GPUs(2).Duration(100).Obj()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Run(spreadWith{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	j := s.Jobs()[0]
+	want := 100 * 2 / (1 + 1/2.3125)
+	if math.Abs(j.JCT()-want) > 1e-9 {
+		t.Errorf("JCT %v, want %v", j.JCT(), want)
+	}
+	if j.StragglerIterations != 0 {
+		t.Errorf("%v iterations with a straggler after tuning, want 0", j.StragglerIterations)
+	}
+}

@@ -42,6 +42,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	load := fs.Float64("load", 1, "per-worker model: multiply the background load")
 	noJitter := fs.Bool("no-jitter", false, "per-worker model: turn the calibrated per-worker jitter off")
 	threshold := fs.Float64("straggler-threshold", 0.2, "a worker straggles when slower than the job's median by more than this fraction")
+	mitigation := fs.String("mitigation", "none", "per-worker model: runtime straggler mitigation: none or stret (relay, gradient withholding, one-time batch tuning)")
 	syncFlag := fs.String("sync", "bsp", "sync strategy for policies that do not choose one: bsp, asp, ssp(S), local(H)")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	quiet := fs.Bool("quiet", false, "no progress output")
@@ -79,7 +80,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		Log: *logOut != "",
 	}
 	if *model == trace.ModelDrover && *stragglers {
-		opts.Stragglers = &trace.Stragglers{Background: *bg, Load: *load, NoJitter: *noJitter, Seed: *seed, Threshold: *threshold}
+		opts.Stragglers = &trace.Stragglers{Background: *bg, Load: *load, NoJitter: *noJitter, Seed: *seed, Threshold: *threshold, Mitigation: *mitigation}
 	}
 	var bar *progress.Bar
 	if !*quiet {
@@ -143,7 +144,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	}
 	modelName := *model
 	if opts.Stragglers != nil {
-		modelName += fmt.Sprintf(" per-worker (background %s x%g, jitter %v)", *bg, *load, !*noJitter)
+		modelName += fmt.Sprintf(" per-worker (background %s x%g, jitter %v, mitigation %s)", *bg, *load, !*noJitter, *mitigation)
 	}
 	fmt.Fprintf(stdout, ")\ncluster    %d nodes x %d GPUs\nmodel      %s (profiles: %s)\npolicy     %s (seed %d)\n", *nodes, *gpn, modelName, src, *policy, *seed)
 	fmt.Fprintf(stdout, "finished   %d/%d jobs\n", s.Finished, s.Jobs)

@@ -24,11 +24,20 @@ type Stragglers struct {
 	Seed uint64
 	// Threshold is the straggler threshold (0: env's default, 20%).
 	Threshold float64
+	// Mitigation is env.MitigationNone ("" too) or env.MitigationSTRET.
+	Mitigation string
 }
 
 // Workers builds the env.Workers for a cluster of n nodes.
 func (st Stragglers) Workers(nodes int) (*env.Workers, error) {
 	w := &env.Workers{Seed: st.Seed, Threshold: st.Threshold}
+	switch st.Mitigation {
+	case "", env.MitigationNone:
+	case env.MitigationSTRET:
+		w.STRET = true
+	default:
+		return nil, fmt.Errorf("trace: unknown mitigation %q (want %s or %s)", st.Mitigation, env.MitigationNone, env.MitigationSTRET)
+	}
 	var src background.Source
 	switch st.Background {
 	case "", "builtin":
