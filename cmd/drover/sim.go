@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -28,7 +29,8 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	format := fs.String("format", "auto", "workload format: auto|pollux|philly|helios|alibaba|jobs|parquet")
 	model := fs.String("model", "auto", "throughput model: pollux|drover|auto (pollux for workloads without durations, like the Pollux workloads; drover otherwise)")
 	policy := fs.String("policy", "tiresias", fmt.Sprintf("scheduling policy: %v", reg.Names()))
-	nodes := fs.Int("nodes", 16, "number of nodes")
+	nodes := fs.Int("nodes", 16, "number of nodes (with --cluster pai or a node list: keep the first N GPU nodes; default all)")
+	clusterSpec := fs.String("cluster", "homogeneous", "cluster: homogeneous (--nodes x --gpus-per-node), pai (the Alibaba PAI v2023 GPU node list in ../shared/traces: heterogeneous GPU types and speeds), or the path of a PAI-format node list")
 	gpn := fs.Int("gpus-per-node", 4, "GPUs per node")
 	seed := fs.Uint64("seed", 1, "random seed (policies and generators that use randomness)")
 	interval := fs.Float64("interval", -1, "scheduling interval in seconds; 0 = decide at every arrival and completion; -1 = the model's default (pollux 60, drover 0)")
@@ -74,8 +76,21 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if syncStrategy != (env.Sync{}) {
 		p = policies.WithSync(p, syncStrategy)
 	}
+	nodeCap := *nodes
+	if *clusterSpec != "homogeneous" && *clusterSpec != "" {
+		nodeCap = 0
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "nodes" {
+				nodeCap = *nodes
+			}
+		})
+	}
+	cluster, clusterDesc, err := trace.LoadCluster(*clusterSpec, nodeCap, *gpn)
+	if err != nil {
+		return err
+	}
 	opts := trace.Options{
-		Workload: w, Model: *model, Profiles: profiles, Policy: p,
+		Workload: w, Model: *model, Profiles: profiles, Policy: p, Cluster: &cluster,
 		Nodes: *nodes, GPUsPerNode: *gpn, Interval: *interval, RestartDelay: *restart,
 		Log: *logOut != "",
 	}
@@ -113,8 +128,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 			Model      string  `json:"model"`
 			Policy     string  `json:"policy"`
 			Profiles   string  `json:"profiles"`
-			Nodes      int     `json:"nodes"`
-			GPUs       int     `json:"gpus_per_node"`
+			Cluster    string  `json:"cluster"`
 			Seed       uint64  `json:"seed"`
 			Skipped    int     `json:"skipped_rows"`
 			Jobs       int     `json:"jobs"`
@@ -132,7 +146,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 			StragFrac  float64 `json:"iterations_with_straggler"`
 			Events     int     `json:"events"`
 			WallSecond float64 `json:"wall_s"`
-		}{w.Name, *model, *policy, src, *nodes, *gpn, *seed, w.Skipped, s.Jobs, s.Finished, s.AvgJCT, s.P50JCT, s.P99JCT,
+		}{w.Name, *model, *policy, src, clusterDesc, *seed, w.Skipped, s.Jobs, s.Finished, s.AvgJCT, s.P50JCT, s.P99JCT,
 			s.AvgQueue, s.Makespan, s.GPUUtil, s.GPUHours, s.Restarts, s.AvgTTA, s.Stragglers, s.StragglerFrac, res.Sim.EventCount(), wall.Seconds()}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -146,7 +160,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if opts.Stragglers != nil {
 		modelName += fmt.Sprintf(" per-worker (background %s x%g, jitter %v, mitigation %s)", *bg, *load, !*noJitter, *mitigation)
 	}
-	fmt.Fprintf(stdout, ")\ncluster    %d nodes x %d GPUs\nmodel      %s (profiles: %s)\npolicy     %s (seed %d)\n", *nodes, *gpn, modelName, src, *policy, *seed)
+	fmt.Fprintf(stdout, ")\ncluster    %s\nmodel      %s (profiles: %s)\npolicy     %s (seed %d)\n", clusterDesc, modelName, src, *policy, *seed)
 	fmt.Fprintf(stdout, "finished   %d/%d jobs\n", s.Finished, s.Jobs)
 	fmt.Fprintf(stdout, "avg JCT    %s (%.2f s)\n", hms(s.AvgJCT), s.AvgJCT)
 	fmt.Fprintf(stdout, "p50 JCT    %s\np99 JCT    %s\n", hms(s.P50JCT), hms(s.P99JCT))
