@@ -7,6 +7,7 @@ import (
 	"github.com/drover-sched/drover/policies/gandiva"
 	"github.com/drover-sched/drover/policies/optimus"
 	"github.com/drover-sched/drover/policies/random"
+	"github.com/drover-sched/drover/policies/strn"
 	"github.com/drover-sched/drover/policies/tiresias"
 )
 
@@ -19,6 +20,7 @@ func Registry() policies.Registry {
 		gandiva.Name:  gandiva.New,
 		optimus.Name:  optimus.New,
 		random.Name:   random.New,
+		strn.Name:     strn.New,
 		tiresias.Name: tiresias.New,
 	} {
 		if err := r.Register(name, f); err != nil {

@@ -1,0 +1,75 @@
+package sas
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/drover-sched/drover/env"
+)
+
+func TestGroupCount(t *testing.T) {
+	for _, tt := range []struct{ nodes, want int }{{1, 1}, {2, 1}, {8, 2}, {16, 3}, {22, 3}, {50, 5}, {128, 8}, {1000, MaxGroups}} {
+		if got := GroupCount(tt.nodes); got != tt.want {
+			t.Errorf("GroupCount(%d) = %d, want %d", tt.nodes, got, tt.want)
+		}
+	}
+}
+
+// forecast returns a steady forecast of CPU load c (no spread) and Net n.
+func forecast(c, n float64) Forecast {
+	u := env.Usage{CPU: c, MemBW: 0.03, Net: n}
+	return Forecast{P10: u, P50: u, P90: u}
+}
+
+func TestGroup(t *testing.T) {
+	idle, busy := forecast(0.2, 0.3), forecast(0.75, 0.3)
+	jumpy := Forecast{P10: env.Usage{CPU: 0.1}, P50: env.Usage{CPU: 0.2}, P90: env.Usage{CPU: 0.9}}
+	tests := []struct {
+		name  string
+		nodes []Forecast
+		speed []float64
+		k     int
+		want  [][]int
+	}{
+		{
+			name:  "loaded and idle sets, idle first",
+			nodes: []Forecast{busy, idle, busy, idle, idle, busy},
+			k:     2,
+			want:  [][]int{{1, 3, 4}, {0, 2, 5}},
+		},
+		{
+			name:  "identical nodes make one group whatever k",
+			nodes: []Forecast{idle, idle, idle, idle},
+			k:     3,
+			want:  [][]int{{0, 1, 2, 3}},
+		},
+		{
+			name:  "same median, wide spread apart",
+			nodes: []Forecast{idle, jumpy, idle, jumpy},
+			k:     2,
+			want:  [][]int{{0, 2}, {1, 3}},
+		},
+		{
+			name:  "slow GPUs apart without telemetry",
+			nodes: []Forecast{{}, {}, {}, {}},
+			speed: []float64{1, 0.5, 1, 0.5},
+			k:     3,
+			want:  [][]int{{0, 2}, {1, 3}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pts := make([][]float64, len(tt.nodes))
+			for i, f := range tt.nodes {
+				sp := 1.0
+				if tt.speed != nil {
+					sp = tt.speed[i]
+				}
+				pts[i] = Features(f, sp)
+			}
+			if got := Group(pts, tt.k); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Group = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

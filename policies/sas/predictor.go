@@ -1,0 +1,217 @@
+package sas
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/drover-sched/drover/env"
+)
+
+// Resource names one of the three node resources the predictor tracks.
+type Resource int
+
+// The resources, in the order of env.Usage's fields.
+const (
+	CPU Resource = iota
+	MemBW
+	Net
+	numResources
+)
+
+func (r Resource) String() string {
+	switch r {
+	case CPU:
+		return "cpu"
+	case MemBW:
+		return "membw"
+	case Net:
+		return "net"
+	}
+	return fmt.Sprintf("Resource(%d)", int(r))
+}
+
+// of returns u's utilisation of r.
+func (r Resource) of(u env.Usage) float64 {
+	switch r {
+	case CPU:
+		return u.CPU
+	case MemBW:
+		return u.MemBW
+	case Net:
+		return u.Net
+	}
+	panic("sas: unknown resource")
+}
+
+// Forecast is a node's predicted utilisation over a job's future run, as
+// quantiles of its recent history.
+type Forecast struct {
+	// P10, P50 and P90 are the 10th, 50th and 90th percentiles of each
+	// resource's utilisation.
+	P10, P50, P90 env.Usage
+}
+
+// Predictor keeps a bounded history of each node's utilisation (a ring
+// buffer of the last Capacity samples, taken at most once per Period of
+// simulated time) and predicts the node's utilisation over a job's future
+// run as the distribution of that history: quantiles, and the probability
+// that a resource ends up above an overload threshold once a given extra
+// load is added. The history stands in for the future: node load in the
+// traces Drover models is persistent (a per-node level plus slow
+// fluctuations), so the recent window is the best cheap predictor of the
+// next hours. It is not safe for concurrent use.
+type Predictor struct {
+	// PriorOver and PriorUnder are the pseudo-counts of a Beta prior on
+	// every overload probability: with n samples of which k are over,
+	// OverloadProb is (k + PriorOver) / (n + PriorOver + PriorUnder), so a
+	// node with no history is neither certainly fine nor certainly
+	// overloaded. NewPredictor sets both to 1 (Laplace's rule of
+	// succession).
+	PriorOver, PriorUnder float64
+
+	period float64
+	cap    int
+	last   float64 // time of the last sample, NaN before the first
+	hist   [][]env.Usage
+	head   []int // per node: next slot to write once the ring is full
+	sorted [][numResources][]float64
+	dirty  []bool
+}
+
+// NewPredictor returns a predictor for nodes nodes that keeps the last
+// capacity samples of each, taken at most once per period seconds. It
+// panics on a non-positive size or capacity, or a negative period.
+func NewPredictor(nodes, capacity int, period float64) *Predictor {
+	if nodes <= 0 || capacity <= 0 || !(period >= 0) {
+		panic(fmt.Sprintf("sas: predictor with %d nodes, capacity %d, period %v", nodes, capacity, period))
+	}
+	return &Predictor{
+		PriorOver:  1,
+		PriorUnder: 1,
+		period:     period,
+		cap:        capacity,
+		last:       math.NaN(),
+		hist:       make([][]env.Usage, nodes),
+		head:       make([]int, nodes),
+		sorted:     make([][numResources][]float64, nodes),
+		dirty:      make([]bool, nodes),
+	}
+}
+
+// Nodes returns the number of nodes the predictor tracks.
+func (p *Predictor) Nodes() int { return len(p.hist) }
+
+// Due reports whether a sample taken at now would be recorded: none was
+// taken yet, or the last one is at least a period old.
+func (p *Predictor) Due(now float64) bool {
+	return math.IsNaN(p.last) || now-p.last >= p.period
+}
+
+// Observe records one sample of every node's utilisation at now, if one is
+// due, and reports whether it did. It panics if len(loads) differs from
+// Nodes.
+func (p *Predictor) Observe(now float64, loads []env.Usage) bool {
+	if len(loads) != len(p.hist) {
+		panic(fmt.Sprintf("sas: %d loads for %d nodes", len(loads), len(p.hist)))
+	}
+	if !p.Due(now) {
+		return false
+	}
+	p.last = now
+	for n, u := range loads {
+		p.push(n, u)
+	}
+	return true
+}
+
+// push appends u to node n's ring.
+func (p *Predictor) push(n int, u env.Usage) {
+	if len(p.hist[n]) < p.cap {
+		p.hist[n] = append(p.hist[n], u)
+	} else {
+		p.hist[n][p.head[n]] = u
+		p.head[n] = (p.head[n] + 1) % p.cap
+	}
+	p.dirty[n] = true
+}
+
+// Len returns the number of samples held for node.
+func (p *Predictor) Len(node int) int { return len(p.hist[node]) }
+
+// History returns node's samples, oldest first.
+func (p *Predictor) History(node int) []env.Usage {
+	h := p.hist[node]
+	if len(h) < p.cap {
+		return slices.Clone(h)
+	}
+	return append(slices.Clone(h[p.head[node]:]), h[:p.head[node]]...)
+}
+
+// values returns node's samples of r in ascending order (cached until the
+// next sample).
+func (p *Predictor) values(node int, r Resource) []float64 {
+	if p.dirty[node] {
+		for q := range numResources {
+			s := p.sorted[node][q][:0]
+			for _, u := range p.hist[node] {
+				s = append(s, q.of(u))
+			}
+			sort.Float64s(s)
+			p.sorted[node][q] = s
+		}
+		p.dirty[node] = false
+	}
+	return p.sorted[node][r]
+}
+
+// Quantile returns the q-quantile (q in [0, 1]) of node's history of r,
+// interpolated linearly between order statistics: with the n samples
+// sorted as x[0] <= ... <= x[n-1] and h = (n-1)q, it is x[floor(h)] +
+// (h - floor(h))(x[floor(h)+1] - x[floor(h)]) (Hyndman and Fan's type 7,
+// numpy's default). It is NaN for a node without history.
+func (p *Predictor) Quantile(node int, r Resource, q float64) float64 {
+	return quantile(p.values(node, r), q)
+}
+
+// quantile is the type-7 quantile of the ascending xs.
+func quantile(xs []float64, q float64) float64 {
+	n := len(xs)
+	if n == 0 || math.IsNaN(q) {
+		return math.NaN()
+	}
+	q = min(max(q, 0), 1)
+	h := float64(n-1) * q
+	lo := int(math.Floor(h))
+	if lo >= n-1 {
+		return xs[n-1]
+	}
+	return xs[lo] + (h-float64(lo))*(xs[lo+1]-xs[lo])
+}
+
+// Forecast returns node's P10, P50 and P90 (NaN without history).
+func (p *Predictor) Forecast(node int) Forecast {
+	var f Forecast
+	for _, x := range []struct {
+		q   float64
+		dst *env.Usage
+	}{{0.1, &f.P10}, {0.5, &f.P50}, {0.9, &f.P90}} {
+		x.dst.CPU = p.Quantile(node, CPU, x.q)
+		x.dst.MemBW = p.Quantile(node, MemBW, x.q)
+		x.dst.Net = p.Quantile(node, Net, x.q)
+	}
+	return f
+}
+
+// OverloadProb returns the probability that node's utilisation of r, plus
+// add, exceeds theta over the job's run: the smoothed share of the node's
+// samples x with x + add > theta (see PriorOver). It costs a binary
+// search.
+func (p *Predictor) OverloadProb(node int, r Resource, add, theta float64) float64 {
+	xs := p.values(node, r)
+	cut := theta - add
+	i := sort.Search(len(xs), func(i int) bool { return xs[i] > cut })
+	k := float64(len(xs) - i)
+	return (k + p.PriorOver) / (float64(len(xs)) + p.PriorOver + p.PriorUnder)
+}

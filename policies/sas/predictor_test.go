@@ -1,0 +1,139 @@
+package sas
+
+import (
+	"math"
+	"testing"
+
+	"github.com/drover-sched/drover/env"
+)
+
+const tol = 1e-12
+
+// cpuHistory records the CPU loads xs on node 0 of a one-node predictor,
+// one sample per period.
+func cpuHistory(capacity int, xs ...float64) *Predictor {
+	p := NewPredictor(1, capacity, 300)
+	for i, x := range xs {
+		if !p.Observe(float64(i)*300, []env.Usage{{CPU: x, Net: 1 - x}}) {
+			panic("sample refused")
+		}
+	}
+	return p
+}
+
+func TestPredictorQuantiles(t *testing.T) {
+	// Sorted history 0.1 0.3 0.5 0.7 0.9 (n = 5). Type 7: h = 4q.
+	p := cpuHistory(8, 0.5, 0.1, 0.3, 0.9, 0.7)
+	tests := []struct {
+		name string
+		r    Resource
+		q    float64
+		want float64
+	}{
+		{"min", CPU, 0, 0.1},
+		{"p10: h=0.4, 0.1+0.4x0.2", CPU, 0.1, 0.18},
+		{"p25: h=1", CPU, 0.25, 0.3},
+		{"p50: h=2", CPU, 0.5, 0.5},
+		{"p90: h=3.6, 0.7+0.6x0.2", CPU, 0.9, 0.82},
+		{"max", CPU, 1, 0.9},
+		{"net p10 of 1-x: 0.1 0.3 0.5 0.7 0.9", Net, 0.1, 0.18},
+		{"membw all zero", MemBW, 0.9, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := p.Quantile(0, tt.r, tt.q); math.Abs(got-tt.want) > tol {
+				t.Errorf("Quantile(%v, %v) = %v, want %v", tt.r, tt.q, got, tt.want)
+			}
+		})
+	}
+	f := p.Forecast(0)
+	if math.Abs(f.P10.CPU-0.18) > tol || math.Abs(f.P50.CPU-0.5) > tol || math.Abs(f.P90.CPU-0.82) > tol {
+		t.Errorf("Forecast CPU = %v %v %v, want 0.18 0.5 0.82", f.P10.CPU, f.P50.CPU, f.P90.CPU)
+	}
+}
+
+// TestQuantileNaive checks the interpolation against its definition at the
+// order statistics (q = i/(n-1) gives x[i]) and monotonicity in q.
+func TestQuantileNaive(t *testing.T) {
+	xs := []float64{0.02, 0.05, 0.05, 0.3, 0.31, 0.6, 0.92, 0.99}
+	n := len(xs)
+	for i := range n {
+		if got := quantile(xs, float64(i)/float64(n-1)); math.Abs(got-xs[i]) > tol {
+			t.Errorf("quantile at %d/%d = %v, want x[%d] = %v", i, n-1, got, i, xs[i])
+		}
+	}
+	prev := math.Inf(-1)
+	for q := 0.0; q <= 1; q += 0.01 {
+		got := quantile(xs, q)
+		if got < prev {
+			t.Errorf("quantile not monotone at q=%v: %v < %v", q, got, prev)
+		}
+		prev = got
+	}
+	if !math.IsNaN(quantile(nil, 0.5)) {
+		t.Error("quantile of no samples is not NaN")
+	}
+}
+
+func TestPredictorRing(t *testing.T) {
+	// Capacity 3 keeps the last three of five samples.
+	p := cpuHistory(3, 0.1, 0.2, 0.3, 0.4, 0.5)
+	got := []float64{}
+	for _, u := range p.History(0) {
+		got = append(got, u.CPU)
+	}
+	want := []float64{0.3, 0.4, 0.5}
+	if len(got) != len(want) {
+		t.Fatalf("History = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("History = %v, want %v (-want,+got)", got, want)
+		}
+	}
+	if m := p.Quantile(0, CPU, 0.5); math.Abs(m-0.4) > tol {
+		t.Errorf("median after wrap = %v, want 0.4", m)
+	}
+}
+
+func TestPredictorPeriod(t *testing.T) {
+	p := NewPredictor(2, 4, 300)
+	loads := []env.Usage{{CPU: 0.1}, {CPU: 0.2}}
+	steps := []struct {
+		now  float64
+		want bool
+	}{{0, true}, {100, false}, {299, false}, {300, true}, {500, false}, {900, true}}
+	for _, s := range steps {
+		if got := p.Observe(s.now, loads); got != s.want {
+			t.Errorf("Observe(%v) = %v, want %v", s.now, got, s.want)
+		}
+	}
+	if p.Len(0) != 3 || p.Len(1) != 3 {
+		t.Errorf("Len = %d, %d, want 3, 3", p.Len(0), p.Len(1))
+	}
+}
+
+func TestOverloadProb(t *testing.T) {
+	// Samples 0.1 0.3 0.5 0.7 0.9, Beta(1,1) prior: (k+1)/(5+2).
+	p := cpuHistory(8, 0.5, 0.1, 0.3, 0.9, 0.7)
+	tests := []struct {
+		name      string
+		add, want float64
+	}{
+		{"one sample above 0.8", 0, 2.0 / 7},
+		{"+0.2: 0.7 and 0.9 above", 0.2, 3.0 / 7},
+		{"+0.8: all above", 0.8, 6.0 / 7},
+		{"-0.2: none above", -0.2, 1.0 / 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := p.OverloadProb(0, CPU, tt.add, 0.8); math.Abs(got-tt.want) > tol {
+				t.Errorf("OverloadProb(add %v) = %v, want %v", tt.add, got, tt.want)
+			}
+		})
+	}
+	unseen := NewPredictor(1, 4, 300)
+	if got := unseen.OverloadProb(0, CPU, 0, 0.8); got != 0.5 {
+		t.Errorf("unseen node: OverloadProb = %v, want 0.5", got)
+	}
+}

@@ -1,0 +1,497 @@
+package sas
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/policies"
+)
+
+// Name is the policy's registry name.
+const Name = "sas"
+
+// Defaults of the SAS fields that New sets.
+const (
+	// DefaultSamplePeriod is the simulated seconds between telemetry
+	// samples.
+	DefaultSamplePeriod = 300
+	// DefaultHistory is the samples kept per node: 64 x 300 s, about 5.3
+	// hours, some 13 time constants of the fitted CPU background load.
+	DefaultHistory = 64
+	// DefaultRegroupPeriod is the simulated seconds between regroupings.
+	DefaultRegroupPeriod = 900
+	// DefaultOverload is the utilisation above which a resource slows the
+	// tasks on its node (env.Workers' default).
+	DefaultOverload = 0.8
+	// DefaultSpreadPenalty is the stretch per node beyond the fewest the
+	// job could use, when the model cannot be probed.
+	DefaultSpreadPenalty = 0.1
+	// DefaultRackPenalty is the stretch per rack beyond the first.
+	DefaultRackPenalty = 0.1
+	// DefaultResolution is the width of the bins in which placement costs
+	// are compared; costs in one bin tie and the tighter fit wins.
+	DefaultResolution = 0.02
+)
+
+// DefaultWorkerLoad is the utilisation one worker adds to its node: a
+// sixteenth of the CPUs (4 of a DGX-1's 64 cores feeding one GPU) and 8% of
+// the memory bandwidth, env.Workers' defaults.
+var DefaultWorkerLoad = env.Usage{CPU: 1.0 / 16, MemBW: 0.08}
+
+// DefaultFlowLoad is the share of a node's NIC that one multi-node job's
+// gradient flow takes (as env.Drover's telemetry reports it).
+const DefaultFlowLoad = 0.5
+
+// SAS is straggler-avoiding scheduling: it predicts each node's
+// utilisation with probabilities, groups nodes whose predictions behave
+// alike, and starts each pending job in one group, the one where its
+// predicted slowdown times its spreading stretch is lowest. See the
+// package documentation. The exported fields may be changed before the
+// first call to Schedule.
+type SAS struct {
+	// SamplePeriod is the simulated seconds between telemetry samples.
+	SamplePeriod float64
+	// History is the number of samples kept per node.
+	History int
+	// RegroupPeriod is the simulated seconds between regroupings.
+	RegroupPeriod float64
+	// Groups is the number of node groups; 0 picks GroupCount.
+	Groups int
+	// Overload is the utilisation above which a resource slows its tasks.
+	Overload float64
+	// WorkerLoad is the utilisation one worker of any job adds to its node.
+	WorkerLoad env.Usage
+	// FlowLoad is the NIC share one multi-node job's flow takes on each of
+	// its nodes.
+	FlowLoad float64
+	// SpreadPenalty is the stretch per extra node without a Prober.
+	SpreadPenalty float64
+	// RackPenalty is the stretch per extra rack.
+	RackPenalty float64
+	// Resolution is the bin width of compared placement costs.
+	Resolution float64
+
+	pred      *Predictor
+	groups    [][]int
+	regrouped float64 // time of the last grouping
+	fresh     bool    // samples arrived since the last grouping
+	gpn       int     // the most GPUs on a node
+
+	free  []int
+	occ   []int     // workers per node
+	flows []float64 // multi-node jobs per node
+	loads []env.Usage
+	stamp []int
+	jobs  map[int]*jobInfo
+}
+
+// jobInfo is what SAS has probed about a pending job.
+type jobInfo struct {
+	weight  [numResources]float64 // slowdown when the resource is overloaded
+	base    float64               // probed iteration time, packed and idle
+	stretch map[string]float64    // by placement key
+}
+
+var _ policies.Policy = (*SAS)(nil)
+
+// New returns a SAS policy with the default settings. It uses no
+// randomness, so the seed is ignored.
+func New(policies.Config) (policies.Policy, error) {
+	return &SAS{
+		SamplePeriod:  DefaultSamplePeriod,
+		History:       DefaultHistory,
+		RegroupPeriod: DefaultRegroupPeriod,
+		Overload:      DefaultOverload,
+		WorkerLoad:    DefaultWorkerLoad,
+		FlowLoad:      DefaultFlowLoad,
+		SpreadPenalty: DefaultSpreadPenalty,
+		RackPenalty:   DefaultRackPenalty,
+		Resolution:    DefaultResolution,
+		regrouped:     math.NaN(),
+	}, nil
+}
+
+// Predictor returns the node predictor (nil before the first Schedule).
+func (s *SAS) Predictor() *Predictor { return s.pred }
+
+// NodeGroups returns the current node groups, most available first (nil
+// before the first Schedule). The slices belong to the policy.
+func (s *SAS) NodeGroups() [][]int { return s.groups }
+
+// Schedule implements policies.Policy.
+func (s *SAS) Schedule(v *env.View) ([]env.Decision, error) {
+	nodes := len(v.Cluster.Nodes)
+	tel, _ := v.Model.(env.Telemetry)
+	if s.pred == nil || s.pred.Nodes() != nodes {
+		s.reset(v)
+	}
+	counted := false
+	if tel != nil && s.pred.Due(v.Now) {
+		s.count(v)
+		counted = true
+		for n := range nodes {
+			u := tel.NodeLoad(n, v.Now)
+			s.loads[n] = env.Usage{
+				CPU:   max(0, u.CPU-s.WorkerLoad.CPU*float64(s.occ[n])),
+				MemBW: max(0, u.MemBW-s.WorkerLoad.MemBW*float64(s.occ[n])),
+				Net:   max(0, u.Net-s.FlowLoad*s.flows[n]),
+			}
+		}
+		s.pred.Observe(v.Now, s.loads)
+		s.fresh = true
+	}
+	if s.groups == nil || s.fresh && v.Now-s.regrouped >= s.RegroupPeriod {
+		s.regroup(v, tel != nil)
+	}
+
+	s.free = append(s.free[:0], v.Free...)
+	left := 0
+	for _, f := range s.free {
+		left += f
+	}
+	var ds []env.Decision
+	prober, _ := v.Model.(env.Prober)
+	for _, j := range v.Active {
+		if left == 0 {
+			break
+		}
+		if j.State != env.Pending || j.Spec.GPUs > left {
+			continue
+		}
+		if !counted {
+			s.count(v)
+			counted = true
+		}
+		info := s.info(j, prober)
+		alloc := s.place(v, j, info, prober, tel != nil)
+		if alloc == nil {
+			continue
+		}
+		ds = append(ds, env.Decision{Job: j.ID, Nodes: alloc})
+		left -= len(alloc)
+		s.commit(alloc)
+		delete(s.jobs, j.ID)
+	}
+	return ds, nil
+}
+
+// reset sizes the policy's state for v's cluster.
+func (s *SAS) reset(v *env.View) {
+	n := len(v.Cluster.Nodes)
+	s.pred = NewPredictor(n, max(s.History, 1), max(s.SamplePeriod, 0))
+	s.groups, s.regrouped, s.fresh = nil, math.NaN(), false
+	s.occ = make([]int, n)
+	s.flows = make([]float64, n)
+	s.loads = make([]env.Usage, n)
+	s.stamp = make([]int, n)
+	s.jobs = map[int]*jobInfo{}
+	s.gpn = 0
+	for _, nd := range v.Cluster.Nodes {
+		s.gpn = max(s.gpn, nd.GPUs)
+	}
+}
+
+// count sets the workers and multi-node flows on each node from the
+// running jobs.
+func (s *SAS) count(v *env.View) {
+	clear(s.occ)
+	clear(s.flows)
+	clear(s.stamp)
+	for _, j := range v.Active {
+		if j.State != env.Running {
+			continue
+		}
+		for _, n := range j.Alloc {
+			s.occ[n]++
+		}
+		s.addFlows(j.ID+1, j.Alloc)
+	}
+}
+
+// addFlows adds one flow on each distinct node of a multi-node alloc; mark
+// must differ between calls within one count.
+func (s *SAS) addFlows(mark int, alloc []int) {
+	if len(alloc) == 0 || !slices.ContainsFunc(alloc, func(n int) bool { return n != alloc[0] }) {
+		return
+	}
+	for _, n := range alloc {
+		if s.stamp[n] != mark {
+			s.stamp[n] = mark
+			s.flows[n]++
+		}
+	}
+}
+
+// commit books a new placement into free, occ and flows.
+func (s *SAS) commit(alloc []int) {
+	for _, n := range alloc {
+		s.free[n]--
+		s.occ[n]++
+	}
+	clear(s.stamp)
+	s.addFlows(-1, alloc)
+	clear(s.stamp)
+}
+
+// regroup recomputes the node groups from the current forecasts (and the
+// GPU speeds); without telemetry only the speeds tell nodes apart.
+func (s *SAS) regroup(v *env.View, telemetry bool) {
+	pts := make([][]float64, len(v.Cluster.Nodes))
+	for n, nd := range v.Cluster.Nodes {
+		var f Forecast
+		if telemetry && s.pred.Len(n) > 0 {
+			f = s.pred.Forecast(n)
+		}
+		pts[n] = Features(f, nd.Speed)
+	}
+	k := s.Groups
+	if k <= 0 {
+		k = GroupCount(len(pts))
+	}
+	s.groups = Group(pts, k)
+	s.regrouped, s.fresh = v.Now, false
+}
+
+// info returns j's probed sensitivities, probing on first use. Without a
+// Prober every resource weighs 1/3.
+func (s *SAS) info(j *env.Job, prober env.Prober) *jobInfo {
+	if in, ok := s.jobs[j.ID]; ok {
+		return in
+	}
+	in := &jobInfo{stretch: map[string]float64{}}
+	s.jobs[j.ID] = in
+	in.weight = [numResources]float64{1.0 / 3, 1.0 / 3, 1.0 / 3}
+	if prober == nil {
+		return in
+	}
+	g := j.Spec.GPUs
+	packed := packedPlacement(g, s.gpn)
+	base := prober.Probe(j, packed, env.Usage{}, false)
+	if !(base > 0) || math.IsInf(base, 0) {
+		return in
+	}
+	in.base = base
+	// CPU and memory bandwidth: the slowdown when the node's total
+	// utilisation sits mid-way into the overload band, (1+Overload)/2.
+	ref := (1 + s.Overload) / 2
+	busy := float64(packed[0])
+	for r, u := range []env.Usage{
+		{CPU: max(0, ref-s.WorkerLoad.CPU*busy)},
+		{MemBW: max(0, ref-s.WorkerLoad.MemBW*busy)},
+	} {
+		in.weight[r] = ratio(prober.Probe(j, packed, u, false), base) - 1
+	}
+	// Network: the slowdown per unit of NIC contention, from a two-node
+	// split whose NICs have half their bandwidth taken (contention 2).
+	in.weight[Net] = 0
+	if g >= 2 {
+		two := []int{(g + 1) / 2, g / 2}
+		idle := prober.Probe(j, two, env.Usage{}, false)
+		in.weight[Net] = ratio(prober.Probe(j, two, env.Usage{Net: 0.5}, false), idle) - 1
+	}
+	for r := range in.weight {
+		in.weight[r] = max(in.weight[r], 0)
+	}
+	return in
+}
+
+// ratio returns a/b, or 1 when that is not a finite positive number.
+func ratio(a, b float64) float64 {
+	r := a / b
+	if !(r > 0) || math.IsInf(r, 0) {
+		return 1
+	}
+	return r
+}
+
+// packedPlacement is g GPUs on as few nodes of gpn GPUs as possible.
+func packedPlacement(g, gpn int) []int {
+	var p []int
+	for left := g; left > 0; left -= gpn {
+		p = append(p, min(left, gpn))
+	}
+	return p
+}
+
+// slowdown predicts the iteration-time factor of a worker on node n if k
+// more workers join it: 1 + sum over resources of weight x overload
+// probability, over the node's speed. multi says whether the job spans
+// nodes (only then does its NIC matter).
+func (s *SAS) slowdown(v *env.View, in *jobInfo, n, k int, multi, telemetry bool) float64 {
+	sd := 1.0
+	if telemetry && s.pred.Len(n) > 0 {
+		w := float64(s.occ[n] + k)
+		sd += in.weight[CPU] * s.pred.OverloadProb(n, CPU, s.WorkerLoad.CPU*w, s.Overload)
+		sd += in.weight[MemBW] * s.pred.OverloadProb(n, MemBW, s.WorkerLoad.MemBW*w, s.Overload)
+		if multi {
+			// The job's flow shares what the background leaves of the
+			// NIC with the flows already there; plan for the P90
+			// background.
+			avail := max(0.05, 1-s.pred.Quantile(n, Net, 0.9))
+			sd += in.weight[Net] * (max(1, (s.flows[n]+1)*s.FlowLoad/avail) - 1)
+		}
+	}
+	if sp := v.Cluster.Nodes[n].Speed; sp > 0 {
+		sd /= sp
+	}
+	return sd
+}
+
+// candidate is one placement of a job with its cost.
+type candidate struct {
+	alloc    []int
+	cost     float64
+	bin      float64 // cost rounded to the resolution
+	leftover int     // free GPUs left on the nodes used
+	group    int
+}
+
+// better orders candidates: lower cost bin, then tighter fit, then lower
+// group.
+func (c candidate) better(o candidate) bool {
+	if c.bin != o.bin {
+		return c.bin < o.bin
+	}
+	if c.leftover != o.leftover {
+		return c.leftover < o.leftover
+	}
+	return c.group < o.group
+}
+
+func (s *SAS) bin(x float64) float64 {
+	if s.Resolution <= 0 {
+		return x
+	}
+	return math.Round(x / s.Resolution)
+}
+
+// place picks j's nodes: the best candidate among the groups with room,
+// else the lowest-risk union of groups with room. It returns nil if the
+// job does not fit.
+func (s *SAS) place(v *env.View, j *env.Job, in *jobInfo, prober env.Prober, telemetry bool) []int {
+	g := j.Spec.GPUs
+	var best *candidate
+	for gi, ns := range s.groups {
+		room := 0
+		for _, n := range ns {
+			room += s.free[n]
+		}
+		if room < g {
+			continue
+		}
+		c := s.candidate(v, j, in, prober, telemetry, ns, gi)
+		if best == nil || c.better(*best) {
+			best = &c
+		}
+	}
+	if best != nil {
+		return best.alloc
+	}
+	// No group fits the job alone: widen to the most available groups
+	// until the union has room.
+	var union []int
+	room := 0
+	for _, ns := range s.groups {
+		union = append(union, ns...)
+		for _, n := range ns {
+			room += s.free[n]
+		}
+		if room >= g {
+			slices.Sort(union)
+			return s.candidate(v, j, in, prober, telemetry, union, len(s.groups)).alloc
+		}
+	}
+	return nil
+}
+
+// candidate places j within nodes (ascending, with room for it): on the
+// single node with the lowest slowdown bin and then the tightest fit if
+// one has room, else most-free nodes first (lower slowdown, then lower
+// index, among equals) until the job fits.
+func (s *SAS) candidate(v *env.View, j *env.Job, in *jobInfo, prober env.Prober, telemetry bool, nodes []int, group int) candidate {
+	g := j.Spec.GPUs
+	best := candidate{group: group}
+	found := false
+	for _, n := range nodes {
+		if s.free[n] < g {
+			continue
+		}
+		cost := s.slowdown(v, in, n, g, false, telemetry)
+		c := candidate{cost: cost, bin: s.bin(cost), leftover: s.free[n] - g, group: group}
+		if !found || c.better(best) {
+			c.alloc = slices.Repeat([]int{n}, g)
+			best, found = c, true
+		}
+	}
+	if found {
+		return best
+	}
+	type opt struct {
+		n, free int
+		bin     float64
+	}
+	var opts []opt
+	for _, n := range nodes {
+		if s.free[n] > 0 {
+			opts = append(opts, opt{n, s.free[n], s.bin(s.slowdown(v, in, n, s.free[n], true, telemetry))})
+		}
+	}
+	slices.SortFunc(opts, func(a, b opt) int {
+		switch {
+		case a.free != b.free:
+			return b.free - a.free
+		case a.bin != b.bin:
+			if a.bin < b.bin {
+				return -1
+			}
+			return 1
+		}
+		return a.n - b.n
+	})
+	alloc := make([]int, 0, g)
+	var placement []int
+	worst, leftover := 0.0, 0
+	racks := map[int]bool{}
+	for _, o := range opts {
+		k := min(o.free, g-len(alloc))
+		alloc = append(alloc, slices.Repeat([]int{o.n}, k)...)
+		placement = append(placement, k)
+		worst = max(worst, s.slowdown(v, in, o.n, k, true, telemetry))
+		leftover += o.free - k
+		racks[v.Cluster.Nodes[o.n].Rack] = true
+		if len(alloc) == g {
+			break
+		}
+	}
+	cost := worst * s.stretch(j, in, prober, placement) * (1 + s.RackPenalty*float64(len(racks)-1))
+	return candidate{alloc: alloc, cost: cost, bin: s.bin(cost), leftover: leftover, group: group}
+}
+
+// stretch is the factor by which spreading j over placement (GPUs per
+// node) lengthens its iteration over the packed placement: probed on idle
+// nodes when the model can be probed, else 1 + SpreadPenalty per node
+// beyond the fewest possible.
+func (s *SAS) stretch(j *env.Job, in *jobInfo, prober env.Prober, placement []int) float64 {
+	fewest := len(packedPlacement(j.Spec.GPUs, s.gpn))
+	fallback := 1 + s.SpreadPenalty*float64(max(len(placement)-fewest, 0))
+	if prober == nil || in.base <= 0 {
+		return fallback
+	}
+	p := slices.Clone(placement)
+	slices.SortFunc(p, func(a, b int) int { return b - a })
+	var sb strings.Builder
+	for _, x := range p {
+		sb.WriteString(strconv.Itoa(x))
+		sb.WriteByte(' ')
+	}
+	key := sb.String()
+	if r, ok := in.stretch[key]; ok {
+		return r
+	}
+	r := ratio(prober.Probe(j, p, env.Usage{}, false), in.base)
+	in.stretch[key] = r
+	return r
+}

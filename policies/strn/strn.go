@@ -1,0 +1,540 @@
+package strn
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/policies"
+)
+
+// Name is the policy's registry name.
+const Name = "strn"
+
+// Defaults of the STRN fields, used where a field is zero.
+const (
+	// DefaultOverload is the utilisation above which a resource slows the
+	// tasks on a node (env.Workers' default).
+	DefaultOverload = 0.8
+	// DefaultUncertainty is the width, in utilisation, of the smoothing of
+	// the overload function: how far a node's load may drift from its
+	// telemetry reading while the job runs.
+	DefaultUncertainty = 0.1
+	// DefaultWorkerCPU is the share of a node's CPUs one worker is assumed
+	// to keep busy (env.Workers' default, 1/16).
+	DefaultWorkerCPU = 1.0 / 16
+	// DefaultWorkerMemBW is the share of a node's memory bandwidth one
+	// worker is assumed to use (env.Workers' default).
+	DefaultWorkerMemBW = 0.08
+	// DefaultPack is the slowdown-equivalent cost of leaving one whole
+	// node's worth of GPUs free on a chosen node: a small best-fit term.
+	DefaultPack = 0.01
+	// DefaultSyncMargin is the relative gain in expected time-to-accuracy
+	// a sync strategy needs over the best earlier candidate to be chosen.
+	DefaultSyncMargin = 0.01
+)
+
+// probeLoad is the background utilisation of the saturated resource in the
+// sensitivity probes.
+const probeLoad = 0.95
+
+// DefaultSyncs are the sync strategies STRN chooses among, in order of
+// preference on ties: BSP, SSP with staleness 3, ASP, local SGD with
+// period 8.
+var DefaultSyncs = []env.Sync{
+	{Kind: env.BSP},
+	{Kind: env.SSP, Staleness: 3},
+	{Kind: env.ASP},
+	{Kind: env.LocalSGD, Period: 8},
+}
+
+// Fallback is the sensitivity STRN assumes for every job when the model
+// cannot probe: every job equally sensitive to compute contention, mildly
+// to the network and to spreading, not at all to straggling (so BSP).
+var Fallback = Sensitivity{CPU: 0.5, MemBW: 0.5, Net: 0.1, Spread: 0.1}
+
+// Sensitivity is a job's probed sensitivity profile: relative slowdowns of
+// its iteration time (0.2 = 20% slower).
+type Sensitivity struct {
+	// CPU and MemBW are the slowdowns per unit of overload of the resource
+	// on the job's busiest node (overload = (u - Overload) / (1 -
+	// Overload)).
+	CPU, MemBW float64
+	// Net is the slowdown per unit of NIC contention beyond 1 (a NIC whose
+	// other users take a share u leaves 1/(1-u) contention) on a
+	// multi-node placement; 0 for a one-GPU job, which never spreads.
+	Net float64
+	// Spread is the slowdown of spreading the job over one node more than
+	// it needs, from the extra all-reduce hops.
+	Spread float64
+	// Straggling is the slowdown that per-worker jitter causes under BSP
+	// on the packed placement; 0 for one worker.
+	Straggling float64
+}
+
+// STRN is proactive straggler reduction at scheduling time: it profiles
+// each job's sensitivities by probes, places it where its expected
+// slowdown is lowest and picks its sync strategy. The zero value is usable
+// (every zero field takes its default); it is not safe for concurrent use.
+type STRN struct {
+	// Overload is the utilisation above which a resource slows its tasks
+	// (DefaultOverload).
+	Overload float64
+	// Uncertainty is the smoothing width of the overload function
+	// (DefaultUncertainty).
+	Uncertainty float64
+	// WorkerCPU and WorkerMemBW are the load one worker is assumed to add
+	// to its node (DefaultWorkerCPU, DefaultWorkerMemBW).
+	WorkerCPU, WorkerMemBW float64
+	// Pack is the best-fit term's weight (DefaultPack; negative: none).
+	Pack float64
+	// SyncMargin is the gain a sync strategy needs over an earlier one
+	// (DefaultSyncMargin; negative: none).
+	SyncMargin float64
+	// Syncs lists the candidate sync strategies, preferred first
+	// (DefaultSyncs).
+	Syncs []env.Sync
+
+	cache map[int]cached // probed sensitivities by job ID
+	free  []int
+	load  []env.Usage // per node: telemetry plus this call's placements
+	racks []int       // distinct rack indices, ascending
+	order []int       // scratch: candidate nodes
+	take  []int       // scratch: GPUs per node of a candidate set
+	best  []int       // scratch: best candidate set's nodes
+	bestK []int       // scratch: its GPUs per node
+}
+
+type cached struct {
+	name string
+	sens Sensitivity
+}
+
+var _ policies.Policy = (*STRN)(nil)
+
+// New returns a STRN policy with the default settings. It uses no
+// randomness, so the seed is ignored.
+func New(policies.Config) (policies.Policy, error) { return &STRN{}, nil }
+
+// ErrConfig is returned by Schedule when a field of STRN is out of range.
+var ErrConfig = errors.New("strn: bad config")
+
+// check validates the settings after defaults.
+func (s *STRN) check() error {
+	switch {
+	case !(s.Overload > 0 && s.Overload < 1):
+		return fmt.Errorf("%w: overload = %v, want in (0, 1)", ErrConfig, s.Overload)
+	case !(s.Uncertainty > 0) || math.IsInf(s.Uncertainty, 0):
+		return fmt.Errorf("%w: uncertainty = %v, want > 0", ErrConfig, s.Uncertainty)
+	case !(s.WorkerCPU >= 0) || !(s.WorkerMemBW >= 0):
+		return fmt.Errorf("%w: worker load = %v CPU, %v memory bandwidth, want >= 0", ErrConfig, s.WorkerCPU, s.WorkerMemBW)
+	}
+	return nil
+}
+
+func (s *STRN) defaults() {
+	if s.Overload == 0 {
+		s.Overload = DefaultOverload
+	}
+	if s.Uncertainty == 0 {
+		s.Uncertainty = DefaultUncertainty
+	}
+	if s.WorkerCPU == 0 {
+		s.WorkerCPU = DefaultWorkerCPU
+	}
+	if s.WorkerMemBW == 0 {
+		s.WorkerMemBW = DefaultWorkerMemBW
+	}
+	if s.Pack == 0 {
+		s.Pack = DefaultPack
+	}
+	if s.SyncMargin == 0 {
+		s.SyncMargin = DefaultSyncMargin
+	}
+	if s.Syncs == nil {
+		s.Syncs = DefaultSyncs
+	}
+	if s.cache == nil {
+		s.cache = make(map[int]cached)
+	}
+}
+
+// Schedule implements policies.Policy. Pending jobs are taken in arrival
+// order with backfilling; each that fits goes to the candidate placement of
+// least expected slowdown with the sync strategy of least expected
+// time-to-accuracy. Running jobs are never moved. It returns ErrConfig
+// when a field is out of range.
+func (s *STRN) Schedule(v *env.View) ([]env.Decision, error) {
+	s.defaults()
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	tel, _ := v.Model.(env.Telemetry)
+	pr, _ := v.Model.(env.Prober)
+	s.free = append(s.free[:0], v.Free...)
+	left := 0
+	for _, f := range s.free {
+		left += f
+	}
+	loaded := false
+	var ds []env.Decision
+	for _, j := range v.Active {
+		if left == 0 {
+			break
+		}
+		if j.State != env.Pending || j.Spec.GPUs > left {
+			continue
+		}
+		if !loaded {
+			s.readLoads(v, tel)
+			loaded = true
+		}
+		sens := s.Sensitivity(v, j)
+		if !s.place(v.Cluster, j.Spec.GPUs, sens) {
+			continue
+		}
+		alloc := make([]int, 0, j.Spec.GPUs)
+		placement := make([]int, len(s.best))
+		var peak env.Usage
+		for i, n := range s.best {
+			k := s.bestK[i]
+			for range k {
+				alloc = append(alloc, n)
+			}
+			placement[i] = k
+			u := s.load[n]
+			peak = env.Usage{CPU: max(peak.CPU, u.CPU), MemBW: max(peak.MemBW, u.MemBW), Net: max(peak.Net, u.Net)}
+		}
+		sync := s.chooseSync(pr, j, placement, peak)
+		ds = append(ds, env.Decision{Job: j.ID, Nodes: alloc, Sync: sync})
+		multi := len(s.best) > 1
+		for i, n := range s.best {
+			k := s.bestK[i]
+			s.free[n] -= k
+			s.load[n].CPU += s.WorkerCPU * float64(k)
+			s.load[n].MemBW += s.WorkerMemBW * float64(k)
+			if multi {
+				s.load[n].Net += 0.5 // one more NIC flow (env's units: half a NIC)
+			}
+		}
+		left -= j.Spec.GPUs
+		delete(s.cache, j.ID) // placed for good: STRN never preempts
+	}
+	return ds, nil
+}
+
+// readLoads fills s.load with each node's telemetry (idle without it) and
+// s.racks with the cluster's racks.
+func (s *STRN) readLoads(v *env.View, tel env.Telemetry) {
+	nodes := v.Cluster.Nodes
+	s.load = slices.Grow(s.load[:0], len(nodes))[:len(nodes)]
+	s.racks = s.racks[:0]
+	for i, nd := range nodes {
+		s.load[i] = env.Usage{}
+		if tel != nil {
+			s.load[i] = tel.NodeLoad(i, v.Now)
+		}
+		if !slices.Contains(s.racks, nd.Rack) {
+			s.racks = append(s.racks, nd.Rack)
+		}
+	}
+	slices.Sort(s.racks)
+}
+
+// Sensitivity returns j's sensitivity profile: probed once per job (and
+// cached until the job is placed) when v.Model implements env.Prober, and
+// Fallback otherwise.
+//
+// On the job's packed placement p (its GPUs on as few of the largest nodes
+// as possible) with BSP, and base = Probe(p, idle, no jitter):
+//
+//	CPU        = (Probe(p, CPU at 0.95) / base - 1) / overload(0.95 + own CPU)
+//	MemBW      = (Probe(p, MemBW at 0.95) / base - 1) / overload(0.95 + own MemBW)
+//	Straggling = Probe(p, idle, jitter) / base - 1
+//
+// and on the multi-node placement q (p when it has several nodes, else the
+// job split evenly over two nodes):
+//
+//	Net    = (Probe(q, Net at 0.95) / Probe(q, idle) - 1) / (1/(1-0.95) - 1)
+//	Spread = Probe(p split evenly over one node more, idle) / base - 1
+func (s *STRN) Sensitivity(v *env.View, j *env.Job) Sensitivity {
+	s.defaults()
+	pr, ok := v.Model.(env.Prober)
+	if !ok {
+		return Fallback
+	}
+	if c, ok := s.cache[j.ID]; ok && c.name == j.Spec.Name {
+		return c.sens
+	}
+	g := j.Spec.GPUs
+	gpn := 0
+	for _, n := range v.Cluster.Nodes {
+		gpn = max(gpn, n.GPUs)
+	}
+	job := *j
+	job.Sync = env.Sync{Kind: env.BSP}
+	probe := func(p []int, u env.Usage, jitter bool) float64 { return pr.Probe(&job, p, u, jitter) }
+	p := split(g, (g+gpn-1)/gpn)
+	base := probe(p, env.Usage{}, false)
+	var sn Sensitivity
+	if usable(base) {
+		own := float64(p[0])
+		sn.CPU = perUnit(slowdown(probe(p, env.Usage{CPU: probeLoad}, false), base), s.overload(probeLoad+s.WorkerCPU*own))
+		sn.MemBW = perUnit(slowdown(probe(p, env.Usage{MemBW: probeLoad}, false), base), s.overload(probeLoad+s.WorkerMemBW*own))
+		if g > 1 {
+			sn.Straggling = slowdown(probe(p, env.Usage{}, true), base)
+		}
+		if g > len(p) {
+			sn.Spread = slowdown(probe(split(g, len(p)+1), env.Usage{}, false), base)
+		}
+		q := p
+		if len(q) == 1 && g > 1 {
+			q = split(g, 2)
+		}
+		if len(q) > 1 {
+			qb := probe(q, env.Usage{}, false)
+			sn.Net = slowdown(probe(q, env.Usage{Net: probeLoad}, false), qb) / contention(probeLoad)
+		}
+	}
+	s.cache[j.ID] = cached{name: j.Spec.Name, sens: sn}
+	return sn
+}
+
+// split divides g GPUs over k nodes as evenly as possible, larger shares
+// first.
+func split(g, k int) []int {
+	p := make([]int, k)
+	for i := range p {
+		p[i] = g / k
+		if i < g%k {
+			p[i]++
+		}
+	}
+	return p
+}
+
+// usable reports whether a probed iteration time is a positive number.
+func usable(t float64) bool { return t > 0 && !math.IsInf(t, 0) }
+
+// slowdown returns t/base - 1, floored at 0; 0 when either is unusable.
+func slowdown(t, base float64) float64 {
+	if !usable(t) || !usable(base) {
+		return 0
+	}
+	return max(0, t/base-1)
+}
+
+// perUnit returns a slowdown per unit of stress, 0 without stress.
+func perUnit(slow, stress float64) float64 {
+	if !(stress > 0) {
+		return 0
+	}
+	return slow / stress
+}
+
+// overload is the model's overload of a resource at utilisation u, without
+// smoothing.
+func (s *STRN) overload(u float64) float64 {
+	return max(0, u-s.Overload) / (1 - s.Overload)
+}
+
+// risk is the expected overload at predicted utilisation u: the overload
+// function smoothed by a softplus of width Uncertainty, so that a node just
+// under the threshold already counts a little and one far over counts in
+// proportion to how far.
+func (s *STRN) risk(u float64) float64 {
+	tau := s.Uncertainty / (1 - s.Overload)
+	x := (u - s.Overload) / (1 - s.Overload) / tau
+	if x > 30 {
+		return tau * x
+	}
+	return tau * math.Log1p(math.Exp(x))
+}
+
+// contention is the NIC contention beyond 1 when other users take a share
+// u of the NIC: 1/(1-u) - 1, with u capped at probeLoad.
+func contention(u float64) float64 {
+	u = min(max(u, 0), probeLoad)
+	return u / (1 - u)
+}
+
+// nodeRisk is the expected slowdown of a job's k workers on node n.
+func (s *STRN) nodeRisk(c *env.Cluster, n, k int, sens Sensitivity, multi bool) float64 {
+	u := s.load[n]
+	r := sens.CPU*s.risk(u.CPU+s.WorkerCPU*float64(k)) + sens.MemBW*s.risk(u.MemBW+s.WorkerMemBW*float64(k))
+	if multi {
+		r += sens.Net * contention(u.Net)
+	}
+	if sp := c.Nodes[n].Speed; sp > 0 && sp < 1 {
+		r += 1/sp - 1
+	}
+	return r
+}
+
+// pressure is node n's predicted busiest compute resource with k more
+// workers.
+func (s *STRN) pressure(n, k int) float64 {
+	u := s.load[n]
+	return max(u.CPU+s.WorkerCPU*float64(k), u.MemBW+s.WorkerMemBW*float64(k))
+}
+
+// score is the expected slowdown of the job on the candidate set
+// s.order[i] with s.take[i] GPUs: the worst node's risk (BSP waits for the
+// slowest worker), Spread per node beyond the fewest that could hold it,
+// the cross-rack slowdown of its ring, Straggling times the mean plus the
+// spread (standard deviation) of the nodes' pressure, and the best-fit
+// term.
+func (s *STRN) score(c *env.Cluster, g, gpn int, sens Sensitivity) float64 {
+	nodes, take := s.order, s.take
+	multi := len(nodes) > 1
+	worst, mean, sq, pack := 0.0, 0.0, 0.0, 0.0
+	rack := c.Nodes[nodes[0]].Rack
+	cross := false
+	for i, n := range nodes {
+		worst = max(worst, s.nodeRisk(c, n, take[i], sens, multi))
+		p := s.pressure(n, take[i])
+		mean += p
+		sq += p * p
+		pack += float64(s.free[n]-take[i]) / float64(c.Nodes[n].GPUs)
+		cross = cross || c.Nodes[n].Rack != rack
+	}
+	k := float64(len(nodes))
+	mean /= k
+	sd := math.Sqrt(max(0, sq/k-mean*mean))
+	sc := worst + sens.Straggling*(mean+sd) + max(0, s.Pack)*pack
+	sc += sens.Spread * float64(len(nodes)-(g+gpn-1)/gpn)
+	if cross && c.CrossRackGbps > 0 && c.IntraRackGbps > c.CrossRackGbps {
+		sc += sens.Net * (c.IntraRackGbps/c.CrossRackGbps - 1)
+	}
+	return sc
+}
+
+// place finds the placement of g GPUs of least score and leaves it in
+// s.best (nodes, in rack then index order) and s.bestK (GPUs per node). A
+// job that fits on one node is consolidated: every node with room is a
+// candidate. A larger job is packed greedily, once within each rack that
+// has room and once over the whole cluster: each step takes the node of
+// least risk for the GPUs it would hold, charging Spread for the share of
+// a node's worth of GPUs it leaves for further nodes. It reports false
+// when the job does not fit.
+func (s *STRN) place(c *env.Cluster, g int, sens Sensitivity) bool {
+	gpn := 0
+	for _, n := range c.Nodes {
+		gpn = max(gpn, n.GPUs)
+	}
+	bestScore := math.Inf(1)
+	s.best, s.bestK = s.best[:0], s.bestK[:0]
+	consider := func() {
+		sc := s.score(c, g, gpn, sens)
+		if len(s.best) == 0 || sc < bestScore {
+			bestScore = sc
+			s.best = append(s.best[:0], s.order...)
+			s.bestK = append(s.bestK[:0], s.take...)
+		}
+	}
+	for n, f := range s.free {
+		if f >= g {
+			s.order = append(s.order[:0], n)
+			s.take = append(s.take[:0], g)
+			consider()
+		}
+	}
+	if len(s.best) > 0 {
+		return true
+	}
+	for ri := -1; ri < len(s.racks); ri++ {
+		rack := -1
+		if ri >= 0 {
+			rack = s.racks[ri]
+		}
+		if s.greedy(c, g, gpn, rack, sens) {
+			consider()
+		}
+		if ri == -1 && len(s.best) == 0 {
+			return false // not even the whole cluster has room
+		}
+	}
+	// Order the chosen nodes by rack, then index, so that the ring crosses
+	// racks as few times as possible.
+	idx := make([]int, len(s.best))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		na, nb := s.best[a], s.best[b]
+		if ra, rb := c.Nodes[na].Rack, c.Nodes[nb].Rack; ra != rb {
+			return ra - rb
+		}
+		return na - nb
+	})
+	s.order = s.order[:0]
+	s.take = s.take[:0]
+	for _, i := range idx {
+		s.order = append(s.order, s.best[i])
+		s.take = append(s.take, s.bestK[i])
+	}
+	s.best = append(s.best[:0], s.order...)
+	s.bestK = append(s.bestK[:0], s.take...)
+	return true
+}
+
+// greedy builds a multi-node candidate in s.order and s.take from the
+// nodes of rack (any rack when rack < 0). It reports false when they lack
+// the room.
+func (s *STRN) greedy(c *env.Cluster, g, gpn, rack int, sens Sensitivity) bool {
+	room := 0
+	for n, f := range s.free {
+		if rack < 0 || c.Nodes[n].Rack == rack {
+			room += f
+		}
+	}
+	if room < g {
+		return false
+	}
+	s.order, s.take = s.order[:0], s.take[:0]
+	for left := g; left > 0; {
+		pick, pickK, pickKey := -1, 0, math.Inf(1)
+		for n, f := range s.free {
+			if f == 0 || (rack >= 0 && c.Nodes[n].Rack != rack) || slices.Contains(s.order, n) {
+				continue
+			}
+			k := min(f, left)
+			key := s.nodeRisk(c, n, k, sens, true) + sens.Spread*(1-float64(k)/float64(min(left, gpn)))
+			if pick < 0 || key < pickKey {
+				pick, pickK, pickKey = n, k, key
+			}
+		}
+		s.order = append(s.order, pick)
+		s.take = append(s.take, pickK)
+		left -= pickK
+	}
+	return true
+}
+
+// chooseSync returns the strategy of least expected time-to-accuracy per
+// unit of work, Probe(j with the strategy, placement, load, jitter) x
+// Penalty(workers), among s.Syncs; a later candidate must beat the best
+// earlier one by SyncMargin. One-GPU jobs, and every job when the model
+// cannot probe, get BSP.
+func (s *STRN) chooseSync(pr env.Prober, j *env.Job, placement []int, load env.Usage) env.Sync {
+	w := j.Spec.GPUs
+	if pr == nil || w < 2 || len(s.Syncs) == 0 {
+		return env.Sync{}
+	}
+	job := *j
+	var best env.Sync
+	bestT := math.Inf(1)
+	for i, sy := range s.Syncs {
+		job.Sync = sy
+		t := pr.Probe(&job, placement, load, true) * sy.Penalty(w)
+		if !usable(t) {
+			continue
+		}
+		if i == 0 || math.IsInf(bestT, 1) || t < bestT*(1-max(0, s.SyncMargin)) {
+			best, bestT = sy, t
+		}
+	}
+	return best
+}
