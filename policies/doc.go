@@ -12,6 +12,10 @@
 //   - gandiva: affinity-aware best-fit packing.
 //   - optimus: Optimus+Oracle marginal-gain GPU allocation, as in the
 //     Pollux simulator.
+//   - strn: STRN, straggler reduction at scheduling time: probe-measured
+//     sensitivities, expected-overload placement, per-job sync strategy.
+//   - sas: SAS, straggler-avoiding scheduling: node availability
+//     quantiles, node groups, one group per job; PS load reassignment.
 //
 // Package policies/builtin registers them all.
 //

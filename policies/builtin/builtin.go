@@ -7,6 +7,7 @@ import (
 	"github.com/drover-sched/drover/policies/gandiva"
 	"github.com/drover-sched/drover/policies/optimus"
 	"github.com/drover-sched/drover/policies/random"
+	"github.com/drover-sched/drover/policies/sas"
 	"github.com/drover-sched/drover/policies/strn"
 	"github.com/drover-sched/drover/policies/tiresias"
 )
@@ -20,6 +21,7 @@ func Registry() policies.Registry {
 		gandiva.Name:  gandiva.New,
 		optimus.Name:  optimus.New,
 		random.Name:   random.New,
+		sas.Name:      sas.New,
 		strn.Name:     strn.New,
 		tiresias.Name: tiresias.New,
 	} {

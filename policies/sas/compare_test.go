@@ -15,19 +15,9 @@ import (
 	"github.com/drover-sched/drover/policies/tiresias"
 )
 
-var variants = []struct {
-	name string
-	set  func(*sas.SAS)
-}{
-	{"rack1", func(s *sas.SAS) { s.RackPenalty = 1 }},
-	{"groups1", func(s *sas.SAS) { s.Groups = 1 }},
-	{"res0", func(s *sas.SAS) { s.Resolution = 0 }},
-	{"res.2", func(s *sas.SAS) { s.Resolution = 0.2 }},
-}
-
 // TestCompare replays the builtin workload (16 x 4 GPUs) and the Helios
 // trace (22 x 8 GPUs) under the per-worker model with SAS, first-fit and
-// Tiresias and logs their summaries. It is slow, so it runs only when
+// Tiresias, under three background/jitter seeds, and prints their summaries. It is slow, so it runs only when
 // SAS_COMPARE is set: SAS_COMPARE=1 go test -run Compare -v ./policies/sas/
 func TestCompare(t *testing.T) {
 	if os.Getenv("SAS_COMPARE") == "" {
@@ -53,34 +43,26 @@ func TestCompare(t *testing.T) {
 		name string
 		f    policies.Factory
 	}{{sas.Name, sas.New}, {firstfit.Name, firstfit.New}, {tiresias.Name, tiresias.New}}
-	for _, v := range variants {
-		factories = append(factories, struct {
-			name string
-			f    policies.Factory
-		}{v.name, func(c policies.Config) (policies.Policy, error) {
-			p, _ := sas.New(c)
-			v.set(p.(*sas.SAS))
-			return p, nil
-		}})
-	}
 	for _, w := range ws {
-		for _, f := range factories {
-			p, err := f.f(policies.Config{Seed: 1})
-			if err != nil {
-				t.Fatal(err)
+		for _, seed := range []uint64{1, 2, 3} {
+			for _, f := range factories {
+				p, err := f.f(policies.Config{Seed: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				start := time.Now()
+				res, err := trace.Run(trace.Options{
+					Workload: w.w, Model: trace.ModelDrover, Profiles: profiles, Policy: p,
+					Nodes: w.nodes, GPUsPerNode: w.gpus, Interval: -1, RestartDelay: -1,
+					Stragglers: &trace.Stragglers{Seed: seed},
+				})
+				if err != nil {
+					t.Fatalf("%s/%s: %v", w.name, f.name, err)
+				}
+				s := res.Summary
+				fmt.Printf("%-8s seed %d %-10s jobs %d/%d avgJCT %.0f s p50 %.0f p99 %.0f avgTTA %.0f s queue %.0f stragglerFrac %.4f GPUh %.1f (%.1fs)\n",
+					w.name, seed, f.name, s.Finished, s.Jobs, s.AvgJCT, s.P50JCT, s.P99JCT, s.AvgTTA, s.AvgQueue, s.StragglerFrac, s.GPUHours, time.Since(start).Seconds())
 			}
-			start := time.Now()
-			res, err := trace.Run(trace.Options{
-				Workload: w.w, Model: trace.ModelDrover, Profiles: profiles, Policy: p,
-				Nodes: w.nodes, GPUsPerNode: w.gpus, Interval: -1, RestartDelay: -1,
-				Stragglers: &trace.Stragglers{Seed: 1},
-			})
-			if err != nil {
-				t.Fatalf("%s/%s: %v", w.name, f.name, err)
-			}
-			s := res.Summary
-			fmt.Printf("%-8s %-10s jobs %d/%d avgJCT %.0f s p50 %.0f p99 %.0f avgTTA %.0f s queue %.0f stragglerFrac %.4f GPUh %.1f (%.1fs)\n",
-				w.name, f.name, s.Finished, s.Jobs, s.AvgJCT, s.P50JCT, s.P99JCT, s.AvgTTA, s.AvgQueue, s.StragglerFrac, s.GPUHours, time.Since(start).Seconds())
 		}
 	}
 }

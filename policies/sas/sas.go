@@ -409,8 +409,9 @@ func (s *SAS) place(v *env.View, j *env.Job, in *jobInfo, prober env.Prober, tel
 
 // candidate places j within nodes (ascending, with room for it): on the
 // single node with the lowest slowdown bin and then the tightest fit if
-// one has room, else most-free nodes first (lower slowdown, then lower
-// index, among equals) until the job fits.
+// one has room, else rack by rack (see the package documentation) and
+// most-free nodes first within a rack (lower slowdown, then lower index,
+// among equals) until the job fits.
 func (s *SAS) candidate(v *env.View, j *env.Job, in *jobInfo, prober env.Prober, telemetry bool, nodes []int, group int) candidate {
 	g := j.Spec.GPUs
 	best := candidate{group: group}
@@ -430,17 +431,32 @@ func (s *SAS) candidate(v *env.View, j *env.Job, in *jobInfo, prober env.Prober,
 		return best
 	}
 	type opt struct {
-		n, free int
-		bin     float64
+		n, free, rack int
+		bin           float64
 	}
 	var opts []opt
+	rackFree := map[int]int{}
 	for _, n := range nodes {
 		if s.free[n] > 0 {
-			opts = append(opts, opt{n, s.free[n], s.bin(s.slowdown(v, in, n, s.free[n], true, telemetry))})
+			r := v.Cluster.Nodes[n].Rack
+			rackFree[r] += s.free[n]
+			opts = append(opts, opt{n, s.free[n], r, s.bin(s.slowdown(v, in, n, s.free[n], true, telemetry))})
 		}
+	}
+	// Racks with room for the whole job first (the smallest such rack,
+	// to keep the large ones whole), else the roomiest racks first.
+	rackKey := func(r int) int {
+		if rackFree[r] >= g {
+			return -1<<30 + rackFree[r]
+		}
+		return -rackFree[r]
 	}
 	slices.SortFunc(opts, func(a, b opt) int {
 		switch {
+		case a.rack != b.rack && rackKey(a.rack) != rackKey(b.rack):
+			return rackKey(a.rack) - rackKey(b.rack)
+		case a.rack != b.rack:
+			return a.rack - b.rack
 		case a.free != b.free:
 			return b.free - a.free
 		case a.bin != b.bin:

@@ -1,0 +1,106 @@
+// Package sas implements SAS, straggler-avoiding job scheduling: predict
+// each node's available resources with probabilities over a job's future
+// run, group the nodes whose predictions behave alike, and start each job
+// inside one group, so that its tasks progress at the same pace and the
+// job is not held back by a straggling node. The package also provides the
+// method's parameter-server load reassignment as a pure function. The
+// source paper publishes no code; every choice below is Drover's and is
+// documented where it is made.
+//
+// # Predictor
+//
+// Predictor keeps, for each node, a ring buffer of the last History
+// telemetry samples (default 64), taken when Schedule is called but at
+// most once per SamplePeriod of simulated time (default 300 s: 5.3 hours
+// of history, about 13 time constants of the fitted CPU background load in
+// env/background, whose per-node level persists). The history stands in
+// for the job's future: quantiles (type-7 interpolation) give the node's
+// P10, P50 and P90 utilisation per resource, and OverloadProb gives the
+// chance that a resource plus a given extra load exceeds the overload
+// threshold (0.8, env.Workers' default), smoothed with a Beta(1, 1) prior
+// so an unseen node is neither certainly fine nor certainly overloaded.
+//
+// The samples SAS records are background estimates: each node's reported
+// utilisation (env.Telemetry.NodeLoad) minus what SAS's own running jobs
+// put there, WorkerLoad per worker (a sixteenth of the CPUs and 8% of the
+// memory bandwidth) and FlowLoad (half the NIC) per multi-node job. The
+// policy knows its placements, so it predicts the part it does not control
+// and adds the part it does at decision time. These footprints are
+// assumptions matching env.Workers' defaults, as a profiler would measure
+// them.
+//
+// # Grouping
+//
+// Every RegroupPeriod (default 900 s) with new samples, nodes are grouped
+// by k-means on Features: per resource the P50 and the spread P90-P10, and
+// the GPU slowness 1/speed-1, all in units of capacity. k is GroupCount,
+// round(sqrt(nodes/2)) capped at MaxGroups (3 for 16 or 22 nodes). The
+// initial centres come from deterministic farthest-point traversal from
+// the most available node; identical nodes collapse into one group.
+//
+// # Assignment
+//
+// Pending jobs are taken in arrival order with backfilling (a job that
+// does not fit is skipped, later ones may start). Each is placed in the
+// one group with room for it that minimises an expected JCT proxy,
+// slowdown x stretch:
+//
+//   - slowdown is the worst, over the job's nodes, of (1 + sum over
+//     resources of weight x risk) / GPU speed. For CPU and memory
+//     bandwidth the risk is OverloadProb with the node's workers, the
+//     job's included, added; for the NIC (multi-node placements only) it
+//     is the contention above 1 of the node's flows, the job's included,
+//     on what the P90 background leaves of the NIC.
+//   - the weights come from env.Prober when the model offers it: the
+//     job's probed slowdown with its node's CPU (or memory bandwidth)
+//     mid-way into the overload band, and per unit of NIC contention on a
+//     two-node split. Without a Prober each weighs 1/3.
+//   - stretch is the probed iteration time of the placement over the
+//     packed one on idle nodes (without a Prober, 1 + SpreadPenalty per
+//     node beyond the fewest), times 1 + RackPenalty per extra rack.
+//
+// Within a group the job goes to the single fitting node with the lowest
+// slowdown, else onto the most-free nodes first, so it uses the fewest
+// nodes, taking them from one rack when a rack of the group has room (the
+// smallest such rack), else from the roomiest racks first. Costs are compared in bins of Resolution (0.02); within a bin the
+// tighter fit (fewer free GPUs left on the chosen nodes) wins, then the
+// more available group, so near-equal risks do not fragment the cluster.
+// When no single group has room, the job spreads over the union of the
+// most available groups that has. SAS never waits for a better group (it
+// is work-conserving) and never preempts. It uses no randomness: ties go
+// to lower indices.
+//
+// Without env.Telemetry (the Pollux model) every node reads idle, the
+// groups separate only GPU speeds, and SAS is best-fit packing with
+// backfilling. The job-level Drover model reports idle nodes too.
+//
+// # Parameter-server load reassignment
+//
+// Reassign moves shards off a straggling parameter server: while the
+// slowest server's load/speed exceeds the median by more than a threshold,
+// the one shard move that most shortens the bottleneck is made (greedy,
+// shard-granular, deterministic). It returns the new shard-to-server map
+// and the bottleneck before and after. The simulator does not yet model
+// per-server PS speeds (env.PSTime assumes equal shards on equal
+// servers), so Reassign is not wired into a model: the After/Before ratio
+// is the factor by which a PS job's communication time would shrink.
+//
+// # Cost
+//
+// Telemetry is read once per SamplePeriod, the quantiles are sorted once
+// per sample, and grouping runs at most once per RegroupPeriod; a
+// placement costs a binary search per node and resource, and each job's
+// probes run once and are cached.
+//
+// # Usage
+//
+//	p, _ := sas.New(policies.Config{})
+//	for {
+//		v, err := sim.Next()
+//		if err == env.ErrDone {
+//			break
+//		}
+//		ds, _ := p.Schedule(v)
+//		_ = sim.Apply(ds)
+//	}
+package sas
