@@ -43,6 +43,21 @@ func Decode(f Format, data []byte, o Options) (*Workload, error) {
 
 func isGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b }
 
+// readWith reads the file at path and decodes it with decode, naming the
+// file in errors: a read error as "read WHAT PATH: ...", and decode errors
+// through o.Source, which defaults to path.
+func readWith[T any](path, what string, o Options, decode func([]byte, Options) (T, error)) (T, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var zero T
+		return zero, fmt.Errorf("read %s %s: %w", what, path, err)
+	}
+	if o.Source == "" {
+		o.Source = path
+	}
+	return decode(data, o)
+}
+
 // gunzip returns data decompressed when it is gzip, and data otherwise.
 func gunzip(data []byte, src string) ([]byte, error) {
 	if !isGzip(data) {
@@ -115,14 +130,7 @@ func Sniff(data []byte) (Format, error) {
 // (or any gzip data) are decompressed. o.Source defaults to path, and the
 // workload is named after the file's base name without extensions.
 func ReadFile(path string, f Format, o Options) (*Workload, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read trace %s: %w", path, err)
-	}
-	if o.Source == "" {
-		o.Source = path
-	}
-	w, err := Decode(f, data, o)
+	w, err := readWith(path, "trace", o, func(data []byte, o Options) (*Workload, error) { return Decode(f, data, o) })
 	if err != nil {
 		return nil, err
 	}

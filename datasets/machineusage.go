@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -246,9 +245,5 @@ func (s *MachineSeries) sortByTime() {
 // gzip data is decompressed). Bad rows are errors; use os.ReadFile and
 // DecodeMachineUsage with Options.SkipBad to skip them instead.
 func ReadMachineUsage(path string) ([]MachineSeries, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read machine usage %s: %w", path, err)
-	}
-	return DecodeMachineUsage(data, Options{Source: path})
+	return readWith(path, "machine usage", Options{}, DecodeMachineUsage)
 }

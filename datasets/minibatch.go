@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -142,14 +141,7 @@ func covRow(rec, header []string) (CoVSeries, string, error) {
 // ReadCoV reads and decodes the CoV table at path (gzipped or not) with
 // DecodeCoV; o.Source defaults to path.
 func ReadCoV(path string, o Options) (CoVTable, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return CoVTable{}, fmt.Errorf("read trace %s: %w", path, err)
-	}
-	if o.Source == "" {
-		o.Source = path
-	}
-	return DecodeCoV(data, o)
+	return readWith(path, "trace", o, DecodeCoV)
 }
 
 // MiniBatch is one job's per-worker mini-batch times, decoded from a PAI
@@ -306,12 +298,5 @@ func DecodeMiniBatch(data []byte, o Options) (MiniBatch, error) {
 // ReadMiniBatch reads and decodes the job file at path (gzipped or not)
 // with DecodeMiniBatch; o.Source defaults to path.
 func ReadMiniBatch(path string, o Options) (MiniBatch, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return MiniBatch{}, fmt.Errorf("read trace %s: %w", path, err)
-	}
-	if o.Source == "" {
-		o.Source = path
-	}
-	return DecodeMiniBatch(data, o)
+	return readWith(path, "trace", o, DecodeMiniBatch)
 }

@@ -3,7 +3,6 @@ package datasets
 import (
 	"fmt"
 	"io"
-	"os"
 )
 
 // Node is one machine of the Alibaba PAI v2023 cluster
@@ -70,9 +69,5 @@ func DecodePAINodes(data []byte, o Options) ([]Node, error) {
 
 // ReadPAINodes reads and decodes an openb_node_list_*.csv file.
 func ReadPAINodes(path string) ([]Node, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read node list %s: %w", path, err)
-	}
-	return DecodePAINodes(data, Options{Source: path})
+	return readWith(path, "node list", Options{}, DecodePAINodes)
 }
