@@ -1,0 +1,278 @@
+package ppo
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/drover-sched/drover/agents/nn"
+	"github.com/drover-sched/drover/env/gym"
+)
+
+// Config holds PPO's hyperparameters. Defaults are CleanRL's ppo.py.
+type Config struct {
+	// Seed seeds the networks' initialisation, action sampling, minibatch
+	// shuffling and the environments.
+	Seed uint64
+	// TotalSteps is the number of environment steps to train for.
+	TotalSteps int
+	// LR is Adam's learning rate; AnnealLR decays it linearly to 0.
+	LR       float64
+	AnnealLR bool
+	// NumEnvs environments each step NumSteps times per rollout.
+	NumEnvs, NumSteps int
+	// Gamma is the discount and Lambda the GAE parameter.
+	Gamma, Lambda float32
+	// NumMinibatches and UpdateEpochs shape the update.
+	NumMinibatches, UpdateEpochs int
+	// NormAdv normalises advantages per minibatch.
+	NormAdv bool
+	// Clip is the surrogate and value clipping coefficient.
+	Clip float32
+	// EntCoef and VfCoef weight the entropy bonus and the value loss.
+	EntCoef, VfCoef float32
+	// MaxGradNorm is the global gradient-norm clip.
+	MaxGradNorm float64
+	// Hidden are the widths of the actor's and critic's hidden layers.
+	Hidden []int
+	// Parallel steps the environments in goroutines.
+	Parallel bool
+}
+
+// DefaultConfig returns CleanRL's ppo.py defaults (CartPole-v1, 500k steps).
+func DefaultConfig() Config {
+	return Config{
+		Seed: 1, TotalSteps: 500000, LR: 2.5e-4, AnnealLR: true,
+		NumEnvs: 4, NumSteps: 128, Gamma: 0.99, Lambda: 0.95,
+		NumMinibatches: 4, UpdateEpochs: 4, NormAdv: true, Clip: 0.2,
+		EntCoef: 0.01, VfCoef: 0.5, MaxGradNorm: 0.5, Hidden: []int{64, 64},
+	}
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.TotalSteps <= 0, c.NumEnvs <= 0, c.NumSteps <= 0, c.NumMinibatches <= 0, c.UpdateEpochs <= 0:
+		return errors.New("ppo: config: steps, envs, minibatches and epochs must be positive")
+	case (c.NumEnvs*c.NumSteps)%c.NumMinibatches != 0:
+		return fmt.Errorf("ppo: config: batch %d not divisible into %d minibatches", c.NumEnvs*c.NumSteps, c.NumMinibatches)
+	case !(c.LR > 0), !(c.Clip > 0), !(c.MaxGradNorm > 0):
+		return errors.New("ppo: config: learning rate, clip and max grad norm must be positive")
+	}
+	return nil
+}
+
+// Agent is a separate actor (logits) and critic (value) network, as in
+// CleanRL's ppo.py.
+type Agent struct {
+	// Actor maps observations to action logits; Critic to a value.
+	Actor, Critic *nn.MLP
+}
+
+// NewAgent builds the networks with CleanRL's layer_init: orthogonal
+// weights, gain sqrt(2) in hidden layers, 0.01 at the actor's output and 1
+// at the critic's.
+func NewAgent(obsDim, actions int, hidden []int, src rand.Source) *Agent {
+	sizes := func(out int) []int { return append(append([]int{obsDim}, hidden...), out) }
+	return &Agent{
+		Actor:  nn.NewOrthogonalMLP(sizes(actions), nn.NewTanh, math.Sqrt2, 0.01, src),
+		Critic: nn.NewOrthogonalMLP(sizes(1), nn.NewTanh, math.Sqrt2, 1, src),
+	}
+}
+
+// Params returns the actor's then the critic's parameters.
+func (a *Agent) Params() []*nn.Param { return append(a.Actor.Params(), a.Critic.Params()...) }
+
+// Update is what one PPO update reports.
+type Update struct {
+	// Step is the number of environment steps so far.
+	Step int
+	// Episodes are the returns of the episodes that ended in this rollout.
+	Episodes []float64
+	// PolicyLoss, ValueLoss, Entropy, ApproxKL and ClipFrac are the last
+	// epoch's minibatch means, as CleanRL logs them.
+	PolicyLoss, ValueLoss, Entropy, ApproxKL, ClipFrac float32
+	// LR is the learning rate used.
+	LR float64
+}
+
+// Train runs PPO on NumEnvs environments made by makeEnv and calls report
+// after every update (if not nil). The same config and seed give the same
+// agent, bit for bit.
+func Train(cfg Config, makeEnv func(i int) gym.Env, report func(Update)) (*Agent, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	envs, err := gym.NewVector(makeEnv, cfg.NumEnvs, gym.SameStep, cfg.Parallel)
+	if err != nil {
+		return nil, err
+	}
+	defer envs.Close()
+	obsDim, nA := envs.ObservationSpace().Shape(), envs.ActionSpace().N
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x70706f))
+	agent := NewAgent(obsDim, nA, cfg.Hidden, rng)
+	params := agent.Params()
+	opt := nn.NewAdam(params, cfg.LR, 1e-5)
+
+	N, T := cfg.NumEnvs, cfg.NumSteps
+	B := N * T
+	obsBuf := make([]float32, B*obsDim) // row t*N+i
+	actions := make([]int, B)
+	logps := make([]float32, B)
+	rewards := make([]float32, B)
+	values := make([]float32, B)
+	nextValues := make([]float32, B)
+	terms := make([]bool, B)
+	truncs := make([]bool, B)
+	adv := make([]float32, B)
+	ret := make([]float32, B)
+	epRet := make([]float64, N)
+
+	next := nn.NewMat(N, obsDim)
+	first, _ := envs.Reset(cfg.Seed)
+	copyObs(next, first)
+	valueOf := func(x nn.Mat) []float32 {
+		v := agent.Critic.Forward(x)
+		out := make([]float32, x.Rows)
+		copy(out, v.Data)
+		return out
+	}
+	numUpdates := cfg.TotalSteps / B
+	step := 0
+	for u := 1; u <= numUpdates; u++ {
+		lr := cfg.LR
+		if cfg.AnnealLR {
+			lr = (1 - float64(u-1)/float64(numUpdates)) * cfg.LR
+		}
+		opt.SetLR(lr)
+		var up Update
+		for t := range T {
+			step += N
+			row := t * N
+			copy(obsBuf[row*obsDim:(row+N)*obsDim], next.Data)
+			logits := agent.Actor.Forward(next)
+			dist := nn.NewCategorical(logits, nil)
+			a := dist.Sample(rng)
+			lp := dist.LogProb(a)
+			v := valueOf(next)
+			copy(actions[row:row+N], a)
+			copy(logps[row:row+N], lp)
+			copy(values[row:row+N], v)
+			res := envs.Step(a)
+			copyObs(next, res.Obs)
+			// Successor values: the next observation's, except where the
+			// episode ended: its final observation's when truncated (a
+			// time limit is not terminal), unused when terminated.
+			nv := valueOf(next)
+			for i := range N {
+				k := row + i
+				rewards[k] = float32(res.Rewards[i])
+				terms[k], truncs[k] = res.Terminated[i], res.Truncated[i]
+				nextValues[k] = nv[i]
+				epRet[i] += res.Rewards[i]
+				if terms[k] || truncs[k] {
+					if truncs[k] && !terms[k] && res.FinalObs[i] != nil {
+						f := nn.NewMat(1, obsDim)
+						for j, x := range res.FinalObs[i] {
+							f.Data[j] = float32(x)
+						}
+						nextValues[k] = valueOf(f)[0]
+					}
+					up.Episodes = append(up.Episodes, epRet[i])
+					epRet[i] = 0
+				}
+			}
+		}
+		// GAE per environment (column i of the T x N layout).
+		col := func(src []float32, i int, dst []float32) {
+			for t := range T {
+				dst[t] = src[t*N+i]
+			}
+		}
+		colB := func(src []bool, i int, dst []bool) {
+			for t := range T {
+				dst[t] = src[t*N+i]
+			}
+		}
+		r, v, nv, a1, r1 := make([]float32, T), make([]float32, T), make([]float32, T), make([]float32, T), make([]float32, T)
+		te, tr := make([]bool, T), make([]bool, T)
+		for i := range N {
+			col(rewards, i, r)
+			col(values, i, v)
+			col(nextValues, i, nv)
+			colB(terms, i, te)
+			colB(truncs, i, tr)
+			GAE(r, v, nv, te, tr, cfg.Gamma, cfg.Lambda, a1, r1)
+			for t := range T {
+				adv[t*N+i], ret[t*N+i] = a1[t], r1[t]
+			}
+		}
+		// Optimise.
+		mbSize := B / cfg.NumMinibatches
+		idx := make([]int, B)
+		for i := range idx {
+			idx[i] = i
+		}
+		mbObs := nn.NewMat(mbSize, obsDim)
+		mbAct := make([]int, mbSize)
+		mbOldLogp, mbAdv, mbRet, mbOldV := make([]float32, mbSize), make([]float32, mbSize), make([]float32, mbSize), make([]float32, mbSize)
+		dLogp, dV := make([]float32, mbSize), make([]float32, mbSize)
+		dEnt := make([]float32, mbSize)
+		for range cfg.UpdateEpochs {
+			rng.Shuffle(B, func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
+			var pl, vl, ent, kl, cf float32
+			for mb := range cfg.NumMinibatches {
+				ids := idx[mb*mbSize : (mb+1)*mbSize]
+				for k, id := range ids {
+					copy(mbObs.Data[k*obsDim:(k+1)*obsDim], obsBuf[id*obsDim:(id+1)*obsDim])
+					mbAct[k], mbOldLogp[k], mbAdv[k], mbRet[k], mbOldV[k] = actions[id], logps[id], adv[id], ret[id], values[id]
+				}
+				if cfg.NormAdv {
+					NormalizeAdvantages(mbAdv)
+				}
+				agent.Actor.ZeroGrad()
+				agent.Critic.ZeroGrad()
+				logits := agent.Actor.Forward(mbObs)
+				dist := nn.NewCategorical(logits, nil)
+				newLogp := dist.LogProb(mbAct)
+				entropy := dist.Entropy()
+				p, k2, c := ClippedPolicyLoss(newLogp, mbOldLogp, mbAdv, cfg.Clip, dLogp)
+				newV := agent.Critic.Forward(mbObs)
+				vloss := ClippedValueLoss(newV.Data, mbOldV, mbRet, cfg.Clip, dV)
+				var e float32
+				for k := range entropy {
+					e += entropy[k]
+					dEnt[k] = -cfg.EntCoef / float32(mbSize) // d(-ent_coef * mean entropy)
+				}
+				gl := dist.LogProbGrad(mbAct, dLogp)
+				ge := dist.EntropyGrad(dEnt)
+				for k := range gl.Data {
+					gl.Data[k] += ge.Data[k]
+				}
+				agent.Actor.Accumulate(gl)
+				for k := range dV {
+					dV[k] *= cfg.VfCoef
+				}
+				agent.Critic.Accumulate(nn.MatFrom(mbSize, 1, dV))
+				nn.ClipGradNorm(params, cfg.MaxGradNorm)
+				opt.Step()
+				pl, vl, ent, kl, cf = pl+p, vl+vloss, ent+e/float32(mbSize), kl+k2, cf+c
+			}
+			m := float32(cfg.NumMinibatches)
+			up.PolicyLoss, up.ValueLoss, up.Entropy, up.ApproxKL, up.ClipFrac = pl/m, vl/m, ent/m, kl/m, cf/m
+		}
+		up.Step, up.LR = step, lr
+		if report != nil {
+			report(up)
+		}
+	}
+	return agent, nil
+}
+
+func copyObs(dst nn.Mat, rows [][]float64) {
+	for i, r := range rows {
+		for j, x := range r {
+			dst.Data[i*dst.Cols+j] = float32(x)
+		}
+	}
+}
