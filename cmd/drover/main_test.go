@@ -103,3 +103,10 @@ func TestTraceConvertRoundTrip(t *testing.T) {
 		t.Error("drover trace synth differs from the embedded builtin workload")
 	}
 }
+
+func TestTrainCartPoleShort(t *testing.T) {
+	code, out, errOut := drover(t, "train", "--env", "cartpole", "--algo", "ppo", "--steps", "4096", "--quiet")
+	if code != 0 || !strings.Contains(out, "mean return over the last") {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+}
