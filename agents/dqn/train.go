@@ -1,0 +1,157 @@
+package dqn
+
+import (
+	"errors"
+	"math/rand/v2"
+
+	"github.com/drover-sched/drover/agents/nn"
+	"github.com/drover-sched/drover/env/gym"
+)
+
+// Config holds DQN's hyperparameters. Defaults are CleanRL's dqn.py.
+type Config struct {
+	// Seed seeds the network, exploration, replay sampling and the env.
+	Seed uint64
+	// TotalSteps is the number of environment steps.
+	TotalSteps int
+	// LR is Adam's learning rate.
+	LR float64
+	// BufferSize is the replay capacity.
+	BufferSize int
+	// Gamma is the discount.
+	Gamma float32
+	// TargetEvery copies the online network to the target every so many steps.
+	TargetEvery int
+	// BatchSize is the replay minibatch.
+	BatchSize int
+	// StartE, EndE and ExplorationFraction set the linear epsilon schedule
+	// (from StartE to EndE over that fraction of TotalSteps).
+	StartE, EndE, ExplorationFraction float64
+	// LearningStarts is the step at which training begins.
+	LearningStarts int
+	// TrainEvery trains once per so many steps.
+	TrainEvery int
+	// Hidden are the Q-network's ReLU layer widths.
+	Hidden []int
+	// Double uses double Q-learning targets.
+	Double bool
+}
+
+// DefaultConfig returns CleanRL's dqn.py defaults (CartPole-v1, 500k steps).
+func DefaultConfig() Config {
+	return Config{
+		Seed: 1, TotalSteps: 500000, LR: 2.5e-4, BufferSize: 10000, Gamma: 0.99,
+		TargetEvery: 500, BatchSize: 128, StartE: 1, EndE: 0.05, ExplorationFraction: 0.5,
+		LearningStarts: 10000, TrainEvery: 10, Hidden: []int{120, 84},
+	}
+}
+
+// Update is what Train reports about each finished episode.
+type Update struct {
+	// Step is the environment step at which the episode ended.
+	Step int
+	// Return is the episode's return.
+	Return float64
+	// Epsilon is the exploration rate at that step.
+	Epsilon float64
+}
+
+// NewQNetwork builds obs -> hidden (ReLU) -> actions with torch's default
+// Linear initialisation, as CleanRL's QNetwork.
+func NewQNetwork(obsDim, actions int, hidden []int, src rand.Source) *nn.MLP {
+	sizes := append(append([]int{obsDim}, hidden...), actions)
+	var layers []nn.Layer
+	for i := 0; i+1 < len(sizes); i++ {
+		l := nn.NewLinear(sizes[i], sizes[i+1])
+		nn.TorchDefaultInit(l, src)
+		layers = append(layers, l)
+		if i+2 < len(sizes) {
+			layers = append(layers, nn.NewReLU())
+		}
+	}
+	return nn.NewMLP(layers...)
+}
+
+// Train runs DQN on one environment and calls report at every episode end.
+// The same config gives the same network, bit for bit.
+func Train(cfg Config, env gym.Env, report func(Update)) (*nn.MLP, error) {
+	if cfg.TotalSteps <= 0 || cfg.BatchSize <= 0 || cfg.TrainEvery <= 0 || cfg.TargetEvery <= 0 || cfg.BufferSize <= 0 {
+		return nil, errors.New("dqn: config: steps, batch, buffer and frequencies must be positive")
+	}
+	obsDim, nA := env.ObservationSpace().Shape(), env.ActionSpace().N
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x64716e))
+	q := NewQNetwork(obsDim, nA, cfg.Hidden, rng)
+	target := NewQNetwork(obsDim, nA, cfg.Hidden, rng)
+	copyParams(target, q)
+	opt := nn.NewAdam(q.Params(), cfg.LR, 1e-8)
+	buf := NewReplay(cfg.BufferSize, obsDim, rand.NewPCG(cfg.Seed, 0x627566))
+
+	obs64, _ := env.Reset(cfg.Seed)
+	obs := toF32(obs64)
+	one := nn.NewMat(1, obsDim)
+	y := make([]float32, cfg.BatchSize)
+	episode, ret := 0, 0.0
+	for step := range cfg.TotalSteps {
+		eps := LinearSchedule(cfg.StartE, cfg.EndE, cfg.ExplorationFraction*float64(cfg.TotalSteps), float64(step))
+		var a int
+		if rng.Float64() < eps {
+			a = rng.IntN(nA)
+		} else {
+			copy(one.Data, obs)
+			a = argmax(q.Forward(one).Data)
+		}
+		next64, r, term, trunc, _ := env.Step(a)
+		next := toF32(next64)
+		// A truncated transition stores its final observation and is not
+		// terminal, so its target bootstraps.
+		buf.Add(obs, a, float32(r), next, term)
+		ret += r
+		if term || trunc {
+			if report != nil {
+				report(Update{Step: step + 1, Return: ret, Epsilon: eps})
+			}
+			episode++
+			ret = 0
+			next64, _ = env.Reset(cfg.Seed + uint64(episode))
+			next = toF32(next64)
+		}
+		obs = next
+		if step+1 > cfg.LearningStarts {
+			if (step+1)%cfg.TrainEvery == 0 {
+				b := buf.Sample(cfg.BatchSize)
+				nextM := nn.MatFrom(cfg.BatchSize, obsDim, b.NextObs)
+				qt := target.Forward(nextM).Clone()
+				var qo []float32
+				if cfg.Double {
+					qo = q.Forward(nextM).Clone().Data
+				}
+				Targets(b.Reward, b.Terminated, qt.Data, qo, nA, cfg.Gamma, cfg.Double, y)
+				q.ZeroGrad()
+				pred := q.Forward(nn.MatFrom(cfg.BatchSize, obsDim, b.Obs))
+				qa := nn.Gather(pred, b.Action)
+				_, dq := nn.MSE(qa, nn.MatFrom(cfg.BatchSize, 1, y))
+				q.Accumulate(nn.GatherGrad(dq, b.Action, nA))
+				opt.Step()
+			}
+			if (step+1)%cfg.TargetEvery == 0 {
+				copyParams(target, q)
+			}
+		}
+	}
+	return q, nil
+}
+
+func copyParams(dst, src *nn.MLP) {
+	ps := src.Params()
+	for i, p := range dst.Params() {
+		copy(p.Value, ps[i].Value)
+	}
+}
+
+func toF32(x []float64) []float32 {
+	out := make([]float32, len(x))
+	for i, v := range x {
+		out[i] = float32(v)
+	}
+	return out
+}
