@@ -19,7 +19,7 @@ func commands() []command {
 		{"sim", "replay a workload in the cluster simulator under a policy", runSim},
 		{"trace", "inspect, convert and synthesize workloads (inspect|convert|synth)", runTrace},
 		{"profile", "fit the embedded model profiles from measurements (fit)", runProfile},
-		{"train", "train a policy (so far: PPO on CartPole-v1, the known-answer check)", runTrain},
+		{"train", "train a policy (so far: PPO and DQN on CartPole-v1, the known-answer check)", runTrain},
 		{"calibrate", "compare the per-worker slowdown process with the PAI mini-batch data", runCalibrate},
 		{"help", "show this help", nil},
 	}

@@ -105,8 +105,10 @@ func TestTraceConvertRoundTrip(t *testing.T) {
 }
 
 func TestTrainCartPoleShort(t *testing.T) {
-	code, out, errOut := drover(t, "train", "--env", "cartpole", "--algo", "ppo", "--steps", "4096", "--quiet")
-	if code != 0 || !strings.Contains(out, "mean return over the last") {
-		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	for _, algo := range []string{"ppo", "dqn"} {
+		code, out, errOut := drover(t, "train", "--env", "cartpole", "--algo", algo, "--steps", "4096", "--quiet")
+		if code != 0 || !strings.Contains(out, "mean return over the last") {
+			t.Fatalf("%s: exit %d: %s%s", algo, code, out, errOut)
+		}
 	}
 }
