@@ -146,6 +146,10 @@ func Train(cfg Config, makeEnv func(i int) gym.Env, report func(Update)) (*Agent
 		}
 		opt.SetLR(lr)
 		var up Update
+		// The networks do not change during a rollout, so each
+		// observation's value is computed once: as step t's successor,
+		// then reused as step t+1's own value.
+		curV := valueOf(next)
 		for t := range T {
 			step += N
 			row := t * N
@@ -154,16 +158,16 @@ func Train(cfg Config, makeEnv func(i int) gym.Env, report func(Update)) (*Agent
 			dist := nn.NewCategorical(logits, nil)
 			a := dist.Sample(rng)
 			lp := dist.LogProb(a)
-			v := valueOf(next)
 			copy(actions[row:row+N], a)
 			copy(logps[row:row+N], lp)
-			copy(values[row:row+N], v)
+			copy(values[row:row+N], curV)
 			res := envs.Step(a)
 			copyObs(next, res.Obs)
 			// Successor values: the next observation's, except where the
 			// episode ended: its final observation's when truncated (a
 			// time limit is not terminal), unused when terminated.
 			nv := valueOf(next)
+			curV = nv
 			for i := range N {
 				k := row + i
 				rewards[k] = float32(res.Rewards[i])
