@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/drover-sched/drover/checkpoints"
 )
 
 func drover(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -106,9 +109,13 @@ func TestTraceConvertRoundTrip(t *testing.T) {
 
 func TestTrainCartPoleShort(t *testing.T) {
 	for _, algo := range []string{"ppo", "dqn"} {
-		code, out, errOut := drover(t, "train", "--env", "cartpole", "--algo", algo, "--steps", "4096", "--quiet")
+		dir := filepath.Join(t.TempDir(), "ckpt")
+		code, out, errOut := drover(t, "train", "--env", "cartpole", "--algo", algo, "--steps", "4096", "--quiet", "--out", dir)
 		if code != 0 || !strings.Contains(out, "mean return over the last") {
 			t.Fatalf("%s: exit %d: %s%s", algo, code, out, errOut)
+		}
+		if _, _, err := checkpoints.Load(dir); err != nil {
+			t.Errorf("%s: the written checkpoint does not load: %v", algo, err)
 		}
 	}
 }

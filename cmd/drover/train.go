@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/agents/dqn"
+	"github.com/drover-sched/drover/agents/nn"
 	"github.com/drover-sched/drover/agents/ppo"
+	"github.com/drover-sched/drover/checkpoints"
 	"github.com/drover-sched/drover/env/cartpole"
 	"github.com/drover-sched/drover/env/gym"
 	"github.com/drover-sched/drover/internal/progress"
@@ -22,6 +24,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	steps := fs.Int("steps", 500000, "environment steps")
 	seed := fs.Uint64("seed", 1, "random seed")
 	quiet := fs.Bool("quiet", false, "no progress output")
+	out := fs.String("out", "", "write a checkpoint (weights.safetensors + meta.json) to this directory")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -35,27 +38,43 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	var episodes []float64
 	start := time.Now()
 	var err error
+	var meta checkpoints.Meta
+	nets := map[string]*nn.MLP{}
 	if *algo == "ppo" {
 		cfg := ppo.DefaultConfig()
 		cfg.Seed, cfg.TotalSteps = *seed, *steps
 		fmt.Fprintf(stdout, "config %+v\n", cfg)
-		_, err = ppo.Train(cfg, func(int) gym.Env { return cartpole.New() }, func(u ppo.Update) {
+		var agent *ppo.Agent
+		agent, err = ppo.Train(cfg, func(int) gym.Env { return cartpole.New() }, func(u ppo.Update) {
 			episodes = append(episodes, u.Episodes...)
 			if bar != nil {
 				bar.Set(u.Step)
 			}
 		})
+		if agent != nil {
+			nets["actor"], nets["critic"] = agent.Actor, agent.Critic
+		}
+		meta = checkpoints.Meta{Hidden: cfg.Hidden, Activation: "tanh", Networks: []string{"actor", "critic"},
+			Hyperparams: map[string]float64{"lr": cfg.LR, "gamma": float64(cfg.Gamma), "gae_lambda": float64(cfg.Lambda), "clip": float64(cfg.Clip),
+				"ent_coef": float64(cfg.EntCoef), "vf_coef": float64(cfg.VfCoef), "max_grad_norm": cfg.MaxGradNorm,
+				"num_envs": float64(cfg.NumEnvs), "num_steps": float64(cfg.NumSteps), "num_minibatches": float64(cfg.NumMinibatches), "update_epochs": float64(cfg.UpdateEpochs)}}
 	} else {
 		cfg := dqn.DefaultConfig()
 		cfg.Seed, cfg.TotalSteps = *seed, *steps
 		cfg.LearningStarts = min(cfg.LearningStarts, *steps/5)
 		fmt.Fprintf(stdout, "config %+v\n", cfg)
-		_, err = dqn.Train(cfg, cartpole.New(), func(u dqn.Update) {
+		var q *nn.MLP
+		q, err = dqn.Train(cfg, cartpole.New(), func(u dqn.Update) {
 			episodes = append(episodes, u.Return)
 			if bar != nil {
 				bar.Set(u.Step)
 			}
 		})
+		nets["q"] = q
+		meta = checkpoints.Meta{Hidden: cfg.Hidden, Activation: "relu", Networks: []string{"q"},
+			Hyperparams: map[string]float64{"lr": cfg.LR, "gamma": float64(cfg.Gamma), "buffer_size": float64(cfg.BufferSize),
+				"target_every": float64(cfg.TargetEvery), "batch_size": float64(cfg.BatchSize), "learning_starts": float64(cfg.LearningStarts),
+				"train_every": float64(cfg.TrainEvery)}}
 	}
 	if bar != nil {
 		bar.Finish()
@@ -78,5 +97,15 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	ref := map[string]string{"ppo": "490 +- 6", "dqn": "489 +- 16"}[*algo]
 	fmt.Fprintf(stdout, "episodes %d; mean return over the last %d: %.1f (%s the 475 target; CleanRL's %s: %s)\n", len(episodes), n, mean, verdict, *algo, ref)
 	fmt.Fprintf(stdout, "wall time %s (%.0f steps/s)\n", time.Since(start).Round(time.Millisecond), float64(*steps)/time.Since(start).Seconds())
+	if *out != "" {
+		env := cartpole.New()
+		meta.Env, meta.Algo, meta.Seed, meta.Steps = *envName, *algo, *seed, *steps
+		meta.ObsDim, meta.Actions = env.ObservationSpace().Shape(), env.ActionSpace().N
+		meta.Eval = map[string]float64{fmt.Sprintf("mean_return_last%d", n): mean}
+		if err := checkpoints.Save(*out, meta, nets); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "checkpoint %s\n", *out)
+	}
 	return nil
 }

@@ -1,0 +1,254 @@
+package checkpoints
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/drover-sched/drover/agents/nn"
+)
+
+// Version is the checkpoint format version written into meta.json.
+const Version = 1
+
+// File names inside a checkpoint directory.
+const (
+	WeightsFile = "weights.safetensors"
+	MetaFile    = "meta.json"
+)
+
+// ErrCorrupt wraps every problem Load finds in a checkpoint's contents.
+var ErrCorrupt = errors.New("checkpoints: corrupt checkpoint")
+
+// Meta describes a checkpoint.
+type Meta struct {
+	// Version is the format version (Version).
+	Version int `json:"version"`
+	// Env and Algo name the environment and the training algorithm.
+	Env  string `json:"env"`
+	Algo string `json:"algo"`
+	// ObsDim and Actions are the observation size and the action count.
+	ObsDim  int `json:"obs_dim"`
+	Actions int `json:"actions"`
+	// Hidden are the hidden layer widths of each network and Activation
+	// their activation ("tanh" or "relu").
+	Hidden     []int  `json:"hidden"`
+	Activation string `json:"activation"`
+	// Networks names the networks stored, in order (e.g. actor, critic);
+	// each network's parameters are "<name>.<layer>.weight|bias".
+	Networks []string `json:"networks"`
+	// Seed and Steps are the training seed and environment steps.
+	Seed  uint64 `json:"seed"`
+	Steps int    `json:"steps"`
+	// Hyperparams records the training configuration.
+	Hyperparams map[string]float64 `json:"hyperparams,omitempty"`
+	// Eval holds evaluation scores by name (e.g. mean_return_last20).
+	Eval map[string]float64 `json:"eval,omitempty"`
+	// Converged is the convergence gate's verdict (false until it has one).
+	Converged bool `json:"converged"`
+	// Probe holds inputs (rows of ObsDim) and, per network, the outputs the
+	// saved weights give on them.
+	Probe Probe `json:"probe"`
+}
+
+// Probe is a forward-pass check carried by a checkpoint.
+type Probe struct {
+	// Inputs are probe observations, one per row.
+	Inputs [][]float32 `json:"inputs"`
+	// Outputs maps a network name to its outputs, one row per input.
+	Outputs map[string][][]float32 `json:"outputs"`
+}
+
+// EncodeMeta returns m as indented JSON.
+func EncodeMeta(m Meta) ([]byte, error) {
+	return json.MarshalIndent(m, "", "  ")
+}
+
+// DecodeMeta parses and validates meta.json.
+func DecodeMeta(data []byte) (Meta, error) {
+	var m Meta
+	if err := json.Unmarshal(data, &m); err != nil {
+		return Meta{}, fmt.Errorf("%w: %s: %v", ErrCorrupt, MetaFile, err)
+	}
+	switch {
+	case m.Version != Version:
+		return Meta{}, fmt.Errorf("%w: %s: version %d, want %d", ErrCorrupt, MetaFile, m.Version, Version)
+	case m.ObsDim <= 0 || m.Actions <= 0:
+		return Meta{}, fmt.Errorf("%w: %s: obs_dim %d, actions %d: want positive", ErrCorrupt, MetaFile, m.ObsDim, m.Actions)
+	case m.Activation != "tanh" && m.Activation != "relu":
+		return Meta{}, fmt.Errorf("%w: %s: activation %q, want tanh or relu", ErrCorrupt, MetaFile, m.Activation)
+	case len(m.Networks) == 0:
+		return Meta{}, fmt.Errorf("%w: %s: no networks", ErrCorrupt, MetaFile)
+	}
+	for _, h := range m.Hidden {
+		if h <= 0 {
+			return Meta{}, fmt.Errorf("%w: %s: hidden width %d", ErrCorrupt, MetaFile, h)
+		}
+	}
+	for i, in := range m.Probe.Inputs {
+		if len(in) != m.ObsDim {
+			return Meta{}, fmt.Errorf("%w: %s: probe input %d has %d values, want %d", ErrCorrupt, MetaFile, i, len(in), m.ObsDim)
+		}
+	}
+	return m, nil
+}
+
+// probeInputs returns fixed, deterministic probe observations.
+func probeInputs(dim int) [][]float32 {
+	in := make([][]float32, 4)
+	for i := range in {
+		in[i] = make([]float32, dim)
+		for j := range in[i] {
+			in[i][j] = float32(math.Sin(float64(1+i*dim+j))) * 0.5
+		}
+	}
+	return in
+}
+
+// Save writes a checkpoint of the named networks (in Networks order) to
+// dir, creating it, with the probe computed from the networks themselves.
+func Save(dir string, m Meta, nets map[string]*nn.MLP) error {
+	m.Version = Version
+	if len(m.Networks) == 0 {
+		return errors.New("checkpoints: Meta.Networks is empty")
+	}
+	var params []*nn.Param
+	m.Probe = Probe{Inputs: probeInputs(m.ObsDim), Outputs: map[string][][]float32{}}
+	x := nn.NewMat(len(m.Probe.Inputs), m.ObsDim)
+	for i, in := range m.Probe.Inputs {
+		copy(x.Data[i*m.ObsDim:], in)
+	}
+	for _, name := range m.Networks {
+		net, ok := nets[name]
+		if !ok {
+			return fmt.Errorf("checkpoints: no network %q", name)
+		}
+		params = append(params, nn.WithPrefix(name, net.Params())...)
+		y := net.Forward(x)
+		rows := make([][]float32, y.Rows)
+		for i := range rows {
+			rows[i] = append([]float32(nil), y.Row(i)...)
+		}
+		m.Probe.Outputs[name] = rows
+	}
+	weights, err := nn.Encode(params, map[string]string{"drover.checkpoint.version": fmt.Sprint(Version)}, nil)
+	if err != nil {
+		return fmt.Errorf("checkpoints: encode weights: %w", err)
+	}
+	meta, err := EncodeMeta(m)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	// Weights first: a reader keys on meta.json, which appears last.
+	if err := writeAtomic(filepath.Join(dir, WeightsFile), weights); err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(dir, MetaFile), meta)
+}
+
+// writeAtomic writes data to a temporary file beside path, syncs it and
+// renames it over path.
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// Load reads and validates the checkpoint in dir: the metadata, the
+// weights, that every network's tensors are present with the shapes the
+// metadata implies, and that the weights reproduce the probe to 1e-5.
+func Load(dir string) (Meta, map[string]*nn.MLP, error) {
+	mb, err := os.ReadFile(filepath.Join(dir, MetaFile))
+	if err != nil {
+		return Meta{}, nil, fmt.Errorf("checkpoints: %w", err)
+	}
+	wb, err := os.ReadFile(filepath.Join(dir, WeightsFile))
+	if err != nil {
+		return Meta{}, nil, fmt.Errorf("checkpoints: %w", err)
+	}
+	return Decode(mb, wb)
+}
+
+// Decode is Load on the two files' contents.
+func Decode(metaJSON, weights []byte) (Meta, map[string]*nn.MLP, error) {
+	m, err := DecodeMeta(metaJSON)
+	if err != nil {
+		return Meta{}, nil, err
+	}
+	tensors, _, err := nn.Decode(weights)
+	if err != nil {
+		return Meta{}, nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, WeightsFile, err)
+	}
+	nets := map[string]*nn.MLP{}
+	for _, name := range m.Networks {
+		out := m.Actions
+		if name == "critic" || name == "value" {
+			out = 1
+		}
+		net := Build(m.ObsDim, m.Hidden, out, m.Activation)
+		if err := nn.Assign(nn.WithPrefix(name, net.Params()), tensors); err != nil {
+			return Meta{}, nil, fmt.Errorf("%w: network %s: %w", ErrCorrupt, name, err)
+		}
+		nets[name] = net
+		want := m.Probe.Outputs[name]
+		if len(m.Probe.Inputs) > 0 {
+			x := nn.NewMat(len(m.Probe.Inputs), m.ObsDim)
+			for i, in := range m.Probe.Inputs {
+				copy(x.Data[i*m.ObsDim:], in)
+			}
+			y := net.Forward(x)
+			if len(want) != y.Rows {
+				return Meta{}, nil, fmt.Errorf("%w: network %s: probe has %d output rows, want %d", ErrCorrupt, name, len(want), y.Rows)
+			}
+			for i := range want {
+				if len(want[i]) != y.Cols {
+					return Meta{}, nil, fmt.Errorf("%w: network %s: probe row %d has %d outputs, want %d", ErrCorrupt, name, i, len(want[i]), y.Cols)
+				}
+				for j, v := range want[i] {
+					if d := math.Abs(float64(v - y.At(i, j))); !(d <= 1e-5) {
+						return Meta{}, nil, fmt.Errorf("%w: network %s: probe output (%d,%d) is %v, the weights give %v", ErrCorrupt, name, i, j, v, y.At(i, j))
+					}
+				}
+			}
+		}
+	}
+	return m, nets, nil
+}
+
+// Build returns an untrained network of the checkpoint's shape: obsDim ->
+// hidden... -> out with the activation after every hidden layer.
+func Build(obsDim int, hidden []int, out int, activation string) *nn.MLP {
+	sizes := append(append([]int{obsDim}, hidden...), out)
+	var layers []nn.Layer
+	for i := 0; i+1 < len(sizes); i++ {
+		layers = append(layers, nn.NewLinear(sizes[i], sizes[i+1]))
+		if i+2 < len(sizes) {
+			if activation == "relu" {
+				layers = append(layers, nn.NewReLU())
+			} else {
+				layers = append(layers, nn.NewTanh())
+			}
+		}
+	}
+	return nn.NewMLP(layers...)
+}

@@ -1,0 +1,136 @@
+package checkpoints
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/drover-sched/drover/agents/nn"
+)
+
+func testNets() (Meta, map[string]*nn.MLP) {
+	src := rand.NewPCG(1, 2)
+	m := Meta{Env: "cartpole", Algo: "ppo", ObsDim: 4, Actions: 2, Hidden: []int{8, 8}, Activation: "tanh", Networks: []string{"actor", "critic"}, Seed: 1}
+	return m, map[string]*nn.MLP{
+		"actor":  nn.NewOrthogonalMLP([]int{4, 8, 8, 2}, nn.NewTanh, math.Sqrt2, 0.01, src),
+		"critic": nn.NewOrthogonalMLP([]int{4, 8, 8, 1}, nn.NewTanh, math.Sqrt2, 1, src),
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	m, nets := testNets()
+	if err := Save(dir, m, nets); err != nil {
+		t.Fatal(err)
+	}
+	got, loaded, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Env != "cartpole" || got.Version != Version || len(got.Probe.Inputs) == 0 {
+		t.Errorf("meta %+v", got)
+	}
+	// The loaded networks are the saved ones: equal outputs, bit for bit.
+	x := nn.MatFrom(1, 4, []float32{0.1, -0.2, 0.3, -0.4})
+	for name, net := range nets {
+		a := net.Forward(x).Clone()
+		b := loaded[name].Forward(x)
+		for i := range a.Data {
+			if a.Data[i] != b.Data[i] {
+				t.Fatalf("%s: output %v vs %v", name, a.Data, b.Data)
+			}
+		}
+	}
+	// No temporary files are left behind.
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("directory holds %d entries, want 2", len(entries))
+	}
+}
+
+func TestCorruptCheckpoints(t *testing.T) {
+	dir := t.TempDir()
+	m, nets := testNets()
+	if err := Save(dir, m, nets); err != nil {
+		t.Fatal(err)
+	}
+	meta, _ := os.ReadFile(filepath.Join(dir, MetaFile))
+	weights, _ := os.ReadFile(filepath.Join(dir, WeightsFile))
+	flip := append([]byte(nil), weights...)
+	flip[len(flip)-3] ^= 0x40 // change a weight: the probe no longer matches
+	tests := []struct {
+		name          string
+		meta, weights []byte
+		want          string
+	}{
+		{"truncated weights", meta, weights[:len(weights)/2], "weights"},
+		{"changed weight", meta, flip, "probe"},
+		{"bad json", []byte("{"), weights, "meta.json"},
+		{"wrong version", []byte(strings.Replace(string(meta), `"version": 1`, `"version": 9`, 1)), weights, "version"},
+		{"bad activation", []byte(strings.Replace(string(meta), `"tanh"`, `"gelu"`, 1)), weights, "activation"},
+		{"wider hidden", []byte(strings.Replace(string(meta), `"hidden": [
+    8,`, `"hidden": [
+    9,`, 1)), weights, "network actor"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := Decode(tt.meta, tt.weights)
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want ErrCorrupt mentioning %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// The checkpoint loads in Python with numpy alone and gives the same
+// outputs to 1e-5 (scripts/check_checkpoint.py). Skipped where python3 or
+// numpy is missing.
+func TestLoadsInNumpy(t *testing.T) {
+	// Debian's system Python first (python3-numpy), then whatever python3 is.
+	py := ""
+	for _, c := range []string{"/usr/bin/python3", "python3"} {
+		if exec.Command(c, "-c", "import numpy").Run() == nil {
+			py = c
+			break
+		}
+	}
+	if py == "" {
+		t.Skip("no python3 with numpy (Debian: apt-get install python3-numpy)")
+	}
+	dir := t.TempDir()
+	m, nets := testNets()
+	if err := Save(dir, m, nets); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(py, "../scripts/check_checkpoint.py", dir).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "OK") {
+		t.Fatalf("%v: %s", err, out)
+	}
+	t.Log(strings.TrimSpace(string(out)))
+}
+
+func FuzzDecode(f *testing.F) {
+	dir := f.TempDir()
+	m, nets := testNets()
+	if err := Save(dir, m, nets); err != nil {
+		f.Fatal(err)
+	}
+	meta, _ := os.ReadFile(filepath.Join(dir, MetaFile))
+	weights, _ := os.ReadFile(filepath.Join(dir, WeightsFile))
+	f.Add(meta, weights)
+	f.Add([]byte("{}"), []byte{})
+	f.Fuzz(func(t *testing.T, meta, weights []byte) {
+		m, nets, err := Decode(meta, weights)
+		if err != nil {
+			return
+		}
+		if len(nets) != len(m.Networks) {
+			t.Fatalf("%d networks for %d names", len(nets), len(m.Networks))
+		}
+	})
+}
