@@ -1,0 +1,272 @@
+package placement
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/env/gym"
+)
+
+// Config sets up the environment.
+type Config struct {
+	// Jobs is the workload replayed in every episode.
+	Jobs []env.JobSpec
+	// Cluster is the cluster; nodes are grouped by Rack.
+	Cluster env.Cluster
+	// NewModel returns a fresh throughput model for an episode seed.
+	NewModel func(seed uint64) env.Model
+	// RestartDelay is the seconds every placement costs.
+	RestartDelay float64
+	// StragglerWeight weights the straggler penalty (0: none).
+	StragglerWeight float64
+}
+
+// models are the one-hot model names, in order.
+var models = []string{"bert", "cifar10", "deepspeech2", "imagenet", "ncf", "yolov3"}
+
+// Env is the placement environment. It is not safe for concurrent use.
+type Env struct {
+	cfg      Config
+	groups   [][]int // node indices per group
+	maxGroup int     // GPUs of the largest group
+	sim      *env.Sim
+	view     *env.View
+	job      *env.Job // the job being decided
+	area     float64  // integral of the jobs in the system over time, s
+	lastArea float64  // area at the last reward
+	strag    float64  // straggling worker-iterations counted so far
+	done     bool
+	obsDim   int
+}
+
+var _ gym.Env = (*Env)(nil)
+var _ gym.Masker = (*Env)(nil)
+
+// New validates cfg and returns the environment.
+func New(cfg Config) (*Env, error) {
+	if len(cfg.Jobs) == 0 || cfg.NewModel == nil || len(cfg.Cluster.Nodes) == 0 {
+		return nil, errors.New("placement: config needs jobs, a cluster and a model")
+	}
+	e := &Env{cfg: cfg}
+	byRack := map[int][]int{}
+	var racks []int
+	for i, n := range cfg.Cluster.Nodes {
+		if _, ok := byRack[n.Rack]; !ok {
+			racks = append(racks, n.Rack)
+		}
+		byRack[n.Rack] = append(byRack[n.Rack], i)
+	}
+	slices.Sort(racks)
+	for _, r := range racks {
+		g := byRack[r]
+		e.groups = append(e.groups, g)
+		gpus := 0
+		for _, n := range g {
+			gpus += cfg.Cluster.Nodes[n].GPUs
+		}
+		e.maxGroup = max(e.maxGroup, gpus)
+	}
+	e.obsDim = 2 + len(models) + 3 + 4*len(e.groups) + 2
+	return e, nil
+}
+
+// Groups returns the number of node groups (the spread action is Groups()).
+func (e *Env) Groups() int { return len(e.groups) }
+
+// ObservationSpace implements gym.Env.
+func (e *Env) ObservationSpace() gym.Box {
+	lo, hi := make([]float64, e.obsDim), make([]float64, e.obsDim)
+	for i := range hi {
+		hi[i] = math.Inf(1)
+	}
+	return gym.Box{Low: lo, High: hi}
+}
+
+// ActionSpace implements gym.Env.
+func (e *Env) ActionSpace() gym.Discrete { return gym.Discrete{N: len(e.groups) + 1} }
+
+// Reset implements gym.Env: a new simulation of the workload with the
+// model for seed, run to the first decision.
+func (e *Env) Reset(seed uint64) ([]float64, gym.Info) {
+	s, err := env.New(env.Config{Cluster: e.cfg.Cluster, Model: e.cfg.NewModel(seed), RestartDelay: e.cfg.RestartDelay}, e.cfg.Jobs)
+	if err != nil {
+		panic(fmt.Sprintf("placement: %v", err)) // the config was validated by the caller's workload
+	}
+	e.sim, e.view, e.job, e.area, e.lastArea, e.strag, e.done = s, nil, nil, 0, 0, 0, false
+	e.advance()
+	return e.observe(), nil
+}
+
+// fits reports whether g GPUs fit in the nodes.
+func (e *Env) free(nodes []int) int {
+	f := 0
+	for _, n := range nodes {
+		f += e.view.Free[n]
+	}
+	return f
+}
+
+// advance runs the simulation until a waiting job fits somewhere (setting
+// e.job) or every job has finished (setting e.done).
+func (e *Env) advance() {
+	for {
+		if e.view != nil {
+			total := e.free(allNodes(e.view))
+			for _, j := range e.view.Active {
+				if j.State == env.Pending && j.Spec.GPUs <= total {
+					e.job = j
+					return
+				}
+			}
+		}
+		// Between two decision points the jobs in the system are those
+		// active now (finishes and arrivals happen at decision points).
+		inSystem, t0 := 0, e.sim.Now()
+		if e.view != nil {
+			inSystem = len(e.view.Active)
+		}
+		v, err := e.sim.Next()
+		if err == nil || errors.Is(err, env.ErrDone) {
+			e.area += float64(inSystem) * (e.sim.Now() - t0)
+		}
+		if errors.Is(err, env.ErrDone) {
+			e.done, e.job = true, nil
+			return
+		}
+		if err != nil {
+			panic(fmt.Sprintf("placement: %v", err))
+		}
+		e.view = v
+	}
+}
+
+func allNodes(v *env.View) []int {
+	ns := make([]int, len(v.Free))
+	for i := range ns {
+		ns[i] = i
+	}
+	return ns
+}
+
+// ActionMask implements gym.Masker.
+func (e *Env) ActionMask(dst []bool) []bool {
+	dst = append(dst[:0], make([]bool, len(e.groups)+1)...)
+	if e.job == nil {
+		return dst
+	}
+	g := e.job.Spec.GPUs
+	for i, nodes := range e.groups {
+		dst[i] = e.free(nodes) >= g
+	}
+	dst[len(e.groups)] = e.free(allNodes(e.view)) >= g
+	return dst
+}
+
+// Step implements gym.Env: it places the current job as the action says
+// and runs the simulation to the next decision.
+func (e *Env) Step(action int) ([]float64, float64, bool, bool, gym.Info) {
+	if e.done {
+		panic(gym.ErrStepAfterEnd)
+	}
+	mask := e.ActionMask(nil)
+	if action < 0 || action >= len(mask) || !mask[action] {
+		panic(fmt.Sprintf("placement: action %d is not valid (mask %v)", action, mask))
+	}
+	nodes := allNodes(e.view)
+	if action < len(e.groups) {
+		nodes = e.groups[action]
+	}
+	free := make([]int, len(e.view.Free))
+	for _, n := range nodes {
+		free[n] = e.view.Free[n]
+	}
+	alloc := mostFree(free, e.job.Spec.GPUs)
+	if err := e.sim.Apply([]env.Decision{{Job: e.job.ID, Nodes: alloc}}); err != nil {
+		panic(fmt.Sprintf("placement: %v", err))
+	}
+	// The view's jobs and free counts are live: the next pending job that
+	// fits is decided at the same time; otherwise the simulation runs on.
+	e.job = nil
+	e.advance()
+	reward := -(e.area - e.lastArea) / 3600
+	e.lastArea = e.area
+	if e.cfg.StragglerWeight > 0 {
+		s := 0.0
+		for _, j := range e.sim.Jobs() {
+			s += j.Stragglers
+		}
+		reward -= e.cfg.StragglerWeight * (s - e.strag) / 1000
+		e.strag = s
+	}
+	return e.observe(), reward, e.done, false, nil
+}
+
+// mostFree packs n workers onto the nodes with the most free GPUs first
+// (lowest index among equals).
+func mostFree(free []int, n int) []int {
+	alloc := make([]int, 0, n)
+	for len(alloc) < n {
+		best := -1
+		for i, f := range free {
+			if f > 0 && (best < 0 || f > free[best]) {
+				best = i
+			}
+		}
+		k := min(free[best], n-len(alloc))
+		for range k {
+			alloc = append(alloc, best)
+		}
+		free[best] -= k
+	}
+	slices.Sort(alloc)
+	return alloc
+}
+
+// observe builds the observation of the current state.
+func (e *Env) observe() []float64 {
+	obs := make([]float64, e.obsDim)
+	if e.job == nil {
+		return obs
+	}
+	j := e.job
+	obs[0] = float64(j.Spec.GPUs) / float64(e.maxGroup)
+	obs[1] = math.Log1p(j.Spec.Duration/3600) / 5
+	if k := slices.Index(models, j.Spec.Model); k >= 0 {
+		obs[2+k] = 1
+	}
+	sens := env.Sensitivities[j.Spec.Model]
+	base := 2 + len(models)
+	obs[base], obs[base+1], obs[base+2] = sens.CPU, sens.MemBW, sens.Net
+	base += 3
+	tel, _ := e.view.Model.(env.Telemetry)
+	for g, nodes := range e.groups {
+		gpus, cpu, mem, net := 0, 0.0, 0.0, 0.0
+		for _, n := range nodes {
+			gpus += e.cfg.Cluster.Nodes[n].GPUs
+			if tel != nil {
+				u := tel.NodeLoad(n, e.view.Now)
+				cpu, mem, net = cpu+u.CPU, mem+u.MemBW, net+u.Net
+			}
+		}
+		k := float64(len(nodes))
+		obs[base+4*g] = float64(e.free(nodes)) / float64(gpus)
+		obs[base+4*g+1], obs[base+4*g+2], obs[base+4*g+3] = cpu/k, mem/k, net/k
+	}
+	base += 4 * len(e.groups)
+	pending, running := 0, 0
+	for _, a := range e.view.Active {
+		if a.State == env.Pending {
+			pending++
+		} else {
+			running++
+		}
+	}
+	obs[base], obs[base+1] = float64(pending)/100, float64(running)/100
+	return obs
+}
+
+// Summary returns the finished (or current) run's summary.
+func (e *Env) Summary() env.Summary { return e.sim.Summary() }

@@ -1,0 +1,123 @@
+package placement_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/drover-sched/drover/datasets"
+	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/env/gym"
+	"github.com/drover-sched/drover/env/placement"
+	"github.com/drover-sched/drover/env/trace"
+)
+
+func newEnv(t testing.TB, nodes int, stragglers bool) *placement.Env {
+	t.Helper()
+	profiles, _, err := trace.Profiles("builtin", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(seed uint64) env.Model {
+		m := &env.Drover{Profiles: profiles}
+		if stragglers {
+			w, err := trace.Stragglers{Seed: seed}.Workers(nodes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.Workers = w
+		}
+		return m
+	}
+	e, err := placement.New(placement.Config{
+		Jobs: trace.Specs(datasets.Builtin()), Cluster: env.Homogeneous(nodes, 4), NewModel: mk, RestartDelay: env.DefaultRestartDelay,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// firstValid picks the lowest valid action: pack into the first group that
+// fits, else spread.
+func firstValid(e *placement.Env) func([]float64, int) int {
+	return func([]float64, int) int {
+		for a, ok := range e.ActionMask(nil) {
+			if ok {
+				return a
+			}
+		}
+		return -1
+	}
+}
+
+func TestReturnIsMinusTotalJCT(t *testing.T) {
+	// Little's law: the undiscounted return is minus the integral of the
+	// number of jobs in the system, i.e. minus the sum of their JCTs.
+	e := newEnv(t, 16, false)
+	e.Reset(1)
+	pick := firstValid(e)
+	ret, steps := 0.0, 0
+	for {
+		_, r, term, trunc, _ := e.Step(pick(nil, steps))
+		ret += r
+		steps++
+		if term || trunc {
+			break
+		}
+	}
+	s := e.Summary()
+	want := -s.AvgJCT * float64(s.Jobs) / 3600
+	if s.Finished != s.Jobs || math.Abs(ret-want) > 1e-6*math.Abs(want) {
+		t.Errorf("return %.6f after %d steps, want -sum(JCT)/3600 = %.6f (%d of %d finished)", ret, steps, want, s.Finished, s.Jobs)
+	}
+	if steps != s.Jobs {
+		t.Errorf("%d steps for %d jobs, want one decision per job", steps, s.Jobs)
+	}
+}
+
+func TestMaskAndCheck(t *testing.T) {
+	e := newEnv(t, 16, true)
+	if err := gym.Check(func() gym.Env { return newEnv(t, 16, true) }, 3, 300, nil); err != nil {
+		t.Fatal(err)
+	}
+	obs, _ := e.Reset(1)
+	if len(obs) != e.ObservationSpace().Shape() {
+		t.Fatalf("obs has %d values, space %d", len(obs), e.ObservationSpace().Shape())
+	}
+	// Two racks of eight 4-GPU nodes: groups 0 and 1, and spread (2).
+	if e.Groups() != 2 || e.ActionSpace().N != 3 {
+		t.Fatalf("groups %d, actions %d", e.Groups(), e.ActionSpace().N)
+	}
+	mask := e.ActionMask(nil)
+	if !mask[0] || !mask[1] || !mask[2] {
+		t.Errorf("empty cluster: mask %v, want all valid", mask)
+	}
+}
+
+// BenchmarkStep measures placement decisions per second on 64 nodes x 4
+// GPUs (8 racks), the builtin workload, job-level and per-worker models.
+//
+//	go test ./env/placement -run '^$' -bench Step
+func BenchmarkStep(b *testing.B) {
+	for _, st := range []bool{false, true} {
+		name := "model=job"
+		if st {
+			name = "model=worker"
+		}
+		b.Run(name, func(b *testing.B) {
+			e := newEnv(b, 64, st)
+			pick := firstValid(e)
+			e.Reset(1)
+			steps, seed := 0, uint64(1)
+			for b.Loop() {
+				_, _, term, _, _ := e.Step(pick(nil, 0))
+				steps++
+				if term {
+					seed++
+					e.Reset(seed)
+				}
+			}
+			b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
+		})
+	}
+}
