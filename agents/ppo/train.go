@@ -97,8 +97,10 @@ type Update struct {
 }
 
 // Train runs PPO on NumEnvs environments made by makeEnv and calls report
-// after every update (if not nil). The same config and seed give the same
-// agent, bit for bit.
+// after every update (if not nil). When the environments implement
+// gym.Masker, invalid actions are masked out of the policy both when acting
+// and when updating, as MaskablePPO does. The same config and seed give the
+// same agent, bit for bit.
 func Train(cfg Config, makeEnv func(i int) gym.Env, report func(Update)) (*Agent, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -122,6 +124,7 @@ func Train(cfg Config, makeEnv func(i int) gym.Env, report func(Update)) (*Agent
 	rewards := make([]float32, B)
 	values := make([]float32, B)
 	nextValues := make([]float32, B)
+	var maskBuf []bool // B x nA when the envs have action masks (MaskablePPO)
 	terms := make([]bool, B)
 	truncs := make([]bool, B)
 	adv := make([]float32, B)
@@ -155,7 +158,17 @@ func Train(cfg Config, makeEnv func(i int) gym.Env, report func(Update)) (*Agent
 			row := t * N
 			copy(obsBuf[row*obsDim:(row+N)*obsDim], next.Data)
 			logits := agent.Actor.Forward(next)
-			dist := nn.NewCategorical(logits, nil)
+			var mask []bool
+			if ms := envs.ActionMasks(); ms != nil {
+				if maskBuf == nil {
+					maskBuf = make([]bool, B*nA)
+				}
+				mask = maskBuf[row*nA : (row+N)*nA]
+				for i, m := range ms {
+					copy(mask[i*nA:(i+1)*nA], m)
+				}
+			}
+			dist := nn.NewCategorical(logits, mask)
 			a := dist.Sample(rng)
 			lp := dist.LogProb(a)
 			copy(actions[row:row+N], a)
@@ -218,6 +231,10 @@ func Train(cfg Config, makeEnv func(i int) gym.Env, report func(Update)) (*Agent
 			idx[i] = i
 		}
 		mbObs := nn.NewMat(mbSize, obsDim)
+		var mbMask []bool
+		if maskBuf != nil {
+			mbMask = make([]bool, mbSize*nA)
+		}
 		mbAct := make([]int, mbSize)
 		mbOldLogp, mbAdv, mbRet, mbOldV := make([]float32, mbSize), make([]float32, mbSize), make([]float32, mbSize), make([]float32, mbSize)
 		dLogp, dV := make([]float32, mbSize), make([]float32, mbSize)
@@ -230,6 +247,9 @@ func Train(cfg Config, makeEnv func(i int) gym.Env, report func(Update)) (*Agent
 				for k, id := range ids {
 					copy(mbObs.Data[k*obsDim:(k+1)*obsDim], obsBuf[id*obsDim:(id+1)*obsDim])
 					mbAct[k], mbOldLogp[k], mbAdv[k], mbRet[k], mbOldV[k] = actions[id], logps[id], adv[id], ret[id], values[id]
+					if mbMask != nil {
+						copy(mbMask[k*nA:(k+1)*nA], maskBuf[id*nA:(id+1)*nA])
+					}
 				}
 				if cfg.NormAdv {
 					NormalizeAdvantages(mbAdv)
@@ -237,7 +257,7 @@ func Train(cfg Config, makeEnv func(i int) gym.Env, report func(Update)) (*Agent
 				agent.Actor.ZeroGrad()
 				agent.Critic.ZeroGrad()
 				logits := agent.Actor.Forward(mbObs)
-				dist := nn.NewCategorical(logits, nil)
+				dist := nn.NewCategorical(logits, mbMask)
 				newLogp := dist.LogProb(mbAct)
 				entropy := dist.Entropy()
 				p, k2, c := ClippedPolicyLoss(newLogp, mbOldLogp, mbAdv, cfg.Clip, dLogp)

@@ -44,3 +44,27 @@ func TestTrainSmoke(t *testing.T) {
 		t.Errorf("mean return %.1f after 20k steps, want > 60 (random play is about 22)", mean)
 	}
 }
+
+// maskedEnv has two actions; action 1 pays more but is never valid, and
+// taking it panics. Episodes last 5 steps.
+type maskedEnv struct{ t int }
+
+func (e *maskedEnv) Reset(uint64) ([]float64, gym.Info) { e.t = 0; return []float64{0}, nil }
+func (e *maskedEnv) Step(a int) ([]float64, float64, bool, bool, gym.Info) {
+	if a != 0 {
+		panic("masked action taken")
+	}
+	e.t++
+	return []float64{float64(e.t) / 5}, 0, e.t == 5, false, nil
+}
+func (e *maskedEnv) ObservationSpace() gym.Box    { return gym.Box{Low: []float64{0}, High: []float64{1}} }
+func (e *maskedEnv) ActionSpace() gym.Discrete    { return gym.Discrete{N: 2} }
+func (e *maskedEnv) ActionMask(dst []bool) []bool { return append(dst[:0], true, false) }
+
+func TestTrainRespectsMasks(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.NumSteps, cfg.TotalSteps = 16, 4*16*3
+	if _, err := Train(cfg, func(int) gym.Env { return &maskedEnv{} }, nil); err != nil {
+		t.Fatal(err)
+	}
+}
