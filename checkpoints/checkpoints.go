@@ -238,17 +238,9 @@ func Decode(metaJSON, weights []byte) (Meta, map[string]*nn.MLP, error) {
 // Build returns an untrained network of the checkpoint's shape: obsDim ->
 // hidden... -> out with the activation after every hidden layer.
 func Build(obsDim int, hidden []int, out int, activation string) *nn.MLP {
-	sizes := append(append([]int{obsDim}, hidden...), out)
-	var layers []nn.Layer
-	for i := 0; i+1 < len(sizes); i++ {
-		layers = append(layers, nn.NewLinear(sizes[i], sizes[i+1]))
-		if i+2 < len(sizes) {
-			if activation == "relu" {
-				layers = append(layers, nn.NewReLU())
-			} else {
-				layers = append(layers, nn.NewTanh())
-			}
-		}
+	act := nn.NewTanh
+	if activation == "relu" {
+		act = nn.NewReLU
 	}
-	return nn.NewMLP(layers...)
+	return nn.NewStack(append(append([]int{obsDim}, hidden...), out), act)
 }

@@ -59,17 +59,11 @@ type Update struct {
 // NewQNetwork builds obs -> hidden (ReLU) -> actions with torch's default
 // Linear initialisation, as CleanRL's QNetwork.
 func NewQNetwork(obsDim, actions int, hidden []int, src rand.Source) *nn.MLP {
-	sizes := append(append([]int{obsDim}, hidden...), actions)
-	var layers []nn.Layer
-	for i := 0; i+1 < len(sizes); i++ {
-		l := nn.NewLinear(sizes[i], sizes[i+1])
+	m := nn.NewStack(append(append([]int{obsDim}, hidden...), actions), nn.NewReLU)
+	for _, l := range m.Linears() {
 		nn.TorchDefaultInit(l, src)
-		layers = append(layers, l)
-		if i+2 < len(sizes) {
-			layers = append(layers, nn.NewReLU())
-		}
 	}
-	return nn.NewMLP(layers...)
+	return m
 }
 
 // Train runs DQN on one environment and calls report at every episode end.

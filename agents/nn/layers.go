@@ -197,24 +197,45 @@ func NewMLP(layers ...Layer) *MLP {
 // hiddenGain (outputGain for the last layer) and zero biases. For CleanRL's
 // PPO actor: NewOrthogonalMLP([]int{obs, 64, 64, actions}, NewTanh, math.Sqrt2, 0.01, src).
 func NewOrthogonalMLP(sizes []int, act func() Layer, hiddenGain, outputGain float64, src rand.Source) *MLP {
-	if len(sizes) < 2 {
-		panic("nn: NewOrthogonalMLP needs at least two sizes")
-	}
-	var layers []Layer
-	for i := 0; i+1 < len(sizes); i++ {
-		l := NewLinear(sizes[i], sizes[i+1])
+	m := NewStack(sizes, act)
+	ls := m.Linears()
+	for i, l := range ls {
 		gain := hiddenGain
-		if i+2 == len(sizes) {
+		if i == len(ls)-1 {
 			gain = outputGain
 		}
 		Orthogonal(l.W, gain, src)
 		Constant(l.B, 0)
-		layers = append(layers, l)
+	}
+	return m
+}
+
+// NewStack returns a zero-initialised MLP of Linear layers of the given
+// widths (sizes[0] inputs, sizes[len-1] outputs) with a new activation from
+// act after every hidden layer: the shape every Drover network has.
+func NewStack(sizes []int, act func() Layer) *MLP {
+	if len(sizes) < 2 {
+		panic("nn: an MLP needs at least two sizes")
+	}
+	var layers []Layer
+	for i := 0; i+1 < len(sizes); i++ {
+		layers = append(layers, NewLinear(sizes[i], sizes[i+1]))
 		if i+2 < len(sizes) {
 			layers = append(layers, act())
 		}
 	}
 	return NewMLP(layers...)
+}
+
+// Linears returns the MLP's Linear layers, first to last.
+func (m *MLP) Linears() []*Linear {
+	var ls []*Linear
+	for _, l := range m.Layers {
+		if lin, ok := l.(*Linear); ok {
+			ls = append(ls, lin)
+		}
+	}
+	return ls
 }
 
 // NewTanh returns a Tanh layer (for use as NewOrthogonalMLP's act).
