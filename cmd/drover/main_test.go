@@ -119,3 +119,19 @@ func TestTrainCartPoleShort(t *testing.T) {
 		}
 	}
 }
+
+func TestTrainPlacementShort(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ckpt")
+	code, out, errOut := drover(t, "train", "--steps", "1024", "--quiet", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+	for _, want := range []string{"learned (ppo)", "first-fit", "tiresias", "strn", "sas"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
+	if _, _, err := checkpoints.Load(dir); err != nil {
+		t.Errorf("checkpoint: %v", err)
+	}
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/drover-sched/drover/agents/nn"
+	"github.com/drover-sched/drover/agents/ppo"
+	"github.com/drover-sched/drover/datasets"
+	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/env/gym"
+	"github.com/drover-sched/drover/env/placement"
+	"github.com/drover-sched/drover/env/trace"
+	"github.com/drover-sched/drover/internal/progress"
+	"github.com/drover-sched/drover/policies"
+	"github.com/drover-sched/drover/policies/builtin"
+)
+
+// evalSeeds are the held-out episode seeds (background load and jitter)
+// on which the learned policy and the heuristics are compared; training
+// uses seeds from the training seed up.
+var evalSeeds = []uint64{1001, 1002, 1003}
+
+// trainPlacement trains PPO on the placement environment over the built-in
+// workload (16 nodes x 4 GPUs, per-worker model) and prints the learned
+// policy against the heuristics on held-out seeds.
+func trainPlacement(steps int, seed uint64, quiet bool, stdout, stderr io.Writer) (*ppo.Agent, map[string]float64, error) {
+	profiles, _, err := trace.Profiles("builtin", "")
+	if err != nil {
+		return nil, nil, err
+	}
+	const nodes, gpn = 16, 4
+	w := datasets.Builtin()
+	newModel := func(s uint64) env.Model {
+		st, err := trace.Stragglers{Seed: s}.Workers(nodes)
+		if err != nil {
+			panic(err) // the embedded background parameters are valid
+		}
+		return &env.Drover{Profiles: profiles, Workers: st}
+	}
+	pcfg := placement.Config{Jobs: trace.Specs(w), Cluster: env.Homogeneous(nodes, gpn), NewModel: newModel, RestartDelay: env.DefaultRestartDelay}
+	mk := func(int) gym.Env {
+		e, err := placement.New(pcfg)
+		if err != nil {
+			panic(err)
+		}
+		return e
+	}
+	cfg := ppo.DefaultConfig()
+	cfg.Seed, cfg.TotalSteps = seed, steps
+	fmt.Fprintf(stdout, "config %+v\nworkload builtin (%d jobs), cluster %d x %d GPUs, per-worker model; eval seeds %v\n", cfg, len(w.Jobs), nodes, gpn, evalSeeds)
+	var bar *progress.Bar
+	if !quiet {
+		bar = progress.New(stderr, "train", steps)
+	}
+	start := time.Now()
+	agent, err := ppo.Train(cfg, mk, func(u ppo.Update) {
+		if bar != nil {
+			bar.Set(u.Step)
+		}
+	})
+	if bar != nil {
+		bar.Finish()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	fmt.Fprintf(stdout, "trained %d steps in %s\n\n", steps, time.Since(start).Round(time.Millisecond))
+
+	// Evaluate: the learned policy greedily in the placement env, the
+	// heuristics through the replay driver, all on the same seeds.
+	e := mk(0).(*placement.Env)
+	learned := func(obs []float64, mask []bool) int {
+		x := nn.NewMat(1, len(obs))
+		for i, v := range obs {
+			x.Data[i] = float32(v)
+		}
+		return nn.NewCategorical(agent.Actor.Forward(x), mask).Mode()[0]
+	}
+	type row struct{ jct, tta, strag float64 }
+	results := map[string]row{}
+	add := func(name string, s env.Summary) {
+		r := results[name]
+		n := float64(len(evalSeeds))
+		r.jct += s.AvgJCT / n
+		r.tta += s.AvgTTA / n
+		r.strag += s.StragglerFrac / n
+		results[name] = r
+	}
+	names := []string{"learned (ppo)", "first-valid group"}
+	for _, s := range evalSeeds {
+		add(names[0], e.Run(s, learned))
+		add(names[1], e.Run(s, placement.FirstValid))
+	}
+	reg := builtin.Registry()
+	for _, h := range []string{"first-fit", "tiresias", "strn", "sas"} {
+		names = append(names, h)
+		for _, s := range evalSeeds {
+			p, err := reg.New(h, policies.Config{Seed: s})
+			if err != nil {
+				return nil, nil, err
+			}
+			res, err := trace.Run(trace.Options{Workload: w, Model: trace.ModelDrover, Profiles: profiles, Policy: p,
+				Nodes: nodes, GPUsPerNode: gpn, Interval: 0, RestartDelay: -1, Stragglers: &trace.Stragglers{Seed: s}})
+			if err != nil {
+				return nil, nil, err
+			}
+			add(h, res.Summary)
+		}
+	}
+	fmt.Fprintf(stdout, "%-18s %12s %12s %22s\n", "policy", "avg JCT (s)", "avg TTA (s)", "iters with straggler")
+	scores := map[string]float64{}
+	for _, n := range names {
+		r := results[n]
+		fmt.Fprintf(stdout, "%-18s %12.0f %12.0f %21.2f%%\n", n, r.jct, r.tta, 100*r.strag)
+		scores["avg_jct_"+n] = r.jct
+	}
+	return agent, scores, nil
+}
