@@ -16,6 +16,7 @@ const (
 	PS
 )
 
+// String returns the Arch's name as the command line and logs spell it.
 func (a Arch) String() string {
 	switch a {
 	case Ring:

@@ -24,6 +24,7 @@ const (
 
 var kindNames = [...]string{"arrive", "start", "preempt", "finish"}
 
+// String returns the EventKind's name as the command line and logs spell it.
 func (k EventKind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]

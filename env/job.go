@@ -63,6 +63,7 @@ const (
 
 var stateNames = [...]string{"waiting", "pending", "running", "done"}
 
+// String returns the JobState's name as the command line and logs spell it.
 func (s JobState) String() string {
 	if int(s) < len(stateNames) {
 		return stateNames[s]

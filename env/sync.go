@@ -54,6 +54,7 @@ const (
 	PeriodPenalty = 0.02
 )
 
+// String returns the Sync's name as the command line and logs spell it.
 func (s Sync) String() string {
 	switch s.Kind {
 	case BSP:

@@ -20,6 +20,7 @@ const (
 	numResources
 )
 
+// String returns the Resource's name as the command line and logs spell it.
 func (r Resource) String() string {
 	switch r {
 	case CPU:
