@@ -121,17 +121,19 @@ func TestTrainCartPoleShort(t *testing.T) {
 }
 
 func TestTrainPlacementShort(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "ckpt")
-	code, out, errOut := drover(t, "train", "--steps", "1024", "--quiet", "--out", dir)
-	if code != 0 {
-		t.Fatalf("exit %d: %s%s", code, out, errOut)
-	}
-	for _, want := range []string{"learned (ppo)", "first-fit", "tiresias", "strn", "sas"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("the table lacks %q:\n%s", want, out)
+	for _, e := range []string{"placement", "sync"} {
+		dir := filepath.Join(t.TempDir(), "ckpt")
+		code, out, errOut := drover(t, "train", "--env", e, "--steps", "1024", "--quiet", "--out", dir)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s%s", e, code, out, errOut)
 		}
-	}
-	if _, _, err := checkpoints.Load(dir); err != nil {
-		t.Errorf("checkpoint: %v", err)
+		for _, want := range []string{"learned (ppo)", "first-fit", "tiresias", "strn", "sas"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: the table lacks %q:\n%s", e, want, out)
+			}
+		}
+		if m, _, err := checkpoints.Load(dir); err != nil || m.Env != e {
+			t.Errorf("%s: checkpoint %+v: %v", e, m.Env, err)
+		}
 	}
 }

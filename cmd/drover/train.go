@@ -19,7 +19,7 @@ import (
 // DQN, checkpoints and the convergence gate follow.
 func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("train", stderr)
-	envName := fs.String("env", "placement", "environment: placement (the built-in workload, learned vs the heuristics) or cartpole (the known-answer check)")
+	envName := fs.String("env", "placement", "environment: placement or sync (the built-in workload; learned vs the heuristics) or cartpole (the known-answer check)")
 	algo := fs.String("algo", "ppo", "algorithm: ppo or dqn")
 	steps := fs.Int("steps", 0, "environment steps (default: 500000 for cartpole, 100000 for placement)")
 	seed := fs.Uint64("seed", 1, "random seed")
@@ -28,19 +28,19 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *envName == "placement" {
+	if *envName == "placement" || *envName == "sync" {
 		if *algo != "ppo" {
-			return fmt.Errorf("--env placement trains with --algo ppo so far (got %s)", *algo)
+			return fmt.Errorf("--env %s trains with --algo ppo so far (got %s)", *envName, *algo)
 		}
 		if *steps == 0 {
 			*steps = 100000
 		}
-		agent, scores, err := trainPlacement(*steps, *seed, *quiet, stdout, stderr)
+		agent, scores, err := trainPlacement(*steps, *seed, *envName == "sync", *quiet, stdout, stderr)
 		if err != nil {
 			return err
 		}
 		if *out != "" {
-			meta := checkpoints.Meta{Env: "placement", Algo: "ppo", Seed: *seed, Steps: *steps, Hidden: ppo.DefaultConfig().Hidden, Activation: "tanh",
+			meta := checkpoints.Meta{Env: *envName, Algo: "ppo", Seed: *seed, Steps: *steps, Hidden: ppo.DefaultConfig().Hidden, Activation: "tanh",
 				Networks: []string{"actor", "critic"}, Eval: scores}
 			meta.ObsDim, meta.Actions = agent.Actor.Linears()[0].In, agent.Actor.Linears()[len(agent.Actor.Linears())-1].Out
 			if err := checkpoints.Save(*out, meta, map[string]*nn.MLP{"actor": agent.Actor, "critic": agent.Critic}); err != nil {
@@ -51,7 +51,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	if *envName != "cartpole" || (*algo != "ppo" && *algo != "dqn") {
-		return fmt.Errorf("unknown environment or algorithm %s/%s (want placement or cartpole, ppo or dqn)", *envName, *algo)
+		return fmt.Errorf("unknown environment or algorithm %s/%s (want placement, sync or cartpole; ppo or dqn)", *envName, *algo)
 	}
 	if *steps == 0 {
 		*steps = 500000

@@ -22,10 +22,11 @@ import (
 // uses seeds from the training seed up.
 var evalSeeds = []uint64{1001, 1002, 1003}
 
-// trainPlacement trains PPO on the placement environment over the built-in
-// workload (16 nodes x 4 GPUs, per-worker model) and prints the learned
-// policy against the heuristics on held-out seeds.
-func trainPlacement(steps int, seed uint64, quiet bool, stdout, stderr io.Writer) (*ppo.Agent, map[string]float64, error) {
+// trainPlacement trains PPO on the placement environment (or, with sync,
+// the sync-strategy environment) over the built-in workload (16 nodes x 4
+// GPUs, per-worker model) and prints the learned policy against the
+// heuristics on held-out seeds.
+func trainPlacement(steps int, seed uint64, sync, quiet bool, stdout, stderr io.Writer) (*ppo.Agent, map[string]float64, error) {
 	profiles, _, err := trace.Profiles("builtin", "")
 	if err != nil {
 		return nil, nil, err
@@ -39,7 +40,7 @@ func trainPlacement(steps int, seed uint64, quiet bool, stdout, stderr io.Writer
 		}
 		return &env.Drover{Profiles: profiles, Workers: st}
 	}
-	pcfg := placement.Config{Jobs: trace.Specs(w), Cluster: env.Homogeneous(nodes, gpn), NewModel: newModel, RestartDelay: env.DefaultRestartDelay}
+	pcfg := placement.Config{Jobs: trace.Specs(w), Cluster: env.Homogeneous(nodes, gpn), NewModel: newModel, RestartDelay: env.DefaultRestartDelay, Sync: sync}
 	mk := func(int) gym.Env {
 		e, err := placement.New(pcfg)
 		if err != nil {
@@ -88,10 +89,15 @@ func trainPlacement(steps int, seed uint64, quiet bool, stdout, stderr io.Writer
 		r.strag += s.StragglerFrac / n
 		results[name] = r
 	}
-	names := []string{"learned (ppo)", "first-valid group"}
+	names := []string{"learned (ppo)"}
+	if !sync {
+		names = append(names, "first-valid group")
+	}
 	for _, s := range evalSeeds {
 		add(names[0], e.Run(s, learned))
-		add(names[1], e.Run(s, placement.FirstValid))
+		if !sync {
+			add(names[1], e.Run(s, placement.FirstValid))
+		}
 	}
 	reg := builtin.Registry()
 	for _, h := range []string{"first-fit", "tiresias", "strn", "sas"} {

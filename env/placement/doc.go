@@ -8,6 +8,13 @@
 // its free GPUs hold the job, and the spread action only when the cluster's
 // do. Between decisions the simulator runs on by itself.
 //
+// With Config.Sync the agent instead chooses each job's synchronization
+// strategy (SyncChoices: BSP, ASP, SSP(3), local SGD(8); BSP only for a
+// one-GPU job) while the job is placed first-fit, and the observation
+// ends with five features of that placement (size, nodes, whether it
+// crosses racks, its nodes' worst CPU and NIC load). Choosing BSP for
+// every job is exactly the first-fit heuristic (a test checks this).
+//
 // Observation (all roughly in [0, 1]): the job's GPUs over the largest
 // group's, log1p(duration in hours)/5, a one-hot of its model (the six
 // measured ones), its CPU, memory-bandwidth and network sensitivities

@@ -8,6 +8,7 @@ import (
 
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/gym"
+	"github.com/drover-sched/drover/policies"
 )
 
 // Config sets up the environment.
@@ -22,7 +23,15 @@ type Config struct {
 	RestartDelay float64
 	// StragglerWeight weights the straggler penalty (0: none).
 	StragglerWeight float64
+	// Sync makes the agent choose each job's synchronization strategy
+	// (SyncChoices) instead of its placement; jobs are then placed
+	// first-fit (policies.PackFirstFit), and the observation also
+	// describes that placement.
+	Sync bool
 }
+
+// SyncChoices are the strategies of the sync environment, by action.
+var SyncChoices = []env.Sync{{Kind: env.BSP}, {Kind: env.ASP}, {Kind: env.SSP, Staleness: 3}, {Kind: env.LocalSGD, Period: 8}}
 
 // models are the one-hot model names, in order.
 var models = []string{"bert", "cifar10", "deepspeech2", "imagenet", "ncf", "yolov3"}
@@ -70,6 +79,9 @@ func New(cfg Config) (*Env, error) {
 		e.maxGroup = max(e.maxGroup, gpus)
 	}
 	e.obsDim = 2 + len(models) + 3 + 4*len(e.groups) + 2
+	if cfg.Sync {
+		e.obsDim += 5
+	}
 	return e, nil
 }
 
@@ -86,7 +98,12 @@ func (e *Env) ObservationSpace() gym.Box {
 }
 
 // ActionSpace implements gym.Env.
-func (e *Env) ActionSpace() gym.Discrete { return gym.Discrete{N: len(e.groups) + 1} }
+func (e *Env) ActionSpace() gym.Discrete {
+	if e.cfg.Sync {
+		return gym.Discrete{N: len(SyncChoices)}
+	}
+	return gym.Discrete{N: len(e.groups) + 1}
+}
 
 // Reset implements gym.Env: a new simulation of the workload with the
 // model for seed, run to the first decision.
@@ -153,8 +170,15 @@ func allNodes(v *env.View) []int {
 
 // ActionMask implements gym.Masker.
 func (e *Env) ActionMask(dst []bool) []bool {
-	dst = append(dst[:0], make([]bool, len(e.groups)+1)...)
+	dst = append(dst[:0], make([]bool, e.ActionSpace().N)...)
 	if e.job == nil {
+		return dst
+	}
+	if e.cfg.Sync {
+		// One worker has nothing to synchronize: BSP only.
+		for i := range dst {
+			dst[i] = i == 0 || e.job.Spec.GPUs > 1
+		}
 		return dst
 	}
 	g := e.job.Spec.GPUs
@@ -175,16 +199,21 @@ func (e *Env) Step(action int) ([]float64, float64, bool, bool, gym.Info) {
 	if action < 0 || action >= len(mask) || !mask[action] {
 		panic(fmt.Sprintf("placement: action %d is not valid (mask %v)", action, mask))
 	}
-	nodes := allNodes(e.view)
-	if action < len(e.groups) {
-		nodes = e.groups[action]
+	var d env.Decision
+	if e.cfg.Sync {
+		d = env.Decision{Job: e.job.ID, Nodes: e.firstFit(), Sync: SyncChoices[action]}
+	} else {
+		nodes := allNodes(e.view)
+		if action < len(e.groups) {
+			nodes = e.groups[action]
+		}
+		free := make([]int, len(e.view.Free))
+		for _, n := range nodes {
+			free[n] = e.view.Free[n]
+		}
+		d = env.Decision{Job: e.job.ID, Nodes: mostFree(free, e.job.Spec.GPUs)}
 	}
-	free := make([]int, len(e.view.Free))
-	for _, n := range nodes {
-		free[n] = e.view.Free[n]
-	}
-	alloc := mostFree(free, e.job.Spec.GPUs)
-	if err := e.sim.Apply([]env.Decision{{Job: e.job.ID, Nodes: alloc}}); err != nil {
+	if err := e.sim.Apply([]env.Decision{d}); err != nil {
 		panic(fmt.Sprintf("placement: %v", err))
 	}
 	// The view's jobs and free counts are live: the next pending job that
@@ -265,7 +294,36 @@ func (e *Env) observe() []float64 {
 		}
 	}
 	obs[base], obs[base+1] = float64(pending)/100, float64(running)/100
+	if e.cfg.Sync {
+		// The first-fit placement the job will get: its size, node count,
+		// whether it crosses racks, and its nodes' worst CPU and NIC load.
+		alloc := e.firstFit()
+		nodes := map[int]bool{}
+		racks := map[int]bool{}
+		maxCPU, maxNet := 0.0, 0.0
+		for _, n := range alloc {
+			nodes[n] = true
+			racks[e.cfg.Cluster.Nodes[n].Rack] = true
+			if tel != nil {
+				u := tel.NodeLoad(n, e.view.Now)
+				maxCPU, maxNet = max(maxCPU, u.CPU), max(maxNet, u.Net)
+			}
+		}
+		cross := 0.0
+		if len(racks) > 1 {
+			cross = 1
+		}
+		obs[base+2] = float64(len(alloc)) / float64(e.maxGroup)
+		obs[base+3] = float64(len(nodes)) / float64(len(e.cfg.Cluster.Nodes))
+		obs[base+4], obs[base+5], obs[base+6] = cross, maxCPU, maxNet
+	}
 	return obs
+}
+
+// firstFit returns the first-fit placement of the current job.
+func (e *Env) firstFit() []int {
+	free := append([]int(nil), e.view.Free...)
+	return policies.PackFirstFit(free, e.job.Spec.GPUs)
 }
 
 // Summary returns the finished (or current) run's summary.

@@ -9,6 +9,8 @@ import (
 	"github.com/drover-sched/drover/env/gym"
 	"github.com/drover-sched/drover/env/placement"
 	"github.com/drover-sched/drover/env/trace"
+	"github.com/drover-sched/drover/policies"
+	"github.com/drover-sched/drover/policies/builtin"
 )
 
 func newEnv(t testing.TB, nodes int, stragglers bool) *placement.Env {
@@ -119,5 +121,48 @@ func BenchmarkStep(b *testing.B) {
 			}
 			b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
 		})
+	}
+}
+
+func newSyncEnv(t testing.TB, nodes int) *placement.Env {
+	t.Helper()
+	profiles, _, err := trace.Profiles("builtin", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(seed uint64) env.Model {
+		w, err := trace.Stragglers{Seed: seed}.Workers(nodes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &env.Drover{Profiles: profiles, Workers: w}
+	}
+	e, err := placement.New(placement.Config{
+		Jobs: trace.Specs(datasets.Builtin()), Cluster: env.Homogeneous(nodes, 4), NewModel: mk, RestartDelay: env.DefaultRestartDelay, Sync: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func TestSyncEnvAlwaysBSPIsFirstFit(t *testing.T) {
+	// Choosing BSP for every job in the sync environment is exactly the
+	// first-fit heuristic under the replay driver: same decisions, same
+	// summary, with the same per-worker model seed.
+	e := newSyncEnv(t, 16)
+	got := e.Run(5, func([]float64, []bool) int { return 0 })
+	profiles, _, _ := trace.Profiles("builtin", "")
+	p, _ := builtin.Registry().New("first-fit", policies.Config{})
+	res, err := trace.Run(trace.Options{Workload: datasets.Builtin(), Model: trace.ModelDrover, Profiles: profiles, Policy: p,
+		Nodes: 16, GPUsPerNode: 4, RestartDelay: -1, Stragglers: &trace.Stragglers{Seed: 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.AvgJCT != res.Summary.AvgJCT || got.StragglerFrac != res.Summary.StragglerFrac {
+		t.Errorf("sync env always-BSP: JCT %v straggler %v; first-fit: %v %v", got.AvgJCT, got.StragglerFrac, res.Summary.AvgJCT, res.Summary.StragglerFrac)
+	}
+	if err := gym.Check(func() gym.Env { return newSyncEnv(t, 16) }, 3, 300, nil); err != nil {
+		t.Fatal(err)
 	}
 }
