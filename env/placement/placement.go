@@ -211,7 +211,9 @@ func (e *Env) Step(action int) ([]float64, float64, bool, bool, gym.Info) {
 		for _, n := range nodes {
 			free[n] = e.view.Free[n]
 		}
-		d = env.Decision{Job: e.job.ID, Nodes: mostFree(free, e.job.Spec.GPUs)}
+		alloc := policies.PackMostFree(free, e.job.Spec.GPUs)
+		slices.Sort(alloc)
+		d = env.Decision{Job: e.job.ID, Nodes: alloc}
 	}
 	if err := e.sim.Apply([]env.Decision{d}); err != nil {
 		panic(fmt.Sprintf("placement: %v", err))
@@ -233,26 +235,6 @@ func (e *Env) Step(action int) ([]float64, float64, bool, bool, gym.Info) {
 	return e.observe(), reward, e.done, false, nil
 }
 
-// mostFree packs n workers onto the nodes with the most free GPUs first
-// (lowest index among equals).
-func mostFree(free []int, n int) []int {
-	alloc := make([]int, 0, n)
-	for len(alloc) < n {
-		best := -1
-		for i, f := range free {
-			if f > 0 && (best < 0 || f > free[best]) {
-				best = i
-			}
-		}
-		k := min(free[best], n-len(alloc))
-		for range k {
-			alloc = append(alloc, best)
-		}
-		free[best] -= k
-	}
-	slices.Sort(alloc)
-	return alloc
-}
 
 // observe builds the observation of the current state.
 func (e *Env) observe() []float64 {
