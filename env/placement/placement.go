@@ -235,7 +235,6 @@ func (e *Env) Step(action int) ([]float64, float64, bool, bool, gym.Info) {
 	return e.observe(), reward, e.done, false, nil
 }
 
-
 // observe builds the observation of the current state.
 func (e *Env) observe() []float64 {
 	obs := make([]float64, e.obsDim)
