@@ -127,7 +127,7 @@ func TestTrainPlacementShort(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s%s", e, code, out, errOut)
 		}
-		for _, want := range []string{"learned (ppo)", "first-fit", "tiresias", "strn", "sas"} {
+		for _, want := range []string{"learned (ppo)", "first-fit", "tiresias", "strn", "sas", "gate vs first-fit"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s: the table lacks %q:\n%s", e, want, out)
 			}

@@ -35,13 +35,13 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		if *steps == 0 {
 			*steps = 100000
 		}
-		agent, scores, err := trainPlacement(*steps, *seed, *envName == "sync", *quiet, stdout, stderr)
+		agent, scores, verdict, err := trainPlacement(*steps, *seed, *envName == "sync", *quiet, stdout, stderr)
 		if err != nil {
 			return err
 		}
 		if *out != "" {
 			meta := checkpoints.Meta{Env: *envName, Algo: "ppo", Seed: *seed, Steps: *steps, Hidden: ppo.DefaultConfig().Hidden, Activation: "tanh",
-				Networks: []string{"actor", "critic"}, Eval: scores}
+				Networks: []string{"actor", "critic"}, Eval: scores, Converged: verdict.Converged}
 			meta.ObsDim, meta.Actions = agent.Actor.Linears()[0].In, agent.Actor.Linears()[len(agent.Actor.Linears())-1].Out
 			if err := checkpoints.Save(*out, meta, map[string]*nn.MLP{"actor": agent.Actor, "critic": agent.Critic}); err != nil {
 				return err

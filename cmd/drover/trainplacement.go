@@ -15,21 +15,22 @@ import (
 	"github.com/drover-sched/drover/internal/progress"
 	"github.com/drover-sched/drover/policies"
 	"github.com/drover-sched/drover/policies/builtin"
+	"github.com/drover-sched/drover/train"
 )
 
 // evalSeeds are the held-out episode seeds (background load and jitter)
 // on which the learned policy and the heuristics are compared; training
 // uses seeds from the training seed up.
-var evalSeeds = []uint64{1001, 1002, 1003}
+var evalSeeds = []uint64{1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008}
 
 // trainPlacement trains PPO on the placement environment (or, with sync,
 // the sync-strategy environment) over the built-in workload (16 nodes x 4
 // GPUs, per-worker model) and prints the learned policy against the
 // heuristics on held-out seeds.
-func trainPlacement(steps int, seed uint64, sync, quiet bool, stdout, stderr io.Writer) (*ppo.Agent, map[string]float64, error) {
+func trainPlacement(steps int, seed uint64, sync, quiet bool, stdout, stderr io.Writer) (*ppo.Agent, map[string]float64, train.Verdict, error) {
 	profiles, _, err := trace.Profiles("builtin", "")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, train.Verdict{}, err
 	}
 	const nodes, gpn = 16, 4
 	w := datasets.Builtin()
@@ -65,7 +66,7 @@ func trainPlacement(steps int, seed uint64, sync, quiet bool, stdout, stderr io.
 		bar.Finish()
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, train.Verdict{}, err
 	}
 	fmt.Fprintf(stdout, "trained %d steps in %s\n\n", steps, time.Since(start).Round(time.Millisecond))
 
@@ -81,7 +82,9 @@ func trainPlacement(steps int, seed uint64, sync, quiet bool, stdout, stderr io.
 	}
 	type row struct{ jct, tta, strag float64 }
 	results := map[string]row{}
+	perSeed := map[string][]float64{} // avg JCT per eval seed, for the gate
 	add := func(name string, s env.Summary) {
+		perSeed[name] = append(perSeed[name], s.AvgJCT)
 		r := results[name]
 		n := float64(len(evalSeeds))
 		r.jct += s.AvgJCT / n
@@ -105,12 +108,12 @@ func trainPlacement(steps int, seed uint64, sync, quiet bool, stdout, stderr io.
 		for _, s := range evalSeeds {
 			p, err := reg.New(h, policies.Config{Seed: s})
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, train.Verdict{}, err
 			}
 			res, err := trace.Run(trace.Options{Workload: w, Model: trace.ModelDrover, Profiles: profiles, Policy: p,
 				Nodes: nodes, GPUsPerNode: gpn, Interval: 0, RestartDelay: -1, Stragglers: &trace.Stragglers{Seed: s}})
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, train.Verdict{}, err
 			}
 			add(h, res.Summary)
 		}
@@ -122,5 +125,10 @@ func trainPlacement(steps int, seed uint64, sync, quiet bool, stdout, stderr io.
 		fmt.Fprintf(stdout, "%-18s %12.0f %12.0f %21.2f%%\n", n, r.jct, r.tta, 100*r.strag)
 		scores["avg_jct_"+n] = r.jct
 	}
-	return agent, scores, nil
+	// The gate: the learned policy replaces the heuristic it builds on
+	// (first-fit) only if it beats it on the held-out episodes by 2% with
+	// 95% confidence (paired bootstrap).
+	v := train.Gate(perSeed[names[0]], perSeed["first-fit"], train.GateConfig{Seed: seed})
+	fmt.Fprintf(stdout, "\ngate vs first-fit: %v\n", v)
+	return agent, scores, v, nil
 }
