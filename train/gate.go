@@ -32,6 +32,7 @@ type Verdict struct {
 	Episodes int
 }
 
+// String summarises the verdict in one line.
 func (v Verdict) String() string {
 	verdict := "not converged"
 	if v.Converged {
