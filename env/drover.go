@@ -67,7 +67,7 @@ func (m *Drover) Admit(j *Job, meta *Meta) error {
 	}
 	b = min(b, max(p.MaxBatchSize(), p.MinLocalBsz()*j.Spec.GPUs))
 	s := &droverJob{prof: p, batch: b, restart: meta.RestartDelay}
-	s.ref = iterTime(p, packed(j.Spec.GPUs, m.gpusPerNode()), b, 1)
+	s.ref = iterTime(p, Packed(j.Spec.GPUs, m.gpusPerNode()), b, 1)
 	if !(s.ref > 0) || math.IsInf(s.ref, 0) {
 		return fmt.Errorf("model %s: no usable iteration time on %d GPUs at batch size %d", p.Name(), j.Spec.GPUs, b)
 	}
@@ -85,8 +85,9 @@ func (m *Drover) Admit(j *Job, meta *Meta) error {
 	return nil
 }
 
-// packed returns r GPUs placed on as few nodes of size g as possible.
-func packed(r, g int) []int {
+// Packed returns the placement (GPUs per node) of r GPUs on as few nodes
+// of g GPUs as possible: full nodes, then the remainder.
+func Packed(r, g int) []int {
 	var p []int
 	for left := r; left > 0; left -= g {
 		p = append(p, min(left, g))
@@ -243,7 +244,7 @@ func (m *Drover) StepTime(j *Job, r, gpusPerNode int) float64 {
 		gpusPerNode = m.gpusPerNode()
 	}
 	// The job's global batch is fixed: more GPUs mean smaller per-GPU batches.
-	return iterTime(s.prof, packed(r, gpusPerNode), s.batch, 1)
+	return iterTime(s.prof, Packed(r, gpusPerNode), s.batch, 1)
 }
 
 // MaxReplicas implements Oracle.

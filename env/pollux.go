@@ -211,10 +211,7 @@ func (m *Pollux) StepTime(j *Job, r, gpusPerNode int) float64 {
 	if gpusPerNode <= 0 {
 		gpusPerNode = 4
 	}
-	var placement []int
-	for left := r; left > 0; left -= gpusPerNode {
-		placement = append(placement, min(left, gpusPerNode))
-	}
+	placement := Packed(r, gpusPerNode)
 	b := j.Spec.BatchSize
 	if b == 0 {
 		b = max(s.prof.InitBatchSize(), s.prof.MinLocalBsz()*r)

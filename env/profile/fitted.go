@@ -122,22 +122,7 @@ func (p *Params) throughput(nodes, replicas int, bsz float64) (step, sync float6
 }
 
 // bracket is Measured.bracket over the fitted batch sizes.
-func (f *Fitted) bracket(batchSize int) (lo, hi int) {
-	lo, hi = -1, -1
-	for i, b := range f.p.BatchSizes {
-		if b <= batchSize {
-			lo = i
-		}
-		if b >= batchSize {
-			hi = i
-			break
-		}
-	}
-	if lo < 0 || hi < 0 {
-		panic(fmt.Sprintf("profile: batch size %d outside validated range", batchSize))
-	}
-	return lo, hi
-}
+func (f *Fitted) bracket(batchSize int) (lo, hi int) { return bracket(f.p.BatchSizes, batchSize) }
 
 // knotValue evaluates the piecewise-linear curve ys over knots at epoch e
 // (constant beyond the ends).

@@ -387,9 +387,14 @@ func (m *Measured) buildND() {
 // bracket returns the validated batch sizes bracketing batchSize (indices
 // into valBsz; equal when batchSize is validated). It panics outside the
 // validated range, as Pollux's assertion does.
-func (m *Measured) bracket(batchSize int) (lo, hi int) {
+func (m *Measured) bracket(batchSize int) (lo, hi int) { return bracket(m.valBsz, batchSize) }
+
+// bracket returns the indices of the validated batch sizes (ascending)
+// bracketing batchSize, equal when batchSize is one of them. It panics
+// outside their range, as Pollux's assertion does.
+func bracket(sizes []int, batchSize int) (lo, hi int) {
 	lo, hi = -1, -1
-	for i, b := range m.valBsz {
+	for i, b := range sizes {
 		if b <= batchSize {
 			lo = i
 		}
@@ -399,7 +404,7 @@ func (m *Measured) bracket(batchSize int) (lo, hi int) {
 		}
 	}
 	if lo < 0 || hi < 0 {
-		panic(fmt.Sprintf("profile: batch size %d outside validated range [%d, %d]", batchSize, m.valBsz[0], m.valBsz[len(m.valBsz)-1]))
+		panic(fmt.Sprintf("profile: batch size %d outside validated range [%d, %d]", batchSize, sizes[0], sizes[len(sizes)-1]))
 	}
 	return lo, hi
 }

@@ -268,7 +268,7 @@ func (s *SAS) info(j *env.Job, prober env.Prober) *jobInfo {
 		return in
 	}
 	g := j.Spec.GPUs
-	packed := packedPlacement(g, s.gpn)
+	packed := env.Packed(g, s.gpn)
 	base := prober.Probe(j, packed, env.Usage{}, false)
 	if !(base > 0) || math.IsInf(base, 0) {
 		return in
@@ -305,15 +305,6 @@ func ratio(a, b float64) float64 {
 		return 1
 	}
 	return r
-}
-
-// packedPlacement is g GPUs on as few nodes of gpn GPUs as possible.
-func packedPlacement(g, gpn int) []int {
-	var p []int
-	for left := g; left > 0; left -= gpn {
-		p = append(p, min(left, gpn))
-	}
-	return p
 }
 
 // slowdown predicts the iteration-time factor of a worker on node n if k
@@ -491,7 +482,7 @@ func (s *SAS) candidate(v *env.View, j *env.Job, in *jobInfo, prober env.Prober,
 // nodes when the model can be probed, else 1 + SpreadPenalty per node
 // beyond the fewest possible.
 func (s *SAS) stretch(j *env.Job, in *jobInfo, prober env.Prober, placement []int) float64 {
-	fewest := len(packedPlacement(j.Spec.GPUs, s.gpn))
+	fewest := len(env.Packed(j.Spec.GPUs, s.gpn))
 	fallback := 1 + s.SpreadPenalty*float64(max(len(placement)-fewest, 0))
 	if prober == nil || in.base <= 0 {
 		return fallback
