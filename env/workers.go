@@ -65,7 +65,15 @@ var Sensitivities = map[string]Sensitivity{
 // its NIC and the NIC's background load. At every Period the model samples
 // Samples iterations of per-worker times, turns them into an iteration time
 // with the job's sync strategy (Sync.IterTime) and counts the workers
-// slower than the median by more than Threshold: the stragglers.
+// slower than the median by more than Threshold: the stragglers. Under
+// ASP, where each worker iterates at its own pace, a straggler's
+// iterations are counted at its own (slower) rate, so an iteration (a
+// global batch of gradient updates) holds fewer of them; the other
+// strategies keep every worker's iteration count equal (SSP within its
+// bound) and count them per synchronized iteration. A NIC flow meets the
+// job's own flow in full and the other jobs' flows at their duty cycle
+// (the share of time they communicate: 1 under BSP and local SGD's
+// synchronized exchanges).
 type Workers struct {
 	// Background is the nodes' background load; nil means idle nodes.
 	Background Background
@@ -235,8 +243,12 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 		ws.slow[i] = (1 + sens.CPU*overload(cpu, wk.Overload) + sens.MemBW*overload(mem, wk.Overload)) / speed
 		ws.m[i] = ws.sync
 		if multi {
+			// The job's own flow is on this NIC whenever it communicates;
+			// occupancy counts it at its duty cycle, like everyone
+			// else's (the expected number of flows a stranger meets), so
+			// add back the rest of it.
 			avail := max(0.05, 1-u.Net)
-			contention := max(1, o.flows/avail) * ws.link[i]
+			contention := max(1, (o.flows+1-ws.duty)/avail) * ws.link[i]
 			ws.m[i] = ws.sync * (1 - sens.Net + sens.Net*contention)
 		}
 	}
@@ -259,7 +271,7 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 	if !multi || noise < 0 {
 		noise = 0
 	}
-	with, count := 0, 0
+	with, count := 0.0, 0.0
 	times := ws.scratch[:0]
 	lo, hi := 1/wk.MaxSlowdown, wk.MaxSlowdown
 	for k := range K {
@@ -312,22 +324,46 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 			continue // one worker cannot straggle behind itself
 		}
 		n := CountStragglers(times, wk.Threshold)
-		if n > 0 {
+		if n > 0 && j.Sync.Kind == ASP {
+			// Under ASP every worker iterates at its own pace, so a
+			// straggler contributes fewer of the job's gradient updates:
+			// a global batch (w updates) holds w x share of them, where
+			// share is the stragglers' part of the update rate.
+			share := asyncStragglerShare(times, wk.Threshold)
+			with += 1 - math.Pow(1-share, float64(w))
+			count += float64(w) * share
+		} else if n > 0 {
 			with++
-			count += n
+			count += float64(n)
 		}
 		if wk.STRET && n > 0 && j.Sync.Kind == BSP {
 			progress -= withhold(row, times, wk.Threshold, w) / float64(K)
 		}
 	}
 	ws.scratch = times
-	ws.withStraggler = float64(with) / float64(K)
-	ws.stragglers = float64(count) / float64(K)
+	ws.withStraggler = with / float64(K)
+	ws.stragglers = count / float64(K)
 	ws.iterTime = j.Sync.IterTime(ws.c, ws.m)
 	s.rate = s.ref * progress / (ws.iterTime * j.Sync.Penalty(w))
 	if !(s.rate > 0) || math.IsInf(s.rate, 0) {
 		s.rate = 0
 	}
+}
+
+// asyncStragglerShare is the share of an asynchronous job's gradient
+// updates that come from its stragglers (workers slower than the median by
+// more than threshold), when each worker i updates at rate 1/times[i].
+func asyncStragglerShare(times []float64, threshold float64) float64 {
+	var buf [16]float64
+	med := median(times, buf[:0])
+	slow, all := 0.0, 0.0
+	for _, t := range times {
+		all += 1 / t
+		if t > med*(1+threshold) {
+			slow += 1 / t
+		}
+	}
+	return slow / all
 }
 
 // withhold applies STRET's gradient withholding to one BSP iteration:
