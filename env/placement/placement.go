@@ -28,7 +28,20 @@ type Config struct {
 	// first-fit (policies.PackFirstFit), and the observation also
 	// describes that placement.
 	Sync bool
+	// NewProposer, when set, makes the agent choose among a heuristic's
+	// candidates for each job (policies.Proposer; strn-rl and sas-rl):
+	// action k takes candidate k, the heuristic's own choice is action
+	// 0, and the observation is CandidateObs. It returns a fresh
+	// heuristic for each episode.
+	NewProposer func() policies.Proposer
+	// Candidates is the number of candidate slots with NewProposer
+	// (default DefaultCandidates); candidates beyond it are dropped.
+	Candidates int
 }
+
+// DefaultCandidates is the default number of candidate slots: SAS's most
+// node groups (sas.MaxGroups) plus its union fallback.
+const DefaultCandidates = 9
 
 // SyncChoices are the strategies of the sync environment, by action.
 var SyncChoices = []env.Sync{{Kind: env.BSP}, {Kind: env.ASP}, {Kind: env.SSP, Staleness: 3}, {Kind: env.LocalSGD, Period: 8}}
@@ -49,6 +62,12 @@ type Env struct {
 	strag    float64  // straggling worker-iterations counted so far
 	done     bool
 	obsDim   int
+
+	// With a Proposer.
+	prop   policies.Proposer
+	cands  []policies.Candidate
+	begun  bool // Begin ran at this decision point
+	cursor int  // next job of view.Active to propose for
 }
 
 var _ gym.Env = (*Env)(nil)
@@ -82,6 +101,15 @@ func New(cfg Config) (*Env, error) {
 	if cfg.Sync {
 		e.obsDim += 5
 	}
+	if cfg.NewProposer != nil {
+		if cfg.Sync {
+			return nil, errors.New("placement: Sync and NewProposer exclude each other")
+		}
+		if e.cfg.Candidates <= 0 {
+			e.cfg.Candidates = DefaultCandidates
+		}
+		e.obsDim = CandidateObsDim(e.cfg.Candidates, cfg.NewProposer().CandidateFeatures())
+	}
 	return e, nil
 }
 
@@ -102,6 +130,9 @@ func (e *Env) ActionSpace() gym.Discrete {
 	if e.cfg.Sync {
 		return gym.Discrete{N: len(SyncChoices)}
 	}
+	if e.cfg.NewProposer != nil {
+		return gym.Discrete{N: e.cfg.Candidates}
+	}
 	return gym.Discrete{N: len(e.groups) + 1}
 }
 
@@ -113,6 +144,10 @@ func (e *Env) Reset(seed uint64) ([]float64, gym.Info) {
 		panic(fmt.Sprintf("placement: %v", err)) // the config was validated by the caller's workload
 	}
 	e.sim, e.view, e.job, e.area, e.lastArea, e.strag, e.done = s, nil, nil, 0, 0, 0, false
+	e.prop, e.cands, e.begun, e.cursor = nil, nil, false, 0
+	if e.cfg.NewProposer != nil {
+		e.prop = e.cfg.NewProposer()
+	}
 	e.advance()
 	return e.observe(), nil
 }
@@ -130,7 +165,11 @@ func (e *Env) free(nodes []int) int {
 // e.job) or every job has finished (setting e.done).
 func (e *Env) advance() {
 	for {
-		if e.view != nil {
+		if e.view != nil && e.prop != nil {
+			if e.propose() {
+				return
+			}
+		} else if e.view != nil {
 			total := e.free(allNodes(e.view))
 			for _, j := range e.view.Active {
 				if j.State == env.Pending && j.Spec.GPUs <= total {
@@ -156,8 +195,32 @@ func (e *Env) advance() {
 		if err != nil {
 			panic(fmt.Sprintf("placement: %v", err))
 		}
-		e.view = v
+		e.view, e.begun = v, false
 	}
+}
+
+// propose looks for the next job the proposer has candidates for at this
+// decision point, as policies.Delegate would: in arrival order, among the
+// pending jobs that fit in the free GPUs. It sets e.job and e.cands and
+// reports whether it found one.
+func (e *Env) propose() bool {
+	if !e.begun {
+		e.prop.Begin(e.view)
+		e.begun, e.cursor = true, 0
+	}
+	left := e.free(allNodes(e.view))
+	for e.cursor < len(e.view.Active) && left > 0 {
+		j := e.view.Active[e.cursor]
+		e.cursor++
+		if j.State != env.Pending || j.Spec.GPUs > left {
+			continue
+		}
+		if cands := e.prop.Propose(e.view, j); len(cands) > 0 {
+			e.job, e.cands = j, cands[:min(len(cands), e.cfg.Candidates)]
+			return true
+		}
+	}
+	return false
 }
 
 func allNodes(v *env.View) []int {
@@ -172,6 +235,12 @@ func allNodes(v *env.View) []int {
 func (e *Env) ActionMask(dst []bool) []bool {
 	dst = append(dst[:0], make([]bool, e.ActionSpace().N)...)
 	if e.job == nil {
+		return dst
+	}
+	if e.prop != nil {
+		for i := range dst {
+			dst[i] = i < len(e.cands)
+		}
 		return dst
 	}
 	if e.cfg.Sync {
@@ -200,9 +269,15 @@ func (e *Env) Step(action int) ([]float64, float64, bool, bool, gym.Info) {
 		panic(fmt.Sprintf("placement: action %d is not valid (mask %v)", action, mask))
 	}
 	var d env.Decision
-	if e.cfg.Sync {
+	switch {
+	case e.prop != nil:
+		c := e.cands[action]
+		e.prop.Commit(e.view, e.job, c)
+		d = c.Decision
+		e.cands = nil
+	case e.cfg.Sync:
 		d = env.Decision{Job: e.job.ID, Nodes: e.firstFit(), Sync: SyncChoices[action]}
-	} else {
+	default:
 		nodes := allNodes(e.view)
 		if action < len(e.groups) {
 			nodes = e.groups[action]
@@ -240,6 +315,9 @@ func (e *Env) observe() []float64 {
 	obs := make([]float64, e.obsDim)
 	if e.job == nil {
 		return obs
+	}
+	if e.prop != nil {
+		return CandidateObs(obs[:0], e.view, e.job, e.cands, e.cfg.Candidates, e.prop.CandidateFeatures())
 	}
 	j := e.job
 	obs[0] = float64(j.Spec.GPUs) / float64(e.maxGroup)

@@ -166,3 +166,71 @@ func TestSyncEnvAlwaysBSPIsFirstFit(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// With a Proposer, always taking action 0 (the heuristic's own candidate)
+// replays the heuristic itself: the episode equals a plain simulation of
+// SAS on the same model seed, to the bit; and a Learned policy that
+// always picks 0 is the heuristic too.
+func TestProposerActionZeroIsTheHeuristic(t *testing.T) {
+	profiles, _, err := trace.Profiles("builtin", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const nodes = 16
+	mk := func(seed uint64) env.Model {
+		w, err := trace.Stragglers{Seed: seed}.Workers(nodes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &env.Drover{Profiles: profiles, Workers: w}
+	}
+	newSAS := func() policies.Proposer {
+		p, err := builtin.Registry().New("sas", policies.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.(policies.Proposer)
+	}
+	cfg := placement.Config{Jobs: trace.Specs(datasets.Builtin()), Cluster: env.Homogeneous(nodes, 4), NewModel: mk,
+		RestartDelay: env.DefaultRestartDelay, NewProposer: newSAS}
+	e, err := placement.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gym.Check(func() gym.Env { e, _ := placement.New(cfg); return e }, 3, 300, nil); err != nil {
+		t.Fatal(err)
+	}
+	plain := func(p policies.Policy) env.Summary {
+		s, err := env.New(env.Config{Cluster: cfg.Cluster, Model: mk(7), RestartDelay: cfg.RestartDelay}, cfg.Jobs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Run(p, nil); err != nil {
+			t.Fatal(err)
+		}
+		return s.Summary()
+	}
+	want := plain(newSAS())
+	choices := 0
+	got := e.Run(7, func(obs []float64, mask []bool) int {
+		if len(obs) != e.ObservationSpace().Shape() || !mask[0] {
+			t.Fatalf("obs %d (want %d), mask %v", len(obs), e.ObservationSpace().Shape(), mask)
+		}
+		for _, ok := range mask[1:] {
+			if ok {
+				choices++
+				break
+			}
+		}
+		return 0
+	})
+	if got != want {
+		t.Errorf("action 0 gives %+v, SAS gives %+v", got, want)
+	}
+	if choices == 0 {
+		t.Error("SAS never offered a second candidate: nothing to learn")
+	}
+	if l := plain(placement.Learned(newSAS, placement.DefaultCandidates, func([]float64, []bool) int { return 0 })); l != want {
+		t.Errorf("Learned(0) gives %+v, SAS gives %+v", l, want)
+	}
+}

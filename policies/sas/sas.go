@@ -86,6 +86,11 @@ type SAS struct {
 	loads []env.Usage
 	stamp []int
 	jobs  map[int]*jobInfo
+
+	// Per decision point (Begin).
+	tel     env.Telemetry
+	prober  env.Prober
+	counted bool // occ and flows are up to date
 }
 
 // jobInfo is what SAS has probed about a pending job.
@@ -95,7 +100,7 @@ type jobInfo struct {
 	stretch map[string]float64    // by placement key
 }
 
-var _ policies.Policy = (*SAS)(nil)
+var _ policies.Proposer = (*SAS)(nil)
 
 // New returns a SAS policy with the default settings. It uses no
 // randomness, so the seed is ignored.
@@ -121,19 +126,28 @@ func (s *SAS) Predictor() *Predictor { return s.pred }
 // before the first Schedule). The slices belong to the policy.
 func (s *SAS) NodeGroups() [][]int { return s.groups }
 
-// Schedule implements policies.Policy.
+// Schedule implements policies.Policy: policies.Delegate with the
+// heuristic's own choices.
 func (s *SAS) Schedule(v *env.View) ([]env.Decision, error) {
+	return policies.Delegate(s, v, policies.First)
+}
+
+// Begin implements policies.Proposer: it samples the telemetry when a
+// sample is due, regroups the nodes when the regroup period has passed,
+// and takes the free GPUs.
+func (s *SAS) Begin(v *env.View) {
 	nodes := len(v.Cluster.Nodes)
-	tel, _ := v.Model.(env.Telemetry)
+	s.tel, _ = v.Model.(env.Telemetry)
+	s.prober, _ = v.Model.(env.Prober)
 	if s.pred == nil || s.pred.Nodes() != nodes {
 		s.reset(v)
 	}
-	counted := false
-	if tel != nil && s.pred.Due(v.Now) {
+	s.counted = false
+	if s.tel != nil && s.pred.Due(v.Now) {
 		s.count(v)
-		counted = true
+		s.counted = true
 		for n := range nodes {
-			u := tel.NodeLoad(n, v.Now)
+			u := s.tel.NodeLoad(n, v.Now)
 			s.loads[n] = env.Usage{
 				CPU:   max(0, u.CPU-s.WorkerLoad.CPU*float64(s.occ[n])),
 				MemBW: max(0, u.MemBW-s.WorkerLoad.MemBW*float64(s.occ[n])),
@@ -144,38 +158,119 @@ func (s *SAS) Schedule(v *env.View) ([]env.Decision, error) {
 		s.fresh = true
 	}
 	if s.groups == nil || s.fresh && v.Now-s.regrouped >= s.RegroupPeriod {
-		s.regroup(v, tel != nil)
+		s.regroup(v, s.tel != nil)
 	}
-
 	s.free = append(s.free[:0], v.Free...)
-	left := 0
-	for _, f := range s.free {
-		left += f
+}
+
+// CandidateFeatures implements policies.Proposer; see Propose.
+func (s *SAS) CandidateFeatures() int { return numCandidateFeatures }
+
+// numCandidateFeatures is the length of a SAS candidate's features.
+const numCandidateFeatures = 10
+
+// Propose implements policies.Proposer. The candidates are j's best
+// placement within each node group with room for it, ordered as SAS ranks
+// them (cost bin, then tighter fit, then the more available group), or,
+// when no group holds j alone, the one placement over the union of the
+// most available groups. Each candidate's features are: its cost (the
+// predicted slowdown of its worst node times the spreading stretch and
+// the rack penalty), its cost over the best candidate's minus 1, the GPUs
+// it leaves free on its nodes (in nodes' worth), its nodes over the
+// fewest that could hold j, its racks minus 1, its nodes' mean predicted
+// median CPU, memory-bandwidth and NIC utilisation, their widest spread
+// (P90 - P10), and 1 for the union fallback.
+func (s *SAS) Propose(v *env.View, j *env.Job) []policies.Candidate {
+	if !s.counted {
+		s.count(v)
+		s.counted = true
 	}
-	var ds []env.Decision
-	prober, _ := v.Model.(env.Prober)
-	for _, j := range v.Active {
-		if left == 0 {
-			break
+	in := s.info(j, s.prober)
+	telemetry := s.tel != nil
+	g := j.Spec.GPUs
+	var cs []candidate
+	for gi, ns := range s.groups {
+		room := 0
+		for _, n := range ns {
+			room += s.free[n]
 		}
-		if j.State != env.Pending || j.Spec.GPUs > left {
-			continue
+		if room >= g {
+			cs = append(cs, s.candidate(v, j, in, s.prober, telemetry, ns, gi))
 		}
-		if !counted {
-			s.count(v)
-			counted = true
-		}
-		info := s.info(j, prober)
-		alloc := s.place(v, j, info, prober, tel != nil)
-		if alloc == nil {
-			continue
-		}
-		ds = append(ds, env.Decision{Job: j.ID, Nodes: alloc})
-		left -= len(alloc)
-		s.commit(alloc)
-		delete(s.jobs, j.ID)
 	}
-	return ds, nil
+	if len(cs) == 0 {
+		// No group fits the job alone: widen to the most available
+		// groups until the union has room.
+		var union []int
+		room := 0
+		for _, ns := range s.groups {
+			union = append(union, ns...)
+			for _, n := range ns {
+				room += s.free[n]
+			}
+			if room >= g {
+				slices.Sort(union)
+				cs = append(cs, s.candidate(v, j, in, s.prober, telemetry, union, len(s.groups)))
+				break
+			}
+		}
+	}
+	if len(cs) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(cs, func(a, b candidate) int {
+		switch {
+		case a.better(b):
+			return -1
+		case b.better(a):
+			return 1
+		}
+		return 0
+	})
+	out := make([]policies.Candidate, len(cs))
+	fewest := len(env.Packed(g, s.gpn))
+	for k, c := range cs {
+		f := make([]float64, numCandidateFeatures)
+		f[0] = c.cost
+		f[1] = ratio(c.cost, cs[0].cost) - 1
+		f[2] = float64(c.leftover) / float64(max(s.gpn, 1))
+		nodes := distinctNodes(c.alloc)
+		f[3] = float64(len(nodes)) / float64(max(fewest, 1))
+		racks := map[int]bool{}
+		for _, n := range nodes {
+			racks[v.Cluster.Nodes[n].Rack] = true
+			if telemetry && s.pred.Len(n) > 0 {
+				fc := s.pred.Forecast(n)
+				f[5] += fc.P50.CPU / float64(len(nodes))
+				f[6] += fc.P50.MemBW / float64(len(nodes))
+				f[7] += fc.P50.Net / float64(len(nodes))
+				f[8] = max(f[8], fc.P90.CPU-fc.P10.CPU, fc.P90.MemBW-fc.P10.MemBW, fc.P90.Net-fc.P10.Net)
+			}
+		}
+		f[4] = float64(len(racks) - 1)
+		if c.group == len(s.groups) {
+			f[9] = 1
+		}
+		out[k] = policies.Candidate{Decision: env.Decision{Job: j.ID, Nodes: c.alloc}, Features: f}
+	}
+	return out
+}
+
+// Commit implements policies.Proposer.
+func (s *SAS) Commit(_ *env.View, j *env.Job, c policies.Candidate) {
+	s.commit(c.Decision.Nodes)
+	delete(s.jobs, j.ID)
+}
+
+// distinctNodes returns the distinct nodes of alloc in order.
+func distinctNodes(alloc []int) []int {
+	var ns []int
+	for _, n := range alloc {
+		if !slices.Contains(ns, n) {
+			ns = append(ns, n)
+		}
+	}
+	return ns
 }
 
 // reset sizes the policy's state for v's cluster.
@@ -357,45 +452,6 @@ func (s *SAS) bin(x float64) float64 {
 		return x
 	}
 	return math.Round(x / s.Resolution)
-}
-
-// place picks j's nodes: the best candidate among the groups with room,
-// else the lowest-risk union of groups with room. It returns nil if the
-// job does not fit.
-func (s *SAS) place(v *env.View, j *env.Job, in *jobInfo, prober env.Prober, telemetry bool) []int {
-	g := j.Spec.GPUs
-	var best *candidate
-	for gi, ns := range s.groups {
-		room := 0
-		for _, n := range ns {
-			room += s.free[n]
-		}
-		if room < g {
-			continue
-		}
-		c := s.candidate(v, j, in, prober, telemetry, ns, gi)
-		if best == nil || c.better(*best) {
-			best = &c
-		}
-	}
-	if best != nil {
-		return best.alloc
-	}
-	// No group fits the job alone: widen to the most available groups
-	// until the union has room.
-	var union []int
-	room := 0
-	for _, ns := range s.groups {
-		union = append(union, ns...)
-		for _, n := range ns {
-			room += s.free[n]
-		}
-		if room >= g {
-			slices.Sort(union)
-			return s.candidate(v, j, in, prober, telemetry, union, len(s.groups)).alloc
-		}
-	}
-	return nil
 }
 
 // candidate places j within nodes (ascending, with room for it): on the

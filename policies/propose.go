@@ -1,0 +1,73 @@
+package policies
+
+import "github.com/drover-sched/drover/env"
+
+// Candidate is one option a heuristic weighs for a job: the decision it
+// would make and the numbers it ranks that decision by.
+type Candidate struct {
+	// Decision places the job (and sets its sync strategy).
+	Decision env.Decision
+	// Features describe the option in the heuristic's own terms; every
+	// candidate of one Proposer has the same number of them
+	// (Proposer.CandidateFeatures).
+	Features []float64
+}
+
+// Proposer is a heuristic whose per-job choice can be handed to someone
+// else (a learned policy choosing among the same candidates, the way
+// strn-rl and sas-rl do). At each decision point Begin is called once;
+// then, for each pending job that fits in the free GPUs, in arrival order,
+// Propose lists its candidates, the heuristic's own choice first, and
+// Commit books the one taken. Delegate runs that loop; a Proposer's
+// Schedule is Delegate with First.
+type Proposer interface {
+	Policy
+	// Begin readies the heuristic for a decision point.
+	Begin(v *env.View)
+	// Propose returns j's candidates, best first by the heuristic's own
+	// ranking; none when the heuristic would not start j now.
+	Propose(v *env.View, j *env.Job) []Candidate
+	// Commit books c, one of the candidates Propose just returned for j.
+	Commit(v *env.View, j *env.Job, c Candidate)
+	// CandidateFeatures returns the length of every Candidate.Features.
+	CandidateFeatures() int
+}
+
+// Chooser picks one of a job's candidates (non-empty) by index.
+type Chooser func(v *env.View, j *env.Job, cands []Candidate) int
+
+// First is the heuristic's own choice: the first candidate.
+func First(*env.View, *env.Job, []Candidate) int { return 0 }
+
+// Delegate runs one decision point of p with choose picking each job's
+// candidate: pending jobs are taken in arrival order with backfilling,
+// and each that fits in the GPUs left and gets candidates starts on the
+// chosen one. It panics when choose returns an index out of range.
+func Delegate(p Proposer, v *env.View, choose Chooser) ([]env.Decision, error) {
+	p.Begin(v)
+	left := 0
+	for _, f := range v.Free {
+		left += f
+	}
+	var ds []env.Decision
+	for _, j := range v.Active {
+		if left == 0 {
+			break
+		}
+		if j.State != env.Pending || j.Spec.GPUs > left {
+			continue
+		}
+		cands := p.Propose(v, j)
+		if len(cands) == 0 {
+			continue
+		}
+		k := choose(v, j, cands)
+		if k < 0 || k >= len(cands) {
+			panic("policies: chooser picked a candidate out of range")
+		}
+		p.Commit(v, j, cands[k])
+		ds = append(ds, cands[k].Decision)
+		left -= j.Spec.GPUs
+	}
+	return ds, nil
+}
