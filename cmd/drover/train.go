@@ -12,6 +12,7 @@ import (
 	"github.com/drover-sched/drover/env/cartpole"
 	"github.com/drover-sched/drover/env/gym"
 	"github.com/drover-sched/drover/internal/progress"
+	"github.com/drover-sched/drover/train"
 )
 
 // runTrain trains an agent. This first version covers PPO and DQN on CartPole-v1,
@@ -19,23 +20,32 @@ import (
 // DQN, checkpoints and the convergence gate follow.
 func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("train", stderr)
-	envName := fs.String("env", "placement", "environment: placement or sync (the built-in workload; learned vs the heuristics) or cartpole (the known-answer check)")
+	envName := fs.String("env", "placement", "environment: placement or sync (the built-in workload; learned vs the heuristics), sas-rl or strn-rl (choose among the heuristic's candidates; judged on the held-out Helios and PAI workloads), or cartpole (the known-answer check)")
 	algo := fs.String("algo", "ppo", "algorithm: ppo or dqn")
 	steps := fs.Int("steps", 0, "environment steps (default: 500000 for cartpole, 100000 for placement)")
 	seed := fs.Uint64("seed", 1, "random seed")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	out := fs.String("out", "", "write a checkpoint (weights.safetensors + meta.json) to this directory")
+	evalSeeds := fs.Int("eval-seeds", 5, "sas-rl, strn-rl: held-out seeds per workload (Helios; PAI gets half)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *envName == "placement" || *envName == "sync" {
+	if *envName == "placement" || *envName == "sync" || *envName == "sas-rl" || *envName == "strn-rl" {
 		if *algo != "ppo" {
 			return fmt.Errorf("--env %s trains with --algo ppo so far (got %s)", *envName, *algo)
 		}
 		if *steps == 0 {
 			*steps = 100000
 		}
-		agent, scores, verdict, err := trainPlacement(*steps, *seed, *envName == "sync", *quiet, stdout, stderr)
+		var agent *ppo.Agent
+		var scores map[string]float64
+		var verdict train.Verdict
+		var err error
+		if *envName == "sas-rl" || *envName == "strn-rl" {
+			agent, scores, verdict, err = trainVariant(*envName, *steps, *seed, *evalSeeds, *quiet, stdout, stderr)
+		} else {
+			agent, scores, verdict, err = trainPlacement(*steps, *seed, *envName == "sync", *quiet, stdout, stderr)
+		}
 		if err != nil {
 			return err
 		}

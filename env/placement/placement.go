@@ -34,10 +34,27 @@ type Config struct {
 	// 0, and the observation is CandidateObs. It returns a fresh
 	// heuristic for each episode.
 	NewProposer func() policies.Proposer
+	// Objective is what the reward charges: ObjectiveJCT (the default)
+	// or ObjectiveTTA.
+	Objective string
 	// Candidates is the number of candidate slots with NewProposer
 	// (default DefaultCandidates); candidates beyond it are dropped.
 	Candidates int
 }
+
+// Objectives of the reward. Rewards are dense: each step is charged the
+// time that passed since the last one, weighted by the jobs it counts, in
+// hours, so the undiscounted return of an episode is minus the sum over
+// jobs of that time (Little's law).
+const (
+	// ObjectiveJCT counts the jobs in the system (pending or running):
+	// the return is minus the total job completion time.
+	ObjectiveJCT = "jct"
+	// ObjectiveTTA counts the running jobs: the return is minus the total
+	// time the jobs held GPUs, which is their time to accuracy plus the
+	// restart delays.
+	ObjectiveTTA = "tta"
+)
 
 // DefaultCandidates is the default number of candidate slots: SAS's most
 // node groups (sas.MaxGroups) plus its union fallback.
@@ -77,6 +94,13 @@ var _ gym.Masker = (*Env)(nil)
 func New(cfg Config) (*Env, error) {
 	if len(cfg.Jobs) == 0 || cfg.NewModel == nil || len(cfg.Cluster.Nodes) == 0 {
 		return nil, errors.New("placement: config needs jobs, a cluster and a model")
+	}
+	switch cfg.Objective {
+	case "":
+		cfg.Objective = ObjectiveJCT
+	case ObjectiveJCT, ObjectiveTTA:
+	default:
+		return nil, fmt.Errorf("placement: unknown objective %q (want %s or %s)", cfg.Objective, ObjectiveJCT, ObjectiveTTA)
 	}
 	e := &Env{cfg: cfg}
 	byRack := map[int][]int{}
@@ -183,6 +207,14 @@ func (e *Env) advance() {
 		inSystem, t0 := 0, e.sim.Now()
 		if e.view != nil {
 			inSystem = len(e.view.Active)
+			if e.cfg.Objective == ObjectiveTTA {
+				inSystem = 0
+				for _, j := range e.view.Active {
+					if j.State == env.Running {
+						inSystem++
+					}
+				}
+			}
 		}
 		v, err := e.sim.Next()
 		if err == nil || errors.Is(err, env.ErrDone) {

@@ -234,3 +234,48 @@ func TestProposerActionZeroIsTheHeuristic(t *testing.T) {
 		t.Errorf("Learned(0) gives %+v, SAS gives %+v", l, want)
 	}
 }
+
+func TestReturnIsMinusTotalHeldTime(t *testing.T) {
+	// With the TTA objective the return is minus the integral of the
+	// number of running jobs: minus the GPUs-held time summed over jobs,
+	// which is their TTA plus one restart delay per start.
+	profiles, _, err := trace.Profiles("builtin", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(uint64) env.Model { return &env.Drover{Profiles: profiles} }
+	newSAS := func() policies.Proposer {
+		p, _ := builtin.Registry().New("sas", policies.Config{})
+		return p.(policies.Proposer)
+	}
+	e, err := placement.New(placement.Config{Jobs: trace.Specs(datasets.Builtin()), Cluster: env.Homogeneous(16, 4), NewModel: mk,
+		RestartDelay: env.DefaultRestartDelay, NewProposer: newSAS, Objective: placement.ObjectiveTTA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Reset(1)
+	ret := 0.0
+	for {
+		mask := e.ActionMask(nil)
+		a := 0
+		for i := len(mask) - 1; i >= 0; i-- {
+			if mask[i] {
+				a = i // the heuristic's last choice, to differ from action 0
+				break
+			}
+		}
+		_, r, term, trunc, _ := e.Step(a)
+		ret += r
+		if term || trunc {
+			break
+		}
+	}
+	s := e.Summary()
+	want := -(s.AvgTTA*float64(s.Finished) + float64(s.Jobs+s.Restarts)*env.DefaultRestartDelay) / 3600
+	if s.Finished != s.Jobs || math.Abs(ret-want) > 1e-6*math.Abs(want) {
+		t.Errorf("return %.6f, want -sum(held)/3600 = %.6f (%d of %d finished)", ret, want, s.Finished, s.Jobs)
+	}
+	if _, err := placement.New(placement.Config{Jobs: trace.Specs(datasets.Builtin()), Cluster: env.Homogeneous(16, 4), NewModel: mk, Objective: "makespan"}); err == nil {
+		t.Error("unknown objective accepted")
+	}
+}

@@ -103,8 +103,12 @@ type STRN struct {
 	racks []int       // distinct rack indices, ascending
 	order []int       // scratch: candidate nodes
 	take  []int       // scratch: GPUs per node of a candidate set
-	best  []int       // scratch: best candidate set's nodes
-	bestK []int       // scratch: its GPUs per node
+	cands []placed    // this job's candidate placements, best first
+
+	// Per decision point (Begin).
+	tel    env.Telemetry
+	pr     env.Prober
+	loaded bool // load and racks are read
 }
 
 type cached struct {
@@ -112,7 +116,7 @@ type cached struct {
 	sens Sensitivity
 }
 
-var _ policies.Policy = (*STRN)(nil)
+var _ policies.Proposer = (*STRN)(nil)
 
 // New returns a STRN policy with the default settings. It uses no
 // randomness, so the seed is ignored.
@@ -164,65 +168,143 @@ func (s *STRN) defaults() {
 // Schedule implements policies.Policy. Pending jobs are taken in arrival
 // order with backfilling; each that fits goes to the candidate placement of
 // least expected slowdown with the sync strategy of least expected
-// time-to-accuracy. Running jobs are never moved. It returns ErrConfig
-// when a field is out of range.
+// time-to-accuracy (policies.Delegate with the heuristic's own choices).
+// Running jobs are never moved. It returns ErrConfig when a field is out
+// of range.
 func (s *STRN) Schedule(v *env.View) ([]env.Decision, error) {
 	s.defaults()
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	tel, _ := v.Model.(env.Telemetry)
-	pr, _ := v.Model.(env.Prober)
+	return policies.Delegate(s, v, policies.First)
+}
+
+// Begin implements policies.Proposer.
+func (s *STRN) Begin(v *env.View) {
+	s.defaults()
+	s.tel, _ = v.Model.(env.Telemetry)
+	s.pr, _ = v.Model.(env.Prober)
 	s.free = append(s.free[:0], v.Free...)
-	left := 0
-	for _, f := range s.free {
-		left += f
+	s.loaded = false
+}
+
+// MaxPlacements is the most placements Propose offers a job.
+const MaxPlacements = 4
+
+// numCandidateFeatures is the length of a STRN candidate's features.
+const numCandidateFeatures = 12
+
+// CandidateFeatures implements policies.Proposer; see Propose.
+func (s *STRN) CandidateFeatures() int { return numCandidateFeatures }
+
+// Propose implements policies.Proposer. STRN's own choice comes first:
+// its least-score placement with the sync strategy chooseSync picks; then
+// the same placement with each other strategy (jobs of two or more GPUs,
+// when the model can be probed); then up to MaxPlacements-1 further
+// placements in score order, with the first one's strategy. Features:
+// the placement's score, its score minus the best, its nodes over the
+// fewest that could hold the job, 1 if it spans racks, its worst node's
+// risk, the mean and standard deviation of its nodes' pressure, the
+// strategy's probed time-to-accuracy over the chosen strategy's (1 when
+// not probed), and the strategy one-hot (BSP, SSP, ASP, local SGD).
+func (s *STRN) Propose(v *env.View, j *env.Job) []policies.Candidate {
+	if !s.loaded {
+		s.readLoads(v, s.tel)
+		s.loaded = true
 	}
-	loaded := false
-	var ds []env.Decision
-	for _, j := range v.Active {
-		if left == 0 {
-			break
-		}
-		if j.State != env.Pending || j.Spec.GPUs > left {
-			continue
-		}
-		if !loaded {
-			s.readLoads(v, tel)
-			loaded = true
-		}
-		sens := s.Sensitivity(v, j)
-		if !s.place(v.Cluster, j.Spec.GPUs, sens) {
-			continue
-		}
-		alloc := make([]int, 0, j.Spec.GPUs)
-		placement := make([]int, len(s.best))
-		var peak env.Usage
-		for i, n := range s.best {
-			k := s.bestK[i]
-			for range k {
+	sens := s.Sensitivity(v, j)
+	g := j.Spec.GPUs
+	if !s.place(v.Cluster, g, sens) {
+		return nil
+	}
+	gpn := 0
+	for _, n := range v.Cluster.Nodes {
+		gpn = max(gpn, n.GPUs)
+	}
+	fewest := float64((g + gpn - 1) / gpn)
+	var out []policies.Candidate
+	add := func(pc placed, sy env.Sync, rel float64) {
+		alloc := make([]int, 0, g)
+		for i, n := range pc.nodes {
+			for range pc.take[i] {
 				alloc = append(alloc, n)
 			}
-			placement[i] = k
-			u := s.load[n]
-			peak = env.Usage{CPU: max(peak.CPU, u.CPU), MemBW: max(peak.MemBW, u.MemBW), Net: max(peak.Net, u.Net)}
 		}
-		sync := s.chooseSync(pr, j, placement, peak)
-		ds = append(ds, env.Decision{Job: j.ID, Nodes: alloc, Sync: sync})
-		multi := len(s.best) > 1
-		for i, n := range s.best {
-			k := s.bestK[i]
-			s.free[n] -= k
-			s.load[n].CPU += s.WorkerCPU * float64(k)
-			s.load[n].MemBW += s.WorkerMemBW * float64(k)
-			if multi {
-				s.load[n].Net += 0.5 // one more NIC flow (env's units: half a NIC)
+		f := make([]float64, numCandidateFeatures)
+		f[0], f[1] = pc.score, pc.score-s.cands[0].score
+		f[2] = float64(len(pc.nodes)) / fewest
+		if pc.cross {
+			f[3] = 1
+		}
+		f[4], f[5], f[6], f[7] = pc.worst, pc.mean, pc.sd, rel
+		switch sy.Kind {
+		case env.BSP:
+			f[8] = 1
+		case env.SSP:
+			f[9] = 1
+		case env.ASP:
+			f[10] = 1
+		case env.LocalSGD:
+			f[11] = 1
+		}
+		out = append(out, policies.Candidate{Decision: env.Decision{Job: j.ID, Nodes: alloc, Sync: sy}, Features: f})
+	}
+	best := s.cands[0]
+	var peak env.Usage
+	for _, n := range best.nodes {
+		u := s.load[n]
+		peak = env.Usage{CPU: max(peak.CPU, u.CPU), MemBW: max(peak.MemBW, u.MemBW), Net: max(peak.Net, u.Net)}
+	}
+	sync, times := s.chooseSync(s.pr, j, best.take, peak)
+	add(best, sync, 1)
+	chosen := math.NaN()
+	for i, sy := range s.Syncs {
+		if sy == sync && i < len(times) {
+			chosen = times[i]
+		}
+	}
+	for i, t := range times {
+		if s.Syncs[i] != sync && usable(t) && usable(chosen) {
+			add(best, s.Syncs[i], t/chosen)
+		}
+	}
+	for _, pc := range s.cands[1:min(len(s.cands), MaxPlacements)] {
+		add(pc, sync, 1)
+	}
+	return out
+}
+
+// Commit implements policies.Proposer: it books the placement's GPUs and
+// load for the rest of the decision point and forgets the job's probes.
+func (s *STRN) Commit(v *env.View, j *env.Job, c policies.Candidate) {
+	nodes := distinct(c.Decision.Nodes)
+	multi := len(nodes) > 1
+	for _, n := range nodes {
+		k := 0
+		for _, m := range c.Decision.Nodes {
+			if m == n {
+				k++
 			}
 		}
-		left -= j.Spec.GPUs
-		delete(s.cache, j.ID) // placed for good: STRN never preempts
+		s.free[n] -= k
+		s.load[n].CPU += s.WorkerCPU * float64(k)
+		s.load[n].MemBW += s.WorkerMemBW * float64(k)
+		if multi {
+			s.load[n].Net += 0.5 // one more NIC flow (env's units: half a NIC)
+		}
 	}
-	return ds, nil
+	delete(s.cache, j.ID) // placed for good: STRN never preempts
+}
+
+// distinct returns the distinct entries of a, in order.
+func distinct(a []int) []int {
+	var out []int
+	for _, x := range a {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // readLoads fills s.load with each node's telemetry (idle without it) and
@@ -386,7 +468,7 @@ func (s *STRN) pressure(n, k int) float64 {
 // the cross-rack slowdown of its ring, Straggling times the mean plus the
 // spread (standard deviation) of the nodes' pressure, and the best-fit
 // term.
-func (s *STRN) score(c *env.Cluster, g, gpn int, sens Sensitivity) float64 {
+func (s *STRN) score(c *env.Cluster, g, gpn int, sens Sensitivity) placed {
 	nodes, take := s.order, s.take
 	multi := len(nodes) > 1
 	worst, mean, sq, pack := 0.0, 0.0, 0.0, 0.0
@@ -408,31 +490,51 @@ func (s *STRN) score(c *env.Cluster, g, gpn int, sens Sensitivity) float64 {
 	if cross && c.CrossRackGbps > 0 && c.IntraRackGbps > c.CrossRackGbps {
 		sc += sens.Net * (c.IntraRackGbps/c.CrossRackGbps - 1)
 	}
-	return sc
+	return placed{score: sc, worst: worst, mean: mean, sd: sd, cross: cross}
 }
 
-// place finds the placement of g GPUs of least score and leaves it in
-// s.best (nodes, in rack then index order) and s.bestK (GPUs per node). A
-// job that fits on one node is consolidated: every node with room is a
-// candidate. A larger job is packed greedily, once within each rack that
-// has room and once over the whole cluster: each step takes the node of
-// least risk for the GPUs it would hold, charging Spread for the share of
-// a node's worth of GPUs it leaves for further nodes. It reports false
-// when the job does not fit.
+// placed is one candidate placement with its score and the score's parts.
+type placed struct {
+	nodes, take     []int // nodes in rack then index order, GPUs on each
+	score           float64
+	worst, mean, sd float64
+	cross           bool
+}
+
+// place finds the candidate placements of g GPUs and leaves them in
+// s.cands, least score first (the earlier-found first among equal
+// scores). A job that fits on one node is consolidated: every node with
+// room is a candidate. A larger job is packed greedily, once over the
+// whole cluster and once within each rack that has room: each step takes
+// the node of least risk for the GPUs it would hold, charging Spread for
+// the share of a node's worth of GPUs it leaves for further nodes. Each
+// candidate's nodes are ordered by rack, then index, so that the ring
+// crosses racks as few times as possible. It reports false when the job
+// does not fit.
 func (s *STRN) place(c *env.Cluster, g int, sens Sensitivity) bool {
 	gpn := 0
 	for _, n := range c.Nodes {
 		gpn = max(gpn, n.GPUs)
 	}
-	bestScore := math.Inf(1)
-	s.best, s.bestK = s.best[:0], s.bestK[:0]
+	s.cands = s.cands[:0]
 	consider := func() {
-		sc := s.score(c, g, gpn, sens)
-		if len(s.best) == 0 || sc < bestScore {
-			bestScore = sc
-			s.best = append(s.best[:0], s.order...)
-			s.bestK = append(s.bestK[:0], s.take...)
+		pc := s.score(c, g, gpn, sens)
+		idx := make([]int, len(s.order))
+		for i := range idx {
+			idx[i] = i
 		}
+		slices.SortFunc(idx, func(a, b int) int {
+			na, nb := s.order[a], s.order[b]
+			if ra, rb := c.Nodes[na].Rack, c.Nodes[nb].Rack; ra != rb {
+				return ra - rb
+			}
+			return na - nb
+		})
+		for _, i := range idx {
+			pc.nodes = append(pc.nodes, s.order[i])
+			pc.take = append(pc.take, s.take[i])
+		}
+		s.cands = append(s.cands, pc)
 	}
 	for n, f := range s.free {
 		if f >= g {
@@ -441,43 +543,30 @@ func (s *STRN) place(c *env.Cluster, g int, sens Sensitivity) bool {
 			consider()
 		}
 	}
-	if len(s.best) > 0 {
-		return true
+	if len(s.cands) == 0 {
+		for ri := -1; ri < len(s.racks); ri++ {
+			rack := -1
+			if ri >= 0 {
+				rack = s.racks[ri]
+			}
+			if s.greedy(c, g, gpn, rack, sens) {
+				consider()
+			}
+			if ri == -1 && len(s.cands) == 0 {
+				return false // not even the whole cluster has room
+			}
+		}
 	}
-	for ri := -1; ri < len(s.racks); ri++ {
-		rack := -1
-		if ri >= 0 {
-			rack = s.racks[ri]
+	slices.SortStableFunc(s.cands, func(a, b placed) int {
+		switch {
+		case a.score < b.score:
+			return -1
+		case b.score < a.score:
+			return 1
 		}
-		if s.greedy(c, g, gpn, rack, sens) {
-			consider()
-		}
-		if ri == -1 && len(s.best) == 0 {
-			return false // not even the whole cluster has room
-		}
-	}
-	// Order the chosen nodes by rack, then index, so that the ring crosses
-	// racks as few times as possible.
-	idx := make([]int, len(s.best))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int {
-		na, nb := s.best[a], s.best[b]
-		if ra, rb := c.Nodes[na].Rack, c.Nodes[nb].Rack; ra != rb {
-			return ra - rb
-		}
-		return na - nb
+		return 0
 	})
-	s.order = s.order[:0]
-	s.take = s.take[:0]
-	for _, i := range idx {
-		s.order = append(s.order, s.best[i])
-		s.take = append(s.take, s.bestK[i])
-	}
-	s.best = append(s.best[:0], s.order...)
-	s.bestK = append(s.bestK[:0], s.take...)
-	return true
+	return len(s.cands) > 0
 }
 
 // greedy builds a multi-node candidate in s.order and s.take from the
@@ -517,18 +606,21 @@ func (s *STRN) greedy(c *env.Cluster, g, gpn, rack int, sens Sensitivity) bool {
 // unit of work, Probe(j with the strategy, placement, load, jitter) x
 // Penalty(workers), among s.Syncs; a later candidate must beat the best
 // earlier one by SyncMargin. One-GPU jobs, and every job when the model
-// cannot probe, get BSP.
-func (s *STRN) chooseSync(pr env.Prober, j *env.Job, placement []int, load env.Usage) env.Sync {
+// cannot probe, get BSP. It also returns each strategy's probed time (nil
+// when it probes none).
+func (s *STRN) chooseSync(pr env.Prober, j *env.Job, placement []int, load env.Usage) (env.Sync, []float64) {
 	w := j.Spec.GPUs
 	if pr == nil || w < 2 || len(s.Syncs) == 0 {
-		return env.Sync{}
+		return env.Sync{}, nil
 	}
 	job := *j
 	var best env.Sync
 	bestT := math.Inf(1)
+	times := make([]float64, len(s.Syncs))
 	for i, sy := range s.Syncs {
 		job.Sync = sy
 		t := pr.Probe(&job, placement, load, true) * sy.Penalty(w)
+		times[i] = t
 		if !usable(t) {
 			continue
 		}
@@ -536,5 +628,5 @@ func (s *STRN) chooseSync(pr env.Prober, j *env.Job, placement []int, load env.U
 			best, bestT = sy, t
 		}
 	}
-	return best
+	return best, times
 }

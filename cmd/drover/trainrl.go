@@ -1,0 +1,173 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/drover-sched/drover/agents/nn"
+	"github.com/drover-sched/drover/agents/ppo"
+	"github.com/drover-sched/drover/datasets"
+	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/env/gym"
+	"github.com/drover-sched/drover/env/placement"
+	"github.com/drover-sched/drover/env/trace"
+	"github.com/drover-sched/drover/internal/progress"
+	"github.com/drover-sched/drover/policies"
+	"github.com/drover-sched/drover/policies/builtin"
+	"github.com/drover-sched/drover/train"
+)
+
+// evalWorkload is a held-out workload the learned variant is judged on.
+type evalWorkload struct {
+	name     string
+	workload string // datasets.Load spec
+	cluster  string // trace.LoadCluster spec
+	nodes    int
+	gpn      int
+	seeds    []uint64
+}
+
+// heldOut are the workloads strn-rl and sas-rl are evaluated on: none of
+// them is used in training (the built-in, Philly-fitted workload is).
+func heldOut(seeds int) []evalWorkload {
+	s := func(n int) []uint64 {
+		out := make([]uint64, n)
+		for i := range out {
+			out[i] = 1001 + uint64(i)
+		}
+		return out
+	}
+	return []evalWorkload{
+		{name: "helios", workload: sharedTrace("helios/helios_venus_2vc_sept.csv"), cluster: "homogeneous", nodes: 22, gpn: 8, seeds: s(seeds)},
+		{name: "pai", workload: sharedTrace("alibaba_pai_v2023/openb_pod_list_default.csv"), cluster: "pai", seeds: s(max(1, seeds/2))},
+	}
+}
+
+// trainVariant trains the learned variant of a heuristic that proposes
+// candidates (strn-rl, sas-rl): PPO chooses among the heuristic's
+// candidates for each job on the built-in workload (16 nodes x 4 GPUs,
+// per-worker model; reward: minus the GPU-held time, the TTA objective),
+// then the learned policy and the heuristic run on the
+// held-out workloads with the same seeds, and the gate compares their
+// average time-to-accuracy episode by episode.
+func trainVariant(name string, steps int, seed uint64, evalSeeds int, quiet bool, stdout, stderr io.Writer) (*ppo.Agent, map[string]float64, train.Verdict, error) {
+	heuristic := map[string]string{"sas-rl": "sas", "strn-rl": "strn"}[name]
+	reg := builtin.Registry()
+	newProp := func() policies.Proposer {
+		p, err := reg.New(heuristic, policies.Config{})
+		if err != nil {
+			panic(err)
+		}
+		pp, ok := p.(policies.Proposer)
+		if !ok {
+			panic(fmt.Sprintf("policy %s does not propose candidates", heuristic))
+		}
+		return pp
+	}
+	profiles, _, err := trace.Profiles("builtin", "")
+	if err != nil {
+		return nil, nil, train.Verdict{}, err
+	}
+	const nodes, gpn = 16, 4
+	w := datasets.Builtin()
+	newModel := func(s uint64) env.Model {
+		st, err := trace.Stragglers{Seed: s}.Workers(nodes)
+		if err != nil {
+			panic(err) // the embedded background parameters are valid
+		}
+		return &env.Drover{Profiles: profiles, Workers: st}
+	}
+	pcfg := placement.Config{Jobs: trace.Specs(w), Cluster: env.Homogeneous(nodes, gpn), NewModel: newModel,
+		RestartDelay: env.DefaultRestartDelay, NewProposer: newProp, Objective: placement.ObjectiveTTA}
+	mk := func(int) gym.Env {
+		e, err := placement.New(pcfg)
+		if err != nil {
+			panic(err)
+		}
+		return e
+	}
+	cfg := ppo.DefaultConfig()
+	cfg.Seed, cfg.TotalSteps = seed, steps
+	fmt.Fprintf(stdout, "config %+v\n%s: PPO chooses among %s's candidates; trained on builtin (%d jobs, Philly-fitted), %d x %d GPUs, per-worker model\n",
+		cfg, name, heuristic, len(w.Jobs), nodes, gpn)
+	var bar *progress.Bar
+	if !quiet {
+		bar = progress.New(stderr, "train", steps)
+	}
+	start := time.Now()
+	agent, err := ppo.Train(cfg, mk, func(u ppo.Update) {
+		if bar != nil {
+			bar.Set(u.Step)
+		}
+	})
+	if bar != nil {
+		bar.Finish()
+	}
+	if err != nil {
+		return nil, nil, train.Verdict{}, err
+	}
+	fmt.Fprintf(stdout, "trained %d steps in %s\n\n", steps, time.Since(start).Round(time.Millisecond))
+
+	act := func(obs []float64, mask []bool) int {
+		x := nn.NewMat(1, len(obs))
+		for i, v := range obs {
+			x.Data[i] = float32(v)
+		}
+		return nn.NewCategorical(agent.Actor.Forward(x), mask).Mode()[0]
+	}
+	scores := map[string]float64{}
+	var verdict train.Verdict
+	var allLearned, allBase []float64
+	fmt.Fprintf(stdout, "%-8s %-10s %6s %14s %14s %14s\n", "workload", "policy", "seeds", "avg TTA (s)", "avg JCT (s)", "stragglers")
+	for _, ew := range heldOut(evalSeeds) {
+		wl, err := datasets.Load(ew.workload, datasets.FormatAuto, datasets.Options{})
+		if err != nil {
+			return nil, nil, train.Verdict{}, fmt.Errorf("held-out workload %s: %w", ew.name, err)
+		}
+		cluster, _, err := trace.LoadCluster(ew.cluster, ew.nodes, ew.gpn)
+		if err != nil {
+			return nil, nil, train.Verdict{}, err
+		}
+		eprof, _, err := trace.Profiles("", ew.workload)
+		if err != nil {
+			return nil, nil, train.Verdict{}, err
+		}
+		var tta = map[string][]float64{}
+		for _, pname := range []string{name, heuristic} {
+			var jct, strag float64
+			for _, s := range ew.seeds {
+				var p policies.Policy
+				if pname == name {
+					p = placement.Learned(newProp, placement.DefaultCandidates, act)
+				} else {
+					p = newProp()
+				}
+				res, err := trace.Run(trace.Options{Workload: wl, Model: trace.ModelDrover, Profiles: eprof, Policy: p, Cluster: &cluster,
+					Nodes: ew.nodes, GPUsPerNode: ew.gpn, RestartDelay: -1, Stragglers: &trace.Stragglers{Seed: s}})
+				if err != nil {
+					return nil, nil, train.Verdict{}, fmt.Errorf("%s on %s: %w", pname, ew.name, err)
+				}
+				tta[pname] = append(tta[pname], res.Summary.AvgTTA)
+				jct += res.Summary.AvgJCT / float64(len(ew.seeds))
+				strag += res.Summary.Stragglers / float64(len(ew.seeds))
+			}
+			mean := 0.0
+			for _, x := range tta[pname] {
+				mean += x / float64(len(ew.seeds))
+			}
+			scores["avg_tta_"+ew.name+"_"+pname] = mean
+			fmt.Fprintf(stdout, "%-8s %-10s %6d %14.0f %14.0f %14.3g\n", ew.name, pname, len(ew.seeds), mean, jct, strag)
+		}
+		v := train.Gate(tta[name], tta[heuristic], train.GateConfig{Seed: seed})
+		fmt.Fprintf(stdout, "gate on %s, %s vs %s (avg TTA): %v\n", ew.name, name, heuristic, v)
+		allLearned, allBase = append(allLearned, tta[name]...), append(allBase, tta[heuristic]...)
+	}
+	verdict = train.Gate(allLearned, allBase, train.GateConfig{Seed: seed})
+	fmt.Fprintf(stdout, "\ngate, all held-out episodes, %s vs %s (avg TTA): %v\n", name, heuristic, verdict)
+	return agent, scores, verdict, nil
+}
+
+// sharedTrace is the path of a file of the shared traces, which sit beside
+// the repository (run from its root).
+func sharedTrace(rel string) string { return "../shared/traces/" + rel }
