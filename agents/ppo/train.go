@@ -38,6 +38,12 @@ type Config struct {
 	Hidden []int
 	// Parallel steps the environments in goroutines.
 	Parallel bool
+	// ActionPrior, when set (one value per action), is added to the
+	// actor's output bias at initialisation: a prior over actions in
+	// logits. A large prior on a heuristic's own choice (action 0 of a
+	// policies.Proposer environment) starts the policy near the heuristic
+	// while it still explores the other candidates.
+	ActionPrior []float32
 }
 
 // DefaultConfig returns CleanRL's ppo.py defaults (CartPole-v1, 500k steps).
@@ -113,6 +119,15 @@ func Train(cfg Config, makeEnv func(i int) gym.Env, report func(Update)) (*Agent
 	obsDim, nA := envs.ObservationSpace().Shape(), envs.ActionSpace().N
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x70706f))
 	agent := NewAgent(obsDim, nA, cfg.Hidden, rng)
+	if len(cfg.ActionPrior) > 0 {
+		if len(cfg.ActionPrior) != nA {
+			return nil, fmt.Errorf("ppo: ActionPrior has %d values for %d actions", len(cfg.ActionPrior), nA)
+		}
+		ls := agent.Actor.Linears()
+		for i, b := range cfg.ActionPrior {
+			ls[len(ls)-1].B.Value[i] += b
+		}
+	}
 	params := agent.Params()
 	opt := nn.NewAdam(params, cfg.LR, 1e-5)
 
