@@ -2,6 +2,7 @@ package runlog
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -123,12 +124,35 @@ func openCSV(path string) (*os.File, error) {
 		if err == nil && line != CSVHeader+"\n" {
 			err = fmt.Errorf("%w: header %q, want %q", ErrCorrupt, line, CSVHeader)
 		}
+		if err == nil {
+			err = dropPartialRow(f, st.Size())
+		}
 	}
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("runlog: %s: %w", path, err)
 	}
 	return f, nil
+}
+
+// dropPartialRow truncates the file of size bytes after its last
+// newline: a row that a crash cut short would otherwise run into the
+// next row appended.
+func dropPartialRow(f *os.File, size int64) error {
+	const window = 64 << 10 // far longer than a row
+	off := max(0, size-window)
+	tail := make([]byte, size-off)
+	if _, err := f.ReadAt(tail, off); err != nil {
+		return err
+	}
+	i := bytes.LastIndexByte(tail, '\n')
+	switch {
+	case i == len(tail)-1:
+		return nil
+	case i < 0:
+		return fmt.Errorf("%w: no newline in the last %d bytes", ErrCorrupt, len(tail))
+	}
+	return f.Truncate(off + int64(i) + 1)
 }
 
 // EventPath returns the path of the Logger's event file.

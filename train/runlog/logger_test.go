@@ -222,6 +222,20 @@ func TestLoggerReopen(t *testing.T) {
 	if len(rows) != 2 || rows[0].Step != 1 || rows[1].Step != 2 {
 		t.Errorf("rows %+v, want steps 1 and 2", rows)
 	}
+	// A row cut short by a crash is dropped before appending.
+	cut := t.TempDir()
+	if err := os.WriteFile(filepath.Join(cut, CSVFile), []byte(CSVHeader+"\n1,a,2,3\n4,b,5"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l3 := openTest(t, cut, Options{})
+	l3.Scalar("c", 6, 7)
+	if err := l3.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, rows = readBoth(t, l3)
+	if len(rows) != 2 || rows[0].Tag != "a" || rows[1].Tag != "c" {
+		t.Errorf("after a cut row: rows %+v, want tags a and c", rows)
+	}
 	// A scalars.csv that is not ours is refused.
 	other := t.TempDir()
 	if err := os.WriteFile(filepath.Join(other, CSVFile), []byte("a,b\n"), 0o644); err != nil {
