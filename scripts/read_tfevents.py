@@ -96,7 +96,7 @@ def event(b):
         elif num == 2 and typ == 0:
             step = v - (1 << 64) if v >= 1 << 63 else v
         elif num == 3 and typ == 2:
-            version = v.decode("utf-8")
+            version = v.decode("utf-8", "replace")
         elif num == 5 and typ == 2:
             for snum, styp, sv in fields(v):
                 if snum != 1 or styp != 2:
@@ -104,7 +104,7 @@ def event(b):
                 tag, value = "", None
                 for vnum, vtyp, vv in fields(sv):
                     if vnum == 1 and vtyp == 2:
-                        tag = vv.decode("utf-8")
+                        tag = vv.decode("utf-8", "replace")
                     elif vnum == 2 and vtyp == 5:
                         value = struct.unpack("<f", vv)[0]
                 if value is not None:
