@@ -211,6 +211,12 @@ func (o overlay) value(n *yaml.Node, path string, v reflect.Value) error {
 		}
 		return o.errorf(n, "%s: %s", path, msg)
 	}
+	if e := target.Elem(); e.Kind() == reflect.Slice && e.Len() == 0 {
+		// An empty sequence is the zero value, as RenderConfig writes a
+		// nil slice: the round trip keeps nil nil.
+		v.SetZero()
+		return nil
+	}
 	v.Set(target.Elem())
 	return nil
 }

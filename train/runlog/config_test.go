@@ -235,6 +235,7 @@ ppo:
   max_grad_norm: 0
   hidden: [64, 64]
   parallel: false
+  action_prior: []
 `
 	if diff := cmp.Diff(want, string(got)); diff != "" {
 		t.Errorf("(-want,+got)\n%s", diff)
