@@ -1,8 +1,10 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/drover-sched/drover/agents/dqn"
@@ -11,13 +13,14 @@ import (
 	"github.com/drover-sched/drover/checkpoints"
 	"github.com/drover-sched/drover/env/cartpole"
 	"github.com/drover-sched/drover/env/gym"
-	"github.com/drover-sched/drover/internal/progress"
 	"github.com/drover-sched/drover/train"
+	"github.com/drover-sched/drover/train/runlog"
 )
 
-// runTrain trains an agent. This first version covers PPO and DQN on CartPole-v1,
-// the known-answer check of the learning issue; the cluster environments,
-// DQN, checkpoints and the convergence gate follow.
+// runTrain trains an agent. Every run writes its directory (--out, or
+// runs/<env>__<algo>__<seed>__<unix time>): config.yaml, a TensorBoard
+// event file and scalars.csv with CleanRL's tags, and the checkpoint
+// (weights.safetensors + meta.json).
 func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("train", stderr)
 	envName := fs.String("env", "placement", "environment: placement or sync (the built-in workload; learned vs the heuristics), sas-rl or strn-rl (choose among the heuristic's candidates; judged on the held-out Helios and PAI workloads), or cartpole (the known-answer check)")
@@ -25,85 +28,105 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	steps := fs.Int("steps", 0, "environment steps (default: 500000 for cartpole, 100000 for placement)")
 	seed := fs.Uint64("seed", 1, "random seed")
 	quiet := fs.Bool("quiet", false, "no progress output")
-	out := fs.String("out", "", "write a checkpoint (weights.safetensors + meta.json) to this directory")
+	out := fs.String("out", "", "the run directory: config.yaml, TensorBoard events, scalars.csv and the checkpoint (default runs/<env>__<algo>__<seed>__<unix time>)")
 	evalSeeds := fs.Int("eval-seeds", 5, "sas-rl, strn-rl: held-out seeds per workload (Helios; PAI gets half)")
+	configFile := fs.String("config", "", "YAML file with sections train (env, algo, steps, seed, eval_seeds), ppo and dqn (the agents' config fields in snake_case); flags given on the command line win")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *envName == "placement" || *envName == "sync" || *envName == "sas-rl" || *envName == "strn-rl" {
-		if *algo != "ppo" {
-			return fmt.Errorf("--env %s trains with --algo ppo so far (got %s)", *envName, *algo)
+	r := &trainRun{train: trainConfig{Env: *envName, Algo: *algo, Steps: *steps, Seed: *seed, EvalSeeds: *evalSeeds}, ppo: ppo.DefaultConfig(), dqn: dqn.DefaultConfig()}
+	if *configFile != "" {
+		if err := runlog.LoadConfig(*configFile, r.sections()...); err != nil {
+			return err
 		}
-		if *steps == 0 {
-			*steps = 100000
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "env":
+				r.train.Env = *envName
+			case "algo":
+				r.train.Algo = *algo
+			case "steps":
+				r.train.Steps = *steps
+			case "seed":
+				r.train.Seed = *seed
+			case "eval-seeds":
+				r.train.EvalSeeds = *evalSeeds
+			}
+		})
+	}
+	tc := &r.train
+	cluster := tc.Env == "placement" || tc.Env == "sync" || tc.Env == "sas-rl" || tc.Env == "strn-rl"
+	switch {
+	case cluster && tc.Algo != "ppo":
+		return fmt.Errorf("--env %s trains with --algo ppo so far (got %s)", tc.Env, tc.Algo)
+	case !cluster && (tc.Env != "cartpole" || (tc.Algo != "ppo" && tc.Algo != "dqn")):
+		return fmt.Errorf("unknown environment or algorithm %s/%s (want placement, sync, sas-rl, strn-rl or cartpole; ppo or dqn)", tc.Env, tc.Algo)
+	}
+	if tc.Steps == 0 {
+		tc.Steps = 500000
+		if cluster {
+			tc.Steps = 100000
 		}
+	}
+	r.ppo.Seed, r.ppo.TotalSteps = tc.Seed, tc.Steps
+	r.dqn.Seed, r.dqn.TotalSteps = tc.Seed, tc.Steps
+	if (tc.Env == "sas-rl" || tc.Env == "strn-rl") && r.ppo.ActionPrior == nil {
+		r.ppo.ActionPrior = variantPrior()
+	}
+	if tc.Env == "cartpole" {
+		r.dqn.LearningStarts = min(r.dqn.LearningStarts, tc.Steps/5)
+	}
+	r.dir = *out
+	if r.dir == "" {
+		r.dir = filepath.Join("runs", runlog.RunName(tc.Env, tc.Algo, tc.Seed, time.Now()))
+	}
+	if err := r.open(*quiet, stdout, stderr); err != nil {
+		return err
+	}
+	defer r.close()
+	if cluster {
 		var agent *ppo.Agent
 		var scores map[string]float64
 		var verdict train.Verdict
 		var err error
-		if *envName == "sas-rl" || *envName == "strn-rl" {
-			agent, scores, verdict, err = trainVariant(*envName, *steps, *seed, *evalSeeds, *quiet, stdout, stderr)
+		if tc.Env == "sas-rl" || tc.Env == "strn-rl" {
+			agent, scores, verdict, err = trainVariant(tc.Env, r, stdout)
 		} else {
-			agent, scores, verdict, err = trainPlacement(*steps, *seed, *envName == "sync", *quiet, stdout, stderr)
+			agent, scores, verdict, err = trainPlacement(tc.Env == "sync", r, stdout)
 		}
 		if err != nil {
 			return err
 		}
-		if *out != "" {
-			meta := checkpoints.Meta{Env: *envName, Algo: "ppo", Seed: *seed, Steps: *steps, Hidden: ppo.DefaultConfig().Hidden, Activation: "tanh",
-				Networks: []string{"actor", "critic"}, Eval: scores, Converged: verdict.Converged}
-			meta.ObsDim, meta.Actions = agent.Actor.Linears()[0].In, agent.Actor.Linears()[len(agent.Actor.Linears())-1].Out
-			if err := checkpoints.Save(*out, meta, map[string]*nn.MLP{"actor": agent.Actor, "critic": agent.Critic}); err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "checkpoint %s\n", *out)
+		meta := checkpoints.Meta{Env: tc.Env, Algo: "ppo", Seed: tc.Seed, Steps: tc.Steps, Hidden: r.ppo.Hidden, Activation: "tanh",
+			Networks: []string{"actor", "critic"}, Eval: scores, Converged: verdict.Converged, Hyperparams: ppoHyper(r.ppo)}
+		meta.ObsDim, meta.Actions = agent.Actor.Linears()[0].In, agent.Actor.Linears()[len(agent.Actor.Linears())-1].Out
+		if err := checkpoints.Save(r.dir, meta, map[string]*nn.MLP{"actor": agent.Actor, "critic": agent.Critic}); err != nil {
+			return err
 		}
-		return nil
-	}
-	if *envName != "cartpole" || (*algo != "ppo" && *algo != "dqn") {
-		return fmt.Errorf("unknown environment or algorithm %s/%s (want placement, sync or cartpole; ppo or dqn)", *envName, *algo)
-	}
-	if *steps == 0 {
-		*steps = 500000
-	}
-	var bar *progress.Bar
-	if !*quiet {
-		bar = progress.New(stderr, "train", *steps)
+		fmt.Fprintf(stdout, "checkpoint %s\n", r.dir)
+		return r.finish(stdout)
 	}
 	var episodes []float64
 	start := time.Now()
 	var err error
 	var meta checkpoints.Meta
 	nets := map[string]*nn.MLP{}
-	if *algo == "ppo" {
-		cfg := ppo.DefaultConfig()
-		cfg.Seed, cfg.TotalSteps = *seed, *steps
-		fmt.Fprintf(stdout, "config %+v\n", cfg)
+	if tc.Algo == "ppo" {
 		var agent *ppo.Agent
-		agent, err = ppo.Train(cfg, func(int) gym.Env { return cartpole.New() }, func(u ppo.Update) {
+		agent, err = ppo.Train(r.ppo, func(int) gym.Env { return cartpole.New() }, func(u ppo.Update) {
 			episodes = append(episodes, u.Episodes...)
-			if bar != nil {
-				bar.Set(u.Step)
-			}
+			r.ppoReport(u)
 		})
 		if agent != nil {
 			nets["actor"], nets["critic"] = agent.Actor, agent.Critic
 		}
-		meta = checkpoints.Meta{Hidden: cfg.Hidden, Activation: "tanh", Networks: []string{"actor", "critic"},
-			Hyperparams: map[string]float64{"lr": cfg.LR, "gamma": float64(cfg.Gamma), "gae_lambda": float64(cfg.Lambda), "clip": float64(cfg.Clip),
-				"ent_coef": float64(cfg.EntCoef), "vf_coef": float64(cfg.VfCoef), "max_grad_norm": cfg.MaxGradNorm,
-				"num_envs": float64(cfg.NumEnvs), "num_steps": float64(cfg.NumSteps), "num_minibatches": float64(cfg.NumMinibatches), "update_epochs": float64(cfg.UpdateEpochs)}}
+		meta = checkpoints.Meta{Hidden: r.ppo.Hidden, Activation: "tanh", Networks: []string{"actor", "critic"}, Hyperparams: ppoHyper(r.ppo)}
 	} else {
-		cfg := dqn.DefaultConfig()
-		cfg.Seed, cfg.TotalSteps = *seed, *steps
-		cfg.LearningStarts = min(cfg.LearningStarts, *steps/5)
-		fmt.Fprintf(stdout, "config %+v\n", cfg)
+		cfg := r.dqn
 		var q *nn.MLP
 		q, err = dqn.Train(cfg, cartpole.New(), func(u dqn.Update) {
 			episodes = append(episodes, u.Return)
-			if bar != nil {
-				bar.Set(u.Step)
-			}
+			r.dqnReport(u)
 		})
 		nets["q"] = q
 		meta = checkpoints.Meta{Hidden: cfg.Hidden, Activation: "relu", Networks: []string{"q"},
@@ -111,16 +134,16 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 				"target_every": float64(cfg.TargetEvery), "batch_size": float64(cfg.BatchSize), "learning_starts": float64(cfg.LearningStarts),
 				"train_every": float64(cfg.TrainEvery)}}
 	}
-	if bar != nil {
-		bar.Finish()
-	}
 	if err != nil {
+		return err
+	}
+	if err := r.close(); err != nil {
 		return err
 	}
 	n := min(20, len(episodes))
 	mean := 0.0
-	for _, r := range episodes[len(episodes)-n:] {
-		mean += r
+	for _, ret := range episodes[len(episodes)-n:] {
+		mean += ret
 	}
 	if n > 0 {
 		mean /= float64(n)
@@ -129,18 +152,32 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if mean >= 475 {
 		verdict = "reaches"
 	}
-	ref := map[string]string{"ppo": "490 +- 6", "dqn": "489 +- 16"}[*algo]
-	fmt.Fprintf(stdout, "episodes %d; mean return over the last %d: %.1f (%s the 475 target; CleanRL's %s: %s)\n", len(episodes), n, mean, verdict, *algo, ref)
-	fmt.Fprintf(stdout, "wall time %s (%.0f steps/s)\n", time.Since(start).Round(time.Millisecond), float64(*steps)/time.Since(start).Seconds())
-	if *out != "" {
-		env := cartpole.New()
-		meta.Env, meta.Algo, meta.Seed, meta.Steps = *envName, *algo, *seed, *steps
-		meta.ObsDim, meta.Actions = env.ObservationSpace().Shape(), env.ActionSpace().N
-		meta.Eval = map[string]float64{fmt.Sprintf("mean_return_last%d", n): mean}
-		if err := checkpoints.Save(*out, meta, nets); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "checkpoint %s\n", *out)
+	ref := map[string]string{"ppo": "490 +- 6", "dqn": "489 +- 16"}[tc.Algo]
+	fmt.Fprintf(stdout, "episodes %d; mean return over the last %d: %.1f (%s the 475 target; CleanRL's %s: %s)\n", len(episodes), n, mean, verdict, tc.Algo, ref)
+	fmt.Fprintf(stdout, "wall time %s (%.0f steps/s)\n", time.Since(start).Round(time.Millisecond), float64(tc.Steps)/time.Since(start).Seconds())
+	env := cartpole.New()
+	meta.Env, meta.Algo, meta.Seed, meta.Steps = tc.Env, tc.Algo, tc.Seed, tc.Steps
+	meta.ObsDim, meta.Actions = env.ObservationSpace().Shape(), env.ActionSpace().N
+	meta.Eval = map[string]float64{fmt.Sprintf("mean_return_last%d", n): mean}
+	if err := checkpoints.Save(r.dir, meta, nets); err != nil {
+		return err
 	}
+	fmt.Fprintf(stdout, "checkpoint %s\n", r.dir)
+	return r.finish(stdout)
+}
+
+// ppoHyper lists PPO's hyperparameters for the checkpoint metadata.
+func ppoHyper(cfg ppo.Config) map[string]float64 {
+	return map[string]float64{"lr": cfg.LR, "gamma": float64(cfg.Gamma), "gae_lambda": float64(cfg.Lambda), "clip": float64(cfg.Clip),
+		"ent_coef": float64(cfg.EntCoef), "vf_coef": float64(cfg.VfCoef), "max_grad_norm": cfg.MaxGradNorm,
+		"num_envs": float64(cfg.NumEnvs), "num_steps": float64(cfg.NumSteps), "num_minibatches": float64(cfg.NumMinibatches), "update_epochs": float64(cfg.UpdateEpochs)}
+}
+
+// finish closes the logs and says where they are.
+func (r *trainRun) finish(stdout io.Writer) error {
+	if err := r.close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "logs %s (tensorboard --logdir %s; scalars.csv)\n", r.dir, filepath.Dir(r.dir))
 	return nil
 }

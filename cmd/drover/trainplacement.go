@@ -12,7 +12,6 @@ import (
 	"github.com/drover-sched/drover/env/gym"
 	"github.com/drover-sched/drover/env/placement"
 	"github.com/drover-sched/drover/env/trace"
-	"github.com/drover-sched/drover/internal/progress"
 	"github.com/drover-sched/drover/policies"
 	"github.com/drover-sched/drover/policies/builtin"
 	"github.com/drover-sched/drover/train"
@@ -27,7 +26,8 @@ var evalSeeds = []uint64{1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008}
 // the sync-strategy environment) over the built-in workload (16 nodes x 4
 // GPUs, per-worker model) and prints the learned policy against the
 // heuristics on held-out seeds.
-func trainPlacement(steps int, seed uint64, sync, quiet bool, stdout, stderr io.Writer) (*ppo.Agent, map[string]float64, train.Verdict, error) {
+func trainPlacement(sync bool, r *trainRun, stdout io.Writer) (*ppo.Agent, map[string]float64, train.Verdict, error) {
+	seed := r.train.Seed
 	profiles, _, err := trace.Profiles("builtin", "")
 	if err != nil {
 		return nil, nil, train.Verdict{}, err
@@ -49,26 +49,15 @@ func trainPlacement(steps int, seed uint64, sync, quiet bool, stdout, stderr io.
 		}
 		return e
 	}
-	cfg := ppo.DefaultConfig()
-	cfg.Seed, cfg.TotalSteps = seed, steps
-	fmt.Fprintf(stdout, "config %+v\nworkload builtin (%d jobs), cluster %d x %d GPUs, per-worker model; eval seeds %v\n", cfg, len(w.Jobs), nodes, gpn, evalSeeds)
-	var bar *progress.Bar
-	if !quiet {
-		bar = progress.New(stderr, "train", steps)
-	}
+	cfg := r.ppo
+	fmt.Fprintf(stdout, "workload builtin (%d jobs), cluster %d x %d GPUs, per-worker model; eval seeds %v\n", len(w.Jobs), nodes, gpn, evalSeeds)
 	start := time.Now()
-	agent, err := ppo.Train(cfg, mk, func(u ppo.Update) {
-		if bar != nil {
-			bar.Set(u.Step)
-		}
-	})
-	if bar != nil {
-		bar.Finish()
-	}
+	agent, err := ppo.Train(cfg, mk, r.ppoReport)
+	r.close()
 	if err != nil {
 		return nil, nil, train.Verdict{}, err
 	}
-	fmt.Fprintf(stdout, "trained %d steps in %s\n\n", steps, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "trained %d steps in %s\n\n", r.train.Steps, time.Since(start).Round(time.Millisecond))
 
 	// Evaluate: the learned policy greedily in the placement env, the
 	// heuristics through the replay driver, all on the same seeds.

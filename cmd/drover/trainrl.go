@@ -12,7 +12,6 @@ import (
 	"github.com/drover-sched/drover/env/gym"
 	"github.com/drover-sched/drover/env/placement"
 	"github.com/drover-sched/drover/env/trace"
-	"github.com/drover-sched/drover/internal/progress"
 	"github.com/drover-sched/drover/policies"
 	"github.com/drover-sched/drover/policies/builtin"
 	"github.com/drover-sched/drover/train"
@@ -54,7 +53,8 @@ func heldOut(seeds int) []evalWorkload {
 // then the learned policy and the heuristic run on the
 // held-out workloads with the same seeds, and the gate compares their
 // average time-to-accuracy episode by episode.
-func trainVariant(name string, steps int, seed uint64, evalSeeds int, quiet bool, stdout, stderr io.Writer) (*ppo.Agent, map[string]float64, train.Verdict, error) {
+func trainVariant(name string, r *trainRun, stdout io.Writer) (*ppo.Agent, map[string]float64, train.Verdict, error) {
+	seed, steps, evalSeeds := r.train.Seed, r.train.Steps, r.train.EvalSeeds
 	heuristic := map[string]string{"sas-rl": "sas", "strn-rl": "strn"}[name]
 	reg := builtin.Registry()
 	newProp := func() policies.Proposer {
@@ -90,27 +90,12 @@ func trainVariant(name string, steps int, seed uint64, evalSeeds int, quiet bool
 		}
 		return e
 	}
-	cfg := ppo.DefaultConfig()
-	cfg.Seed, cfg.TotalSteps = seed, steps
-	// Start near the heuristic: its own choice (action 0) gets a prior of
-	// e^3 against 1 for each other candidate, 91% with two others.
-	cfg.ActionPrior = make([]float32, placement.DefaultCandidates)
-	cfg.ActionPrior[0] = actionPrior
-	fmt.Fprintf(stdout, "config %+v\n%s: PPO chooses among %s's candidates; trained on builtin (%d jobs, Philly-fitted), %d x %d GPUs, per-worker model\n",
-		cfg, name, heuristic, len(w.Jobs), nodes, gpn)
-	var bar *progress.Bar
-	if !quiet {
-		bar = progress.New(stderr, "train", steps)
-	}
+	cfg := r.ppo
+	fmt.Fprintf(stdout, "%s: PPO chooses among %s's candidates; trained on builtin (%d jobs, Philly-fitted), %d x %d GPUs, per-worker model\n",
+		name, heuristic, len(w.Jobs), nodes, gpn)
 	start := time.Now()
-	agent, err := ppo.Train(cfg, mk, func(u ppo.Update) {
-		if bar != nil {
-			bar.Set(u.Step)
-		}
-	})
-	if bar != nil {
-		bar.Finish()
-	}
+	agent, err := ppo.Train(cfg, mk, r.ppoReport)
+	r.close()
 	if err != nil {
 		return nil, nil, train.Verdict{}, err
 	}
@@ -177,8 +162,15 @@ func trainVariant(name string, steps int, seed uint64, evalSeeds int, quiet bool
 	return agent, scores, verdict, nil
 }
 
-// actionPrior is the logit prior of the heuristic's own choice.
-const actionPrior = 3
+// variantPrior is the default ppo.Config.ActionPrior of sas-rl and
+// strn-rl: start near the heuristic, whose own choice (action 0) gets a
+// logit prior of 3, e^3 against 1 for each other candidate (91% with two
+// others), while the others are still explored.
+func variantPrior() []float32 {
+	p := make([]float32, placement.DefaultCandidates)
+	p[0] = 3
+	return p
+}
 
 // sharedTrace is the path of a file of the shared traces, which sit beside
 // the repository (run from its root).

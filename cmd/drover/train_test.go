@@ -1,0 +1,76 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/drover-sched/drover/train/runlog"
+)
+
+// A run directory holds config.yaml (the effective config, the file's
+// values over the defaults), the TensorBoard events and scalars.csv with
+// CleanRL's tags, and the checkpoint; a bad key fails with its line.
+func TestTrainRunDirectory(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "cfg.yaml")
+	if err := os.WriteFile(cfg, []byte("train:\n  steps: 2048\nppo:\n  lr: 0.001\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	code, stdout, stderr := drover(t, "train", "--env", "cartpole", "--config", cfg, "--quiet", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "lr: 0.001") || !strings.Contains(stdout, "total_steps: 2048") {
+		t.Errorf("the config printed at start lacks the file's values:\n%s", stdout)
+	}
+	for _, f := range []string{runlog.ConfigFile, runlog.CSVFile, "meta.json", "weights.safetensors"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	csv, err := os.ReadFile(filepath.Join(out, runlog.CSVFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := runlog.DecodeCSV(csv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tags := map[string]int{}
+	for _, r := range rows {
+		tags[r.Tag]++
+	}
+	events, _ := filepath.Glob(filepath.Join(out, "events.out.tfevents.*"))
+	if len(events) != 1 {
+		t.Fatalf("event files %v", events)
+	}
+	f, err := os.Open(events[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	evs, err := runlog.ReadEvents(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scalars := 0
+	for _, e := range evs {
+		scalars += len(e.Values)
+	}
+	// 2048 steps = 4 updates of 512; each logs 7 scalars plus its episodes.
+	if tags[runlog.TagEpisodicReturn] == 0 || tags[runlog.TagPolicyLoss] != 4 || scalars != len(rows) {
+		t.Errorf("tags %v; %d scalars in the event file, %d rows", tags, scalars, len(rows))
+	}
+
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("ppo:\n  lr: 0.001\n  lrr: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = drover(t, "train", "--env", "cartpole", "--config", bad, "--quiet", "--out", filepath.Join(dir, "bad"))
+	if code == 0 || !strings.Contains(stderr, "bad.yaml:3") || !strings.Contains(stderr, "lrr") {
+		t.Errorf("exit %d, stderr %q: want the file, line 3 and the key", code, stderr)
+	}
+}
