@@ -134,3 +134,17 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// The embedded default loads, passes its probe, and says what it is.
+func TestDefault(t *testing.T) {
+	m, nets, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Env != "placement" || m.Algo != "ppo" || m.Seed != 1 || m.Steps != 100000 || nets["actor"] == nil || nets["critic"] == nil {
+		t.Errorf("default checkpoint: %+v", m)
+	}
+	if m.Converged {
+		t.Error("the default is recorded as converged, but it did not beat first-fit when trained")
+	}
+}
