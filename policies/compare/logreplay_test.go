@@ -39,10 +39,10 @@ func TestSummarizeLog(t *testing.T) {
 		Latency: Latency{P50: 250 * us, P90: 720 * us, P99: 882 * us, Max: 900 * us},
 		Sources: []SourceStats{
 			{Source: "heuristic:strn", Decisions: 2, Fallbacks: map[string]int{"deadline": 1, "unconverged": 1},
-				Latency: Latency{P50: 600 * us, P90: 840 * us, P99: 894 * us, Max: 900 * us},
+				Latency:  Latency{P50: 600 * us, P90: 840 * us, P99: 894 * us, Max: 900 * us},
 				Finished: 2, AvgJCT: 2500, P50JCT: 2500, P99JCT: 2990},
 			{Source: "learned@v3", Decisions: 2, Fallbacks: map[string]int{},
-				Latency: Latency{P50: 150 * us, P90: 190 * us, P99: 199 * us, Max: 200 * us},
+				Latency:  Latency{P50: 150 * us, P90: 190 * us, P99: 199 * us, Max: 200 * us},
 				Finished: 1, AvgJCT: 1000, P50JCT: 1000, P99JCT: 1000},
 		},
 	}
