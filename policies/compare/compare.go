@@ -1,0 +1,279 @@
+package compare
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+
+	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/env/trace"
+	"github.com/drover-sched/drover/policies"
+)
+
+// Policy is one contender: a name for the reports and a constructor that
+// builds a fresh policy for one run with a seed.
+type Policy struct {
+	// Name labels the policy in tables, plots and JSON.
+	Name string
+	// New builds the policy for a run with seed.
+	New func(seed uint64) (policies.Policy, error)
+}
+
+// Heuristics returns the contenders for the named policies of reg, each
+// built with policies.Config{Seed: seed} and, when sync is not BSP, told
+// to use sync (policies.WithSync). It returns an error naming an unknown
+// policy.
+func Heuristics(reg policies.Registry, names []string, sync env.Sync) ([]Policy, error) {
+	out := make([]Policy, 0, len(names))
+	seen := map[string]bool{}
+	for _, n := range names {
+		if _, ok := reg[n]; !ok {
+			return nil, fmt.Errorf("%w %q (have %v)", policies.ErrUnknownPolicy, n, reg.Names())
+		}
+		if seen[n] {
+			return nil, fmt.Errorf("compare: policy %q listed twice", n)
+		}
+		seen[n] = true
+		out = append(out, Policy{Name: n, New: func(seed uint64) (policies.Policy, error) {
+			p, err := reg.New(n, policies.Config{Seed: seed})
+			if err != nil {
+				return nil, err
+			}
+			if sync != (env.Sync{}) {
+				p = policies.WithSync(p, sync)
+			}
+			return p, nil
+		}})
+	}
+	return out, nil
+}
+
+// Config is one comparison: every policy on every seed.
+type Config struct {
+	// Policies are the contenders, in report order.
+	Policies []Policy
+	// Seeds are the seeds of the runs, in report order; each seeds the
+	// policy and whatever Options makes random (the per-worker model's
+	// background load and jitter).
+	Seeds []uint64
+	// Options returns the replay options of the run with seed (Policy is
+	// set by Run). It is called from several goroutines at once and must
+	// return options that share no mutable state with another call's:
+	// fresh Profiles (measured profiles cache answers) and Stragglers.
+	Options func(seed uint64) (trace.Options, error)
+	// Parallel is the number of runs at a time (0: GOMAXPROCS).
+	Parallel int
+	// Progress, when set, is called after each run with the number of
+	// runs done and the total (from the run's goroutine, one call at a
+	// time).
+	Progress func(done, total int)
+}
+
+// Run is the outcome of one policy on one seed.
+type Run struct {
+	// Seed is the run's seed.
+	Seed uint64
+	// Summary summarises the run.
+	Summary env.Summary
+	// JCTs are the finished jobs' completion times in seconds, in
+	// arrival order.
+	JCTs []float64
+	// Stragglers is the cumulative count of straggling worker-iterations
+	// at each decision point and at the end of the run.
+	Stragglers Series
+}
+
+// Series is a time series sampled at simulated times.
+type Series struct {
+	// T are the simulated times in seconds, non-decreasing.
+	T []float64
+	// Y are the values at T.
+	Y []float64
+}
+
+// PolicyResult is one policy's runs and their statistics over seeds.
+type PolicyResult struct {
+	// Name is the policy's name.
+	Name string
+	// Runs holds one run per seed, in Config.Seeds order.
+	Runs []Run
+	// AvgJCT, P99JCT and AvgTTA are the seeds' average JCT, 99th
+	// percentile JCT and average time to accuracy, in seconds.
+	AvgJCT, P99JCT, AvgTTA Estimate
+	// Stragglers is the number of straggling worker-iterations, and
+	// StragglerFrac the share of iterations with a straggler (per-worker
+	// model; 0 otherwise).
+	Stragglers, StragglerFrac Estimate
+	// GPUHours is the GPU time the jobs held, in hours.
+	GPUHours Estimate
+	// Finished is the number of finished jobs.
+	Finished Estimate
+}
+
+// Result is a comparison's outcome.
+type Result struct {
+	// Seeds are the seeds, as configured.
+	Seeds []uint64
+	// Policies holds one result per policy, in Config.Policies order.
+	Policies []PolicyResult
+}
+
+// errNoRuns is returned for a configuration with nothing to run.
+var errNoRuns = errors.New("compare: no policies or no seeds")
+
+// Compare runs every policy on every seed, Parallel runs at a time, and
+// gathers the results. Each run is deterministic given its seed, and the
+// result does not depend on Parallel or on the order the runs finish in.
+// The first error stops the comparison and names the policy and seed.
+func Compare(cfg Config) (*Result, error) {
+	if len(cfg.Policies) == 0 || len(cfg.Seeds) == 0 {
+		return nil, errNoRuns
+	}
+	if cfg.Options == nil {
+		return nil, errors.New("compare: no Options")
+	}
+	type task struct{ p, s int }
+	tasks := make([]task, 0, len(cfg.Policies)*len(cfg.Seeds))
+	for p := range cfg.Policies {
+		for s := range cfg.Seeds {
+			tasks = append(tasks, task{p, s})
+		}
+	}
+	runs := make([][]Run, len(cfg.Policies))
+	for p := range runs {
+		runs[p] = make([]Run, len(cfg.Seeds))
+	}
+	par := cfg.Parallel
+	if par <= 0 {
+		par = runtime.GOMAXPROCS(0)
+	}
+	par = min(par, len(tasks))
+	var (
+		mu    sync.Mutex
+		next  int
+		done  int
+		first error
+		wg    sync.WaitGroup
+	)
+	for range par {
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				if next == len(tasks) || first != nil {
+					mu.Unlock()
+					return
+				}
+				t := tasks[next]
+				next++
+				mu.Unlock()
+				pol, seed := cfg.Policies[t.p], cfg.Seeds[t.s]
+				r, err := runOne(cfg, pol, seed)
+				mu.Lock()
+				if err != nil {
+					if first == nil {
+						first = fmt.Errorf("compare: %s, seed %d: %w", pol.Name, seed, err)
+					}
+				} else {
+					runs[t.p][t.s] = r
+					done++
+					if cfg.Progress != nil {
+						cfg.Progress(done, len(tasks))
+					}
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		return nil, first
+	}
+	res := &Result{Seeds: append([]uint64(nil), cfg.Seeds...)}
+	for p, pol := range cfg.Policies {
+		res.Policies = append(res.Policies, summarize(pol.Name, runs[p]))
+	}
+	return res, nil
+}
+
+// runOne replays the workload under one policy and seed, recording the
+// straggler count at every decision point.
+func runOne(cfg Config, pol Policy, seed uint64) (Run, error) {
+	o, err := cfg.Options(seed)
+	if err != nil {
+		return Run{}, err
+	}
+	p, err := pol.New(seed)
+	if err != nil {
+		return Run{}, err
+	}
+	rec := &recorder{p: p}
+	o.Policy = rec
+	res, err := trace.Run(o)
+	if err != nil {
+		return Run{}, err
+	}
+	r := Run{Seed: seed, Summary: res.Summary, Stragglers: rec.series}
+	r.Stragglers.T = append(r.Stragglers.T, res.Sim.Now())
+	r.Stragglers.Y = append(r.Stragglers.Y, res.Summary.Stragglers)
+	for _, j := range res.Jobs {
+		if !math.IsNaN(j.Finish) {
+			r.JCTs = append(r.JCTs, j.JCT)
+		}
+	}
+	return r, nil
+}
+
+// recorder wraps a policy and samples the cumulative straggling
+// worker-iterations of every job seen so far at each decision point
+// (finished jobs keep their counts, so the sum over the jobs ever active is
+// the run's total so far).
+type recorder struct {
+	p      policies.Policy
+	known  []bool
+	seen   []*env.Job
+	series Series
+}
+
+// Schedule implements policies.Policy.
+func (r *recorder) Schedule(v *env.View) ([]env.Decision, error) {
+	for _, j := range v.Active {
+		for j.ID >= len(r.known) {
+			r.known = append(r.known, false)
+		}
+		if !r.known[j.ID] {
+			r.known[j.ID] = true
+			r.seen = append(r.seen, j)
+		}
+	}
+	sum := 0.0
+	for _, j := range r.seen {
+		sum += j.Stragglers
+	}
+	r.series.T = append(r.series.T, v.Now)
+	r.series.Y = append(r.series.Y, sum)
+	return r.p.Schedule(v)
+}
+
+// summarize computes a policy's statistics over its runs.
+func summarize(name string, runs []Run) PolicyResult {
+	col := func(f func(env.Summary) float64) Estimate {
+		xs := make([]float64, len(runs))
+		for i, r := range runs {
+			xs[i] = f(r.Summary)
+		}
+		return MeanCI(xs, 0.95)
+	}
+	return PolicyResult{
+		Name:          name,
+		Runs:          runs,
+		AvgJCT:        col(func(s env.Summary) float64 { return s.AvgJCT }),
+		P99JCT:        col(func(s env.Summary) float64 { return s.P99JCT }),
+		AvgTTA:        col(func(s env.Summary) float64 { return s.AvgTTA }),
+		Stragglers:    col(func(s env.Summary) float64 { return s.Stragglers }),
+		StragglerFrac: col(func(s env.Summary) float64 { return s.StragglerFrac }),
+		GPUHours:      col(func(s env.Summary) float64 { return s.GPUHours }),
+		Finished:      col(func(s env.Summary) float64 { return float64(s.Finished) }),
+	}
+}

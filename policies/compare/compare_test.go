@@ -1,0 +1,215 @@
+package compare
+
+import (
+	"bytes"
+	"encoding/json"
+	"image/png"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/drover-sched/drover/datasets"
+	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/env/trace"
+	"github.com/drover-sched/drover/policies/builtin"
+	"github.com/google/go-cmp/cmp"
+)
+
+// tinyJobs is the number of jobs in tiny's workload.
+const tinyJobs = 24
+
+// tiny returns a comparison of two heuristics on the first 24 jobs of the
+// built-in workload with 2 to 8 GPUs (so workers straggle), on 4 nodes x 4
+// GPUs with the per-worker model.
+func tiny(t *testing.T, parallel int) Config {
+	t.Helper()
+	w := datasets.Builtin()
+	jobs := w.Jobs[:0:0]
+	for _, j := range w.Jobs {
+		if j.GPUs >= 2 && j.GPUs <= 8 && len(jobs) < tinyJobs {
+			jobs = append(jobs, j)
+		}
+	}
+	w.Jobs = jobs
+	ps, err := Heuristics(builtin.Registry(), []string{"first-fit", "strn"}, env.Sync{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Config{
+		Policies: ps,
+		Seeds:    []uint64{1, 2},
+		Parallel: parallel,
+		Options: func(seed uint64) (trace.Options, error) {
+			profiles, _, err := trace.Profiles("", "")
+			return trace.Options{Workload: w, Model: trace.ModelDrover, Profiles: profiles, Nodes: 4, GPUsPerNode: 4,
+				Interval: -1, RestartDelay: -1, Stragglers: &trace.Stragglers{Background: "builtin", Seed: seed}}, err
+		},
+	}
+}
+
+func TestCompare(t *testing.T) {
+	one, err := Compare(tiny(t, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	four, err := Compare(tiny(t, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Parallelism changes nothing.
+	if diff := cmp.Diff(one, four, cmp.Comparer(func(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) })); diff != "" {
+		t.Fatalf("Parallel 1 vs 4 (-1,+4):\n%s", diff)
+	}
+	if got := len(one.Policies); got != 2 {
+		t.Fatalf("%d policies", got)
+	}
+	for _, p := range one.Policies {
+		if len(p.Runs) != 2 || p.Runs[0].Seed != 1 || p.Runs[1].Seed != 2 {
+			t.Fatalf("%s: runs %+v", p.Name, p.Runs)
+		}
+		for _, r := range p.Runs {
+			s := r.Summary
+			if s.Finished != tinyJobs || len(r.JCTs) != tinyJobs {
+				t.Errorf("%s seed %d: %d finished, %d JCTs, want %d", p.Name, r.Seed, s.Finished, len(r.JCTs), tinyJobs)
+			}
+			// The series ends at the run's total and never decreases.
+			st := r.Stragglers
+			if st.Y[len(st.Y)-1] != s.Stragglers || s.Stragglers <= 0 {
+				t.Errorf("%s seed %d: series ends at %v, summary %v", p.Name, r.Seed, st.Y[len(st.Y)-1], s.Stragglers)
+			}
+			for i := 1; i < len(st.Y); i++ {
+				if st.Y[i] < st.Y[i-1] || st.T[i] < st.T[i-1] {
+					t.Fatalf("%s seed %d: series decreases at %d", p.Name, r.Seed, i)
+				}
+			}
+			// The mean of the JCTs is the summary's.
+			sum := 0.0
+			for _, x := range r.JCTs {
+				sum += x
+			}
+			if math.Abs(sum/tinyJobs-s.AvgJCT) > 1e-6*s.AvgJCT {
+				t.Errorf("%s seed %d: mean JCT %v, summary %v", p.Name, r.Seed, sum/tinyJobs, s.AvgJCT)
+			}
+		}
+		// Seeds differ (background and jitter), and the estimate is their mean.
+		a, b := p.Runs[0].Summary.AvgJCT, p.Runs[1].Summary.AvgJCT
+		if a == b {
+			t.Errorf("%s: seeds 1 and 2 give the same avg JCT %v", p.Name, a)
+		}
+		if want := MeanCI([]float64{a, b}, 0.95); p.AvgJCT != want {
+			t.Errorf("%s: AvgJCT %+v, want %+v", p.Name, p.AvgJCT, want)
+		}
+	}
+}
+
+func TestCompareErrors(t *testing.T) {
+	if _, err := Heuristics(builtin.Registry(), []string{"nope"}, env.Sync{}); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("unknown policy: %v", err)
+	}
+	if _, err := Heuristics(builtin.Registry(), []string{"strn", "strn"}, env.Sync{}); err == nil {
+		t.Error("duplicate policy: no error")
+	}
+	if _, err := Compare(Config{}); err == nil {
+		t.Error("empty config: no error")
+	}
+	cfg := tiny(t, 2)
+	cfg.Options = func(seed uint64) (trace.Options, error) { return trace.Options{}, nil }
+	if _, err := Compare(cfg); err == nil || !strings.Contains(err.Error(), "seed 1") {
+		t.Errorf("failing runs: %v, want an error naming the policy and seed", err)
+	}
+}
+
+// fixed is a hand-made result: policy a with seeds 1 and 2, policy b with
+// one run of NaN JCTs (nothing finished).
+func fixed() *Result {
+	a := []Run{
+		{Seed: 1, Summary: env.Summary{Jobs: 2, Finished: 2, AvgJCT: 100, P99JCT: 190, AvgTTA: 50, Stragglers: 1000, StragglerFrac: 0.25, GPUHours: 2},
+			JCTs: []float64{10, 190}, Stragglers: Series{T: []float64{0, 3600, 7200}, Y: []float64{0, 600, 1000}}},
+		{Seed: 2, Summary: env.Summary{Jobs: 2, Finished: 2, AvgJCT: 200, P99JCT: 290, AvgTTA: 70, Stragglers: 3000, StragglerFrac: 0.35, GPUHours: 4},
+			JCTs: []float64{110, 290}, Stragglers: Series{T: []float64{0, 1800, 7200}, Y: []float64{0, 3000, 3000}}},
+	}
+	b := []Run{{Seed: 1, Summary: env.Summary{Jobs: 2, AvgJCT: math.NaN(), P99JCT: math.NaN(), AvgTTA: math.NaN()},
+		Stragglers: Series{T: []float64{3600}, Y: []float64{0}}}}
+	return &Result{Seeds: []uint64{1, 2}, Policies: []PolicyResult{summarize("a", a), summarize("b", b)}}
+}
+
+func TestWriteTable(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteTable(&b, fixed()); err != nil {
+		t.Fatal(err)
+	}
+	// a: avg JCT 150 ± t(0.975,1) * 70.7107/sqrt(2) = 12.7062 * 50 = 635.3.
+	want := "| policy | avg JCT (s) | p99 JCT (s) | avg TTA (s) | straggling worker-iterations | iterations with a straggler | GPU-hours | finished |\n" +
+		"|---|---|---|---|---|---|---|---|\n" +
+		"| a | 150 ± 635 | 240 ± 635 | 60 ± 127 | 2e+03 ± 1.27e+04 | 30.00 ± 63.53% | 3.0 ± 12.7 | 2.0 ± 0.0 |\n" +
+		"| b | - | - | - | 0 | 0.00% | 0.0 | 0.0 |\n"
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("table (-want,+got):\n%s", diff)
+	}
+}
+
+func TestWriteJSON(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJSON(&b, fixed(), Meta{Workload: "w", Model: "drover", Command: "drover eval"}); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Version  int      `json:"version"`
+		Workload string   `json:"workload"`
+		Seeds    []uint64 `json:"seeds"`
+		Policies []struct {
+			Name   string `json:"name"`
+			AvgJCT struct {
+				Mean *float64 `json:"mean"`
+				CI   *float64 `json:"ci95"`
+				N    int      `json:"n"`
+			} `json:"avg_jct_s"`
+			Runs []struct {
+				Seed   uint64   `json:"seed"`
+				AvgJCT *float64 `json:"avg_jct_s"`
+			} `json:"runs"`
+		} `json:"policies"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	a, bb := got.Policies[0], got.Policies[1]
+	if got.Version != SummaryVersion || got.Workload != "w" || len(got.Seeds) != 2 || a.Name != "a" ||
+		*a.AvgJCT.Mean != 150 || math.Abs(*a.AvgJCT.CI-635.31) > 0.01 || a.AvgJCT.N != 2 || *a.Runs[1].AvgJCT != 200 {
+		t.Errorf("summary of a wrong:\n%s", b.String())
+	}
+	if bb.AvgJCT.Mean != nil || bb.AvgJCT.CI != nil || bb.Runs[0].AvgJCT != nil {
+		t.Errorf("NaN should be null:\n%s", b.String())
+	}
+}
+
+func TestStragglerRates(t *testing.T) {
+	// End 7200 s, 2 bins of one hour. Seed 1: 600 in the first hour, 400
+	// in the second; seed 2: 3000 in the first (sampled at 1800 s), 0 in
+	// the second. Mean rates: 1800/h and 200/h. Policy b: nothing.
+	got := StragglerRates(fixed(), 2)
+	if diff := cmp.Diff([]float64{0.5, 1.5}, got[0].X); diff != "" {
+		t.Errorf("X (-want,+got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]float64{1800, 200}, got[0].Y); diff != "" {
+		t.Errorf("a (-want,+got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]float64{0, 0}, got[1].Y); diff != "" {
+		t.Errorf("b (-want,+got):\n%s", diff)
+	}
+}
+
+func TestPlots(t *testing.T) {
+	for name, draw := range map[string]func(*bytes.Buffer) error{
+		"cdf":        func(b *bytes.Buffer) error { return JCTCDF(b, fixed(), "JCT") },
+		"stragglers": func(b *bytes.Buffer) error { return StragglersPlot(b, fixed(), 2, "stragglers") },
+	} {
+		var b bytes.Buffer
+		if err := draw(&b); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := png.Decode(&b); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

@@ -1,0 +1,40 @@
+// Package compare evaluates scheduling policies offline, the library
+// behind `drover eval`: it replays one workload under every policy with
+// every seed (env/trace, several runs in parallel goroutines, each
+// deterministic given its seed), and reports per policy the average and
+// 99th-percentile JCT, the average time to accuracy, stragglers and
+// GPU-hours, each as a mean over seeds with a 95% Student-t confidence
+// interval; as a Markdown table, a JSON summary, and PNG plots (the JCT CDF
+// per policy and the straggler rate over simulated time). It also
+// summarises a server's decision log (serve/declog): decisions per policy
+// source, fallback reasons, latency percentiles and JCT per source.
+//
+// A seed seeds the policy (policies.Config.Seed) and whatever the replay
+// options make random: with the per-worker straggler model, the nodes'
+// background load and the workers' jitter. Under the job-level model with
+// deterministic policies every seed gives the same run, and the intervals
+// have zero width.
+//
+// Contenders are heuristics (policies/builtin, Heuristics). Learned
+// placement policies act through env/placement's gym environment, one
+// decision per job from an observation vector, not as a policies.Policy
+// over env.View, so they cannot be replayed here yet; `drover train`
+// compares its learned policy with the heuristics on held-out seeds.
+//
+// # Usage
+//
+//	w, _ := datasets.Load("builtin", datasets.FormatAuto, datasets.Options{})
+//	contenders, _ := compare.Heuristics(builtin.Registry(), []string{"first-fit", "strn"}, env.Sync{})
+//	res, err := compare.Compare(compare.Config{
+//		Policies: contenders,
+//		Seeds:    []uint64{1, 2, 3},
+//		Options: func(seed uint64) (trace.Options, error) {
+//			profiles, _, err := trace.Profiles("", "") // fresh per run
+//			return trace.Options{Workload: w, Model: trace.ModelDrover, Profiles: profiles,
+//				Nodes: 16, GPUsPerNode: 4, Interval: -1, RestartDelay: -1,
+//				Stragglers: &trace.Stragglers{Background: "builtin", Seed: seed}}, err
+//		},
+//	})
+//	compare.WriteTable(os.Stdout, res)
+//	plot.WriteFile("jct_cdf.png", func(f io.Writer) error { return compare.JCTCDF(f, res, "JCT") })
+package compare

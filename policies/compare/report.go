@@ -1,0 +1,193 @@
+package compare
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/drover-sched/drover/internal/plot"
+)
+
+// WriteTable writes the comparison as a Markdown table (readable as plain
+// text too): one row per policy, each cell the mean over seeds ± the
+// half-width of its 95% t-interval.
+func WriteTable(w io.Writer, r *Result) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| policy | avg JCT (s) | p99 JCT (s) | avg TTA (s) | straggling worker-iterations | iterations with a straggler | GPU-hours | finished |\n")
+	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|\n")
+	for _, p := range r.Policies {
+		frac := p.StragglerFrac
+		frac.Mean, frac.HalfWidth = 100*frac.Mean, 100*frac.HalfWidth
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s%% | %s | %s |\n", p.Name,
+			pm(p.AvgJCT, fmtSec), pm(p.P99JCT, fmtSec), pm(p.AvgTTA, fmtSec),
+			pm(p.Stragglers, fmtG), pm(frac, fmt2), pm(p.GPUHours, fmt1), pm(p.Finished, fmt1))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func fmtSec(x float64) string { return fmt.Sprintf("%.0f", x) }
+func fmtG(x float64) string   { return fmt.Sprintf("%.3g", x) }
+func fmt1(x float64) string   { return fmt.Sprintf("%.1f", x) }
+func fmt2(x float64) string   { return fmt.Sprintf("%.2f", x) }
+
+// pm formats an estimate as "mean ± half-width" ("mean" alone with one
+// seed).
+func pm(e Estimate, f func(float64) string) string {
+	if math.IsNaN(e.Mean) {
+		return "-"
+	}
+	if math.IsNaN(e.HalfWidth) {
+		return f(e.Mean)
+	}
+	return f(e.Mean) + " ± " + f(e.HalfWidth)
+}
+
+// Meta describes a comparison for its JSON summary.
+type Meta struct {
+	// Workload, Model, Cluster and Profiles say what was simulated.
+	Workload, Model, Cluster, Profiles string
+	// Command is the command line that produced the comparison.
+	Command string
+}
+
+// SummaryVersion is the version of the JSON summary's layout.
+const SummaryVersion = 1
+
+// WriteJSON writes the comparison as an indented JSON summary: the
+// metadata, the seeds, and per policy the estimates ({"mean", "ci95", "n"},
+// null where undefined) and each run's figures. It holds no wall-clock
+// times, so the same comparison gives the same bytes.
+func WriteJSON(w io.Writer, r *Result, m Meta) error {
+	type run struct {
+		Seed          uint64   `json:"seed"`
+		Jobs          int      `json:"jobs"`
+		Finished      int      `json:"finished"`
+		AvgJCT        *float64 `json:"avg_jct_s"`
+		P50JCT        *float64 `json:"p50_jct_s"`
+		P99JCT        *float64 `json:"p99_jct_s"`
+		AvgTTA        *float64 `json:"avg_tta_s"`
+		AvgQueue      *float64 `json:"avg_queue_s"`
+		Makespan      *float64 `json:"makespan_s"`
+		GPUHours      *float64 `json:"gpu_hours"`
+		GPUUtil       *float64 `json:"gpu_util"`
+		Restarts      int      `json:"restarts"`
+		Stragglers    *float64 `json:"straggler_worker_iterations"`
+		StragglerFrac *float64 `json:"iterations_with_straggler"`
+	}
+	type policy struct {
+		Name          string   `json:"name"`
+		AvgJCT        Estimate `json:"avg_jct_s"`
+		P99JCT        Estimate `json:"p99_jct_s"`
+		AvgTTA        Estimate `json:"avg_tta_s"`
+		Stragglers    Estimate `json:"straggler_worker_iterations"`
+		StragglerFrac Estimate `json:"iterations_with_straggler"`
+		GPUHours      Estimate `json:"gpu_hours"`
+		Finished      Estimate `json:"finished"`
+		Runs          []run    `json:"runs"`
+	}
+	out := struct {
+		Version  int      `json:"version"`
+		Command  string   `json:"command,omitempty"`
+		Workload string   `json:"workload"`
+		Model    string   `json:"model"`
+		Cluster  string   `json:"cluster"`
+		Profiles string   `json:"profiles"`
+		Seeds    []uint64 `json:"seeds"`
+		CI       string   `json:"ci"`
+		Policies []policy `json:"policies"`
+	}{Version: SummaryVersion, Command: m.Command, Workload: m.Workload, Model: m.Model, Cluster: m.Cluster,
+		Profiles: m.Profiles, Seeds: r.Seeds, CI: "95% two-sided Student-t interval over seeds: mean ± ci95"}
+	for _, p := range r.Policies {
+		q := policy{Name: p.Name, AvgJCT: p.AvgJCT, P99JCT: p.P99JCT, AvgTTA: p.AvgTTA, Stragglers: p.Stragglers,
+			StragglerFrac: p.StragglerFrac, GPUHours: p.GPUHours, Finished: p.Finished}
+		for _, x := range p.Runs {
+			s := x.Summary
+			q.Runs = append(q.Runs, run{x.Seed, s.Jobs, s.Finished, num(s.AvgJCT), num(s.P50JCT), num(s.P99JCT), num(s.AvgTTA),
+				num(s.AvgQueue), num(s.Makespan), num(s.GPUHours), num(s.GPUUtil), s.Restarts, num(s.Stragglers), num(s.StragglerFrac)})
+		}
+		out.Policies = append(out.Policies, q)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// JCTCDF draws the CDF of the finished jobs' JCTs per policy (every seed's
+// jobs pooled) on a log axis, as a PNG.
+func JCTCDF(w io.Writer, r *Result, title string) error {
+	samples := make([]plot.Sample, len(r.Policies))
+	for i, p := range r.Policies {
+		samples[i].Name = p.Name
+		for _, x := range p.Runs {
+			samples[i].Values = append(samples[i].Values, x.JCTs...)
+		}
+	}
+	return plot.CDF(w, plot.Options{Title: title, XLabel: "job completion time (s)", YLabel: "fraction of jobs", LogX: true}, samples)
+}
+
+// StragglerRates turns each policy's cumulative straggler series into the
+// rate of straggling worker-iterations per hour in bins equal-width bins
+// from time 0 to the last run's end, averaged over seeds. The cumulative
+// counts are step functions between samples (decision points), so the
+// iterations between two decision points count in the bin of the later
+// one. The X of each series are the bins' midpoints in hours.
+func StragglerRates(r *Result, bins int) []plot.Series {
+	end := 0.0
+	for _, p := range r.Policies {
+		for _, x := range p.Runs {
+			if n := len(x.Stragglers.T); n > 0 {
+				end = max(end, x.Stragglers.T[n-1])
+			}
+		}
+	}
+	if bins <= 0 || end <= 0 {
+		return nil
+	}
+	width := end / float64(bins)
+	out := make([]plot.Series, len(r.Policies))
+	for i, p := range r.Policies {
+		s := plot.Series{Name: p.Name, X: make([]float64, bins), Y: make([]float64, bins)}
+		for k := range bins {
+			s.X[k] = (float64(k) + 0.5) * width / 3600
+		}
+		for _, x := range p.Runs {
+			prev := 0.0
+			for k := range bins {
+				c := stepAt(x.Stragglers, float64(k+1)*width)
+				if k == bins-1 && len(x.Stragglers.Y) > 0 {
+					c = x.Stragglers.Y[len(x.Stragglers.Y)-1]
+				}
+				s.Y[k] += (c - prev) / (width / 3600) / float64(len(p.Runs))
+				prev = c
+			}
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// stepAt returns the series' value at the last sample at or before t (0
+// before the first).
+func stepAt(s Series, t float64) float64 {
+	lo, hi := 0, len(s.T) // first index with T > t
+	for lo < hi {
+		m := (lo + hi) / 2
+		if s.T[m] <= t {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == 0 {
+		return 0
+	}
+	return s.Y[lo-1]
+}
+
+// StragglersPlot draws StragglerRates(r, bins) as a PNG line plot.
+func StragglersPlot(w io.Writer, r *Result, bins int, title string) error {
+	return plot.Lines(w, plot.Options{Title: title, XLabel: "simulated time (h)", YLabel: "straggling worker-iterations per hour"}, StragglerRates(r, bins))
+}

@@ -1,0 +1,249 @@
+package declog
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestEncodeDecode(t *testing.T) {
+	want := makeRecords(50)
+	data, err := Encode(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(data, "mem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("round trip (-want,+got):\n%s", diff)
+	}
+}
+
+func TestInvalidRecords(t *testing.T) {
+	tests := []struct {
+		name  string
+		rec   Record
+		field string
+	}{
+		{"no kind", Record{}, "kind"},
+		{"negative latency", Decision{Latency: -1}.Record(), "latency_ns"},
+		{"unknown outcome", Outcome{Kind: "exploded"}.Record(), "outcome"},
+		{"negative jct", Outcome{Kind: Finished, JCT: -3}.Record(), "jct_s"},
+		{"nan sample", Outcome{Kind: Iteration, IterationTimes: []float64{1, nan()}}.Record(), "iteration_times_s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Encode([]Record{makeRecords(1)[0], tt.rec})
+			var fe *FormatError
+			if !errors.As(err, &fe) || fe.Field != tt.field || fe.Row != 2 {
+				t.Errorf("Encode: %v, want a FormatError on row 2, field %s", err, tt.field)
+			}
+			w, err := NewWriter(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			if err := w.Append(tt.rec); !errors.As(err, &fe) || fe.Field != tt.field {
+				t.Errorf("Append: %v, want a FormatError on field %s", err, tt.field)
+			}
+		})
+	}
+}
+
+func nan() float64 { var z float64; return z / z }
+
+func TestWriterRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewWriter(dir, WithClock(tick()), WithRowGroupRecords(40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := makeRecords(101)
+	// Records without a time get the clock's.
+	want[5].Outcome.Time = time.Time{}
+	want[6].Decision.Time = time.Time{}
+	for i := range want {
+		if err := w.Append(want[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append(want[0]); !errors.Is(err, ErrClosed) {
+		t.Errorf("Append after Close: %v, want ErrClosed", err)
+	}
+	want[5].Outcome.Time = epoch.Add(1500 * time.Microsecond)
+	want[6].Decision.Time = epoch.Add(3000 * time.Microsecond)
+	log, err := ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, log.Records); diff != "" {
+		t.Errorf("records (-want,+got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{filepath.Join(dir, "decisions-000001.parquet")}, log.Files); diff != "" {
+		t.Errorf("files (-want,+got):\n%s", diff)
+	}
+	if len(log.Partial) != 0 {
+		t.Errorf("partial files %v, want none", log.Partial)
+	}
+}
+
+func TestRotation(t *testing.T) {
+	recs := makeRecords(95)
+	tests := []struct {
+		name  string
+		opts  []Option
+		flush []int // Flush after these record counts
+		files int
+	}{
+		{"by records", []Option{WithMaxRecords(20), WithRowGroupRecords(15)}, nil, 5},
+		{"by bytes", []Option{WithMaxBytes(1), WithRowGroupRecords(30)}, nil, 4},
+		{"on flush and close", []Option{WithMaxRecords(0)}, []int{10, 10, 60}, 3},
+		{"one file", nil, nil, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			w, err := NewWriter(dir, tt.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range recs {
+				for _, f := range tt.flush {
+					if f == i {
+						if err := w.Flush(); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				if err := w.Append(recs[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			log, err := ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(log.Files) != tt.files {
+				t.Errorf("%d files, want %d: %v", len(log.Files), tt.files, log.Files)
+			}
+			if diff := cmp.Diff(w.Files(), log.Files); diff != "" {
+				t.Errorf("Writer.Files vs ReadDir (-w,+r):\n%s", diff)
+			}
+			if diff := cmp.Diff(recs, log.Records); diff != "" {
+				t.Errorf("records (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestRestartContinuesNumbering: a second Writer on the same directory
+// appends after the first's files, and ReadDir returns both in order.
+func TestRestartContinuesNumbering(t *testing.T) {
+	dir := t.TempDir()
+	recs := makeRecords(30)
+	for _, part := range [][]Record{recs[:12], recs[12:]} {
+		w, err := NewWriter(dir, WithMaxRecords(5))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Append(part...); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log, err := ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log.Files) != 7 { // 5+5+2, then 5+5+5+3
+		t.Errorf("%d files, want 7: %v", len(log.Files), log.Files)
+	}
+	if diff := cmp.Diff(recs, log.Records); diff != "" {
+		t.Errorf("records (-want,+got):\n%s", diff)
+	}
+}
+
+func TestReadDirErrors(t *testing.T) {
+	dir := t.TempDir()
+	w, _ := NewWriter(dir)
+	w.Append(makeRecords(3)...)
+	w.Close()
+	bad := filepath.Join(dir, FileName(2))
+	if err := os.WriteFile(bad, []byte("PAR1 not really"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadDir(dir)
+	var fe *FormatError
+	if !errors.As(err, &fe) || fe.File != bad {
+		t.Errorf("ReadDir with a corrupt sealed file: %v, want a FormatError naming %s", err, bad)
+	}
+	// Other files are ignored.
+	os.Remove(bad)
+	os.WriteFile(filepath.Join(dir, "README"), []byte("x"), 0o644)
+	if log, err := ReadDir(dir); err != nil || len(log.Records) != 3 {
+		t.Errorf("ReadDir with a stray file: %v", err)
+	}
+	// A file without the version key is refused.
+	if _, err := Decode(parquetWithoutVersion(t), "old.parquet"); !errors.Is(err, ErrVersion) {
+		t.Errorf("Decode without version: %v, want ErrVersion", err)
+	}
+}
+
+// TestConcurrentAppend: goroutines appending at once lose no record and
+// keep each goroutine's order.
+func TestConcurrentAppend(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewWriter(dir, WithMaxRecords(150), WithRowGroupRecords(64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const goroutines, each = 4, 100
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range each {
+				d := Decision{Time: epoch, JobID: fmt.Sprintf("g%d", g), RequestID: strconv.Itoa(i), Source: "heuristic:first-fit"}
+				if err := w.Append(d.Record()); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	log, err := ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := map[string]int{}
+	for _, r := range log.Records {
+		id := r.Decision.JobID
+		if r.Decision.RequestID != strconv.Itoa(next[id]) {
+			t.Fatalf("%s: request %s after %d", id, r.Decision.RequestID, next[id]-1)
+		}
+		next[id]++
+	}
+	if len(log.Records) != goroutines*each || len(log.Files) != 3 {
+		t.Errorf("%d records in %d files, want %d in 3", len(log.Records), len(log.Files), goroutines*each)
+	}
+}

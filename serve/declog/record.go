@@ -1,0 +1,182 @@
+package declog
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Kind says whether a Record is a decision or an outcome.
+type Kind uint8
+
+// The record kinds.
+const (
+	// KindDecision is a placement decision the server answered.
+	KindDecision Kind = iota + 1
+	// KindOutcome is a report on a job's progress.
+	KindOutcome
+)
+
+// String returns the kind as the log's "kind" column spells it.
+func (k Kind) String() string {
+	switch k {
+	case KindDecision:
+		return "decision"
+	case KindOutcome:
+		return "outcome"
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// OutcomeKind says what an outcome reports.
+type OutcomeKind string
+
+// The outcome kinds.
+const (
+	// Started: the job's workers started on their nodes.
+	Started OutcomeKind = "started"
+	// Iteration: iteration-time samples of the running job.
+	Iteration OutcomeKind = "iteration"
+	// Finished: the job reached its target; Outcome.JCT is set.
+	Finished OutcomeKind = "finished"
+)
+
+// valid reports whether k is one of the outcome kinds.
+func (k OutcomeKind) valid() bool { return k == Started || k == Iteration || k == Finished }
+
+// Decision is one answer of the policy server: where a job's workers and
+// parameter servers go and how they synchronize, and which policy answered.
+type Decision struct {
+	// Time is when the decision was made (the Writer's clock when zero).
+	Time time.Time
+	// RequestID identifies the request that asked for the decision.
+	RequestID string
+	// JobID identifies the job being placed.
+	JobID string
+	// Source names the policy that answered: "learned@v3" for version 3 of
+	// a learned policy, "heuristic:strn" for a heuristic.
+	Source string
+	// Fallback is why the heuristic answered instead of the learned policy
+	// ("deadline", "unconverged", "infeasible", "error", ...), or empty
+	// when no fallback happened.
+	Fallback string
+	// Workers holds the node id of each worker, in worker order.
+	Workers []string
+	// PS holds the node id of each parameter server (empty for
+	// all-reduce jobs).
+	PS []string
+	// Sync is the synchronization strategy as env.Sync spells it ("bsp",
+	// "asp", "ssp(3)", "local(8)").
+	Sync string
+	// Latency is how long the server took to decide.
+	Latency time.Duration
+}
+
+// Outcome is a report on a placed job, from the cluster back to the server.
+type Outcome struct {
+	// Time is when the outcome was reported (the Writer's clock when zero).
+	Time time.Time
+	// RequestID is the decision request the outcome belongs to, if known.
+	RequestID string
+	// JobID identifies the job.
+	JobID string
+	// Kind says what is reported.
+	Kind OutcomeKind
+	// IterationTimes are iteration-time samples in seconds (Iteration
+	// reports; may be empty otherwise).
+	IterationTimes []float64
+	// JCT is the job completion time in seconds (Finished reports; 0
+	// otherwise).
+	JCT float64
+}
+
+// Record is one entry of the decision log: a Decision or an Outcome, as
+// Kind says; the other field is the zero value.
+type Record struct {
+	// Kind says which of Decision and Outcome holds the record.
+	Kind Kind
+	// Decision is the record when Kind is KindDecision.
+	Decision Decision
+	// Outcome is the record when Kind is KindOutcome.
+	Outcome Outcome
+}
+
+// Record wraps d as a log record.
+func (d Decision) Record() Record { return Record{Kind: KindDecision, Decision: d} }
+
+// Record wraps o as a log record.
+func (o Outcome) Record() Record { return Record{Kind: KindOutcome, Outcome: o} }
+
+// Time returns the record's timestamp.
+func (r *Record) Time() time.Time {
+	if r.Kind == KindOutcome {
+		return r.Outcome.Time
+	}
+	return r.Decision.Time
+}
+
+// JobID returns the record's job id.
+func (r *Record) JobID() string {
+	if r.Kind == KindOutcome {
+		return r.Outcome.JobID
+	}
+	return r.Decision.JobID
+}
+
+// Validate checks the record's fields and returns an error naming the
+// first bad one (as the log's column names it).
+func (r *Record) Validate() error {
+	switch r.Kind {
+	case KindDecision:
+		if r.Decision.Latency < 0 {
+			return fieldErr("latency_ns", fmt.Errorf("negative: %v", r.Decision.Latency))
+		}
+	case KindOutcome:
+		o := &r.Outcome
+		if !o.Kind.valid() {
+			return fieldErr("outcome", fmt.Errorf("unknown outcome kind %q (want started, iteration or finished)", o.Kind))
+		}
+		for i, t := range o.IterationTimes {
+			if math.IsNaN(t) || math.IsInf(t, 0) || t < 0 {
+				return fieldErr("iteration_times_s", fmt.Errorf("sample %d = %v, want a finite value >= 0", i, t))
+			}
+		}
+		if math.IsNaN(o.JCT) || math.IsInf(o.JCT, 0) || o.JCT < 0 {
+			return fieldErr("jct_s", fmt.Errorf("%v, want a finite value >= 0", o.JCT))
+		}
+	default:
+		return fieldErr("kind", fmt.Errorf("unknown record kind %d", r.Kind))
+	}
+	return nil
+}
+
+// FormatError is a problem with a record or a log file: the file (empty
+// for in-memory data), the 1-based row (0 when the whole file is bad) and
+// the column.
+type FormatError struct {
+	// File is the log file's path.
+	File string
+	// Row is the 1-based row within the file, or 0.
+	Row int
+	// Field is the column name.
+	Field string
+	// Err is what is wrong.
+	Err error
+}
+
+// Error implements error: "declog: FILE:ROW: FIELD: problem".
+func (e *FormatError) Error() string {
+	where := e.File
+	if where == "" {
+		where = "<data>"
+	}
+	if e.Row > 0 {
+		where = fmt.Sprintf("%s:%d", where, e.Row)
+	}
+	return fmt.Sprintf("declog: %s: %s: %v", where, e.Field, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *FormatError) Unwrap() error { return e.Err }
+
+func fieldErr(field string, err error) error { return &FormatError{Field: field, Err: err} }
