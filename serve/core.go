@@ -86,7 +86,7 @@ type Core struct {
 	inflight atomic.Int64
 	modelSem chan struct{}
 	wg       sync.WaitGroup // model calls still running
-	life     sync.RWMutex // held for reading by every request, for writing by Close
+	life     sync.RWMutex   // held for reading by every request, for writing by Close
 	closed   bool
 
 	idPrefix  string
@@ -628,4 +628,3 @@ func (k *Core) Close() error {
 	}
 	return errors.Join(errs...)
 }
-
