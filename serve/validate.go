@@ -105,56 +105,8 @@ func ValidatePlace(req *pb.PlaceRequest, l Limits) error {
 	}
 	ids := make(map[string]int, len(c.GetNodes()))
 	for i, nd := range c.GetNodes() {
-		f := fmt.Sprintf("cluster.nodes[%d]", i)
-		if nd == nil {
-			return fieldErr(f, "missing")
-		}
-		if err := checkID(f+".id", nd.GetId(), l, true); err != nil {
+		if err := validateNode(i, nd, ids, l); err != nil {
 			return err
-		}
-		if j, ok := ids[nd.GetId()]; ok {
-			return fieldErr(f+".id", "duplicate of cluster.nodes[%d] (%q)", j, nd.GetId())
-		}
-		ids[nd.GetId()] = i
-		if err := checkID(f+".gpu_type", nd.GetGpuType(), l, false); err != nil {
-			return err
-		}
-		switch g := nd.GetGpus(); {
-		case g <= 0:
-			return fieldErr(f+".gpus", "want > 0 (got %d)", g)
-		case int(g) > l.MaxGPUsPerNode:
-			return fieldErr(f+".gpus", "too many (%d > %d)", g, l.MaxGPUsPerNode)
-		}
-		switch fr := nd.GetFreeGpus(); {
-		case fr < 0:
-			return fieldErr(f+".free_gpus", "negative (%d)", fr)
-		case fr > nd.GetGpus():
-			return fieldErr(f+".free_gpus", "more than the node's gpus (%d > %d)", fr, nd.GetGpus())
-		}
-		if nd.GetCpus() < 0 {
-			return fieldErr(f+".cpus", "negative (%d)", nd.GetCpus())
-		}
-		if nd.GetRack() < 0 {
-			return fieldErr(f+".rack", "negative (%d)", nd.GetRack())
-		}
-		for _, x := range []struct {
-			name string
-			v    float64
-		}{{"speed", nd.GetSpeed()}, {"memory_gib", nd.GetMemoryGib()}, {"nic_gbps", nd.GetNicGbps()}} {
-			if err := checkFloat(f+"."+x.name, x.v); err != nil {
-				return err
-			}
-		}
-		for _, x := range []struct {
-			name string
-			v    float64
-		}{{"cpu_util", nd.GetCpuUtil()}, {"mem_bw_util", nd.GetMemBwUtil()}, {"net_util", nd.GetNetUtil()}} {
-			if err := checkFloat(f+"."+x.name, x.v); err != nil {
-				return err
-			}
-			if x.v > l.MaxUtil {
-				return fieldErr(f+"."+x.name, "too high (%v > %v)", x.v, l.MaxUtil)
-			}
 		}
 	}
 	if err := checkFloat("cluster.intra_rack_gbps", c.GetIntraRackGbps()); err != nil {
@@ -285,6 +237,57 @@ func ValidateReport(req *pb.ReportRequest, l Limits) error {
 			}
 		default:
 			return fieldErr(f+".event", "missing (want started, iterations or finished)")
+		}
+	}
+	return nil
+}
+
+// validateNode checks cluster.nodes[i] and adds its id to ids. Field
+// names are built only for an error: this runs for every node of every
+// request.
+func validateNode(i int, nd *pb.Node, ids map[string]int, l Limits) error {
+	f := func(name string) string { return fmt.Sprintf("cluster.nodes[%d]%s", i, name) }
+	if nd == nil {
+		return fieldErr(f(""), "missing")
+	}
+	switch id := nd.GetId(); {
+	case id == "":
+		return fieldErr(f(".id"), "empty")
+	case len(id) > l.MaxIDLen:
+		return fieldErr(f(".id"), "too long (%d > %d bytes)", len(id), l.MaxIDLen)
+	}
+	if j, ok := ids[nd.GetId()]; ok {
+		return fieldErr(f(".id"), "duplicate of cluster.nodes[%d] (%q)", j, nd.GetId())
+	}
+	ids[nd.GetId()] = i
+	if len(nd.GetGpuType()) > l.MaxIDLen {
+		return fieldErr(f(".gpu_type"), "too long (%d > %d bytes)", len(nd.GetGpuType()), l.MaxIDLen)
+	}
+	switch g := nd.GetGpus(); {
+	case g <= 0:
+		return fieldErr(f(".gpus"), "want > 0 (got %d)", g)
+	case int(g) > l.MaxGPUsPerNode:
+		return fieldErr(f(".gpus"), "too many (%d > %d)", g, l.MaxGPUsPerNode)
+	}
+	switch fr := nd.GetFreeGpus(); {
+	case fr < 0:
+		return fieldErr(f(".free_gpus"), "negative (%d)", fr)
+	case fr > nd.GetGpus():
+		return fieldErr(f(".free_gpus"), "more than the node's gpus (%d > %d)", fr, nd.GetGpus())
+	}
+	if nd.GetCpus() < 0 {
+		return fieldErr(f(".cpus"), "negative (%d)", nd.GetCpus())
+	}
+	if nd.GetRack() < 0 {
+		return fieldErr(f(".rack"), "negative (%d)", nd.GetRack())
+	}
+	for k, v := range [...]float64{nd.GetSpeed(), nd.GetMemoryGib(), nd.GetNicGbps(), nd.GetCpuUtil(), nd.GetMemBwUtil(), nd.GetNetUtil()} {
+		name := [...]string{".speed", ".memory_gib", ".nic_gbps", ".cpu_util", ".mem_bw_util", ".net_util"}[k]
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return checkFloat(f(name), v)
+		}
+		if k >= 3 && v > l.MaxUtil {
+			return fieldErr(f(name), "too high (%v > %v)", v, l.MaxUtil)
 		}
 	}
 	return nil
