@@ -274,7 +274,13 @@ func (k *Core) canaryHit(id string) bool {
 	}
 	h := fnv.New64a()
 	io.WriteString(h, id)
-	return float64(h.Sum64()>>11)/(1<<53) < k.canary
+	// FNV's high bits barely change between similar ids ("job-1",
+	// "job-2"): mix them with splitmix64's finalizer.
+	x := h.Sum64()
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	x ^= x >> 31
+	return float64(x>>11)/(1<<53) < k.canary
 }
 
 // decision is what Place decided, before it becomes a response.
