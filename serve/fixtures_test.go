@@ -109,3 +109,26 @@ type (
 	envCluster = env.Cluster
 	envNode    = env.Node
 )
+
+func readCheckpoint(tb testing.TB, dir string) (meta, weights []byte) {
+	tb.Helper()
+	meta, err := os.ReadFile(filepath.Join(dir, checkpoints.MetaFile))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	weights, err = os.ReadFile(filepath.Join(dir, checkpoints.WeightsFile))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return meta, weights
+}
+
+func writeFiles(tb testing.TB, dir string, meta, weights []byte) {
+	tb.Helper()
+	if err := os.WriteFile(filepath.Join(dir, checkpoints.MetaFile), meta, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, checkpoints.WeightsFile), weights, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
