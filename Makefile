@@ -1,7 +1,7 @@
 # Drover's build. `make test` is the one test command (CI runs it through .ci/run).
 GO ?= go
 
-.PHONY: all build test vet fmt-check bench fuzz-smoke clean
+.PHONY: all build test vet fmt-check bench fuzz-smoke clean proto
 
 all: build
 
@@ -25,3 +25,11 @@ bench:
 
 clean:
 	rm -f drover bench.txt
+
+# Regenerate serve/proto's Go code (committed, so a build needs no protoc). Needs
+# protoc 3.21+ (Debian protobuf-compiler) and the plugins:
+#   go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+#   go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.1
+proto:
+	cd serve/proto && PATH="$$PATH:$$($(GO) env GOPATH)/bin" protoc --go_out=. --go_opt=paths=source_relative \
+		--go-grpc_out=. --go-grpc_opt=paths=source_relative drover.proto

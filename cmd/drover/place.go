@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/drover-sched/drover/serve"
+	pb "github.com/drover-sched/drover/serve/proto"
+)
+
+// runPlace is `drover place`: a client that sends one Place request (from
+// flags or a JSON file) to a drover server and prints the answer, or asks
+// for the server's status.
+func runPlace(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("place", stderr)
+	addr := fs.String("addr", "127.0.0.1:50051", "server address")
+	reqFile := fs.String("request", "", "PlaceRequest as JSON (protojson); overrides the cluster and job flags")
+	printReq := fs.Bool("print-request", false, "print the request as JSON and exit (for ghz -D)")
+	status := fs.Bool("status", false, "ask for the server's status instead")
+	nodes := fs.Int("nodes", 16, "cluster: number of nodes")
+	gpus := fs.Int("gpus", 4, "cluster: GPUs per node")
+	free := fs.Int("free", -1, "cluster: free GPUs per node (-1: all)")
+	rackSize := fs.Int("rack-size", 8, "cluster: nodes per rack")
+	util := fs.Float64("util", 0.3, "cluster: CPU, memory-bandwidth and NIC utilisation of every node")
+	jobID := fs.String("job", "job-1", "job: id")
+	model := fs.String("model", "cifar10", "job: model profile")
+	workers := fs.Int("workers", 4, "job: GPU workers")
+	arch := fs.String("arch", "ring", "job: ring or ps")
+	ps := fs.Int("ps", 0, "job: parameter servers (ps only)")
+	duration := fs.Float64("duration", 3600, "job: expected duration in seconds")
+	timeout := fs.Duration("timeout", time.Second, "request deadline")
+	tokenFile := fs.String("token-file", "", "file holding the bearer token")
+	caFile := fs.String("tls-ca", "", "CA (PEM) of the server's certificate; turns TLS on")
+	certFile := fs.String("tls-cert", "", "client certificate (PEM), for mTLS")
+	keyFile := fs.String("tls-key", "", "client key (PEM), for mTLS")
+	serverName := fs.String("tls-server-name", "", "server name to verify (default: the address's host)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	req, err := placeRequest(*reqFile, *nodes, *gpus, *free, *rackSize, *util, *jobID, *model, *workers, *arch, *ps, *duration)
+	if err != nil {
+		return err
+	}
+	if *printReq {
+		b, err := protojson.Marshal(req)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, string(b))
+		return nil
+	}
+	creds := insecure.NewCredentials()
+	if *caFile != "" {
+		cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: *serverName}
+		pem, err := os.ReadFile(*caFile)
+		if err != nil {
+			return err
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return fmt.Errorf("%s: no PEM certificates", *caFile)
+		}
+		if *certFile != "" {
+			c, err := tls.LoadX509KeyPair(*certFile, *keyFile)
+			if err != nil {
+				return err
+			}
+			cfg.Certificates = []tls.Certificate{c}
+		}
+		creds = credentials.NewTLS(cfg)
+	}
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
+	if *tokenFile != "" {
+		b, err := os.ReadFile(*tokenFile)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, grpc.WithPerRPCCredentials(serve.BearerToken{Token: strings.TrimSpace(string(b)), AllowInsecure: *caFile == ""}))
+	}
+	conn, err := grpc.NewClient(*addr, opts...)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	client := pb.NewSchedulerClient(conn)
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	if *status {
+		st, err := client.Status(ctx, &pb.StatusRequest{})
+		if err != nil {
+			return err
+		}
+		printStatus(stdout, st)
+		return nil
+	}
+	start := time.Now()
+	resp, err := client.Place(ctx, req)
+	if err != nil {
+		return err
+	}
+	printPlace(stdout, resp, time.Since(start))
+	return nil
+}
+
+// placeRequest reads the request from file, or builds it from the flags.
+func placeRequest(file string, nodes, gpus, free, rackSize int, util float64, jobID, model string, workers int, arch string, ps int, duration float64) (*pb.PlaceRequest, error) {
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		req := &pb.PlaceRequest{}
+		if err := protojson.Unmarshal(b, req); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		return req, nil
+	}
+	if free < 0 {
+		free = gpus
+	}
+	if rackSize <= 0 {
+		return nil, errors.New("-rack-size must be positive")
+	}
+	c := &pb.Cluster{IntraRackGbps: 100, CrossRackGbps: 40, PendingJobs: 1}
+	for i := range nodes {
+		c.Nodes = append(c.Nodes, &pb.Node{Id: fmt.Sprintf("node-%d", i), Gpus: int32(gpus), FreeGpus: int32(free), Speed: 1, Cpus: 64,
+			MemoryGib: 512, NicGbps: 100, Rack: int32(i / rackSize), CpuUtil: util, MemBwUtil: util, NetUtil: util})
+	}
+	j := &pb.Job{Id: jobID, Model: model, Workers: int32(workers), PsShards: int32(ps), ExpectedDurationS: duration}
+	switch arch {
+	case "ring":
+	case "ps":
+		j.Arch = pb.Arch_ARCH_PS
+	default:
+		return nil, fmt.Errorf("-arch %q: want ring or ps", arch)
+	}
+	return &pb.PlaceRequest{Job: j, Cluster: c}, nil
+}
+
+func syncString(s *pb.Sync) string {
+	switch s.GetKind() {
+	case pb.SyncKind_SYNC_ASP:
+		return "asp"
+	case pb.SyncKind_SYNC_SSP:
+		return fmt.Sprintf("ssp(%d)", s.GetStaleness())
+	case pb.SyncKind_SYNC_LOCAL_SGD:
+		return fmt.Sprintf("local(%d)", s.GetPeriod())
+	}
+	return "bsp"
+}
+
+func printPlace(w io.Writer, r *pb.PlaceResponse, rtt time.Duration) {
+	policy := r.GetPolicy()
+	if r.GetReason() != "" {
+		policy += " (" + r.GetReason() + ")"
+	}
+	fmt.Fprintf(w, "decision %s  policy %s  model %q  round trip %s\n", r.GetDecisionId(), policy, r.GetModelVersion(), rtt.Round(time.Microsecond))
+	if !r.GetPlaced() {
+		fmt.Fprintln(w, "not placed")
+		return
+	}
+	fmt.Fprintf(w, "sync %s\n", syncString(r.GetSync()))
+	for _, a := range r.GetAssignments() {
+		role := "worker"
+		if a.GetRole() == pb.Role_ROLE_PS {
+			role = "ps"
+		}
+		fmt.Fprintf(w, "  %-6s %3d -> %s\n", role, a.GetIndex(), a.GetNodeId())
+	}
+}
+
+func printStatus(w io.Writer, s *pb.StatusResponse) {
+	fmt.Fprintf(w, "active %s  heuristic %s  model %q (env %q, converged %v)\n", s.GetActivePolicy(), s.GetHeuristic(), s.GetModelVersion(), s.GetModelEnv(), s.GetConverged())
+	if s.GetCandidateVersion() != "" {
+		fmt.Fprintf(w, "canary %s on %g of jobs\n", s.GetCandidateVersion(), s.GetCanaryFraction())
+	}
+	if s.GetLastRefused() != "" {
+		fmt.Fprintf(w, "last refused: %s\n", s.GetLastRefused())
+	}
+	fmt.Fprintf(w, "decisions %v  fallbacks %v  outcomes %v  shed %d\n", s.GetDecisions(), s.GetFallbacks(), s.GetOutcomes(), s.GetShed())
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/drover-sched/drover/checkpoints"
+	"github.com/drover-sched/drover/serve"
+)
+
+// serveConfig is drover serve's configuration, from its flags.
+type serveConfig struct {
+	addr, metricsAddr            string
+	tlsCert, tlsKey, tlsClientCA string
+	tokenFile                    string
+	checkpoints                  string
+	heuristic                    string
+	canary                       float64
+	promoteAfter                 int
+	margin, modelTimeout, poll   time.Duration
+	maxRequestBytes              int
+	shedAbove, maxInFlight       int
+	shutdownGrace                time.Duration
+}
+
+// runServe is `drover serve`: the gRPC policy server until SIGTERM or
+// SIGINT.
+func runServe(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("serve", stderr)
+	var c serveConfig
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:50051", "gRPC listen address")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "127.0.0.1:9464", "Prometheus /metrics listen address (empty: none)")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "TLS certificate (PEM); with -tls-key serves TLS")
+	fs.StringVar(&c.tlsKey, "tls-key", "", "TLS private key (PEM)")
+	fs.StringVar(&c.tlsClientCA, "tls-client-ca", "", "CA (PEM) that client certificates must be signed by (mTLS)")
+	fs.StringVar(&c.tokenFile, "token-file", "", "file holding the bearer token every call must carry")
+	fs.StringVar(&c.checkpoints, "checkpoints", "", "checkpoint directory: numbered versions (0001, 0002, ...) watched for hot reload, or one checkpoint")
+	fs.StringVar(&c.heuristic, "heuristic", "strn", "fallback heuristic (a policies/builtin name)")
+	fs.Float64Var(&c.canary, "canary", 0, "share of jobs routed to a new converged version before it is promoted, in [0, 1)")
+	fs.IntVar(&c.promoteAfter, "promote-after", 1000, "learned canary answers before the candidate is promoted (0: never)")
+	fs.DurationVar(&c.margin, "deadline-margin", 2*time.Millisecond, "time before a request's deadline by which the learned policy must answer")
+	fs.DurationVar(&c.modelTimeout, "model-timeout", 50*time.Millisecond, "the learned policy's time limit without a request deadline")
+	fs.DurationVar(&c.poll, "poll", 2*time.Second, "checkpoint directory polling interval")
+	fs.IntVar(&c.maxRequestBytes, "max-request-bytes", 4<<20, "largest request accepted, in bytes")
+	fs.IntVar(&c.shedAbove, "shed-above", 64, "concurrent Place requests above which the cheap first-fit heuristic answers (0: off)")
+	fs.IntVar(&c.maxInFlight, "max-inflight", 1024, "concurrent Place requests above which Place answers ResourceExhausted (0: off)")
+	fs.DurationVar(&c.shutdownGrace, "shutdown-grace", 10*time.Second, "time to finish calls in progress on SIGTERM")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "drover serve: unexpected arguments %q\n", fs.Args())
+		return errUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	return serveUntil(ctx, c, nil, stdout)
+}
+
+// serveUntil runs the server until ctx ends; ready, when set, receives
+// the gRPC and metrics addresses once both listen.
+func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdout io.Writer) error {
+	metrics := serve.NewMetrics()
+	core, err := serve.NewCore(serve.WithHeuristic(c.heuristic), serve.WithMetrics(metrics), serve.WithDeadlineMargin(c.margin),
+		serve.WithModelTimeout(c.modelTimeout), serve.WithCanary(c.canary, c.promoteAfter), serve.WithLoadShedding(c.shedAbove, c.maxInFlight))
+	if err != nil {
+		return err
+	}
+	scfg := serve.ServerConfig{Metrics: metrics, MaxRecvMsgSize: c.maxRequestBytes}
+	if (c.tlsCert == "") != (c.tlsKey == "") || (c.tlsClientCA != "" && c.tlsCert == "") {
+		return errors.New("-tls-cert and -tls-key go together, and -tls-client-ca needs them")
+	}
+	if c.tlsCert != "" {
+		if scfg.TLS, err = serve.LoadTLS(c.tlsCert, c.tlsKey, c.tlsClientCA); err != nil {
+			return err
+		}
+	}
+	if c.tokenFile != "" {
+		b, err := os.ReadFile(c.tokenFile)
+		if err != nil {
+			return err
+		}
+		if scfg.Token = strings.TrimSpace(string(b)); scfg.Token == "" {
+			return fmt.Errorf("token file %s is empty", c.tokenFile)
+		}
+	}
+	wctx, cancelWatch := context.WithCancel(ctx)
+	defer cancelWatch()
+	watchDone := make(chan struct{})
+	close(watchDone)
+	if c.checkpoints != "" {
+		if _, err := os.Stat(filepath.Join(c.checkpoints, checkpoints.MetaFile)); err == nil {
+			// One checkpoint, as drover train --out writes it: version 1.
+			v, err := serve.LoadVersion(c.checkpoints, 1)
+			if err != nil {
+				return err
+			}
+			core.Swap(v)
+		} else {
+			w, err := serve.NewWatcher(c.checkpoints, core, c.poll)
+			if err != nil {
+				return err
+			}
+			if err := w.Poll(); err != nil {
+				return err
+			}
+			watchDone = make(chan struct{})
+			go func() {
+				defer close(watchDone)
+				w.Run(wctx)
+			}()
+		}
+	}
+	srv, err := serve.NewServer(core, scfg)
+	if err != nil {
+		return err
+	}
+	lis, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return err
+	}
+	var hs *http.Server
+	maddr := ""
+	if c.metricsAddr != "" {
+		mlis, err := net.Listen("tcp", c.metricsAddr)
+		if err != nil {
+			lis.Close()
+			return err
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", metrics.Handler())
+		hs = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		maddr = mlis.Addr().String()
+		go hs.Serve(mlis)
+	}
+	st := core.Status()
+	fmt.Fprintf(stdout, "drover serve: gRPC on %s (tls %v, token %v), metrics on %s; policy %s, heuristic %s, model %q\n",
+		lis.Addr(), scfg.TLS != nil, scfg.Token != "", orNone(maddr), st.ActivePolicy, st.Heuristic, st.ModelVersion)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(lis) }()
+	if ready != nil {
+		ready <- [2]string{lis.Addr().String(), maddr}
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		return err
+	}
+	fmt.Fprintln(stdout, "drover serve: shutting down")
+	cancelWatch()
+	<-watchDone
+	sctx, cancel := context.WithTimeout(context.Background(), c.shutdownGrace)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	if hs != nil {
+		err = errors.Join(err, hs.Shutdown(sctx))
+	}
+	<-errc
+	return err
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}

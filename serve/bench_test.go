@@ -1,0 +1,59 @@
+package serve_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/drover-sched/drover/serve"
+	pb "github.com/drover-sched/drover/serve/proto"
+)
+
+// BenchmarkPlace measures one Place decision for a job on a 64-node
+// cluster (4 GPUs per node, 8 racks, half the GPUs free), through the
+// Core and through a gRPC client over bufconn. Compare runs with
+// benchstat: go test -run '^$' -bench Place -count 6 ./serve | tee new.txt
+func BenchmarkPlace(b *testing.B) {
+	for _, workers := range []int{2, 8} {
+		req := makeRequest(64, 4, workers)
+		b.Run(fmt.Sprintf("core/nodes=64/workers=%d", workers), func(b *testing.B) {
+			core, err := serve.NewCore()
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := core.Place(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("bufconn/nodes=64/workers=%d", workers), func(b *testing.B) {
+			h := startBufconn(b, serve.ServerConfig{})
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := h.client.Place(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// makeRequest builds a Place request: nodes nodes of 4 GPUs, 8 to a rack,
+// every other node half free, with varied utilisation.
+func makeRequest(nodes, gpus, workers int) *pb.PlaceRequest {
+	c := &pb.Cluster{IntraRackGbps: 100, CrossRackGbps: 40, PendingJobs: 3, RunningJobs: 20}
+	for i := range nodes {
+		free := gpus
+		if i%2 == 1 {
+			free = gpus / 2
+		}
+		u := float64(i%10) / 10
+		c.Nodes = append(c.Nodes, &pb.Node{Id: fmt.Sprintf("node-%d", i), Gpus: int32(gpus), FreeGpus: int32(free), Speed: 1, Cpus: 64,
+			MemoryGib: 512, NicGbps: 100, Rack: int32(i / 8), CpuUtil: u, MemBwUtil: u / 2, NetUtil: u / 3})
+	}
+	return &pb.PlaceRequest{Cluster: c, Job: &pb.Job{Id: "job-1", Model: "imagenet", Workers: int32(workers), ExpectedDurationS: 7200}}
+}

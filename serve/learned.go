@@ -1,0 +1,188 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/drover-sched/drover/agents/nn"
+	"github.com/drover-sched/drover/checkpoints"
+)
+
+// Learned is a learned policy as the server uses it: it picks an action
+// among the valid ones (mask[a] true) for an observation of the placement
+// or sync environment (env/placement). It must be safe for concurrent use.
+// An implementation should return early when ctx is done; the server
+// stops waiting for it at the deadline either way.
+type Learned interface {
+	// Act returns the chosen action.
+	Act(ctx context.Context, obs []float64, mask []bool) (int, error)
+}
+
+// Version is one loaded learned policy.
+type Version struct {
+	// Seq is the version number (the directory 0003 is 3) and Name its
+	// spelling in answers ("v3").
+	Seq  int
+	Name string
+	// Dir is the checkpoint directory it was loaded from.
+	Dir string
+	// Meta is the checkpoint's metadata: environment, shapes and the
+	// convergence gate's verdict (Meta.Converged).
+	Meta checkpoints.Meta
+	// Policy answers for it.
+	Policy Learned
+
+	decided atomic.Int64 // learned answers given, for canary promotion
+}
+
+// Sync reports whether the policy chooses sync strategies (the sync
+// environment) rather than placements.
+func (v *Version) Sync() bool { return v.Meta.Env == "sync" }
+
+// VersionName spells version seq as answers do: "v3".
+func VersionName(seq int) string { return "v" + strconv.Itoa(seq) }
+
+// MLPPolicy is a Learned policy over a checkpoint's network: the action of
+// the largest output among the valid ones (the greedy action of PPO's
+// actor, or of DQN's Q-network), lowest index on ties, as
+// nn.Categorical.Mode. It runs the network of the checkpoint (nn.MLP's
+// forward pass, bit for bit) on copies kept in a pool, since an nn.MLP
+// caches its activations.
+type MLPPolicy struct {
+	obsDim, actions int
+	pool            sync.Pool
+}
+
+var _ Learned = (*MLPPolicy)(nil)
+
+// NewMLPPolicy returns the policy of net, which maps obsDim inputs to
+// actions outputs. The network is copied; net may change afterwards.
+func NewMLPPolicy(net *nn.MLP, hidden []int, activation string) (*MLPPolicy, error) {
+	ls := net.Linears()
+	if len(ls) == 0 {
+		return nil, fmt.Errorf("serve: network has no layers")
+	}
+	p := &MLPPolicy{obsDim: ls[0].In, actions: ls[len(ls)-1].Out}
+	src := make([][]float32, 0, len(net.Params()))
+	for _, q := range net.Params() {
+		src = append(src, append([]float32(nil), q.Value...))
+	}
+	p.pool.New = func() any {
+		c := checkpoints.Build(p.obsDim, hidden, p.actions, activation)
+		for i, q := range c.Params() {
+			copy(q.Value, src[i])
+		}
+		return c
+	}
+	c := p.pool.New().(*nn.MLP)
+	if len(c.Params()) != len(src) {
+		return nil, fmt.Errorf("serve: network shape does not match hidden %v", hidden)
+	}
+	for i, q := range c.Params() {
+		if len(q.Value) != len(src[i]) {
+			return nil, fmt.Errorf("serve: network shape does not match hidden %v", hidden)
+		}
+	}
+	p.pool.Put(c)
+	return p, nil
+}
+
+// Forward returns the network's outputs for one observation.
+func (p *MLPPolicy) Forward(obs []float32) []float32 {
+	if len(obs) != p.obsDim {
+		panic("serve: observation length mismatch")
+	}
+	net := p.pool.Get().(*nn.MLP)
+	defer p.pool.Put(net)
+	x := nn.NewMat(1, p.obsDim)
+	copy(x.Data, obs)
+	return append([]float32(nil), net.Forward(x).Data...)
+}
+
+// Act implements Learned.
+func (p *MLPPolicy) Act(ctx context.Context, obs []float64, mask []bool) (int, error) {
+	if len(obs) != p.obsDim || len(mask) != p.actions {
+		return -1, fmt.Errorf("serve: observation %d / mask %d, the network takes %d / %d", len(obs), len(mask), p.obsDim, p.actions)
+	}
+	x := make([]float32, len(obs))
+	for i, v := range obs {
+		x[i] = float32(v)
+	}
+	y := p.Forward(x)
+	best := -1
+	for a, z := range y {
+		if mask[a] && (best < 0 || z > y[best]) {
+			best = a
+		}
+	}
+	if best < 0 {
+		return -1, fmt.Errorf("serve: no valid action")
+	}
+	return best, ctx.Err()
+}
+
+// LoadVersion loads and validates the checkpoint in dir as version seq: the
+// checkpoint must load (checkpoints.Load checks the weights against the
+// probe), be trained on the placement or sync environment, and the
+// serving forward pass must reproduce the probe outputs to 1e-5 and give a
+// valid action on every probe input. It does not judge convergence.
+func LoadVersion(dir string, seq int) (*Version, error) {
+	meta, nets, err := checkpoints.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	if meta.Env != "placement" && meta.Env != "sync" {
+		return nil, fmt.Errorf("serve: checkpoint %s: trained on env %q, want placement or sync", dir, meta.Env)
+	}
+	name := "actor"
+	if _, ok := nets[name]; !ok {
+		name = "q"
+	}
+	net, ok := nets[name]
+	if !ok {
+		return nil, fmt.Errorf("serve: checkpoint %s: no actor or q network (have %v)", dir, meta.Networks)
+	}
+	p, err := NewMLPPolicy(net, meta.Hidden, meta.Activation)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", dir, err)
+	}
+	if err := probe(p, meta, name); err != nil {
+		return nil, fmt.Errorf("serve: checkpoint %s: %w", dir, err)
+	}
+	return &Version{Seq: seq, Name: VersionName(seq), Dir: dir, Meta: meta, Policy: p}, nil
+}
+
+// probe runs p on the checkpoint's probe inputs.
+func probe(p *MLPPolicy, meta checkpoints.Meta, name string) error {
+	if len(meta.Probe.Inputs) == 0 {
+		return fmt.Errorf("no probe inputs")
+	}
+	want := meta.Probe.Outputs[name]
+	mask := make([]bool, p.actions)
+	for i := range mask {
+		mask[i] = true
+	}
+	for i, in := range meta.Probe.Inputs {
+		y := p.Forward(in)
+		if i >= len(want) || len(want[i]) != len(y) {
+			return fmt.Errorf("probe row %d: %d outputs, the checkpoint has %d rows", i, len(y), len(want))
+		}
+		for j, v := range y {
+			if d := math.Abs(float64(v - want[i][j])); !(d <= 1e-5) {
+				return fmt.Errorf("probe row %d output %d: serving gives %v, the checkpoint %v", i, j, v, want[i][j])
+			}
+		}
+		obs := make([]float64, len(in))
+		for k, v := range in {
+			obs[k] = float64(v)
+		}
+		if a, err := p.Act(context.Background(), obs, mask); err != nil || a < 0 || a >= p.actions {
+			return fmt.Errorf("probe row %d: action %d, %v", i, a, err)
+		}
+	}
+	return nil
+}

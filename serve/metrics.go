@@ -1,0 +1,66 @@
+package serve
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics are the server's Prometheus metrics, on a registry of their own
+// (no global state). Serve them with Handler on a separate listener.
+type Metrics struct {
+	// Registry holds every metric below plus the Go runtime and process
+	// collectors.
+	Registry *prometheus.Registry
+
+	requests  *prometheus.CounterVec   // method, code
+	latency   *prometheus.HistogramVec // method
+	inflight  prometheus.Gauge
+	decisions *prometheus.CounterVec // source, version, fallback
+	reloads   *prometheus.CounterVec // result
+	outcomes  *prometheus.CounterVec // kind
+	sinkErr   prometheus.Counter
+	version   prometheus.Gauge
+}
+
+// NewMetrics returns the metrics on a new registry.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "drover_grpc_requests_total", Help: "gRPC requests handled, by method and status code.",
+		}, []string{"method", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "drover_grpc_request_duration_seconds", Help: "gRPC request latency inside the server, by method.",
+			Buckets: []float64{25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 0.1, 0.25, 1},
+		}, []string{"method"}),
+		inflight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "drover_grpc_inflight_requests", Help: "Place requests being handled now.",
+		}),
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "drover_decisions_total", Help: "Place decisions, by source (heuristic, learned), model version and fallback reason (\"\" when the learned policy answered).",
+		}, []string{"source", "version", "fallback"}),
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "drover_checkpoint_reloads_total", Help: "Checkpoint versions examined by the watcher, by result (active, candidate, refused).",
+		}, []string{"result"}),
+		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "drover_outcomes_total", Help: "Reported job outcomes, by kind.",
+		}, []string{"kind"}),
+		sinkErr: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "drover_sink_errors_total", Help: "Records the decision sink failed to store.",
+		}),
+		version: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "drover_model_version", Help: "The active learned policy's version number (0: none).",
+		}),
+	}
+	m.Registry.MustRegister(m.requests, m.latency, m.inflight, m.decisions, m.reloads, m.outcomes, m.sinkErr, m.version,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler returns the /metrics HTTP handler.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
+}

@@ -1,0 +1,245 @@
+package serve
+
+import (
+	"context"
+	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/drover-sched/drover/serve/proto"
+)
+
+// ServiceName is the gRPC service's full name, as the health service
+// reports it.
+const ServiceName = "drover.v1.Scheduler"
+
+// service is the gRPC Scheduler service over a Core.
+type service struct {
+	pb.UnimplementedSchedulerServer
+	core *Core
+}
+
+var _ pb.SchedulerServer = (*service)(nil)
+
+// Place implements pb.SchedulerServer.
+func (s *service) Place(ctx context.Context, req *pb.PlaceRequest) (*pb.PlaceResponse, error) {
+	resp, err := s.core.Place(ctx, req)
+	return resp, toStatus(err)
+}
+
+// Report implements pb.SchedulerServer.
+func (s *service) Report(ctx context.Context, req *pb.ReportRequest) (*pb.ReportResponse, error) {
+	resp, err := s.core.Report(ctx, req)
+	return resp, toStatus(err)
+}
+
+// Status implements pb.SchedulerServer.
+func (s *service) Status(context.Context, *pb.StatusRequest) (*pb.StatusResponse, error) {
+	return s.core.Status(), nil
+}
+
+// toStatus maps the core's errors to gRPC status codes, the one place
+// where they are chosen.
+func toStatus(err error) error {
+	var fe *FieldError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &fe):
+		return status.Error(codes.InvalidArgument, fe.Error())
+	case errors.Is(err, ErrOverloaded):
+		return status.Error(codes.ResourceExhausted, "drover: overloaded, retry with backoff")
+	case errors.Is(err, ErrClosed):
+		return status.Error(codes.Unavailable, "drover: shutting down")
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return status.FromContextError(err).Err()
+	}
+	return status.Error(codes.Internal, err.Error())
+}
+
+// ServerConfig configures a Server. The zero value serves plaintext with
+// no authentication.
+type ServerConfig struct {
+	// TLS, when set, serves TLS (mTLS when it requires client
+	// certificates; see LoadTLS).
+	TLS *tls.Config
+	// Token, when set, is the bearer token every call but the health
+	// check must carry ("authorization: Bearer <token>").
+	Token string
+	// MaxRecvMsgSize is the largest request in bytes (0: gRPC's 4 MiB).
+	MaxRecvMsgSize int
+	// Metrics, when set, receives the gRPC request metrics.
+	Metrics *Metrics
+	// Clock times requests for the metrics (default RealClock).
+	Clock Clock
+}
+
+// Server is the gRPC server of a Core: the Scheduler service, the health
+// service and server reflection, with metrics and authentication
+// interceptors.
+type Server struct {
+	core   *Core
+	cfg    ServerConfig
+	grpc   *grpc.Server
+	health *health.Server
+}
+
+// NewServer builds the gRPC server of core.
+func NewServer(core *Core, cfg ServerConfig) (*Server, error) {
+	if core == nil {
+		return nil, errors.New("serve: nil core")
+	}
+	if cfg.MaxRecvMsgSize < 0 {
+		return nil, fmt.Errorf("serve: max message size %d, want >= 0", cfg.MaxRecvMsgSize)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = RealClock{}
+	}
+	s := &Server{core: core, cfg: cfg, health: health.NewServer()}
+	opts := []grpc.ServerOption{
+		grpc.ChainUnaryInterceptor(s.metricsUnary, s.authUnary),
+		grpc.ChainStreamInterceptor(s.authStream),
+	}
+	if cfg.TLS != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg.TLS)))
+	}
+	if cfg.MaxRecvMsgSize > 0 {
+		opts = append(opts, grpc.MaxRecvMsgSize(cfg.MaxRecvMsgSize))
+	}
+	s.grpc = grpc.NewServer(opts...)
+	pb.RegisterSchedulerServer(s.grpc, &service{core: core})
+	healthpb.RegisterHealthServer(s.grpc, s.health)
+	reflection.Register(s.grpc)
+	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	s.health.SetServingStatus(ServiceName, healthpb.HealthCheckResponse_SERVING)
+	return s, nil
+}
+
+// GRPC returns the underlying gRPC server, to register more services.
+func (s *Server) GRPC() *grpc.Server { return s.grpc }
+
+// Serve accepts connections on lis until Shutdown.
+func (s *Server) Serve(lis net.Listener) error { return s.grpc.Serve(lis) }
+
+// Shutdown reports NOT_SERVING to health checks, stops accepting calls,
+// waits for the calls in progress (GracefulStop; when ctx ends first, it
+// cancels them with Stop), then closes the core, which flushes and closes
+// the decision sink.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.health.Shutdown()
+	done := make(chan struct{})
+	go func() {
+		s.grpc.GracefulStop()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.grpc.Stop()
+		<-done
+	}
+	return s.core.Close()
+}
+
+func (s *Server) metricsUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	m := s.cfg.Metrics
+	if m == nil {
+		return handler(ctx, req)
+	}
+	place := info.FullMethod == pb.Scheduler_Place_FullMethodName
+	if place {
+		m.inflight.Inc()
+		defer m.inflight.Dec()
+	}
+	start := s.cfg.Clock.Now()
+	resp, err := handler(ctx, req)
+	m.latency.WithLabelValues(info.FullMethod).Observe(s.cfg.Clock.Now().Sub(start).Seconds())
+	m.requests.WithLabelValues(info.FullMethod, status.Code(err).String()).Inc()
+	return resp, err
+}
+
+// authorized checks the bearer token of a call.
+func (s *Server) authorized(ctx context.Context, method string) error {
+	if s.cfg.Token == "" || strings.HasPrefix(method, "/grpc.health.v1.Health/") {
+		return nil
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	for _, v := range md.Get("authorization") {
+		tok, ok := strings.CutPrefix(v, "Bearer ")
+		if ok && subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) == 1 {
+			return nil
+		}
+	}
+	return status.Error(codes.Unauthenticated, "drover: missing or wrong bearer token")
+}
+
+func (s *Server) authUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if err := s.authorized(ctx, info.FullMethod); err != nil {
+		return nil, err
+	}
+	return handler(ctx, req)
+}
+
+func (s *Server) authStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	if err := s.authorized(ss.Context(), info.FullMethod); err != nil {
+		return err
+	}
+	return handler(srv, ss)
+}
+
+// LoadTLS returns a server TLS configuration (TLS 1.2 or later) from PEM
+// files; with clientCA it requires and verifies client certificates
+// signed by it (mTLS).
+func LoadTLS(certFile, keyFile, clientCA string) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("serve: load TLS key pair %s, %s: %w", certFile, keyFile, err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if clientCA != "" {
+		pem, err := os.ReadFile(clientCA)
+		if err != nil {
+			return nil, fmt.Errorf("serve: read client CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("serve: client CA %s: no PEM certificates", clientCA)
+		}
+		cfg.ClientCAs, cfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	}
+	return cfg, nil
+}
+
+// BearerToken is the client side of the token check: per-call credentials
+// that send "authorization: Bearer <Token>".
+type BearerToken struct {
+	// Token is the token.
+	Token string
+	// AllowInsecure sends it over plaintext connections too (loopback
+	// only, for tests and local use).
+	AllowInsecure bool
+}
+
+var _ credentials.PerRPCCredentials = BearerToken{}
+
+// GetRequestMetadata implements credentials.PerRPCCredentials.
+func (b BearerToken) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + b.Token}, nil
+}
+
+// RequireTransportSecurity implements credentials.PerRPCCredentials.
+func (b BearerToken) RequireTransportSecurity() bool { return !b.AllowInsecure }

@@ -1,0 +1,144 @@
+package serve
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/env/placement"
+	"github.com/drover-sched/drover/policies"
+	pb "github.com/drover-sched/drover/serve/proto"
+)
+
+// snapshot is a validated Place request in the simulator's terms: what a
+// heuristic's env.View and the learned policy's placement.State are built
+// from.
+type snapshot struct {
+	cluster env.Cluster
+	ids     []string // node index -> id
+	state   placement.State
+	job     env.JobSpec
+	jobID   string
+}
+
+// newSnapshot converts a request that ValidatePlace accepted. Excluded
+// nodes show no free GPUs.
+func newSnapshot(req *pb.PlaceRequest) *snapshot {
+	c := req.GetCluster()
+	nodes := c.GetNodes()
+	s := &snapshot{
+		cluster: env.Cluster{Nodes: make([]env.Node, len(nodes)), IntraRackGbps: c.GetIntraRackGbps(), CrossRackGbps: c.GetCrossRackGbps()},
+		ids:     make([]string, len(nodes)),
+		state:   placement.State{Free: make([]int, len(nodes)), Load: make([]env.Usage, len(nodes))},
+	}
+	index := make(map[string]int, len(nodes))
+	for i, n := range nodes {
+		s.cluster.Nodes[i] = env.Node{Name: n.GetId(), GPUs: int(n.GetGpus()), GPUType: n.GetGpuType(), Speed: n.GetSpeed(),
+			CPUs: int(n.GetCpus()), MemoryGiB: n.GetMemoryGib(), NICGbps: n.GetNicGbps(), Rack: int(n.GetRack())}
+		s.ids[i] = n.GetId()
+		index[n.GetId()] = i
+		s.state.Free[i] = int(n.GetFreeGpus())
+		s.state.Load[i] = env.Usage{CPU: n.GetCpuUtil(), MemBW: n.GetMemBwUtil(), Net: n.GetNetUtil()}
+	}
+	for _, id := range req.GetJob().GetExcludeNodes() {
+		s.state.Free[index[id]] = 0
+	}
+	s.state.Pending = max(1, int(c.GetPendingJobs()))
+	s.state.Running = int(c.GetRunningJobs())
+	j := req.GetJob()
+	s.jobID = j.GetId()
+	s.job = env.JobSpec{Name: j.GetId(), GPUs: int(j.GetWorkers()), Duration: j.GetExpectedDurationS(), Model: j.GetModel(),
+		BatchSize: int(j.GetBatchSize()), PSShards: int(j.GetPsShards())}
+	if j.GetArch() == pb.Arch_ARCH_PS {
+		s.job.Arch = env.PS
+		s.job.PSShards = max(1, s.job.PSShards)
+	}
+	return s
+}
+
+// freeGPUs returns the free GPUs of the nodes the job may use.
+func (s *snapshot) freeGPUs() int {
+	t := 0
+	for _, f := range s.state.Free {
+		t += f
+	}
+	return t
+}
+
+// telemetry is the env.Model a heuristic sees: the request's node loads
+// through env.Telemetry, and nothing to simulate.
+type telemetry struct{ load []env.Usage }
+
+var (
+	_ env.Model     = telemetry{}
+	_ env.Telemetry = telemetry{}
+)
+
+func (telemetry) Name() string                              { return "request" }
+func (telemetry) Admit(*env.Job, *env.Meta) error           { return nil }
+func (telemetry) Place(*env.Job, *env.Cluster)              {}
+func (telemetry) Advance(*env.Job, float64) (float64, bool) { return 0, false }
+func (telemetry) Remaining(*env.Job) float64                { return math.Inf(1) }
+func (t telemetry) NodeLoad(n int, _ float64) env.Usage     { return t.load[n] }
+
+// runHeuristic asks a fresh policy from f where the snapshot's job goes:
+// the job is the only pending one, the cluster's free GPUs are the
+// request's. It returns the node index of each worker (nil when the
+// policy placed nothing) and the sync strategy.
+func runHeuristic(f policies.Factory, s *snapshot) ([]int, env.Sync, error) {
+	p, err := f(policies.Config{Seed: 1})
+	if err != nil {
+		return nil, env.Sync{}, err
+	}
+	job := &env.Job{ID: 0, Spec: s.job, State: env.Pending, FirstStart: math.NaN(), Finish: math.NaN()}
+	v := &env.View{Cluster: &s.cluster, Free: append([]int(nil), s.state.Free...), Active: []*env.Job{job}, Model: telemetry{s.state.Load}}
+	ds, err := p.Schedule(v)
+	if err != nil {
+		return nil, env.Sync{}, err
+	}
+	for _, d := range ds {
+		if d.Job == 0 && len(d.Nodes) > 0 {
+			if err := s.checkAlloc(d.Nodes); err != nil {
+				return nil, env.Sync{}, err
+			}
+			return d.Nodes, d.Sync, nil
+		}
+	}
+	return nil, env.Sync{}, nil
+}
+
+// checkAlloc verifies that an allocation fits the snapshot's free GPUs.
+func (s *snapshot) checkAlloc(alloc []int) error {
+	if len(alloc) != s.job.GPUs {
+		return fmt.Errorf("allocation of %d workers for a job of %d", len(alloc), s.job.GPUs)
+	}
+	used := make(map[int]int, 4)
+	for _, n := range alloc {
+		if n < 0 || n >= len(s.state.Free) {
+			return fmt.Errorf("allocation names node %d of %d", n, len(s.state.Free))
+		}
+		used[n]++
+		if used[n] > s.state.Free[n] {
+			return fmt.Errorf("allocation puts %d workers on node %s with %d free GPUs", used[n], s.ids[n], s.state.Free[n])
+		}
+	}
+	return nil
+}
+
+// psNodes places a PS job's shards: round robin over the distinct nodes
+// of its workers, in allocation order (the parameter servers share the
+// workers' machines, as in the simulator's PS model).
+func psNodes(alloc []int, shards int) []int {
+	var distinct []int
+	for _, n := range alloc {
+		if !slices.Contains(distinct, n) {
+			distinct = append(distinct, n)
+		}
+	}
+	out := make([]int, shards)
+	for i := range out {
+		out[i] = distinct[i%len(distinct)]
+	}
+	return out
+}
