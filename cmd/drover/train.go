@@ -13,6 +13,7 @@ import (
 	"github.com/drover-sched/drover/checkpoints"
 	"github.com/drover-sched/drover/env/cartpole"
 	"github.com/drover-sched/drover/env/gym"
+	"github.com/drover-sched/drover/internal/plot"
 	"github.com/drover-sched/drover/train"
 	"github.com/drover-sched/drover/train/runlog"
 )
@@ -173,11 +174,35 @@ func ppoHyper(cfg ppo.Config) map[string]float64 {
 		"num_envs": float64(cfg.NumEnvs), "num_steps": float64(cfg.NumSteps), "num_minibatches": float64(cfg.NumMinibatches), "update_epochs": float64(cfg.UpdateEpochs)}
 }
 
-// finish closes the logs and says where they are.
+// CurveFile is the learning-curve plot of a run directory.
+const CurveFile = "learning-curve.png"
+
+// finish closes the logs, plots the learning curve and says where they
+// are.
 func (r *trainRun) finish(stdout io.Writer) error {
 	if err := r.close(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "logs %s (tensorboard --logdir %s; scalars.csv)\n", r.dir, filepath.Dir(r.dir))
+	if len(r.curve) > 0 {
+		raw := plot.Series{Name: "episodic return"}
+		for _, p := range r.curve {
+			raw.X, raw.Y = append(raw.X, p[0]), append(raw.Y, p[1])
+		}
+		// A trailing mean over 20 points, as one reads a noisy curve.
+		smooth := plot.Series{Name: "mean of the last 20"}
+		for i := range raw.Y {
+			lo, sum := max(0, i-19), 0.0
+			for _, y := range raw.Y[lo : i+1] {
+				sum += y
+			}
+			smooth.X, smooth.Y = append(smooth.X, raw.X[i]), append(smooth.Y, sum/float64(i+1-lo))
+		}
+		path := filepath.Join(r.dir, CurveFile)
+		o := plot.Options{Title: fmt.Sprintf("%s, %s, seed %d", r.train.Env, r.train.Algo, r.train.Seed), XLabel: "environment steps", YLabel: "episodic return"}
+		if err := plot.WriteFile(path, func(w io.Writer) error { return plot.Lines(w, o, []plot.Series{raw, smooth}) }); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "logs %s (tensorboard --logdir %s; scalars.csv; %s)\n", r.dir, filepath.Dir(r.dir), CurveFile)
 	return nil
 }
