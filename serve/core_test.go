@@ -356,3 +356,15 @@ func TestReportAndClose(t *testing.T) {
 		t.Errorf("Place after Close: %v", err)
 	}
 }
+
+// The embedded default loads as a version and, being unconverged, leaves
+// the heuristic answering.
+func TestDefaultVersion(t *testing.T) {
+	v, err := serve.DefaultVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Dir != serve.DefaultDir || v.Meta.Converged || v.Meta.Env != "placement" {
+		t.Errorf("default version %+v", v)
+	}
+}

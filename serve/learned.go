@@ -135,6 +135,26 @@ func LoadVersion(dir string, seq int) (*Version, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newVersion(dir, seq, meta, nets)
+}
+
+// DefaultDir is the Dir of the version DefaultVersion returns.
+const DefaultDir = "embedded:default"
+
+// DefaultVersion returns the pretrained default policy embedded in the
+// binary (checkpoints.Default) as version 0, validated as LoadVersion
+// validates a directory. It is not converged, so a Core holding it
+// answers with the heuristic and says so (not-converged).
+func DefaultVersion() (*Version, error) {
+	meta, nets, err := checkpoints.Default()
+	if err != nil {
+		return nil, err
+	}
+	return newVersion(DefaultDir, 0, meta, nets)
+}
+
+// newVersion validates a loaded checkpoint and makes it version seq.
+func newVersion(dir string, seq int, meta checkpoints.Meta, nets map[string]*nn.MLP) (*Version, error) {
 	if meta.Env != "placement" && meta.Env != "sync" {
 		return nil, fmt.Errorf("serve: checkpoint %s: trained on env %q, want placement or sync", dir, meta.Env)
 	}

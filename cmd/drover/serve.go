@@ -44,7 +44,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.tlsKey, "tls-key", "", "TLS private key (PEM)")
 	fs.StringVar(&c.tlsClientCA, "tls-client-ca", "", "CA (PEM) that client certificates must be signed by (mTLS)")
 	fs.StringVar(&c.tokenFile, "token-file", "", "file holding the bearer token every call must carry")
-	fs.StringVar(&c.checkpoints, "checkpoints", "", "checkpoint directory: numbered versions (0001, 0002, ...) watched for hot reload, or one checkpoint")
+	fs.StringVar(&c.checkpoints, "checkpoints", "", "checkpoint directory: numbered versions (0001, 0002, ...) watched for hot reload, or one checkpoint (default: the embedded pretrained placement policy, not converged, so the heuristic answers)")
 	fs.StringVar(&c.heuristic, "heuristic", "strn", "fallback heuristic (a policies/builtin name)")
 	fs.Float64Var(&c.canary, "canary", 0, "share of jobs routed to a new converged version before it is promoted, in [0, 1)")
 	fs.IntVar(&c.promoteAfter, "promote-after", 1000, "learned canary answers before the candidate is promoted (0: never)")
@@ -98,7 +98,15 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 	defer cancelWatch()
 	watchDone := make(chan struct{})
 	close(watchDone)
-	if c.checkpoints != "" {
+	if c.checkpoints == "" {
+		// No checkpoints given: the embedded pretrained default, which
+		// is not converged, so the heuristic answers (and says why).
+		v, err := serve.DefaultVersion()
+		if err != nil {
+			return err
+		}
+		core.Swap(v)
+	} else {
 		if _, err := os.Stat(filepath.Join(c.checkpoints, checkpoints.MetaFile)); err == nil {
 			// One checkpoint, as drover train --out writes it: version 1.
 			v, err := serve.LoadVersion(c.checkpoints, 1)

@@ -38,7 +38,7 @@ func TestServeAndPlace(t *testing.T) {
 	}
 
 	code, o, e := drover(t, "place", "-addr", addrs[0], "-token-file", token, "-nodes", "16", "-workers", "6")
-	if code != 0 || !strings.Contains(o, "policy heuristic:strn (fallback: no-model)") || strings.Count(o, "worker ") != 6 {
+	if code != 0 || !strings.Contains(o, "policy heuristic:strn (fallback: not-converged)") || strings.Count(o, "worker ") != 6 {
 		t.Errorf("place: exit %d\n%s%s", code, o, e)
 	}
 	code, o, e = drover(t, "place", "-addr", addrs[0], "-token-file", token, "-status")
@@ -64,7 +64,7 @@ func TestServeAndPlace(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !strings.Contains(string(body), `drover_decisions_total{fallback="no-model",source="heuristic",version=""} 2`) {
+	if !strings.Contains(string(body), `drover_decisions_total{fallback="not-converged",source="heuristic",version="v0"} 2`) {
 		t.Errorf("metrics:\n%s", body)
 	}
 
