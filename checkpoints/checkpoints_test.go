@@ -2,6 +2,7 @@ package checkpoints
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -112,6 +113,73 @@ func TestLoadsInNumpy(t *testing.T) {
 		t.Fatalf("%v: %s", err, out)
 	}
 	t.Log(strings.TrimSpace(string(out)))
+}
+
+// torchPython returns Debian's system Python when it can import torch
+// (python3-torch), else "" and the reason.
+func torchPython() (string, string) {
+	const py = "/usr/bin/python3"
+	if out, err := exec.Command(py, "-c", "import torch").CombinedOutput(); err != nil {
+		return "", fmt.Sprintf("%s cannot import torch (Debian: apt-get install python3-torch): %v: %s", py, err, strings.TrimSpace(string(out)))
+	}
+	return py, ""
+}
+
+// The checkpoint loads into torch.nn.Sequential modules (Linear + Tanh or
+// ReLU) and their forward pass gives the recorded probe outputs and the
+// numpy forward pass's to 1e-5 (scripts/torch_checkpoint.py); a changed
+// recorded output makes the script fail. Skipped unless /usr/bin/python3 imports
+// torch.
+func TestLoadsInTorch(t *testing.T) {
+	py, why := torchPython()
+	if py == "" {
+		t.Skip(why)
+	}
+	src := rand.NewPCG(3, 4)
+	tanh, tanhNets := testNets()
+	relu := Meta{Env: "cartpole", Algo: "dqn", ObsDim: 4, Actions: 2, Hidden: []int{120, 84}, Activation: "relu", Networks: []string{"q"}, Seed: 1}
+	reluNets := map[string]*nn.MLP{"q": nn.NewOrthogonalMLP([]int{4, 120, 84, 2}, nn.NewReLU, math.Sqrt2, 1, src)}
+	for _, c := range []struct {
+		name string
+		m    Meta
+		nets map[string]*nn.MLP
+	}{{"ppo-tanh", tanh, tanhNets}, {"dqn-relu", relu, reluNets}} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := Save(dir, c.m, c.nets); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command(py, "../scripts/torch_checkpoint.py", dir).CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "OK") {
+				t.Fatalf("%v: %s", err, out)
+			}
+			t.Log(strings.TrimSpace(string(out)))
+
+			// A recorded output off by 1e-3: torch still agrees with
+			// numpy, not with the record, and the script exits 1.
+			path := filepath.Join(dir, MetaFile)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := DecodeMeta(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.Probe.Outputs[c.m.Networks[0]][0][0] += 1e-3
+			if data, err = EncodeMeta(m); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err = exec.Command(py, "../scripts/torch_checkpoint.py", dir).CombinedOutput()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "MISMATCH") {
+				t.Fatalf("changed record: %v: %s", err, out)
+			}
+		})
+	}
 }
 
 func FuzzDecode(f *testing.F) {

@@ -2,7 +2,6 @@ package nn
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"strconv"
 )
@@ -121,7 +120,7 @@ type Tanh struct{ y, dx Mat }
 func (t *Tanh) Forward(x Mat) Mat {
 	t.y = resize(t.y, x.Rows, x.Cols)
 	for i, v := range x.Data {
-		t.y.Data[i] = float32(math.Tanh(float64(v)))
+		t.y.Data[i] = tanh32(v) // float32(math.Tanh(float64(v))), bit for bit
 	}
 	return t.y
 }

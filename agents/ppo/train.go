@@ -128,22 +128,17 @@ func Train(cfg Config, makeEnv func(i int) gym.Env, report func(Update)) (*Agent
 			ls[len(ls)-1].B.Value[i] += b
 		}
 	}
-	params := agent.Params()
-	opt := nn.NewAdam(params, cfg.LR, 1e-5)
+	l := newLearner(cfg, agent, rng)
+	opt := l.opt
 
 	N, T := cfg.NumEnvs, cfg.NumSteps
 	B := N * T
-	obsBuf := make([]float32, B*obsDim) // row t*N+i
-	actions := make([]int, B)
-	logps := make([]float32, B)
+	roll := newRollout(B, obsDim, nA)
+	obsBuf, actions, logps, values, adv, ret := roll.obs, roll.act, roll.logp, roll.value, roll.adv, roll.ret
 	rewards := make([]float32, B)
-	values := make([]float32, B)
 	nextValues := make([]float32, B)
-	var maskBuf []bool // B x nA when the envs have action masks (MaskablePPO)
 	terms := make([]bool, B)
 	truncs := make([]bool, B)
-	adv := make([]float32, B)
-	ret := make([]float32, B)
 	epRet := make([]float64, N)
 
 	next := nn.NewMat(N, obsDim)
@@ -175,10 +170,10 @@ func Train(cfg Config, makeEnv func(i int) gym.Env, report func(Update)) (*Agent
 			logits := agent.Actor.Forward(next)
 			var mask []bool
 			if ms := envs.ActionMasks(); ms != nil {
-				if maskBuf == nil {
-					maskBuf = make([]bool, B*nA)
+				if roll.mask == nil {
+					roll.mask = make([]bool, B*nA)
 				}
-				mask = maskBuf[row*nA : (row+N)*nA]
+				mask = roll.mask[row*nA : (row+N)*nA]
 				for i, m := range ms {
 					copy(mask[i*nA:(i+1)*nA], m)
 				}
@@ -240,72 +235,130 @@ func Train(cfg Config, makeEnv func(i int) gym.Env, report func(Update)) (*Agent
 			}
 		}
 		// Optimise.
-		mbSize := B / cfg.NumMinibatches
-		idx := make([]int, B)
-		for i := range idx {
-			idx[i] = i
-		}
-		mbObs := nn.NewMat(mbSize, obsDim)
-		var mbMask []bool
-		if maskBuf != nil {
-			mbMask = make([]bool, mbSize*nA)
-		}
-		mbAct := make([]int, mbSize)
-		mbOldLogp, mbAdv, mbRet, mbOldV := make([]float32, mbSize), make([]float32, mbSize), make([]float32, mbSize), make([]float32, mbSize)
-		dLogp, dV := make([]float32, mbSize), make([]float32, mbSize)
-		dEnt := make([]float32, mbSize)
-		for range cfg.UpdateEpochs {
-			rng.Shuffle(B, func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
-			var pl, vl, ent, kl, cf float32
-			for mb := range cfg.NumMinibatches {
-				ids := idx[mb*mbSize : (mb+1)*mbSize]
-				for k, id := range ids {
-					copy(mbObs.Data[k*obsDim:(k+1)*obsDim], obsBuf[id*obsDim:(id+1)*obsDim])
-					mbAct[k], mbOldLogp[k], mbAdv[k], mbRet[k], mbOldV[k] = actions[id], logps[id], adv[id], ret[id], values[id]
-					if mbMask != nil {
-						copy(mbMask[k*nA:(k+1)*nA], maskBuf[id*nA:(id+1)*nA])
-					}
-				}
-				if cfg.NormAdv {
-					NormalizeAdvantages(mbAdv)
-				}
-				agent.Actor.ZeroGrad()
-				agent.Critic.ZeroGrad()
-				logits := agent.Actor.Forward(mbObs)
-				dist := nn.NewCategorical(logits, mbMask)
-				newLogp := dist.LogProb(mbAct)
-				entropy := dist.Entropy()
-				p, k2, c := ClippedPolicyLoss(newLogp, mbOldLogp, mbAdv, cfg.Clip, dLogp)
-				newV := agent.Critic.Forward(mbObs)
-				vloss := ClippedValueLoss(newV.Data, mbOldV, mbRet, cfg.Clip, dV)
-				var e float32
-				for k := range entropy {
-					e += entropy[k]
-					dEnt[k] = -cfg.EntCoef / float32(mbSize) // d(-ent_coef * mean entropy)
-				}
-				gl := dist.LogProbGrad(mbAct, dLogp)
-				ge := dist.EntropyGrad(dEnt)
-				for k := range gl.Data {
-					gl.Data[k] += ge.Data[k]
-				}
-				agent.Actor.Accumulate(gl)
-				for k := range dV {
-					dV[k] *= cfg.VfCoef
-				}
-				agent.Critic.Accumulate(nn.MatFrom(mbSize, 1, dV))
-				nn.ClipGradNorm(params, cfg.MaxGradNorm)
-				opt.Step()
-				pl, vl, ent, kl, cf = pl+p, vl+vloss, ent+e/float32(mbSize), kl+k2, cf+c
-			}
-			m := float32(cfg.NumMinibatches)
-			up.PolicyLoss, up.ValueLoss, up.Entropy, up.ApproxKL, up.ClipFrac = pl/m, vl/m, ent/m, kl/m, cf/m
-		}
+		l.update(&roll, &up)
 		up.Step, up.LR = step, lr
 		if report != nil {
 			report(up)
 		}
 	}
 	return agent, nil
+}
+
+// rollout holds one rollout's samples for the update, row t*NumEnvs+i.
+type rollout struct {
+	obsDim, actions int
+	// obs holds the observations, one row of obsDim per sample.
+	obs []float32
+	// act, logp and value are the actions taken, their log-probabilities
+	// and the critic's values when acting; adv and ret the GAE advantages
+	// and returns.
+	act                   []int
+	logp, value, adv, ret []float32
+	// mask has actions entries per sample, true for a valid action; nil
+	// when the environments have no masks.
+	mask []bool
+}
+
+func newRollout(n, obsDim, actions int) rollout {
+	return rollout{obsDim: obsDim, actions: actions, obs: make([]float32, n*obsDim), act: make([]int, n),
+		logp: make([]float32, n), value: make([]float32, n), adv: make([]float32, n), ret: make([]float32, n)}
+}
+
+// learner is PPO's optimisation phase: UpdateEpochs passes over a rollout
+// in NumMinibatches shuffled minibatches, one Adam step each. Its buffers
+// are reused from update to update.
+type learner struct {
+	cfg    Config
+	agent  *Agent
+	params []*nn.Param
+	opt    *nn.Adam
+	rng    *rand.Rand
+
+	idx                                              []int
+	mbObs                                            nn.Mat
+	mbMask                                           []bool
+	mbAct                                            []int
+	mbOldLogp, mbAdv, mbRet, mbOldV, dLogp, dV, dEnt []float32
+}
+
+func newLearner(cfg Config, agent *Agent, rng *rand.Rand) *learner {
+	params := agent.Params()
+	return &learner{cfg: cfg, agent: agent, params: params, opt: nn.NewAdam(params, cfg.LR, 1e-5), rng: rng}
+}
+
+// update optimises the agent on r (the learning rate is the optimiser's)
+// and records the last epoch's minibatch means in up.
+func (l *learner) update(r *rollout, up *Update) {
+	cfg, agent, rng := l.cfg, l.agent, l.rng
+	B, obsDim, nA := len(r.act), r.obsDim, r.actions
+	mbSize := B / cfg.NumMinibatches
+	if len(l.idx) != B || l.mbObs.Rows != mbSize || l.mbObs.Cols != obsDim {
+		l.idx = make([]int, B)
+		l.mbObs = nn.NewMat(mbSize, obsDim)
+		l.mbAct = make([]int, mbSize)
+		l.mbOldLogp, l.mbAdv, l.mbRet, l.mbOldV = make([]float32, mbSize), make([]float32, mbSize), make([]float32, mbSize), make([]float32, mbSize)
+		l.dLogp, l.dV, l.dEnt = make([]float32, mbSize), make([]float32, mbSize), make([]float32, mbSize)
+		l.mbMask = nil
+	}
+	if r.mask != nil && len(l.mbMask) != mbSize*nA {
+		l.mbMask = make([]bool, mbSize*nA)
+	}
+	mbMask := l.mbMask
+	if r.mask == nil {
+		mbMask = nil
+	}
+	idx, mbObs, mbAct := l.idx, l.mbObs, l.mbAct
+	mbOldLogp, mbAdv, mbRet, mbOldV := l.mbOldLogp, l.mbAdv, l.mbRet, l.mbOldV
+	dLogp, dV, dEnt := l.dLogp, l.dV, l.dEnt
+	for i := range idx {
+		idx[i] = i
+	}
+	for range cfg.UpdateEpochs {
+		rng.Shuffle(B, func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
+		var pl, vl, ent, kl, cf float32
+		for mb := range cfg.NumMinibatches {
+			ids := idx[mb*mbSize : (mb+1)*mbSize]
+			for k, id := range ids {
+				copy(mbObs.Data[k*obsDim:(k+1)*obsDim], r.obs[id*obsDim:(id+1)*obsDim])
+				mbAct[k], mbOldLogp[k], mbAdv[k], mbRet[k], mbOldV[k] = r.act[id], r.logp[id], r.adv[id], r.ret[id], r.value[id]
+				if mbMask != nil {
+					copy(mbMask[k*nA:(k+1)*nA], r.mask[id*nA:(id+1)*nA])
+				}
+			}
+			if cfg.NormAdv {
+				NormalizeAdvantages(mbAdv)
+			}
+			agent.Actor.ZeroGrad()
+			agent.Critic.ZeroGrad()
+			logits := agent.Actor.Forward(mbObs)
+			dist := nn.NewCategorical(logits, mbMask)
+			newLogp := dist.LogProb(mbAct)
+			entropy := dist.Entropy()
+			p, k2, c := ClippedPolicyLoss(newLogp, mbOldLogp, mbAdv, cfg.Clip, dLogp)
+			newV := agent.Critic.Forward(mbObs)
+			vloss := ClippedValueLoss(newV.Data, mbOldV, mbRet, cfg.Clip, dV)
+			var e float32
+			for k := range entropy {
+				e += entropy[k]
+				dEnt[k] = -cfg.EntCoef / float32(mbSize) // d(-ent_coef * mean entropy)
+			}
+			gl := dist.LogProbGrad(mbAct, dLogp)
+			ge := dist.EntropyGrad(dEnt)
+			for k := range gl.Data {
+				gl.Data[k] += ge.Data[k]
+			}
+			agent.Actor.Accumulate(gl)
+			for k := range dV {
+				dV[k] *= cfg.VfCoef
+			}
+			agent.Critic.Accumulate(nn.MatFrom(mbSize, 1, dV))
+			nn.ClipGradNorm(l.params, cfg.MaxGradNorm)
+			l.opt.Step()
+			pl, vl, ent, kl, cf = pl+p, vl+vloss, ent+e/float32(mbSize), kl+k2, cf+c
+		}
+		m := float32(cfg.NumMinibatches)
+		up.PolicyLoss, up.ValueLoss, up.Entropy, up.ApproxKL, up.ClipFrac = pl/m, vl/m, ent/m, kl/m, cf/m
+	}
 }
 
 func copyObs(dst nn.Mat, rows [][]float64) {

@@ -1,0 +1,87 @@
+package nn
+
+import (
+	"math"
+	"os"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+func checkTanh32(t *testing.T, from, to, stride uint64) (n int) {
+	t.Helper()
+	for u := from; u < to; u += stride {
+		v := math.Float32frombits(uint32(u))
+		got, want := tanh32(v), float32(math.Tanh(float64(v)))
+		if math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("tanh32(%v) = %v, want float32(math.Tanh) = %v", v, got, want)
+		}
+		n++
+	}
+	return n
+}
+
+// tanh32 equals float32(math.Tanh(float64(v))) bit for bit: on special
+// values, and on a strided sweep of the positive and negative float32s
+// (every 61st through the fast range 2⁻⁵..9.5, every 4099th elsewhere).
+// TestTanh32Exhaustive checks all of them.
+func TestTanh32(t *testing.T) {
+	for _, v := range []float32{0, float32(math.Copysign(0, -1)), 0x1p-5, -0x1p-5, 0.625, 9.5, -9.5, 44, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), math.SmallestNonzeroFloat32, math.MaxFloat32} {
+		got, want := tanh32(v), float32(math.Tanh(float64(v)))
+		if math.Float32bits(got) != math.Float32bits(want) {
+			t.Errorf("tanh32(%v) = %v, want %v", v, got, want)
+		}
+	}
+	lo, hi := uint64(math.Float32bits(0x1p-5)), uint64(math.Float32bits(9.5))
+	n := 0
+	for _, sign := range []uint64{0, 1 << 31} {
+		n += checkTanh32(t, sign+lo, sign+hi, 61)
+		n += checkTanh32(t, sign, sign+1<<31, 4099)
+	}
+	t.Logf("%d inputs agree", n)
+}
+
+// Every float32 input (2³² of them; about a minute on two cores), run when
+// DROVER_EXHAUSTIVE=1.
+func TestTanh32Exhaustive(t *testing.T) {
+	if os.Getenv("DROVER_EXHAUSTIVE") != "1" {
+		t.Skip("set DROVER_EXHAUSTIVE=1 to check all 2³² inputs")
+	}
+	workers := uint64(runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for u := w; u < 1<<32; u += workers {
+				v := math.Float32frombits(uint32(u))
+				if got, want := tanh32(v), float32(math.Tanh(float64(v))); math.Float32bits(got) != math.Float32bits(want) {
+					t.Errorf("tanh32(%v) = %v, want %v", v, got, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// BenchmarkTanh compares float32(math.Tanh(float64(v))) with tanh32 on
+// 128 x 64 pre-activations drawn from N(0, 1.5²).
+func BenchmarkTanh(b *testing.B) {
+	x := randMat(newRNG(14), 128, 64, 1.5)
+	y := NewMat(128, 64)
+	b.Run("impl=math.Tanh", func(b *testing.B) {
+		for b.Loop() {
+			for i, v := range x.Data {
+				y.Data[i] = float32(math.Tanh(float64(v)))
+			}
+		}
+	})
+	b.Run("impl=tanh32", func(b *testing.B) {
+		for b.Loop() {
+			for i, v := range x.Data {
+				y.Data[i] = tanh32(v)
+			}
+		}
+	})
+}
