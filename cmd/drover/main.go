@@ -21,6 +21,7 @@ func commands() []command {
 		{"profile", "fit the embedded model profiles from measurements (fit)", runProfile},
 		{"train", "train a policy (so far: PPO and DQN on CartPole-v1, the known-answer check)", runTrain},
 		{"calibrate", "compare the per-worker slowdown process with the PAI mini-batch data", runCalibrate},
+		{"eval", "compare policies over seeds (table, plots, JSON), or summarise a decision log (--log)", runEval},
 		{"help", "show this help", nil},
 	}
 }
@@ -59,7 +60,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	switch name {
-	case "eval", "serve", "agent", "place":
+	case "serve", "agent", "place":
 		fmt.Fprintf(stderr, "drover %s: not built yet (see the project's open issues)\n", name)
 		return 2
 	}

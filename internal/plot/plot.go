@@ -170,6 +170,9 @@ func draw1(w io.Writer, o Options, series []Series, yRange *[2]float64, legendTo
 	}
 	if yRange != nil {
 		p.Y.Min, p.Y.Max = yRange[0], yRange[1]
+	} else if !o.LogY && p.Y.Max > p.Y.Min {
+		// Headroom above the highest line for the top-left legend.
+		p.Y.Max += 0.15 * (p.Y.Max - p.Y.Min)
 	}
 	wd, ht := o.Width, o.Height
 	if wd <= 0 {
