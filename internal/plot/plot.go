@@ -205,6 +205,10 @@ func WriteFile(path string, encode func(io.Writer) error) error {
 		f.Close()
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
+	if err := f.Chmod(0o644); err != nil { // CreateTemp makes 0600 files
+		f.Close()
+		return fmt.Errorf("plot: %w", err)
+	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
