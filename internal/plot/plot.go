@@ -19,7 +19,9 @@ import (
 
 // Default figure size in pixels.
 const (
-	DefaultWidth  = 900
+	// DefaultWidth is the image width when Options.Width is 0.
+	DefaultWidth = 900
+	// DefaultHeight is the image height when Options.Height is 0.
 	DefaultHeight = 560
 )
 
