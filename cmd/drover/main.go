@@ -23,6 +23,7 @@ func commands() []command {
 		{"calibrate", "compare the per-worker slowdown process with the PAI mini-batch data", runCalibrate},
 		{"serve", "serve placement decisions over gRPC (heuristic fallback, learned checkpoints)", runServe},
 		{"place", "ask a drover server where a job goes (or -status)", runPlace},
+		{"eval", "compare policies over seeds (table, plots, JSON), or summarise a decision log (--log)", runEval},
 		{"help", "show this help", nil},
 	}
 }
@@ -61,7 +62,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	switch name {
-	case "eval", "agent":
+	case "agent":
 		fmt.Fprintf(stderr, "drover %s: not built yet (see the project's open issues)\n", name)
 		return 2
 	}

@@ -19,7 +19,9 @@ import (
 
 // Default figure size in pixels.
 const (
-	DefaultWidth  = 900
+	// DefaultWidth is the image width when Options.Width is 0.
+	DefaultWidth = 900
+	// DefaultHeight is the image height when Options.Height is 0.
 	DefaultHeight = 560
 )
 
@@ -170,6 +172,9 @@ func draw1(w io.Writer, o Options, series []Series, yRange *[2]float64, legendTo
 	}
 	if yRange != nil {
 		p.Y.Min, p.Y.Max = yRange[0], yRange[1]
+	} else if !o.LogY && p.Y.Max > p.Y.Min {
+		// Headroom above the highest line for the top-left legend.
+		p.Y.Max += 0.15 * (p.Y.Max - p.Y.Min)
 	}
 	wd, ht := o.Width, o.Height
 	if wd <= 0 {
@@ -201,6 +206,10 @@ func WriteFile(path string, encode func(io.Writer) error) error {
 	if err := encode(f); err != nil {
 		f.Close()
 		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	if err := f.Chmod(0o644); err != nil { // CreateTemp makes 0600 files
+		f.Close()
+		return fmt.Errorf("plot: %w", err)
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)

@@ -89,6 +89,9 @@ func TestWriteFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	if st, _ := f.Stat(); st.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", st.Mode().Perm())
+	}
 	cfg, err := png.DecodeConfig(f)
 	if err != nil || cfg.Width != 200 || cfg.Height != 100 {
 		t.Errorf("written file: %+v, %v; want a 200x100 PNG", cfg, err)

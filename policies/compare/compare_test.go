@@ -141,8 +141,8 @@ func TestWriteTable(t *testing.T) {
 	// a: avg JCT 150 ± t(0.975,1) * 70.7107/sqrt(2) = 12.7062 * 50 = 635.3.
 	want := "| policy | avg JCT (s) | p99 JCT (s) | avg TTA (s) | straggling worker-iterations | iterations with a straggler | GPU-hours | finished |\n" +
 		"|---|---|---|---|---|---|---|---|\n" +
-		"| a | 150 ± 635 | 240 ± 635 | 60 ± 127 | 2e+03 ± 1.27e+04 | 30.00 ± 63.53% | 3.0 ± 12.7 | 2.0 ± 0.0 |\n" +
-		"| b | - | - | - | 0 | 0.00% | 0.0 | 0.0 |\n"
+		"| a | 150 ± 635 | 240 ± 635 | 60 ± 127 | 2e+03 ± 1.27e+04 | 30.00 ± 63.53% | 3.0 ± 12.7 | 2 ± 0 |\n" +
+		"| b | - | - | - | 0 | 0.00% | 0.0 | 0 |\n"
 	if diff := cmp.Diff(want, b.String()); diff != "" {
 		t.Errorf("table (-want,+got):\n%s", diff)
 	}

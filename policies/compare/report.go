@@ -22,7 +22,7 @@ func WriteTable(w io.Writer, r *Result) error {
 		frac.Mean, frac.HalfWidth = 100*frac.Mean, 100*frac.HalfWidth
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s%% | %s | %s |\n", p.Name,
 			pm(p.AvgJCT, fmtSec), pm(p.P99JCT, fmtSec), pm(p.AvgTTA, fmtSec),
-			pm(p.Stragglers, fmtG), pm(frac, fmt2), pm(p.GPUHours, fmt1), pm(p.Finished, fmt1))
+			pm(p.Stragglers, fmtG), pm(frac, fmt2), pm(p.GPUHours, fmt1), pm(p.Finished, fmtSec))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

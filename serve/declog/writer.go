@@ -17,15 +17,21 @@ import (
 // File naming: DIR/decisions-000001.parquet once sealed; the file being
 // written carries TmpSuffix.
 const (
+	// FilePrefix starts every log file's name.
 	FilePrefix = "decisions-"
+	// FileSuffix ends a sealed log file's name.
 	FileSuffix = ".parquet"
-	TmpSuffix  = ".tmp"
+	// TmpSuffix is appended to the name of a file still being written.
+	TmpSuffix = ".tmp"
 )
 
 // Defaults of the Writer's options.
 const (
-	DefaultMaxRecords      = 100_000
-	DefaultMaxBytes        = 64 << 20
+	// DefaultMaxRecords is the records per file before it is sealed.
+	DefaultMaxRecords = 100_000
+	// DefaultMaxBytes is the bytes of row groups per file before it is sealed.
+	DefaultMaxBytes = 64 << 20
+	// DefaultRowGroupRecords is the records buffered in memory per row group.
 	DefaultRowGroupRecords = 4096
 )
 
@@ -305,6 +311,7 @@ type countingWriter struct {
 	n int64
 }
 
+// Write implements io.Writer.
 func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)

@@ -1,0 +1,260 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/drover-sched/drover/datasets"
+	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/env/trace"
+	"github.com/drover-sched/drover/internal/plot"
+	"github.com/drover-sched/drover/internal/progress"
+	"github.com/drover-sched/drover/policies/builtin"
+	"github.com/drover-sched/drover/policies/compare"
+	"github.com/drover-sched/drover/serve/declog"
+)
+
+// defaultEvalPolicies are the heuristics drover eval compares by default.
+const defaultEvalPolicies = "first-fit,tiresias,strn,sas"
+
+func runEval(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("eval", stderr)
+	reg := builtin.Registry()
+	policyList := fs.String("policies", defaultEvalPolicies, fmt.Sprintf("comma-separated policies to compare: %v (learned checkpoints are not supported yet)", reg.Names()))
+	seedsFlag := fs.String("seeds", "1-5", "seeds: numbers and ranges, e.g. 1-5 or 1,3,7-9")
+	parallel := fs.Int("parallel", 0, "simulations at a time (0 = GOMAXPROCS)")
+	outDir := fs.String("out", "", "directory for table.md, summary.json and the plots (default: a new runs/eval-WORKLOAD-TIME)")
+	bins := fs.Int("bins", 60, "time bins of the stragglers-over-time plot")
+	logDir := fs.String("log", "", "summarise the decision log in this directory (serve/declog) instead of simulating")
+	quiet := fs.Bool("quiet", false, "no progress output")
+	// The workload, cluster and model flags of drover sim.
+	workload := fs.String("workload", "builtin", "workload file, or builtin for the embedded default")
+	format := fs.String("format", "auto", "workload format: auto|pollux|philly|helios|alibaba|jobs|parquet")
+	model := fs.String("model", "auto", "throughput model: pollux|drover|auto (pollux for workloads without durations, like the Pollux workloads; drover otherwise)")
+	nodes := fs.Int("nodes", 16, "number of nodes (with --cluster pai or a node list: keep the first N GPU nodes; default all)")
+	clusterSpec := fs.String("cluster", "homogeneous", "cluster: homogeneous (--nodes x --gpus-per-node), pai, or the path of a PAI-format node list")
+	gpn := fs.Int("gpus-per-node", 4, "GPUs per node")
+	interval := fs.Float64("interval", -1, "scheduling interval in seconds; 0 = decide at every arrival and completion; -1 = the model's default (pollux 60, drover 0)")
+	restart := fs.Float64("restart-delay", env.DefaultRestartDelay, "seconds every (re)start costs")
+	profilesDir := fs.String("profiles", "", "directory of measured model profiles (pollux_apps); empty = found near the workload, else the embedded fitted ones; builtin = embedded")
+	skipBad := fs.Bool("skip-bad", false, "skip and count malformed or invalid workload rows instead of failing")
+	stragglers := fs.Bool("stragglers", true, "with the drover model: model each worker (background load, jitter, stragglers); false = the job-level model")
+	bg := fs.String("background", "builtin", "per-worker model: node background load: builtin (fitted stochastic process), none, or a machine_usage.csv(.gz) to replay")
+	load := fs.Float64("load", 1, "per-worker model: multiply the background load")
+	noJitter := fs.Bool("no-jitter", false, "per-worker model: turn the calibrated per-worker jitter off")
+	threshold := fs.Float64("straggler-threshold", 0.2, "a worker straggles when slower than the job's median by more than this fraction")
+	mitigation := fs.String("mitigation", "none", "per-worker model: runtime straggler mitigation: none or stret")
+	syncFlag := fs.String("sync", "bsp", "sync strategy for policies that do not choose one: bsp, asp, ssp(S), local(H)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *logDir != "" {
+		return evalLog(*logDir, stdout)
+	}
+
+	names, err := evalPolicies(*policyList)
+	if err != nil {
+		return err
+	}
+	seeds, err := parseSeeds(*seedsFlag)
+	if err != nil {
+		return fmt.Errorf("--seeds: %w", err)
+	}
+	syncStrategy, err := env.ParseSync(*syncFlag)
+	if err != nil {
+		return err
+	}
+	contenders, err := compare.Heuristics(reg, names, syncStrategy)
+	if err != nil {
+		return err
+	}
+	w, err := datasets.Load(*workload, datasets.Format(*format), datasets.Options{SkipBad: *skipBad})
+	if err != nil {
+		return err
+	}
+	if *model == "auto" {
+		*model = trace.ModelDrover
+		if !hasDurations(w) {
+			*model = trace.ModelPollux
+		}
+	}
+	_, profSrc, err := trace.Profiles(*profilesDir, *workload)
+	if err != nil {
+		return err
+	}
+	nodeCap := *nodes
+	if *clusterSpec != "homogeneous" && *clusterSpec != "" {
+		nodeCap = 0
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "nodes" {
+				nodeCap = *nodes
+			}
+		})
+	}
+	cluster, clusterDesc, err := trace.LoadCluster(*clusterSpec, nodeCap, *gpn)
+	if err != nil {
+		return err
+	}
+	perWorker := *model == trace.ModelDrover && *stragglers
+	options := func(seed uint64) (trace.Options, error) {
+		// Each run gets its own profiles (measured profiles cache answers)
+		// and its own copy of the cluster.
+		profiles, _, err := trace.Profiles(*profilesDir, *workload)
+		if err != nil {
+			return trace.Options{}, err
+		}
+		c := cluster
+		c.Nodes = slices.Clone(cluster.Nodes)
+		o := trace.Options{Workload: w, Model: *model, Profiles: profiles, Cluster: &c,
+			Nodes: *nodes, GPUsPerNode: *gpn, Interval: *interval, RestartDelay: *restart}
+		if perWorker {
+			o.Stragglers = &trace.Stragglers{Background: *bg, Load: *load, NoJitter: *noJitter, Seed: seed, Threshold: *threshold, Mitigation: *mitigation}
+		}
+		return o, nil
+	}
+
+	modelDesc := *model + " job-level"
+	if perWorker {
+		modelDesc = fmt.Sprintf("%s per-worker (background %s x%g, jitter %v, mitigation %s)", *model, *bg, *load, !*noJitter, *mitigation)
+	}
+	fmt.Fprintf(stdout, "workload   %s (%d jobs)\ncluster    %s\nmodel      %s (profiles: %s)\n", w.Name, len(w.Jobs), clusterDesc, modelDesc, profSrc)
+	fmt.Fprintf(stdout, "policies   %s\nseeds      %s (%d)\n", strings.Join(names, ", "), *seedsFlag, len(seeds))
+
+	dir := *outDir
+	if dir == "" {
+		base := strings.TrimSuffix(filepath.Base(w.Name), filepath.Ext(w.Name))
+		dir = filepath.Join("runs", fmt.Sprintf("eval-%s-%s", base, time.Now().Format("20060102-150405")))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+
+	cfg := compare.Config{Policies: contenders, Seeds: seeds, Options: options, Parallel: *parallel}
+	var bar *progress.Bar
+	if !*quiet {
+		bar = progress.New(stderr, "eval", len(contenders)*len(seeds))
+		cfg.Progress = func(done, _ int) { bar.Set(done) }
+	}
+	start := time.Now()
+	res, err := compare.Compare(cfg)
+	wall := time.Since(start)
+	if bar != nil {
+		bar.Finish()
+	}
+	if err != nil {
+		return err
+	}
+
+	fmt.Fprintln(stdout)
+	if err := compare.WriteTable(stdout, res); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nmean ± half-width of the 95%% t-interval over %d seeds; %d simulations in %s\n", len(seeds), len(contenders)*len(seeds), wall.Round(time.Millisecond))
+
+	meta := compare.Meta{Workload: w.Name, Model: modelDesc, Cluster: clusterDesc, Profiles: profSrc, Command: "drover eval " + strings.Join(args, " ")}
+	title := fmt.Sprintf("%s, %d seeds", filepath.Base(w.Name), len(seeds))
+	outputs := []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{"table.md", func(f io.Writer) error { return compare.WriteTable(f, res) }},
+		{"summary.json", func(f io.Writer) error { return compare.WriteJSON(f, res, meta) }},
+		{"jct_cdf.png", func(f io.Writer) error { return compare.JCTCDF(f, res, "JCT CDF: "+title) }},
+		{"stragglers.png", func(f io.Writer) error {
+			return compare.StragglersPlot(f, res, *bins, "stragglers over time: "+title+" (mean over seeds)")
+		}},
+	}
+	for _, o := range outputs {
+		p := filepath.Join(dir, o.name)
+		if err := plot.WriteFile(p, o.write); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote      %s\n", p)
+	}
+	return nil
+}
+
+// evalPolicies splits the --policies list. Entries that look like
+// checkpoint paths are refused with the reason.
+func evalPolicies(list string) ([]string, error) {
+	var names []string
+	for _, n := range strings.Split(list, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		if strings.ContainsRune(n, filepath.Separator) || strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".safetensors") {
+			return nil, fmt.Errorf("--policies: %s: learned checkpoints cannot be replayed by drover eval yet (a learned placement policy acts through env/placement's gym environment, not as a scheduling policy over the simulator); drover train compares it with the heuristics on held-out seeds", n)
+		}
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("--policies: empty list")
+	}
+	return names, nil
+}
+
+// parseSeeds reads "1-5", "1,3,7-9" and the like: distinct seeds in the
+// given order.
+func parseSeeds(s string) ([]uint64, error) {
+	const maxSeeds = 10000
+	var out []uint64
+	seen := map[uint64]bool{}
+	add := func(x uint64) error {
+		if seen[x] {
+			return fmt.Errorf("seed %d listed twice", x)
+		}
+		if len(out) == maxSeeds {
+			return fmt.Errorf("more than %d seeds", maxSeeds)
+		}
+		seen[x] = true
+		out = append(out, x)
+		return nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.ParseUint(strings.TrimSpace(lo), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q: not a seed or range", part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.ParseUint(strings.TrimSpace(hi), 10, 64); err != nil || b < a {
+				return nil, fmt.Errorf("%q: want a range LO-HI with LO <= HI", part)
+			}
+		}
+		for x := a; ; x++ {
+			if err := add(x); err != nil {
+				return nil, err
+			}
+			if x == b {
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// evalLog summarises a decision log directory.
+func evalLog(dir string, stdout io.Writer) error {
+	log, err := declog.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "log        %s (%d files)\n", dir, len(log.Files))
+	for _, p := range log.Partial {
+		fmt.Fprintf(stdout, "skipped    %s (unsealed: a live writer's current file or a crash's remnant)\n", p)
+	}
+	if len(log.Records) == 0 {
+		return fmt.Errorf("no records in %s", dir)
+	}
+	return compare.WriteLogSummary(stdout, compare.SummarizeLog(log.Records))
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"encoding/json"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drover-sched/drover/serve/declog"
+	"github.com/google/go-cmp/cmp"
+)
+
+// tinyJobs is a 12-job table (docs/format/jobs.md) of multi-GPU jobs, so
+// that workers straggle on a 4 x 4 cluster.
+const tinyJobs = `name,submit,gpus,duration,model,batch_size,cluster,status,cpu_milli,memory_mib
+a,0,4,600,cifar10,0,,,0,0
+b,10,2,900,ncf,0,,,0,0
+c,20,8,1200,imagenet,0,,,0,0
+d,30,4,300,bert,0,,,0,0
+e,60,2,1500,deepspeech2,0,,,0,0
+f,90,4,800,yolov3,0,,,0,0
+g,120,8,400,cifar10,0,,,0,0
+h,150,2,700,ncf,0,,,0,0
+i,200,4,1000,bert,0,,,0,0
+j,260,2,500,cifar10,0,,,0,0
+k,300,8,900,imagenet,0,,,0,0
+l,360,4,600,deepspeech2,0,,,0,0
+`
+
+func TestEval(t *testing.T) {
+	dir := t.TempDir()
+	wl := filepath.Join(dir, "tiny.csv")
+	if err := os.WriteFile(wl, []byte(tinyJobs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := drover(t, "eval", "--quiet", "--workload", wl, "--profiles", "builtin", "--nodes", "4", "--gpus-per-node", "4",
+		"--policies", "first-fit,strn", "--seeds", "1-2", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"workload   tiny (12 jobs)", "seeds      1-2 (2)", "| first-fit | ", "| strn | ", " ± ", "4 simulations"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	for _, name := range []string{"jct_cdf.png", "stragglers.png"} {
+		f, err := os.Open(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := png.Decode(f); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		f.Close()
+	}
+	table, err := os.ReadFile(filepath.Join(out, "table.md"))
+	if err != nil || !strings.Contains(stdout, string(table)) {
+		t.Errorf("table.md (%v) is not the printed table:\n%s", err, table)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Seeds    []uint64 `json:"seeds"`
+		Policies []struct {
+			Name string `json:"name"`
+			Runs []struct {
+				Finished int `json:"finished"`
+			} `json:"runs"`
+		} `json:"policies"`
+	}
+	if err := json.Unmarshal(data, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Seeds) != 2 || len(sum.Policies) != 2 || sum.Policies[1].Name != "strn" || sum.Policies[1].Runs[1].Finished != 12 {
+		t.Errorf("summary.json: %s", data)
+	}
+}
+
+func TestEvalErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown policy", []string{"--policies", "first-fit,nope"}, 1, `"nope"`},
+		{"checkpoint", []string{"--policies", "runs/ppo/ckpt"}, 1, "learned checkpoints cannot be replayed"},
+		{"bad seeds", []string{"--seeds", "5-1"}, 1, `--seeds: "5-1"`},
+		{"bad flag", []string{"--nope"}, 2, ""},
+		{"empty log", []string{"--log", "DIR"}, 1, "no records"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"eval", "--quiet", "--out", t.TempDir()}, tt.args...)
+			for i, a := range args {
+				if a == "DIR" {
+					args[i] = t.TempDir()
+				}
+			}
+			code, _, stderr := drover(t, args...)
+			if code != tt.code || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d mentioning %q", code, stderr, tt.code, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseSeeds(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []uint64
+		ok   bool
+	}{
+		{"1-5", []uint64{1, 2, 3, 4, 5}, true},
+		{"7", []uint64{7}, true},
+		{"1,3, 7-9", []uint64{1, 3, 7, 8, 9}, true},
+		{"0-0", []uint64{0}, true},
+		{"", nil, false},
+		{"1,1", nil, false},
+		{"3-1", nil, false},
+		{"a", nil, false},
+		{"-3", nil, false},
+		{"1-100000", nil, false},
+	}
+	for _, tt := range tests {
+		got, err := parseSeeds(tt.in)
+		if (err == nil) != tt.ok {
+			t.Errorf("parseSeeds(%q): error %v, want ok=%v", tt.in, err, tt.ok)
+			continue
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("parseSeeds(%q) (-want,+got):\n%s", tt.in, diff)
+		}
+	}
+}
+
+func TestEvalLog(t *testing.T) {
+	dir := t.TempDir()
+	w, err := declog.NewWriter(dir, declog.WithClock(func() time.Time { return time.Unix(1e9, 0) }), declog.WithMaxRecords(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Append(
+		declog.Decision{JobID: "a", Source: "learned@v2", Latency: 120 * time.Microsecond}.Record(),
+		declog.Decision{JobID: "b", Source: "heuristic:strn", Fallback: "deadline", Latency: 2 * time.Millisecond}.Record(),
+		declog.Outcome{JobID: "a", Kind: declog.Finished, JCT: 3600}.Record(),
+		declog.Outcome{JobID: "b", Kind: declog.Started}.Record(),
+	)
+	w.Close()
+	// An unsealed file (as a crash leaves) is skipped and reported.
+	tmp := filepath.Join(dir, declog.FileName(9)+declog.TmpSuffix)
+	os.WriteFile(tmp, []byte("PAR1 partial"), 0o644)
+	code, stdout, stderr := drover(t, "eval", "--log", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"(2 files)", "skipped    " + tmp, "records    4 (2 decisions, 2 outcomes)",
+		"| learned@v2 | 1 | 50.0% | 0 | 120µs |", "| 1 | 3600 | 3600 | 3600 |", "| deadline | 1 |"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
