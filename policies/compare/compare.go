@@ -126,7 +126,9 @@ var errNoRuns = errors.New("compare: no policies or no seeds")
 // Compare runs every policy on every seed, Parallel runs at a time, and
 // gathers the results. Each run is deterministic given its seed, and the
 // result does not depend on Parallel or on the order the runs finish in.
-// The first error stops the comparison and names the policy and seed.
+// An error stops the comparison (runs under way finish); Compare returns
+// the error of the first failed run in policy-then-seed order, naming the
+// policy and seed.
 func Compare(cfg Config) (*Result, error) {
 	if len(cfg.Policies) == 0 || len(cfg.Seeds) == 0 {
 		return nil, errNoRuns
@@ -151,17 +153,18 @@ func Compare(cfg Config) (*Result, error) {
 	}
 	par = min(par, len(tasks))
 	var (
-		mu    sync.Mutex
-		next  int
-		done  int
-		first error
-		wg    sync.WaitGroup
+		mu     sync.Mutex
+		next   int
+		done   int
+		failed bool
+		errs   = make([]error, len(tasks))
+		wg     sync.WaitGroup
 	)
 	for range par {
 		wg.Go(func() {
 			for {
 				mu.Lock()
-				if next == len(tasks) || first != nil {
+				if next == len(tasks) || failed {
 					mu.Unlock()
 					return
 				}
@@ -172,9 +175,8 @@ func Compare(cfg Config) (*Result, error) {
 				r, err := runOne(cfg, pol, seed)
 				mu.Lock()
 				if err != nil {
-					if first == nil {
-						first = fmt.Errorf("compare: %s, seed %d: %w", pol.Name, seed, err)
-					}
+					failed = true
+					errs[t.p*len(cfg.Seeds)+t.s] = fmt.Errorf("compare: %s, seed %d: %w", pol.Name, seed, err)
 				} else {
 					runs[t.p][t.s] = r
 					done++
@@ -187,8 +189,10 @@ func Compare(cfg Config) (*Result, error) {
 		})
 	}
 	wg.Wait()
-	if first != nil {
-		return nil, first
+	for _, err := range errs {
+		if err != nil {
+			return nil, err // the first failed run in task order, whatever finished first
+		}
 	}
 	res := &Result{Seeds: append([]uint64(nil), cfg.Seeds...)}
 	for p, pol := range cfg.Policies {
