@@ -10,4 +10,9 @@
 //	drover trace convert -o OUT.parquet FILE
 //	drover trace synth > workload.csv
 //	drover profile fit -o env/profile/builtin.json ../shared/traces/pollux_apps
+//	drover calibrate            # per-worker jitter vs the PAI mini-batch times
+//	drover train                # PPO placement policy; --env sync|sas-rl|strn-rl|cartpole
+//	drover eval --seeds 1-5     # heuristics over seeds: table, JSON, PNG plots
+//	drover serve                # gRPC policy server on 127.0.0.1:50051
+//	drover place -nodes 16 -workers 4   # ask a server where a job goes
 package main
