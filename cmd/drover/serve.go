@@ -16,6 +16,7 @@ import (
 
 	"github.com/drover-sched/drover/checkpoints"
 	"github.com/drover-sched/drover/serve"
+	"github.com/drover-sched/drover/serve/declog"
 )
 
 // serveConfig is drover serve's configuration, from its flags.
@@ -31,6 +32,8 @@ type serveConfig struct {
 	maxRequestBytes              int
 	shedAbove, maxInFlight       int
 	shutdownGrace                time.Duration
+	logDir                       string
+	logSeal                      time.Duration
 }
 
 // runServe is `drover serve`: the gRPC policy server until SIGTERM or
@@ -54,6 +57,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&c.maxRequestBytes, "max-request-bytes", 4<<20, "largest request accepted, in bytes")
 	fs.IntVar(&c.shedAbove, "shed-above", 64, "concurrent Place requests above which the cheap first-fit heuristic answers (0: off)")
 	fs.IntVar(&c.maxInFlight, "max-inflight", 1024, "concurrent Place requests above which Place answers ResourceExhausted (0: off)")
+	fs.StringVar(&c.logDir, "log-dir", "", "append every decision and reported outcome to Parquet files in this directory (serve/declog; read with drover eval --log DIR)")
+	fs.DurationVar(&c.logSeal, "log-seal", time.Minute, "with -log-dir: seal the current log file this often (a crash loses at most this much)")
 	fs.DurationVar(&c.shutdownGrace, "shutdown-grace", 10*time.Second, "time to finish calls in progress on SIGTERM")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -71,10 +76,41 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 // the gRPC and metrics addresses once both listen.
 func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdout io.Writer) error {
 	metrics := serve.NewMetrics()
-	core, err := serve.NewCore(serve.WithHeuristic(c.heuristic), serve.WithMetrics(metrics), serve.WithDeadlineMargin(c.margin),
-		serve.WithModelTimeout(c.modelTimeout), serve.WithCanary(c.canary, c.promoteAfter), serve.WithLoadShedding(c.shedAbove, c.maxInFlight))
+	opts := []serve.Option{serve.WithHeuristic(c.heuristic), serve.WithMetrics(metrics), serve.WithDeadlineMargin(c.margin),
+		serve.WithModelTimeout(c.modelTimeout), serve.WithCanary(c.canary, c.promoteAfter), serve.WithLoadShedding(c.shedAbove, c.maxInFlight)}
+	var sink *serve.LogSink
+	if c.logDir != "" {
+		w, err := declog.NewWriter(c.logDir)
+		if err != nil {
+			return err
+		}
+		sink = serve.NewLogSink(w)
+		opts = append(opts, serve.WithSink(sink))
+	}
+	core, err := serve.NewCore(opts...)
 	if err != nil {
+		if sink != nil {
+			sink.Close()
+		}
 		return err
+	}
+	if sink != nil && c.logSeal > 0 {
+		// Seal the log's current file now and then; the core flushes and
+		// closes the sink after the last request on shutdown.
+		sealCtx, stopSeal := context.WithCancel(ctx)
+		defer stopSeal()
+		go func() {
+			t := time.NewTicker(c.logSeal)
+			defer t.Stop()
+			for {
+				select {
+				case <-sealCtx.Done():
+					return
+				case <-t.C:
+					sink.Flush()
+				}
+			}
+		}()
 	}
 	scfg := serve.ServerConfig{Metrics: metrics, MaxRecvMsgSize: c.maxRequestBytes}
 	if (c.tlsCert == "") != (c.tlsKey == "") || (c.tlsClientCA != "" && c.tlsCert == "") {

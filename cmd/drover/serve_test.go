@@ -28,7 +28,7 @@ func TestServeAndPlace(t *testing.T) {
 	go func() {
 		errc <- serveUntil(ctx, serveConfig{addr: "127.0.0.1:0", metricsAddr: "127.0.0.1:0", tokenFile: token, heuristic: "strn",
 			margin: 2 * time.Millisecond, modelTimeout: 50 * time.Millisecond, poll: time.Hour, maxRequestBytes: 1 << 20,
-			shedAbove: 64, maxInFlight: 1024, shutdownGrace: 5 * time.Second}, ready, &out)
+			shedAbove: 64, maxInFlight: 1024, shutdownGrace: 5 * time.Second, logDir: filepath.Join(dir, "log"), logSeal: time.Hour}, ready, &out)
 	}()
 	var addrs [2]string
 	select {
@@ -74,6 +74,12 @@ func TestServeAndPlace(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "shutting down") {
 		t.Errorf("serve output:\n%s", out.String())
+	}
+	// Every decision reached the Parquet log, sealed on shutdown, and
+	// drover eval --log summarises it.
+	code, o, e = drover(t, "eval", "--log", filepath.Join(dir, "log"))
+	if code != 0 || !strings.Contains(o, "heuristic:strn") {
+		t.Errorf("eval --log: exit %d\n%s%s", code, o, e)
 	}
 }
 

@@ -1,0 +1,58 @@
+package serve_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/drover-sched/drover/serve"
+	"github.com/drover-sched/drover/serve/declog"
+	pb "github.com/drover-sched/drover/serve/proto"
+)
+
+// Decisions and outcomes reach the Parquet log and read back after the
+// core closes.
+func TestLogSink(t *testing.T) {
+	dir := t.TempDir()
+	w, err := declog.NewWriter(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := serve.NewCore(serve.WithSink(serve.NewLogSink(w)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for range 3 {
+		resp, err := k.Place(context.Background(), makeRequest(16, 4, 2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, resp.DecisionId)
+	}
+	if _, err := k.Report(context.Background(), &pb.ReportRequest{Outcomes: []*pb.Outcome{
+		{JobId: "j", DecisionId: ids[0], Event: &pb.Outcome_Iterations{Iterations: &pb.Iterations{Seconds: []float64{1.5, 2}}}},
+		{JobId: "j", DecisionId: ids[0], Event: &pb.Outcome_Finished{Finished: &pb.Finished{Success: true, JctS: 60}}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Close(); err != nil {
+		t.Fatal(err)
+	}
+	log, err := declog.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log.Records) != 5 {
+		t.Fatalf("%d records, want 5", len(log.Records))
+	}
+	for i, r := range log.Records[:3] {
+		d := r.Decision
+		if r.Kind != declog.KindDecision || d.RequestID != ids[i] || d.Source != "heuristic:strn" || d.Fallback != serve.FallbackNoModel || len(d.Workers) != 2 || d.Sync == "" {
+			t.Errorf("decision %d: %+v", i, r)
+		}
+	}
+	it, fin := log.Records[3].Outcome, log.Records[4].Outcome
+	if it.Kind != declog.Iteration || len(it.IterationTimes) != 2 || it.IterationTimes[1] != 2 || fin.Kind != declog.Finished || fin.JCT != 60 || fin.RequestID != ids[0] {
+		t.Errorf("outcomes %+v, %+v", it, fin)
+	}
+}
