@@ -11,11 +11,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drover-sched/drover/checkpoints"
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/env/placement"
 	"github.com/drover-sched/drover/env/trace"
 	"github.com/drover-sched/drover/internal/plot"
 	"github.com/drover-sched/drover/internal/progress"
+	"github.com/drover-sched/drover/policies"
 	"github.com/drover-sched/drover/policies/builtin"
 	"github.com/drover-sched/drover/policies/compare"
 	"github.com/drover-sched/drover/serve/declog"
@@ -27,7 +30,7 @@ const defaultEvalPolicies = "first-fit,tiresias,strn,sas"
 func runEval(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("eval", stderr)
 	reg := builtin.Registry()
-	policyList := fs.String("policies", defaultEvalPolicies, fmt.Sprintf("comma-separated policies to compare: %v (learned checkpoints are not supported yet)", reg.Names()))
+	policyList := fs.String("policies", defaultEvalPolicies, fmt.Sprintf("comma-separated policies to compare: %v, or the directory of a sas-rl or strn-rl checkpoint", reg.Names()))
 	seedsFlag := fs.String("seeds", "1-5", "seeds: numbers and ranges, e.g. 1-5 or 1,3,7-9")
 	parallel := fs.Int("parallel", 0, "simulations at a time (0 = GOMAXPROCS)")
 	outDir := fs.String("out", "", "directory for table.md, summary.json and the plots (default: a new runs/eval-WORKLOAD-TIME)")
@@ -59,7 +62,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		return evalLog(*logDir, stdout)
 	}
 
-	names, err := evalPolicies(*policyList)
+	names, dirs, err := evalPolicies(*policyList)
 	if err != nil {
 		return err
 	}
@@ -74,6 +77,13 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	contenders, err := compare.Heuristics(reg, names, syncStrategy)
 	if err != nil {
 		return err
+	}
+	for _, d := range dirs {
+		c, err := learnedContender(d)
+		if err != nil {
+			return err
+		}
+		contenders = append(contenders, c)
 	}
 	w, err := datasets.Load(*workload, datasets.Format(*format), datasets.Options{SkipBad: *skipBad})
 	if err != nil {
@@ -181,24 +191,60 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// evalPolicies splits the --policies list. Entries that look like
-// checkpoint paths are refused with the reason.
-func evalPolicies(list string) ([]string, error) {
-	var names []string
+// evalPolicies splits the --policies list into heuristic names and
+// checkpoint directories (entries with a path separator).
+func evalPolicies(list string) (names, dirs []string, err error) {
 	for _, n := range strings.Split(list, ",") {
 		n = strings.TrimSpace(n)
 		if n == "" {
 			continue
 		}
-		if strings.ContainsRune(n, filepath.Separator) || strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".safetensors") {
-			return nil, fmt.Errorf("--policies: %s: learned checkpoints cannot be replayed by drover eval yet (a learned placement policy acts through env/placement's gym environment, not as a scheduling policy over the simulator); drover train compares it with the heuristics on held-out seeds", n)
+		if strings.ContainsRune(n, filepath.Separator) {
+			dirs = append(dirs, n)
+			continue
 		}
 		names = append(names, n)
 	}
-	if len(names) == 0 {
-		return nil, fmt.Errorf("--policies: empty list")
+	if len(names)+len(dirs) == 0 {
+		return nil, nil, fmt.Errorf("--policies: empty list")
 	}
-	return names, nil
+	return names, dirs, nil
+}
+
+// learnedContender is the contender for a checkpoint of a learned variant
+// of a heuristic (drover train --env sas-rl or strn-rl): the heuristic's
+// candidates, chosen greedily by the checkpoint's actor
+// (placement.Learned). Each run decodes its own copy of the network.
+func learnedContender(dir string) (compare.Policy, error) {
+	mb, err := os.ReadFile(filepath.Join(dir, checkpoints.MetaFile))
+	if err != nil {
+		return compare.Policy{}, fmt.Errorf("--policies: %w", err)
+	}
+	wb, err := os.ReadFile(filepath.Join(dir, checkpoints.WeightsFile))
+	if err != nil {
+		return compare.Policy{}, fmt.Errorf("--policies: %w", err)
+	}
+	m, _, err := checkpoints.Decode(mb, wb)
+	if err != nil {
+		return compare.Policy{}, fmt.Errorf("--policies: %s: %w", dir, err)
+	}
+	heuristic, ok := variantHeuristic[m.Env]
+	if !ok || m.Actions != placement.DefaultCandidates {
+		return compare.Policy{}, fmt.Errorf("--policies: %s: a checkpoint of env %q with %d actions cannot be replayed over the simulator (want sas-rl or strn-rl, %d actions; the placement and sync envs' policies are served by drover serve)",
+			dir, m.Env, m.Actions, placement.DefaultCandidates)
+	}
+	name := fmt.Sprintf("%s@%s", m.Env, filepath.Base(filepath.Clean(dir)))
+	return compare.Policy{Name: name, New: func(uint64) (policies.Policy, error) {
+		_, nets, err := checkpoints.Decode(mb, wb)
+		if err != nil {
+			return nil, err
+		}
+		newProp, err := proposer(heuristic)
+		if err != nil {
+			return nil, err
+		}
+		return placement.Learned(newProp, placement.DefaultCandidates, greedy(nets["actor"])), nil
+	}}, nil
 }
 
 // parseSeeds reads "1-5", "1,3,7-9" and the like: distinct seeds in the

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/agents/nn"
+	"github.com/drover-sched/drover/checkpoints"
+	"github.com/drover-sched/drover/env/placement"
 	"github.com/drover-sched/drover/serve/declog"
 	"github.com/google/go-cmp/cmp"
 )
@@ -90,7 +93,8 @@ func TestEvalErrors(t *testing.T) {
 		want string
 	}{
 		{"unknown policy", []string{"--policies", "first-fit,nope"}, 1, `"nope"`},
-		{"checkpoint", []string{"--policies", "runs/ppo/ckpt"}, 1, "learned checkpoints cannot be replayed"},
+		{"missing checkpoint", []string{"--policies", "runs/ppo/ckpt"}, 1, "runs/ppo/ckpt/meta.json"},
+		{"placement checkpoint", []string{"--policies", "DEFAULT"}, 1, `env "placement" with 3 actions cannot be replayed`},
 		{"bad seeds", []string{"--seeds", "5-1"}, 1, `--seeds: "5-1"`},
 		{"bad flag", []string{"--nope"}, 2, ""},
 		{"empty log", []string{"--log", "DIR"}, 1, "no records"},
@@ -99,8 +103,14 @@ func TestEvalErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			args := append([]string{"eval", "--quiet", "--out", t.TempDir()}, tt.args...)
 			for i, a := range args {
-				if a == "DIR" {
+				switch a {
+				case "DIR":
 					args[i] = t.TempDir()
+				case "DEFAULT":
+					args[i] = t.TempDir()
+					m, w := checkpoints.DefaultFiles()
+					os.WriteFile(filepath.Join(args[i], checkpoints.MetaFile), m, 0o644)
+					os.WriteFile(filepath.Join(args[i], checkpoints.WeightsFile), w, 0o644)
 				}
 			}
 			code, _, stderr := drover(t, args...)
@@ -165,5 +175,51 @@ func TestEvalLog(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
+	}
+}
+
+// A sas-rl checkpoint whose actor always prefers candidate 0 (the
+// heuristic's own choice) replays SAS exactly: drover eval simulates the
+// learned variant through the same candidates.
+func TestEvalLearnedCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	wl := filepath.Join(dir, "tiny.csv")
+	if err := os.WriteFile(wl, []byte(tinyJobs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	obs := placement.CandidateObsDim(placement.DefaultCandidates, 10)
+	actor := checkpoints.Build(obs, []int{8}, placement.DefaultCandidates, "tanh")
+	critic := checkpoints.Build(obs, []int{8}, 1, "tanh")
+	ls := actor.Linears()
+	ls[len(ls)-1].B.Value[0] = 100
+	ck := filepath.Join(dir, "sasrl")
+	meta := checkpoints.Meta{Env: "sas-rl", Algo: "ppo", ObsDim: obs, Actions: placement.DefaultCandidates, Hidden: []int{8}, Activation: "tanh", Networks: []string{"actor", "critic"}}
+	if err := checkpoints.Save(ck, meta, map[string]*nn.MLP{"actor": actor, "critic": critic}); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	code, _, stderr := drover(t, "eval", "--quiet", "--workload", wl, "--profiles", "builtin", "--nodes", "4", "--gpus-per-node", "4",
+		"--policies", "sas,"+ck, "--seeds", "1-2", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Policies []struct {
+			Name string            `json:"name"`
+			Runs []json.RawMessage `json:"runs"`
+		} `json:"policies"`
+	}
+	if err := json.Unmarshal(data, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Policies) != 2 || sum.Policies[1].Name != "sas-rl@sasrl" {
+		t.Fatalf("policies in summary.json: %s", data)
+	}
+	if diff := cmp.Diff(string(sum.Policies[0].Runs[0]), string(sum.Policies[1].Runs[0])); diff != "" {
+		t.Errorf("learned(always 0) differs from sas (-sas,+learned):\n%s", diff)
 	}
 }

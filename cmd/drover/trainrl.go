@@ -55,18 +55,10 @@ func heldOut(seeds int) []evalWorkload {
 // average time-to-accuracy episode by episode.
 func trainVariant(name string, r *trainRun, stdout io.Writer) (*ppo.Agent, map[string]float64, train.Verdict, error) {
 	seed, steps, evalSeeds := r.train.Seed, r.train.Steps, r.train.EvalSeeds
-	heuristic := map[string]string{"sas-rl": "sas", "strn-rl": "strn"}[name]
-	reg := builtin.Registry()
-	newProp := func() policies.Proposer {
-		p, err := reg.New(heuristic, policies.Config{})
-		if err != nil {
-			panic(err)
-		}
-		pp, ok := p.(policies.Proposer)
-		if !ok {
-			panic(fmt.Sprintf("policy %s does not propose candidates", heuristic))
-		}
-		return pp
+	heuristic := variantHeuristic[name]
+	newProp, err := proposer(heuristic)
+	if err != nil {
+		return nil, nil, train.Verdict{}, err
 	}
 	profiles, _, err := trace.Profiles("builtin", "")
 	if err != nil {
@@ -101,13 +93,7 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (*ppo.Agent, map[s
 	}
 	fmt.Fprintf(stdout, "trained %d steps in %s\n\n", steps, time.Since(start).Round(time.Millisecond))
 
-	act := func(obs []float64, mask []bool) int {
-		x := nn.NewMat(1, len(obs))
-		for i, v := range obs {
-			x.Data[i] = float32(v)
-		}
-		return nn.NewCategorical(agent.Actor.Forward(x), mask).Mode()[0]
-	}
+	act := greedy(agent.Actor)
 	scores := map[string]float64{}
 	var verdict train.Verdict
 	var allLearned, allBase []float64
@@ -175,3 +161,38 @@ func variantPrior() []float32 {
 // sharedTrace is the path of a file of the shared traces, which sit beside
 // the repository (run from its root).
 func sharedTrace(rel string) string { return "../shared/traces/" + rel }
+
+// variantHeuristic maps a learned variant to the heuristic whose
+// candidates it chooses among.
+var variantHeuristic = map[string]string{"sas-rl": "sas", "strn-rl": "strn"}
+
+// proposer returns a constructor of fresh heuristics of the named
+// policies.Proposer.
+func proposer(heuristic string) (func() policies.Proposer, error) {
+	reg := builtin.Registry()
+	p, err := reg.New(heuristic, policies.Config{})
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := p.(policies.Proposer); !ok {
+		return nil, fmt.Errorf("policy %s does not propose candidates", heuristic)
+	}
+	return func() policies.Proposer {
+		p, _ := reg.New(heuristic, policies.Config{})
+		return p.(policies.Proposer)
+	}, nil
+}
+
+// greedy acts with the most probable valid action of actor.
+func greedy(actor *nn.MLP) func(obs []float64, mask []bool) int {
+	x := nn.NewMat(1, 0)
+	return func(obs []float64, mask []bool) int {
+		if x.Cols != len(obs) {
+			x = nn.NewMat(1, len(obs))
+		}
+		for i, v := range obs {
+			x.Data[i] = float32(v)
+		}
+		return nn.NewCategorical(actor.Forward(x), mask).Mode()[0]
+	}
+}

@@ -15,11 +15,12 @@
 // deterministic policies every seed gives the same run, and the intervals
 // have zero width.
 //
-// Contenders are heuristics (policies/builtin, Heuristics). Learned
-// placement policies act through env/placement's gym environment, one
-// decision per job from an observation vector, not as a policies.Policy
-// over env.View, so they cannot be replayed here yet; `drover train`
-// compares its learned policy with the heuristics on held-out seeds.
+// Contenders are any policies.Policy: heuristics (policies/builtin,
+// Heuristics) or learned variants of a heuristic (env/placement.Learned,
+// which `drover eval` builds from a sas-rl or strn-rl checkpoint). The
+// learned policies of the placement and sync environments act on that
+// environment's rack groups and first-fit placements and are not replayed
+// here.
 //
 // # Usage
 //
