@@ -54,6 +54,11 @@ type Update struct {
 	Return float64
 	// Epsilon is the exploration rate at that step.
 	Epsilon float64
+	// TDLoss and QValues are the mean squared TD error and the mean
+	// Q-value of the actions taken in the last training batch before the
+	// episode ended (0 before learning starts), CleanRL's
+	// losses/td_loss and losses/q_values.
+	TDLoss, QValues float64
 }
 
 // NewQNetwork builds obs -> hidden (ReLU) -> actions with torch's default
@@ -85,6 +90,7 @@ func Train(cfg Config, env gym.Env, report func(Update)) (*nn.MLP, error) {
 	one := nn.NewMat(1, obsDim)
 	y := make([]float32, cfg.BatchSize)
 	episode, ret := 0, 0.0
+	var tdLoss, qMean float64 // the last training batch's, for the report
 	for step := range cfg.TotalSteps {
 		eps := LinearSchedule(cfg.StartE, cfg.EndE, cfg.ExplorationFraction*float64(cfg.TotalSteps), float64(step))
 		var a int
@@ -102,7 +108,7 @@ func Train(cfg Config, env gym.Env, report func(Update)) (*nn.MLP, error) {
 		ret += r
 		if term || trunc {
 			if report != nil {
-				report(Update{Step: step + 1, Return: ret, Epsilon: eps})
+				report(Update{Step: step + 1, Return: ret, Epsilon: eps, TDLoss: tdLoss, QValues: qMean})
 			}
 			episode++
 			ret = 0
@@ -123,7 +129,11 @@ func Train(cfg Config, env gym.Env, report func(Update)) (*nn.MLP, error) {
 				q.ZeroGrad()
 				pred := q.Forward(nn.MatFrom(cfg.BatchSize, obsDim, b.Obs))
 				qa := nn.Gather(pred, b.Action)
-				_, dq := nn.MSE(qa, nn.MatFrom(cfg.BatchSize, 1, y))
+				loss, dq := nn.MSE(qa, nn.MatFrom(cfg.BatchSize, 1, y))
+				tdLoss, qMean = float64(loss), 0
+				for _, v := range qa.Data {
+					qMean += float64(v) / float64(len(qa.Data))
+				}
 				q.Accumulate(nn.GatherGrad(dq, b.Action, nA))
 				opt.Step()
 			}

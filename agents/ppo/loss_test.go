@@ -88,3 +88,14 @@ func TestNormalizeAdvantages(t *testing.T) {
 		}
 	}
 }
+
+func TestExplainedVariance(t *testing.T) {
+	// y = 1,2,3,4 (variance 1.25); y - pred = 0,0,0,1 (mean 0.25,
+	// variance (3 x 0.0625 + 0.5625)/4 = 0.1875): 1 - 0.1875/1.25 = 0.85.
+	if got := ExplainedVariance([]float32{1, 2, 3, 3}, []float32{1, 2, 3, 4}); math.Abs(got-0.85) > 1e-12 {
+		t.Errorf("explained variance %v, want 0.85", got)
+	}
+	if got := ExplainedVariance([]float32{1, 2}, []float32{3, 3}); !math.IsNaN(got) {
+		t.Errorf("constant returns: %v, want NaN", got)
+	}
+}

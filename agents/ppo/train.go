@@ -95,9 +95,14 @@ type Update struct {
 	Step int
 	// Episodes are the returns of the episodes that ended in this rollout.
 	Episodes []float64
-	// PolicyLoss, ValueLoss, Entropy, ApproxKL and ClipFrac are the last
-	// epoch's minibatch means, as CleanRL logs them.
-	PolicyLoss, ValueLoss, Entropy, ApproxKL, ClipFrac float32
+	// PolicyLoss, ValueLoss, Entropy, OldApproxKL, ApproxKL and ClipFrac
+	// are the last epoch's minibatch means, as CleanRL logs them
+	// (OldApproxKL = mean(-log r), ApproxKL = mean((r-1) - log r)).
+	PolicyLoss, ValueLoss, Entropy, OldApproxKL, ApproxKL, ClipFrac float32
+	// ExplainedVariance is 1 - Var(returns - values) / Var(returns) over
+	// the rollout, with the values the rollout recorded (NaN when the
+	// returns do not vary), as CleanRL computes it.
+	ExplainedVariance float64
 	// LR is the learning rate used.
 	LR float64
 }
@@ -315,7 +320,7 @@ func (l *learner) update(r *rollout, up *Update) {
 	}
 	for range cfg.UpdateEpochs {
 		rng.Shuffle(B, func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
-		var pl, vl, ent, kl, cf float32
+		var pl, vl, ent, okl, kl, cf float32
 		for mb := range cfg.NumMinibatches {
 			ids := idx[mb*mbSize : (mb+1)*mbSize]
 			for k, id := range ids {
@@ -335,6 +340,11 @@ func (l *learner) update(r *rollout, up *Update) {
 			newLogp := dist.LogProb(mbAct)
 			entropy := dist.Entropy()
 			p, k2, c := ClippedPolicyLoss(newLogp, mbOldLogp, mbAdv, cfg.Clip, dLogp)
+			var ok float64
+			for k := range newLogp {
+				ok += float64(mbOldLogp[k] - newLogp[k])
+			}
+			okl += float32(ok / float64(len(newLogp)))
 			newV := agent.Critic.Forward(mbObs)
 			vloss := ClippedValueLoss(newV.Data, mbOldV, mbRet, cfg.Clip, dV)
 			var e float32
@@ -357,8 +367,35 @@ func (l *learner) update(r *rollout, up *Update) {
 			pl, vl, ent, kl, cf = pl+p, vl+vloss, ent+e/float32(mbSize), kl+k2, cf+c
 		}
 		m := float32(cfg.NumMinibatches)
-		up.PolicyLoss, up.ValueLoss, up.Entropy, up.ApproxKL, up.ClipFrac = pl/m, vl/m, ent/m, kl/m, cf/m
+		up.PolicyLoss, up.ValueLoss, up.Entropy, up.OldApproxKL, up.ApproxKL, up.ClipFrac = pl/m, vl/m, ent/m, okl/m, kl/m, cf/m
 	}
+	up.ExplainedVariance = ExplainedVariance(r.value, r.ret)
+}
+
+// ExplainedVariance returns 1 - Var(y - pred) / Var(y) (population
+// variances), NaN when y does not vary: how much of the returns' variance
+// the value predictions explain (1 is perfect, 0 no better than the mean).
+func ExplainedVariance(pred, y []float32) float64 {
+	if len(pred) != len(y) {
+		panic("ppo: ExplainedVariance length mismatch")
+	}
+	variance := func(f func(i int) float64) float64 {
+		mean, ss := 0.0, 0.0
+		for i := range y {
+			mean += f(i)
+		}
+		mean /= float64(len(y))
+		for i := range y {
+			d := f(i) - mean
+			ss += d * d
+		}
+		return ss / float64(len(y))
+	}
+	vy := variance(func(i int) float64 { return float64(y[i]) })
+	if vy == 0 || len(y) == 0 {
+		return math.NaN()
+	}
+	return 1 - variance(func(i int) float64 { return float64(y[i]) - float64(pred[i]) })/vy
 }
 
 func copyObs(dst nn.Mat, rows [][]float64) {

@@ -60,7 +60,7 @@ func TestTrainRunDirectory(t *testing.T) {
 	for _, e := range evs {
 		scalars += len(e.Values)
 	}
-	// 2048 steps = 4 updates of 512; each logs 7 scalars plus its episodes.
+	// 2048 steps = 4 updates of 512; each logs 9 scalars plus its episodes.
 	if tags[runlog.TagEpisodicReturn] == 0 || tags[runlog.TagPolicyLoss] != 4 || scalars != len(rows) {
 		t.Errorf("tags %v; %d scalars in the event file, %d rows", tags, scalars, len(rows))
 	}

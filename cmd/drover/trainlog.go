@@ -84,7 +84,9 @@ func (r *trainRun) ppoReport(u ppo.Update) {
 	r.log.Scalar(runlog.TagValueLoss, u.Step, float64(u.ValueLoss))
 	r.log.Scalar(runlog.TagPolicyLoss, u.Step, float64(u.PolicyLoss))
 	r.log.Scalar(runlog.TagEntropy, u.Step, float64(u.Entropy))
+	r.log.Scalar(runlog.TagOldApproxKL, u.Step, float64(u.OldApproxKL))
 	r.log.Scalar(runlog.TagApproxKL, u.Step, float64(u.ApproxKL))
+	r.log.Scalar(runlog.TagExplainedVariance, u.Step, u.ExplainedVariance)
 	r.log.Scalar(runlog.TagClipFrac, u.Step, float64(u.ClipFrac))
 	r.log.Scalar(runlog.TagSPS, u.Step, float64(u.Step)/max(time.Since(r.start).Seconds(), 1e-9))
 }
@@ -97,6 +99,8 @@ func (r *trainRun) dqnReport(u dqn.Update) {
 	r.curve = append(r.curve, [2]float64{float64(u.Step), u.Return})
 	r.log.Scalar(runlog.TagEpisodicReturn, u.Step, u.Return)
 	r.log.Scalar(runlog.TagEpsilon, u.Step, u.Epsilon)
+	r.log.Scalar(runlog.TagTDLoss, u.Step, u.TDLoss)
+	r.log.Scalar(runlog.TagQValues, u.Step, u.QValues)
 	r.log.Scalar(runlog.TagSPS, u.Step, float64(u.Step)/max(time.Since(r.start).Seconds(), 1e-9))
 }
 
