@@ -105,6 +105,10 @@ type Update struct {
 	ExplainedVariance float64
 	// LR is the learning rate used.
 	LR float64
+	// Agent is the agent being trained, for evaluating it between
+	// updates; the callback must not change it or keep using it after
+	// returning (its networks are not safe for concurrent use).
+	Agent *Agent
 }
 
 // Train runs PPO on NumEnvs environments made by makeEnv and calls report
@@ -241,7 +245,7 @@ func Train(cfg Config, makeEnv func(i int) gym.Env, report func(Update)) (*Agent
 		}
 		// Optimise.
 		l.update(&roll, &up)
-		up.Step, up.LR = step, lr
+		up.Step, up.LR, up.Agent = step, lr, agent
 		if report != nil {
 			report(up)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/drover-sched/drover/agents/dqn"
 	"github.com/drover-sched/drover/agents/ppo"
+	"github.com/drover-sched/drover/env/placement"
 	"github.com/drover-sched/drover/internal/progress"
 	"github.com/drover-sched/drover/train/runlog"
 )
@@ -39,6 +40,50 @@ type trainRun struct {
 	// curve is the learning curve: the mean return of the episodes that
 	// ended in each update (PPO) or each episode's return (DQN).
 	curve [][2]float64
+	// evalEnv, when set, is where the greedy policy is evaluated during
+	// training, on evalSeeds, about ten times per run (evalRuns).
+	evalEnv  *placement.Env
+	updates  int
+	baseline [2]float64 // first-valid-action JCT and TTA on periodicSeeds (0: not yet)
+	stdout   io.Writer
+}
+
+// evalRuns is about how many times a cluster-environment run evaluates its
+// policy during training.
+const evalRuns = 10
+
+// periodicSeeds are the held-out episode seeds of the evaluations during
+// training (the final comparison uses more).
+var periodicSeeds = []uint64{1001, 1002}
+
+// evaluate plays the greedy policy of agent on the periodic seeds and logs
+// the mean JCT and TTA under eval/.
+//
+// Beside it goes the baseline that always takes the first valid action:
+// the heuristic itself in sas-rl and strn-rl (its own choice is action
+// 0), BSP on the first-fit placement in sync, the first rack group with
+// room in placement.
+func (r *trainRun) evaluate(step int, agent *ppo.Agent) {
+	mean := func(act func([]float64, []bool) int) (jct, tta float64) {
+		for _, s := range periodicSeeds {
+			sum := r.evalEnv.Run(s, act)
+			jct += sum.AvgJCT / float64(len(periodicSeeds))
+			tta += sum.AvgTTA / float64(len(periodicSeeds))
+		}
+		return jct, tta
+	}
+	if r.baseline[0] == 0 {
+		r.baseline[0], r.baseline[1] = mean(placement.FirstValid)
+	}
+	jct, tta := mean(greedy(agent.Actor))
+	r.log.Scalar("eval/avg_jct_s", step, jct)
+	r.log.Scalar("eval/avg_tta_s", step, tta)
+	r.log.Scalar("eval/baseline_avg_jct_s", step, r.baseline[0])
+	r.log.Scalar("eval/baseline_avg_tta_s", step, r.baseline[1])
+	if r.stdout != nil {
+		fmt.Fprintf(r.stdout, "eval at step %d (greedy, seeds %v): avg JCT %.0f s, avg TTA %.0f s (first valid action: %.0f s, %.0f s)\n",
+			step, periodicSeeds, jct, tta, r.baseline[0], r.baseline[1])
+	}
 }
 
 // sections are the config file's sections, bound to r's configs.
@@ -89,6 +134,14 @@ func (r *trainRun) ppoReport(u ppo.Update) {
 	r.log.Scalar(runlog.TagExplainedVariance, u.Step, u.ExplainedVariance)
 	r.log.Scalar(runlog.TagClipFrac, u.Step, float64(u.ClipFrac))
 	r.log.Scalar(runlog.TagSPS, u.Step, float64(u.Step)/max(time.Since(r.start).Seconds(), 1e-9))
+	r.updates++
+	if r.evalEnv != nil && u.Agent != nil {
+		total := r.train.Steps / (r.ppo.NumEnvs * r.ppo.NumSteps)
+		every := max(1, total/evalRuns)
+		if r.updates%every == 0 || r.updates == total {
+			r.evaluate(u.Step, u.Agent)
+		}
+	}
 }
 
 // dqnReport logs one DQN episode.

@@ -52,7 +52,10 @@ func trainPlacement(sync bool, r *trainRun, stdout io.Writer) (*ppo.Agent, map[s
 	cfg := r.ppo
 	fmt.Fprintf(stdout, "workload builtin (%d jobs), cluster %d x %d GPUs, per-worker model; eval seeds %v\n", len(w.Jobs), nodes, gpn, evalSeeds)
 	start := time.Now()
+	// Evaluate the greedy policy now and then on held-out seeds.
+	r.evalEnv, r.stdout = mk(0).(*placement.Env), stdout
 	agent, err := ppo.Train(cfg, mk, r.ppoReport)
+	r.evalEnv = nil
 	r.close()
 	if err != nil {
 		return nil, nil, train.Verdict{}, err

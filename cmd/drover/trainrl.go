@@ -86,7 +86,10 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (*ppo.Agent, map[s
 	fmt.Fprintf(stdout, "%s: PPO chooses among %s's candidates; trained on builtin (%d jobs, Philly-fitted), %d x %d GPUs, per-worker model\n",
 		name, heuristic, len(w.Jobs), nodes, gpn)
 	start := time.Now()
+	// Evaluate the greedy policy now and then on held-out seeds.
+	r.evalEnv, r.stdout = mk(0).(*placement.Env), stdout
 	agent, err := ppo.Train(cfg, mk, r.ppoReport)
+	r.evalEnv = nil
 	r.close()
 	if err != nil {
 		return nil, nil, train.Verdict{}, err
