@@ -1,7 +1,7 @@
 # Drover's build. `make test` is the one test command (CI runs it through .ci/run).
 GO ?= go
 
-.PHONY: all build test vet fmt-check bench fuzz-smoke clean proto
+.PHONY: all build test test-netlib vet fmt-check bench fuzz-smoke clean proto
 
 all: build
 
@@ -11,6 +11,10 @@ build:
 # The project's checks: formatting, vet, and the whole suite under the race detector.
 test: fmt-check vet
 	$(GO) test -race -count=1 ./...
+
+# The NN package on OpenBLAS (cgo; Debian's libopenblas-dev), not part of CI.
+test-netlib:
+	OPENBLAS_NUM_THREADS=1 $(GO) test -tags netlib -count=1 ./agents/...
 
 vet:
 	$(GO) vet ./...

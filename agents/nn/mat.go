@@ -61,20 +61,8 @@ var impl blas.Float32 = gonum.Implementation{}
 
 // SetBLAS replaces the float32 BLAS used for the matrix products in Linear
 // (the default is gonum's pure-Go implementation, gonum.org/v1/gonum/blas/gonum).
-// It is the hook for a faster cgo backend: with gonum.org/v1/netlib added to
-// go.mod and OpenBLAS installed, a file guarded by the netlib build tag can do
-//
-//	//go:build netlib
-//
-//	package main
-//
-//	import (
-//		"gonum.org/v1/netlib/blas/netlib"
-//		"github.com/drover-sched/drover/agents/nn"
-//	)
-//
-//	func init() { nn.SetBLAS(netlib.Implementation{}) }
-//
+// Building with the netlib tag (netlib.go) sets OpenBLAS through
+// gonum.org/v1/netlib; Backend says which is in use
 // (run with OPENBLAS_NUM_THREADS=1 for reproducible timings). SetBLAS is not
 // safe for concurrent use with training; call it once at start-up. A nil b
 // restores the pure-Go default.
