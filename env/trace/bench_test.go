@@ -35,11 +35,17 @@ func BenchmarkSim(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, tt := range []struct {
-		name string
-		st   *trace.Stragglers
+		name  string
+		st    *trace.Stragglers
+		nodes int
 	}{
-		{"model=job", nil},
-		{"model=worker", &trace.Stragglers{Background: "builtin", Seed: 1}},
+		{"model=job", nil, 125},
+		{"model=worker", &trace.Stragglers{Background: "builtin", Seed: 1}, 125},
+		// A cluster four times larger, where jobs hardly queue under
+		// either model: the ratio of the two then shows the per-worker
+		// model's own cost, without the longer queue it causes.
+		{"model=job/nodes=500", nil, 500},
+		{"model=worker/nodes=500", &trace.Stragglers{Background: "builtin", Seed: 1}, 500},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -47,7 +53,7 @@ func BenchmarkSim(b *testing.B) {
 			for b.Loop() {
 				p, _ := firstfit.New(policies.Config{})
 				res, err := trace.Run(trace.Options{Workload: philly, Model: trace.ModelDrover, Profiles: profiles, Policy: p,
-					Nodes: 125, GPUsPerNode: 8, Interval: 0, RestartDelay: -1, Stragglers: tt.st})
+					Nodes: tt.nodes, GPUsPerNode: 8, Interval: 0, RestartDelay: -1, Stragglers: tt.st})
 				if err != nil {
 					b.Fatal(err)
 				}
