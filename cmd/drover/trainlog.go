@@ -26,6 +26,10 @@ type trainConfig struct {
 	// EvalSeeds is the number of held-out seeds per workload (sas-rl,
 	// strn-rl).
 	EvalSeeds int
+	// Objective is the reward of the cluster environments: jct, tta or
+	// tta-finish (placement.Objective*; empty: tta for sas-rl and
+	// strn-rl, jct otherwise).
+	Objective string
 }
 
 // trainRun is one training run: its effective configs and its logs.

@@ -41,7 +41,7 @@ func trainPlacement(sync bool, r *trainRun, stdout io.Writer) (*ppo.Agent, map[s
 		}
 		return &env.Drover{Profiles: profiles, Workers: st}
 	}
-	pcfg := placement.Config{Jobs: trace.Specs(w), Cluster: env.Homogeneous(nodes, gpn), NewModel: newModel, RestartDelay: env.DefaultRestartDelay, Sync: sync}
+	pcfg := placement.Config{Jobs: trace.Specs(w), Cluster: env.Homogeneous(nodes, gpn), NewModel: newModel, RestartDelay: env.DefaultRestartDelay, Sync: sync, Objective: r.train.Objective}
 	mk := func(int) gym.Env {
 		e, err := placement.New(pcfg)
 		if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"time"
@@ -74,7 +75,7 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (*ppo.Agent, map[s
 		return &env.Drover{Profiles: profiles, Workers: st}
 	}
 	pcfg := placement.Config{Jobs: trace.Specs(w), Cluster: env.Homogeneous(nodes, gpn), NewModel: newModel,
-		RestartDelay: env.DefaultRestartDelay, NewProposer: newProp, Objective: placement.ObjectiveTTA}
+		RestartDelay: env.DefaultRestartDelay, NewProposer: newProp, Objective: cmp.Or(r.train.Objective, placement.ObjectiveTTA)}
 	mk := func(int) gym.Env {
 		e, err := placement.New(pcfg)
 		if err != nil {

@@ -54,6 +54,11 @@ const (
 	// time the jobs held GPUs, which is their time to accuracy plus the
 	// restart delays.
 	ObjectiveTTA = "tta"
+	// ObjectiveTTAFinish charges each job's GPU-held time at once, at the
+	// step in which it finishes: the same return as ObjectiveTTA (once
+	// every job has finished), credited in lumps per job rather than
+	// spread over time.
+	ObjectiveTTAFinish = "tta-finish"
 )
 
 // DefaultCandidates is the default number of candidate slots: SAS's most
@@ -77,6 +82,7 @@ type Env struct {
 	area     float64  // integral of the jobs in the system over time, s
 	lastArea float64  // area at the last reward
 	strag    float64  // straggling worker-iterations counted so far
+	heldDone float64  // GPU-held seconds of the finished jobs at the last reward
 	done     bool
 	obsDim   int
 
@@ -98,7 +104,7 @@ func New(cfg Config) (*Env, error) {
 	switch cfg.Objective {
 	case "":
 		cfg.Objective = ObjectiveJCT
-	case ObjectiveJCT, ObjectiveTTA:
+	case ObjectiveJCT, ObjectiveTTA, ObjectiveTTAFinish:
 	default:
 		return nil, fmt.Errorf("placement: unknown objective %q (want %s or %s)", cfg.Objective, ObjectiveJCT, ObjectiveTTA)
 	}
@@ -168,6 +174,7 @@ func (e *Env) Reset(seed uint64) ([]float64, gym.Info) {
 		panic(fmt.Sprintf("placement: %v", err)) // the config was validated by the caller's workload
 	}
 	e.sim, e.view, e.job, e.area, e.lastArea, e.strag, e.done = s, nil, nil, 0, 0, 0, false
+	e.heldDone = 0
 	e.prop, e.cands, e.begun, e.cursor = nil, nil, false, 0
 	if e.cfg.NewProposer != nil {
 		e.prop = e.cfg.NewProposer()
@@ -207,7 +214,7 @@ func (e *Env) advance() {
 		inSystem, t0 := 0, e.sim.Now()
 		if e.view != nil {
 			inSystem = len(e.view.Active)
-			if e.cfg.Objective == ObjectiveTTA {
+			if e.cfg.Objective == ObjectiveTTA || e.cfg.Objective == ObjectiveTTAFinish {
 				inSystem = 0
 				for _, j := range e.view.Active {
 					if j.State == env.Running {
@@ -331,6 +338,16 @@ func (e *Env) Step(action int) ([]float64, float64, bool, bool, gym.Info) {
 	e.advance()
 	reward := -(e.area - e.lastArea) / 3600
 	e.lastArea = e.area
+	if e.cfg.Objective == ObjectiveTTAFinish {
+		held := 0.0
+		for i := range e.sim.Jobs() {
+			if j := &e.sim.Jobs()[i]; j.State == env.Done {
+				held += j.Held
+			}
+		}
+		reward = -(held - e.heldDone) / 3600
+		e.heldDone = held
+	}
 	if e.cfg.StragglerWeight > 0 {
 		s := 0.0
 		for _, j := range e.sim.Jobs() {
