@@ -26,6 +26,11 @@ type trainConfig struct {
 	// EvalSeeds is the number of held-out seeds per workload (sas-rl,
 	// strn-rl).
 	EvalSeeds int
+	// Workload is the training workload of sas-rl and strn-rl: builtin
+	// (the embedded Philly-fitted default, every episode) or synthetic (a
+	// fresh Philly-fitted synthetic workload per episode, from the
+	// episode's seed: datasets.GenerateDefault).
+	Workload string
 	// Objective is the reward of the cluster environments: jct, tta or
 	// tta-finish (placement.Objective*; empty: tta for sas-rl and
 	// strn-rl, jct otherwise).

@@ -76,6 +76,15 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (*ppo.Agent, map[s
 	}
 	pcfg := placement.Config{Jobs: trace.Specs(w), Cluster: env.Homogeneous(nodes, gpn), NewModel: newModel,
 		RestartDelay: env.DefaultRestartDelay, NewProposer: newProp, Objective: cmp.Or(r.train.Objective, placement.ObjectiveTTA)}
+	wname := fmt.Sprintf("builtin (%d jobs, Philly-fitted)", len(w.Jobs))
+	switch r.train.Workload {
+	case "", "builtin":
+	case "synthetic":
+		pcfg.NewJobs = func(s uint64) []env.JobSpec { return trace.Specs(datasets.GenerateDefault(s)) }
+		wname = fmt.Sprintf("a fresh Philly-fitted synthetic workload per episode (%d jobs)", datasets.DefaultJobs)
+	default:
+		return nil, nil, train.Verdict{}, fmt.Errorf("train.workload %q: want builtin or synthetic", r.train.Workload)
+	}
 	mk := func(int) gym.Env {
 		e, err := placement.New(pcfg)
 		if err != nil {
@@ -84,8 +93,8 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (*ppo.Agent, map[s
 		return e
 	}
 	cfg := r.ppo
-	fmt.Fprintf(stdout, "%s: PPO chooses among %s's candidates; trained on builtin (%d jobs, Philly-fitted), %d x %d GPUs, per-worker model\n",
-		name, heuristic, len(w.Jobs), nodes, gpn)
+	fmt.Fprintf(stdout, "%s: PPO chooses among %s's candidates; trained on %s, %d x %d GPUs, per-worker model\n",
+		name, heuristic, wname, nodes, gpn)
 	start := time.Now()
 	// Evaluate the greedy policy now and then on held-out seeds.
 	r.evalEnv, r.stdout = mk(0).(*placement.Env), stdout

@@ -15,6 +15,10 @@ import (
 type Config struct {
 	// Jobs is the workload replayed in every episode.
 	Jobs []env.JobSpec
+	// NewJobs, when set, gives each episode its own workload for the
+	// episode's seed (Jobs is then ignored): a fresh synthetic workload per
+	// episode varies what the agent sees.
+	NewJobs func(seed uint64) []env.JobSpec
 	// Cluster is the cluster; nodes are grouped by Rack.
 	Cluster env.Cluster
 	// NewModel returns a fresh throughput model for an episode seed.
@@ -98,7 +102,7 @@ var _ gym.Masker = (*Env)(nil)
 
 // New validates cfg and returns the environment.
 func New(cfg Config) (*Env, error) {
-	if len(cfg.Jobs) == 0 || cfg.NewModel == nil || len(cfg.Cluster.Nodes) == 0 {
+	if (len(cfg.Jobs) == 0 && cfg.NewJobs == nil) || cfg.NewModel == nil || len(cfg.Cluster.Nodes) == 0 {
 		return nil, errors.New("placement: config needs jobs, a cluster and a model")
 	}
 	switch cfg.Objective {
@@ -169,7 +173,11 @@ func (e *Env) ActionSpace() gym.Discrete {
 // Reset implements gym.Env: a new simulation of the workload with the
 // model for seed, run to the first decision.
 func (e *Env) Reset(seed uint64) ([]float64, gym.Info) {
-	s, err := env.New(env.Config{Cluster: e.cfg.Cluster, Model: e.cfg.NewModel(seed), RestartDelay: e.cfg.RestartDelay}, e.cfg.Jobs)
+	jobs := e.cfg.Jobs
+	if e.cfg.NewJobs != nil {
+		jobs = e.cfg.NewJobs(seed)
+	}
+	s, err := env.New(env.Config{Cluster: e.cfg.Cluster, Model: e.cfg.NewModel(seed), RestartDelay: e.cfg.RestartDelay}, jobs)
 	if err != nil {
 		panic(fmt.Sprintf("placement: %v", err)) // the config was validated by the caller's workload
 	}

@@ -285,3 +285,21 @@ func heldReturn(t *testing.T, mk func(uint64) env.Model, newSAS func() policies.
 		t.Errorf("return %.6f, want -sum(held)/3600 = %.6f (%d of %d finished)", ret, want, s.Finished, s.Jobs)
 	}
 }
+
+// NewJobs gives each episode the workload of its seed.
+func TestNewJobsPerEpisode(t *testing.T) {
+	profiles, _, err := trace.Profiles("builtin", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := placement.Config{Cluster: env.Homogeneous(16, 4), NewModel: func(uint64) env.Model { return &env.Drover{Profiles: profiles} },
+		NewJobs: func(s uint64) []env.JobSpec { return trace.Specs(datasets.GenerateDefault(s)) }}
+	e, err := placement.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1, s1again, s2 := e.Run(1, placement.FirstValid), e.Run(1, placement.FirstValid), e.Run(2, placement.FirstValid)
+	if s1.Jobs != datasets.DefaultJobs || s1 != s1again || s1.AvgJCT == s2.AvgJCT {
+		t.Errorf("seed 1 %+v, again %+v, seed 2 %+v: want the default job count, one workload per seed", s1, s1again, s2)
+	}
+}
