@@ -31,6 +31,11 @@ type trainConfig struct {
 	// fresh Philly-fitted synthetic workload per episode, from the
 	// episode's seed: datasets.GenerateDefault).
 	Workload string
+	// Nodes and GPUsPerNode shape the training cluster of sas-rl and
+	// strn-rl (default 16 x 4, the built-in workload's). With the
+	// synthetic workload, arrivals scale with the cluster's GPUs (the
+	// default rate is for 64) and the largest job is the cluster.
+	Nodes, GPUsPerNode int
 	// Objective is the reward of the cluster environments: jct, tta or
 	// tta-finish (placement.Objective*; empty: tta for sas-rl and
 	// strn-rl, jct otherwise).

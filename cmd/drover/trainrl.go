@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"time"
 
 	"github.com/drover-sched/drover/agents/nn"
@@ -65,7 +66,7 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (*ppo.Agent, map[s
 	if err != nil {
 		return nil, nil, train.Verdict{}, err
 	}
-	const nodes, gpn = 16, 4
+	nodes, gpn := cmp.Or(r.train.Nodes, 16), cmp.Or(r.train.GPUsPerNode, 4)
 	w := datasets.Builtin()
 	newModel := func(s uint64) env.Model {
 		st, err := trace.Stragglers{Seed: s}.Workers(nodes)
@@ -80,7 +81,12 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (*ppo.Agent, map[s
 	switch r.train.Workload {
 	case "", "builtin":
 	case "synthetic":
-		pcfg.NewJobs = func(s uint64) []env.JobSpec { return trace.Specs(datasets.GenerateDefault(s)) }
+		sp := datasets.DefaultParams()
+		sp.MaxGPUs = nodes * gpn
+		sp.RateScale *= float64(nodes*gpn) / float64(datasets.DefaultMaxGPUs)
+		pcfg.NewJobs = func(s uint64) []env.JobSpec {
+			return trace.Specs(datasets.Synthetic(sp, datasets.DefaultJobs, rand.NewPCG(s, s)))
+		}
 		wname = fmt.Sprintf("a fresh Philly-fitted synthetic workload per episode (%d jobs)", datasets.DefaultJobs)
 	default:
 		return nil, nil, train.Verdict{}, fmt.Errorf("train.workload %q: want builtin or synthetic", r.train.Workload)
