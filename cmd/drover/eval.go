@@ -243,7 +243,11 @@ func learnedContender(dir string) (compare.Policy, error) {
 		if err != nil {
 			return nil, err
 		}
-		return placement.Learned(newProp, placement.DefaultCandidates, greedy(nets["actor"])), nil
+		net := nets["actor"] // PPO; a contextual bandit's values are "q"
+		if net == nil {
+			net = nets["q"]
+		}
+		return placement.Learned(newProp, placement.DefaultCandidates, greedy(net)), nil
 	}}, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/drover-sched/drover/agents/bandit"
 	"github.com/drover-sched/drover/agents/dqn"
 	"github.com/drover-sched/drover/agents/nn"
 	"github.com/drover-sched/drover/agents/ppo"
@@ -25,12 +26,12 @@ import (
 func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("train", stderr)
 	envName := fs.String("env", "placement", "environment: placement or sync (the built-in workload; learned vs the heuristics), sas-rl or strn-rl (choose among the heuristic's candidates; judged on the held-out Helios and PAI workloads), or cartpole (the known-answer check)")
-	algo := fs.String("algo", "ppo", "algorithm: ppo or dqn")
+	algo := fs.String("algo", "ppo", "algorithm: ppo or dqn (cartpole); ppo or bandit (sas-rl, strn-rl: a contextual bandit scoring each decision by its job's own slowdown)")
 	steps := fs.Int("steps", 0, "environment steps (default: 500000 for cartpole, 100000 for placement)")
 	seed := fs.Uint64("seed", 1, "random seed")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	out := fs.String("out", "", "the run directory: config.yaml, TensorBoard events, scalars.csv and the checkpoint (default runs/<env>__<algo>__<seed>__<unix time>)")
-	evalSeeds := fs.Int("eval-seeds", 5, "sas-rl, strn-rl: held-out seeds per workload (Helios; PAI gets half)")
+	evalSeeds := fs.Int("eval-seeds", 5, "sas-rl, strn-rl: held-out seeds per workload (Helios; PAI gets half; 0: no held-out evaluation)")
 	configFile := fs.String("config", "", "YAML file with sections train (env, algo, steps, seed, eval_seeds), ppo and dqn (the agents' config fields in snake_case); flags given on the command line win")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -58,7 +59,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	tc := &r.train
 	cluster := tc.Env == "placement" || tc.Env == "sync" || tc.Env == "sas-rl" || tc.Env == "strn-rl"
 	switch {
-	case cluster && tc.Algo != "ppo":
+	case (tc.Env == "sas-rl" || tc.Env == "strn-rl") && tc.Algo != "ppo" && tc.Algo != "bandit":
+		return fmt.Errorf("--env %s trains with --algo ppo or bandit (got %s)", tc.Env, tc.Algo)
+	case cluster && tc.Env != "sas-rl" && tc.Env != "strn-rl" && tc.Algo != "ppo":
 		return fmt.Errorf("--env %s trains with --algo ppo so far (got %s)", tc.Env, tc.Algo)
 	case !cluster && (tc.Env != "cartpole" || (tc.Algo != "ppo" && tc.Algo != "dqn")):
 		return fmt.Errorf("unknown environment or algorithm %s/%s (want placement, sync, sas-rl, strn-rl or cartpole; ppo or dqn)", tc.Env, tc.Algo)
@@ -86,22 +89,31 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	defer r.close()
 	if cluster {
-		var agent *ppo.Agent
+		var nets map[string]*nn.MLP
 		var scores map[string]float64
 		var verdict train.Verdict
 		var err error
 		if tc.Env == "sas-rl" || tc.Env == "strn-rl" {
-			agent, scores, verdict, err = trainVariant(tc.Env, r, stdout)
+			nets, scores, verdict, err = trainVariant(tc.Env, r, stdout)
 		} else {
+			var agent *ppo.Agent
 			agent, scores, verdict, err = trainPlacement(tc.Env == "sync", r, stdout)
+			if agent != nil {
+				nets = map[string]*nn.MLP{"actor": agent.Actor, "critic": agent.Critic}
+			}
 		}
 		if err != nil {
 			return err
 		}
-		meta := checkpoints.Meta{Env: tc.Env, Algo: "ppo", Seed: tc.Seed, Steps: tc.Steps, Hidden: r.ppo.Hidden, Activation: "tanh",
+		meta := checkpoints.Meta{Env: tc.Env, Algo: tc.Algo, Seed: tc.Seed, Steps: tc.Steps, Hidden: r.ppo.Hidden, Activation: "tanh",
 			Networks: []string{"actor", "critic"}, Eval: scores, Converged: verdict.Converged, Hyperparams: ppoHyper(r.ppo)}
-		meta.ObsDim, meta.Actions = agent.Actor.Linears()[0].In, agent.Actor.Linears()[len(agent.Actor.Linears())-1].Out
-		if err := checkpoints.Save(r.dir, meta, map[string]*nn.MLP{"actor": agent.Actor, "critic": agent.Critic}); err != nil {
+		first := nets["actor"]
+		if tc.Algo == "bandit" {
+			first = nets["q"]
+			meta.Hidden, meta.Activation, meta.Networks, meta.Hyperparams = bandit.DefaultConfig().Hidden, "relu", []string{"q"}, nil
+		}
+		meta.ObsDim, meta.Actions = first.Linears()[0].In, first.Linears()[len(first.Linears())-1].Out
+		if err := checkpoints.Save(r.dir, meta, nets); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "checkpoint %s\n", r.dir)

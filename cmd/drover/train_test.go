@@ -74,3 +74,30 @@ func TestTrainRunDirectory(t *testing.T) {
 		t.Errorf("exit %d, stderr %q: want the file, line 3 and the key", code, stderr)
 	}
 }
+
+// sas-rl with the contextual bandit trains, saves a Q-network checkpoint
+// of the candidate observation's shape, and drover eval replays it.
+func TestTrainBanditVariant(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "run")
+	code, stdout, stderr := drover(t, "train", "--env", "sas-rl", "--algo", "bandit", "--steps", "4000", "--eval-seeds", "0", "--quiet", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "contextual bandit") || !strings.Contains(stdout, "not converged") {
+		t.Errorf("output:\n%s", stdout)
+	}
+	meta, err := os.ReadFile(filepath.Join(out, "meta.json"))
+	if err != nil || !strings.Contains(string(meta), `"algo": "bandit"`) || !strings.Contains(string(meta), `"q"`) {
+		t.Fatalf("meta %s (%v)", meta, err)
+	}
+	wl := filepath.Join(dir, "tiny.csv")
+	if err := os.WriteFile(wl, []byte(tinyJobs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = drover(t, "eval", "--quiet", "--workload", wl, "--profiles", "builtin", "--nodes", "4", "--gpus-per-node", "4",
+		"--policies", "sas,"+out, "--seeds", "1", "--out", filepath.Join(dir, "eval"))
+	if code != 0 || !strings.Contains(stdout, "sas-rl@run") {
+		t.Errorf("eval: exit %d\n%s%s", code, stdout, stderr)
+	}
+}

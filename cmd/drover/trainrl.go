@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"time"
 
+	"github.com/drover-sched/drover/agents/bandit"
 	"github.com/drover-sched/drover/agents/nn"
 	"github.com/drover-sched/drover/agents/ppo"
 	"github.com/drover-sched/drover/datasets"
@@ -55,7 +57,7 @@ func heldOut(seeds int) []evalWorkload {
 // then the learned policy and the heuristic run on the
 // held-out workloads with the same seeds, and the gate compares their
 // average time-to-accuracy episode by episode.
-func trainVariant(name string, r *trainRun, stdout io.Writer) (*ppo.Agent, map[string]float64, train.Verdict, error) {
+func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.MLP, map[string]float64, train.Verdict, error) {
 	seed, steps, evalSeeds := r.train.Seed, r.train.Steps, r.train.EvalSeeds
 	heuristic := variantHeuristic[name]
 	newProp, err := proposer(heuristic)
@@ -98,26 +100,42 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (*ppo.Agent, map[s
 		}
 		return e
 	}
-	cfg := r.ppo
-	fmt.Fprintf(stdout, "%s: PPO chooses among %s's candidates; trained on %s, %d x %d GPUs, per-worker model\n",
-		name, heuristic, wname, nodes, gpn)
-	start := time.Now()
-	// Evaluate the greedy policy now and then on held-out seeds.
-	r.evalEnv, r.stdout = mk(0).(*placement.Env), stdout
-	agent, err := ppo.Train(cfg, mk, r.ppoReport)
-	r.evalEnv = nil
-	r.close()
-	if err != nil {
-		return nil, nil, train.Verdict{}, err
+	algo := "PPO"
+	if r.train.Algo == "bandit" {
+		algo = "a contextual bandit (each decision scored by its job's own slowdown)"
 	}
+	fmt.Fprintf(stdout, "%s: %s chooses among %s's candidates; trained on %s, %d x %d GPUs, per-worker model\n",
+		name, algo, heuristic, wname, nodes, gpn)
+	start := time.Now()
+	var act func([]float64, []bool) int
+	var nets map[string]*nn.MLP
+	if r.train.Algo == "bandit" {
+		l := trainBandit(r, mk(0).(*placement.Env), stdout)
+		act, nets = l.Act, map[string]*nn.MLP{"q": l.Q}
+	} else {
+		// Evaluate the greedy policy now and then on held-out seeds.
+		r.evalEnv, r.stdout = mk(0).(*placement.Env), stdout
+		agent, err := ppo.Train(r.ppo, mk, r.ppoReport)
+		r.evalEnv = nil
+		if err != nil {
+			return nil, nil, train.Verdict{}, err
+		}
+		act, nets = greedy(agent.Actor), map[string]*nn.MLP{"actor": agent.Actor, "critic": agent.Critic}
+	}
+	r.close()
 	fmt.Fprintf(stdout, "trained %d steps in %s\n\n", steps, time.Since(start).Round(time.Millisecond))
 
-	act := greedy(agent.Actor)
 	scores := map[string]float64{}
 	var verdict train.Verdict
 	var allLearned, allBase []float64
 	fmt.Fprintf(stdout, "%-8s %-10s %6s %14s %14s %14s\n", "workload", "policy", "seeds", "avg TTA (s)", "avg JCT (s)", "stragglers")
-	for _, ew := range heldOut(evalSeeds) {
+	var held []evalWorkload
+	if evalSeeds > 0 {
+		held = heldOut(evalSeeds)
+	} else {
+		fmt.Fprintln(stdout, "no held-out evaluation (--eval-seeds 0): not converged")
+	}
+	for _, ew := range held {
 		wl, err := datasets.Load(ew.workload, datasets.FormatAuto, datasets.Options{})
 		if err != nil {
 			return nil, nil, train.Verdict{}, fmt.Errorf("held-out workload %s: %w", ew.name, err)
@@ -164,7 +182,7 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (*ppo.Agent, map[s
 	}
 	verdict = train.Gate(allLearned, allBase, train.GateConfig{Seed: seed})
 	fmt.Fprintf(stdout, "\ngate, Helios and PAI episodes, %s vs %s (avg TTA): %v\n", name, heuristic, verdict)
-	return agent, scores, verdict, nil
+	return nets, scores, verdict, nil
 }
 
 // variantPrior is the default ppo.Config.ActionPrior of sas-rl and
@@ -214,4 +232,101 @@ func greedy(actor *nn.MLP) func(obs []float64, mask []bool) int {
 		}
 		return nn.NewCategorical(actor.Forward(x), mask).Mode()[0]
 	}
+}
+
+// trainBandit trains the contextual bandit on e: episodes (seeds from the
+// training seed up) in which the heuristic, then the learner, decides with
+// epsilon exploration; each decision with a real choice (two or more
+// candidates) is scored when its job finishes by minus the log of the
+// job's slowdown, TTA over its trace duration (the run time on a packed,
+// idle placement); the learner is refitted every few episodes.
+func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) *bandit.Learner {
+	const (
+		epsilon     = 0.2 // share of random valid choices
+		warmup      = 5   // episodes decided by the heuristic (plus exploration)
+		fitEvery    = 5   // episodes between fits
+		reportEvery = 25  // episodes between progress lines
+	)
+	cfg := bandit.DefaultConfig()
+	cfg.Seed = r.train.Seed
+	l := bandit.New(cfg, e.ObservationSpace().Shape(), e.ActionSpace().N)
+	rng := rand.New(rand.NewPCG(r.train.Seed, 0x65787072))
+	type decision struct {
+		obs    []float32
+		action int
+		job    int
+	}
+	mask := make([]bool, 0, e.ActionSpace().N)
+	steps := 0
+	for ep := 0; steps < r.train.Steps; ep++ {
+		obs, _ := e.Reset(r.train.Seed*1_000_000 + uint64(ep))
+		var ds []decision
+		for {
+			mask = e.ActionMask(mask)
+			valid := 0
+			for _, ok := range mask {
+				if ok {
+					valid++
+				}
+			}
+			a := 0
+			switch {
+			case valid > 1 && rng.Float64() < epsilon:
+				k := rng.IntN(valid)
+				for i, ok := range mask {
+					if ok {
+						if k == 0 {
+							a = i
+							break
+						}
+						k--
+					}
+				}
+			case ep >= warmup:
+				a = l.Act(obs, mask)
+			}
+			if valid > 1 {
+				o := make([]float32, len(obs))
+				for i, v := range obs {
+					o[i] = float32(v)
+				}
+				ds = append(ds, decision{o, a, e.Job().ID})
+			}
+			var term, trunc bool
+			obs, _, term, trunc, _ = e.Step(a)
+			steps++
+			if term || trunc {
+				break
+			}
+		}
+		jobs := e.Jobs()
+		samples := make([]bandit.Sample, 0, len(ds))
+		var mean float64
+		for _, d := range ds {
+			j := &jobs[d.job]
+			tta := max(j.Held-float64(j.Starts)*env.DefaultRestartDelay, 1)
+			rew := -math.Log(tta / max(j.Spec.Duration, 1))
+			samples = append(samples, bandit.Sample{Obs: d.obs, Action: d.action, Reward: float32(rew)})
+			mean += rew / float64(len(ds))
+		}
+		l.Add(samples...)
+		if r.bar != nil {
+			r.bar.Set(min(steps, r.train.Steps))
+		}
+		if r.log != nil {
+			r.log.Scalar("bandit/mean_reward", steps, mean)
+		}
+		if (ep+1)%fitEvery == 0 {
+			loss := l.Fit()
+			if r.log != nil {
+				r.log.Scalar("bandit/loss", steps, loss)
+			}
+			if (ep+1)%reportEvery == 0 {
+				sum := e.Run(periodicSeeds[0], l.Act)
+				fmt.Fprintf(stdout, "episode %d (%d steps): mean reward %.3f, fit loss %.4f; greedy on seed %d: avg TTA %.0f s\n",
+					ep+1, steps, mean, loss, periodicSeeds[0], sum.AvgTTA)
+			}
+		}
+	}
+	return l
 }

@@ -444,3 +444,10 @@ func (e *Env) firstFit() []int {
 
 // Summary returns the finished (or current) run's summary.
 func (e *Env) Summary() env.Summary { return e.sim.Summary() }
+
+// Job returns the job being decided (nil once the episode is over).
+func (e *Env) Job() *env.Job { return e.job }
+
+// Jobs returns the episode's jobs (index = ID), as the simulation has them
+// now; the slice belongs to the environment.
+func (e *Env) Jobs() []env.Job { return e.sim.Jobs() }

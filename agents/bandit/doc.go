@@ -1,0 +1,24 @@
+// Package bandit learns a contextual bandit with an MLP: for each context
+// (an observation) and each of its valid actions, the expected reward,
+// fitted by regression on logged (context, action, reward) samples, and
+// acts greedily on those values. It suits decisions whose outcome belongs
+// to the decision alone, such as a job's own slowdown under the placement
+// chosen for it, where a reinforcement-learning return would mix in
+// every other job's.
+//
+// The samples can come from any behaviour policy (the regression is on
+// the action taken, with no bootstrapping, so it is off-policy): drover
+// train runs the heuristic with epsilon exploration and lets the learner
+// take over as it improves. The learner is deterministic given its seed
+// and the samples' order.
+//
+// # Usage
+//
+//	l := bandit.New(bandit.DefaultConfig(), obsDim, actions)
+//	for round := range rounds {
+//		samples := collect(round, l)   // play episodes, score each decision
+//		l.Add(samples...)
+//		l.Fit()
+//	}
+//	a := l.Act(obs, mask)
+package bandit
