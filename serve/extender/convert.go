@@ -54,8 +54,8 @@ const (
 	// GPUs).
 	AnnotationFreeGPUs = "drover.io/free-gpus"
 	// AnnotationCPUUtil, AnnotationMemBWUtil and AnnotationNetUtil are
-	// the node's current CPU, memory-bandwidth and network utilisation,
-	// shares in [0, 1] (default 0), from its monitoring.
+	// the node's current CPU, memory-bandwidth and network utilisation
+	// from its monitoring: shares, 0 idle, 1 saturated (default 0).
 	AnnotationCPUUtil   = "drover.io/cpu-util"
 	AnnotationMemBWUtil = "drover.io/mem-bw-util"
 	AnnotationNetUtil   = "drover.io/net-util"

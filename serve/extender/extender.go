@@ -282,7 +282,7 @@ func (h *Handler) Filter(ctx context.Context, args *extenderv1.ExtenderArgs) *ex
 		return true
 	}
 	if args.Nodes != nil {
-		res.Nodes = &corev1.NodeList{Items: make([]corev1.Node, 0, len(args.Nodes.Items))}
+		res.Nodes = &corev1.NodeList{Items: []corev1.Node{}} // few are kept: grow as needed
 		for i := range args.Nodes.Items {
 			if keep(args.Nodes.Items[i].Name) {
 				res.Nodes.Items = append(res.Nodes.Items, args.Nodes.Items[i])
