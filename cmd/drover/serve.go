@@ -17,11 +17,13 @@ import (
 	"github.com/drover-sched/drover/checkpoints"
 	"github.com/drover-sched/drover/serve"
 	"github.com/drover-sched/drover/serve/declog"
+	"github.com/drover-sched/drover/serve/extender"
 )
 
 // serveConfig is drover serve's configuration, from its flags.
 type serveConfig struct {
 	addr, metricsAddr            string
+	extenderAddr                 string
 	tlsCert, tlsKey, tlsClientCA string
 	tokenFile                    string
 	checkpoints                  string
@@ -43,6 +45,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	var c serveConfig
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:50051", "gRPC listen address")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "127.0.0.1:9464", "Prometheus /metrics listen address (empty: none)")
+	fs.StringVar(&c.extenderAddr, "extender-addr", "", "kube-scheduler extender (POST /filter, /prioritize) listen address; a port alone binds 127.0.0.1 (empty: none; see docs/kube-scheduler-extender.md)")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "TLS certificate (PEM); with -tls-key serves TLS")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "TLS private key (PEM)")
 	fs.StringVar(&c.tlsClientCA, "tls-client-ca", "", "CA (PEM) that client certificates must be signed by (mTLS)")
@@ -187,9 +190,30 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 		maddr = mlis.Addr().String()
 		go hs.Serve(mlis)
 	}
+	// The kube-scheduler extender: HTTP over the same core.
+	var es *http.Server
+	eaddr := ""
+	if c.extenderAddr != "" {
+		ext, err := extender.New(core, extender.Config{})
+		if err != nil {
+			lis.Close()
+			return err
+		}
+		elis, err := net.Listen("tcp", loopbackDefault(c.extenderAddr))
+		if err != nil {
+			lis.Close()
+			if hs != nil {
+				hs.Close()
+			}
+			return err
+		}
+		es = &http.Server{Handler: ext, ReadHeaderTimeout: 5 * time.Second}
+		eaddr = elis.Addr().String()
+		go es.Serve(elis)
+	}
 	st := core.Status()
-	fmt.Fprintf(stdout, "drover serve: gRPC on %s (tls %v, token %v), metrics on %s; policy %s, heuristic %s, model %q\n",
-		lis.Addr(), scfg.TLS != nil, scfg.Token != "", orNone(maddr), st.ActivePolicy, st.Heuristic, st.ModelVersion)
+	fmt.Fprintf(stdout, "drover serve: gRPC on %s (tls %v, token %v), metrics on %s, extender on %s; policy %s, heuristic %s, model %q\n",
+		lis.Addr(), scfg.TLS != nil, scfg.Token != "", orNone(maddr), orNone(eaddr), st.ActivePolicy, st.Heuristic, st.ModelVersion)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(lis) }()
 	if ready != nil {
@@ -205,12 +229,29 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 	<-watchDone
 	sctx, cancel := context.WithTimeout(context.Background(), c.shutdownGrace)
 	defer cancel()
-	err = srv.Shutdown(sctx)
+	var eerr error
+	if es != nil {
+		// The extender's calls finish before the core closes.
+		eerr = es.Shutdown(sctx)
+	}
+	err = errors.Join(eerr, srv.Shutdown(sctx))
 	if hs != nil {
 		err = errors.Join(err, hs.Shutdown(sctx))
 	}
 	<-errc
 	return err
+}
+
+// loopbackDefault binds an address given as a port alone (":8888",
+// "8888") to 127.0.0.1.
+func loopbackDefault(addr string) string {
+	if !strings.Contains(addr, ":") {
+		addr = ":" + addr
+	}
+	if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
+		return net.JoinHostPort("127.0.0.1", port)
+	}
+	return addr
 }
 
 func orNone(s string) string {

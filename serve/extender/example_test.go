@@ -1,0 +1,74 @@
+package extender_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	extenderv1 "k8s.io/kube-scheduler/extender/v1"
+
+	"github.com/drover-sched/drover/serve"
+	"github.com/drover-sched/drover/serve/extender"
+)
+
+// Example serves the extender over the heuristic Core and makes the two
+// calls kube-scheduler makes for the first pod of a 6-worker job: the
+// cluster has room for it only on gpu-a (4 free GPUs) and gpu-c (2).
+func Example() {
+	core, _ := serve.NewCore()
+	defer core.Close()
+	ext, _ := extender.New(core, extender.Config{})
+	srv := httptest.NewServer(ext) // drover serve -extender-addr 127.0.0.1:8888
+	defer srv.Close()
+
+	gpuNode := func(name, free string) corev1.Node {
+		return corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{extender.AnnotationFreeGPUs: free}},
+			Status:     corev1.NodeStatus{Allocatable: corev1.ResourceList{extender.ResourceGPU: resource.MustParse("4")}},
+		}
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "resnet-worker-0", Annotations: map[string]string{
+			extender.AnnotationJobID: "resnet", extender.AnnotationWorkers: "6", extender.AnnotationModel: "imagenet"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "train",
+			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{extender.ResourceGPU: resource.MustParse("1")}}}}},
+	}
+	args := extenderv1.ExtenderArgs{Pod: pod, Nodes: &corev1.NodeList{Items: []corev1.Node{
+		gpuNode("gpu-a", "4"), gpuNode("gpu-b", "0"), gpuNode("gpu-c", "2"), {ObjectMeta: metav1.ObjectMeta{Name: "cpu-d"}}}}}
+	body, _ := json.Marshal(args)
+
+	var filtered extenderv1.ExtenderFilterResult
+	post(srv.URL+"/filter", body, &filtered)
+	for _, n := range filtered.Nodes.Items {
+		fmt.Println("keep", n.Name)
+	}
+	fmt.Println("fail gpu-b:", filtered.FailedNodes["gpu-b"] != "")
+	fmt.Println("fail cpu-d:", filtered.FailedAndUnresolvableNodes["cpu-d"])
+
+	var scores extenderv1.HostPriorityList
+	post(srv.URL+"/prioritize", body, &scores)
+	slices.SortStableFunc(scores, func(a, b extenderv1.HostPriority) int { return int(b.Score - a.Score) })
+	fmt.Println(scores)
+	// Output:
+	// keep gpu-a
+	// keep gpu-c
+	// fail gpu-b: true
+	// fail cpu-d: drover: no allocatable nvidia.com/gpu
+	// [{gpu-a 10} {gpu-c 5} {gpu-b 0} {cpu-d 0}]
+}
+
+// post is kube-scheduler's side of a call: JSON POST, 200 or an error.
+func post(url string, body []byte, result any) {
+	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil || resp.StatusCode != http.StatusOK {
+		panic(fmt.Sprint(url, resp, err))
+	}
+	defer resp.Body.Close()
+	json.NewDecoder(resp.Body).Decode(result)
+}
