@@ -97,6 +97,15 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 		}
 		return err
 	}
+	// On every early return (a bad flag, a busy port) the core still
+	// closes, which flushes and closes the decision log; the normal
+	// shutdown closes it through the server.
+	closed := false
+	defer func() {
+		if !closed {
+			core.Close()
+		}
+	}()
 	if sink != nil && c.logSeal > 0 {
 		// Seal the log's current file now and then; the core flushes and
 		// closes the sink after the last request on shutdown.
@@ -222,6 +231,12 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 	select {
 	case <-ctx.Done():
 	case err := <-errc:
+		if es != nil {
+			es.Close()
+		}
+		if hs != nil {
+			hs.Close()
+		}
 		return err
 	}
 	fmt.Fprintln(stdout, "drover serve: shutting down")
@@ -235,6 +250,7 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 		eerr = es.Shutdown(sctx)
 	}
 	err = errors.Join(eerr, srv.Shutdown(sctx))
+	closed = true // srv.Shutdown closed the core
 	if hs != nil {
 		err = errors.Join(err, hs.Shutdown(sctx))
 	}

@@ -36,6 +36,9 @@ type trainConfig struct {
 	// synthetic workload, arrivals scale with the cluster's GPUs (the
 	// default rate is for 64) and the largest job is the cluster.
 	Nodes, GPUsPerNode int
+	// Credit is how --algo bandit scores a decision: counterfactual (the
+	// default) or own (see trainBandit).
+	Credit string
 	// Objective is the reward of the cluster environments: jct, tta or
 	// tta-finish (placement.Objective*; empty: tta for sas-rl and
 	// strn-rl, jct otherwise).

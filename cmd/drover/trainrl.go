@@ -110,7 +110,10 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 	var act func([]float64, []bool) int
 	var nets map[string]*nn.MLP
 	if r.train.Algo == "bandit" {
-		l := trainBandit(r, mk(0).(*placement.Env), stdout)
+		l, err := trainBandit(r, mk(0).(*placement.Env), stdout)
+		if err != nil {
+			return nil, nil, train.Verdict{}, err
+		}
 		act, nets = l.Act, map[string]*nn.MLP{"q": l.Q}
 	} else {
 		// Evaluate the greedy policy now and then on held-out seeds.
@@ -236,17 +239,32 @@ func greedy(actor *nn.MLP) func(obs []float64, mask []bool) int {
 
 // trainBandit trains the contextual bandit on e: episodes (seeds from the
 // training seed up) in which the heuristic, then the learner, decides with
-// epsilon exploration; each decision with a real choice (two or more
-// candidates) is scored when its job finishes by minus the log of the
-// job's slowdown, TTA over its trace duration (the run time on a packed,
-// idle placement); the learner is refitted every few episodes.
-func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) *bandit.Learner {
+// epsilon exploration. How a decision is scored is train.credit:
+//
+//   - counterfactual (the default): for up to counterfactuals decisions
+//     per episode that differ from the heuristic's choice, the episode is
+//     replayed from its seed (the same background and jitter: common
+//     random numbers) with the heuristic's choice there and the same
+//     choices elsewhere; the decision is worth the GPU-held hours it saved
+//     over all jobs (negative when it cost). The heuristic's own choice is
+//     worth 0 by definition and anchors the values.
+//   - own: every decision with a real choice is worth minus the log of its
+//     job's own slowdown, TTA over its trace duration (the run time on a
+//     packed, idle placement).
+//
+// The learner is refitted every few episodes.
+func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) (*bandit.Learner, error) {
 	const (
-		epsilon     = 0.2 // share of random valid choices
-		warmup      = 5   // episodes decided by the heuristic (plus exploration)
-		fitEvery    = 5   // episodes between fits
-		reportEvery = 25  // episodes between progress lines
+		epsilon         = 0.2 // share of random valid choices
+		warmup          = 5   // episodes decided by the heuristic (plus exploration)
+		fitEvery        = 5   // episodes between fits
+		reportEvery     = 25  // episodes between progress lines
+		counterfactuals = 8   // replays per episode (counterfactual credit)
 	)
+	credit := cmp.Or(r.train.Credit, "counterfactual")
+	if credit != "counterfactual" && credit != "own" {
+		return nil, fmt.Errorf("train.credit %q: want counterfactual or own", credit)
+	}
 	cfg := bandit.DefaultConfig()
 	cfg.Seed = r.train.Seed
 	l := bandit.New(cfg, e.ObservationSpace().Shape(), e.ActionSpace().N)
@@ -255,12 +273,38 @@ func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) *bandit.Learne
 		obs    []float32
 		action int
 		job    int
+		step   int
 	}
 	mask := make([]bool, 0, e.ActionSpace().N)
+	heldHours := func() float64 {
+		h := 0.0
+		for i := range e.Jobs() {
+			h += e.Jobs()[i].Held
+		}
+		return h / 3600
+	}
+	// replay plays episode seed with actions, except the heuristic's own
+	// choice at step skip, and returns the GPU-held hours of all jobs. An
+	// action no longer valid in the changed state becomes the heuristic's.
+	replay := func(seed uint64, actions []int, skip int) float64 {
+		e.Reset(seed)
+		for k := 0; ; k++ {
+			mask = e.ActionMask(mask)
+			a := 0
+			if k != skip && k < len(actions) && mask[actions[k]] {
+				a = actions[k]
+			}
+			if _, _, term, trunc, _ := e.Step(a); term || trunc {
+				return heldHours()
+			}
+		}
+	}
 	steps := 0
 	for ep := 0; steps < r.train.Steps; ep++ {
-		obs, _ := e.Reset(r.train.Seed*1_000_000 + uint64(ep))
+		seed := r.train.Seed*1_000_000 + uint64(ep)
+		obs, _ := e.Reset(seed)
 		var ds []decision
+		var actions []int
 		for {
 			mask = e.ActionMask(mask)
 			valid := 0
@@ -290,8 +334,9 @@ func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) *bandit.Learne
 				for i, v := range obs {
 					o[i] = float32(v)
 				}
-				ds = append(ds, decision{o, a, e.Job().ID})
+				ds = append(ds, decision{o, a, e.Job().ID, len(actions)})
 			}
+			actions = append(actions, a)
 			var term, trunc bool
 			obs, _, term, trunc, _ = e.Step(a)
 			steps++
@@ -299,15 +344,34 @@ func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) *bandit.Learne
 				break
 			}
 		}
-		jobs := e.Jobs()
-		samples := make([]bandit.Sample, 0, len(ds))
+		var samples []bandit.Sample
 		var mean float64
-		for _, d := range ds {
-			j := &jobs[d.job]
-			tta := max(j.Held-float64(j.Starts)*env.DefaultRestartDelay, 1)
-			rew := -math.Log(tta / max(j.Spec.Duration, 1))
-			samples = append(samples, bandit.Sample{Obs: d.obs, Action: d.action, Reward: float32(rew)})
-			mean += rew / float64(len(ds))
+		switch credit {
+		case "own":
+			jobs := e.Jobs()
+			for _, d := range ds {
+				j := &jobs[d.job]
+				tta := max(j.Held-float64(j.Starts)*env.DefaultRestartDelay, 1)
+				rew := -math.Log(tta / max(j.Spec.Duration, 1))
+				samples = append(samples, bandit.Sample{Obs: d.obs, Action: d.action, Reward: float32(rew)})
+				mean += rew / float64(len(ds))
+			}
+		case "counterfactual":
+			total := heldHours()
+			var off []decision
+			for _, d := range ds {
+				if d.action != 0 {
+					off = append(off, d)
+				}
+			}
+			rng.Shuffle(len(off), func(i, j int) { off[i], off[j] = off[j], off[i] })
+			off = off[:min(len(off), counterfactuals)]
+			for _, d := range off {
+				gain := replay(seed, actions, d.step) - total
+				samples = append(samples, bandit.Sample{Obs: d.obs, Action: d.action, Reward: float32(gain)},
+					bandit.Sample{Obs: d.obs, Action: 0, Reward: 0})
+				mean += gain / float64(len(off))
+			}
 		}
 		l.Add(samples...)
 		if r.bar != nil {
@@ -316,7 +380,7 @@ func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) *bandit.Learne
 		if r.log != nil {
 			r.log.Scalar("bandit/mean_reward", steps, mean)
 		}
-		if (ep+1)%fitEvery == 0 {
+		if (ep+1)%fitEvery == 0 && l.Len() > 0 {
 			loss := l.Fit()
 			if r.log != nil {
 				r.log.Scalar("bandit/loss", steps, loss)
@@ -328,5 +392,5 @@ func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) *bandit.Learne
 			}
 		}
 	}
-	return l
+	return l, nil
 }
