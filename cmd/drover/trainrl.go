@@ -243,11 +243,13 @@ func greedy(actor *nn.MLP) func(obs []float64, mask []bool) int {
 //
 //   - counterfactual (the default): for up to counterfactuals decisions
 //     per episode that differ from the heuristic's choice, the episode is
-//     replayed from its seed (the same background and jitter: common
-//     random numbers) with the heuristic's choice there and the same
-//     choices elsewhere; the decision is worth the GPU-held hours it saved
-//     over all jobs (negative when it cost). The heuristic's own choice is
-//     worth 0 by definition and anchors the values.
+//     replayed twice from its seed (the same background and jitter: common
+//     random numbers), both times with the episode's choices before the
+//     decision and the heuristic's after it, once with the decision and
+//     once with the heuristic's choice in its place; the decision is worth
+//     the GPU-held hours it saved over all jobs (negative when it cost).
+//     The heuristic's own choice is worth 0 by definition and anchors the
+//     values.
 //   - own: every decision with a real choice is worth minus the log of its
 //     job's own slowdown, TTA over its trace duration (the run time on a
 //     packed, idle placement).
@@ -283,9 +285,9 @@ func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) (*bandit.Learn
 		}
 		return h / 3600
 	}
-	// replay plays episode seed with actions, except the heuristic's own
-	// choice at step skip, and returns the GPU-held hours of all jobs. An
-	// action no longer valid in the changed state becomes the heuristic's.
+	// replay plays episode seed with actions, then the heuristic's choices
+	// (and the heuristic's at step skip), and returns the GPU-held hours
+	// of all jobs. An action no longer valid becomes the heuristic's.
 	replay := func(seed uint64, actions []int, skip int) float64 {
 		e.Reset(seed)
 		for k := 0; ; k++ {
@@ -357,7 +359,6 @@ func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) (*bandit.Learn
 				mean += rew / float64(len(ds))
 			}
 		case "counterfactual":
-			total := heldHours()
 			var off []decision
 			for _, d := range ds {
 				if d.action != 0 {
@@ -367,7 +368,10 @@ func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) (*bandit.Learn
 			rng.Shuffle(len(off), func(i, j int) { off[i], off[j] = off[j], off[i] })
 			off = off[:min(len(off), counterfactuals)]
 			for _, d := range off {
-				gain := replay(seed, actions, d.step) - total
+				// Both branches follow the episode up to the decision,
+				// differ there, and let the heuristic decide every later
+				// job, so the difference is the decision's alone.
+				gain := replay(seed, actions[:d.step], -1) - replay(seed, actions[:d.step+1], -1)
 				samples = append(samples, bandit.Sample{Obs: d.obs, Action: d.action, Reward: float32(gain)},
 					bandit.Sample{Obs: d.obs, Action: 0, Reward: 0})
 				mean += gain / float64(len(off))
