@@ -103,7 +103,14 @@ type Core struct {
 	fast         func(*snapshot, *fastScratch) ([]int, env.Sync) // the heuristic's fast path, nil: none
 	reasons      map[string]string                               // fallback reason -> "fallback: " + reason
 	canaryReason string
-	noModel      map[string]prometheus.Counter // drover_decisions_total{source="heuristic",version=""} by fallback
+	decisionCtr  sync.Map // decisionKey -> prometheus.Counter of drover_decisions_total
+}
+
+// decisionKey identifies a drover_decisions_total counter.
+type decisionKey struct {
+	learned  bool
+	version  string // the name, not the *Version: old versions are not kept alive
+	fallback string
 }
 
 // cheapPolicy names the cheap heuristic in answers.
@@ -252,12 +259,6 @@ func NewCore(opts ...Option) (*Core, error) {
 		k.reasons[r] = "fallback: " + r
 	}
 	k.canaryReason = fmt.Sprintf("canary (%g of requests)", k.canary)
-	if k.metrics != nil {
-		k.noModel = make(map[string]prometheus.Counter, len(fallbackReasons))
-		for _, r := range fallbackReasons {
-			k.noModel[r] = k.metrics.decisions.WithLabelValues(sourceName(pb.Source_SOURCE_HEURISTIC), "", r)
-		}
-	}
 	return k, nil
 }
 
@@ -553,11 +554,7 @@ func (k *Core) respond(s *snapshot, d decision, start time.Time) *pb.PlaceRespon
 		k.fallbacks[d.fallback].Add(1)
 	}
 	if k.metrics != nil {
-		if c, ok := k.noModel[d.fallback]; ok && d.version == nil && d.source == pb.Source_SOURCE_HEURISTIC {
-			c.Inc()
-		} else {
-			k.metrics.decisions.WithLabelValues(sourceName(d.source), resp.ModelVersion, d.fallback).Inc()
-		}
+		k.decisionCounter(d).Inc()
 	}
 	if k.sink == nil {
 		return resp
@@ -591,6 +588,21 @@ func (k *Core) respond(s *snapshot, d decision, start time.Time) *pb.PlaceRespon
 	rec.At, rec.Latency = now, now.Sub(start)
 	k.record(rec)
 	return resp
+}
+
+// decisionCounter returns the drover_decisions_total counter of d,
+// looked up once per source, version and fallback reason.
+func (k *Core) decisionCounter(d decision) prometheus.Counter {
+	key := decisionKey{learned: d.source == pb.Source_SOURCE_LEARNED, fallback: d.fallback}
+	if d.version != nil {
+		key.version = d.version.Name
+	}
+	if c, ok := k.decisionCtr.Load(key); ok {
+		return c.(prometheus.Counter)
+	}
+	c := k.metrics.decisions.WithLabelValues(sourceName(d.source), key.version, d.fallback)
+	k.decisionCtr.Store(key, c)
+	return c
 }
 
 // nextID returns a new decision id: the core's prefix, "-", a sequence
