@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Load test of `drover serve` with ghz on loopback (issue 5's load point):
-# Place for one 8-worker job on a 64-node cluster, at RATE/s (default
-# 10,000) and then at 10x overload with a decision log, printing
-#   - ghz's throughput, p50/p90/p99 latency and errors,
-#   - the server's CPU time per request (utime+stime from /proc, so other
-#     load on the machine does not inflate it),
-#   - go_goroutines before and after (from /metrics),
+# Place for one 8-worker job on a 64-node cluster (drover place -nodes 64
+# -workers 8 -print-request), at RATE/s (default 10,000), then at 10x
+# overload on a fresh server writing the decision log. It prints
+#   - ghz's throughput, p50/p90/p99 latency and status codes,
+#   - the CPU time per request of the server and of ghz (utime+stime from
+#     /proc and /usr/bin/time: what each process used, whatever else runs;
+#     other load still inflates it through shared caches and scheduling),
+#   - go_goroutines before and two seconds after the overload run,
 #   - the decision records in the log (drover eval --log) against ghz's
 #     count of OK answers.
+# ghz runs with --disable-template-functions --disable-template-data: its
+# default builds a template with ~200 functions per call, about 60 us of
+# ghz CPU per request.
 #
 #   go install github.com/bojand/ghz/cmd/ghz@v0.120.0
 #   scripts/load_ghz.sh                 # the whole measurement (about 1 min)
@@ -15,11 +20,17 @@
 #
 # Settings (environment): RATE (10000), N (requests at RATE, 150000),
 # C (ghz workers, 50), CONNS (ghz connections, 2), OVER_N (requests in the
-# overload run, 300000), OVER_C (200), PIN (1: server on CPU 0, ghz on
-# CPU 1 with taskset; 0: no pinning), GHZ (path of ghz), PORT (50071),
-# MPORT (9471), OUT (a directory for the JSON reports and logs; default a
-# temporary one). It is a benchmark: it prints figures and judges only the
-# overload checks (exit status 1 when a record is lost or goroutines leak).
+# overload run, 300000), OVER_C (200), PIN (0: no pinning; 1: server on CPU
+# 0 and ghz on CPU 1 with taskset, which caps ghz at one core, too little
+# for 10k/s), SRV_GOMAXPROCS (the server's GOMAXPROCS; default 1, one P
+# answers 10k/s with less scheduler overhead than two; empty: Go's
+# default), SRV_GOGC (the server's GOGC; default drover serve's -gogc),
+# GHZ (ghz's path), PORT (50071), MPORT (9471), DROVER (a drover binary to
+# measure instead of building this checkout's), SKIP_OVERLOAD (1: the
+# target rate only), OUT (a directory for the JSON reports, the server's
+# output and the log; default a temporary one). It is a benchmark: it
+# prints figures and judges only the overload checks (exit status 1 when a
+# record is lost or goroutines leak).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,7 +40,8 @@ C=${C:-50}
 CONNS=${CONNS:-2}
 OVER_N=${OVER_N:-300000}
 OVER_C=${OVER_C:-200}
-PIN=${PIN:-1}
+SRV_GOMAXPROCS=${SRV_GOMAXPROCS-1}
+PIN=${PIN:-0}
 PORT=${PORT:-50071}
 MPORT=${MPORT:-9471}
 GHZ=${GHZ:-$(command -v ghz || echo "$(go env GOPATH)/bin/ghz")}
@@ -45,15 +57,23 @@ if [ "$PIN" = 1 ] && [ "$(nproc)" -ge 2 ]; then
 	ghz_cpu=(taskset -c 1)
 fi
 
-go build -o "$OUT/drover" ./cmd/drover
+if [ -n "${DROVER:-}" ]; then
+	cp "$DROVER" "$OUT/drover"
+else
+	go build -o "$OUT/drover" ./cmd/drover
+fi
 "$OUT/drover" place -nodes 64 -workers 8 -print-request >"$OUT/place64.json"
 
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ)  $(nproc) CPUs  loadavg $(cut -d' ' -f1-3 /proc/loadavg)  $("$GHZ" --version 2>&1 | head -1)"
-echo "# pinning: ${srv_cpu[*]:-none} (server)  ${ghz_cpu[*]:-none} (ghz)"
+echo "# pinning: ${srv_cpu[*]:-none} (server)  ${ghz_cpu[*]:-none} (ghz); server GOMAXPROCS ${SRV_GOMAXPROCS:-default}, GOGC ${SRV_GOGC:-default}"
 
 SRV_PID=
 start_server() { # extra flags...
-	"${srv_cpu[@]}" "$OUT/drover" serve -addr 127.0.0.1:$PORT -metrics-addr 127.0.0.1:$MPORT "$@" >>"$OUT/serve.log" 2>&1 &
+	(
+		[ -z "$SRV_GOMAXPROCS" ] || export GOMAXPROCS=$SRV_GOMAXPROCS
+		[ -z "${SRV_GOGC:-}" ] || export GOGC=$SRV_GOGC
+		exec "${srv_cpu[@]}" "$OUT/drover" serve -addr 127.0.0.1:$PORT -metrics-addr 127.0.0.1:$MPORT "$@"
+	) >>"$OUT/serve.log" 2>&1 &
 	SRV_PID=$!
 	for _ in $(seq 100); do
 		curl -sf "http://127.0.0.1:$MPORT/metrics" >/dev/null 2>&1 && return 0
@@ -106,6 +126,8 @@ run warmup 2000 10000 10 >/dev/null
 run target "$RATE" "$N" "$C"
 echo "  server-side: $(curl -sf "http://127.0.0.1:$MPORT/metrics" | awk '/^drover_grpc_request_duration_seconds_bucket\{method="\/drover.v1.Scheduler\/Place",le="0.001"\}/ {a=$2} /^drover_grpc_request_duration_seconds_count\{method="\/drover.v1.Scheduler\/Place"\}/ {n=$2} END {if (n) printf "%.2f%% of requests <= 1 ms inside the server", 100*a/n}')"
 stop_server
+
+[ "${SKIP_OVERLOAD:-0}" = 1 ] && exit 0
 
 # 2. 10x overload, with the decision log, on a fresh server.
 rm -rf "$OUT/log"
