@@ -1,7 +1,7 @@
 # Drover's build. `make test` is the one test command (CI runs it through .ci/run).
 GO ?= go
 
-.PHONY: all build test test-netlib vet fmt-check bench fuzz-smoke clean proto
+.PHONY: all build test test-netlib vet fmt-check bench bench-serve fuzz-smoke clean proto
 
 all: build
 
@@ -26,6 +26,11 @@ fmt-check:
 # Benchmarks; compare runs with benchstat (go install golang.org/x/perf/cmd/benchstat@latest).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./env/... ./datasets/... | tee bench.txt
+
+# Place's cost in process (core, and gRPC over bufconn); the load test on
+# loopback is scripts/load_ghz.sh (docs/results/serving.md).
+bench-serve:
+	$(GO) test -run '^$$' -bench Place -benchmem -count 6 ./serve | tee bench-serve.txt
 
 clean:
 	rm -f drover bench.txt

@@ -19,6 +19,7 @@ import (
 	"github.com/drover-sched/drover/policies/firstfit"
 	"github.com/drover-sched/drover/policies/strn"
 	pb "github.com/drover-sched/drover/serve/proto"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Fallback reasons: why the heuristic answered instead of the learned
@@ -96,7 +97,24 @@ type Core struct {
 	shed      atomic.Int64
 	fallbacks map[string]*atomic.Int64
 	outcomes  map[string]*atomic.Int64
+
+	// Precomputed for the hot path (set by NewCore).
+	heurPolicy   string                                          // "heuristic:" + heurName
+	fast         func(*snapshot, *fastScratch) ([]int, env.Sync) // the heuristic's fast path, nil: none
+	reasons      map[string]string                               // fallback reason -> "fallback: " + reason
+	canaryReason string
+	decisionCtr  sync.Map // decisionKey -> prometheus.Counter of drover_decisions_total
 }
+
+// decisionKey identifies a drover_decisions_total counter.
+type decisionKey struct {
+	learned  bool
+	version  string // the name, not the *Version: old versions are not kept alive
+	fallback string
+}
+
+// cheapPolicy names the cheap heuristic in answers.
+const cheapPolicy = "heuristic:" + firstfit.Name
 
 // Option configures a Core.
 type Option func(*Core) error
@@ -229,6 +247,18 @@ func NewCore(opts ...Option) (*Core, error) {
 		k.outcomes[r] = new(atomic.Int64)
 	}
 	k.idPrefix = strconv.FormatInt(k.clock.Now().UnixNano(), 36)
+	k.heurPolicy = "heuristic:" + k.heurName
+	switch k.heurName {
+	case strn.Name:
+		k.fast = fastSTRN
+	case firstfit.Name:
+		k.fast = fastFirstFit
+	}
+	k.reasons = make(map[string]string, len(fallbackReasons))
+	for _, r := range fallbackReasons {
+		k.reasons[r] = "fallback: " + r
+	}
+	k.canaryReason = fmt.Sprintf("canary (%g of requests)", k.canary)
 	return k, nil
 }
 
@@ -314,10 +344,12 @@ func (k *Core) Place(ctx context.Context, req *pb.PlaceRequest) (*pb.PlaceRespon
 		return nil, ErrOverloaded
 	}
 	start := k.clock.Now()
-	if err := ValidatePlace(req, k.limits); err != nil {
+	s := getSnapshot()
+	defer putSnapshot(s)
+	if err := validatePlace(req, k.limits, s.index); err != nil {
 		return nil, err
 	}
-	s := newSnapshot(req)
+	s.fill(req)
 	d, err := k.decide(ctx, s, k.shedAbove > 0 && n > k.shedAbove)
 	if err != nil {
 		return nil, err
@@ -326,7 +358,7 @@ func (k *Core) Place(ctx context.Context, req *pb.PlaceRequest) (*pb.PlaceRespon
 }
 
 func (k *Core) decide(ctx context.Context, s *snapshot, overloaded bool) (decision, error) {
-	d := decision{action: -1, source: pb.Source_SOURCE_HEURISTIC, policy: "heuristic:" + k.heurName}
+	d := decision{action: -1, source: pb.Source_SOURCE_HEURISTIC, policy: k.heurPolicy}
 	v := k.active.Load()
 	if c := k.candidate.Load(); c != nil && k.canaryHit(s.jobID) {
 		v, d.canary = c, true
@@ -350,22 +382,53 @@ func (k *Core) decide(ctx context.Context, s *snapshot, overloaded bool) (decisi
 			return d, nil
 		}
 	}
-	f := k.heuristic
+	var alloc []int
+	var sy env.Sync
+	var err error
 	if overloaded {
-		f, d.policy = k.cheap, "heuristic:"+firstfit.Name
-	}
-	alloc, sy, err := runHeuristic(f, s)
-	if err != nil && !overloaded {
-		// The full heuristic failed: the cheap one still answers.
-		d.note = fmt.Sprintf("%s failed: %v", k.heurName, err)
-		d.policy = "heuristic:" + firstfit.Name
-		alloc, sy, err = runHeuristic(k.cheap, s)
+		d.policy = cheapPolicy
+		alloc, sy, err = k.runCheap(s)
+	} else {
+		alloc, sy, err = k.runHeuristic(s)
+		if err != nil {
+			// The full heuristic failed: the cheap one still answers.
+			d.note = fmt.Sprintf("%s failed: %v", k.heurName, err)
+			d.policy = cheapPolicy
+			alloc, sy, err = k.runCheap(s)
+		}
 	}
 	if err != nil {
 		return d, fmt.Errorf("serve: heuristic: %w", err)
 	}
 	d.alloc, d.sync = alloc, sy
 	return d, nil
+}
+
+// runHeuristic asks the heuristic: its fast path when it has one (the
+// same answer, computed on the snapshot's scratch memory), else a fresh
+// policy.
+func (k *Core) runHeuristic(s *snapshot) ([]int, env.Sync, error) {
+	if k.fast == nil {
+		return runHeuristic(k.heuristic, s)
+	}
+	alloc, sy := k.fast(s, &s.fast)
+	if alloc != nil {
+		if err := s.checkAlloc(alloc); err != nil {
+			return nil, env.Sync{}, err
+		}
+	}
+	return alloc, sy, nil
+}
+
+// runCheap asks the cheap heuristic (first-fit).
+func (k *Core) runCheap(s *snapshot) ([]int, env.Sync, error) {
+	alloc, sy := fastFirstFit(s, &s.fast)
+	if alloc != nil {
+		if err := s.checkAlloc(alloc); err != nil {
+			return nil, env.Sync{}, err
+		}
+	}
+	return alloc, sy, nil
 }
 
 // tryLearned asks v and fills d; it returns the fallback reason, "" when
@@ -437,13 +500,17 @@ func (k *Core) tryLearned(ctx context.Context, s *snapshot, v *Version, d *decis
 }
 
 // respond turns a decision into the answer, counts it and records it.
+// Nothing in the answer or the record points into the snapshot, which is
+// reused once Place returns.
 func (k *Core) respond(s *snapshot, d decision, start time.Time) *pb.PlaceResponse {
 	resp := &pb.PlaceResponse{
-		DecisionId: k.idPrefix + "-" + strconv.FormatUint(k.seq.Add(1), 10),
+		DecisionId: k.nextID(),
 		Placed:     d.alloc != nil,
-		Sync:       syncProto(d.sync),
 		Policy:     d.policy,
 		Source:     d.source,
+	}
+	if d.alloc != nil {
+		resp.Sync = syncProto(d.sync)
 	}
 	if d.version != nil {
 		resp.ModelVersion = d.version.Name
@@ -452,42 +519,32 @@ func (k *Core) respond(s *snapshot, d decision, start time.Time) *pb.PlaceRespon
 	case d.fallback == FallbackNoRoom:
 		resp.Reason = d.note
 	case d.fallback != "":
-		resp.Reason = "fallback: " + d.fallback
+		resp.Reason = k.reasons[d.fallback]
 		if d.note != "" {
 			resp.Reason += "; " + d.note
 		}
 	case d.canary:
-		resp.Reason = fmt.Sprintf("canary (%g of requests)", k.canary)
+		resp.Reason = k.canaryReason
 	default:
 		resp.Reason = "converged checkpoint"
 	}
-	rec := &DecisionRecord{
-		ID: resp.DecisionId, JobID: s.jobID, Model: s.job.Model, Workers: s.job.GPUs, PSShards: s.job.PSShards,
-		Nodes: len(s.ids), FreeGPUs: s.freeGPUs(), Placed: resp.Placed, Sync: d.sync.String(),
-		Source: sourceName(d.source), Policy: d.policy, ModelVersion: resp.ModelVersion, Fallback: d.fallback,
-		Canary: d.canary, Action: d.action,
-	}
+	var ps []int
 	if d.alloc != nil {
-		resp.Assignments = make([]*pb.Assignment, 0, len(d.alloc)+s.job.PSShards)
-		rec.WorkerNodes = make([]string, len(d.alloc))
-		for i, n := range d.alloc {
-			resp.Assignments = append(resp.Assignments, &pb.Assignment{Role: pb.Role_ROLE_WORKER, Index: int32(i), NodeId: s.ids[n]})
-			rec.WorkerNodes[i] = s.ids[n]
-		}
 		if s.job.Arch == env.PS {
-			for i, n := range psNodes(d.alloc, s.job.PSShards) {
-				resp.Assignments = append(resp.Assignments, &pb.Assignment{Role: pb.Role_ROLE_PS, Index: int32(i), NodeId: s.ids[n]})
-				rec.PSNodes = append(rec.PSNodes, s.ids[n])
-			}
+			ps = psNodes(d.alloc, s.job.PSShards)
 		}
-	} else {
-		resp.Sync = nil
-		rec.Sync = ""
-	}
-	if d.obs != nil {
-		rec.Obs = make([]float32, len(d.obs))
-		for i, x := range d.obs {
-			rec.Obs[i] = float32(x)
+		// One array for every assignment: two allocations, not one each.
+		as := make([]pb.Assignment, len(d.alloc)+len(ps))
+		resp.Assignments = make([]*pb.Assignment, len(as))
+		for i, n := range d.alloc {
+			a := &as[i]
+			a.Role, a.Index, a.NodeId = pb.Role_ROLE_WORKER, int32(i), s.ids[n]
+			resp.Assignments[i] = a
+		}
+		for i, n := range ps {
+			a := &as[len(d.alloc)+i]
+			a.Role, a.Index, a.NodeId = pb.Role_ROLE_PS, int32(i), s.ids[n]
+			resp.Assignments[len(d.alloc)+i] = a
 		}
 	}
 	if d.source == pb.Source_SOURCE_LEARNED {
@@ -496,13 +553,66 @@ func (k *Core) respond(s *snapshot, d decision, start time.Time) *pb.PlaceRespon
 		k.heurN.Add(1)
 		k.fallbacks[d.fallback].Add(1)
 	}
+	if k.metrics != nil {
+		k.decisionCounter(d).Inc()
+	}
+	if k.sink == nil {
+		return resp
+	}
+	rec := &DecisionRecord{
+		ID: resp.DecisionId, JobID: s.jobID, Model: s.job.Model, Workers: s.job.GPUs, PSShards: s.job.PSShards,
+		Nodes: len(s.ids), FreeGPUs: s.freeGPUs(), Placed: resp.Placed, Source: sourceName(d.source), Policy: d.policy,
+		ModelVersion: resp.ModelVersion, Fallback: d.fallback, Canary: d.canary, Action: d.action,
+	}
+	if d.alloc != nil {
+		rec.Sync = d.sync.String()
+		nodes := make([]string, len(d.alloc)+len(ps))
+		for i, n := range d.alloc {
+			nodes[i] = s.ids[n]
+		}
+		rec.WorkerNodes = nodes[:len(d.alloc):len(d.alloc)]
+		if ps != nil {
+			for i, n := range ps {
+				nodes[len(d.alloc)+i] = s.ids[n]
+			}
+			rec.PSNodes = nodes[len(d.alloc):]
+		}
+	}
+	if d.obs != nil {
+		rec.Obs = make([]float32, len(d.obs))
+		for i, x := range d.obs {
+			rec.Obs[i] = float32(x)
+		}
+	}
 	now := k.clock.Now()
 	rec.At, rec.Latency = now, now.Sub(start)
-	if k.metrics != nil {
-		k.metrics.decisions.WithLabelValues(rec.Source, rec.ModelVersion, d.fallback).Inc()
-	}
 	k.record(rec)
 	return resp
+}
+
+// decisionCounter returns the drover_decisions_total counter of d,
+// looked up once per source, version and fallback reason.
+func (k *Core) decisionCounter(d decision) prometheus.Counter {
+	key := decisionKey{learned: d.source == pb.Source_SOURCE_LEARNED, fallback: d.fallback}
+	if d.version != nil {
+		key.version = d.version.Name
+	}
+	if c, ok := k.decisionCtr.Load(key); ok {
+		return c.(prometheus.Counter)
+	}
+	c := k.metrics.decisions.WithLabelValues(sourceName(d.source), key.version, d.fallback)
+	k.decisionCtr.Store(key, c)
+	return c
+}
+
+// nextID returns a new decision id: the core's prefix, "-", a sequence
+// number.
+func (k *Core) nextID() string {
+	var b [40]byte
+	id := append(b[:0], k.idPrefix...)
+	id = append(id, '-')
+	id = strconv.AppendUint(id, k.seq.Add(1), 10)
+	return string(id)
 }
 
 func (k *Core) record(r Record) error {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/placement"
@@ -13,36 +14,67 @@ import (
 
 // snapshot is a validated Place request in the simulator's terms: what a
 // heuristic's env.View and the learned policy's placement.State are built
-// from.
+// from. Snapshots are reused (snapshotPool): every slice in one is the
+// request's scratch memory, valid until putSnapshot.
 type snapshot struct {
 	cluster env.Cluster
 	ids     []string // node index -> id
 	state   placement.State
 	job     env.JobSpec
 	jobID   string
+
+	index map[string]int // node id -> index, filled by validation
+	used  []int          // checkAlloc's counts, all zero between calls
+	fast  fastScratch
 }
 
-// newSnapshot converts a request that ValidatePlace accepted. Excluded
-// nodes show no free GPUs.
-func newSnapshot(req *pb.PlaceRequest) *snapshot {
+// maxPooledNodes bounds the clusters whose scratch goes back to the pool,
+// so that one huge request does not make every later one clear a huge map.
+const maxPooledNodes = 1024
+
+var snapshotPool = sync.Pool{New: func() any { return &snapshot{index: make(map[string]int)} }}
+
+// getSnapshot returns an empty snapshot from the pool.
+func getSnapshot() *snapshot { return snapshotPool.Get().(*snapshot) }
+
+// putSnapshot returns s to the pool, dropping its references to the
+// request.
+func putSnapshot(s *snapshot) {
+	if len(s.cluster.Nodes) > maxPooledNodes {
+		return
+	}
+	clear(s.index)
+	clear(s.ids)
+	clear(s.cluster.Nodes)
+	s.job, s.jobID = env.JobSpec{}, ""
+	snapshotPool.Put(s)
+}
+
+// resize returns a with length n, reusing its memory when it can.
+func resize[T any](a []T, n int) []T {
+	if cap(a) < n {
+		return make([]T, n)
+	}
+	return a[:n]
+}
+
+// fill converts a request that validatePlace accepted into s, whose index
+// validatePlace filled. Excluded nodes show no free GPUs.
+func (s *snapshot) fill(req *pb.PlaceRequest) {
 	c := req.GetCluster()
 	nodes := c.GetNodes()
-	s := &snapshot{
-		cluster: env.Cluster{Nodes: make([]env.Node, len(nodes)), IntraRackGbps: c.GetIntraRackGbps(), CrossRackGbps: c.GetCrossRackGbps()},
-		ids:     make([]string, len(nodes)),
-		state:   placement.State{Free: make([]int, len(nodes)), Load: make([]env.Usage, len(nodes))},
-	}
-	index := make(map[string]int, len(nodes))
+	s.cluster = env.Cluster{Nodes: resize(s.cluster.Nodes, len(nodes)), IntraRackGbps: c.GetIntraRackGbps(), CrossRackGbps: c.GetCrossRackGbps()}
+	s.ids = resize(s.ids, len(nodes))
+	s.state = placement.State{Free: resize(s.state.Free, len(nodes)), Load: resize(s.state.Load, len(nodes))}
 	for i, n := range nodes {
 		s.cluster.Nodes[i] = env.Node{Name: n.GetId(), GPUs: int(n.GetGpus()), GPUType: n.GetGpuType(), Speed: n.GetSpeed(),
 			CPUs: int(n.GetCpus()), MemoryGiB: n.GetMemoryGib(), NICGbps: n.GetNicGbps(), Rack: int(n.GetRack())}
 		s.ids[i] = n.GetId()
-		index[n.GetId()] = i
 		s.state.Free[i] = int(n.GetFreeGpus())
 		s.state.Load[i] = env.Usage{CPU: n.GetCpuUtil(), MemBW: n.GetMemBwUtil(), Net: n.GetNetUtil()}
 	}
 	for _, id := range req.GetJob().GetExcludeNodes() {
-		s.state.Free[index[id]] = 0
+		s.state.Free[s.index[id]] = 0
 	}
 	s.state.Pending = max(1, int(c.GetPendingJobs()))
 	s.state.Running = int(c.GetRunningJobs())
@@ -54,7 +86,6 @@ func newSnapshot(req *pb.PlaceRequest) *snapshot {
 		s.job.Arch = env.PS
 		s.job.PSShards = max(1, s.job.PSShards)
 	}
-	return s
 }
 
 // freeGPUs returns the free GPUs of the nodes the job may use.
@@ -113,14 +144,21 @@ func (s *snapshot) checkAlloc(alloc []int) error {
 	if len(alloc) != s.job.GPUs {
 		return fmt.Errorf("allocation of %d workers for a job of %d", len(alloc), s.job.GPUs)
 	}
-	used := make(map[int]int, 4)
+	s.used = resize(s.used, len(s.state.Free))
+	defer func() {
+		for _, n := range alloc {
+			if n >= 0 && n < len(s.used) {
+				s.used[n] = 0
+			}
+		}
+	}()
 	for _, n := range alloc {
 		if n < 0 || n >= len(s.state.Free) {
 			return fmt.Errorf("allocation names node %d of %d", n, len(s.state.Free))
 		}
-		used[n]++
-		if used[n] > s.state.Free[n] {
-			return fmt.Errorf("allocation puts %d workers on node %s with %d free GPUs", used[n], s.ids[n], s.state.Free[n])
+		s.used[n]++
+		if s.used[n] > s.state.Free[n] {
+			return fmt.Errorf("allocation puts %d workers on node %s with %d free GPUs", s.used[n], s.ids[n], s.state.Free[n])
 		}
 	}
 	return nil

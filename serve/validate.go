@@ -90,6 +90,12 @@ func checkID(field, id string, l Limits, required bool) error {
 // ValidatePlace checks every field of a Place request against l and
 // returns a *FieldError naming the first invalid one, or nil.
 func ValidatePlace(req *pb.PlaceRequest, l Limits) error {
+	return validatePlace(req, l, make(map[string]int, len(req.GetCluster().GetNodes())))
+}
+
+// validatePlace is ValidatePlace; it fills ids, which must be empty, with
+// the index of each node id.
+func validatePlace(req *pb.PlaceRequest, l Limits, ids map[string]int) error {
 	if req == nil {
 		return fieldErr("request", "missing")
 	}
@@ -103,7 +109,6 @@ func ValidatePlace(req *pb.PlaceRequest, l Limits) error {
 	case n > l.MaxNodes:
 		return fieldErr("cluster.nodes", "too many (%d > %d)", n, l.MaxNodes)
 	}
-	ids := make(map[string]int, len(c.GetNodes()))
 	for i, nd := range c.GetNodes() {
 		if err := validateNode(i, nd, ids, l); err != nil {
 			return err
@@ -158,17 +163,20 @@ func ValidatePlace(req *pb.PlaceRequest, l Limits) error {
 	if n := len(j.GetExcludeNodes()); n > len(c.GetNodes()) {
 		return fieldErr("job.exclude_nodes", "too many (%d > %d nodes)", n, len(c.GetNodes()))
 	}
+	if len(j.GetExcludeNodes()) == 0 {
+		return nil
+	}
 	seen := make(map[string]int, len(j.GetExcludeNodes()))
 	for i, id := range j.GetExcludeNodes() {
-		f := fmt.Sprintf("job.exclude_nodes[%d]", i)
+		f := func() string { return fmt.Sprintf("job.exclude_nodes[%d]", i) }
 		if _, ok := ids[id]; !ok {
 			if len(id) > l.MaxIDLen {
-				return fieldErr(f, "unknown node id (%d bytes)", len(id))
+				return fieldErr(f(), "unknown node id (%d bytes)", len(id))
 			}
-			return fieldErr(f, "unknown node id %q", id)
+			return fieldErr(f(), "unknown node id %q", id)
 		}
 		if k, ok := seen[id]; ok {
-			return fieldErr(f, "duplicate of job.exclude_nodes[%d] (%q)", k, id)
+			return fieldErr(f(), "duplicate of job.exclude_nodes[%d] (%q)", k, id)
 		}
 		seen[id] = i
 	}

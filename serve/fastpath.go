@@ -1,0 +1,258 @@
+package serve
+
+import (
+	"math"
+	"slices"
+
+	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/policies"
+	"github.com/drover-sched/drover/policies/strn"
+)
+
+// The serving fast path of the default heuristics. A Place request holds
+// one pending job and no model to probe, so STRN's answer (Schedule on a
+// fresh policy, through policies.Delegate, Propose and the First chooser)
+// reduces to: the sensitivity is strn.Fallback, the sync strategy BSP, and
+// the placement the first of least score among STRN's candidates.
+// fastSTRN computes exactly that, with STRN's own arithmetic in STRN's
+// order, on the request's scratch memory: no env.View, no policy, no
+// per-candidate slices, nothing sorted but the winner. TestPlaceMatchesReference
+// and TestFastSTRNMatchesSTRN check it against policies/strn itself (a
+// change to STRN that this file does not follow fails them).
+
+// strnParams are STRN's settings. They are variables, not constants, so
+// that the arithmetic below rounds as STRN's (on fields) does.
+type strnParams struct {
+	overload, uncertainty, workerCPU, workerMemBW, pack float64
+	sens                                                strn.Sensitivity
+}
+
+var defaultSTRN = strnParams{
+	overload:    strn.DefaultOverload,
+	uncertainty: strn.DefaultUncertainty,
+	workerCPU:   strn.DefaultWorkerCPU,
+	workerMemBW: strn.DefaultWorkerMemBW,
+	pack:        strn.DefaultPack,
+	sens:        strn.Fallback,
+}
+
+// fastScratch is fastSTRN's working memory, part of a request's scratch.
+type fastScratch struct {
+	racks       []int // distinct racks, ascending
+	order, take []int // the candidate being built: nodes and GPUs on each
+	best, bestT []int // the best candidate so far
+	idx         []int
+	memoK       []int // per node: k of the memoised multi-node risk (-1: none)
+	memoR       []float64
+	alloc       []int
+}
+
+// risk is strn.(*STRN).risk.
+func (p *strnParams) risk(u float64) float64 {
+	tau := p.uncertainty / (1 - p.overload)
+	x := (u - p.overload) / (1 - p.overload) / tau
+	if x > 30 {
+		return tau * x
+	}
+	return tau * math.Log1p(math.Exp(x))
+}
+
+// contention is strn's contention.
+func contention(u float64) float64 {
+	const probeLoad = 0.95
+	u = min(max(u, 0), probeLoad)
+	return u / (1 - u)
+}
+
+// nodeRisk is strn.(*STRN).nodeRisk.
+func (p *strnParams) nodeRisk(s *snapshot, n, k int, multi bool) float64 {
+	sens := &p.sens
+	u := s.state.Load[n]
+	r := sens.CPU*p.risk(u.CPU+p.workerCPU*float64(k)) + sens.MemBW*p.risk(u.MemBW+p.workerMemBW*float64(k))
+	if multi {
+		r += sens.Net * contention(u.Net)
+	}
+	if sp := s.cluster.Nodes[n].Speed; sp > 0 && sp < 1 {
+		r += 1/sp - 1
+	}
+	return r
+}
+
+// multiRisk is nodeRisk(s, n, k, true), memoised per node for the last k:
+// the greedy passes ask the same nodes the same question.
+func (p *strnParams) multiRisk(s *snapshot, f *fastScratch, n, k int) float64 {
+	if f.memoK[n] == k {
+		return f.memoR[n]
+	}
+	r := p.nodeRisk(s, n, k, true)
+	f.memoK[n], f.memoR[n] = k, r
+	return r
+}
+
+// pressure is strn.(*STRN).pressure.
+func (p *strnParams) pressure(s *snapshot, n, k int) float64 {
+	u := s.state.Load[n]
+	return max(u.CPU+p.workerCPU*float64(k), u.MemBW+p.workerMemBW*float64(k))
+}
+
+// score is the score part of strn.(*STRN).score for the candidate in
+// f.order and f.take.
+func (p *strnParams) score(s *snapshot, f *fastScratch, g, gpn int) float64 {
+	c := &s.cluster
+	sens := &p.sens
+	nodes, take := f.order, f.take
+	multi := len(nodes) > 1
+	worst, mean, sq, pack := 0.0, 0.0, 0.0, 0.0
+	rack := c.Nodes[nodes[0]].Rack
+	cross := false
+	for i, n := range nodes {
+		if multi {
+			worst = max(worst, p.multiRisk(s, f, n, take[i]))
+		} else {
+			worst = max(worst, p.nodeRisk(s, n, take[i], multi))
+		}
+		pr := p.pressure(s, n, take[i])
+		mean += pr
+		sq += pr * pr
+		pack += float64(s.state.Free[n]-take[i]) / float64(c.Nodes[n].GPUs)
+		cross = cross || c.Nodes[n].Rack != rack
+	}
+	k := float64(len(nodes))
+	mean /= k
+	sd := math.Sqrt(max(0, sq/k-mean*mean))
+	sc := worst + sens.Straggling*(mean+sd) + max(0, p.pack)*pack
+	sc += sens.Spread * float64(len(nodes)-(g+gpn-1)/gpn)
+	if cross && c.CrossRackGbps > 0 && c.IntraRackGbps > c.CrossRackGbps {
+		sc += sens.Net * (c.IntraRackGbps/c.CrossRackGbps - 1)
+	}
+	return sc
+}
+
+// greedy is strn.(*STRN).greedy.
+func (p *strnParams) greedy(s *snapshot, f *fastScratch, g, gpn, rack int) bool {
+	c := &s.cluster
+	room := 0
+	for n, fr := range s.state.Free {
+		if rack < 0 || c.Nodes[n].Rack == rack {
+			room += fr
+		}
+	}
+	if room < g {
+		return false
+	}
+	f.order, f.take = f.order[:0], f.take[:0]
+	for left := g; left > 0; {
+		pick, pickK, pickKey := -1, 0, math.Inf(1)
+		for n, fr := range s.state.Free {
+			if fr == 0 || (rack >= 0 && c.Nodes[n].Rack != rack) || slices.Contains(f.order, n) {
+				continue
+			}
+			k := min(fr, left)
+			key := p.multiRisk(s, f, n, k) + p.sens.Spread*(1-float64(k)/float64(min(left, gpn)))
+			if pick < 0 || key < pickKey {
+				pick, pickK, pickKey = n, k, key
+			}
+		}
+		f.order = append(f.order, pick)
+		f.take = append(f.take, pickK)
+		left -= pickK
+	}
+	return true
+}
+
+// fastSTRN returns STRN's placement of the snapshot's job (the node of
+// each worker, in f.alloc; nil when it does not fit) and sync strategy
+// (always BSP: nothing to probe).
+func fastSTRN(s *snapshot, f *fastScratch) ([]int, env.Sync) {
+	p := &defaultSTRN
+	c := &s.cluster
+	g := s.job.GPUs
+	gpn := 0
+	for _, n := range c.Nodes {
+		gpn = max(gpn, n.GPUs)
+	}
+	nn := len(c.Nodes)
+	f.memoK = slices.Grow(f.memoK[:0], nn)[:nn]
+	f.memoR = slices.Grow(f.memoR[:0], nn)[:nn]
+	for i := range f.memoK {
+		f.memoK[i] = -1
+	}
+	found, bestScore := false, 0.0
+	consider := func() {
+		sc := p.score(s, f, g, gpn)
+		if !found || sc < bestScore { // the first of least score: STRN's stable sort
+			found, bestScore = true, sc
+			f.best = append(f.best[:0], f.order...)
+			f.bestT = append(f.bestT[:0], f.take...)
+		}
+	}
+	for n, fr := range s.state.Free {
+		if fr >= g {
+			f.order = append(f.order[:0], n)
+			f.take = append(f.take[:0], g)
+			consider()
+		}
+	}
+	if !found {
+		f.racks = f.racks[:0]
+		for _, nd := range c.Nodes {
+			if !slices.Contains(f.racks, nd.Rack) {
+				f.racks = append(f.racks, nd.Rack)
+			}
+		}
+		slices.Sort(f.racks)
+		for ri := -1; ri < len(f.racks); ri++ {
+			rack := -1
+			if ri >= 0 {
+				rack = f.racks[ri]
+			}
+			if p.greedy(s, f, g, gpn, rack) {
+				consider()
+			}
+			if ri == -1 && !found {
+				return nil, env.Sync{} // not even the whole cluster has room
+			}
+		}
+	}
+	// The winner's nodes in rack, then index order, each repeated for its
+	// GPUs (STRN's consider and Propose).
+	f.idx = f.idx[:0]
+	for i := range f.best {
+		f.idx = append(f.idx, i)
+	}
+	slices.SortFunc(f.idx, func(a, b int) int {
+		na, nb := f.best[a], f.best[b]
+		if ra, rb := c.Nodes[na].Rack, c.Nodes[nb].Rack; ra != rb {
+			return ra - rb
+		}
+		return na - nb
+	})
+	f.alloc = f.alloc[:0]
+	for _, i := range f.idx {
+		for range f.bestT[i] {
+			f.alloc = append(f.alloc, f.best[i])
+		}
+	}
+	return f.alloc, env.Sync{}
+}
+
+// fastFirstFit is first-fit's answer for the snapshot's job (its
+// Schedule on a fresh policy with one pending job), in f.alloc.
+func fastFirstFit(s *snapshot, f *fastScratch) ([]int, env.Sync) {
+	free := append(f.take[:0], s.state.Free...)
+	f.take = free
+	g := s.job.GPUs
+	left := 0
+	for _, n := range free {
+		left += n
+	}
+	if left == 0 || g > left {
+		return nil, env.Sync{}
+	}
+	a := policies.PackFirstFit(free, g)
+	if a == nil {
+		return nil, env.Sync{}
+	}
+	f.alloc = append(f.alloc[:0], a...)
+	return f.alloc, env.Sync{}
+}
