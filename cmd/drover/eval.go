@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/checkpoints"
-	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/placement"
 	"github.com/drover-sched/drover/env/trace"
@@ -85,30 +83,11 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		}
 		contenders = append(contenders, c)
 	}
-	w, err := datasets.Load(*workload, datasets.Format(*format), datasets.Options{SkipBad: *skipBad})
+	w, cluster, clusterDesc, err := loadSetup(fs, *workload, *format, *skipBad, model, *clusterSpec, *nodes, *gpn)
 	if err != nil {
 		return err
-	}
-	if *model == "auto" {
-		*model = trace.ModelDrover
-		if !hasDurations(w) {
-			*model = trace.ModelPollux
-		}
 	}
 	_, profSrc, err := trace.Profiles(*profilesDir, *workload)
-	if err != nil {
-		return err
-	}
-	nodeCap := *nodes
-	if *clusterSpec != "homogeneous" && *clusterSpec != "" {
-		nodeCap = 0
-		fs.Visit(func(f *flag.Flag) {
-			if f.Name == "nodes" {
-				nodeCap = *nodes
-			}
-		})
-	}
-	cluster, clusterDesc, err := trace.LoadCluster(*clusterSpec, nodeCap, *gpn)
 	if err != nil {
 		return err
 	}

@@ -51,15 +51,9 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	w, err := datasets.Load(*workload, datasets.Format(*format), datasets.Options{SkipBad: *skipBad})
+	w, cluster, clusterDesc, err := loadSetup(fs, *workload, *format, *skipBad, model, *clusterSpec, *nodes, *gpn)
 	if err != nil {
 		return err
-	}
-	if *model == "auto" {
-		*model = trace.ModelDrover
-		if !hasDurations(w) {
-			*model = trace.ModelPollux
-		}
 	}
 	profiles, src, err := trace.Profiles(*profilesDir, *workload)
 	if err != nil {
@@ -75,19 +69,6 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	}
 	if syncStrategy != (env.Sync{}) {
 		p = policies.WithSync(p, syncStrategy)
-	}
-	nodeCap := *nodes
-	if *clusterSpec != "homogeneous" && *clusterSpec != "" {
-		nodeCap = 0
-		fs.Visit(func(f *flag.Flag) {
-			if f.Name == "nodes" {
-				nodeCap = *nodes
-			}
-		})
-	}
-	cluster, clusterDesc, err := trace.LoadCluster(*clusterSpec, nodeCap, *gpn)
-	if err != nil {
-		return err
 	}
 	opts := trace.Options{
 		Workload: w, Model: *model, Profiles: profiles, Policy: p, Cluster: &cluster,
@@ -198,6 +179,37 @@ func reasons(m map[string]int) string {
 }
 
 // hasDurations reports whether any job of w has a measured duration.
+// loadSetup does what drover sim and drover eval share: it loads the
+// workload, resolves --model auto (pollux for workloads without durations,
+// drover otherwise) in place, and loads the cluster. With --cluster other
+// than homogeneous, --nodes caps the node list only when given.
+func loadSetup(fs *flag.FlagSet, workload, format string, skipBad bool, model *string, clusterSpec string, nodes, gpn int) (*datasets.Workload, env.Cluster, string, error) {
+	w, err := datasets.Load(workload, datasets.Format(format), datasets.Options{SkipBad: skipBad})
+	if err != nil {
+		return nil, env.Cluster{}, "", err
+	}
+	if *model == "auto" {
+		*model = trace.ModelDrover
+		if !hasDurations(w) {
+			*model = trace.ModelPollux
+		}
+	}
+	nodeCap := nodes
+	if clusterSpec != "homogeneous" && clusterSpec != "" {
+		nodeCap = 0
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "nodes" {
+				nodeCap = nodes
+			}
+		})
+	}
+	cluster, desc, err := trace.LoadCluster(clusterSpec, nodeCap, gpn)
+	if err != nil {
+		return nil, env.Cluster{}, "", err
+	}
+	return w, cluster, desc, nil
+}
+
 func hasDurations(w *datasets.Workload) bool {
 	for _, j := range w.Jobs {
 		if j.Duration > 0 {
