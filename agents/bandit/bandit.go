@@ -148,7 +148,14 @@ func (l *Learner) Values(obs []float64) []float32 {
 // Act returns the valid action of highest value (the lowest index among
 // equals); mask nil means every action is valid. It panics when no
 // action is valid.
-func (l *Learner) Act(obs []float64, mask []bool) int {
+func (l *Learner) Act(obs []float64, mask []bool) int { return l.ActMargin(obs, mask, 0) }
+
+// ActMargin is Act with a default: it returns action 0 (when valid)
+// unless another valid action's value beats action 0's by more than
+// margin. With action 0 a trusted default (a heuristic's own choice) and
+// noisy values, a margin keeps the argmax from chasing the estimates that
+// are high by chance.
+func (l *Learner) ActMargin(obs []float64, mask []bool, margin float32) int {
 	q := l.Values(obs)
 	best := -1
 	for a, v := range q {
@@ -158,6 +165,9 @@ func (l *Learner) Act(obs []float64, mask []bool) int {
 	}
 	if best < 0 {
 		panic("bandit: no valid action")
+	}
+	if best != 0 && (mask == nil || mask[0]) && q[best]-q[0] <= margin {
+		return 0
 	}
 	return best
 }

@@ -80,3 +80,24 @@ func TestBufferDropsOldest(t *testing.T) {
 		t.Errorf("buffer %+v", l.buf)
 	}
 }
+
+// With a margin, action 0 stands unless another beats it by more.
+func TestActMargin(t *testing.T) {
+	l := New(DefaultConfig(), 1, 2)
+	q := l.Values([]float64{0.5})
+	gap := q[1] - q[0]
+	lo, hi := gap-0.01, gap+0.01
+	if gap > 0 {
+		if got := l.ActMargin([]float64{0.5}, nil, lo); got != 1 {
+			t.Errorf("margin %v under the gap %v: action %d, want 1", lo, gap, got)
+		}
+		if got := l.ActMargin([]float64{0.5}, nil, hi); got != 0 {
+			t.Errorf("margin %v over the gap %v: action %d, want 0", hi, gap, got)
+		}
+	} else if got := l.ActMargin([]float64{0.5}, nil, 0); got != 0 {
+		t.Errorf("action 0 is best (gap %v): got %d", gap, got)
+	}
+	if got := l.ActMargin([]float64{0.5}, []bool{false, true}, 100); got != 1 {
+		t.Errorf("action 0 masked: got %d, want 1", got)
+	}
+}

@@ -39,6 +39,14 @@ type trainConfig struct {
 	// Credit is how --algo bandit scores a decision: counterfactual (the
 	// default) or own (see trainBandit).
 	Credit string
+	// Margin is how much better (in the credit's units: GPU-held hours
+	// for counterfactual) --algo bandit must value another candidate than
+	// the heuristic's own before it deviates. It is baked into the saved
+	// values (subtracted from every other action's), so the checkpoint
+	// acts the same anywhere.
+	Margin float64
+	// Load multiplies the arrival rate of the synthetic training workload.
+	Load float64
 	// Objective is the reward of the cluster environments: jct, tta or
 	// tta-finish (placement.Objective*; empty: tta for sas-rl and
 	// strn-rl, jct otherwise).

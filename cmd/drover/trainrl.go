@@ -85,7 +85,7 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 	case "synthetic":
 		sp := datasets.DefaultParams()
 		sp.MaxGPUs = nodes * gpn
-		sp.RateScale *= float64(nodes*gpn) / float64(datasets.DefaultMaxGPUs)
+		sp.RateScale *= float64(nodes*gpn) / float64(datasets.DefaultMaxGPUs) * cmp.Or(r.train.Load, 1)
 		pcfg.NewJobs = func(s uint64) []env.JobSpec {
 			return trace.Specs(datasets.Synthetic(sp, datasets.DefaultJobs, rand.NewPCG(s, s)))
 		}
@@ -264,6 +264,7 @@ func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) (*bandit.Learn
 		counterfactuals = 8   // replays per episode (counterfactual credit)
 	)
 	credit := cmp.Or(r.train.Credit, "counterfactual")
+	margin := float32(r.train.Margin)
 	if credit != "counterfactual" && credit != "own" {
 		return nil, fmt.Errorf("train.credit %q: want counterfactual or own", credit)
 	}
@@ -329,7 +330,7 @@ func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) (*bandit.Learn
 					}
 				}
 			case ep >= warmup:
-				a = l.Act(obs, mask)
+				a = l.ActMargin(obs, mask, margin)
 			}
 			if valid > 1 {
 				o := make([]float32, len(obs))
@@ -390,11 +391,17 @@ func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) (*bandit.Learn
 				r.log.Scalar("bandit/loss", steps, loss)
 			}
 			if (ep+1)%reportEvery == 0 {
-				sum := e.Run(periodicSeeds[0], l.Act)
+				sum := e.Run(periodicSeeds[0], func(o []float64, m []bool) int { return l.ActMargin(o, m, margin) })
 				fmt.Fprintf(stdout, "episode %d (%d steps): mean reward %.3f, fit loss %.4f; greedy on seed %d: avg TTA %.0f s\n",
 					ep+1, steps, mean, loss, periodicSeeds[0], sum.AvgTTA)
 			}
 		}
+	}
+	// Bake the margin into the values: every action but the heuristic's
+	// loses margin, so the plain argmax is ActMargin.
+	ls := l.Q.Linears()
+	for a := 1; a < len(ls[len(ls)-1].B.Value); a++ {
+		ls[len(ls)-1].B.Value[a] -= margin
 	}
 	return l, nil
 }
