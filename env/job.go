@@ -102,6 +102,9 @@ type Job struct {
 	// Sync is the job's synchronization strategy (BSP unless a policy
 	// chose otherwise).
 	Sync Sync
+	// PSRebalance says the job's parameter-server load follows its
+	// servers' speeds (Decision.PSRebalance).
+	PSRebalance bool
 	// Iterations counts the training iterations run (per-worker model).
 	Iterations float64
 	// StragglerIterations counts the iterations in which at least one

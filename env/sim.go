@@ -41,6 +41,11 @@ type Decision struct {
 	// Sync is the job's synchronization strategy on this allocation (the
 	// zero value is BSP). Changing it restarts the job.
 	Sync Sync
+	// PSRebalance asks the runtime to move parameter-server load away
+	// from straggling servers (a PS job under the per-worker model: each
+	// server's share of the parameters follows its speed). It is set with
+	// the placement.
+	PSRebalance bool
 }
 
 // View is what a policy sees at a decision point. It and everything it
@@ -465,6 +470,7 @@ func (s *Sim) Apply(ds []Decision) error {
 		j := &s.jobs[d.Job]
 		j.Alloc = slices.Clone(d.Nodes)
 		j.Sync = d.Sync
+		j.PSRebalance = d.PSRebalance
 		for _, n := range d.Nodes {
 			s.free[n]--
 		}

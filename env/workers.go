@@ -73,7 +73,11 @@ var Sensitivities = map[string]Sensitivity{
 // bound) and count them per synchronized iteration. A NIC flow meets the
 // job's own flow in full and the other jobs' flows at their duty cycle
 // (the share of time they communicate: 1 under BSP and local SGD's
-// synchronized exchanges).
+// synchronized exchanges). A parameter-server job's shards sit on its nodes
+// (round robin); a server slows with its node's CPU overload and NIC
+// contention, and every exchange waits for the slowest server's share,
+// unless the job asked for PS rebalancing (Decision.PSRebalance), which
+// gives each server a share proportional to its speed (PSTimeFactor).
 type Workers struct {
 	// Background is the nodes' background load; nil means idle nodes.
 	Background Background
@@ -202,6 +206,7 @@ type workerState struct {
 	shares   []float64  // STRET: tuned local batch share x workers (1 = even)
 	nodes    []int      // distinct nodes, for occupancy
 	link     []float64  // per worker: slowdown of its ring link (cross-rack)
+	psSlow   []float64  // per PS shard: its server's slowdown (scratch)
 	iterTime float64
 	// Straggler statistics of the current period.
 	withStraggler float64 // share of sampled iterations with a straggler
@@ -250,6 +255,16 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 			avail := max(0.05, 1-u.Net)
 			contention := max(1, (o.flows+1-ws.duty)/avail) * ws.link[i]
 			ws.m[i] = ws.sync * (1 - sens.Net + sens.Net*contention)
+		}
+	}
+	if j.Spec.Arch == PS && multi {
+		// Parameter servers: shard k of the job's PSShards sits on the
+		// job's k-th node (round robin) and serves slower when that node's
+		// CPU is overloaded or its NIC contended; every exchange waits for
+		// the slowest server's share.
+		f := m.psFactor(j, s, c, now)
+		for i := range ws.m {
+			ws.m[i] *= f
 		}
 	}
 	if wk.STRET && multi {
@@ -539,4 +554,55 @@ func (m *Drover) Probe(j *Job, placement []int, load Usage, jitter bool) float64
 		}
 	}
 	return j.Sync.IterTime(c, mm)
+}
+
+// psFactor is how much a PS job's exchange stretches because of its
+// servers: PSTimeFactor of the servers' slowdowns. A server's slowdown is
+// 1 + CPU sensitivity x CPU overload of its node (background plus the
+// workers there), times the node's NIC contention (as a worker's flow
+// meets it). With PSRebalance the shares follow the servers' speeds.
+func (m *Drover) psFactor(j *Job, s *droverJob, c *Cluster, now float64) float64 {
+	wk := m.Workers
+	ws := s.w
+	k := max(1, j.Spec.PSShards)
+	sens := wk.sensitivity(j.Spec.Model)
+	slow := ws.psSlow[:0]
+	for shard := range k {
+		n := ws.nodes[shard%len(ws.nodes)]
+		var u Usage
+		if wk.Background != nil {
+			u = wk.Background.Load(n, now)
+		}
+		o := m.occ[n]
+		cpu := u.CPU + wk.CPUPerWorker*float64(o.workers)
+		avail := max(0.05, 1-u.Net)
+		contention := max(1, (o.flows+1-ws.duty)/avail)
+		slow = append(slow, (1+sens.CPU*overload(cpu, wk.Overload))*contention)
+	}
+	ws.psSlow = slow
+	return PSTimeFactor(slow, j.PSRebalance)
+}
+
+// PSTimeFactor returns how much longer a parameter-server exchange takes
+// on servers with the given slowdowns (1 = a reference server) than on k
+// reference servers with even shares. Even shares wait for the slowest
+// server: max(slow). Rebalanced shares, each proportional to its server's
+// speed 1/slow, finish together: k / sum(1/slow). It is 1 for reference
+// servers either way.
+func PSTimeFactor(slow []float64, rebalance bool) float64 {
+	if len(slow) == 0 {
+		return 1
+	}
+	if !rebalance {
+		worst := 0.0
+		for _, x := range slow {
+			worst = max(worst, x)
+		}
+		return worst
+	}
+	speed := 0.0
+	for _, x := range slow {
+		speed += 1 / x
+	}
+	return float64(len(slow)) / speed
 }

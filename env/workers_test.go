@@ -168,3 +168,80 @@ func TestSTRETBatchTuning(t *testing.T) {
 		t.Errorf("%v iterations with a straggler after tuning, want 0", j.StragglerIterations)
 	}
 }
+
+// psSpread starts every pending job one worker per node, asking for
+// parameter-server rebalancing or not.
+type psSpread struct{ rebalance bool }
+
+func (p psSpread) Schedule(v *env.View) ([]env.Decision, error) {
+	ds, _ := spreadWith{}.Schedule(v)
+	for i := range ds {
+		ds[i].PSRebalance = p.rebalance
+	}
+	return ds, nil
+}
+
+func TestPSServerStraggler(t *testing.T) {
+	// A PS job, two workers on two 1-GPU nodes and two shards (one per
+	// node). The flat profile computes for 1 s per iteration and
+	// all-reduces for 0.5 s per extra node; on parameter servers that is
+	// 0.5 x psOverRing(2, 2) = 1 s. Node 1's CPU is saturated in the
+	// background: u = 1 + 1/16, overload 1.3125, so worker 1 computes for
+	// 2.3125 s and the server on node 1 is 2.3125x slower. Even shares
+	// wait for it: the exchange takes 2.3125 s and an iteration 2.3125 +
+	// 2.3125 = 4.625 s. Shares that follow the servers' speeds finish
+	// together: 2 / (1 + 1/2.3125) = 1.396226 s, an iteration of
+	// 3.708726 s. Idle nodes: 1 + 1 = 2 s.
+	job := envtest.MakeJob("a").GPUs(2).Duration(100).Obj()
+	job.Arch, job.PSShards = env.PS, 2
+	run := func(bg env.Background, rebalance bool) float64 {
+		m := &env.Drover{
+			Profiles: envtest.Profiles(envtest.Flat{Step: 1, Sync: 0.5, PerEpoch: 1, Epochs: 1}),
+			Workers: &env.Workers{Background: bg, Period: 300, BurstNoise: -1, // no network burst noise: times are exact
+				Sensitivities: map[string]env.Sensitivity{envtest.FlatName: {CPU: 1}}},
+		}
+		s, err := env.New(env.Config{Cluster: env.Homogeneous(2, 1), Model: m}, []env.JobSpec{job})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Run(psSpread{rebalance}, nil); err != nil {
+			t.Fatal(err)
+		}
+		return s.Jobs()[0].JCT()
+	}
+	hot := envtest.Background{Loads: map[int]env.Usage{1: {CPU: 1}}}
+	idle := run(nil, false)
+	even, rebalanced := run(hot, false), run(hot, true)
+	slow := 2.3125
+	if got, want := even/idle, (slow+slow)/2; math.Abs(got-want) > 1e-9 {
+		t.Errorf("even shares: JCT %v / idle %v = %v, want %v", even, idle, got, want)
+	}
+	if got, want := rebalanced/idle, (slow+2/(1+1/slow))/2; math.Abs(got-want) > 1e-9 {
+		t.Errorf("rebalanced shares: JCT %v / idle %v = %v, want %v", rebalanced, idle, got, want)
+	}
+	if idle != run(nil, true) {
+		t.Error("rebalancing changed a job on idle servers")
+	}
+}
+
+func TestPSTimeFactor(t *testing.T) {
+	tests := []struct {
+		name      string
+		slow      []float64
+		rebalance bool
+		want      float64
+	}{
+		{"reference servers", []float64{1, 1, 1}, false, 1},
+		{"reference servers, rebalanced", []float64{1, 1, 1}, true, 1},
+		{"even shares wait for the slowest", []float64{1, 2}, false, 2},
+		{"rebalanced: 2 / (1 + 1/2)", []float64{1, 2}, true, 4.0 / 3},
+		{"no servers", nil, false, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := env.PSTimeFactor(tt.slow, tt.rebalance); math.Abs(got-tt.want) > 1e-12 {
+				t.Errorf("PSTimeFactor(%v, %v) = %v, want %v", tt.slow, tt.rebalance, got, tt.want)
+			}
+		})
+	}
+}

@@ -80,10 +80,16 @@
 // slowest server's load/speed exceeds the median by more than a threshold,
 // the one shard move that most shortens the bottleneck is made (greedy,
 // shard-granular, deterministic). It returns the new shard-to-server map
-// and the bottleneck before and after. The simulator does not yet model
-// per-server PS speeds (env.PSTime assumes equal shards on equal
-// servers), so Reassign is not wired into a model: the After/Before ratio
-// is the factor by which a PS job's communication time would shrink.
+// and the bottleneck before and after: a runtime holding a PS job's
+// shards applies it whenever a server is measured slow.
+//
+// In the simulator SAS asks for it on every PS job it places
+// (env.Decision.PSRebalance). The per-worker Drover model puts a PS job's
+// shards on its nodes, slows each server by its node's CPU overload and
+// NIC contention, and, with PSRebalance, gives each server a share of the
+// parameters proportional to its speed at every refresh: the limit of
+// Reassign's moves with infinitely fine shards (env.PSTimeFactor), which
+// the discrete moves approach as shards get smaller.
 //
 // # Cost
 //

@@ -251,7 +251,10 @@ func (s *SAS) Propose(v *env.View, j *env.Job) []policies.Candidate {
 		if c.group == len(s.groups) {
 			f[9] = 1
 		}
-		out[k] = policies.Candidate{Decision: env.Decision{Job: j.ID, Nodes: c.alloc}, Features: f}
+		// Parameter-server load follows the servers' speeds (see the
+		// package documentation).
+		d := env.Decision{Job: j.ID, Nodes: c.alloc, PSRebalance: j.Spec.Arch == env.PS}
+		out[k] = policies.Candidate{Decision: d, Features: f}
 	}
 	return out
 }

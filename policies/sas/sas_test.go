@@ -214,3 +214,21 @@ func TestBuiltinRunDeterministic(t *testing.T) {
 		t.Errorf("two runs differ: %+v vs %+v", a.Summary, b.Summary)
 	}
 }
+
+// SAS asks for parameter-server rebalancing on PS jobs, and only on them.
+func TestPSRebalanceOnPSJobs(t *testing.T) {
+	ps := envtest.MakeJob("ps").GPUs(8).Duration(100).Obj()
+	ps.Arch, ps.PSShards = env.PS, 2
+	s := loadedSim(t, ps, envtest.MakeJob("ring").GPUs(8).Duration(100).Obj())
+	v, err := s.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := newSAS(t).Schedule(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 2 || !ds[0].PSRebalance || ds[1].PSRebalance {
+		t.Errorf("decisions %+v: want rebalancing for the PS job only", ds)
+	}
+}
