@@ -234,6 +234,13 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 	sens := wk.sensitivity(j.Spec.Model)
 	multi := len(ws.nodes) > 1
 	for i, n := range j.Alloc {
+		if i > 0 && n == j.Alloc[i-1] {
+			// The same node as the previous worker (a node's workers are
+			// a run in Alloc, and its ring link is the node's): the same
+			// slowdown and exchange time.
+			ws.slow[i], ws.m[i] = ws.slow[i-1], ws.m[i-1]
+			continue
+		}
 		var u Usage
 		if wk.Background != nil {
 			u = wk.Background.Load(n, now)
