@@ -28,27 +28,13 @@ var evalSeeds = []uint64{1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008}
 // heuristics on held-out seeds.
 func trainPlacement(sync bool, r *trainRun, stdout io.Writer) (*ppo.Agent, map[string]float64, train.Verdict, error) {
 	seed := r.train.Seed
-	profiles, _, err := trace.Profiles("builtin", "")
+	const nodes, gpn = 16, 4
+	pcfg, w, profiles, err := builtinEnvConfig(nodes, gpn)
 	if err != nil {
 		return nil, nil, train.Verdict{}, err
 	}
-	const nodes, gpn = 16, 4
-	w := datasets.Builtin()
-	newModel := func(s uint64) env.Model {
-		st, err := trace.Stragglers{Seed: s}.Workers(nodes)
-		if err != nil {
-			panic(err) // the embedded background parameters are valid
-		}
-		return &env.Drover{Profiles: profiles, Workers: st}
-	}
-	pcfg := placement.Config{Jobs: trace.Specs(w), Cluster: env.Homogeneous(nodes, gpn), NewModel: newModel, RestartDelay: env.DefaultRestartDelay, Sync: sync, Objective: r.train.Objective}
-	mk := func(int) gym.Env {
-		e, err := placement.New(pcfg)
-		if err != nil {
-			panic(err)
-		}
-		return e
-	}
+	pcfg.Sync, pcfg.Objective = sync, r.train.Objective
+	mk := envMaker(pcfg)
 	cfg := r.ppo
 	fmt.Fprintf(stdout, "workload builtin (%d jobs), cluster %d x %d GPUs, per-worker model; eval seeds %v\n", len(w.Jobs), nodes, gpn, evalSeeds)
 	start := time.Now()
@@ -123,4 +109,37 @@ func trainPlacement(sync bool, r *trainRun, stdout io.Writer) (*ppo.Agent, map[s
 	v := train.Gate(perSeed[names[0]], perSeed["first-fit"], train.GateConfig{Seed: seed})
 	fmt.Fprintf(stdout, "\ngate vs first-fit: %v\n", v)
 	return agent, scores, v, nil
+}
+
+// builtinEnvConfig is the cluster environments' common setup: the built-in
+// workload on nodes x gpn GPUs under the per-worker Drover model with the
+// embedded profiles, the model's background and jitter seeded by each
+// episode's seed. It also returns the workload and the profiles.
+func builtinEnvConfig(nodes, gpn int) (placement.Config, *datasets.Workload, map[string]env.Profile, error) {
+	profiles, _, err := trace.Profiles("builtin", "")
+	if err != nil {
+		return placement.Config{}, nil, nil, err
+	}
+	w := datasets.Builtin()
+	newModel := func(s uint64) env.Model {
+		st, err := trace.Stragglers{Seed: s}.Workers(nodes)
+		if err != nil {
+			panic(err) // the embedded background parameters are valid
+		}
+		return &env.Drover{Profiles: profiles, Workers: st}
+	}
+	return placement.Config{Jobs: trace.Specs(w), Cluster: env.Homogeneous(nodes, gpn), NewModel: newModel,
+		RestartDelay: env.DefaultRestartDelay}, w, profiles, nil
+}
+
+// envMaker returns a constructor of environments of cfg (validated by the
+// caller's first call; a config that fails is a programming error).
+func envMaker(cfg placement.Config) func(int) gym.Env {
+	return func(int) gym.Env {
+		e, err := placement.New(cfg)
+		if err != nil {
+			panic(err)
+		}
+		return e
+	}
 }

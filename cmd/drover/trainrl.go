@@ -13,7 +13,6 @@ import (
 	"github.com/drover-sched/drover/agents/ppo"
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env"
-	"github.com/drover-sched/drover/env/gym"
 	"github.com/drover-sched/drover/env/placement"
 	"github.com/drover-sched/drover/env/trace"
 	"github.com/drover-sched/drover/policies"
@@ -64,21 +63,12 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 	if err != nil {
 		return nil, nil, train.Verdict{}, err
 	}
-	profiles, _, err := trace.Profiles("builtin", "")
+	nodes, gpn := cmp.Or(r.train.Nodes, 16), cmp.Or(r.train.GPUsPerNode, 4)
+	pcfg, w, _, err := builtinEnvConfig(nodes, gpn)
 	if err != nil {
 		return nil, nil, train.Verdict{}, err
 	}
-	nodes, gpn := cmp.Or(r.train.Nodes, 16), cmp.Or(r.train.GPUsPerNode, 4)
-	w := datasets.Builtin()
-	newModel := func(s uint64) env.Model {
-		st, err := trace.Stragglers{Seed: s}.Workers(nodes)
-		if err != nil {
-			panic(err) // the embedded background parameters are valid
-		}
-		return &env.Drover{Profiles: profiles, Workers: st}
-	}
-	pcfg := placement.Config{Jobs: trace.Specs(w), Cluster: env.Homogeneous(nodes, gpn), NewModel: newModel,
-		RestartDelay: env.DefaultRestartDelay, NewProposer: newProp, Objective: cmp.Or(r.train.Objective, placement.ObjectiveTTA)}
+	pcfg.NewProposer, pcfg.Objective = newProp, cmp.Or(r.train.Objective, placement.ObjectiveTTA)
 	wname := fmt.Sprintf("builtin (%d jobs, Philly-fitted)", len(w.Jobs))
 	switch r.train.Workload {
 	case "", "builtin":
@@ -93,13 +83,7 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 	default:
 		return nil, nil, train.Verdict{}, fmt.Errorf("train.workload %q: want builtin or synthetic", r.train.Workload)
 	}
-	mk := func(int) gym.Env {
-		e, err := placement.New(pcfg)
-		if err != nil {
-			panic(err)
-		}
-		return e
-	}
+	mk := envMaker(pcfg)
 	algo := "PPO"
 	if r.train.Algo == "bandit" {
 		algo = "a contextual bandit (each decision scored by its job's own slowdown)"
