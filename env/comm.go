@@ -145,7 +145,13 @@ func selectKth(s []float64, k int) float64 {
 // the median by more than threshold (0.2 = 20%).
 func CountStragglers(times []float64, threshold float64) int {
 	var buf [16]float64
-	m := median(times, buf[:0])
+	return countStragglers(times, threshold, buf[:0])
+}
+
+// countStragglers is CountStragglers with scratch space for the median (of
+// capacity len(times) or more, to spare an allocation).
+func countStragglers(times []float64, threshold float64, scratch []float64) int {
+	m := median(times, scratch)
 	n := 0
 	for _, t := range times {
 		if t > m*(1+threshold) {

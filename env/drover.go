@@ -43,6 +43,12 @@ type droverJob struct {
 	rate    float64 // reference seconds per second on the current allocation
 	delay   float64
 	restart float64
+	// The per-worker model's figures for the current period (with
+	// Workers), kept here rather than in w so that Advance, which runs for
+	// every running job at every event, reads one struct.
+	iterTime      float64 // seconds per iteration
+	withStraggler float64 // share of sampled iterations with a straggler
+	stragglers    float64 // mean stragglers per sampled iteration
 }
 
 // Name implements Model.
@@ -66,7 +72,20 @@ func (m *Drover) Admit(j *Job, meta *Meta) error {
 		b = max(p.InitBatchSize(), p.MinLocalBsz()*j.Spec.GPUs)
 	}
 	b = min(b, max(p.MaxBatchSize(), p.MinLocalBsz()*j.Spec.GPUs))
-	s := &droverJob{prof: p, batch: b, restart: meta.RestartDelay}
+	var s *droverJob
+	if m.Workers != nil {
+		// One allocation for the job and its per-worker state, which
+		// every refresh reads together.
+		both := &struct {
+			droverJob
+			w workerState
+		}{}
+		s = &both.droverJob
+		s.w = &both.w
+	} else {
+		s = &droverJob{}
+	}
+	s.prof, s.batch, s.restart = p, b, meta.RestartDelay
 	s.ref = iterTime(p, Packed(j.Spec.GPUs, m.gpusPerNode()), b, 1)
 	if !(s.ref > 0) || math.IsInf(s.ref, 0) {
 		return fmt.Errorf("model %s: no usable iteration time on %d GPUs at batch size %d", p.Name(), j.Spec.GPUs, b)
@@ -78,8 +97,8 @@ func (m *Drover) Admit(j *Job, meta *Meta) error {
 	}
 	if m.Workers != nil {
 		m.Workers.defaults()
-		s.w = &workerState{}
-		s.w.net = rand.New(rand.NewPCG(m.Workers.Seed^0x6e6f697365, uint64(j.ID)))
+		s.w.netSrc.Seed(m.Workers.Seed^0x6e6f697365, uint64(j.ID))
+		s.w.net = rand.New(&s.w.netSrc)
 	}
 	j.m = s
 	return nil
@@ -206,11 +225,11 @@ func (m *Drover) Advance(j *Job, dt float64) (float64, bool) {
 	}
 	need := (s.work - s.done) / s.rate
 	run := min(need, dt)
-	if s.w != nil && s.w.iterTime > 0 {
-		it := run / s.w.iterTime
+	if s.iterTime > 0 {
+		it := run / s.iterTime
 		j.Iterations += it
-		j.StragglerIterations += it * s.w.withStraggler
-		j.Stragglers += it * s.w.stragglers
+		j.StragglerIterations += it * s.withStraggler
+		j.Stragglers += it * s.stragglers
 	}
 	if need <= dt {
 		s.done = s.work

@@ -1,6 +1,7 @@
 package env
 
 import (
+	"cmp"
 	"container/heap"
 	"fmt"
 	"math"
@@ -85,20 +86,20 @@ type Sim struct {
 	free    []int
 	total   int
 
-	now       float64
-	next      int    // index of the next job to arrive
-	active    []*Job // arrived, unfinished, in arrival order
-	running   []*Job // the Running jobs, in order of placement (swap-removed)
-	compacted int    // s.done when active was last compacted
-	done      int
-	finishes  finishHeap
-	events    []Event
-	view      View
-	lastTick  float64
-	idle      bool // the last decision point had nothing to run and placed nothing
-	decided   int  // decision points so far
-	changed   bool // the last Apply changed an allocation
-	nevents   int  // arrivals, starts, preemptions and finishes so far
+	now      float64
+	next     int    // index of the next job to arrive
+	active   []*Job // arrived, unfinished, in arrival order
+	running  []*Job // the Running jobs, in order of placement (swap-removed)
+	finished []int  // IDs of the jobs finished since active was last compacted
+	done     int
+	finishes finishHeap
+	events   []Event
+	view     View
+	lastTick float64
+	idle     bool // the last decision point had nothing to run and placed nothing
+	decided  int  // decision points so far
+	changed  bool // the last Apply changed an allocation
+	nevents  int  // arrivals, starts, preemptions and finishes so far
 }
 
 // New builds a simulation of specs (any order; they are replayed by Submit,
@@ -350,6 +351,7 @@ func (s *Sim) finish(j *Job, at float64) {
 	s.release(j)
 	j.State = Done
 	s.done++
+	s.finished = append(s.finished, j.ID)
 	s.nevents++
 	if s.cfg.Log {
 		s.events = append(s.events, Event{Time: at, Kind: Finish, Job: j.ID})
@@ -370,20 +372,37 @@ func (s *Sim) arrive(t float64) {
 }
 
 // compact drops finished jobs from the active list (when any finished).
+// The list is in arrival order, which is ID order, so each finished job is
+// found by binary search and the survivors move in blocks: the cost does
+// not grow with the number of waiting jobs it leaves untouched.
 func (s *Sim) compact() {
-	if s.compacted == s.done {
+	if len(s.finished) == 0 {
 		return
 	}
-	s.compacted = s.done
-	k := 0
-	for _, j := range s.active {
-		if j.State != Done {
-			s.active[k] = j
-			k++
+	slices.Sort(s.finished)
+	at := s.finished[:0] // positions in active, ascending (IDs are unique)
+	for _, id := range s.finished {
+		i, ok := slices.BinarySearchFunc(s.active, id, func(j *Job, id int) int { return cmp.Compare(j.ID, id) })
+		if ok {
+			at = append(at, i)
 		}
 	}
-	clear(s.active[k:])
-	s.active = s.active[:k]
+	k := 0
+	if len(at) > 0 {
+		k = at[0]
+	}
+	for n, i := range at {
+		end := len(s.active)
+		if n+1 < len(at) {
+			end = at[n+1]
+		}
+		k += copy(s.active[k:], s.active[i+1:end])
+	}
+	if len(at) > 0 {
+		clear(s.active[k:])
+		s.active = s.active[:k]
+	}
+	s.finished = s.finished[:0]
 }
 
 func (s *Sim) release(j *Job) {

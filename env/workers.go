@@ -3,6 +3,7 @@ package env
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // Usage is a node's background utilisation of a resource, as a fraction of
@@ -193,24 +194,22 @@ type occupancy struct {
 
 // workerState is a job's per-worker model state.
 type workerState struct {
-	jit      Jitter
-	jitSize  int     // workers of jit
-	compute  float64 // uncontended per-GPU compute seconds per iteration
-	sync     float64 // measured all-reduce seconds on the placement
-	duty     float64 // share of time the job's NIC flows are active
-	c        [][]float64
-	m        []float64
-	slow     []float64
-	scratch  []float64
-	net      *rand.Rand // network burst noise
-	shares   []float64  // STRET: tuned local batch share x workers (1 = even)
-	nodes    []int      // distinct nodes, for occupancy
-	link     []float64  // per worker: slowdown of its ring link (cross-rack)
-	psSlow   []float64  // per PS shard: its server's slowdown (scratch)
-	iterTime float64
-	// Straggler statistics of the current period.
-	withStraggler float64 // share of sampled iterations with a straggler
-	stragglers    float64 // mean stragglers per sampled iteration
+	jit     Jitter
+	jitSize int     // workers of jit
+	compute float64 // uncontended per-GPU compute seconds per iteration
+	sync    float64 // measured all-reduce seconds on the placement
+	duty    float64 // share of time the job's NIC flows are active
+	c       [][]float64
+	m       []float64
+	slow    []float64
+	scratch []float64
+	sorted  []float64  // scratch for medians
+	net     *rand.Rand // network burst noise
+	netSrc  rand.PCG   // its source
+	shares  []float64  // STRET: tuned local batch share x workers (1 = even)
+	nodes   []int      // distinct nodes, for occupancy
+	link    []float64  // per worker: slowdown of its ring link (cross-rack)
+	psSlow  []float64  // per PS shard: its server's slowdown (scratch)
 }
 
 func overload(u, theta float64) float64 {
@@ -224,12 +223,16 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 	w := len(j.Alloc)
 	K := wk.Samples
 	if len(ws.c) != K || len(ws.m) != w {
+		// One allocation for the samples, the exchange and compute
+		// factors, and the scratch for straggler counts and medians.
+		buf := make([]float64, (K+4)*w)
 		ws.c = make([][]float64, K)
 		for k := range ws.c {
-			ws.c[k] = make([]float64, w)
+			ws.c[k] = buf[k*w : (k+1)*w : (k+1)*w]
 		}
-		ws.m = make([]float64, w)
-		ws.slow = make([]float64, w)
+		buf = buf[K*w:]
+		ws.m, ws.slow = buf[:w:w], buf[w:2*w:2*w]
+		ws.scratch, ws.sorted = buf[2*w:2*w:3*w], buf[3*w:3*w:4*w]
 	}
 	sens := wk.sensitivity(j.Spec.Model)
 	multi := len(ws.nodes) > 1
@@ -345,7 +348,7 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 		if w < 2 {
 			continue // one worker cannot straggle behind itself
 		}
-		n := CountStragglers(times, wk.Threshold)
+		n := countStragglers(times, wk.Threshold, ws.sorted)
 		if n > 0 && j.Sync.Kind == ASP {
 			// Under ASP every worker iterates at its own pace, so a
 			// straggler contributes fewer of the job's gradient updates:
@@ -363,10 +366,10 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 		}
 	}
 	ws.scratch = times
-	ws.withStraggler = with / float64(K)
-	ws.stragglers = count / float64(K)
-	ws.iterTime = j.Sync.IterTime(ws.c, ws.m)
-	s.rate = s.ref * progress / (ws.iterTime * j.Sync.Penalty(w))
+	s.withStraggler = with / float64(K)
+	s.stragglers = count / float64(K)
+	s.iterTime = j.Sync.IterTime(ws.c, ws.m)
+	s.rate = s.ref * progress / (s.iterTime * j.Sync.Penalty(w))
 	if !(s.rate > 0) || math.IsInf(s.rate, 0) {
 		s.rate = 0
 	}
@@ -438,14 +441,17 @@ func ringLinks(j *Job, nodes []int, c *Cluster, dst []float64) []float64 {
 	if c.CrossRackGbps > 0 && c.IntraRackGbps > c.CrossRackGbps {
 		slow = c.IntraRackGbps / c.CrossRackGbps
 	}
-	next := make(map[int]int, len(nodes))
-	for k, n := range nodes {
-		next[n] = nodes[(k+1)%len(nodes)]
-	}
+	f, prev := 1.0, -1
 	for _, n := range j.Alloc {
-		f := 1.0
-		if len(nodes) > 1 && c.Nodes[n].Rack != c.Nodes[next[n]].Rack {
-			f = slow
+		if n != prev && len(nodes) > 1 {
+			// The ring's next hop from n (a node's workers are mostly a
+			// run in Alloc, so this search runs about once per node).
+			k := slices.Index(nodes, n)
+			f = 1.0
+			if c.Nodes[n].Rack != c.Nodes[nodes[(k+1)%len(nodes)]].Rack {
+				f = slow
+			}
+			prev = n
 		}
 		dst = append(dst, f)
 	}

@@ -103,16 +103,31 @@ func mustParse(b []byte) Params {
 // Process draws the per-worker slowdowns of one job, iteration by
 // iteration. It is deterministic given its rand.Source and not safe for
 // concurrent use.
+//
+// It draws from two streams split off its source: the noise stream gives
+// the job's level, the per-worker factors and one normal per worker per
+// iteration; the episode stream gives the straggler episodes. An episode's
+// start and end are a two-state Markov chain with per-iteration transition
+// probabilities StragglerRate and 1/StragglerLength, so the time to the
+// next transition is geometric: the process draws it once per transition
+// (and the magnitude once per episode) instead of a uniform every
+// iteration, which is the same law at a third of the draws.
 type Process struct {
 	p     Params
-	rng   *rand.Rand
-	level float64   // the job's variation level L
-	base  []float64 // L*sqrt(P)*a[w]
-	noise []float64 // e[w], the AR(1) state
-	slow  []float64 // episode slowdown b[w]; 0 outside an episode
-	scale float64   // L*sqrt(1-P)
-	innov float64   // sqrt(1-NoiseAR^2)
-	exit  float64   // 1/StragglerLength
+	rng   *rand.Rand // the noise stream
+	ep    *rand.Rand // the episode stream
+	epSrc rand.PCG   // its source
+	level float64    // the job's variation level L
+	base  []float64  // L*sqrt(P)*a[w]
+	noise []float64  // e[w], the AR(1) state
+	slow  []float64  // episode slowdown b[w]; 0 outside an episode
+	left  []int64    // iterations until worker w's next transition
+	scale float64    // L*sqrt(1-P)
+	innov float64    // sqrt(1-NoiseAR^2)
+	exit  float64    // 1/StragglerLength
+	// lnStay[0] and lnStay[1] are log(1 - p) for the transition
+	// probability p outside and inside an episode.
+	lnStay [2]float64
 }
 
 // New returns the process of one job with the given number of workers,
@@ -128,15 +143,20 @@ func New(p Params, workers int, src rand.Source) (*Process, error) {
 		panic("jitter: workers must be >= 1")
 	}
 	r := rand.New(src)
+	state := make([]float64, 3*workers) // one allocation for the per-worker state
 	q := &Process{
 		p:     p,
 		rng:   r,
-		base:  make([]float64, workers),
-		noise: make([]float64, workers),
-		slow:  make([]float64, workers),
+		base:  state[:workers:workers],
+		noise: state[workers : 2*workers : 2*workers],
+		slow:  state[2*workers:],
+		left:  make([]int64, workers),
 		innov: math.Sqrt(1 - p.NoiseAR*p.NoiseAR),
 		exit:  1 / p.StragglerLength,
 	}
+	q.epSrc.Seed(r.Uint64(), r.Uint64())
+	q.ep = rand.New(&q.epSrc)
+	q.lnStay = [2]float64{math.Log1p(-p.StragglerRate), math.Log1p(-q.exit)}
 	z := r.NormFloat64()
 	if z < 0 {
 		q.level = p.LevelMedian * math.Exp(p.LevelSpreadLow*z)
@@ -151,16 +171,42 @@ func New(p Params, workers int, src rand.Source) (*Process, error) {
 		on = p.StragglerRate / (p.StragglerRate + q.exit)
 	}
 	for w := range workers {
-		// A fixed number of draws per worker, whatever the params, so that
-		// runs with different params share their random numbers.
-		a, e, u, z := r.NormFloat64(), r.NormFloat64(), r.Float64(), r.NormFloat64()
+		// A fixed number of draws per worker from each stream, whatever
+		// the params, so that runs with different params share their
+		// random numbers.
+		a, e := r.NormFloat64(), r.NormFloat64()
+		u, z := q.ep.Float64(), q.ep.NormFloat64()
 		q.base[w] = pers * a
 		q.noise[w] = e
+		in := 0
 		if u < on {
 			q.slow[w] = q.magnitude(z)
+			in = 1
 		}
+		// Geometric holding times are memoryless: the stationary state's
+		// remaining time has the same law as a fresh one.
+		q.left[w] = q.wait(in)
 	}
 	return q, nil
+}
+
+// maxWait stands for "never" (a transition probability of 0).
+const maxWait = 1 << 62
+
+// wait draws the number of iterations (>= 1) until the next transition out
+// of state in (0 outside an episode, 1 inside), geometric with success
+// probability p: 1 + floor(log(U) / log(1-p)), U uniform on (0, 1].
+func (q *Process) wait(in int) int64 {
+	u := 1 - q.ep.Float64()
+	ln := q.lnStay[in]
+	if ln == 0 { // p = 0: never
+		return maxWait
+	}
+	n := math.Floor(math.Log(u) / ln) // +Inf / -Inf cases: p = 1 gives 0
+	if !(n < maxWait-1) {
+		return maxWait
+	}
+	return 1 + int64(n)
 }
 
 // magnitude is an episode's slowdown for the standard normal draw z.
@@ -203,14 +249,15 @@ func (q *Process) Next(dst []float64) {
 	}
 	phi := q.p.NoiseAR
 	for w := range dst {
-		z, u, m := q.rng.NormFloat64(), q.rng.Float64(), q.rng.NormFloat64()
-		q.noise[w] = phi*q.noise[w] + q.innov*z
-		if q.slow[w] > 0 {
-			if u < q.exit {
+		q.noise[w] = phi*q.noise[w] + q.innov*q.rng.NormFloat64()
+		if q.left[w]--; q.left[w] == 0 {
+			if q.slow[w] > 0 {
 				q.slow[w] = 0
+				q.left[w] = q.wait(0)
+			} else {
+				q.slow[w] = q.magnitude(q.ep.NormFloat64())
+				q.left[w] = q.wait(1)
 			}
-		} else if u < q.p.StragglerRate {
-			q.slow[w] = q.magnitude(m)
 		}
 		s := math.Exp(max(-maxLog, min(maxLog, q.base[w]+q.scale*q.noise[w])))
 		if q.slow[w] > 0 {

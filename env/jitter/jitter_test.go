@@ -186,10 +186,14 @@ func TestEpisodeLength(t *testing.T) {
 				run[w] = -1 << 30 // already running: its length is unknown
 			}
 		}
-		var total, n int
-		for range 200000 {
+		var total, n, in int
+		const iters = 200000
+		for range iters {
 			q.Next(xs)
 			for w := range run {
+				if q.InEpisode(w) {
+					in++
+				}
 				switch {
 				case q.InEpisode(w):
 					run[w]++
@@ -206,9 +210,17 @@ func TestEpisodeLength(t *testing.T) {
 		if tol := 4 * L / math.Sqrt(float64(n)); math.Abs(mean-L) > tol {
 			t.Errorf("L=%v: mean episode length %v over %d episodes, want within %v", L, mean, n, tol)
 		}
-		// While in an episode a worker is slowed by at least its episode
-		// factor > 1; the stationary share of episode time is r/(r+1/L).
-		_ = xs
+		// The stationary share of episode time is pi = r/(r+1/L). For a
+		// two-state chain whose transition probabilities sum to a = r+1/L,
+		// the occupancy of N steps has variance pi(1-pi)(2-a)/(a N); 8
+		// independent workers make N = 8 x iters, and 5 sigma bounds it.
+		r, a := p.StragglerRate, p.StragglerRate+1/L
+		pi := r / a
+		N := float64(8 * iters)
+		share := float64(in) / N
+		if tol := 5 * math.Sqrt(pi*(1-pi)*(2-a)/(a*N)); math.Abs(share-pi) > tol {
+			t.Errorf("L=%v: episode share %v, want %v within %v", L, share, pi, tol)
+		}
 	}
 }
 
