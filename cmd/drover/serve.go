@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -48,9 +49,9 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:50051", "gRPC listen address")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "127.0.0.1:9464", "Prometheus /metrics listen address (empty: none)")
 	fs.StringVar(&c.extenderAddr, "extender-addr", "", "kube-scheduler extender (POST /filter, /prioritize) listen address; a port alone binds 127.0.0.1 (empty: none; see docs/kube-scheduler-extender.md)")
-	fs.StringVar(&c.tlsCert, "tls-cert", "", "TLS certificate (PEM); with -tls-key serves TLS")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "TLS certificate (PEM); with -tls-key serves TLS (gRPC and the extender)")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "TLS private key (PEM)")
-	fs.StringVar(&c.tlsClientCA, "tls-client-ca", "", "CA (PEM) that client certificates must be signed by (mTLS)")
+	fs.StringVar(&c.tlsClientCA, "tls-client-ca", "", "CA (PEM) that client certificates must be signed by (mTLS, gRPC and the extender)")
 	fs.StringVar(&c.tokenFile, "token-file", "", "file holding the bearer token every call must carry")
 	fs.StringVar(&c.checkpoints, "checkpoints", "", "checkpoint directory: numbered versions (0001, 0002, ...) watched for hot reload, or one checkpoint (default: the embedded pretrained placement policy, not converged, so the heuristic answers)")
 	fs.StringVar(&c.heuristic, "heuristic", "strn", "fallback heuristic (a policies/builtin name)")
@@ -224,8 +225,20 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 			}
 			return err
 		}
+		if scfg.TLS != nil {
+			// The gRPC server's certificate (and client CA: kube-scheduler
+			// presents its extender tlsConfig's certFile), over HTTP/1.1.
+			ecfg := scfg.TLS.Clone()
+			ecfg.NextProtos = []string{"http/1.1"}
+			elis = tls.NewListener(elis, ecfg)
+		}
 		es = &http.Server{Handler: ext, ReadHeaderTimeout: 5 * time.Second}
 		eaddr = elis.Addr().String()
+		if scfg.Token != "" && (scfg.TLS == nil || scfg.TLS.ClientCAs == nil) {
+			// kube-scheduler's extender configuration has no bearer token:
+			// it authenticates by client certificate.
+			fmt.Fprintln(stdout, "drover serve: warning: the extender does not check -token-file (kube-scheduler cannot send one); use -tls-client-ca to authenticate it")
+		}
 		go es.Serve(elis)
 	}
 	st := core.Status()

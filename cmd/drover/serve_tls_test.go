@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drover-sched/drover/internal/testpki"
+)
+
+// TestServeMutualTLS runs drover serve with a certificate, a client CA and
+// a token, and checks both front ends end to end: drover place reaches the
+// gRPC server only with the CA, a client certificate and the token; the
+// kube-scheduler extender answers HTTPS calls that present a client
+// certificate and refuses the others (no certificate, plaintext).
+func TestServeMutualTLS(t *testing.T) {
+	dir := t.TempDir()
+	pki, err := testpki.Write(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := filepath.Join(dir, "token")
+	if err := os.WriteFile(token, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan [2]string, 1)
+	errc := make(chan error, 1)
+	var out bytes.Buffer
+	go func() {
+		errc <- serveUntil(ctx, serveConfig{addr: "127.0.0.1:0", extenderAddr: "127.0.0.1:0", heuristic: "strn",
+			tlsCert: pki.ServerCert, tlsKey: pki.ServerKey, tlsClientCA: pki.CA, tokenFile: token,
+			margin: 2 * time.Millisecond, modelTimeout: 50 * time.Millisecond, poll: time.Hour, maxRequestBytes: 1 << 20,
+			shedAbove: 64, maxInFlight: 1024, shutdownGrace: 5 * time.Second}, ready, &out)
+	}()
+	var addrs [2]string
+	select {
+	case addrs = <-ready:
+	case err := <-errc:
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "tls true, token true") {
+		t.Errorf("banner: %s", out.String())
+	}
+	if strings.Contains(out.String(), "warning") {
+		t.Errorf("with a client CA the extender is authenticated, yet: %s", out.String())
+	}
+
+	// gRPC.
+	mtls := []string{"-addr", addrs[0], "-tls-ca", pki.CA, "-tls-cert", pki.ClientCert, "-tls-key", pki.ClientKey}
+	if code, o, e := drover(t, append([]string{"place", "-token-file", token}, mtls...)...); code != 0 || !strings.Contains(o, "heuristic:strn") {
+		t.Errorf("place over mTLS with the token: exit %d\n%s%s", code, o, e)
+	}
+	if code, _, _ := drover(t, append([]string{"place"}, mtls...)...); code == 0 {
+		t.Error("place without the token succeeded")
+	}
+	if code, _, _ := drover(t, "place", "-addr", addrs[0], "-tls-ca", pki.CA, "-token-file", token); code == 0 {
+		t.Error("place without a client certificate succeeded")
+	}
+
+	// The extender.
+	m := regexp.MustCompile(`extender on (127\.0\.0\.1:\d+);`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no extender address in:\n%s", out.String())
+	}
+	args := `{"Pod":{"metadata":{"name":"w-0","annotations":{"drover.io/job-id":"j","drover.io/workers":"1"}},` +
+		`"spec":{"containers":[{"name":"t","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}},` +
+		`"Nodes":{"items":[{"metadata":{"name":"a"},"status":{"allocatable":{"nvidia.com/gpu":"4"}}}]}}`
+	post := func(scheme string, withCert bool) (int, error) {
+		c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: pki.ClientTLS(withCert)}}
+		defer c.CloseIdleConnections()
+		resp, err := c.Post(scheme+"://"+m[1]+"/filter", "application/json", strings.NewReader(args))
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	if code, err := post("https", true); err != nil || code != http.StatusOK {
+		t.Errorf("extender over mTLS: %d, %v", code, err)
+	}
+	if code, err := post("https", false); err == nil {
+		t.Errorf("extender without a client certificate answered %d", code)
+	}
+	if code, err := post("http", false); err == nil && code == http.StatusOK {
+		t.Error("extender answered plaintext")
+	}
+
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+}
