@@ -113,13 +113,17 @@ type Workers struct {
 	// Sensitivities overrides the package's Sensitivities by model name.
 	Sensitivities map[string]Sensitivity
 	// BurstNoise is the spread of the extra delay a worker's gradient
-	// exchange meets in a congested network, as a fraction of its
-	// communication time (default 0.5): each sampled iteration adds
-	// m x BurstNoise x burst x |z|, z standard normal, to the worker's
-	// time, where burst is the share of the job's flows that hit the
-	// network together: 1 when all workers synchronize (BSP, local SGD:
-	// the incast of a collective), the duty cycle of communication when
-	// they do not (ASP, SSP). Set it negative for none.
+	// exchange meets in a congested network, as a fraction of its queueing
+	// time (default 0.5): each sampled iteration adds
+	// q x BurstNoise x burst x |z|, z standard normal, to the worker's
+	// time, where q is the part of the worker's exchange spent queueing
+	// behind the other flows and the background traffic on its NIC (the
+	// exchange time beyond an idle NIC's: 0 on an idle NIC, so an
+	// uncongested exchange takes its measured time) and burst is the
+	// share of the job's flows that hit the network together: 1 when all
+	// workers synchronize (BSP, local SGD: the incast of a collective),
+	// the duty cycle of communication when they do not (ASP, SSP). Set it
+	// negative for none.
 	BurstNoise float64
 	// STRET turns on the runtime mitigation (see Mitigation).
 	STRET bool
@@ -201,6 +205,7 @@ type workerState struct {
 	duty    float64 // share of time the job's NIC flows are active
 	c       [][]float64
 	m       []float64
+	q       []float64 // per worker: the queueing part of m (burst noise scale)
 	slow    []float64
 	scratch []float64
 	sorted  []float64  // scratch for medians
@@ -225,7 +230,7 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 	if len(ws.c) != K || len(ws.m) != w {
 		// One allocation for the samples, the exchange and compute
 		// factors, and the scratch for straggler counts and medians.
-		buf := make([]float64, (K+4)*w)
+		buf := make([]float64, (K+5)*w)
 		ws.c = make([][]float64, K)
 		for k := range ws.c {
 			ws.c[k] = buf[k*w : (k+1)*w : (k+1)*w]
@@ -233,6 +238,7 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 		buf = buf[K*w:]
 		ws.m, ws.slow = buf[:w:w], buf[w:2*w:2*w]
 		ws.scratch, ws.sorted = buf[2*w:2*w:3*w], buf[3*w:3*w:4*w]
+		ws.q = buf[4*w : 5*w : 5*w]
 	}
 	sens := wk.sensitivity(j.Spec.Model)
 	multi := len(ws.nodes) > 1
@@ -241,7 +247,7 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 			// The same node as the previous worker (a node's workers are
 			// a run in Alloc, and its ring link is the node's): the same
 			// slowdown and exchange time.
-			ws.slow[i], ws.m[i] = ws.slow[i-1], ws.m[i-1]
+			ws.slow[i], ws.m[i], ws.q[i] = ws.slow[i-1], ws.m[i-1], ws.q[i-1]
 			continue
 		}
 		var u Usage
@@ -256,15 +262,16 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 			speed = 1
 		}
 		ws.slow[i] = (1 + sens.CPU*overload(cpu, wk.Overload) + sens.MemBW*overload(mem, wk.Overload)) / speed
-		ws.m[i] = ws.sync
+		ws.m[i], ws.q[i] = ws.sync, 0
 		if multi {
 			// The job's own flow is on this NIC whenever it communicates;
 			// occupancy counts it at its duty cycle, like everyone
 			// else's (the expected number of flows a stranger meets), so
 			// add back the rest of it.
 			avail := max(0.05, 1-u.Net)
-			contention := max(1, (o.flows+1-ws.duty)/avail) * ws.link[i]
-			ws.m[i] = ws.sync * (1 - sens.Net + sens.Net*contention)
+			nic := max(1, (o.flows+1-ws.duty)/avail)
+			ws.m[i] = ws.sync * (1 - sens.Net + sens.Net*nic*ws.link[i])
+			ws.q[i] = ws.sync * sens.Net * (nic - 1) * ws.link[i]
 		}
 	}
 	if j.Spec.Arch == PS && multi {
@@ -275,17 +282,23 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 		f := m.psFactor(j, s, c, now)
 		for i := range ws.m {
 			ws.m[i] *= f
+			ws.q[i] *= f
 		}
 	}
 	if wk.STRET && multi {
 		// (a) Relay: a worker's exchange is never slower than going
 		// through the fastest link plus forwarding.
-		best := math.Inf(1)
-		for _, x := range ws.m {
-			best = min(best, x)
+		// A relayed exchange queues where the relay's does.
+		b := 0
+		for i, x := range ws.m {
+			if x < ws.m[b] {
+				b = i
+			}
 		}
 		for i := range ws.m {
-			ws.m[i] = min(ws.m[i], 1.1*best)
+			if ws.m[i] > 1.1*ws.m[b] {
+				ws.m[i], ws.q[i] = 1.1*ws.m[b], 1.1*ws.q[b]
+			}
 		}
 	}
 	burst := 1.0
@@ -314,7 +327,7 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 				row[i] *= ws.shares[i]
 			}
 			if noise > 0 {
-				row[i] += ws.m[i] * noise * math.Abs(ws.net.NormFloat64())
+				row[i] += ws.q[i] * noise * math.Abs(ws.net.NormFloat64())
 			}
 		}
 	}

@@ -245,3 +245,43 @@ func TestPSTimeFactor(t *testing.T) {
 		})
 	}
 }
+
+func TestBurstNoiseNeedsCongestion(t *testing.T) {
+	// Two workers on two 1-GPU nodes; the flat profile computes for 1 s
+	// and all-reduces for 0.5 s across two nodes, all of it
+	// bandwidth-bound (Net sensitivity 1). The work is 100 iterations of
+	// the packed reference (one node, no all-reduce): 100 s.
+	//   - Idle NICs: no queueing, so the default burst noise adds nothing
+	//     and an iteration takes exactly 1.5 s: JCT 150 s.
+	//   - Node 1's NIC half used in the background: its exchange stretches
+	//     to 0.5 / (1 - 0.5) = 1 s, 0.5 s of which is queueing. Without
+	//     burst noise an iteration takes 2 s (JCT 200 s); with it, worker
+	//     1 adds 0.5 x 0.5 x |z| > 0 in every sampled iteration, so the
+	//     job takes longer.
+	job := envtest.MakeJob("a").GPUs(2).Duration(100).Obj()
+	run := func(bg env.Background, noise float64) float64 {
+		m := &env.Drover{
+			Profiles: envtest.Profiles(envtest.Flat{Step: 1, Sync: 0.5, PerEpoch: 1, Epochs: 1}),
+			Workers: &env.Workers{Background: bg, Period: 300, BurstNoise: noise,
+				Sensitivities: map[string]env.Sensitivity{envtest.FlatName: {Net: 1}}},
+		}
+		s, err := env.New(env.Config{Cluster: env.Homogeneous(2, 1), Model: m}, []env.JobSpec{job})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Run(spreadWith{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		return s.Jobs()[0].JCT()
+	}
+	if got := run(nil, 0); math.Abs(got-150) > 1e-9 {
+		t.Errorf("idle NICs, default burst noise: JCT %v, want 150", got)
+	}
+	busy := envtest.Background{Loads: map[int]env.Usage{1: {Net: 0.5}}}
+	if got := run(busy, -1); math.Abs(got-200) > 1e-9 {
+		t.Errorf("busy NIC, no burst noise: JCT %v, want 200", got)
+	}
+	if got := run(busy, 0); !(got > 200+1e-6) {
+		t.Errorf("busy NIC, default burst noise: JCT %v, want > 200", got)
+	}
+}
