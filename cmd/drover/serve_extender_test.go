@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"regexp"
@@ -22,22 +20,9 @@ import (
 // shutdown stops the extender with the rest, leaking no goroutine.
 func TestServeExtender(t *testing.T) {
 	before := runtime.NumGoroutine()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ready := make(chan [2]string, 1)
-	errc := make(chan error, 1)
-	var out bytes.Buffer
-	go func() {
-		errc <- serveUntil(ctx, serveConfig{addr: "127.0.0.1:0", extenderAddr: "127.0.0.1:0", heuristic: "strn",
-			margin: 2 * time.Millisecond, modelTimeout: 50 * time.Millisecond, poll: time.Hour, maxRequestBytes: 1 << 20,
-			shedAbove: 64, maxInFlight: 1024, shutdownGrace: 5 * time.Second}, ready, &out)
-	}()
-	var addrs [2]string
-	select {
-	case addrs = <-ready:
-	case err := <-errc:
-		t.Fatal(err)
-	}
+	cfg := testServeConfig()
+	cfg.extenderAddr = "127.0.0.1:0"
+	addrs, out, stop := startServe(t, cfg)
 	// serveUntil prints its addresses before it signals ready.
 	m := regexp.MustCompile(`extender on (127\.0\.0\.1:\d+);`).FindStringSubmatch(out.String())
 	if m == nil {
@@ -83,8 +68,7 @@ func TestServeExtender(t *testing.T) {
 		t.Errorf("place -status: exit %d\n%s%s", code, o, e)
 	}
 
-	cancel()
-	if err := <-errc; err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	client.CloseIdleConnections()

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"os"
@@ -21,21 +19,10 @@ func TestServeAndPlace(t *testing.T) {
 	if err := os.WriteFile(token, []byte("t0ken\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan [2]string, 1)
-	errc := make(chan error, 1)
-	var out bytes.Buffer
-	go func() {
-		errc <- serveUntil(ctx, serveConfig{addr: "127.0.0.1:0", metricsAddr: "127.0.0.1:0", tokenFile: token, heuristic: "strn",
-			margin: 2 * time.Millisecond, modelTimeout: 50 * time.Millisecond, poll: time.Hour, maxRequestBytes: 1 << 20,
-			shedAbove: 64, maxInFlight: 1024, shutdownGrace: 5 * time.Second, logDir: filepath.Join(dir, "log"), logSeal: time.Hour}, ready, &out)
-	}()
-	var addrs [2]string
-	select {
-	case addrs = <-ready:
-	case err := <-errc:
-		t.Fatal(err)
-	}
+	cfg := testServeConfig()
+	cfg.metricsAddr, cfg.tokenFile = "127.0.0.1:0", token
+	cfg.logDir, cfg.logSeal = filepath.Join(dir, "log"), time.Hour
+	addrs, out, stop := startServe(t, cfg)
 
 	code, o, e := drover(t, "place", "-addr", addrs[0], "-token-file", token, "-nodes", "16", "-workers", "6")
 	if code != 0 || !strings.Contains(o, "policy heuristic:strn (fallback: not-converged)") || strings.Count(o, "worker ") != 6 {
@@ -68,8 +55,7 @@ func TestServeAndPlace(t *testing.T) {
 		t.Errorf("metrics:\n%s", body)
 	}
 
-	cancel()
-	if err := <-errc; err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "shutting down") {

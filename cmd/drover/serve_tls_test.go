@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -29,23 +27,10 @@ func TestServeMutualTLS(t *testing.T) {
 	if err := os.WriteFile(token, []byte("s3cret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ready := make(chan [2]string, 1)
-	errc := make(chan error, 1)
-	var out bytes.Buffer
-	go func() {
-		errc <- serveUntil(ctx, serveConfig{addr: "127.0.0.1:0", extenderAddr: "127.0.0.1:0", heuristic: "strn",
-			tlsCert: pki.ServerCert, tlsKey: pki.ServerKey, tlsClientCA: pki.CA, tokenFile: token,
-			margin: 2 * time.Millisecond, modelTimeout: 50 * time.Millisecond, poll: time.Hour, maxRequestBytes: 1 << 20,
-			shedAbove: 64, maxInFlight: 1024, shutdownGrace: 5 * time.Second}, ready, &out)
-	}()
-	var addrs [2]string
-	select {
-	case addrs = <-ready:
-	case err := <-errc:
-		t.Fatal(err)
-	}
+	cfg := testServeConfig()
+	cfg.extenderAddr = "127.0.0.1:0"
+	cfg.tlsCert, cfg.tlsKey, cfg.tlsClientCA, cfg.tokenFile = pki.ServerCert, pki.ServerKey, pki.CA, token
+	addrs, out, stop := startServe(t, cfg)
 	if !strings.Contains(out.String(), "tls true, token true") {
 		t.Errorf("banner: %s", out.String())
 	}
@@ -93,8 +78,7 @@ func TestServeMutualTLS(t *testing.T) {
 		t.Error("extender answered plaintext")
 	}
 
-	cancel()
-	if err := <-errc; err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 }

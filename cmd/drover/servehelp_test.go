@@ -1,0 +1,47 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+)
+
+// testServeConfig is the serve configuration the tests share: gRPC on a
+// free loopback port, the STRN heuristic, short deadlines, no reload
+// polling to speak of. Tests add listeners, TLS, tokens and logs.
+func testServeConfig() serveConfig {
+	return serveConfig{addr: "127.0.0.1:0", heuristic: "strn",
+		margin: 2 * time.Millisecond, modelTimeout: 50 * time.Millisecond, poll: time.Hour, maxRequestBytes: 1 << 20,
+		shedAbove: 64, maxInFlight: 1024, shutdownGrace: 5 * time.Second}
+}
+
+// startServe runs serveUntil with cfg until stop is called. It returns once
+// the server is ready, with its gRPC and metrics addresses and what it
+// printed by then (serveUntil prints its addresses before it signals
+// ready); stop cancels the server and returns serveUntil's error.
+func startServe(t *testing.T, cfg serveConfig) (addrs [2]string, out *bytes.Buffer, stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan [2]string, 1)
+	errc := make(chan error, 1)
+	out = new(bytes.Buffer)
+	go func() { errc <- serveUntil(ctx, cfg, ready, out) }()
+	select {
+	case addrs = <-ready:
+	case err := <-errc:
+		cancel()
+		t.Fatal(err)
+	}
+	stopped := false
+	stop = func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		return <-errc
+	}
+	t.Cleanup(func() { stop() })
+	return addrs, out, stop
+}
