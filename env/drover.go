@@ -167,6 +167,7 @@ func (m *Drover) Place(j *Job, c *Cluster) {
 	if j.Spec.Arch == PS {
 		ws.sync *= psOverRing(w, max(1, j.Spec.PSShards))
 	}
+	ws.sens = m.Workers.sensitivity(j.Spec.Model)
 	ws.nodes = distinct(j.Alloc, ws.nodes)
 	ws.shares = nil // STRET tunes batch sizes once per placement
 	if m.Workers.NewJitter != nil && ws.jitSize != w {

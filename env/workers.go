@@ -199,10 +199,11 @@ type occupancy struct {
 // workerState is a job's per-worker model state.
 type workerState struct {
 	jit     Jitter
-	jitSize int     // workers of jit
-	compute float64 // uncontended per-GPU compute seconds per iteration
-	sync    float64 // measured all-reduce seconds on the placement
-	duty    float64 // share of time the job's NIC flows are active
+	jitSize int         // workers of jit
+	compute float64     // uncontended per-GPU compute seconds per iteration
+	sync    float64     // measured all-reduce seconds on the placement
+	duty    float64     // share of time the job's NIC flows are active
+	sens    Sensitivity // the job's model's, looked up at placement
 	c       [][]float64
 	m       []float64
 	q       []float64 // per worker: the queueing part of m (burst noise scale)
@@ -240,7 +241,7 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 		ws.scratch, ws.sorted = buf[2*w:2*w:3*w], buf[3*w:3*w:4*w]
 		ws.q = buf[4*w : 5*w : 5*w]
 	}
-	sens := wk.sensitivity(j.Spec.Model)
+	sens := ws.sens
 	multi := len(ws.nodes) > 1
 	for i, n := range j.Alloc {
 		if i > 0 && n == j.Alloc[i-1] {
@@ -591,7 +592,7 @@ func (m *Drover) psFactor(j *Job, s *droverJob, c *Cluster, now float64) float64
 	wk := m.Workers
 	ws := s.w
 	k := max(1, j.Spec.PSShards)
-	sens := wk.sensitivity(j.Spec.Model)
+	sens := ws.sens
 	slow := ws.psSlow[:0]
 	for shard := range k {
 		n := ws.nodes[shard%len(ws.nodes)]
