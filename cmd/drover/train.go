@@ -26,7 +26,7 @@ import (
 func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("train", stderr)
 	envName := fs.String("env", "placement", "environment: placement or sync (the built-in workload; learned vs the heuristics), sas-rl or strn-rl (choose among the heuristic's candidates; judged on the held-out Helios and PAI workloads), or cartpole (the known-answer check)")
-	algo := fs.String("algo", "ppo", "algorithm: ppo or dqn (cartpole); ppo or bandit (sas-rl, strn-rl: a contextual bandit scoring each decision by its job's own slowdown)")
+	algo := fs.String("algo", "ppo", "algorithm: ppo or dqn (cartpole); ppo or bandit (sas-rl, strn-rl: a contextual bandit scoring each decision by counterfactual replays, or by its job's own slowdown with train.credit: own)")
 	steps := fs.Int("steps", 0, "environment steps (default: 500000 for cartpole, 100000 for placement)")
 	seed := fs.Uint64("seed", 1, "random seed")
 	quiet := fs.Bool("quiet", false, "no progress output")

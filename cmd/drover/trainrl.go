@@ -86,7 +86,12 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 	mk := envMaker(pcfg)
 	algo := "PPO"
 	if r.train.Algo == "bandit" {
-		algo = "a contextual bandit (each decision scored by its job's own slowdown)"
+		switch cmp.Or(r.train.Credit, "counterfactual") {
+		case "own":
+			algo = "a contextual bandit (each decision scored by its job's own slowdown)"
+		default:
+			algo = "a contextual bandit (each decision scored by counterfactual replays: the GPU-held hours it saved)"
+		}
 	}
 	fmt.Fprintf(stdout, "%s: %s chooses among %s's candidates; trained on %s, %d x %d GPUs, per-worker model\n",
 		name, algo, heuristic, wname, nodes, gpn)
