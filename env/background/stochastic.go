@@ -2,11 +2,12 @@ package background
 
 import (
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/drover-sched/drover/internal/mustjson"
 )
 
 // Process describes one resource's utilisation u on a node in logit space,
@@ -53,18 +54,7 @@ var paramsJSON []byte
 // Default is Fit on the Alibaba cluster-trace-v2018 machine_usage head (16
 // machines, about 8 days) at DefaultStep, embedded from params.json; the
 // package doc gives the numbers.
-var Default = mustParams(paramsJSON)
-
-func mustParams(data []byte) Params {
-	var p Params
-	if err := json.Unmarshal(data, &p); err != nil {
-		panic("background: params.json: " + err.Error())
-	}
-	if err := p.Validate(); err != nil {
-		panic("background: params.json: " + err.Error())
-	}
-	return p
-}
+var Default = mustjson.Decode[Params]("background: params.json", paramsJSON)
 
 // ErrBadParams is wrapped by the errors Params.Validate returns.
 var ErrBadParams = errors.New("background: bad params")

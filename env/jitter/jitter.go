@@ -2,12 +2,13 @@ package jitter
 
 import (
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/drover-sched/drover/internal/mustjson"
 )
 
 // Params are the numbers of the slowdown process. A job's worker w has, in
@@ -87,18 +88,7 @@ var paramsJSON []byte
 
 // Default is the fit of Params to the Alibaba PAI v2020 mini-batch CoV
 // table (see the package documentation), embedded from params.json.
-var Default = mustParse(paramsJSON)
-
-func mustParse(b []byte) Params {
-	var p Params
-	if err := json.Unmarshal(b, &p); err != nil {
-		panic("jitter: params.json: " + err.Error())
-	}
-	if err := p.Validate(); err != nil {
-		panic("jitter: params.json: " + err.Error())
-	}
-	return p
-}
+var Default = mustjson.Decode[Params]("jitter: params.json", paramsJSON)
 
 // Process draws the per-worker slowdowns of one job, iteration by
 // iteration. It is deterministic given its rand.Source and not safe for
