@@ -11,8 +11,11 @@ import (
 
 // BenchmarkPlace measures one Place decision for a job on a 64-node
 // cluster (4 GPUs per node, 8 racks, half the GPUs free), through the
-// Core and through a gRPC client over bufconn. Compare runs with
-// benchstat: go test -run '^$' -bench Place -count 6 ./serve | tee new.txt
+// Core (with the heuristic answering, and with a converged learned policy
+// answering: the test fixture's 16-16 tanh network, its observation, forward
+// pass and the check that its choice is feasible)
+// and through a gRPC client over bufconn. Compare runs with benchstat:
+// go test -run '^$' -bench Place -count 6 ./serve | tee new.txt
 func BenchmarkPlace(b *testing.B) {
 	for _, workers := range []int{2, 8} {
 		req := makeRequest(64, 4, workers)
@@ -22,6 +25,26 @@ func BenchmarkPlace(b *testing.B) {
 				b.Fatal(err)
 			}
 			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := core.Place(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("core-learned/nodes=64/workers=%d", workers), func(b *testing.B) {
+			dir := b.TempDir()
+			writeCheckpoint(b, dir, true, 8, 1)
+			v, err := serve.LoadVersion(dir, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			core := newCore(b)
+			core.Swap(v)
+			ctx := context.Background()
+			if resp, err := core.Place(ctx, req); err != nil || resp.Source != pb.Source_SOURCE_LEARNED {
+				b.Fatalf("not answered by the learned policy: %v, %v", resp, err)
+			}
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := core.Place(ctx, req); err != nil {
