@@ -32,6 +32,16 @@ bench:
 bench-serve:
 	$(GO) test -run '^$$' -bench Place -benchmem -count 6 ./serve | tee bench-serve.txt
 
+# Every fuzz target (go test -fuzz runs one per call) for FUZZTIME each.
+FUZZTIME ?= 10s
+fuzz-smoke:
+	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' .); do \
+		d=./$$(dirname $${f#./}); \
+		for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\).*/\1/p' $$f); do \
+			echo "== $$d $$t"; $(GO) test $$d -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME); \
+		done; \
+	done
+
 clean:
 	rm -f drover bench.txt
 

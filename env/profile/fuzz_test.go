@@ -38,3 +38,22 @@ func FuzzParseValidation(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseScalability(f *testing.F) {
+	f.Add([]byte("num_nodes,num_replicas,local_bsz,step_time,sync_time\n6,6,32,0.1409,0.0994\n"))
+	f.Add([]byte("num_nodes,num_replicas,local_bsz,step_time,sync_time\n0,6,32,0.1,0.1\n"))
+	f.Add([]byte("num_nodes,num_replicas,local_bsz,step_time,sync_time\n1,1,1,NaN,-1\n"))
+	f.Add([]byte("num_nodes,num_replicas\n\"1\n"))
+	f.Add([]byte(""))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rows, err := ParseScalability(data)
+		if err != nil {
+			return
+		}
+		for _, r := range rows {
+			if r.NumNodes <= 0 || r.NumReplicas <= 0 || r.LocalBsz <= 0 || !(r.StepTime >= 0) || !(r.SyncTime >= 0) {
+				t.Fatalf("invalid row accepted: %+v", r)
+			}
+		}
+	})
+}
