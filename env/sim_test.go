@@ -2,7 +2,9 @@ package env_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/drover-sched/drover/env"
@@ -210,5 +212,58 @@ func TestStall(t *testing.T) {
 		if err := s.Run(nobody{}, nil); !errors.Is(err, env.ErrStalled) {
 			t.Errorf("interval %v: Run = %v, want ErrStalled", iv, err)
 		}
+	}
+}
+
+// TestActiveList checks View.Active at every decision point against its
+// definition, recomputed from the jobs' states: the submitted, unfinished
+// jobs in arrival order. Eight 1-GPU jobs on a 3-GPU cluster finish in
+// twos and threes at the same instant (durations 100 or 200 s, arrivals
+// at 0, 0, 0, 1, 1, 2, 2, 3), so finished jobs leave the list from its
+// middle and its ends at once.
+func TestActiveList(t *testing.T) {
+	m := &env.Drover{Profiles: envtest.Profiles(envtest.Flat{Step: 1, PerEpoch: 100, Epochs: 3})}
+	var specs []env.JobSpec
+	for i, sub := range []float64{0, 0, 0, 1, 1, 2, 2, 3} {
+		d := 100.0
+		if i%3 == 1 {
+			d = 200
+		}
+		specs = append(specs, env.JobSpec{Name: fmt.Sprint("j", i), Submit: sub, GPUs: 1, Duration: d, Model: "flat"})
+	}
+	s, err := env.New(env.Config{Cluster: env.Homogeneous(1, 3), Model: m}, specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	points := 0
+	for {
+		v, err := s.Next()
+		if errors.Is(err, env.ErrDone) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		points++
+		var want []int
+		for i, j := range s.Jobs() {
+			if j.Spec.Submit <= v.Now && j.State != env.Done {
+				want = append(want, i)
+			}
+		}
+		var got []int
+		for _, j := range v.Active {
+			got = append(got, j.ID)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("t=%v: active %v, want %v", v.Now, got, want)
+		}
+		ds, _ := startAll{}.Schedule(v)
+		if err := s.Apply(ds); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.Finished() != len(specs) || points < 5 {
+		t.Errorf("finished %d of %d after %d decision points", s.Finished(), len(specs), points)
 	}
 }
