@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"time"
@@ -52,6 +53,9 @@ type trainConfig struct {
 	// strn-rl, jct otherwise).
 	Objective string
 }
+
+// credit returns Credit with its default filled in.
+func (c trainConfig) credit() string { return cmp.Or(c.Credit, "counterfactual") }
 
 // trainRun is one training run: its effective configs and its logs.
 type trainRun struct {

@@ -86,7 +86,7 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 	mk := envMaker(pcfg)
 	algo := "PPO"
 	if r.train.Algo == "bandit" {
-		switch cmp.Or(r.train.Credit, "counterfactual") {
+		switch r.train.credit() {
 		case "own":
 			algo = "a contextual bandit (each decision scored by its job's own slowdown)"
 		default:
@@ -252,7 +252,7 @@ func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) (*bandit.Learn
 		reportEvery     = 25  // episodes between progress lines
 		counterfactuals = 8   // replays per episode (counterfactual credit)
 	)
-	credit := cmp.Or(r.train.Credit, "counterfactual")
+	credit := r.train.credit()
 	margin := float32(r.train.Margin)
 	if credit != "counterfactual" && credit != "own" {
 		return nil, fmt.Errorf("train.credit %q: want counterfactual or own", credit)
