@@ -322,8 +322,15 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 				row[i] = 1
 			}
 		}
-		for i := range row {
-			row[i] = min(max(row[i], lo), hi) * ws.compute * ws.slow[i]
+		for i, x := range row {
+			// Clamped by comparisons: cheaper than float min and max,
+			// whose NaN and signed-zero rules a slowdown never needs.
+			if x < lo {
+				x = lo
+			} else if x > hi {
+				x = hi
+			}
+			row[i] = x * ws.compute * ws.slow[i]
 			if ws.shares != nil {
 				row[i] *= ws.shares[i]
 			}
@@ -353,12 +360,19 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 		}
 	}
 	progress := 1.0 // share of a global batch an iteration delivers
+	bsp := j.Sync.Kind == BSP && !wk.STRET
+	worst := 0.0 // BSP: the sum over samples of the slowest compute
 	for k := range K {
 		row := ws.c[k]
 		times = times[:0]
-		for i := range row {
-			times = append(times, row[i]+ws.m[i])
+		slowest := 0.0
+		for i, x := range row {
+			times = append(times, x+ws.m[i])
+			if x > slowest {
+				slowest = x
+			}
 		}
+		worst += slowest
 		if w < 2 {
 			continue // one worker cannot straggle behind itself
 		}
@@ -382,7 +396,21 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 	ws.scratch = times
 	s.withStraggler = with / float64(K)
 	s.stragglers = count / float64(K)
-	s.iterTime = j.Sync.IterTime(ws.c, ws.m)
+	if bsp {
+		// Sync.IterTime's BSP case from the maxima found above (STRET's
+		// withholding may change the rows after them, so it takes the
+		// general path): the mean over samples of the slowest compute,
+		// plus the slowest exchange.
+		mmax := 0.0
+		for _, x := range ws.m {
+			if x > mmax {
+				mmax = x
+			}
+		}
+		s.iterTime = worst/float64(K) + mmax
+	} else {
+		s.iterTime = j.Sync.IterTime(ws.c, ws.m)
+	}
 	s.rate = s.ref * progress / (s.iterTime * j.Sync.Penalty(w))
 	if !(s.rate > 0) || math.IsInf(s.rate, 0) {
 		s.rate = 0

@@ -249,7 +249,15 @@ func (q *Process) Next(dst []float64) {
 				q.left[w] = q.wait(1)
 			}
 		}
-		s := math.Exp(max(-maxLog, min(maxLog, q.base[w]+q.scale*q.noise[w])))
+		y := q.base[w] + q.scale*q.noise[w]
+		// Clamped by comparisons (min and max on floats carry NaN and
+		// signed-zero rules this loop does not need; y is finite).
+		if y > maxLog {
+			y = maxLog
+		} else if y < -maxLog {
+			y = -maxLog
+		}
+		s := math.Exp(y)
 		if q.slow[w] > 0 {
 			s *= q.slow[w]
 		}

@@ -1,0 +1,14 @@
+//go:build unix
+
+package trace_test
+
+import "syscall"
+
+// cpuSeconds returns the process's user plus system CPU time.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
