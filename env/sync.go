@@ -180,7 +180,16 @@ func (s Sync) IterTime(c [][]float64, m []float64) float64 {
 		}
 		t += worst
 	}
-	return t/float64(K) + mmax
+	return bspTime(t, K, mmax)
+}
+
+// bspTime is BSP's iteration time over K sampled iterations from the sum
+// of each iteration's slowest compute and the slowest exchange: every
+// iteration waits for its slowest worker, then for the slowest exchange.
+// The per-worker refresh calls it with the maxima it finds while scanning
+// the samples.
+func bspTime(sumSlowest float64, K int, slowestExchange float64) float64 {
+	return sumSlowest/float64(K) + slowestExchange
 }
 
 // SSPSchedule returns the finish time f[k][i] of each worker's iteration k

@@ -399,15 +399,14 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 	if bsp {
 		// Sync.IterTime's BSP case from the maxima found above (STRET's
 		// withholding may change the rows after them, so it takes the
-		// general path): the mean over samples of the slowest compute,
-		// plus the slowest exchange.
+		// general path).
 		mmax := 0.0
 		for _, x := range ws.m {
 			if x > mmax {
 				mmax = x
 			}
 		}
-		s.iterTime = worst/float64(K) + mmax
+		s.iterTime = bspTime(worst, K, mmax)
 	} else {
 		s.iterTime = j.Sync.IterTime(ws.c, ws.m)
 	}
