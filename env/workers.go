@@ -366,15 +366,28 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 		row := ws.c[k]
 		times = times[:0]
 		slowest := 0.0
+		tmin, tmax := math.Inf(1), 0.0
 		for i, x := range row {
-			times = append(times, x+ws.m[i])
+			t := x + ws.m[i]
+			times = append(times, t)
 			if x > slowest {
 				slowest = x
 			}
+			if t < tmin {
+				tmin = t
+			}
+			if t > tmax {
+				tmax = t
+			}
 		}
 		worst += slowest
-		if w < 2 {
-			continue // one worker cannot straggle behind itself
+		if w < 2 || tmax <= tmin*(1+wk.Threshold) {
+			// One worker cannot straggle behind itself, and when the
+			// slowest is within the threshold of the fastest, it is
+			// within it of the median too: no stragglers, without
+			// sorting for the median (the median is at least the
+			// fastest, and rounding a product is monotone).
+			continue
 		}
 		n := countStragglers(times, wk.Threshold, ws.sorted)
 		if n > 0 && j.Sync.Kind == ASP {
