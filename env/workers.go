@@ -88,8 +88,17 @@ type Workers struct {
 	Seed uint64
 	// Threshold is the straggler threshold over the median (default 0.2).
 	Threshold float64
-	// Samples is the iterations sampled per update (default 2; over a
-	// job's many updates the samples average out).
+	// Samples is the consecutive iterations sampled per update of a BSP
+	// or ASP job (default 1); SSP and local SGD sample at least
+	// MinWindowSamples, since their iteration time is about how
+	// consecutive iterations overlap. Over a job's many updates the
+	// samples average out, and a second consecutive sample adds little:
+	// with the calibrated jitter, consecutive iterations' log slowdowns are
+	// 90% correlated (a persistent share of 0.73 and AR(1) noise at 0.64:
+	// 0.73 + 0.27 x 0.64), so averaging two of them removes only 5% of a
+	// single sample's variance, at twice the cost. BSP's iteration time
+	// (the mean slowest worker) and the straggler counts are unbiased
+	// from any number of samples.
 	Samples int
 	// MaxSlowdown caps a worker's jitter multiplier to [1/MaxSlowdown,
 	// MaxSlowdown] (default 10). The jitter process is calibrated on the
@@ -156,11 +165,17 @@ func (w *Workers) sensitivity(model string) Sensitivity {
 	return Sensitivities[model]
 }
 
+// MinWindowSamples is the fewest consecutive iterations a refresh samples
+// for SSP and local SGD, whose iteration times depend on how consecutive
+// iterations interact (staleness absorbing jitter, averaging windows).
+const MinWindowSamples = 2
+
 // DefaultWorkerPeriod is the default seconds between per-worker speed
 // updates: 30 minutes, about the time constant of the fitted CPU background
 // load (24 min; env/background), so a refresh sees a fresh load state
 // without spending time on steps that barely differ. Each refresh costs
-// Samples x workers draws per running job.
+// Samples x workers draws per running job (MinWindowSamples for SSP and
+// local SGD).
 const DefaultWorkerPeriod = 1800
 
 func (w *Workers) defaults() {
@@ -168,7 +183,7 @@ func (w *Workers) defaults() {
 		w.Threshold = 0.2
 	}
 	if w.Samples == 0 {
-		w.Samples = 2
+		w.Samples = 1
 	}
 	if w.MaxSlowdown == 0 {
 		w.MaxSlowdown = 10
@@ -228,6 +243,9 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 	ws := s.w
 	w := len(j.Alloc)
 	K := wk.Samples
+	if j.Sync.Kind == SSP || j.Sync.Kind == LocalSGD {
+		K = max(K, MinWindowSamples)
+	}
 	if len(ws.c) != K || len(ws.m) != w {
 		// One allocation for the samples, the exchange and compute
 		// factors, and the scratch for straggler counts and medians.

@@ -2,6 +2,7 @@ package env_test
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/drover-sched/drover/env"
@@ -283,5 +284,57 @@ func TestBurstNoiseNeedsCongestion(t *testing.T) {
 	}
 	if got := run(busy, 0); !(got > 200+1e-6) {
 		t.Errorf("busy NIC, default burst noise: JCT %v, want > 200", got)
+	}
+}
+
+// countingJitter counts the iterations the model samples.
+type countingJitter struct{ n *int }
+
+func (c countingJitter) Next(dst []float64) {
+	*c.n++
+	for i := range dst {
+		dst[i] = 1
+	}
+}
+
+func TestWorkersSamplesPerSync(t *testing.T) {
+	// One refresh (at placement; the period is longer than the job): BSP
+	// and ASP sample one iteration by default, SSP and local SGD at least
+	// MinWindowSamples consecutive ones, and an explicit Samples applies
+	// to all, with the window strategies' minimum.
+	for _, tt := range []struct {
+		sync    env.Sync
+		samples int
+		want    int
+	}{
+		{env.Sync{Kind: env.BSP}, 0, 1},
+		{env.Sync{Kind: env.ASP}, 0, 1},
+		{env.Sync{Kind: env.SSP, Staleness: 2}, 0, env.MinWindowSamples},
+		{env.Sync{Kind: env.LocalSGD, Period: 4}, 0, env.MinWindowSamples},
+		{env.Sync{Kind: env.BSP}, 3, 3},
+		{env.Sync{Kind: env.SSP, Staleness: 2}, 3, 3},
+		{env.Sync{Kind: env.LocalSGD, Period: 4}, 1, env.MinWindowSamples},
+	} {
+		t.Run(tt.sync.String(), func(t *testing.T) {
+			n := 0
+			m := &env.Drover{
+				Profiles: envtest.Profiles(envtest.Flat{Step: 1, PerEpoch: 1, Epochs: 1}),
+				Workers: &env.Workers{
+					Period:    1e9,
+					Samples:   tt.samples,
+					NewJitter: func(int, rand.Source) env.Jitter { return countingJitter{&n} },
+				},
+			}
+			s, err := env.New(env.Config{Cluster: env.Homogeneous(2, 1), Model: m}, []env.JobSpec{envtest.MakeJob("a").GPUs(2).Duration(100).Obj()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Run(spreadWith{tt.sync}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if n != tt.want {
+				t.Errorf("sampled %d iterations, want %d", n, tt.want)
+			}
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/drover-sched/drover/internal/fastexp"
 	"github.com/drover-sched/drover/internal/mustjson"
 )
 
@@ -298,7 +299,7 @@ func mulLower(l *[3][3]float64, e [3]float64) (y [3]float64) {
 	return y
 }
 
-func sigmoid(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
+func sigmoid(z float64) float64 { return 1 / (1 + fastexp.Exp(-z)) }
 
 func logit(u float64) float64 {
 	u = min(1-LogitEps, max(LogitEps, u))

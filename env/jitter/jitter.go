@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/drover-sched/drover/internal/fastexp"
 	"github.com/drover-sched/drover/internal/mustjson"
 )
 
@@ -257,7 +258,7 @@ func (q *Process) Next(dst []float64) {
 		} else if y < -maxLog {
 			y = -maxLog
 		}
-		s := math.Exp(y)
+		s := fastexp.Exp(y)
 		if q.slow[w] > 0 {
 			s *= q.slow[w]
 		}
