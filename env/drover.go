@@ -242,6 +242,21 @@ func (m *Drover) Advance(j *Job, dt float64) (float64, bool) {
 	return used + dt, false
 }
 
+// FinalMetric returns the validation metric j ends its training with: its
+// profile's (see Accuracy) at its global batch size, or NaN when the
+// profile has no validation curves. Drover's convergence penalties charge
+// staleness and averaging periods in iterations (Sync.Penalty), so a job
+// trains until it reaches the same point of its curve whatever its sync
+// strategy: the final metric depends on the model and batch size, and the
+// strategy shows in the time to reach it (TTA).
+func (m *Drover) FinalMetric(j *Job) float64 {
+	s := j.m.(*droverJob)
+	if a, ok := s.prof.(Accuracy); ok {
+		return a.FinalMetric(s.batch)
+	}
+	return math.NaN()
+}
+
 // Remaining implements Model.
 func (m *Drover) Remaining(j *Job) float64 {
 	s := j.m.(*droverJob)

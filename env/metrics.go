@@ -29,6 +29,16 @@ type JobResult struct {
 	// model's counts: iterations run, iterations with at least one
 	// straggler, and straggling worker-iterations (0 without it).
 	Iterations, StragglerIterations, Stragglers float64
+	// FinalMetric is the validation metric the job finished with, in its
+	// model's own unit (see Accuracy; the Drover model's FinalMetric):
+	// NaN when the job did not finish or its model or profile gives none.
+	FinalMetric float64
+}
+
+// finalMetricer is a model that knows the validation metric a job ends
+// its training with (Drover.FinalMetric).
+type finalMetricer interface {
+	FinalMetric(j *Job) float64
 }
 
 // Summary is a run's outcome.
@@ -75,6 +85,10 @@ func (s *Sim) Results() []JobResult {
 			Iterations:          j.Iterations,
 			StragglerIterations: j.StragglerIterations,
 			Stragglers:          j.Stragglers,
+			FinalMetric:         math.NaN(),
+		}
+		if fm, ok := s.model.(finalMetricer); ok && j.State == Done {
+			rs[i].FinalMetric = fm.FinalMetric(j)
 		}
 	}
 	return rs

@@ -36,6 +36,17 @@ type Profile interface {
 	Iteration(batchSize, epoch int) float64
 }
 
+// Accuracy is implemented by profiles that carry validation curves: it
+// gives the validation metric a job ends its training with. The metric is
+// the model's own (accuracy, F1, hit rate, word error rate or loss, as the
+// profile's source recorded it); compare it only within a model.
+type Accuracy interface {
+	// FinalMetric returns the validation metric at the completion epoch
+	// for a global batch size, interpolated between the measured batch
+	// sizes and clamped to their range.
+	FinalMetric(batchSize int) float64
+}
+
 // Pollux is the throughput model of the Pollux simulator (OSDI'21,
 // petuum/adaptdl branch osdi21-artifact, simulator/simulator.py) for jobs
 // with a fixed batch size: a job advances its statistical progress by its

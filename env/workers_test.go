@@ -338,3 +338,53 @@ func TestWorkersSamplesPerSync(t *testing.T) {
 		})
 	}
 }
+
+// accurate is a Flat profile with validation curves: a job at global batch
+// size b ends its training at the metric 0.5 + b/10000.
+type accurate struct{ envtest.Flat }
+
+func (accurate) FinalMetric(b int) float64 { return 0.5 + float64(b)/1e4 }
+
+func TestResultsFinalMetric(t *testing.T) {
+	// Job a (batch 256, 100 s) finishes at 100 s with 0.5 + 256/10000;
+	// job b arrives at 1000 s and has not finished when the results are
+	// read, so its metric is NaN; a profile without curves gives NaN.
+	jobs := []env.JobSpec{
+		envtest.MakeJob("a").Batch(256).Duration(100).Obj(),
+		envtest.MakeJob("b").Submit(1000).Duration(100).Obj(),
+	}
+	for _, tt := range []struct {
+		name string
+		prof env.Profile
+		want float64
+	}{
+		{"curves", accurate{envtest.Flat{Step: 1, PerEpoch: 1, Epochs: 1}}, 0.5256},
+		{"no curves", envtest.Flat{Step: 1, PerEpoch: 1, Epochs: 1}, math.NaN()},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &env.Drover{Profiles: envtest.Profiles(tt.prof)}
+			s, err := env.New(env.Config{Cluster: env.Homogeneous(1, 4), Model: m}, jobs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := spreadWith{}
+			for s.Finished() == 0 {
+				v, err := s.Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				ds, _ := p.Schedule(v)
+				if err := s.Apply(ds); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rs := s.Results()
+			if got := rs[0].FinalMetric; !(got == tt.want || math.IsNaN(got) && math.IsNaN(tt.want)) {
+				t.Errorf("a: final metric %v, want %v", got, tt.want)
+			}
+			if got := rs[1].FinalMetric; !math.IsNaN(got) {
+				t.Errorf("b (not finished): final metric %v, want NaN", got)
+			}
+		})
+	}
+}

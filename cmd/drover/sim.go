@@ -37,7 +37,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	restart := fs.Float64("restart-delay", env.DefaultRestartDelay, "seconds every (re)start costs")
 	profilesDir := fs.String("profiles", "", "directory of measured model profiles (pollux_apps); empty = found near the workload, else the embedded fitted ones; builtin = embedded")
 	skipBad := fs.Bool("skip-bad", false, "skip and count malformed or invalid workload rows instead of failing")
-	jobsOut := fs.String("jobs-out", "", "write per-job results to this CSV file")
+	jobsOut := fs.String("jobs-out", "", "write per-job results to this CSV file (times in seconds, TTA, per-worker iteration and straggler counts, and the validation metric each job finished with, in its model's own unit)")
 	logOut := fs.String("log", "", "write the event log to this file")
 	stragglers := fs.Bool("stragglers", true, "with the drover model: model each worker (background load, jitter, stragglers); false = the job-level model")
 	bg := fs.String("background", "builtin", "per-worker model: node background load: builtin (fitted stochastic process), none, or a machine_usage.csv(.gz) to replay")
@@ -230,10 +230,12 @@ func hms(sec float64) string {
 func writeJobs(path string, jobs []env.JobResult) error {
 	return writeFile(path, func(f io.Writer) error {
 		cw := csv.NewWriter(f)
-		cw.Write([]string{"name", "submit", "start", "finish", "queue", "run_time", "jct", "restarts", "gpu_seconds"})
+		cw.Write([]string{"name", "submit", "start", "finish", "queue", "run_time", "jct", "restarts", "gpu_seconds",
+			"tta", "iterations", "straggler_iterations", "straggling_worker_iterations", "final_metric"})
 		ff := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 		for _, j := range jobs {
-			cw.Write([]string{j.Name, ff(j.Submit), ff(j.Start), ff(j.Finish), ff(j.Queue), ff(j.RunTime), ff(j.JCT), strconv.Itoa(j.Restarts), ff(j.GPUSeconds)})
+			cw.Write([]string{j.Name, ff(j.Submit), ff(j.Start), ff(j.Finish), ff(j.Queue), ff(j.RunTime), ff(j.JCT), strconv.Itoa(j.Restarts), ff(j.GPUSeconds),
+				ff(j.TTA), ff(j.Iterations), ff(j.StragglerIterations), ff(j.Stragglers), ff(j.FinalMetric)})
 		}
 		cw.Flush()
 		return cw.Error()

@@ -47,6 +47,10 @@ type Params struct {
 	// linear fraction IterShape over the knot epochs Knots.
 	BatchSizes []int     `json:"batch_sizes"`
 	TotalIters []float64 `json:"total_iters"`
+	// FinalMetric[i] is the validation metric at the completion epoch at
+	// BatchSizes[i], as measured (not fitted). Empty in parameters that
+	// predate it; FinalMetric is then NaN.
+	FinalMetric []float64 `json:"final_metric,omitempty"`
 	Knots      []int     `json:"knots"`
 	IterShape  []float64 `json:"iter_shape"`
 
@@ -174,6 +178,23 @@ func (f *Fitted) Iteration(batchSize int, epoch int) float64 {
 func (f *Fitted) Progress(epoch int) float64 {
 	e := float64(epoch)
 	return f.p.ProgressA*e + f.p.ProgressB*e*e
+}
+
+// FinalMetric returns the measured validation metric at the completion
+// epoch, interpolated between batch sizes and clamped to their range as
+// Measured.FinalMetric does, or NaN when the parameters have none. It
+// implements env.Accuracy.
+func (f *Fitted) FinalMetric(batchSize int) float64 {
+	bs := f.p.BatchSizes
+	if len(f.p.FinalMetric) != len(bs) || len(bs) == 0 {
+		return math.NaN()
+	}
+	batchSize = min(max(batchSize, bs[0]), bs[len(bs)-1])
+	lo, hi := f.bracket(batchSize)
+	if lo == hi {
+		return f.p.FinalMetric[lo]
+	}
+	return lerp(batchSize, bs[lo], bs[hi], f.p.FinalMetric[lo], f.p.FinalMetric[hi])
 }
 
 // CompletionEpoch returns MaxEpochs()-1, as Measured does.
@@ -421,6 +442,7 @@ func fitConvergence(m *Measured, p *Params) {
 	for i, rows := range m.val {
 		total := rows[last].Iteration
 		p.TotalIters = append(p.TotalIters, sig6(total))
+		p.FinalMetric = append(p.FinalMetric, sig6(rows[last].Metric))
 		for j, kn := range p.Knots {
 			shape[j] += rows[kn].Iteration / total / float64(len(m.val))
 		}

@@ -460,6 +460,21 @@ func (m *Measured) Progress(epoch int) float64 {
 	return p
 }
 
+// FinalMetric returns the validation metric at the completion epoch for a
+// global batch size, linearly interpolated between the bracketing
+// validated batch sizes (as Iteration is) and clamped to their range. It
+// implements env.Accuracy.
+func (m *Measured) FinalMetric(batchSize int) float64 {
+	batchSize = min(max(batchSize, m.valBsz[0]), m.valBsz[len(m.valBsz)-1])
+	e := m.CompletionEpoch(batchSize)
+	lo, hi := m.bracket(batchSize)
+	l, u := m.row(lo, e), m.row(hi, e)
+	if lo == hi {
+		return l.Metric
+	}
+	return lerp(batchSize, m.valBsz[lo], m.valBsz[hi], l.Metric, u.Metric)
+}
+
 // CompletionEpoch returns MaxEpochs()-1. Pollux's get_completion_epoch
 // returns that when target_metric is None (all shipped models); its
 // target-metric loop never updates best_metric, so it returns the same

@@ -519,3 +519,36 @@ func canonicalID(pl []int) []byte {
 	id, _, _ := canonicalPlacement(nil, pl)
 	return id
 }
+
+// TestFinalMetric checks the validation metric at the completion epoch
+// against the last rows of cifar10's validation-128.csv (0.9448) and
+// validation-256.csv (0.9433): exact at a measured batch size, linear in
+// between (192: (0.9448 + 0.9433) / 2), clamped outside the measured
+// sizes (128 to 4096, whose last row is 0.9412); and the embedded fitted
+// profile carries the same measured values.
+func TestFinalMetric(t *testing.T) {
+	m := loadAll(t)["cifar10"]
+	f, err := Builtin("cifar10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		bsz  int
+		want float64
+	}{
+		{128, 0.9448}, {256, 0.9433}, {192, (0.9448 + 0.9433) / 2},
+		{64, 0.9448}, {4096, 0.9412}, {8192, 0.9412},
+	} {
+		if got := m.FinalMetric(tt.bsz); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("Measured.FinalMetric(%d) = %v, want %v", tt.bsz, got, tt.want)
+		}
+		if got := f.FinalMetric(tt.bsz); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("Fitted.FinalMetric(%d) = %v, want %v", tt.bsz, got, tt.want)
+		}
+	}
+	p := f.Params()
+	p.FinalMetric = nil
+	if got := NewFitted(p).FinalMetric(128); !math.IsNaN(got) {
+		t.Errorf("FinalMetric without measured metrics = %v, want NaN", got)
+	}
+}
