@@ -51,8 +51,8 @@ type Params struct {
 	// BatchSizes[i], as measured (not fitted). Empty in parameters that
 	// predate it; FinalMetric is then NaN.
 	FinalMetric []float64 `json:"final_metric,omitempty"`
-	Knots      []int     `json:"knots"`
-	IterShape  []float64 `json:"iter_shape"`
+	Knots       []int     `json:"knots"`
+	IterShape   []float64 `json:"iter_shape"`
 
 	// Gradient statistics are fitted in log space, so they are positive by
 	// construction: the squared norm at BatchSizes[i] during epoch e is
