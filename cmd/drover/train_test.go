@@ -101,3 +101,32 @@ func TestTrainBanditVariant(t *testing.T) {
 		t.Errorf("eval: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// train.cluster trains a learned variant on a node list: a PAI-format
+// list of eight nodes of two GPU types (24 GPUs), which the run names.
+func TestTrainVariantOnNodeList(t *testing.T) {
+	dir := t.TempDir()
+	nodes := "sn,cpu_milli,memory_mib,gpu,model\n"
+	for i := range 8 {
+		typ, gpus := "V100M32", 4
+		if i%2 == 1 {
+			typ, gpus = "T4", 2
+		}
+		nodes += "node-" + string(rune('a'+i)) + ",96000,786432," + string(rune('0'+gpus)) + "," + typ + "\n"
+	}
+	list := filepath.Join(dir, "nodes.csv")
+	cfg := filepath.Join(dir, "cfg.yaml")
+	if err := os.WriteFile(list, []byte(nodes), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte("train:\n  workload: synthetic\n  cluster: "+list+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := drover(t, "train", "--env", "sas-rl", "--algo", "bandit", "--config", cfg, "--steps", "1000", "--eval-seeds", "0", "--quiet", "--out", filepath.Join(dir, "run"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "PAI node list "+list+": 8 nodes, 24 GPUs") {
+		t.Errorf("output does not name the training cluster:\n%s", stdout)
+	}
+}

@@ -37,6 +37,14 @@ type trainConfig struct {
 	// synthetic workload, arrivals scale with the cluster's GPUs (the
 	// default rate is for 64) and the largest job is the cluster.
 	Nodes, GPUsPerNode int
+	// Cluster is the training cluster of sas-rl and strn-rl, as drover
+	// sim's --cluster takes it: homogeneous (the default: Nodes x
+	// GPUsPerNode), pai (the PAI v2023 GPU node list: GPU types and speeds;
+	// Nodes > 0 keeps its first Nodes nodes) or a PAI-format node list. A
+	// deployed placement policy knows its cluster, so training on the
+	// target's node list is fair; the held-out evaluation keeps the PAI
+	// workload unseen either way.
+	Cluster string
 	// Credit is how --algo bandit scores a decision: counterfactual (the
 	// default) or own (see trainBandit).
 	Credit string

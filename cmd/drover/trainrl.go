@@ -64,9 +64,21 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 		return nil, nil, train.Verdict{}, err
 	}
 	nodes, gpn := cmp.Or(r.train.Nodes, 16), cmp.Or(r.train.GPUsPerNode, 4)
+	cdesc := fmt.Sprintf("%d x %d GPUs", nodes, gpn)
 	pcfg, w, _, err := builtinEnvConfig(nodes, gpn)
 	if err != nil {
 		return nil, nil, train.Verdict{}, err
+	}
+	gpus := nodes * gpn
+	if spec := r.train.Cluster; spec != "" && spec != "homogeneous" {
+		c, desc, err := trace.LoadCluster(spec, r.train.Nodes, gpn)
+		if err != nil {
+			return nil, nil, train.Verdict{}, fmt.Errorf("train.cluster: %w", err)
+		}
+		if pcfg, _, _, err = builtinEnvConfig(len(c.Nodes), gpn); err != nil {
+			return nil, nil, train.Verdict{}, err
+		}
+		pcfg.Cluster, cdesc, gpus = c, desc, c.TotalGPUs()
 	}
 	pcfg.NewProposer, pcfg.Objective = newProp, cmp.Or(r.train.Objective, placement.ObjectiveTTA)
 	wname := fmt.Sprintf("builtin (%d jobs, Philly-fitted)", len(w.Jobs))
@@ -74,8 +86,8 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 	case "", "builtin":
 	case "synthetic":
 		sp := datasets.DefaultParams()
-		sp.MaxGPUs = nodes * gpn
-		sp.RateScale *= float64(nodes*gpn) / float64(datasets.DefaultMaxGPUs) * cmp.Or(r.train.Load, 1)
+		sp.MaxGPUs = gpus
+		sp.RateScale *= float64(gpus) / float64(datasets.DefaultMaxGPUs) * cmp.Or(r.train.Load, 1)
 		pcfg.NewJobs = func(s uint64) []env.JobSpec {
 			return trace.Specs(datasets.Synthetic(sp, datasets.DefaultJobs, rand.NewPCG(s, s)))
 		}
@@ -93,8 +105,8 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 			algo = "a contextual bandit (each decision scored by counterfactual replays: the GPU-held hours it saved)"
 		}
 	}
-	fmt.Fprintf(stdout, "%s: %s chooses among %s's candidates; trained on %s, %d x %d GPUs, per-worker model\n",
-		name, algo, heuristic, wname, nodes, gpn)
+	fmt.Fprintf(stdout, "%s: %s chooses among %s's candidates; trained on %s, %s, per-worker model\n",
+		name, algo, heuristic, wname, cdesc)
 	start := time.Now()
 	var act func([]float64, []bool) int
 	var nets map[string]*nn.MLP
