@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drover-sched/drover/agents/bandit"
+	"github.com/drover-sched/drover/agents/nn"
 	"github.com/drover-sched/drover/checkpoints"
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/placement"
@@ -222,12 +224,28 @@ func learnedContender(dir string) (compare.Policy, error) {
 		if err != nil {
 			return nil, err
 		}
+		if _, ok := nets["q0"]; ok {
+			return placement.Learned(newProp, placement.DefaultCandidates, ensembleAct(m, nets)), nil
+		}
 		net := nets["actor"] // PPO; a contextual bandit's values are "q"
 		if net == nil {
 			net = nets["q"]
 		}
 		return placement.Learned(newProp, placement.DefaultCandidates, greedy(net)), nil
 	}}, nil
+}
+
+// ensembleAct is the decision rule of a bootstrapped bandit ensemble's
+// checkpoint (train.heads > 1): networks q0, q1, ... and the margin and z
+// of bandit.Ensemble.ActLower in the hyperparameters.
+func ensembleAct(m checkpoints.Meta, nets map[string]*nn.MLP) func([]float64, []bool) int {
+	var qs []*nn.MLP
+	for h := 0; nets[fmt.Sprintf("q%d", h)] != nil; h++ {
+		qs = append(qs, nets[fmt.Sprintf("q%d", h)])
+	}
+	e := bandit.EnsembleOf(qs, m.ObsDim)
+	margin, z := m.Hyperparams["margin"], m.Hyperparams["lower_z"]
+	return func(obs []float64, mask []bool) int { return e.ActLower(obs, mask, margin, z) }
 }
 
 // parseSeeds reads "1-5", "1,3,7-9" and the like: distinct seeds in the

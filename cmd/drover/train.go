@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -111,6 +112,14 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		if tc.Algo == "bandit" {
 			first = nets["q"]
 			meta.Hidden, meta.Activation, meta.Networks, meta.Hyperparams = bandit.DefaultConfig().Hidden, "relu", []string{"q"}, nil
+			if first == nil { // an ensemble: q0, q1, ... and its rule
+				meta.Networks = nil
+				for h := range len(nets) {
+					meta.Networks = append(meta.Networks, fmt.Sprintf("q%d", h))
+				}
+				first = nets["q0"]
+				meta.Hyperparams = map[string]float64{"heads": float64(len(nets)), "margin": tc.Margin, "lower_z": cmp.Or(tc.LowerZ, 1)}
+			}
 		}
 		meta.ObsDim, meta.Actions = first.Linears()[0].In, first.Linears()[len(first.Linears())-1].Out
 		if err := checkpoints.Save(r.dir, meta, nets); err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drover-sched/drover/checkpoints"
 	"github.com/drover-sched/drover/train/runlog"
 )
 
@@ -128,5 +129,45 @@ func TestTrainVariantOnNodeList(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "PAI node list "+list+": 8 nodes, 24 GPUs") {
 		t.Errorf("output does not name the training cluster:\n%s", stdout)
+	}
+}
+
+// train.heads makes the bandit a bootstrapped ensemble: its checkpoint
+// holds every head and the rule's parameters, and drover eval replays it.
+func TestTrainBanditEnsemble(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "cfg.yaml")
+	if err := os.WriteFile(cfg, []byte("train:\n  heads: 3\n  lower_z: 0.5\n  margin: 0.25\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	code, _, stderr := drover(t, "train", "--env", "sas-rl", "--algo", "bandit", "--config", cfg, "--steps", "2000", "--eval-seeds", "0", "--quiet", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	mb, err := os.ReadFile(filepath.Join(out, checkpoints.MetaFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wb, err := os.ReadFile(filepath.Join(out, checkpoints.WeightsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, nets, err := checkpoints.Decode(mb, wb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := meta.Hyperparams
+	if len(nets) != 3 || nets["q0"] == nil || nets["q2"] == nil || h["heads"] != 3 || h["lower_z"] != 0.5 || h["margin"] != 0.25 {
+		t.Errorf("networks %v, hyperparameters %v: want q0-q2, heads 3, lower_z 0.5, margin 0.25", meta.Networks, h)
+	}
+	wl := filepath.Join(dir, "tiny.csv")
+	if err := os.WriteFile(wl, []byte(tinyJobs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := drover(t, "eval", "--quiet", "--workload", wl, "--profiles", "builtin", "--nodes", "4", "--gpus-per-node", "4",
+		"--policies", "sas,"+out, "--seeds", "1", "--out", filepath.Join(dir, "eval"))
+	if code != 0 || !strings.Contains(stdout, "sas-rl@run") {
+		t.Errorf("eval: exit %d\n%s%s", code, stdout, stderr)
 	}
 }

@@ -54,6 +54,17 @@ type trainConfig struct {
 	// values (subtracted from every other action's), so the checkpoint
 	// acts the same anywhere.
 	Margin float64
+	// Heads, when above 1, makes --algo bandit a bootstrapped ensemble of
+	// that many value networks (agents/bandit.Ensemble): it deviates from
+	// the heuristic only when the heads' lower bound on the gain, mean
+	// minus LowerZ standard deviations, clears Margin, so that contexts
+	// unlike the training ones, where the heads disagree, keep the
+	// heuristic's choice. The checkpoint then holds networks q0, q1, ...
+	// and the rule's parameters in its hyperparameters.
+	Heads int
+	// LowerZ is the number of standard deviations of Heads' lower bound
+	// (default 1).
+	LowerZ float64
 	// Load multiplies the arrival rate of the synthetic training workload.
 	Load float64
 	// Objective is the reward of the cluster environments: jct, tta or

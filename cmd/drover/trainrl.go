@@ -111,11 +111,10 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 	var act func([]float64, []bool) int
 	var nets map[string]*nn.MLP
 	if r.train.Algo == "bandit" {
-		l, err := trainBandit(r, mk(0).(*placement.Env), stdout)
+		act, nets, err = trainBandit(r, mk(0).(*placement.Env), stdout)
 		if err != nil {
 			return nil, nil, train.Verdict{}, err
 		}
-		act, nets = l.Act, map[string]*nn.MLP{"q": l.Q}
 	} else {
 		// Evaluate the greedy policy now and then on held-out seeds.
 		r.evalEnv, r.stdout = mk(0).(*placement.Env), stdout
@@ -256,7 +255,7 @@ func greedy(actor *nn.MLP) func(obs []float64, mask []bool) int {
 //     packed, idle placement).
 //
 // The learner is refitted every few episodes.
-func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) (*bandit.Learner, error) {
+func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) (func([]float64, []bool) int, map[string]*nn.MLP, error) {
 	const (
 		epsilon         = 0.2 // share of random valid choices
 		warmup          = 5   // episodes decided by the heuristic (plus exploration)
@@ -267,11 +266,24 @@ func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) (*bandit.Learn
 	credit := r.train.credit()
 	margin := float32(r.train.Margin)
 	if credit != "counterfactual" && credit != "own" {
-		return nil, fmt.Errorf("train.credit %q: want counterfactual or own", credit)
+		return nil, nil, fmt.Errorf("train.credit %q: want counterfactual or own", credit)
 	}
 	cfg := bandit.DefaultConfig()
 	cfg.Seed = r.train.Seed
-	l := bandit.New(cfg, e.ObservationSpace().Shape(), e.ActionSpace().N)
+	heads, z := max(r.train.Heads, 1), cmp.Or(r.train.LowerZ, 1)
+	var l interface {
+		Add(...bandit.Sample)
+		Fit() float64
+		Len() int
+	}
+	var choose func(obs []float64, mask []bool) int
+	if heads > 1 {
+		ens := bandit.NewEnsemble(cfg, e.ObservationSpace().Shape(), e.ActionSpace().N, heads)
+		l, choose = ens, func(o []float64, m []bool) int { return ens.ActLower(o, m, float64(margin), z) }
+	} else {
+		one := bandit.New(cfg, e.ObservationSpace().Shape(), e.ActionSpace().N)
+		l, choose = one, func(o []float64, m []bool) int { return one.ActMargin(o, m, margin) }
+	}
 	rng := rand.New(rand.NewPCG(r.train.Seed, 0x65787072))
 	type decision struct {
 		obs    []float32
@@ -331,7 +343,7 @@ func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) (*bandit.Learn
 					}
 				}
 			case ep >= warmup:
-				a = l.ActMargin(obs, mask, margin)
+				a = choose(obs, mask)
 			}
 			if valid > 1 {
 				o := make([]float32, len(obs))
@@ -392,17 +404,27 @@ func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) (*bandit.Learn
 				r.log.Scalar("bandit/loss", steps, loss)
 			}
 			if (ep+1)%reportEvery == 0 {
-				sum := e.Run(periodicSeeds[0], func(o []float64, m []bool) int { return l.ActMargin(o, m, margin) })
+				sum := e.Run(periodicSeeds[0], choose)
 				fmt.Fprintf(stdout, "episode %d (%d steps): mean reward %.3f, fit loss %.4f; greedy on seed %d: avg TTA %.0f s\n",
 					ep+1, steps, mean, loss, periodicSeeds[0], sum.AvgTTA)
 			}
 		}
 	}
+	if ens, ok := l.(*bandit.Ensemble); ok {
+		// The rule needs every head: the checkpoint keeps them all, with
+		// the margin and z in its hyperparameters (see ensembleAct).
+		nets := map[string]*nn.MLP{}
+		for h, q := range ens.Heads {
+			nets[fmt.Sprintf("q%d", h)] = q.Q
+		}
+		return choose, nets, nil
+	}
 	// Bake the margin into the values: every action but the heuristic's
 	// loses margin, so the plain argmax is ActMargin.
-	ls := l.Q.Linears()
+	one := l.(*bandit.Learner)
+	ls := one.Q.Linears()
 	for a := 1; a < len(ls[len(ls)-1].B.Value); a++ {
 		ls[len(ls)-1].B.Value[a] -= margin
 	}
-	return l, nil
+	return one.Act, map[string]*nn.MLP{"q": one.Q}, nil
 }
