@@ -64,21 +64,21 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 		return nil, nil, train.Verdict{}, err
 	}
 	nodes, gpn := cmp.Or(r.train.Nodes, 16), cmp.Or(r.train.GPUsPerNode, 4)
-	cdesc := fmt.Sprintf("%d x %d GPUs", nodes, gpn)
-	pcfg, w, _, err := builtinEnvConfig(nodes, gpn)
-	if err != nil {
-		return nil, nil, train.Verdict{}, err
-	}
-	gpus := nodes * gpn
+	cdesc, gpus := fmt.Sprintf("%d x %d GPUs", nodes, gpn), nodes*gpn
+	var list *env.Cluster // train.cluster's node list, if any
 	if spec := r.train.Cluster; spec != "" && spec != "homogeneous" {
 		c, desc, err := trace.LoadCluster(spec, r.train.Nodes, gpn)
 		if err != nil {
 			return nil, nil, train.Verdict{}, fmt.Errorf("train.cluster: %w", err)
 		}
-		if pcfg, _, _, err = builtinEnvConfig(len(c.Nodes), gpn); err != nil {
-			return nil, nil, train.Verdict{}, err
-		}
-		pcfg.Cluster, cdesc, gpus = c, desc, c.TotalGPUs()
+		list, nodes, cdesc, gpus = &c, len(c.Nodes), desc, c.TotalGPUs()
+	}
+	pcfg, w, _, err := builtinEnvConfig(nodes, gpn)
+	if err != nil {
+		return nil, nil, train.Verdict{}, err
+	}
+	if list != nil {
+		pcfg.Cluster = *list
 	}
 	pcfg.NewProposer, pcfg.Objective = newProp, cmp.Or(r.train.Objective, placement.ObjectiveTTA)
 	wname := fmt.Sprintf("builtin (%d jobs, Philly-fitted)", len(w.Jobs))
