@@ -95,10 +95,15 @@ type Env struct {
 	cands  []policies.Candidate
 	begun  bool // Begin ran at this decision point
 	cursor int  // next job of view.Active to propose for
+
+	// Scratch buffers reused across steps.
+	mask    []bool
+	scratch []int
 }
 
 var _ gym.Env = (*Env)(nil)
 var _ gym.Masker = (*Env)(nil)
+var _ gym.StepperInto = (*Env)(nil)
 
 // New validates cfg and returns the environment.
 func New(cfg Config) (*Env, error) {
@@ -188,10 +193,10 @@ func (e *Env) Reset(seed uint64) ([]float64, gym.Info) {
 		e.prop = e.cfg.NewProposer()
 	}
 	e.advance()
-	return e.observe(), nil
+	return e.observe(nil), nil
 }
 
-// fits reports whether g GPUs fit in the nodes.
+// free returns the free GPUs of the nodes.
 func (e *Env) free(nodes []int) int {
 	f := 0
 	for _, n := range nodes {
@@ -209,7 +214,7 @@ func (e *Env) advance() {
 				return
 			}
 		} else if e.view != nil {
-			total := e.free(allNodes(e.view))
+			total := e.totalFree()
 			for _, j := range e.view.Active {
 				if j.State == env.Pending && j.Spec.GPUs <= total {
 					e.job = j
@@ -255,7 +260,7 @@ func (e *Env) propose() bool {
 		e.prop.Begin(e.view)
 		e.begun, e.cursor = true, 0
 	}
-	left := e.free(allNodes(e.view))
+	left := e.totalFree()
 	for e.cursor < len(e.view.Active) && left > 0 {
 		j := e.view.Active[e.cursor]
 		e.cursor++
@@ -270,17 +275,20 @@ func (e *Env) propose() bool {
 	return false
 }
 
-func allNodes(v *env.View) []int {
-	ns := make([]int, len(v.Free))
-	for i := range ns {
-		ns[i] = i
+// totalFree returns the free GPUs of the whole cluster.
+func (e *Env) totalFree() int {
+	f := 0
+	for _, n := range e.view.Free {
+		f += n
 	}
-	return ns
+	return f
 }
 
 // ActionMask implements gym.Masker.
 func (e *Env) ActionMask(dst []bool) []bool {
-	dst = append(dst[:0], make([]bool, e.ActionSpace().N)...)
+	n := e.ActionSpace().N
+	dst = slices.Grow(dst[:0], n)[:n]
+	clear(dst)
 	if e.job == nil {
 		return dst
 	}
@@ -301,17 +309,24 @@ func (e *Env) ActionMask(dst []bool) []bool {
 	for i, nodes := range e.groups {
 		dst[i] = e.free(nodes) >= g
 	}
-	dst[len(e.groups)] = e.free(allNodes(e.view)) >= g
+	dst[len(e.groups)] = e.totalFree() >= g
 	return dst
 }
 
 // Step implements gym.Env: it places the current job as the action says
 // and runs the simulation to the next decision.
 func (e *Env) Step(action int) ([]float64, float64, bool, bool, gym.Info) {
+	return e.StepInto(nil, action)
+}
+
+// StepInto implements gym.StepperInto: Step writing the observation into
+// dst when it has room.
+func (e *Env) StepInto(dst []float64, action int) ([]float64, float64, bool, bool, gym.Info) {
 	if e.done {
 		panic(gym.ErrStepAfterEnd)
 	}
-	mask := e.ActionMask(nil)
+	e.mask = e.ActionMask(e.mask)
+	mask := e.mask
 	if action < 0 || action >= len(mask) || !mask[action] {
 		panic(fmt.Sprintf("placement: action %d is not valid (mask %v)", action, mask))
 	}
@@ -325,13 +340,13 @@ func (e *Env) Step(action int) ([]float64, float64, bool, bool, gym.Info) {
 	case e.cfg.Sync:
 		d = env.Decision{Job: e.job.ID, Nodes: e.firstFit(), Sync: SyncChoices[action]}
 	default:
-		nodes := allNodes(e.view)
+		free := append(e.scratch[:0], e.view.Free...)
+		e.scratch = free
 		if action < len(e.groups) {
-			nodes = e.groups[action]
-		}
-		free := make([]int, len(e.view.Free))
-		for _, n := range nodes {
-			free[n] = e.view.Free[n]
+			clear(free)
+			for _, n := range e.groups[action] {
+				free[n] = e.view.Free[n]
+			}
 		}
 		alloc := policies.PackMostFree(free, e.job.Spec.GPUs)
 		slices.Sort(alloc)
@@ -364,12 +379,19 @@ func (e *Env) Step(action int) ([]float64, float64, bool, bool, gym.Info) {
 		reward -= e.cfg.StragglerWeight * (s - e.strag) / 1000
 		e.strag = s
 	}
-	return e.observe(), reward, e.done, false, nil
+	return e.observe(dst), reward, e.done, false, nil
 }
 
-// observe builds the observation of the current state.
-func (e *Env) observe() []float64 {
-	obs := make([]float64, e.obsDim)
+// observe builds the observation of the current state in dst[:obsDim]
+// when dst has room, else in a new slice.
+func (e *Env) observe(dst []float64) []float64 {
+	var obs []float64
+	if cap(dst) >= e.obsDim {
+		obs = dst[:e.obsDim]
+		clear(obs)
+	} else {
+		obs = make([]float64, e.obsDim)
+	}
 	if e.job == nil {
 		return obs
 	}

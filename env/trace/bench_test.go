@@ -7,6 +7,7 @@ import (
 
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env/trace"
+	"github.com/drover-sched/drover/internal/cputime"
 	"github.com/drover-sched/drover/policies"
 	"github.com/drover-sched/drover/policies/firstfit"
 )
@@ -50,7 +51,7 @@ func BenchmarkSim(b *testing.B) {
 		b.Run(tt.name, func(b *testing.B) {
 			b.ReportAllocs()
 			events := 0
-			cpu0 := cpuSeconds()
+			cpu0 := cputime.Seconds()
 			for b.Loop() {
 				p, _ := firstfit.New(policies.Config{})
 				res, err := trace.Run(trace.Options{Workload: philly, Model: trace.ModelDrover, Profiles: profiles, Policy: p,
@@ -64,7 +65,7 @@ func BenchmarkSim(b *testing.B) {
 			// CPU seconds per op (user + system, every thread): on a shared
 			// VM the wall time includes the time other tenants take (the
 			// steal time), the CPU time much less of it.
-			b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
+			b.ReportMetric((cputime.Seconds()-cpu0)/float64(b.N), "cpu-s/op")
 			b.ReportMetric(float64(len(philly.Jobs)), "jobs/op")
 		})
 	}

@@ -1,11 +1,11 @@
 //go:build unix
 
-package trace_test
+package cputime
 
 import "syscall"
 
-// cpuSeconds returns the process's user plus system CPU time.
-func cpuSeconds() float64 {
+// Seconds returns the process's user plus system CPU time.
+func Seconds() float64 {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
