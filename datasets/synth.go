@@ -130,6 +130,64 @@ func (p SynthParams) Validate() error {
 	return nil
 }
 
+// Tilt returns p with its GPU-count mix tilted toward large jobs: each
+// count's probability is multiplied by count^alpha and the mix
+// renormalised. Alpha 0 leaves the mix as it is; alpha 1 gives the
+// GPU-weighted mix, the sizes of the jobs that a randomly chosen GPU
+// (rather than a randomly chosen job) belongs to. Durations, arrivals
+// and everything else stay p's. Training on tilted mixes exposes a policy
+// to the multi-GPU jobs that dominate other clusters' GPU time while the
+// jobs stay fitted to p's trace.
+func (p SynthParams) Tilt(alpha float64) SynthParams {
+	probs := make([]float64, len(p.GPUProbs))
+	total := 0.0
+	for i, g := range p.GPUCounts {
+		probs[i] = p.GPUProbs[i] * math.Pow(float64(g), alpha)
+		total += probs[i]
+	}
+	if total > 0 {
+		for i := range probs {
+			probs[i] /= total
+		}
+	}
+	p.GPUProbs = probs
+	return p
+}
+
+// OfferedLoad returns the workload's offered load on a cluster of gpus
+// GPUs: its GPU-seconds over the span of its arrivals times gpus (1: the
+// jobs' GPU time, run as the trace measured it, equals the cluster's
+// capacity over the arrival window). It is 0 when the workload has fewer
+// than two distinct submit times.
+func (w *Workload) OfferedLoad(gpus int) float64 {
+	if len(w.Jobs) < 2 || gpus <= 0 {
+		return 0
+	}
+	span := w.Jobs[len(w.Jobs)-1].Submit - w.Jobs[0].Submit
+	if span <= 0 {
+		return 0
+	}
+	gs := 0.0
+	for _, j := range w.Jobs {
+		gs += j.GPUTime()
+	}
+	return gs / (span * float64(gpus))
+}
+
+// ScaleLoad stretches or compresses the submit times (about the first
+// one) so that OfferedLoad(gpus) becomes rho. It does nothing when the
+// load is undefined (see OfferedLoad) or rho is not positive.
+func (w *Workload) ScaleLoad(gpus int, rho float64) {
+	cur := w.OfferedLoad(gpus)
+	if cur <= 0 || !(rho > 0) {
+		return
+	}
+	f, t0 := cur/rho, w.Jobs[0].Submit
+	for i := range w.Jobs {
+		w.Jobs[i].Submit = t0 + (w.Jobs[i].Submit-t0)*f
+	}
+}
+
 // Synthetic generates n jobs from p using src as the only source of
 // randomness: the same p, n and seed give the same workload. Arrivals are a
 // non-homogeneous Poisson process with the piecewise-constant hourly rate;

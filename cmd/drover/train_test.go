@@ -104,7 +104,8 @@ func TestTrainBanditVariant(t *testing.T) {
 }
 
 // train.cluster trains a learned variant on a node list: a PAI-format
-// list of eight nodes of two GPU types (24 GPUs), which the run names.
+// list of eight nodes of two GPU types (24 GPUs), which the run names,
+// with a tilted GPU mix at a given offered load (named too).
 func TestTrainVariantOnNodeList(t *testing.T) {
 	dir := t.TempDir()
 	nodes := "sn,cpu_milli,memory_mib,gpu,model\n"
@@ -120,14 +121,14 @@ func TestTrainVariantOnNodeList(t *testing.T) {
 	if err := os.WriteFile(list, []byte(nodes), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(cfg, []byte("train:\n  workload: synthetic\n  cluster: "+list+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte("train:\n  workload: synthetic\n  tilt: 1\n  offered_load: 0.8\n  cluster: "+list+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, stdout, stderr := drover(t, "train", "--env", "sas-rl", "--algo", "bandit", "--config", cfg, "--steps", "1000", "--eval-seeds", "0", "--quiet", "--out", filepath.Join(dir, "run"))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stdout, "PAI node list "+list+": 8 nodes, 24 GPUs") {
+	if !strings.Contains(stdout, "PAI node list "+list+": 8 nodes, 24 GPUs") || !strings.Contains(stdout, "a uniform in [0, 1], offered load 0.8") {
 		t.Errorf("output does not name the training cluster:\n%s", stdout)
 	}
 }

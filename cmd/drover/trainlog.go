@@ -67,6 +67,17 @@ type trainConfig struct {
 	LowerZ float64
 	// Load multiplies the arrival rate of the synthetic training workload.
 	Load float64
+	// Tilt tilts the synthetic training workload's GPU-count mix toward
+	// large jobs (datasets.SynthParams.Tilt): each episode draws its
+	// exponent uniformly from [0, Tilt], so training sees mixes from
+	// Philly's own (95% one-GPU jobs) to GPU-weighted ones and beyond,
+	// with Philly's durations and arrivals throughout.
+	Tilt float64
+	// OfferedLoad, when positive, rescales each synthetic training
+	// workload's arrivals to this offered load on the training cluster
+	// (datasets.Workload.ScaleLoad: its GPU-seconds over the arrival span
+	// times the cluster's GPUs), in place of Load.
+	OfferedLoad float64
 	// Objective is the reward of the cluster environments: jct, tta or
 	// tta-finish (placement.Objective*; empty: tta for sas-rl and
 	// strn-rl, jct otherwise).

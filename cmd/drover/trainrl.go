@@ -88,10 +88,27 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 		sp := datasets.DefaultParams()
 		sp.MaxGPUs = gpus
 		sp.RateScale *= float64(gpus) / float64(datasets.DefaultMaxGPUs) * cmp.Or(r.train.Load, 1)
+		tilt, rho := r.train.Tilt, r.train.OfferedLoad
 		pcfg.NewJobs = func(s uint64) []env.JobSpec {
-			return trace.Specs(datasets.Synthetic(sp, datasets.DefaultJobs, rand.NewPCG(s, s)))
+			p := sp
+			if tilt > 0 {
+				// The exponent has its own stream: with Tilt 0 the jobs
+				// are those of an untilted run, draw for draw.
+				p = sp.Tilt(tilt * rand.New(rand.NewPCG(s, 0x74696c74)).Float64())
+			}
+			w := datasets.Synthetic(p, datasets.DefaultJobs, rand.NewPCG(s, s))
+			if rho > 0 {
+				w.ScaleLoad(gpus, rho)
+			}
+			return trace.Specs(w)
 		}
 		wname = fmt.Sprintf("a fresh Philly-fitted synthetic workload per episode (%d jobs)", datasets.DefaultJobs)
+		if tilt > 0 {
+			wname += fmt.Sprintf(", GPU mix tilted by g^a, a uniform in [0, %g]", tilt)
+		}
+		if rho > 0 {
+			wname += fmt.Sprintf(", offered load %g", rho)
+		}
 	default:
 		return nil, nil, train.Verdict{}, fmt.Errorf("train.workload %q: want builtin or synthetic", r.train.Workload)
 	}
