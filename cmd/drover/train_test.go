@@ -1,12 +1,15 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/drover-sched/drover/checkpoints"
+	"github.com/drover-sched/drover/datasets"
+	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/train/runlog"
 )
 
@@ -170,5 +173,45 @@ func TestTrainBanditEnsemble(t *testing.T) {
 		"--policies", "sas,"+out, "--seeds", "1", "--out", filepath.Join(dir, "eval"))
 	if code != 0 || !strings.Contains(stdout, "sas-rl@run") {
 		t.Errorf("eval: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// A trace as the training workload: episodes are windows of its first
+// part, rebased to time 0; the rest is the held-out "late" workload.
+func TestTraceWorkloadSplit(t *testing.T) {
+	dir := t.TempDir()
+	wl := filepath.Join(dir, "tiny.csv")
+	if err := os.WriteFile(wl, []byte(tinyJobs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	all, err := datasets.Load(wl, datasets.FormatAuto, datasets.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(all.Jobs)
+	tw, err := traceWorkload(wl, 0.5, 4, env.Homogeneous(4, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := (n + 1) / 2 // round(n/2)
+	if got := len(tw.late.jobs.Jobs); got != n-cut {
+		t.Fatalf("late part has %d jobs, want %d of %d", got, n-cut, n)
+	}
+	if tw.late.jobs.Jobs[0].Name != all.Jobs[cut].Name || tw.late.jobs.Jobs[0].Submit != 0 {
+		t.Errorf("late part starts with %+v, want job %s at time 0", tw.late.jobs.Jobs[0], all.Jobs[cut].Name)
+	}
+	for seed := range uint64(20) {
+		specs := tw.newJobs(seed)
+		if len(specs) != cut { // fewer than datasets.DefaultJobs: all of them
+			t.Fatalf("seed %d: %d jobs, want the first part's %d", seed, len(specs), cut)
+		}
+		if specs[0].Submit != 0 {
+			t.Errorf("seed %d: first submit %v, want 0", seed, specs[0].Submit)
+		}
+	}
+	for _, bad := range []float64{0, 1, -0.5, math.NaN()} {
+		if _, err := traceWorkload(wl, bad, 4, env.Homogeneous(4, 4)); err == nil {
+			t.Errorf("split %v accepted", bad)
+		}
 	}
 }

@@ -28,10 +28,17 @@ type trainConfig struct {
 	// strn-rl).
 	EvalSeeds int
 	// Workload is the training workload of sas-rl and strn-rl: builtin
-	// (the embedded Philly-fitted default, every episode) or synthetic (a
+	// (the embedded Philly-fitted default, every episode), synthetic (a
 	// fresh Philly-fitted synthetic workload per episode, from the
-	// episode's seed: datasets.GenerateDefault).
+	// episode's seed: datasets.GenerateDefault), or the path of a trace
+	// file: each episode is then a window of consecutive jobs from the
+	// trace's first Split of jobs, and the rest is evaluated as held out
+	// (the trace's own future), with the model profiles found near the
+	// trace as drover sim would use them.
 	Workload string
+	// Split is the share of a trace workload's jobs, in submit order,
+	// that training draws its episodes from (default 0.5).
+	Split float64
 	// Nodes and GPUsPerNode shape the training cluster of sas-rl and
 	// strn-rl (default 16 x 4, the built-in workload's). With the
 	// synthetic workload, arrivals scale with the cluster's GPUs (the

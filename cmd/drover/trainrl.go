@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/drover-sched/drover/agents/bandit"
@@ -23,7 +24,8 @@ import (
 // evalWorkload is a held-out workload the learned variant is judged on.
 type evalWorkload struct {
 	name     string
-	workload string // datasets.Load spec
+	workload string             // datasets.Load spec
+	jobs     *datasets.Workload // the jobs, when not loaded from workload
 	cluster  string // trace.LoadCluster spec
 	nodes    int
 	gpn      int
@@ -82,6 +84,7 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 	}
 	pcfg.NewProposer, pcfg.Objective = newProp, cmp.Or(r.train.Objective, placement.ObjectiveTTA)
 	wname := fmt.Sprintf("builtin (%d jobs, Philly-fitted)", len(w.Jobs))
+	var late *evalWorkload // a trace workload's held-out later jobs
 	switch r.train.Workload {
 	case "", "builtin":
 	case "synthetic":
@@ -110,7 +113,13 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 			wname += fmt.Sprintf(", offered load %g", rho)
 		}
 	default:
-		return nil, nil, train.Verdict{}, fmt.Errorf("train.workload %q: want builtin or synthetic", r.train.Workload)
+		tw, err := traceWorkload(r.train.Workload, cmp.Or(r.train.Split, 0.5), nodes, pcfg.Cluster)
+		if err != nil {
+			return nil, nil, train.Verdict{}, err
+		}
+		pcfg.NewJobs, pcfg.NewModel = tw.newJobs, tw.newModel
+		wname = tw.desc
+		late = &tw.late
 	}
 	mk := envMaker(pcfg)
 	algo := "PPO"
@@ -152,17 +161,27 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 	var held []evalWorkload
 	if evalSeeds > 0 {
 		held = heldOut(evalSeeds)
+		if late != nil {
+			late.seeds = held[0].seeds
+			held = append(held, *late)
+		}
 	} else {
 		fmt.Fprintln(stdout, "no held-out evaluation (--eval-seeds 0): not converged")
 	}
 	for _, ew := range held {
-		wl, err := datasets.Load(ew.workload, datasets.FormatAuto, datasets.Options{})
-		if err != nil {
-			return nil, nil, train.Verdict{}, fmt.Errorf("held-out workload %s: %w", ew.name, err)
+		wl := ew.jobs
+		if wl == nil {
+			wl, err = datasets.Load(ew.workload, datasets.FormatAuto, datasets.Options{})
+			if err != nil {
+				return nil, nil, train.Verdict{}, fmt.Errorf("held-out workload %s: %w", ew.name, err)
+			}
 		}
 		cluster, _, err := trace.LoadCluster(ew.cluster, ew.nodes, ew.gpn)
 		if err != nil {
 			return nil, nil, train.Verdict{}, err
+		}
+		if ew.name == "late" && list != nil {
+			cluster = *list
 		}
 		eprof, _, err := trace.Profiles("", ew.workload)
 		if err != nil {
@@ -196,12 +215,15 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 		}
 		v := train.Gate(tta[name], tta[heuristic], train.GateConfig{Seed: seed})
 		fmt.Fprintf(stdout, "gate on %s, %s vs %s (avg TTA): %v\n", ew.name, name, heuristic, v)
-		if ew.name != "builtin" {
+		if ew.name == "helios" || ew.name == "pai" {
 			allLearned, allBase = append(allLearned, tta[name]...), append(allBase, tta[heuristic]...)
 		}
 	}
 	verdict = train.Gate(allLearned, allBase, train.GateConfig{Seed: seed})
 	fmt.Fprintf(stdout, "\ngate, Helios and PAI episodes, %s vs %s (avg TTA): %v\n", name, heuristic, verdict)
+	if late != nil {
+		fmt.Fprintf(stdout, "(trained on the first part of %s: where that is Helios or PAI, those episodes are not held out; \"late\" is)\n", r.train.Workload)
+	}
 	return nets, scores, verdict, nil
 }
 
@@ -444,4 +466,72 @@ func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) (func([]float6
 		ls[len(ls)-1].B.Value[a] -= margin
 	}
 	return one.Act, map[string]*nn.MLP{"q": one.Q}, nil
+}
+
+// traceTraining is a trace file as sas-rl's and strn-rl's training
+// workload (train.workload: a path).
+type traceTraining struct {
+	newJobs  func(seed uint64) []env.JobSpec
+	newModel func(seed uint64) env.Model
+	late     evalWorkload // the jobs after the split
+	desc     string
+}
+
+// traceWorkload splits the trace at path after the first split of its
+// jobs (in submit order). Each training episode is a window of
+// datasets.DefaultJobs consecutive jobs of the first part, starting at an
+// offset drawn from the episode's seed, its submit times rebased to 0;
+// the rest of the trace is the held-out evaluation workload "late" on the
+// same cluster. The model uses the profiles drover sim finds for the
+// trace (the measured ones near it, if any), as the evaluation does.
+func traceWorkload(path string, split float64, nodes int, cluster env.Cluster) (traceTraining, error) {
+	if !(split > 0 && split < 1) {
+		return traceTraining{}, fmt.Errorf("train.split %v: want a share in (0, 1)", split)
+	}
+	w, err := datasets.Load(path, datasets.FormatAuto, datasets.Options{})
+	if err != nil {
+		return traceTraining{}, fmt.Errorf("train.workload: %w", err)
+	}
+	cut := int(math.Round(split * float64(len(w.Jobs))))
+	if cut < 1 || cut >= len(w.Jobs) {
+		return traceTraining{}, fmt.Errorf("train.workload %s: %d jobs cannot be split at %v", path, len(w.Jobs), split)
+	}
+	profiles, pdesc, err := trace.Profiles("", path)
+	if err != nil {
+		return traceTraining{}, err
+	}
+	first, rest := w.Jobs[:cut], w.Clone()
+	rest.Jobs = rest.Jobs[cut:]
+	rebase(rest.Jobs)
+	win := min(datasets.DefaultJobs, len(first))
+	t := traceTraining{
+		newJobs: func(seed uint64) []env.JobSpec {
+			off := rand.New(rand.NewPCG(seed, 0x77696e)).IntN(len(first) - win + 1)
+			jobs := slices.Clone(first[off : off+win])
+			rebase(jobs)
+			return trace.Specs(&datasets.Workload{Jobs: jobs})
+		},
+		newModel: func(s uint64) env.Model {
+			st, err := trace.Stragglers{Seed: s}.Workers(nodes)
+			if err != nil {
+				panic(err) // the embedded background parameters are valid
+			}
+			return &env.Drover{Profiles: profiles, Workers: st}
+		},
+		late: evalWorkload{name: "late", workload: path, jobs: rest, cluster: "homogeneous", nodes: nodes, gpn: cluster.Nodes[0].GPUs},
+		desc: fmt.Sprintf("windows of %d consecutive jobs from the first %d of %s's %d jobs (profiles: %s); its last %d jobs are held out as \"late\"",
+			win, cut, path, len(w.Jobs), pdesc, len(rest.Jobs)),
+	}
+	return t, nil
+}
+
+// rebase shifts the jobs' submit times so that the first is 0.
+func rebase(jobs []datasets.Job) {
+	if len(jobs) == 0 {
+		return
+	}
+	t0 := jobs[0].Submit
+	for i := range jobs {
+		jobs[i].Submit -= t0
+	}
 }
