@@ -26,7 +26,7 @@ type evalWorkload struct {
 	name     string
 	workload string             // datasets.Load spec
 	jobs     *datasets.Workload // the jobs, when not loaded from workload
-	cluster  string // trace.LoadCluster spec
+	cluster  string             // trace.LoadCluster spec
 	nodes    int
 	gpn      int
 	seeds    []uint64
