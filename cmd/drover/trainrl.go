@@ -27,6 +27,7 @@ type evalWorkload struct {
 	workload string             // datasets.Load spec
 	jobs     *datasets.Workload // the jobs, when not loaded from workload
 	cluster  string             // trace.LoadCluster spec
+	fixed    *env.Cluster       // the cluster, when not loaded from cluster
 	nodes    int
 	gpn      int
 	seeds    []uint64
@@ -176,12 +177,11 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 				return nil, nil, train.Verdict{}, fmt.Errorf("held-out workload %s: %w", ew.name, err)
 			}
 		}
-		cluster, _, err := trace.LoadCluster(ew.cluster, ew.nodes, ew.gpn)
-		if err != nil {
+		var cluster env.Cluster
+		if ew.fixed != nil {
+			cluster = *ew.fixed
+		} else if cluster, _, err = trace.LoadCluster(ew.cluster, ew.nodes, ew.gpn); err != nil {
 			return nil, nil, train.Verdict{}, err
-		}
-		if ew.name == "late" && list != nil {
-			cluster = *list
 		}
 		eprof, _, err := trace.Profiles("", ew.workload)
 		if err != nil {
@@ -518,7 +518,7 @@ func traceWorkload(path string, split float64, nodes int, cluster env.Cluster) (
 			}
 			return &env.Drover{Profiles: profiles, Workers: st}
 		},
-		late: evalWorkload{name: "late", workload: path, jobs: rest, cluster: "homogeneous", nodes: nodes, gpn: cluster.Nodes[0].GPUs},
+		late: evalWorkload{name: "late", workload: path, jobs: rest, fixed: &cluster},
 		desc: fmt.Sprintf("windows of %d consecutive jobs from the first %d of %s's %d jobs (profiles: %s); its last %d jobs are held out as \"late\"",
 			win, cut, path, len(w.Jobs), pdesc, len(rest.Jobs)),
 	}
