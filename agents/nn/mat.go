@@ -56,8 +56,12 @@ func resize(m Mat, rows, cols int) Mat {
 	return Mat{Rows: rows, Cols: cols, Data: m.Data[:n]}
 }
 
-// impl is the BLAS used for matrix products; see SetBLAS.
-var impl blas.Float32 = gonum.Implementation{}
+// impl is the BLAS used for matrix products; see SetBLAS. gonumBLAS says
+// it is gonum's, whose results the AVX2 kernels reproduce (gemm_fast.go).
+var (
+	impl      blas.Float32 = gonum.Implementation{}
+	gonumBLAS              = true
+)
 
 // SetBLAS replaces the float32 BLAS used for the matrix products in Linear
 // (the default is gonum's pure-Go implementation, gonum.org/v1/gonum/blas/gonum).
@@ -71,6 +75,7 @@ func SetBLAS(b blas.Float32) {
 		b = gonum.Implementation{}
 	}
 	impl = b
+	_, gonumBLAS = b.(gonum.Implementation)
 }
 
 // gemm computes c = alpha*op(a)*op(b) + beta*c for row-major matrices, where
@@ -102,6 +107,20 @@ func gemm(transA, transB bool, alpha float32, a, b Mat, beta float32, c Mat) {
 				c.Data[i] *= beta
 			}
 		}
+		return
+	}
+	if haveKernels && gonumBLAS && !transB && alpha == 1 {
+		// gonum's Sgemm scales c by beta first, then adds the product.
+		switch beta {
+		case 1:
+		case 0:
+			clear(c.Data)
+		default:
+			for i := range c.Data {
+				c.Data[i] *= beta
+			}
+		}
+		fastGemm(transA, m, n, k, a.Data, max(a.Cols, 1), b.Data, max(b.Cols, 1), c.Data, max(c.Cols, 1))
 		return
 	}
 	impl.Sgemm(ta, tb, m, n, k, alpha, a.Data, max(a.Cols, 1), b.Data, max(b.Cols, 1), beta, c.Data, max(c.Cols, 1))

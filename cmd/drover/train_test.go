@@ -189,7 +189,7 @@ func TestTraceWorkloadSplit(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := len(all.Jobs)
-	tw, err := traceWorkload(wl, 0.5, 4, env.Homogeneous(4, 4))
+	tw, err := traceWorkload(wl, 0.5, 0, env.Homogeneous(4, 4))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,8 +209,28 @@ func TestTraceWorkloadSplit(t *testing.T) {
 			t.Errorf("seed %d: first submit %v, want 0", seed, specs[0].Submit)
 		}
 	}
+	// At an offered load the late part is rescaled to it, and jobs larger
+	// than the cluster (c: 8 GPUs on 4) are left out of the windows.
+	small, err := traceWorkload(wl, 0.5, 0.7, env.Homogeneous(2, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := small.late.jobs.OfferedLoad(4); math.Abs(got-0.7) > 1e-9 {
+		t.Errorf("late part's offered load on 4 GPUs = %v, want 0.7", got)
+	}
+	for seed := range uint64(5) {
+		specs := small.newJobs(seed)
+		if len(specs) != cut-1 {
+			t.Fatalf("seed %d: %d jobs, want %d (all of the first part but the 8-GPU job)", seed, len(specs), cut-1)
+		}
+		for _, s := range specs {
+			if s.GPUs > 4 {
+				t.Errorf("seed %d: job %s wants %d GPUs on a 4-GPU cluster", seed, s.Name, s.GPUs)
+			}
+		}
+	}
 	for _, bad := range []float64{0, 1, -0.5, math.NaN()} {
-		if _, err := traceWorkload(wl, bad, 4, env.Homogeneous(4, 4)); err == nil {
+		if _, err := traceWorkload(wl, bad, 0, env.Homogeneous(4, 4)); err == nil {
 			t.Errorf("split %v accepted", bad)
 		}
 	}

@@ -80,10 +80,12 @@ type trainConfig struct {
 	// Philly's own (95% one-GPU jobs) to GPU-weighted ones and beyond,
 	// with Philly's durations and arrivals throughout.
 	Tilt float64
-	// OfferedLoad, when positive, rescales each synthetic training
-	// workload's arrivals to this offered load on the training cluster
-	// (datasets.Workload.ScaleLoad: its GPU-seconds over the arrival span
-	// times the cluster's GPUs), in place of Load.
+	// OfferedLoad, when positive, rescales each training workload's
+	// arrivals (a synthetic workload, or a trace window) to this offered
+	// load on the training cluster (datasets.Workload.ScaleLoad: its
+	// GPU-seconds over the arrival span times the cluster's GPUs), in
+	// place of Load. With a trace workload the held-out "late" part is
+	// rescaled the same way.
 	OfferedLoad float64
 	// Objective is the reward of the cluster environments: jct, tta or
 	// tta-finish (placement.Objective*; empty: tta for sas-rl and

@@ -114,7 +114,7 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 			wname += fmt.Sprintf(", offered load %g", rho)
 		}
 	default:
-		tw, err := traceWorkload(r.train.Workload, cmp.Or(r.train.Split, 0.5), nodes, pcfg.Cluster)
+		tw, err := traceWorkload(r.train.Workload, cmp.Or(r.train.Split, 0.5), r.train.OfferedLoad, pcfg.Cluster)
 		if err != nil {
 			return nil, nil, train.Verdict{}, err
 		}
@@ -482,9 +482,13 @@ type traceTraining struct {
 // datasets.DefaultJobs consecutive jobs of the first part, starting at an
 // offset drawn from the episode's seed, its submit times rebased to 0;
 // the rest of the trace is the held-out evaluation workload "late" on the
-// same cluster. The model uses the profiles drover sim finds for the
-// trace (the measured ones near it, if any), as the evaluation does.
-func traceWorkload(path string, split float64, nodes int, cluster env.Cluster) (traceTraining, error) {
+// same cluster, cut to its first lateJobs jobs. With rho > 0 each window,
+// and the late part, is rescaled to offered load rho on the cluster
+// (datasets.Workload.ScaleLoad), so that a trace from a larger cluster
+// (Philly's) loads the training cluster as the held-out ones are loaded.
+// The model uses the profiles drover sim finds for the trace (the
+// measured ones near it, if any), as the evaluation does.
+func traceWorkload(path string, split, rho float64, cluster env.Cluster) (traceTraining, error) {
 	if !(split > 0 && split < 1) {
 		return traceTraining{}, fmt.Errorf("train.split %v: want a share in (0, 1)", split)
 	}
@@ -500,16 +504,36 @@ func traceWorkload(path string, split float64, nodes int, cluster env.Cluster) (
 	if err != nil {
 		return traceTraining{}, err
 	}
-	first, rest := w.Jobs[:cut], w.Clone()
+	nodes, gpus := len(cluster.Nodes), cluster.TotalGPUs()
+	// Jobs larger than the cluster could never start.
+	var first []datasets.Job
+	for _, j := range w.Jobs[:cut] {
+		if j.GPUs <= gpus {
+			first = append(first, j)
+		}
+	}
+	if len(first) == 0 {
+		return traceTraining{}, fmt.Errorf("train.workload %s: none of the first %d jobs fits the %d-GPU training cluster", path, cut, gpus)
+	}
+	rest := w.Clone()
 	rest.Jobs = rest.Jobs[cut:]
+	if len(rest.Jobs) > lateJobs {
+		rest.Jobs = rest.Jobs[:lateJobs]
+	}
 	rebase(rest.Jobs)
+	if rho > 0 {
+		rest.ScaleLoad(gpus, rho)
+	}
 	win := min(datasets.DefaultJobs, len(first))
 	t := traceTraining{
 		newJobs: func(seed uint64) []env.JobSpec {
 			off := rand.New(rand.NewPCG(seed, 0x77696e)).IntN(len(first) - win + 1)
-			jobs := slices.Clone(first[off : off+win])
-			rebase(jobs)
-			return trace.Specs(&datasets.Workload{Jobs: jobs})
+			jobs := &datasets.Workload{Jobs: slices.Clone(first[off : off+win])}
+			rebase(jobs.Jobs)
+			if rho > 0 {
+				jobs.ScaleLoad(gpus, rho)
+			}
+			return trace.Specs(jobs)
 		},
 		newModel: func(s uint64) env.Model {
 			st, err := trace.Stragglers{Seed: s}.Workers(nodes)
@@ -519,11 +543,19 @@ func traceWorkload(path string, split float64, nodes int, cluster env.Cluster) (
 			return &env.Drover{Profiles: profiles, Workers: st}
 		},
 		late: evalWorkload{name: "late", workload: path, jobs: rest, fixed: &cluster},
-		desc: fmt.Sprintf("windows of %d consecutive jobs from the first %d of %s's %d jobs (profiles: %s); its last %d jobs are held out as \"late\"",
-			win, cut, path, len(w.Jobs), pdesc, len(rest.Jobs)),
+		desc: fmt.Sprintf("windows of %d consecutive jobs from the first %d of %s's %d jobs (%d of them fit the cluster; profiles: %s); the %d jobs after them are held out as \"late\"",
+			win, cut, path, len(w.Jobs), len(first), pdesc, len(rest.Jobs)),
+	}
+	if rho > 0 {
+		t.desc += fmt.Sprintf("; each window and the late part at offered load %g", rho)
 	}
 	return t, nil
 }
+
+// lateJobs caps a trace workload's held-out "late" part, so that a long
+// trace (Philly's 82k jobs) is judged on a window as long as the other
+// held-out workloads rather than on months of jobs.
+const lateJobs = 2000
 
 // rebase shifts the jobs' submit times so that the first is 0.
 func rebase(jobs []datasets.Job) {

@@ -1,0 +1,26 @@
+//go:build amd64 && !purego
+
+package nn
+
+import "golang.org/x/sys/cpu"
+
+// haveKernels reports whether the AVX2 micro-kernels of gemm_amd64.s can
+// run here.
+var haveKernels = cpu.X86.HasAVX2
+
+// tile4x16 updates the 4x16 block of c at c (rows ldc bytes apart) with
+// a(i,l)*b(l,j) for l in [0, k): row i of a starts at a0..a3 and steps sal
+// bytes per l; row l of b starts at b + l*ldb bytes. k >= 1.
+//
+//go:noescape
+func tile4x16(k int, a0, a1, a2, a3 *float32, sal uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr)
+
+// tile4x8 is tile4x16 for a 4x8 block.
+//
+//go:noescape
+func tile4x8(k int, a0, a1, a2, a3 *float32, sal uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr)
+
+// tile1x8 is tile4x16 for a 1x8 block.
+//
+//go:noescape
+func tile1x8(k int, a0 *float32, sal uintptr, b *float32, ldb uintptr, c *float32)

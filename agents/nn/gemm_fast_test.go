@@ -1,0 +1,112 @@
+package nn
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+// specialFloat32 draws a value that is usually ordinary but often one of
+// the cases where a reordered or fused product would show: exact zeros of
+// both signs (skipped by gonum's axpy), infinities, NaN, subnormals and
+// magnitudes whose products round.
+func specialFloat32(r *rand.Rand) float32 {
+	switch r.IntN(24) {
+	case 0, 1, 2:
+		return 0
+	case 3:
+		return float32(math.Copysign(0, -1))
+	case 4:
+		return float32(math.Inf(1 - 2*r.IntN(2)))
+	case 5:
+		return float32(math.NaN())
+	case 6:
+		return math.Float32frombits(uint32(r.IntN(1 << 23))) // subnormal
+	case 7:
+		return float32(r.NormFloat64() * 1e30)
+	default:
+		return float32(r.NormFloat64())
+	}
+}
+
+// sameFloat32 is bit equality, except that any NaN matches any NaN (the
+// payload a NaN carries is not part of the result's meaning).
+func sameFloat32(x, y float32) bool {
+	if x != x && y != y {
+		return true
+	}
+	return math.Float32bits(x) == math.Float32bits(y)
+}
+
+// TestFastGemmMatchesGonum checks the AVX2 kernels against gonum's Sgemm,
+// bit for bit, for c += a·b and c += aᵀ·b on random shapes (covering the
+// 4x16, 4x8, 1x8 and scalar paths), leading dimensions wider than the
+// matrices, unaligned starting offsets, and special values.
+func TestFastGemmMatchesGonum(t *testing.T) {
+	if !haveKernels {
+		t.Skip("no gemm kernels on this CPU or platform")
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := range 3000 {
+		m, n, k := 1+r.IntN(37), 1+r.IntN(41), 1+r.IntN(70)
+		if trial%10 == 0 { // the 64-64 shapes of the PPO networks
+			m, n, k = 128, 64, 64
+		}
+		transA := r.IntN(2) == 1
+		lda := k + r.IntN(3)
+		arows := m
+		if transA {
+			lda, arows = m+r.IntN(3), k
+		}
+		ldb, ldc := n+r.IntN(3), n+r.IntN(3)
+		off := func() int { return r.IntN(4) } // unaligned starts
+		mk := func(size int, special bool) []float32 {
+			s := make([]float32, size)
+			for i := range s {
+				if special {
+					s[i] = specialFloat32(r)
+				} else {
+					s[i] = float32(r.NormFloat64())
+				}
+			}
+			return s
+		}
+		special := trial%3 == 0
+		oa, ob, oc := off(), off(), off()
+		a := mk(oa+(arows-1)*lda+max(k, m)+1, special)[oa:]
+		b := mk(ob+(k-1)*ldb+n, special)[ob:]
+		c0 := mk(oc+(m-1)*ldc+n, special)[oc:]
+		want := append([]float32(nil), c0...)
+		got := append([]float32(nil), c0...)
+		ta := blas.NoTrans
+		if transA {
+			ta = blas.Trans
+		}
+		gonum.Implementation{}.Sgemm(ta, blas.NoTrans, m, n, k, 1, a, lda, b, ldb, 1, want, ldc)
+		fastGemm(transA, m, n, k, a, lda, b, ldb, got, ldc)
+		for i := range want {
+			if !sameFloat32(got[i], want[i]) {
+				t.Fatalf("trial %d (m %d n %d k %d transA %v lda %d ldb %d ldc %d): c[%d] = %v (%#x), gonum %v (%#x)",
+					trial, m, n, k, transA, lda, ldb, ldc, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+			}
+		}
+	}
+}
+
+// TestFastGemmShortOperands checks that the kernels' bounds check panics
+// rather than reading or writing past a slice.
+func TestFastGemmShortOperands(t *testing.T) {
+	if !haveKernels {
+		t.Skip("no gemm kernels on this CPU or platform")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a c one element short did not panic")
+		}
+	}()
+	a, b, c := make([]float32, 8*4), make([]float32, 4*16), make([]float32, 8*16-1)
+	fastGemm(false, 8, 16, 4, a, 4, b, 16, c, 16)
+}

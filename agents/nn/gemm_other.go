@@ -1,0 +1,19 @@
+//go:build !amd64 || purego
+
+package nn
+
+// haveKernels is false where there are no assembly micro-kernels (or with
+// the purego tag): gemm uses gonum's Sgemm throughout.
+const haveKernels = false
+
+func tile4x16(k int, a0, a1, a2, a3 *float32, sal uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr) {
+	panic("nn: no gemm kernels on this platform")
+}
+
+func tile4x8(k int, a0, a1, a2, a3 *float32, sal uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr) {
+	panic("nn: no gemm kernels on this platform")
+}
+
+func tile1x8(k int, a0 *float32, sal uintptr, b *float32, ldb uintptr, c *float32) {
+	panic("nn: no gemm kernels on this platform")
+}
