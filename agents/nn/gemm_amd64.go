@@ -20,7 +20,20 @@ func tile4x16(k int, a0, a1, a2, a3 *float32, sal uintptr, b *float32, ldb uintp
 //go:noescape
 func tile4x8(k int, a0, a1, a2, a3 *float32, sal uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr)
 
+// tile4x4 is tile4x16 for a 4x4 block.
+//
+//go:noescape
+func tile4x4(k int, a0, a1, a2, a3 *float32, sal uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr)
+
 // tile1x8 is tile4x16 for a 1x8 block.
 //
 //go:noescape
 func tile1x8(k int, a0 *float32, sal uintptr, b *float32, ldb uintptr, c *float32)
+
+// dotTile8 adds to 8 columns of m rows of c the dot products of the rows
+// of x with 8 columns of wt, each summed in gonum DotUnitary's order for
+// the given split of k into t leading products, chunks of 16, groups of 4
+// and single products (see gemm_amd64.s).
+//
+//go:noescape
+func dotTile8(m int, x *float32, ldx uintptr, wt *float32, ldwt uintptr, c *float32, ldc uintptr, t, chunks, tail4, tail1 int)

@@ -1,6 +1,12 @@
 package nn
 
-import "fmt"
+import (
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"gonum.org/v1/gonum/blas/gonum"
+)
 
 // The products c += a·b and c += aᵀ·b (Linear's input and weight
 // gradients) run on AVX2 micro-kernels where the CPU has them and the BLAS
@@ -42,6 +48,9 @@ func fastGemm(transA bool, m, n, k int, a []float32, lda int, b []float32, ldb i
 		for ; j+8 <= n; j += 8 {
 			tile4x8(k, a0, a1, a2, a3, usal, &b[j], uldb, &c[i*ldc+j], uldc)
 		}
+		for ; j+4 <= n; j += 4 {
+			tile4x4(k, a0, a1, a2, a3, usal, &b[j], uldb, &c[i*ldc+j], uldc)
+		}
 		if j < n {
 			for r := i; r < i+4; r++ {
 				axpyTail(k, a[r*sai:], sal, b[j:], ldb, c[r*ldc+j:r*ldc+n])
@@ -74,3 +83,82 @@ func axpyTail(k int, a []float32, sal int, b []float32, ldb int, c []float32) {
 		}
 	}
 }
+
+// Linear's forward product c += a·bᵀ is, in gonum, one DotUnitary per
+// element of c, and DotUnitary's order of summation depends on where its
+// second operand (a row of b) sits: it adds products one at a time until
+// that row is 16-byte aligned, then in chunks of 16 over two 4-lane
+// partial sums, then in groups of 4, then one at a time, and adds the lanes
+// pairwise. dotTile8 reproduces that order for 8 rows of b at once, so it
+// needs the rows to share their alignment (ldb a multiple of 4). gonum's
+// Sgemm also splits k into blocks of 64, each a separate DotUnitary added
+// to c, when it would run in parallel (at least minParBlock blocks of
+// 64x64 in c); fastGemmNT does the same.
+
+const (
+	gonumBlock       = 64 // gonum/blas/gonum's blockSize
+	gonumMinParBlock = 4  // and minParBlock
+)
+
+// wtPool holds scratch buffers for the transposed b of fastGemmNT.
+var wtPool = sync.Pool{New: func() any { return new([]float32) }}
+
+// fastGemmNT computes c += a·bᵀ for row-major a (m x k), b (n x k) and c
+// (m x n) with leading dimensions lda, ldb and ldc, bit for bit as gonum's
+// Sgemm(NoTrans, Trans, m, n, k, 1, ..., 1, ...) does. It reports false,
+// doing nothing, when the rows of b do not share an alignment (ldb not a
+// multiple of 4); the caller then uses gonum.
+func fastGemmNT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) bool {
+	if ldb%4 != 0 {
+		return false
+	}
+	if m == 0 || n == 0 {
+		return true
+	}
+	if k < 1 || len(a) < (m-1)*lda+k || len(b) < (n-1)*ldb+k || len(c) < (m-1)*ldc+n {
+		panic(fmt.Sprintf("nn: fastGemmNT: short operands for %dx%dx%d", m, n, k))
+	}
+	// wt = bᵀ, k x n, for contiguous loads across 8 rows of b.
+	buf := wtPool.Get().(*[]float32)
+	if cap(*buf) < k*n {
+		*buf = make([]float32, k*n)
+	}
+	wt := (*buf)[:k*n]
+	for j := range n {
+		row := b[j*ldb : j*ldb+k]
+		for l, v := range row {
+			wt[l*n+j] = v
+		}
+	}
+	kb := k
+	if blocksOf(m)*blocksOf(n) >= gonumMinParBlock {
+		kb = gonumBlock
+	}
+	const f = 4 // bytes per float32
+	for l0 := 0; l0 < k; l0 += kb {
+		lk := min(kb, k-l0)
+		// DotUnitary's split of this block, from the alignment of b's rows
+		// at column l0 (the same for every row, as ldb%4 == 0).
+		t := 0
+		if mis := int(uintptr(unsafe.Pointer(&b[l0])) & 15); mis != 0 {
+			t = min((16-mis)/f, lk)
+		}
+		rest := lk - t
+		chunks, tail4, tail1 := rest/16, rest%16/4, rest%4
+		j := 0
+		for ; j+8 <= n; j += 8 {
+			dotTile8(m, &a[l0], uintptr(lda*f), &wt[l0*n+j], uintptr(n*f), &c[j], uintptr(ldc*f), t, chunks, tail4, tail1)
+		}
+		for ; j < n; j++ {
+			brow := b[j*ldb+l0 : j*ldb+l0+lk]
+			for i := range m {
+				c[i*ldc+j] += gonum.Implementation{}.Sdot(lk, a[i*lda+l0:], 1, brow, 1)
+			}
+		}
+	}
+	wtPool.Put(buf)
+	return true
+}
+
+// blocksOf is gonum's blocks(dim, blockSize).
+func blocksOf(dim int) int { return (dim + gonumBlock - 1) / gonumBlock }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
@@ -109,4 +110,61 @@ func TestFastGemmShortOperands(t *testing.T) {
 	}()
 	a, b, c := make([]float32, 8*4), make([]float32, 4*16), make([]float32, 8*16-1)
 	fastGemm(false, 8, 16, 4, a, 4, b, 16, c, 16)
+}
+
+// TestFastGemmNTMatchesGonum checks Linear's forward product c += a·bᵀ on
+// the kernels against gonum's Sgemm, bit for bit: random shapes (including
+// ones large enough for gonum to split k into blocks of 64), b starting at
+// each alignment within 16 bytes, widths that leave columns to the scalar
+// path, and special values.
+func TestFastGemmNTMatchesGonum(t *testing.T) {
+	if !haveKernels {
+		t.Skip("no gemm kernels on this CPU or platform")
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	shapes := [][3]int{{128, 64, 64}, {128, 84, 120}, {512, 64, 64}, {200, 130, 150}, {1, 1, 1}, {3, 9, 17}}
+	for trial := range 3000 {
+		var m, n, k int
+		if trial < len(shapes) {
+			m, n, k = shapes[trial][0], shapes[trial][1], shapes[trial][2]
+		} else {
+			m, n, k = 1+r.IntN(40), 1+r.IntN(40), 1+r.IntN(80)
+		}
+		lda := k + r.IntN(3)
+		ldb := (k + 3) / 4 * 4
+		ldb += 4 * r.IntN(2)
+		ldc := n + r.IntN(3)
+		special := trial%3 == 0
+		mk := func(size int) []float32 {
+			s := make([]float32, size)
+			for i := range s {
+				if special {
+					s[i] = specialFloat32(r)
+				} else {
+					s[i] = float32(r.NormFloat64())
+				}
+			}
+			return s
+		}
+		a := mk(r.IntN(4) + (m-1)*lda + k)
+		a = a[len(a)-((m-1)*lda+k):]
+		b := mk(r.IntN(4) + (n-1)*ldb + k)
+		b = b[len(b)-((n-1)*ldb+k):]
+		c0 := mk((m-1)*ldc + n)
+		want := append([]float32(nil), c0...)
+		got := append([]float32(nil), c0...)
+		gonum.Implementation{}.Sgemm(blas.NoTrans, blas.Trans, m, n, k, 1, a, lda, b, ldb, 1, want, ldc)
+		if !fastGemmNT(m, n, k, a, lda, b, ldb, got, ldc) {
+			t.Fatalf("trial %d: ldb %d refused", trial, ldb)
+		}
+		for i := range want {
+			if !sameFloat32(got[i], want[i]) {
+				t.Fatalf("trial %d (m %d n %d k %d lda %d ldb %d ldc %d, b at %#x): c[%d] = %v (%#x), gonum %v (%#x)",
+					trial, m, n, k, lda, ldb, ldc, uintptr(unsafe.Pointer(&b[0]))&15, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+			}
+		}
+	}
+	if fastGemmNT(2, 2, 3, make([]float32, 6), 3, make([]float32, 6), 3, make([]float32, 4), 2) {
+		t.Error("ldb 3 (rows of b at different alignments) accepted")
+	}
 }

@@ -17,3 +17,11 @@ func tile4x8(k int, a0, a1, a2, a3 *float32, sal uintptr, b *float32, ldb uintpt
 func tile1x8(k int, a0 *float32, sal uintptr, b *float32, ldb uintptr, c *float32) {
 	panic("nn: no gemm kernels on this platform")
 }
+
+func dotTile8(m int, x *float32, ldx uintptr, wt *float32, ldwt uintptr, c *float32, ldc uintptr, t, chunks, tail4, tail1 int) {
+	panic("nn: no gemm kernels on this platform")
+}
+
+func tile4x4(k int, a0, a1, a2, a3 *float32, sal uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr) {
+	panic("nn: no gemm kernels on this platform")
+}

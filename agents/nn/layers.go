@@ -114,14 +114,15 @@ func (l *Linear) weight() Mat { return Mat{Rows: l.Out, Cols: l.In, Data: l.W.Va
 func (l *Linear) Params() []*Param { return []*Param{l.W, l.B} }
 
 // Tanh is the elementwise hyperbolic tangent.
-type Tanh struct{ y, dx Mat }
+type Tanh struct {
+	y, dx Mat
+	flags []uint8 // tanhSlice's scratch
+}
 
 // Forward returns tanh(x) elementwise.
 func (t *Tanh) Forward(x Mat) Mat {
 	t.y = resize(t.y, x.Rows, x.Cols)
-	for i, v := range x.Data {
-		t.y.Data[i] = tanh32(v) // float32(math.Tanh(float64(v))), bit for bit
-	}
+	t.flags = tanhSlice(t.y.Data, x.Data, t.flags) // float32(math.Tanh(float64(v))), bit for bit
 	return t.y
 }
 

@@ -1,6 +1,9 @@
 package nn
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // tanh32 returns float32(math.Tanh(float64(v))), bit for bit, about three
 // times faster on typical pre-activations (TestTanh32Exhaustive checks every
@@ -28,4 +31,35 @@ func tanh32(v float32) float32 {
 		return float32(math.Tanh(x))
 	}
 	return float32(math.Copysign(r, x))
+}
+
+// tanhSlice sets dst[i] = tanh32(src[i]) (float32(math.Tanh(float64)),
+// bit for bit) for every i, using the vector kernel of tanh_amd64.s where
+// there is one: it computes 4 lanes at a time and flags those it cannot
+// vouch for, which are recomputed here with math.Tanh. flags is scratch
+// space, grown as needed and returned for reuse.
+func tanhSlice(dst, src []float32, flags []uint8) []uint8 {
+	dst = dst[:len(src)]
+	n := 0
+	if haveTanhKernel && len(src) >= 4 {
+		groups := len(src) / 4
+		if cap(flags) < groups {
+			flags = make([]uint8, groups)
+		}
+		flags = flags[:groups]
+		tanhKernel(&dst[0], &src[0], groups, &flags[0], &tanhConsts)
+		for g, f := range flags {
+			for f != 0 {
+				lane := bits.TrailingZeros8(f)
+				f &^= 1 << lane
+				i := 4*g + lane
+				dst[i] = float32(math.Tanh(float64(src[i])))
+			}
+		}
+		n = 4 * groups
+	}
+	for i := n; i < len(src); i++ {
+		dst[i] = tanh32(src[i])
+	}
+	return flags
 }

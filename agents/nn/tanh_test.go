@@ -85,3 +85,87 @@ func BenchmarkTanh(b *testing.B) {
 		}
 	})
 }
+
+// checkTanhSlice runs tanhSlice over the float32s with bit patterns
+// from, from+stride, ... below to (in slices of up to 4096) against
+// float32(math.Tanh), stopping at the first difference. It may run on
+// any goroutine.
+func checkTanhSlice(t *testing.T, from, to, stride uint64) (n int) {
+	t.Helper()
+	src, dst := make([]float32, 0, 4096), make([]float32, 4096)
+	var flags []uint8
+	failed := false
+	flush := func() {
+		flags = tanhSlice(dst, src, flags)
+		for i, v := range src {
+			if want := float32(math.Tanh(float64(v))); math.Float32bits(dst[i]) != math.Float32bits(want) {
+				t.Errorf("tanhSlice at %v (%#x) = %v, want float32(math.Tanh) = %v", v, math.Float32bits(v), dst[i], want)
+				failed = true
+				return
+			}
+		}
+		n += len(src)
+		src = src[:0]
+	}
+	for u := from; u < to; u += stride {
+		src = append(src, math.Float32frombits(uint32(u)))
+		if len(src) == cap(src) {
+			if flush(); failed {
+				return n
+			}
+		}
+	}
+	flush()
+	return n
+}
+
+// tanhSlice (the vector kernel where there is one) equals
+// float32(math.Tanh(float64(v))) bit for bit: on special values in every
+// lane position and on strided sweeps as TestTanh32's.
+// TestTanhSliceExhaustive checks every input.
+func TestTanhSlice(t *testing.T) {
+	special := []float32{0, float32(math.Copysign(0, -1)), 0x1p-5, -0x1p-5, 0.625, 9.5, -9.5, 44, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), math.SmallestNonzeroFloat32, math.MaxFloat32, 1, -1, 0.5, 3}
+	for shift := range 4 {
+		src := append(make([]float32, shift), special...)
+		dst := make([]float32, len(src))
+		tanhSlice(dst, src, nil)
+		for i, v := range src {
+			if want := float32(math.Tanh(float64(v))); math.Float32bits(dst[i]) != math.Float32bits(want) {
+				t.Errorf("tanhSlice at %v (position %d) = %v, want %v", v, i, dst[i], want)
+			}
+		}
+	}
+	lo, hi := uint64(math.Float32bits(0x1p-5)), uint64(math.Float32bits(9.5))
+	n := 0
+	for _, sign := range []uint64{0, 1 << 31} {
+		n += checkTanhSlice(t, sign+lo, sign+hi, 61)
+		n += checkTanhSlice(t, sign, sign+1<<31, 4099)
+	}
+	t.Logf("%d inputs agree", n)
+}
+
+// Every float32 input through tanhSlice, run when DROVER_EXHAUSTIVE=1.
+func TestTanhSliceExhaustive(t *testing.T) {
+	if os.Getenv("DROVER_EXHAUSTIVE") != "1" {
+		t.Skip("set DROVER_EXHAUSTIVE=1 to check all 2³² inputs")
+	}
+	workers := uint64(runtime.GOMAXPROCS(0))
+	chunk := uint64(1<<32) / workers
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	total := 0
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n := checkTanhSlice(t, w*chunk, (w+1)*chunk, 1)
+			mu.Lock()
+			total += n
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if total != 1<<32 {
+		t.Errorf("checked %d inputs, want 2³²", total)
+	}
+}

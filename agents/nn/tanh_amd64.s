@@ -1,0 +1,98 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Constant rows of tanhConsts (tanh_amd64.go), 32 bytes each.
+#define K_ABS    0
+#define K_SIGN   32
+#define K_LO     64
+#define K_HI     96
+#define K_LOG2E  128
+#define K_LN2HI  160
+#define K_LN2LO  192
+#define K_C      224  // 14 rows: 1/13!, 1/12!, ..., 1/1!, 1
+#define K_ONE    672
+#define K_TWO    704
+#define K_LOW29  736
+#define K_HALF   768
+#define K_G      800
+#define K_NEGG   832
+
+// func tanhKernel(dst, src *float32, groups int, flags *uint8, k *[tanhConstRows][4]uint64)
+//
+// For each group of 4 float32s of src it writes 4 candidates for
+// float32(math.Tanh(x)) to dst and, in flags, a 4-bit mask of the lanes
+// whose candidate must not be used: |x| outside (2⁻⁵, 9.5) or NaN, or a
+// float64 result within tanhGuard float64 ulps of a float32 rounding
+// midpoint (see tanhSlice). The candidate is 1 - 2/(exp(2|x|)+1) with the
+// sign of x; exp is 2^k times a degree-13 Taylor polynomial of the
+// remainder r = 2|x| - k ln 2, |r| <= ln2/2.
+TEXT ·tanhKernel(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ groups+16(FP), CX
+	MOVQ flags+24(FP), BX
+	MOVQ k+32(FP), R8
+	TESTQ CX, CX
+	JZ   done
+
+loop:
+	VCVTPS2PD (SI), Y0              // x
+	VANDPD    K_ABS(R8), Y0, Y1     // a = |x|
+	VMOVUPD   K_LO(R8), Y2
+	VCMPPD    $0x11, Y1, Y2, Y2     // lo < a (ordered: false for NaN)
+	VCMPPD    $0x11, K_HI(R8), Y1, Y3 // a < hi
+	VANDPD    Y3, Y2, Y2            // in range
+	VADDPD    Y1, Y1, Y4            // y = 2a
+	VMULPD    K_LOG2E(R8), Y4, Y5
+	VROUNDPD  $8, Y5, Y5            // k = round(y log2 e)
+	VMULPD    K_LN2HI(R8), Y5, Y6
+	VSUBPD    Y6, Y4, Y6            // y - k ln2hi
+	VMULPD    K_LN2LO(R8), Y5, Y7
+	VSUBPD    Y7, Y6, Y6            // r
+	VMOVUPD   K_C(R8), Y8           // Horner: p = p r + c
+	VFMADD213PD K_C+32(R8), Y6, Y8
+	VFMADD213PD K_C+64(R8), Y6, Y8
+	VFMADD213PD K_C+96(R8), Y6, Y8
+	VFMADD213PD K_C+128(R8), Y6, Y8
+	VFMADD213PD K_C+160(R8), Y6, Y8
+	VFMADD213PD K_C+192(R8), Y6, Y8
+	VFMADD213PD K_C+224(R8), Y6, Y8
+	VFMADD213PD K_C+256(R8), Y6, Y8
+	VFMADD213PD K_C+288(R8), Y6, Y8
+	VFMADD213PD K_C+320(R8), Y6, Y8
+	VFMADD213PD K_C+352(R8), Y6, Y8
+	VFMADD213PD K_C+384(R8), Y6, Y8
+	VFMADD213PD K_C+416(R8), Y6, Y8 // p ~ e^r
+	VCVTPD2DQY Y5, X9
+	VPMOVSXDQ X9, Y9
+	VPSLLQ    $52, Y9, Y9
+	VPADDQ    Y9, Y8, Y8            // e = p 2^k
+	VMOVUPD   K_ONE(R8), Y10
+	VADDPD    Y10, Y8, Y8           // e + 1
+	VMOVUPD   K_TWO(R8), Y11
+	VDIVPD    Y8, Y11, Y8           // 2/(e+1)
+	VSUBPD    Y8, Y10, Y8           // t = 1 - 2/(e+1)
+	VPAND     K_LOW29(R8), Y8, Y12
+	VPSUBQ    K_HALF(R8), Y12, Y12  // distance from the float32 midpoint
+	VMOVUPD   K_G(R8), Y13
+	VPCMPGTQ  Y12, Y13, Y13         // d < G
+	VPCMPGTQ  K_NEGG(R8), Y12, Y14  // d > -G
+	VPAND     Y14, Y13, Y13         // near a midpoint
+	VANDNPD   Y2, Y13, Y13          // usable: in range and not near
+	VANDPD    K_SIGN(R8), Y0, Y15
+	VORPD     Y15, Y8, Y8           // copysign(t, x)
+	VCVTPD2PSY Y8, X8
+	VMOVUPS   X8, (DI)
+	VMOVMSKPD Y13, AX
+	XORL      $15, AX               // flag the lanes that are not usable
+	MOVB      AL, (BX)
+	ADDQ      $16, SI
+	ADDQ      $16, DI
+	INCQ      BX
+	DECQ      CX
+	JNZ       loop
+
+done:
+	VZEROUPPER
+	RET

@@ -1,0 +1,15 @@
+//go:build !amd64 || purego
+
+package nn
+
+// haveTanhKernel is false where there is no vector tanh: tanhSlice calls
+// tanh32 for each element.
+const haveTanhKernel = false
+
+const tanhConstRows = 1
+
+var tanhConsts [tanhConstRows][4]uint64
+
+func tanhKernel(dst, src *float32, groups int, flags *uint8, k *[tanhConstRows][4]uint64) {
+	panic("nn: no tanh kernel on this platform")
+}
