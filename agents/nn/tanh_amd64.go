@@ -50,7 +50,7 @@ var tanhConsts = func() (k [tanhConstRows][4]uint64) {
 		1<<29-1, // the mantissa bits float32 rounding drops
 		1<<28,   // their midpoint
 		tanhGuard,
-		^uint64(tanhGuard - 1), // -tanhGuard in two's complement
+		^uint64(tanhGuard-1), // -tanhGuard in two's complement
 	)
 	if len(rows) != tanhConstRows {
 		panic("nn: tanhConsts has the wrong number of rows")
