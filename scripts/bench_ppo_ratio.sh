@@ -21,7 +21,11 @@
 # process CPU time per update (Go, torch on 1 thread) and their ratio, which
 # other load on the machine disturbs less than wall time. Load average is
 # printed before and after: figures taken on a busy machine are not clean. Needs Go and /usr/bin/python3 with torch
-# (Debian: apt-get install python3-torch).
+# (Debian: apt-get install python3-torch; its BLAS is whatever libblas.so.3
+# points to, so install libopenblas0 too, or torch runs on the slow
+# reference BLAS). OpenBLAS's own threads are held to one
+# (OPENBLAS_NUM_THREADS=1): torch.set_num_threads does not limit them, and
+# "1 thread" would otherwise use both cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
@@ -35,7 +39,7 @@ echo "# $(go version | cut -d' ' -f3), $("$py" -c 'import torch; print("torch", 
 for r in $(seq "$rounds"); do
   GOMAXPROCS=1 "$tmp/ppo.test" -test.run '^$' -test.bench '^BenchmarkUpdate$' -test.benchtime 1x -test.count 10 |
     awk '/^BenchmarkUpdate/ { split($1, p, "/"); sub("env=", "", p[2]); for (i = 2; i <= NF; i++) { if ($i == "ms/update") print "go", p[2], $(i-1); if ($i == "cpu-ms/update") print "gocpu", p[2], $(i-1) } }' >>"$tmp/times"
-  "$py" scripts/bench_ppo_torch.py --threads 1,2 --runs 10 --warmup 3 |
+  OPENBLAS_NUM_THREADS=1 "$py" scripts/bench_ppo_torch.py --threads 1,2 --runs 10 --warmup 3 |
     awk '/^torch/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } print "torch" v["threads"], v["env"], v["median_ms"], v["obs"], v["actions"]; if (v["threads"] == 1) print "torchcpu", v["env"], v["median_cpu_ms"] }' >>"$tmp/times"
 done
 # Median per (implementation, shape); then one line per shape.

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -89,45 +90,75 @@ func axpyTail(k int, a []float32, sal int, b []float32, ldb int, c []float32) {
 // second operand (a row of b) sits: it adds products one at a time until
 // that row is 16-byte aligned, then in chunks of 16 over two 4-lane
 // partial sums, then in groups of 4, then one at a time, and adds the lanes
-// pairwise. dotTile8 reproduces that order for 8 rows of b at once, so it
-// needs the rows to share their alignment (ldb a multiple of 4). gonum's
-// Sgemm also splits k into blocks of 64, each a separate DotUnitary added
-// to c, when it would run in parallel (at least minParBlock blocks of
-// 64x64 in c); fastGemmNT does the same.
+// pairwise. dotTile8 reproduces that order for 8 rows of b at once, so
+// fastGemmNT groups the rows of b by their alignment (one group when ldb
+// is a multiple of 4; up to four otherwise, as for a first layer of 21 or
+// 45 inputs) and works on the columns of c in that order. gonum's Sgemm
+// also splits k into blocks of 64, each a separate DotUnitary added to c,
+// when it would run in parallel (at least minParBlock blocks of 64x64 in
+// c); fastGemmNT does the same.
 
 const (
 	gonumBlock       = 64 // gonum/blas/gonum's blockSize
 	gonumMinParBlock = 4  // and minParBlock
 )
 
-// wtPool holds scratch buffers for the transposed b of fastGemmNT.
-var wtPool = sync.Pool{New: func() any { return new([]float32) }}
+// ntScratch is fastGemmNT's working memory, pooled.
+type ntScratch struct {
+	wt   []float32 // bᵀ, columns in perm order
+	ct   []float32 // c, columns in perm order, when perm is not the identity
+	perm []int     // the rows of b by alignment
+}
+
+var ntPool = sync.Pool{New: func() any { return new(ntScratch) }}
 
 // fastGemmNT computes c += a·bᵀ for row-major a (m x k), b (n x k) and c
 // (m x n) with leading dimensions lda, ldb and ldc, bit for bit as gonum's
-// Sgemm(NoTrans, Trans, m, n, k, 1, ..., 1, ...) does. It reports false,
-// doing nothing, when the rows of b do not share an alignment (ldb not a
-// multiple of 4); the caller then uses gonum.
-func fastGemmNT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) bool {
-	if ldb%4 != 0 {
-		return false
-	}
+// Sgemm(NoTrans, Trans, m, n, k, 1, ..., 1, ...) does.
+func fastGemmNT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 	if m == 0 || n == 0 {
-		return true
+		return
 	}
 	if k < 1 || len(a) < (m-1)*lda+k || len(b) < (n-1)*ldb+k || len(c) < (m-1)*ldc+n {
 		panic(fmt.Sprintf("nn: fastGemmNT: short operands for %dx%dx%d", m, n, k))
 	}
-	// wt = bᵀ, k x n, for contiguous loads across 8 rows of b.
-	buf := wtPool.Get().(*[]float32)
-	if cap(*buf) < k*n {
-		*buf = make([]float32, k*n)
+	sc := ntPool.Get().(*ntScratch)
+	defer ntPool.Put(sc)
+	sc.perm = slices.Grow(sc.perm[:0], n)
+	// The rows of b by the alignment of their start within 16 bytes, and
+	// where each group starts in perm.
+	base := uintptr(unsafe.Pointer(&b[0]))
+	var start [5]int
+	for g := range 4 {
+		start[g] = len(sc.perm)
+		for j := range n {
+			if (base+uintptr(j*ldb*4))&15 == uintptr(4*g) {
+				sc.perm = append(sc.perm, j)
+			}
+		}
 	}
-	wt := (*buf)[:k*n]
-	for j := range n {
+	start[4] = n
+	perm := sc.perm
+	identity := true
+	for p, j := range perm {
+		identity = identity && p == j
+	}
+	sc.wt = slices.Grow(sc.wt[:0], k*n)[:k*n]
+	wt := sc.wt
+	for p, j := range perm {
 		row := b[j*ldb : j*ldb+k]
 		for l, v := range row {
-			wt[l*n+j] = v
+			wt[l*n+p] = v
+		}
+	}
+	ct, ldct := c, ldc
+	if !identity {
+		sc.ct = slices.Grow(sc.ct[:0], m*n)[:m*n]
+		ct, ldct = sc.ct, n
+		for i := range m {
+			for p, j := range perm {
+				ct[i*n+p] = c[i*ldc+j]
+			}
 		}
 	}
 	kb := k
@@ -137,27 +168,38 @@ func fastGemmNT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []flo
 	const f = 4 // bytes per float32
 	for l0 := 0; l0 < k; l0 += kb {
 		lk := min(kb, k-l0)
-		// DotUnitary's split of this block, from the alignment of b's rows
-		// at column l0 (the same for every row, as ldb%4 == 0).
-		t := 0
-		if mis := int(uintptr(unsafe.Pointer(&b[l0])) & 15); mis != 0 {
-			t = min((16-mis)/f, lk)
-		}
-		rest := lk - t
-		chunks, tail4, tail1 := rest/16, rest%16/4, rest%4
-		j := 0
-		for ; j+8 <= n; j += 8 {
-			dotTile8(m, &a[l0], uintptr(lda*f), &wt[l0*n+j], uintptr(n*f), &c[j], uintptr(ldc*f), t, chunks, tail4, tail1)
-		}
-		for ; j < n; j++ {
-			brow := b[j*ldb+l0 : j*ldb+l0+lk]
-			for i := range m {
-				c[i*ldc+j] += gonum.Implementation{}.Sdot(lk, a[i*lda+l0:], 1, brow, 1)
+		for g := range 4 {
+			p0, p1 := start[g], start[g+1]
+			if p0 == p1 {
+				continue
+			}
+			// DotUnitary's split of this block for rows of this group.
+			t := 0
+			if mis := (4*g + 4*l0) & 15; mis != 0 {
+				t = min((16-mis)/f, lk)
+			}
+			rest := lk - t
+			chunks, tail4, tail1 := rest/16, rest%16/4, rest%4
+			p := p0
+			for ; p+8 <= p1; p += 8 {
+				dotTile8(m, &a[l0], uintptr(lda*f), &wt[l0*n+p], uintptr(n*f), &ct[p], uintptr(ldct*f), t, chunks, tail4, tail1)
+			}
+			for ; p < p1; p++ {
+				j := perm[p]
+				brow := b[j*ldb+l0 : j*ldb+l0+lk]
+				for i := range m {
+					ct[i*ldct+p] += gonum.Implementation{}.Sdot(lk, a[i*lda+l0:], 1, brow, 1)
+				}
 			}
 		}
 	}
-	wtPool.Put(buf)
-	return true
+	if !identity {
+		for i := range m {
+			for p, j := range perm {
+				c[i*ldc+j] = ct[i*n+p]
+			}
+		}
+	}
 }
 
 // blocksOf is gonum's blocks(dim, blockSize).

@@ -122,7 +122,7 @@ func TestFastGemmNTMatchesGonum(t *testing.T) {
 		t.Skip("no gemm kernels on this CPU or platform")
 	}
 	r := rand.New(rand.NewPCG(3, 4))
-	shapes := [][3]int{{128, 64, 64}, {128, 84, 120}, {512, 64, 64}, {200, 130, 150}, {1, 1, 1}, {3, 9, 17}}
+	shapes := [][3]int{{128, 64, 64}, {128, 84, 120}, {512, 64, 64}, {200, 130, 150}, {1, 1, 1}, {3, 9, 17}, {128, 64, 45}, {128, 64, 21}, {256, 70, 150}}
 	for trial := range 3000 {
 		var m, n, k int
 		if trial < len(shapes) {
@@ -131,8 +131,7 @@ func TestFastGemmNTMatchesGonum(t *testing.T) {
 			m, n, k = 1+r.IntN(40), 1+r.IntN(40), 1+r.IntN(80)
 		}
 		lda := k + r.IntN(3)
-		ldb := (k + 3) / 4 * 4
-		ldb += 4 * r.IntN(2)
+		ldb := k + r.IntN(6)
 		ldc := n + r.IntN(3)
 		special := trial%3 == 0
 		mk := func(size int) []float32 {
@@ -154,17 +153,12 @@ func TestFastGemmNTMatchesGonum(t *testing.T) {
 		want := append([]float32(nil), c0...)
 		got := append([]float32(nil), c0...)
 		gonum.Implementation{}.Sgemm(blas.NoTrans, blas.Trans, m, n, k, 1, a, lda, b, ldb, 1, want, ldc)
-		if !fastGemmNT(m, n, k, a, lda, b, ldb, got, ldc) {
-			t.Fatalf("trial %d: ldb %d refused", trial, ldb)
-		}
+		fastGemmNT(m, n, k, a, lda, b, ldb, got, ldc)
 		for i := range want {
 			if !sameFloat32(got[i], want[i]) {
 				t.Fatalf("trial %d (m %d n %d k %d lda %d ldb %d ldc %d, b at %#x): c[%d] = %v (%#x), gonum %v (%#x)",
 					trial, m, n, k, lda, ldb, ldc, uintptr(unsafe.Pointer(&b[0]))&15, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
 			}
 		}
-	}
-	if fastGemmNT(2, 2, 3, make([]float32, 6), 3, make([]float32, 6), 3, make([]float32, 4), 2) {
-		t.Error("ldb 3 (rows of b at different alignments) accepted")
 	}
 }

@@ -109,8 +109,8 @@ func gemm(transA, transB bool, alpha float32, a, b Mat, beta float32, c Mat) {
 		}
 		return
 	}
-	if haveKernels && gonumBLAS && alpha == 1 && transB && !transA && beta == 1 &&
-		fastGemmNT(m, n, k, a.Data, max(a.Cols, 1), b.Data, max(b.Cols, 1), c.Data, max(c.Cols, 1)) {
+	if haveKernels && gonumBLAS && alpha == 1 && transB && !transA && beta == 1 {
+		fastGemmNT(m, n, k, a.Data, max(a.Cols, 1), b.Data, max(b.Cols, 1), c.Data, max(c.Cols, 1))
 		return
 	}
 	if haveKernels && gonumBLAS && !transB && alpha == 1 {
