@@ -5,9 +5,10 @@
 // AVX2 micro-kernels for c += a·b (see gemm_fast.go). Every element of c is
 // updated once per l, in increasing l, as c + a(i,l)*b(l,j) with separate
 // rounded multiply and add (no FMA), and left unchanged where a(i,l) == 0:
-// exactly gonum's AxpyUnitary-based Sgemm, lane by lane. Each step over l
-// takes a branch-free path when none of its a values is zero, and masks
-// the update (VBLENDVPS) otherwise.
+// exactly gonum's AxpyUnitary-based Sgemm, lane by lane. With blend == 0
+// (the caller has checked, with anyZero, that a has no zeros) the update is
+// a plain multiply and add; otherwise it is masked (VBLENDVPS) where
+// a(i,l) == 0.
 
 // ROW16 updates two accumulators (16 columns of one row of c) with the
 // broadcast of *ap times Y8:Y9, keeping them where *ap == 0.
@@ -35,13 +36,6 @@
 	VMULPS Y10, Y8, Y14; \
 	VADDPS acc0, Y14, acc0
 
-// NONZERO jumps to slow if the float32 at ap is +0 or -0 (its bits shifted
-// left by one are zero), with AX as scratch.
-#define NONZERO(ap, slow) \
-	MOVL (ap), AX; \
-	SHLL $1, AX; \
-	JZ   slow
-
 // ROW8 is ROW16 for 8 columns (Y8 only).
 #define ROW8(ap, acc0) \
 	VBROADCASTSS (ap), Y10; \
@@ -50,8 +44,8 @@
 	VADDPS acc0, Y14, Y14; \
 	VBLENDVPS Y13, Y14, acc0, acc0
 
-// func tile4x16(k int, a0, a1, a2, a3 *float32, sal uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr)
-TEXT ·tile4x16(SB), NOSPLIT, $0-80
+// func tile4x16(k int, a0, a1, a2, a3 *float32, sal uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, blend int)
+TEXT ·tile4x16(SB), NOSPLIT, $0-88
 	MOVQ k+0(FP), CX
 	MOVQ a0+8(FP), R8
 	MOVQ a1+16(FP), R9
@@ -77,33 +71,42 @@ TEXT ·tile4x16(SB), NOSPLIT, $0-80
 	VMOVUPS 32(AX), Y7
 	VXORPS  Y12, Y12, Y12
 
-loop16:
+	MOVQ    blend+80(FP), AX
+	TESTQ   AX, AX
+	JNZ     slow16
+
+fast16:
 	VMOVUPS (SI), Y8
 	VMOVUPS 32(SI), Y9
-	NONZERO(R8, slow16)
-	NONZERO(R9, slow16)
-	NONZERO(R10, slow16)
-	NONZERO(R11, slow16)
 	FAST16(R8, Y0, Y1)
 	FAST16(R9, Y2, Y3)
 	FAST16(R10, Y4, Y5)
 	FAST16(R11, Y6, Y7)
-	JMP     next16
-
-slow16:
-	ROW16(R8, Y0, Y1)
-	ROW16(R9, Y2, Y3)
-	ROW16(R10, Y4, Y5)
-	ROW16(R11, Y6, Y7)
-
-next16:
 	ADDQ    R12, R8
 	ADDQ    R12, R9
 	ADDQ    R12, R10
 	ADDQ    R12, R11
 	ADDQ    R13, SI
 	DECQ    CX
-	JNZ     loop16
+	JNZ     fast16
+	JMP     store16
+
+slow16:
+	VMOVUPS (SI), Y8
+	VMOVUPS 32(SI), Y9
+	ROW16(R8, Y0, Y1)
+	ROW16(R9, Y2, Y3)
+	ROW16(R10, Y4, Y5)
+	ROW16(R11, Y6, Y7)
+	ADDQ    R12, R8
+	ADDQ    R12, R9
+	ADDQ    R12, R10
+	ADDQ    R12, R11
+	ADDQ    R13, SI
+	DECQ    CX
+	JNZ     slow16
+
+store16:
 
 	MOVQ    DI, AX
 	VMOVUPS Y0, (AX)
@@ -120,8 +123,8 @@ next16:
 	VZEROUPPER
 	RET
 
-// func tile4x8(k int, a0, a1, a2, a3 *float32, sal uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr)
-TEXT ·tile4x8(SB), NOSPLIT, $0-80
+// func tile4x8(k int, a0, a1, a2, a3 *float32, sal uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, blend int)
+TEXT ·tile4x8(SB), NOSPLIT, $0-88
 	MOVQ k+0(FP), CX
 	MOVQ a0+8(FP), R8
 	MOVQ a1+16(FP), R9
@@ -143,32 +146,40 @@ TEXT ·tile4x8(SB), NOSPLIT, $0-80
 	VMOVUPS (AX), Y3
 	VXORPS  Y12, Y12, Y12
 
-loop8:
+	MOVQ    blend+80(FP), AX
+	TESTQ   AX, AX
+	JNZ     slow8
+
+fast8:
 	VMOVUPS (SI), Y8
-	NONZERO(R8, slow8)
-	NONZERO(R9, slow8)
-	NONZERO(R10, slow8)
-	NONZERO(R11, slow8)
 	FAST8(R8, Y0)
 	FAST8(R9, Y1)
 	FAST8(R10, Y2)
 	FAST8(R11, Y3)
-	JMP     next8
-
-slow8:
-	ROW8(R8, Y0)
-	ROW8(R9, Y1)
-	ROW8(R10, Y2)
-	ROW8(R11, Y3)
-
-next8:
 	ADDQ    R12, R8
 	ADDQ    R12, R9
 	ADDQ    R12, R10
 	ADDQ    R12, R11
 	ADDQ    R13, SI
 	DECQ    CX
-	JNZ     loop8
+	JNZ     fast8
+	JMP     store8
+
+slow8:
+	VMOVUPS (SI), Y8
+	ROW8(R8, Y0)
+	ROW8(R9, Y1)
+	ROW8(R10, Y2)
+	ROW8(R11, Y3)
+	ADDQ    R12, R8
+	ADDQ    R12, R9
+	ADDQ    R12, R10
+	ADDQ    R12, R11
+	ADDQ    R13, SI
+	DECQ    CX
+	JNZ     slow8
+
+store8:
 
 	MOVQ    DI, AX
 	VMOVUPS Y0, (AX)
@@ -181,8 +192,8 @@ next8:
 	VZEROUPPER
 	RET
 
-// func tile1x8(k int, a0 *float32, sal uintptr, b *float32, ldb uintptr, c *float32)
-TEXT ·tile1x8(SB), NOSPLIT, $0-48
+// func tile1x8(k int, a0 *float32, sal uintptr, b *float32, ldb uintptr, c *float32, blend int)
+TEXT ·tile1x8(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a0+8(FP), R8
 	MOVQ sal+16(FP), R12
@@ -193,20 +204,28 @@ TEXT ·tile1x8(SB), NOSPLIT, $0-48
 	VMOVUPS (DI), Y0
 	VXORPS  Y12, Y12, Y12
 
-loop1:
+	MOVQ    blend+48(FP), AX
+	TESTQ   AX, AX
+	JNZ     slow1
+
+fast1:
 	VMOVUPS (SI), Y8
-	NONZERO(R8, slow1)
 	FAST8(R8, Y0)
-	JMP     next1
-
-slow1:
-	ROW8(R8, Y0)
-
-next1:
 	ADDQ    R12, R8
 	ADDQ    R13, SI
 	DECQ    CX
-	JNZ     loop1
+	JNZ     fast1
+	JMP     store1
+
+slow1:
+	VMOVUPS (SI), Y8
+	ROW8(R8, Y0)
+	ADDQ    R12, R8
+	ADDQ    R13, SI
+	DECQ    CX
+	JNZ     slow1
+
+store1:
 
 	VMOVUPS Y0, (DI)
 	VZEROUPPER
@@ -347,8 +366,8 @@ sum:
 	VMULPS X10, X8, X14; \
 	VADDPS acc0, X14, acc0
 
-// func tile4x4(k int, a0, a1, a2, a3 *float32, sal uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr)
-TEXT ·tile4x4(SB), NOSPLIT, $0-80
+// func tile4x4(k int, a0, a1, a2, a3 *float32, sal uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, blend int)
+TEXT ·tile4x4(SB), NOSPLIT, $0-88
 	MOVQ k+0(FP), CX
 	MOVQ a0+8(FP), R8
 	MOVQ a1+16(FP), R9
@@ -370,32 +389,40 @@ TEXT ·tile4x4(SB), NOSPLIT, $0-80
 	VMOVUPS (AX), X3
 	VXORPS  X12, X12, X12
 
-loop4:
+	MOVQ    blend+80(FP), AX
+	TESTQ   AX, AX
+	JNZ     slow4
+
+fast4:
 	VMOVUPS (SI), X8
-	NONZERO(R8, slow4)
-	NONZERO(R9, slow4)
-	NONZERO(R10, slow4)
-	NONZERO(R11, slow4)
 	FAST4(R8, X0)
 	FAST4(R9, X1)
 	FAST4(R10, X2)
 	FAST4(R11, X3)
-	JMP     next4
-
-slow4:
-	ROW4(R8, X0)
-	ROW4(R9, X1)
-	ROW4(R10, X2)
-	ROW4(R11, X3)
-
-next4:
 	ADDQ    R12, R8
 	ADDQ    R12, R9
 	ADDQ    R12, R10
 	ADDQ    R12, R11
 	ADDQ    R13, SI
 	DECQ    CX
-	JNZ     loop4
+	JNZ     fast4
+	JMP     store4
+
+slow4:
+	VMOVUPS (SI), X8
+	ROW4(R8, X0)
+	ROW4(R9, X1)
+	ROW4(R10, X2)
+	ROW4(R11, X3)
+	ADDQ    R12, R8
+	ADDQ    R12, R9
+	ADDQ    R12, R10
+	ADDQ    R12, R11
+	ADDQ    R13, SI
+	DECQ    CX
+	JNZ     slow4
+
+store4:
 
 	MOVQ    DI, AX
 	VMOVUPS X0, (AX)
@@ -405,4 +432,47 @@ next4:
 	VMOVUPS X2, (AX)
 	ADDQ    DX, AX
 	VMOVUPS X3, (AX)
+	RET
+
+// func anyZero(p *float32, n int) bool
+//
+// anyZero reports whether any of the n float32s at p is +0 or -0.
+TEXT ·anyZero(SB), NOSPLIT, $0-17
+	MOVQ   p+0(FP), SI
+	MOVQ   n+8(FP), CX
+	VXORPS Y0, Y0, Y0 // zero
+	VXORPS Y1, Y1, Y1 // any lane equal to zero so far
+	CMPQ   CX, $8
+	JB     ztail
+
+z8:
+	VCMPPS $0, (SI), Y0, Y2 // 0 == p[i] (ordered: false for NaN)
+	VORPS  Y2, Y1, Y1
+	ADDQ   $32, SI
+	SUBQ   $8, CX
+	CMPQ   CX, $8
+	JAE    z8
+
+ztail:
+	TESTQ CX, CX
+	JZ    zdone
+
+z1:
+	MOVL (SI), AX
+	SHLL $1, AX // zero for +0 and -0 only
+	JZ   zfound
+	ADDQ $4, SI
+	DECQ CX
+	JNZ  z1
+
+zdone:
+	VPTEST Y1, Y1
+	SETNE  AL
+	MOVB   AL, ret+16(FP)
+	VZEROUPPER
+	RET
+
+zfound:
+	MOVB $1, ret+16(FP)
+	VZEROUPPER
 	RET

@@ -39,18 +39,25 @@ func fastGemm(transA bool, m, n, k int, a []float32, lda int, b []float32, ldb i
 	}
 	const f = 4 // bytes per float32
 	usal, uldb, uldc := uintptr(sal*f), uintptr(ldb*f), uintptr(ldc*f)
+	// The kernels skip their zero check when a has no zeros (the usual
+	// case for tanh networks); the span scanned may include elements
+	// outside op(a) when lda is wider than it, which only costs speed.
+	blend := 0
+	if span := (m-1)*sai + (k-1)*sal + 1; anyZero(&a[0], span) {
+		blend = 1
+	}
 	i := 0
 	for ; i+4 <= m; i += 4 {
 		a0, a1, a2, a3 := &a[i*sai], &a[(i+1)*sai], &a[(i+2)*sai], &a[(i+3)*sai]
 		j := 0
 		for ; j+16 <= n; j += 16 {
-			tile4x16(k, a0, a1, a2, a3, usal, &b[j], uldb, &c[i*ldc+j], uldc)
+			tile4x16(k, a0, a1, a2, a3, usal, &b[j], uldb, &c[i*ldc+j], uldc, blend)
 		}
 		for ; j+8 <= n; j += 8 {
-			tile4x8(k, a0, a1, a2, a3, usal, &b[j], uldb, &c[i*ldc+j], uldc)
+			tile4x8(k, a0, a1, a2, a3, usal, &b[j], uldb, &c[i*ldc+j], uldc, blend)
 		}
 		for ; j+4 <= n; j += 4 {
-			tile4x4(k, a0, a1, a2, a3, usal, &b[j], uldb, &c[i*ldc+j], uldc)
+			tile4x4(k, a0, a1, a2, a3, usal, &b[j], uldb, &c[i*ldc+j], uldc, blend)
 		}
 		if j < n {
 			for r := i; r < i+4; r++ {
@@ -61,7 +68,7 @@ func fastGemm(transA bool, m, n, k int, a []float32, lda int, b []float32, ldb i
 	for ; i < m; i++ {
 		j := 0
 		for ; j+8 <= n; j += 8 {
-			tile1x8(k, &a[i*sai], usal, &b[j], uldb, &c[i*ldc+j])
+			tile1x8(k, &a[i*sai], usal, &b[j], uldb, &c[i*ldc+j], blend)
 		}
 		if j < n {
 			axpyTail(k, a[i*sai:], sal, b[j:], ldb, c[i*ldc+j:i*ldc+n])

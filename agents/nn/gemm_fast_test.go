@@ -162,3 +162,31 @@ func TestFastGemmNTMatchesGonum(t *testing.T) {
 		}
 	}
 }
+
+// TestAnyZero checks the zero scan that lets the kernels skip their zero
+// check: a +0 or -0 at every position of every length up to 40 is found,
+// and NaN, subnormals and other values are not zeros.
+func TestAnyZero(t *testing.T) {
+	if !haveKernels {
+		t.Skip("no gemm kernels on this CPU or platform")
+	}
+	for n := 1; n <= 40; n++ {
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = []float32{1, float32(math.NaN()), math.SmallestNonzeroFloat32, -2, float32(math.Inf(-1))}[i%5]
+		}
+		if anyZero(&s[0], n) {
+			t.Fatalf("n %d: zero found in %v", n, s)
+		}
+		for i := range s {
+			for _, z := range []float32{0, float32(math.Copysign(0, -1))} {
+				old := s[i]
+				s[i] = z
+				if !anyZero(&s[0], n) {
+					t.Fatalf("n %d: %v at %d not found", n, z, i)
+				}
+				s[i] = old
+			}
+		}
+	}
+}

@@ -6,15 +6,15 @@ package nn
 // the purego tag): gemm uses gonum's Sgemm throughout.
 const haveKernels = false
 
-func tile4x16(k int, a0, a1, a2, a3 *float32, sal uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr) {
+func tile4x16(k int, a0, a1, a2, a3 *float32, sal uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, blend int) {
 	panic("nn: no gemm kernels on this platform")
 }
 
-func tile4x8(k int, a0, a1, a2, a3 *float32, sal uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr) {
+func tile4x8(k int, a0, a1, a2, a3 *float32, sal uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, blend int) {
 	panic("nn: no gemm kernels on this platform")
 }
 
-func tile1x8(k int, a0 *float32, sal uintptr, b *float32, ldb uintptr, c *float32) {
+func tile1x8(k int, a0 *float32, sal uintptr, b *float32, ldb uintptr, c *float32, blend int) {
 	panic("nn: no gemm kernels on this platform")
 }
 
@@ -22,6 +22,10 @@ func dotTile8(m int, x *float32, ldx uintptr, wt *float32, ldwt uintptr, c *floa
 	panic("nn: no gemm kernels on this platform")
 }
 
-func tile4x4(k int, a0, a1, a2, a3 *float32, sal uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr) {
+func tile4x4(k int, a0, a1, a2, a3 *float32, sal uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, blend int) {
+	panic("nn: no gemm kernels on this platform")
+}
+
+func anyZero(p *float32, n int) bool {
 	panic("nn: no gemm kernels on this platform")
 }

@@ -132,9 +132,14 @@ func (t *Tanh) Backward(dy Mat) Mat {
 		panic("nn: Tanh gradient shape mismatch")
 	}
 	t.dx = resize(t.dx, dy.Rows, dy.Cols)
-	for i, g := range dy.Data {
+	n := 0
+	if haveKernels && len(dy.Data) >= 8 {
+		n = len(dy.Data) &^ 7
+		tanhGrad(&t.dx.Data[0], &dy.Data[0], &t.y.Data[0], n)
+	}
+	for i := n; i < len(dy.Data); i++ {
 		y := t.y.Data[i]
-		t.dx.Data[i] = g * (1 - y*y)
+		t.dx.Data[i] = dy.Data[i] * float32(1-float32(y*y))
 	}
 	return t.dx
 }

@@ -22,9 +22,11 @@
 //
 // For each group of 4 float32s of src it writes 4 candidates for
 // float32(math.Tanh(x)) to dst and, in flags, a 4-bit mask of the lanes
-// whose candidate must not be used: |x| outside (2⁻⁵, 9.5) or NaN, or a
-// float64 result within tanhGuard float64 ulps of a float32 rounding
-// midpoint (see tanhSlice). The candidate is 1 - 2/(exp(2|x|)+1) with the
+// whose candidate must not be used: |x| 9.5 or more, or NaN, or a float64
+// result within tanhGuard float64 ulps of a float32 rounding midpoint (see
+// tanhSlice). For |x| <= 2⁻¹² the candidate is x itself: tanh x = x(1 - δ)
+// with δ < x²/3 <= 2⁻²⁵·⁶, less than half a float32 ulp of x, so
+// float32(tanh x) = x. The candidate is 1 - 2/(exp(2|x|)+1) with the
 // sign of x; exp is 2^k times a degree-13 Taylor polynomial of the
 // remainder r = 2|x| - k ln 2, |r| <= ln2/2.
 TEXT ·tanhKernel(SB), NOSPLIT, $0-40
@@ -40,9 +42,11 @@ loop:
 	VCVTPS2PD (SI), Y0              // x
 	VANDPD    K_ABS(R8), Y0, Y1     // a = |x|
 	VMOVUPD   K_LO(R8), Y2
+	VCMPPD    $0x12, K_LO(R8), Y1, Y3 // a <= lo: tanh rounds to x itself
 	VCMPPD    $0x11, Y1, Y2, Y2     // lo < a (ordered: false for NaN)
-	VCMPPD    $0x11, K_HI(R8), Y1, Y3 // a < hi
-	VANDPD    Y3, Y2, Y2            // in range
+	VORPD     Y3, Y2, Y2            // in range...
+	VCMPPD    $0x11, K_HI(R8), Y1, Y4 // a < hi
+	VANDPD    Y4, Y2, Y2            // ... with the small ones
 	VADDPD    Y1, Y1, Y4            // y = 2a
 	VMULPD    K_LOG2E(R8), Y4, Y5
 	VROUNDPD  $8, Y5, Y5            // k = round(y log2 e)
@@ -79,9 +83,11 @@ loop:
 	VPCMPGTQ  Y12, Y13, Y13         // d < G
 	VPCMPGTQ  K_NEGG(R8), Y12, Y14  // d > -G
 	VPAND     Y14, Y13, Y13         // near a midpoint
+	VANDNPD   Y13, Y3, Y13          // (not for the small ones, which use x)
 	VANDNPD   Y2, Y13, Y13          // usable: in range and not near
 	VANDPD    K_SIGN(R8), Y0, Y15
 	VORPD     Y15, Y8, Y8           // copysign(t, x)
+	VBLENDVPD Y3, Y0, Y8, Y8        // x itself where a <= lo
 	VCVTPD2PSY Y8, X8
 	VMOVUPS   X8, (DI)
 	VMOVMSKPD Y13, AX
@@ -94,5 +100,36 @@ loop:
 	JNZ       loop
 
 done:
+	VZEROUPPER
+	RET
+
+// func tanhGrad(dx, dy, y *float32, n int)
+//
+// dx[i] = dy[i] * (1 - y[i]*y[i]) for i < n, n a multiple of 8, with the
+// roundings of the float32 expression in Go (no fused multiply-add).
+TEXT ·tanhGrad(SB), NOSPLIT, $0-32
+	MOVQ dx+0(FP), DI
+	MOVQ dy+8(FP), SI
+	MOVQ y+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $3, CX
+	JZ   gdone
+	MOVL $0x3f800000, AX // 1.0
+	MOVL AX, X1
+	VBROADCASTSS X1, Y1
+
+g8:
+	VMOVUPS (DX), Y0
+	VMULPS  Y0, Y0, Y0 // y*y
+	VSUBPS  Y0, Y1, Y0 // 1 - y*y
+	VMULPS  (SI), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, DX
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     g8
+
+gdone:
 	VZEROUPPER
 	RET

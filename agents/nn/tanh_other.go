@@ -13,3 +13,7 @@ var tanhConsts [tanhConstRows][4]uint64
 func tanhKernel(dst, src *float32, groups int, flags *uint8, k *[tanhConstRows][4]uint64) {
 	panic("nn: no tanh kernel on this platform")
 }
+
+func tanhGrad(dx, dy, y *float32, n int) {
+	panic("nn: no tanh kernel on this platform")
+}

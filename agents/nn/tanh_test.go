@@ -169,3 +169,26 @@ func TestTanhSliceExhaustive(t *testing.T) {
 		t.Errorf("checked %d inputs, want 2³²", total)
 	}
 }
+
+// TestTanhBackwardExact checks Tanh.Backward (the vector kernel where
+// there is one) against dy·(1 - y·y) in float32, bit for bit, for lengths
+// that leave a scalar tail, with special values.
+func TestTanhBackwardExact(t *testing.T) {
+	r := newRNG(31)
+	for n := 1; n <= 37; n++ {
+		x, dy := NewMat(1, n), NewMat(1, n)
+		for i := range n {
+			x.Data[i] = float32(r.NormFloat64() * 2)
+			dy.Data[i] = []float32{float32(r.NormFloat64()), 0, float32(math.Inf(1)), float32(math.NaN()), 1e-38}[i%5]
+		}
+		var th Tanh
+		y := th.Forward(x)
+		dx := th.Backward(dy)
+		for i := range n {
+			want := dy.Data[i] * float32(1-float32(y.Data[i]*y.Data[i]))
+			if math.Float32bits(dx.Data[i]) != math.Float32bits(want) && !(dx.Data[i] != dx.Data[i] && want != want) {
+				t.Fatalf("n %d: dx[%d] = %v, want %v", n, i, dx.Data[i], want)
+			}
+		}
+	}
+}
