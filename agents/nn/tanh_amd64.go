@@ -29,8 +29,8 @@ const tanhGuard = 1 << 14
 // the order of the K_ offsets of tanh_amd64.s.
 var tanhConsts = func() (k [tanhConstRows][4]uint64) {
 	rows := []uint64{
-		1<<63 - 1, // |x| mask
-		1 << 63,   // sign mask
+		1<<63 - 1,                 // |x| mask
+		1 << 63,                   // sign mask
 		math.Float64bits(0x1p-12), // below it tanh rounds to x
 		math.Float64bits(9.5),
 		math.Float64bits(math.Log2E),
