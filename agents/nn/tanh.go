@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"encoding/binary"
 	"math"
 	"math/bits"
 )
@@ -47,13 +48,20 @@ func tanhSlice(dst, src []float32, flags []uint8) []uint8 {
 			flags = make([]uint8, groups)
 		}
 		flags = flags[:groups]
-		tanhKernel(&dst[0], &src[0], groups, &flags[0], &tanhConsts)
-		for g, f := range flags {
-			for f != 0 {
-				lane := bits.TrailingZeros8(f)
-				f &^= 1 << lane
-				i := 4*g + lane
-				dst[i] = float32(math.Tanh(float64(src[i])))
+		if tanhKernel(&dst[0], &src[0], groups, &flags[0], &tanhConsts) != 0 {
+			for g := 0; g < groups; g += 8 {
+				// Flagged lanes are rare: skip 8 groups at a time.
+				if g+8 <= groups && binary.LittleEndian.Uint64(flags[g:]) == 0 {
+					continue
+				}
+				for h := g; h < min(g+8, groups); h++ {
+					for f := flags[h]; f != 0; {
+						lane := bits.TrailingZeros8(f)
+						f &^= 1 << lane
+						i := 4*h + lane
+						dst[i] = float32(math.Tanh(float64(src[i])))
+					}
+				}
 			}
 		}
 		n = 4 * groups

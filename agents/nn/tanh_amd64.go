@@ -64,10 +64,11 @@ var tanhConsts = func() (k [tanhConstRows][4]uint64) {
 
 // tanhKernel writes candidates for float32(math.Tanh(x)) for groups of 4
 // of src to dst, and in flags, per group, a mask of the lanes whose
-// candidate must be replaced (see tanh_amd64.s).
+// candidate must be replaced (see tanh_amd64.s); it returns the OR of the
+// masks.
 //
 //go:noescape
-func tanhKernel(dst, src *float32, groups int, flags *uint8, k *[tanhConstRows][4]uint64)
+func tanhKernel(dst, src *float32, groups int, flags *uint8, k *[tanhConstRows][4]uint64) (any uint8)
 
 // tanhGrad sets dx[i] = dy[i] * (1 - y[i]*y[i]) for i < n, n a multiple
 // of 8 (AVX2; see tanh_amd64.s).

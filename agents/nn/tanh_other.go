@@ -10,7 +10,7 @@ const tanhConstRows = 1
 
 var tanhConsts [tanhConstRows][4]uint64
 
-func tanhKernel(dst, src *float32, groups int, flags *uint8, k *[tanhConstRows][4]uint64) {
+func tanhKernel(dst, src *float32, groups int, flags *uint8, k *[tanhConstRows][4]uint64) uint8 {
 	panic("nn: no tanh kernel on this platform")
 }
 

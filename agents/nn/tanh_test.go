@@ -84,6 +84,13 @@ func BenchmarkTanh(b *testing.B) {
 			}
 		}
 	})
+	b.Run("impl=tanhSlice", func(b *testing.B) {
+		var flags []uint8
+		for b.Loop() {
+			flags = tanhSlice(y.Data, x.Data, flags)
+		}
+		b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(len(x.Data)), "ns/value")
+	})
 }
 
 // checkTanhSlice runs tanhSlice over the float32s with bit patterns
