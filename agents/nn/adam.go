@@ -57,10 +57,17 @@ func (a *Adam) Step() {
 	bc2Sqrt := float32(math.Sqrt(bc2))
 	b1, b2 := float32(a.Beta1), float32(a.Beta2)
 	eps := float32(a.Eps)
+	kc := [8]float32{b1, 1 - b1, b2, 1 - b2, bc2Sqrt, eps, stepSize}
 	for k, p := range a.params {
 		m, v := a.m[k], a.v[k]
 		val := p.Value
-		for i, g := range p.Grad {
+		n := 0
+		if haveKernels && len(p.Grad) >= 8 {
+			n = len(p.Grad) &^ 7
+			adamKernel(&val[0], &p.Grad[0], &m[0], &v[0], n, &kc)
+		}
+		for i := n; i < len(p.Grad); i++ {
+			g := p.Grad[i]
 			mi := b1*m[i] + (1-b1)*g
 			vi := b2*v[i] + (1-b2)*g*g
 			m[i], v[i] = mi, vi

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -108,5 +109,58 @@ func TestClipGradNorm(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAdamStepExact checks Adam.Step (the vector kernel where there is
+// one) against its loop written out in float32, bit for bit, over several
+// steps on parameters whose lengths leave a scalar tail, with gradients
+// that include zeros, huge and tiny values.
+func TestAdamStepExact(t *testing.T) {
+	r := newRNG(41)
+	sizes := []int{1, 7, 8, 9, 31, 64, 77}
+	var ps, ref []*Param
+	for i, n := range sizes {
+		p, q := NewParam(fmt.Sprint("p", i), n), NewParam(fmt.Sprint("p", i), n)
+		for j := range n {
+			p.Value[j] = float32(r.NormFloat64())
+		}
+		copy(q.Value, p.Value)
+		ps, ref = append(ps, p), append(ref, q)
+	}
+	opt := NewAdam(ps, 3e-4, 1e-5)
+	m, v := make([][]float32, len(ref)), make([][]float32, len(ref))
+	for i, q := range ref {
+		m[i], v[i] = make([]float32, len(q.Value)), make([]float32, len(q.Value))
+	}
+	for step := 1; step <= 5; step++ {
+		for i, p := range ps {
+			for j := range p.Grad {
+				g := []float32{float32(r.NormFloat64()), 0, 1e30, 1e-30, float32(r.NormFloat64() * 1e-3)}[(i+j+step)%5]
+				p.Grad[j], ref[i].Grad[j] = g, g
+			}
+		}
+		opt.Step()
+		// The reference: Adam.Step's loop in float32.
+		bc1 := 1 - math.Pow(opt.Beta1, float64(step))
+		bc2 := 1 - math.Pow(opt.Beta2, float64(step))
+		stepSize, bc2Sqrt := float32(opt.LR/bc1), float32(math.Sqrt(bc2))
+		b1, b2, eps := float32(opt.Beta1), float32(opt.Beta2), float32(opt.Eps)
+		for i, q := range ref {
+			for j, g := range q.Grad {
+				mi := b1*m[i][j] + (1-b1)*g
+				vi := b2*v[i][j] + (1-b2)*g*g
+				m[i][j], v[i][j] = mi, vi
+				denom := float32(math.Sqrt(float64(vi)))/bc2Sqrt + eps
+				q.Value[j] -= stepSize * mi / denom
+			}
+		}
+		for i, p := range ps {
+			for j := range p.Value {
+				if math.Float32bits(p.Value[j]) != math.Float32bits(ref[i].Value[j]) {
+					t.Fatalf("step %d, param %d[%d]: %v, reference %v", step, i, j, p.Value[j], ref[i].Value[j])
+				}
+			}
+		}
 	}
 }

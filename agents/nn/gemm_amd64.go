@@ -44,3 +44,10 @@ func dotTile8(m int, x *float32, ldx uintptr, wt *float32, ldwt uintptr, c *floa
 //
 //go:noescape
 func anyZero(p *float32, n int) bool
+
+// colTile8 updates 8 rows of one column of c (gathered into c) with
+// a(r,l)·b(l) for l in [0, k), where a(r,l) is at a + l*sal + 4r bytes
+// and b(l) at b + l*ldb (see gemm_amd64.s).
+//
+//go:noescape
+func colTile8(k int, a *float32, sal uintptr, b *float32, ldb uintptr, c *[8]float32, blend int)

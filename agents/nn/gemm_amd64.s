@@ -476,3 +476,49 @@ zfound:
 	MOVB $1, ret+16(FP)
 	VZEROUPPER
 	RET
+
+// func colTile8(k int, a *float32, sal uintptr, b *float32, ldb uintptr, c *[8]float32, blend int)
+//
+// colTile8 is the kernels' update for 8 rows of one column of c, for a
+// whose rows are adjacent (aᵀ of a row-major matrix): c[r] += a(r,l)·b(l)
+// for l in [0, k), a(r,l) at a + l*sal + 4r bytes, b(l) at b + l*ldb.
+TEXT ·colTile8(SB), NOSPLIT, $0-56
+	MOVQ    k+0(FP), CX
+	MOVQ    a+8(FP), R8
+	MOVQ    sal+16(FP), R12
+	MOVQ    b+24(FP), SI
+	MOVQ    ldb+32(FP), R13
+	MOVQ    c+40(FP), DI
+	VMOVUPS (DI), Y0
+	VXORPS  Y12, Y12, Y12
+	MOVQ    blend+48(FP), AX
+	TESTQ   AX, AX
+	JNZ     cslow
+
+cfast:
+	VMOVUPS      (R8), Y8
+	VBROADCASTSS (SI), Y10
+	VMULPS       Y8, Y10, Y14
+	VADDPS       Y0, Y14, Y0
+	ADDQ         R12, R8
+	ADDQ         R13, SI
+	DECQ         CX
+	JNZ          cfast
+	JMP          cstore
+
+cslow:
+	VMOVUPS      (R8), Y8
+	VBROADCASTSS (SI), Y10
+	VCMPPS       $4, Y12, Y8, Y13
+	VMULPS       Y8, Y10, Y14
+	VADDPS       Y0, Y14, Y14
+	VBLENDVPS    Y13, Y14, Y0, Y0
+	ADDQ         R12, R8
+	ADDQ         R13, SI
+	DECQ         CX
+	JNZ          cslow
+
+cstore:
+	VMOVUPS Y0, (DI)
+	VZEROUPPER
+	RET

@@ -46,32 +46,54 @@ func fastGemm(transA bool, m, n, k int, a []float32, lda int, b []float32, ldb i
 	if span := (m-1)*sai + (k-1)*sal + 1; anyZero(&a[0], span) {
 		blend = 1
 	}
+	// With aᵀ (rows of op(a) adjacent) the last n%4 columns go 8 rows at
+	// a time down the column; the row tiles below then stop short of them.
+	nTiles := n
+	if sai == 1 && n%4 != 0 && m >= 8 {
+		nTiles = n &^ 3
+		var col [8]float32
+		for j := nTiles; j < n; j++ {
+			i := 0
+			for ; i+8 <= m; i += 8 {
+				for r := range col {
+					col[r] = c[(i+r)*ldc+j]
+				}
+				colTile8(k, &a[i], usal, &b[j], uldb, &col, blend)
+				for r, v := range col {
+					c[(i+r)*ldc+j] = v
+				}
+			}
+			for ; i < m; i++ {
+				axpyTail(k, a[i:], sal, b[j:], ldb, c[i*ldc+j:i*ldc+j+1])
+			}
+		}
+	}
 	i := 0
 	for ; i+4 <= m; i += 4 {
 		a0, a1, a2, a3 := &a[i*sai], &a[(i+1)*sai], &a[(i+2)*sai], &a[(i+3)*sai]
 		j := 0
-		for ; j+16 <= n; j += 16 {
+		for ; j+16 <= nTiles; j += 16 {
 			tile4x16(k, a0, a1, a2, a3, usal, &b[j], uldb, &c[i*ldc+j], uldc, blend)
 		}
-		for ; j+8 <= n; j += 8 {
+		for ; j+8 <= nTiles; j += 8 {
 			tile4x8(k, a0, a1, a2, a3, usal, &b[j], uldb, &c[i*ldc+j], uldc, blend)
 		}
-		for ; j+4 <= n; j += 4 {
+		for ; j+4 <= nTiles; j += 4 {
 			tile4x4(k, a0, a1, a2, a3, usal, &b[j], uldb, &c[i*ldc+j], uldc, blend)
 		}
-		if j < n {
+		if j < nTiles {
 			for r := i; r < i+4; r++ {
-				axpyTail(k, a[r*sai:], sal, b[j:], ldb, c[r*ldc+j:r*ldc+n])
+				axpyTail(k, a[r*sai:], sal, b[j:], ldb, c[r*ldc+j:r*ldc+nTiles])
 			}
 		}
 	}
 	for ; i < m; i++ {
 		j := 0
-		for ; j+8 <= n; j += 8 {
+		for ; j+8 <= nTiles; j += 8 {
 			tile1x8(k, &a[i*sai], usal, &b[j], uldb, &c[i*ldc+j], blend)
 		}
-		if j < n {
-			axpyTail(k, a[i*sai:], sal, b[j:], ldb, c[i*ldc+j:i*ldc+n])
+		if j < nTiles {
+			axpyTail(k, a[i*sai:], sal, b[j:], ldb, c[i*ldc+j:i*ldc+nTiles])
 		}
 	}
 }

@@ -29,3 +29,11 @@ func tile4x4(k int, a0, a1, a2, a3 *float32, sal uintptr, b *float32, ldb uintpt
 func anyZero(p *float32, n int) bool {
 	panic("nn: no gemm kernels on this platform")
 }
+
+func colTile8(k int, a *float32, sal uintptr, b *float32, ldb uintptr, c *[8]float32, blend int) {
+	panic("nn: no gemm kernels on this platform")
+}
+
+func adamKernel(val, grad, m, v *float32, n int, k *[8]float32) {
+	panic("nn: no Adam kernel on this platform")
+}
