@@ -35,10 +35,11 @@ func tile1x8(k int, a0 *float32, sal uintptr, b *float32, ldb uintptr, c *float3
 // dotTile8 adds to 8 columns of m rows of c the dot products of the rows
 // of x with 8 columns of wt, each summed in gonum DotUnitary's order for
 // the given split of k into t leading products, chunks of 16, groups of 4
-// and single products (see gemm_amd64.s).
+// and single products (see gemm_amd64.s); the 8 columns of c are cstride
+// bytes apart.
 //
 //go:noescape
-func dotTile8(m int, x *float32, ldx uintptr, wt *float32, ldwt uintptr, c *float32, ldc uintptr, t, chunks, tail4, tail1 int)
+func dotTile8(m int, x *float32, ldx uintptr, wt *float32, ldwt uintptr, c *float32, ldc uintptr, t, chunks, tail4, tail1 int, cstride uintptr)
 
 // anyZero reports whether any of the n float32s from p on is +0 or -0.
 //

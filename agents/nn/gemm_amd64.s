@@ -239,7 +239,7 @@ store1:
 	VADDPS Y9, acc, acc; \
 	ADDQ R11, R9
 
-// func dotTile8(m int, x *float32, ldx uintptr, wt *float32, ldwt uintptr, c *float32, ldc uintptr, t, chunks, tail4, tail1 int)
+// func dotTile8(m int, x *float32, ldx uintptr, wt *float32, ldwt uintptr, c *float32, ldc uintptr, t, chunks, tail4, tail1 int, cstride uintptr)
 //
 // For each of m rows of x (ldx bytes apart) and 8 columns j of wt (a
 // transposed weight, rows ldwt bytes apart), c(i,j) += the dot product of
@@ -250,8 +250,8 @@ store1:
 // P_SUM if there was a chunk, tail4 groups of 4 into SUM's lanes, tail1
 // products into lane 0, and the lanes added as HADDPS twice does:
 // (s0+s1)+(s2+s3). Y0-Y3 hold SUM's lanes and Y4-Y7 P_SUM's, each for the
-// 8 columns.
-TEXT ·dotTile8(SB), NOSPLIT, $0-88
+// 8 columns. The 8 columns of c are cstride bytes apart (4: adjacent).
+TEXT ·dotTile8(SB), NOSPLIT, $0-96
 	MOVQ m+0(FP), R12
 	MOVQ x+8(FP), R13
 	MOVQ ldx+16(FP), BX
@@ -341,10 +341,52 @@ sum:
 	VADDPS  Y1, Y0, Y0
 	VADDPS  Y3, Y2, Y2
 	VADDPS  Y2, Y0, Y0
+	MOVQ    cstride+88(FP), SI
+	CMPQ    SI, $4
+	JNE     strided
 	VMOVUPS (DI), Y1
 	VADDPS  Y0, Y1, Y1
 	VMOVUPS Y1, (DI)
+	JMP     nextrow
 
+strided: // the 8 columns of c are SI bytes apart
+	MOVQ         DI, AX
+	VMOVSS       (AX), X1
+	ADDQ         SI, AX
+	VINSERTPS    $0x10, (AX), X1, X1
+	ADDQ         SI, AX
+	VINSERTPS    $0x20, (AX), X1, X1
+	ADDQ         SI, AX
+	VINSERTPS    $0x30, (AX), X1, X1
+	ADDQ         SI, AX
+	VMOVSS       (AX), X2
+	ADDQ         SI, AX
+	VINSERTPS    $0x10, (AX), X2, X2
+	ADDQ         SI, AX
+	VINSERTPS    $0x20, (AX), X2, X2
+	ADDQ         SI, AX
+	VINSERTPS    $0x30, (AX), X2, X2
+	VINSERTF128  $1, X2, Y1, Y1
+	VADDPS       Y0, Y1, Y1
+	VEXTRACTF128 $1, Y1, X2
+	MOVQ         DI, AX
+	VMOVSS       X1, (AX)
+	ADDQ         SI, AX
+	VEXTRACTPS   $1, X1, (AX)
+	ADDQ         SI, AX
+	VEXTRACTPS   $2, X1, (AX)
+	ADDQ         SI, AX
+	VEXTRACTPS   $3, X1, (AX)
+	ADDQ         SI, AX
+	VMOVSS       X2, (AX)
+	ADDQ         SI, AX
+	VEXTRACTPS   $1, X2, (AX)
+	ADDQ         SI, AX
+	VEXTRACTPS   $2, X2, (AX)
+	ADDQ         SI, AX
+	VEXTRACTPS   $3, X2, (AX)
+
+nextrow:
 	ADDQ BX, R13
 	ADDQ DX, DI
 	DECQ R12

@@ -120,26 +120,20 @@ func axpyTail(k int, a []float32, sal int, b []float32, ldb int, c []float32) {
 // that row is 16-byte aligned, then in chunks of 16 over two 4-lane
 // partial sums, then in groups of 4, then one at a time, and adds the lanes
 // pairwise. dotTile8 reproduces that order for 8 rows of b at once, so
-// fastGemmNT groups the rows of b by their alignment (one group when ldb
-// is a multiple of 4; up to four otherwise, as for a first layer of 21 or
-// 45 inputs) and works on the columns of c in that order. gonum's Sgemm
-// also splits k into blocks of 64, each a separate DotUnitary added to c,
-// when it would run in parallel (at least minParBlock blocks of 64x64 in
-// c); fastGemmNT does the same.
+// fastGemmNT groups the rows of b by their alignment: one group when ldb
+// is a multiple of 4; otherwise, as for a first layer of 21 or 45 inputs,
+// rows j ≡ g (mod 2 or 4), whose columns of c dotTile8 then reads and
+// writes with that stride. gonum's Sgemm also splits k into blocks of 64,
+// each a separate DotUnitary added to c, when it would run in parallel (at
+// least minParBlock blocks of 64x64 in c); fastGemmNT does the same.
 
 const (
 	gonumBlock       = 64 // gonum/blas/gonum's blockSize
 	gonumMinParBlock = 4  // and minParBlock
 )
 
-// ntScratch is fastGemmNT's working memory, pooled.
-type ntScratch struct {
-	wt   []float32 // bᵀ, columns in perm order
-	ct   []float32 // c, columns in perm order, when perm is not the identity
-	perm []int     // the rows of b by alignment
-}
-
-var ntPool = sync.Pool{New: func() any { return new(ntScratch) }}
+// wtPool holds fastGemmNT's scratch buffers for bᵀ.
+var wtPool = sync.Pool{New: func() any { return new([]float32) }}
 
 // fastGemmNT computes c += a·bᵀ for row-major a (m x k), b (n x k) and c
 // (m x n) with leading dimensions lda, ldb and ldc, bit for bit as gonum's
@@ -151,83 +145,59 @@ func fastGemmNT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []flo
 	if k < 1 || len(a) < (m-1)*lda+k || len(b) < (n-1)*ldb+k || len(c) < (m-1)*ldc+n {
 		panic(fmt.Sprintf("nn: fastGemmNT: short operands for %dx%dx%d", m, n, k))
 	}
-	sc := ntPool.Get().(*ntScratch)
-	defer ntPool.Put(sc)
-	sc.perm = slices.Grow(sc.perm[:0], n)
-	// The rows of b by the alignment of their start within 16 bytes, and
-	// where each group starts in perm.
+	// Rows of b whose starts share an alignment within 16 bytes are every
+	// period-th: period 1, 2 or 4 as ldb is a multiple of 4, even, or odd.
+	period := 4
+	switch {
+	case ldb%4 == 0:
+		period = 1
+	case ldb%2 == 0:
+		period = 2
+	}
 	base := uintptr(unsafe.Pointer(&b[0]))
-	var start [5]int
-	for g := range 4 {
-		start[g] = len(sc.perm)
-		for j := range n {
-			if (base+uintptr(j*ldb*4))&15 == uintptr(4*g) {
-				sc.perm = append(sc.perm, j)
-			}
-		}
-	}
-	start[4] = n
-	perm := sc.perm
-	identity := true
-	for p, j := range perm {
-		identity = identity && p == j
-	}
-	sc.wt = slices.Grow(sc.wt[:0], k*n)[:k*n]
-	wt := sc.wt
-	for p, j := range perm {
-		row := b[j*ldb : j*ldb+k]
-		for l, v := range row {
-			wt[l*n+p] = v
-		}
-	}
-	ct, ldct := c, ldc
-	if !identity {
-		sc.ct = slices.Grow(sc.ct[:0], m*n)[:m*n]
-		ct, ldct = sc.ct, n
-		for i := range m {
-			for p, j := range perm {
-				ct[i*n+p] = c[i*ldc+j]
-			}
-		}
-	}
+	buf := wtPool.Get().(*[]float32)
+	defer wtPool.Put(buf)
+	*buf = slices.Grow((*buf)[:0], k*n)[:k*n]
+	wt := *buf // bᵀ, its columns grouped: g, g+period, ... for each g
 	kb := k
 	if blocksOf(m)*blocksOf(n) >= gonumMinParBlock {
 		kb = gonumBlock
 	}
 	const f = 4 // bytes per float32
-	for l0 := 0; l0 < k; l0 += kb {
-		lk := min(kb, k-l0)
-		for g := range 4 {
-			p0, p1 := start[g], start[g+1]
-			if p0 == p1 {
-				continue
+	p0 := 0     // first column of the group in wt
+	for g := range min(period, n) {
+		cols := (n - g + period - 1) / period
+		for q := range cols {
+			row := b[(g+q*period)*ldb:][:k]
+			for l, v := range row {
+				wt[l*n+p0+q] = v
 			}
-			// DotUnitary's split of this block for rows of this group.
+		}
+		// The group's rows all start at this offset within 16 bytes.
+		mis0 := int((base + uintptr(g*ldb*f)) & 15)
+		for l0 := 0; l0 < k; l0 += kb {
+			lk := min(kb, k-l0)
+			// DotUnitary's split of this block for these rows.
 			t := 0
-			if mis := (4*g + 4*l0) & 15; mis != 0 {
+			if mis := (mis0 + f*l0) & 15; mis != 0 {
 				t = min((16-mis)/f, lk)
 			}
 			rest := lk - t
 			chunks, tail4, tail1 := rest/16, rest%16/4, rest%4
-			p := p0
-			for ; p+8 <= p1; p += 8 {
-				dotTile8(m, &a[l0], uintptr(lda*f), &wt[l0*n+p], uintptr(n*f), &ct[p], uintptr(ldct*f), t, chunks, tail4, tail1)
+			q := 0
+			for ; q+8 <= cols; q += 8 {
+				j := g + q*period
+				dotTile8(m, &a[l0], uintptr(lda*f), &wt[l0*n+p0+q], uintptr(n*f), &c[j], uintptr(ldc*f), t, chunks, tail4, tail1, uintptr(period*f))
 			}
-			for ; p < p1; p++ {
-				j := perm[p]
+			for ; q < cols; q++ {
+				j := g + q*period
 				brow := b[j*ldb+l0 : j*ldb+l0+lk]
 				for i := range m {
-					ct[i*ldct+p] += gonum.Implementation{}.Sdot(lk, a[i*lda+l0:], 1, brow, 1)
+					c[i*ldc+j] += gonum.Implementation{}.Sdot(lk, a[i*lda+l0:], 1, brow, 1)
 				}
 			}
 		}
-	}
-	if !identity {
-		for i := range m {
-			for p, j := range perm {
-				c[i*ldc+j] = ct[i*n+p]
-			}
-		}
+		p0 += cols
 	}
 }
 

@@ -18,7 +18,7 @@ func tile1x8(k int, a0 *float32, sal uintptr, b *float32, ldb uintptr, c *float3
 	panic("nn: no gemm kernels on this platform")
 }
 
-func dotTile8(m int, x *float32, ldx uintptr, wt *float32, ldwt uintptr, c *float32, ldc uintptr, t, chunks, tail4, tail1 int) {
+func dotTile8(m int, x *float32, ldx uintptr, wt *float32, ldwt uintptr, c *float32, ldc uintptr, t, chunks, tail4, tail1 int, cstride uintptr) {
 	panic("nn: no gemm kernels on this platform")
 }
 
