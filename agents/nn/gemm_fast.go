@@ -37,6 +37,9 @@ func fastGemm(transA bool, m, n, k int, a []float32, lda int, b []float32, ldb i
 	if k < 1 || len(a) <= (m-1)*sai+(k-1)*sal || len(b) <= (k-1)*ldb+n-1 || len(c) <= (m-1)*ldc+n-1 {
 		panic(fmt.Sprintf("nn: fastGemm: short operands for %dx%dx%d", m, n, k))
 	}
+	if compactGemm(transA, m, n, k, a, lda, b, ldb, c, ldc) {
+		return
+	}
 	const f = 4 // bytes per float32
 	usal, uldb, uldc := uintptr(sal*f), uintptr(ldb*f), uintptr(ldc*f)
 	// The kernels skip their zero check when a has no zeros (the usual
@@ -96,6 +99,86 @@ func fastGemm(transA bool, m, n, k int, a []float32, lda int, b []float32, ldb i
 			axpyTail(k, a[i*sai:], sal, b[j:], ldb, c[i*ldc+j:i*ldc+nTiles])
 		}
 	}
+}
+
+// compactScratch is compactGemm's working memory, pooled.
+type compactScratch struct {
+	keep []int
+	buf  []float32
+}
+
+var compactPool = sync.Pool{New: func() any { return new(compactScratch) }}
+
+// compactGemm handles fastGemm's product when some stored rows of a are
+// entirely zero, as in a minibatch whose clipped samples have no gradient:
+// gonum skips every product with a zero a(i,l), so such a row changes
+// nothing, and dropping it keeps the rest of the sums (and their order)
+// intact while sparing the kernels the masked update they use whenever a
+// has a zero. For op(a) = a a zero row i leaves row i of c as it is; for
+// op(a) = aᵀ a zero stored row l drops step l (and row l of b). The rows
+// left are copied together and the product run on them (with c's rows
+// copied out and back for op(a) = a). It reports false, doing nothing,
+// when no row, or every row, is zero (then there is nothing to add).
+func compactGemm(transA bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) bool {
+	rows, cols := m, k // a's stored rows and the columns used
+	if transA {
+		rows, cols = k, m
+	}
+	zero := func(r int) bool {
+		for _, v := range a[r*lda : r*lda+cols] {
+			if v != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	first := -1
+	for r := range rows {
+		if zero(r) {
+			first = r
+			break
+		}
+	}
+	if first < 0 {
+		return false
+	}
+	sc := compactPool.Get().(*compactScratch)
+	defer compactPool.Put(sc)
+	keep := sc.keep[:0]
+	for r := range rows {
+		if r < first || (r > first && !zero(r)) {
+			keep = append(keep, r)
+		}
+	}
+	sc.keep = keep
+	if len(keep) == 0 {
+		return true // every product is skipped: c stays as it is
+	}
+	buf := &sc.buf
+	kr := len(keep)
+	if transA {
+		// a' = the kept rows of a (kr x m), b' = the same rows of b.
+		*buf = slices.Grow((*buf)[:0], kr*(m+n))[:kr*(m+n)]
+		ac, bc := (*buf)[:kr*m], (*buf)[kr*m:]
+		for q, r := range keep {
+			copy(ac[q*m:(q+1)*m], a[r*lda:r*lda+m])
+			copy(bc[q*n:(q+1)*n], b[r*ldb:r*ldb+n])
+		}
+		fastGemm(true, m, n, kr, ac, m, bc, n, c, ldc)
+		return true
+	}
+	// a' = the kept rows of a (kr x k), c' = the same rows of c.
+	*buf = slices.Grow((*buf)[:0], kr*(k+n))[:kr*(k+n)]
+	ac, cc := (*buf)[:kr*k], (*buf)[kr*k:]
+	for q, r := range keep {
+		copy(ac[q*k:(q+1)*k], a[r*lda:r*lda+k])
+		copy(cc[q*n:(q+1)*n], c[r*ldc:r*ldc+n])
+	}
+	fastGemm(false, kr, n, k, ac, k, b, ldb, cc, n)
+	for q, r := range keep {
+		copy(c[r*ldc:r*ldc+n], cc[q*n:(q+1)*n])
+	}
+	return true
 }
 
 // axpyTail is the scalar form of the kernels for the last columns of one
