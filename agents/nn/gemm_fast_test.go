@@ -203,3 +203,38 @@ func TestAnyZero(t *testing.T) {
 		}
 	}
 }
+
+// TestLinearBiasGradExact checks the bias gradient (a product with ones on
+// the kernels where they run) against the plain row-by-row sum, bit for
+// bit, with zero rows and special values in dy.
+func TestLinearBiasGradExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, shape := range [][2]int{{128, 64}, {7, 3}, {33, 9}, {1, 1}} {
+		rows, out := shape[0], shape[1]
+		l := NewLinear(5, out)
+		x, dy := NewMat(rows, 5), NewMat(rows, out)
+		for i := range dy.Data {
+			dy.Data[i] = specialFloat32(r)
+		}
+		for i := 0; i < rows; i += 4 {
+			clear(dy.Row(i))
+		}
+		want := make([]float32, out)
+		for i := range l.B.Grad {
+			l.B.Grad[i] = float32(r.NormFloat64())
+			want[i] = l.B.Grad[i]
+		}
+		for i := range rows {
+			for j, g := range dy.Row(i) {
+				want[j] += g
+			}
+		}
+		l.Forward(x)
+		l.Backward(dy)
+		for j := range want {
+			if !sameFloat32(l.B.Grad[j], want[j]) {
+				t.Fatalf("%dx%d: db[%d] = %v, want %v", rows, out, j, l.B.Grad[j], want[j])
+			}
+		}
+	}
+}

@@ -58,8 +58,9 @@ type Linear struct {
 	// B is the bias, shape [Out]; B.Grad is dL/db.
 	B *Param
 
-	x     Mat // cached input of the last Forward
-	y, dx Mat // reused output buffers
+	x     Mat       // cached input of the last Forward
+	y, dx Mat       // reused output buffers
+	ones  []float32 // ones for the bias gradient's product
 }
 
 // NewLinear returns a zero-initialised in -> out layer whose parameters are
@@ -101,6 +102,18 @@ func (l *Linear) accumulate(dy Mat) {
 	}
 	gemm(true, false, 1, dy, l.x, 1, Mat{Rows: l.Out, Cols: l.In, Data: l.W.Grad})
 	db := l.B.Grad
+	if haveKernels && gonumBLAS && dy.Rows > 0 {
+		// db += 1ᵀ dy on the kernels: each db[j] gets 1·g = g added row by
+		// row, exactly the loop below.
+		if len(l.ones) < dy.Rows {
+			l.ones = make([]float32, dy.Rows)
+			for i := range l.ones {
+				l.ones[i] = 1
+			}
+		}
+		fastGemm(true, 1, l.Out, dy.Rows, l.ones, 1, dy.Data, l.Out, db, l.Out)
+		return
+	}
 	for i := 0; i < dy.Rows; i++ {
 		for j, g := range dy.Row(i) {
 			db[j] += g
