@@ -238,3 +238,42 @@ func TestLinearBiasGradExact(t *testing.T) {
 		}
 	}
 }
+
+// TestGemmDispatchMatchesGonum checks gemm, whichever path it takes, against
+// gonum's Sgemm for every transpose pair and beta 0, 1 and 0.5.
+func TestGemmDispatchMatchesGonum(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, beta := range []float32{0, 1, 0.5} {
+		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+			m, n, k := 19, 23, 29
+			ar, ac, br, bc := m, k, k, n
+			if tr[0] {
+				ar, ac = k, m
+			}
+			if tr[1] {
+				br, bc = n, k
+			}
+			a, b, c := NewMat(ar, ac), NewMat(br, bc), NewMat(m, n)
+			for _, x := range []Mat{a, b, c} {
+				for i := range x.Data {
+					x.Data[i] = specialFloat32(r)
+				}
+			}
+			want := c.Clone()
+			ta, tb := blas.NoTrans, blas.NoTrans
+			if tr[0] {
+				ta = blas.Trans
+			}
+			if tr[1] {
+				tb = blas.Trans
+			}
+			gonum.Implementation{}.Sgemm(ta, tb, m, n, k, 1, a.Data, a.Cols, b.Data, b.Cols, beta, want.Data, n)
+			gemm(tr[0], tr[1], 1, a, b, beta, c)
+			for i := range want.Data {
+				if !sameFloat32(c.Data[i], want.Data[i]) {
+					t.Fatalf("beta %v trans %v: c[%d] = %v, gonum %v", beta, tr, i, c.Data[i], want.Data[i])
+				}
+			}
+		}
+	}
+}

@@ -109,12 +109,9 @@ func gemm(transA, transB bool, alpha float32, a, b Mat, beta float32, c Mat) {
 		}
 		return
 	}
-	if haveKernels && gonumBLAS && alpha == 1 && transB && !transA && beta == 1 {
-		fastGemmNT(m, n, k, a.Data, max(a.Cols, 1), b.Data, max(b.Cols, 1), c.Data, max(c.Cols, 1))
-		return
-	}
-	if haveKernels && gonumBLAS && !transB && alpha == 1 {
-		// gonum's Sgemm scales c by beta first, then adds the product.
+	if haveKernels && gonumBLAS && alpha == 1 && !(transA && transB) {
+		// The AVX2 kernels (gemm_fast.go), with gonum's Sgemm's results:
+		// it scales c by beta first, then adds the product.
 		switch beta {
 		case 1:
 		case 0:
@@ -124,7 +121,12 @@ func gemm(transA, transB bool, alpha float32, a, b Mat, beta float32, c Mat) {
 				c.Data[i] *= beta
 			}
 		}
-		fastGemm(transA, m, n, k, a.Data, max(a.Cols, 1), b.Data, max(b.Cols, 1), c.Data, max(c.Cols, 1))
+		lda, ldb, ldc := max(a.Cols, 1), max(b.Cols, 1), max(c.Cols, 1)
+		if transB {
+			fastGemmNT(m, n, k, a.Data, lda, b.Data, ldb, c.Data, ldc)
+		} else {
+			fastGemm(transA, m, n, k, a.Data, lda, b.Data, ldb, c.Data, ldc)
+		}
 		return
 	}
 	impl.Sgemm(ta, tb, m, n, k, alpha, a.Data, max(a.Cols, 1), b.Data, max(b.Cols, 1), beta, c.Data, max(c.Cols, 1))
