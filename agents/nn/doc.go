@@ -19,7 +19,8 @@
 // reproducing gonum's order of summation (gemm_fast.go) and by checking
 // every float32 input of tanh (TestTanhSliceExhaustive), so training
 // curves and checkpoints are the same with or without them. The purego
-// build tag turns them off.
+// build tag turns them off, and so does the netlib tag (a package with cgo
+// cannot hold Go assembly; OpenBLAS then does the products).
 //
 // Randomness (initialisation, sampling) comes only from the rand.Source the
 // caller passes, so one seed gives bit-identical weights. Shape mismatches
