@@ -139,3 +139,36 @@ func BenchmarkGradGemm(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkKernelWidth times Linear's three products for a 64-64 layer and
+// a minibatch of 128 on the AVX2 kernels and, where the CPU has it, the
+// AVX-512 ones.
+func BenchmarkKernelWidth(b *testing.B) {
+	if !haveKernels {
+		b.Skip("no gemm kernels on this CPU or platform")
+	}
+	rng := newRNG(15)
+	x, w, dy := randMat(rng, 128, 64, 1), randMat(rng, 64, 64, 1), randMat(rng, 128, 64, 1)
+	y, dx, dw := NewMat(128, 64), NewMat(128, 64), NewMat(64, 64)
+	flops := 3 * 2.0 * 128 * 64 * 64
+	was := haveKernels512
+	defer setKernels512(was)
+	for _, wide := range []bool{false, true} {
+		if wide && !was {
+			continue
+		}
+		name := "avx2"
+		if wide {
+			name = "avx512"
+		}
+		b.Run("kernels="+name, func(b *testing.B) {
+			setKernels512(wide)
+			for b.Loop() {
+				gemm(false, true, 1, x, w, 0, y)
+				gemm(false, false, 1, dy, w, 0, dx)
+				gemm(true, false, 1, dy, x, 1, dw)
+			}
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}

@@ -75,6 +75,11 @@ func fastGemm(transA bool, m, n, k int, a []float32, lda int, b []float32, ldb i
 	for ; i+4 <= m; i += 4 {
 		a0, a1, a2, a3 := &a[i*sai], &a[(i+1)*sai], &a[(i+2)*sai], &a[(i+3)*sai]
 		j := 0
+		if haveKernels512 {
+			for ; j+32 <= nTiles; j += 32 {
+				tile4x32(k, a0, a1, a2, a3, usal, &b[j], uldb, &c[i*ldc+j], uldc, blend)
+			}
+		}
 		for ; j+16 <= nTiles; j += 16 {
 			tile4x16(k, a0, a1, a2, a3, usal, &b[j], uldb, &c[i*ldc+j], uldc, blend)
 		}
@@ -268,6 +273,11 @@ func fastGemmNT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []flo
 			rest := lk - t
 			chunks, tail4, tail1 := rest/16, rest%16/4, rest%4
 			q := 0
+			if haveKernels512 && period == 1 {
+				for ; q+16 <= cols; q += 16 {
+					dotTile16(m, &a[l0], uintptr(lda*f), &wt[l0*n+p0+q], uintptr(n*f), &c[g+q], uintptr(ldc*f), t, chunks, tail4, tail1)
+				}
+			}
 			for ; q+8 <= cols; q += 8 {
 				j := g + q*period
 				dotTile8(m, &a[l0], uintptr(lda*f), &wt[l0*n+p0+q], uintptr(n*f), &c[j], uintptr(ldc*f), t, chunks, tail4, tail1, uintptr(period*f))

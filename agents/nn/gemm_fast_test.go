@@ -50,6 +50,10 @@ func TestFastGemmMatchesGonum(t *testing.T) {
 	if !haveKernels {
 		t.Skip("no gemm kernels on this CPU or platform")
 	}
+	forEachKernelWidth(t, testFastGemmMatchesGonum)
+}
+
+func testFastGemmMatchesGonum(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for trial := range 3000 {
 		m, n, k := 1+r.IntN(37), 1+r.IntN(41), 1+r.IntN(70)
@@ -134,6 +138,10 @@ func TestFastGemmNTMatchesGonum(t *testing.T) {
 	if !haveKernels {
 		t.Skip("no gemm kernels on this CPU or platform")
 	}
+	forEachKernelWidth(t, testFastGemmNTMatchesGonum)
+}
+
+func testFastGemmNTMatchesGonum(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	shapes := [][3]int{{128, 64, 64}, {128, 84, 120}, {512, 64, 64}, {200, 130, 150}, {1, 1, 1}, {3, 9, 17}, {128, 64, 45}, {128, 64, 21}, {256, 70, 150}}
 	for trial := range 3000 {
@@ -279,5 +287,18 @@ func TestGemmDispatchMatchesGonum(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// forEachKernelWidth runs check with the AVX2 kernels only and, where the
+// CPU has AVX-512, again with the AVX-512 ones.
+func forEachKernelWidth(t *testing.T, check func(*testing.T)) {
+	was := haveKernels512
+	defer func() { setKernels512(was) }()
+	setKernels512(false)
+	t.Run("avx2", check)
+	if was {
+		setKernels512(true)
+		t.Run("avx512", check)
 	}
 }

@@ -37,3 +37,15 @@ func colTile8(k int, a *float32, sal uintptr, b *float32, ldb uintptr, c *[8]flo
 func adamKernel(val, grad, m, v *float32, n int, k *[8]float32) {
 	panic("nn: no Adam kernel on this platform")
 }
+
+const haveKernels512 = false
+
+func tile4x32(k int, a0, a1, a2, a3 *float32, sal uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, blend int) {
+	panic("nn: no gemm kernels on this platform")
+}
+
+func dotTile16(m int, x *float32, ldx uintptr, wt *float32, ldwt uintptr, c *float32, ldc uintptr, t, chunks, tail4, tail1 int) {
+	panic("nn: no gemm kernels on this platform")
+}
+
+func setKernels512(bool) {}

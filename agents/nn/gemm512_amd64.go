@@ -1,0 +1,22 @@
+//go:build amd64 && !purego && !netlib
+
+package nn
+
+import "golang.org/x/sys/cpu"
+
+// haveKernels512 reports whether the AVX-512 kernels of gemm512_amd64.s can
+// run here (they need only AVX-512F).
+var haveKernels512 = haveKernels && cpu.X86.HasAVX512F
+
+// tile4x32 is tile4x16 (gemm_amd64.go) for a 4x32 block, on AVX-512.
+//
+//go:noescape
+func tile4x32(k int, a0, a1, a2, a3 *float32, sal uintptr, b *float32, ldb uintptr, c *float32, ldc uintptr, blend int)
+
+// dotTile16 is dotTile8 for 16 adjacent columns of c, on AVX-512.
+//
+//go:noescape
+func dotTile16(m int, x *float32, ldx uintptr, wt *float32, ldwt uintptr, c *float32, ldc uintptr, t, chunks, tail4, tail1 int)
+
+// setKernels512 turns the AVX-512 kernels on or off (tests run both).
+func setKernels512(on bool) { haveKernels512 = on && haveKernels && cpu.X86.HasAVX512F }
