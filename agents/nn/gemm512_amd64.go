@@ -18,5 +18,9 @@ func tile4x32(k int, a0, a1, a2, a3 *float32, sal uintptr, b *float32, ldb uintp
 //go:noescape
 func dotTile16(m int, x *float32, ldx uintptr, wt *float32, ldwt uintptr, c *float32, ldc uintptr, t, chunks, tail4, tail1 int)
 
-// setKernels512 turns the AVX-512 kernels on or off (tests run both).
-func setKernels512(on bool) { haveKernels512 = on && haveKernels && cpu.X86.HasAVX512F }
+// setKernels512 turns the AVX-512 kernels (products and tanh) on or off,
+// where the CPU has them; tests run both widths.
+func setKernels512(on bool) {
+	haveKernels512 = on && haveKernels && cpu.X86.HasAVX512F
+	haveTanh512 = on && haveTanhKernel && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ
+}

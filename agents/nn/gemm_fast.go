@@ -37,18 +37,18 @@ func fastGemm(transA bool, m, n, k int, a []float32, lda int, b []float32, ldb i
 	if k < 1 || len(a) <= (m-1)*sai+(k-1)*sal || len(b) <= (k-1)*ldb+n-1 || len(c) <= (m-1)*ldc+n-1 {
 		panic(fmt.Sprintf("nn: fastGemm: short operands for %dx%dx%d", m, n, k))
 	}
-	if compactGemm(transA, m, n, k, a, lda, b, ldb, c, ldc) {
-		return
-	}
-	const f = 4 // bytes per float32
-	usal, uldb, uldc := uintptr(sal*f), uintptr(ldb*f), uintptr(ldc*f)
 	// The kernels skip their zero check when a has no zeros (the usual
 	// case for tanh networks); the span scanned may include elements
 	// outside op(a) when lda is wider than it, which only costs speed.
 	blend := 0
 	if span := (m-1)*sai + (k-1)*sal + 1; anyZero(&a[0], span) {
+		if compactGemm(transA, m, n, k, a, lda, b, ldb, c, ldc) {
+			return
+		}
 		blend = 1
 	}
+	const f = 4 // bytes per float32
+	usal, uldb, uldc := uintptr(sal*f), uintptr(ldb*f), uintptr(ldc*f)
 	// With aᵀ (rows of op(a) adjacent) the last n%4 columns go 8 rows at
 	// a time down the column; the row tiles below then stop short of them.
 	nTiles := n

@@ -293,7 +293,7 @@ func TestGemmDispatchMatchesGonum(t *testing.T) {
 // forEachKernelWidth runs check with the AVX2 kernels only and, where the
 // CPU has AVX-512, again with the AVX-512 ones.
 func forEachKernelWidth(t *testing.T, check func(*testing.T)) {
-	was := haveKernels512
+	was := haveKernels512 || haveTanh512
 	defer func() { setKernels512(was) }()
 	setKernels512(false)
 	t.Run("avx2", check)

@@ -48,7 +48,16 @@ func tanhSlice(dst, src []float32, flags []uint8) []uint8 {
 			flags = make([]uint8, groups)
 		}
 		flags = flags[:groups]
-		if tanhKernel(&dst[0], &src[0], groups, &flags[0], &tanhConsts) != 0 {
+		var flagged uint8
+		done := 0 // groups computed
+		if haveTanh512 && groups >= 2 {
+			done = groups &^ 1
+			flagged = tanhKernel512(&dst[0], &src[0], done/2, &flags[0], &tanhConsts)
+		}
+		if done < groups {
+			flagged |= tanhKernel(&dst[4*done], &src[4*done], groups-done, &flags[done], &tanhConsts)
+		}
+		if flagged != 0 {
 			for g := 0; g < groups; g += 8 {
 				// Flagged lanes are rare: skip 8 groups at a time.
 				if g+8 <= groups && binary.LittleEndian.Uint64(flags[g:]) == 0 {

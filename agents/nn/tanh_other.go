@@ -17,3 +17,9 @@ func tanhKernel(dst, src *float32, groups int, flags *uint8, k *[tanhConstRows][
 func tanhGrad(dx, dy, y *float32, n int) {
 	panic("nn: no tanh kernel on this platform")
 }
+
+const haveTanh512 = false
+
+func tanhKernel512(dst, src *float32, pairs int, flags *uint8, k *[tanhConstRows][4]uint64) uint8 {
+	panic("nn: no tanh kernel on this platform")
+}

@@ -130,7 +130,9 @@ func checkTanhSlice(t *testing.T, from, to, stride uint64) (n int) {
 // float32(math.Tanh(float64(v))) bit for bit: on special values in every
 // lane position and on strided sweeps as TestTanh32's.
 // TestTanhSliceExhaustive checks every input.
-func TestTanhSlice(t *testing.T) {
+func TestTanhSlice(t *testing.T) { forEachKernelWidth(t, testTanhSlice) }
+
+func testTanhSlice(t *testing.T) {
 	special := []float32{0, float32(math.Copysign(0, -1)), 0x1p-5, -0x1p-5, 0.625, 9.5, -9.5, 44, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), math.SmallestNonzeroFloat32, math.MaxFloat32, 1, -1, 0.5, 3}
 	for shift := range 4 {
 		src := append(make([]float32, shift), special...)
@@ -156,6 +158,10 @@ func TestTanhSliceExhaustive(t *testing.T) {
 	if os.Getenv("DROVER_EXHAUSTIVE") != "1" {
 		t.Skip("set DROVER_EXHAUSTIVE=1 to check all 2³² inputs")
 	}
+	forEachKernelWidth(t, testTanhSliceExhaustive)
+}
+
+func testTanhSliceExhaustive(t *testing.T) {
 	workers := uint64(runtime.GOMAXPROCS(0))
 	chunk := uint64(1<<32) / workers
 	var wg sync.WaitGroup
