@@ -56,8 +56,16 @@ func NewCategorical(logits Mat, mask []bool) *Categorical {
 		for _, v := range z {
 			mx = max(mx, float64(v))
 		}
+		// With a finite max, s is in [1, cols] and a masked logit's exp
+		// underflows to exactly 0 (math.Exp is 0 below about -745.1) unless
+		// the valid ones are near MaskedLogit themselves, so it can be
+		// skipped without changing a bit.
+		skip := !math.IsInf(mx, 0) && float64(MaskedLogit)-mx < -746
 		var s float64
 		for _, v := range z {
+			if skip && v == MaskedLogit {
+				continue // s + 0
+			}
 			s += math.Exp(float64(v) - mx)
 		}
 		lse := mx + math.Log(s)
@@ -65,6 +73,10 @@ func NewCategorical(logits Mat, mask []bool) *Categorical {
 		for j, v := range z {
 			l := float64(v) - lse
 			lp[j] = float32(l)
+			if skip && v == MaskedLogit {
+				p[j] = 0 // float32(math.Exp(l)), as l < mx - lse - 746 <= -746
+				continue
+			}
 			p[j] = float32(math.Exp(l))
 		}
 	}
