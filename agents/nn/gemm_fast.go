@@ -16,9 +16,11 @@ import (
 // increasing l, skipped where a(i,l) is 0, so each element of c sees the
 // same rounded multiplies and adds in the same order whatever the
 // vector width. The kernels keep a 4x16 block of c in registers over the
-// whole of l, where gonum loads and stores the row once per l, which is
-// most of the speed-up. TestFastGemmMatchesGonum checks the equality on
-// random shapes, strides and special values (zeros, -0, Inf, NaN).
+// whole of l (4x32 with AVX-512), where gonum loads and stores the row once
+// per l, which is most of the speed-up; they mask the update only when a
+// has zeros, and whole zero rows of a are dropped first (compactGemm).
+// TestFastGemmMatchesGonum checks the equality on random shapes, strides
+// and special values (zeros, -0, Inf, NaN), at both vector widths.
 
 // fastGemm computes c += op(a)·b for row-major a, b and c with leading
 // dimensions lda, ldb and ldc, where op(a) is m x k (a itself when !transA,
