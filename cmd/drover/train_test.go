@@ -4,12 +4,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/drover-sched/drover/checkpoints"
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/internal/sharedtraces"
 	"github.com/drover-sched/drover/train/runlog"
 )
 
@@ -189,7 +191,7 @@ func TestTraceWorkloadSplit(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := len(all.Jobs)
-	tw, err := traceWorkload(wl, 0.5, 0, env.Homogeneous(4, 4))
+	tw, err := traceWorkload(wl, 0.5, 0, env.Homogeneous(4, 4), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +213,7 @@ func TestTraceWorkloadSplit(t *testing.T) {
 	}
 	// At an offered load the late part is rescaled to it, and jobs larger
 	// than the cluster (c: 8 GPUs on 4) are left out of the windows.
-	small, err := traceWorkload(wl, 0.5, 0.7, env.Homogeneous(2, 2))
+	small, err := traceWorkload(wl, 0.5, 0.7, env.Homogeneous(2, 2), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,8 +232,40 @@ func TestTraceWorkloadSplit(t *testing.T) {
 		}
 	}
 	for _, bad := range []float64{0, 1, -0.5, math.NaN()} {
-		if _, err := traceWorkload(wl, bad, 0, env.Homogeneous(4, 4)); err == nil {
+		if _, err := traceWorkload(wl, bad, 0, env.Homogeneous(4, 4), ""); err == nil {
 			t.Errorf("split %v accepted", bad)
 		}
+	}
+}
+
+// TestTrainProfiles checks train.profiles: empty and "builtin" give the
+// embedded fitted profiles, a directory of measured ones gives those
+// (measured and fitted disagree on a model's step time), and a missing
+// directory is an error naming the option.
+func TestTrainProfiles(t *testing.T) {
+	_, _, fitted, err := builtinEnvConfig(4, 4, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, named, err := builtinEnvConfig(4, 4, "builtin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fitted) == 0 || len(fitted) != len(named) {
+		t.Fatalf("builtin profiles: %d by default, %d by name", len(fitted), len(named))
+	}
+	if _, _, _, err := builtinEnvConfig(4, 4, filepath.Join(t.TempDir(), "nope")); err == nil || !strings.Contains(err.Error(), "train.profiles") {
+		t.Errorf("missing directory: err = %v, want one naming train.profiles", err)
+	}
+	_, _, measured, err := builtinEnvConfig(4, 4, sharedtraces.Path(t, "pollux_apps"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, q := measured["cifar10"], fitted["cifar10"]
+	if p == nil || q == nil {
+		t.Fatalf("cifar10 missing: measured %v, fitted %v", p != nil, q != nil)
+	}
+	if reflect.TypeOf(p) == reflect.TypeOf(q) {
+		t.Errorf("measured and fitted cifar10 profiles are both %T", p)
 	}
 }

@@ -87,6 +87,15 @@ type trainConfig struct {
 	// place of Load. With a trace workload the held-out "late" part is
 	// rescaled the same way.
 	OfferedLoad float64
+	// Profiles is where the training model's profiles come from: a
+	// directory of measured profiles (pollux_apps' layout), or builtin for
+	// the embedded fitted ones. Empty: builtin for the built-in and
+	// synthetic workloads, the measured ones found near a trace workload
+	// (as drover sim finds them). The held-out evaluation always uses the
+	// profiles drover sim finds for each workload, so training on Philly-
+	// fitted jobs with the measured profiles matches how Helios and PAI are
+	// judged.
+	Profiles string
 	// Objective is the reward of the cluster environments: jct, tta or
 	// tta-finish (placement.Objective*; empty: tta for sas-rl and
 	// strn-rl, jct otherwise).

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"time"
@@ -29,7 +30,7 @@ var evalSeeds = []uint64{1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008}
 func trainPlacement(sync bool, r *trainRun, stdout io.Writer) (*ppo.Agent, map[string]float64, train.Verdict, error) {
 	seed := r.train.Seed
 	const nodes, gpn = 16, 4
-	pcfg, w, profiles, err := builtinEnvConfig(nodes, gpn)
+	pcfg, w, profiles, err := builtinEnvConfig(nodes, gpn, r.train.Profiles)
 	if err != nil {
 		return nil, nil, train.Verdict{}, err
 	}
@@ -113,12 +114,14 @@ func trainPlacement(sync bool, r *trainRun, stdout io.Writer) (*ppo.Agent, map[s
 
 // builtinEnvConfig is the cluster environments' common setup: the built-in
 // workload on nodes x gpn GPUs under the per-worker Drover model with the
-// embedded profiles, the model's background and jitter seeded by each
-// episode's seed. It also returns the workload and the profiles.
-func builtinEnvConfig(nodes, gpn int) (placement.Config, *datasets.Workload, map[string]env.Profile, error) {
-	profiles, _, err := trace.Profiles("builtin", "")
+// profiles in dir (train.profiles: a directory of measured profiles, or
+// empty or "builtin" for the embedded fitted ones), the model's background
+// and jitter seeded by each episode's seed. It also returns the workload
+// and the profiles.
+func builtinEnvConfig(nodes, gpn int, dir string) (placement.Config, *datasets.Workload, map[string]env.Profile, error) {
+	profiles, _, err := trace.Profiles(cmp.Or(dir, "builtin"), "")
 	if err != nil {
-		return placement.Config{}, nil, nil, err
+		return placement.Config{}, nil, nil, fmt.Errorf("train.profiles: %w", err)
 	}
 	w := datasets.Builtin()
 	newModel := func(s uint64) env.Model {

@@ -76,7 +76,7 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 		}
 		list, nodes, cdesc, gpus = &c, len(c.Nodes), desc, c.TotalGPUs()
 	}
-	pcfg, w, _, err := builtinEnvConfig(nodes, gpn)
+	pcfg, w, _, err := builtinEnvConfig(nodes, gpn, r.train.Profiles)
 	if err != nil {
 		return nil, nil, train.Verdict{}, err
 	}
@@ -114,7 +114,7 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 			wname += fmt.Sprintf(", offered load %g", rho)
 		}
 	default:
-		tw, err := traceWorkload(r.train.Workload, cmp.Or(r.train.Split, 0.5), r.train.OfferedLoad, pcfg.Cluster)
+		tw, err := traceWorkload(r.train.Workload, cmp.Or(r.train.Split, 0.5), r.train.OfferedLoad, pcfg.Cluster, r.train.Profiles)
 		if err != nil {
 			return nil, nil, train.Verdict{}, err
 		}
@@ -486,9 +486,10 @@ type traceTraining struct {
 // and the late part, is rescaled to offered load rho on the cluster
 // (datasets.Workload.ScaleLoad), so that a trace from a larger cluster
 // (Philly's) loads the training cluster as the held-out ones are loaded.
-// The model uses the profiles drover sim finds for the trace (the
-// measured ones near it, if any), as the evaluation does.
-func traceWorkload(path string, split, rho float64, cluster env.Cluster) (traceTraining, error) {
+// The model uses the profiles in dir (train.profiles) or, with dir empty,
+// those drover sim finds for the trace (the measured ones near it, if any),
+// as the evaluation does.
+func traceWorkload(path string, split, rho float64, cluster env.Cluster, dir string) (traceTraining, error) {
 	if !(split > 0 && split < 1) {
 		return traceTraining{}, fmt.Errorf("train.split %v: want a share in (0, 1)", split)
 	}
@@ -500,9 +501,9 @@ func traceWorkload(path string, split, rho float64, cluster env.Cluster) (traceT
 	if cut < 1 || cut >= len(w.Jobs) {
 		return traceTraining{}, fmt.Errorf("train.workload %s: %d jobs cannot be split at %v", path, len(w.Jobs), split)
 	}
-	profiles, pdesc, err := trace.Profiles("", path)
+	profiles, pdesc, err := trace.Profiles(dir, path)
 	if err != nil {
-		return traceTraining{}, err
+		return traceTraining{}, fmt.Errorf("train.profiles: %w", err)
 	}
 	nodes, gpus := len(cluster.Nodes), cluster.TotalGPUs()
 	// Jobs larger than the cluster could never start.
