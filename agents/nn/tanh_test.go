@@ -166,14 +166,14 @@ func testTanhSliceExhaustive(t *testing.T) {
 	chunk := uint64(1<<32) / workers
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	total := 0
+	var total uint64
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			n := checkTanhSlice(t, w*chunk, (w+1)*chunk, 1)
 			mu.Lock()
-			total += n
+			total += uint64(n)
 			mu.Unlock()
 		}()
 	}
