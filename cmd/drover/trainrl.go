@@ -132,7 +132,7 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 			algo = "a contextual bandit (each decision scored by counterfactual replays: the GPU-held hours it saved)"
 		}
 	}
-	if r.train.Profiles != "" {
+	if r.train.Profiles != "" && late == nil { // a trace's description names its profiles
 		wname += ", profiles " + r.train.Profiles
 	}
 	fmt.Fprintf(stdout, "%s: %s chooses among %s's candidates; trained on %s, %s, per-worker model\n",
