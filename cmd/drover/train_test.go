@@ -269,3 +269,21 @@ func TestTrainProfiles(t *testing.T) {
 		t.Errorf("measured and fitted cifar10 profiles are both %T", p)
 	}
 }
+
+// TestHeldOutSeeds checks train.helios_seeds: Helios gets its own seed
+// count when set, the others keep eval_seeds (PAI half of it).
+func TestHeldOutSeeds(t *testing.T) {
+	count := func(ws []evalWorkload) map[string]int {
+		m := map[string]int{}
+		for _, w := range ws {
+			m[w.name] = len(w.seeds)
+		}
+		return m
+	}
+	if got, want := count(heldOut(3, 20)), map[string]int{"builtin": 3, "helios": 20, "pai": 1}; !reflect.DeepEqual(got, want) {
+		t.Errorf("heldOut(3, 20) seeds = %v, want %v", got, want)
+	}
+	if got, want := count(heldOut(4, 0)), map[string]int{"builtin": 4, "helios": 4, "pai": 2}; !reflect.DeepEqual(got, want) {
+		t.Errorf("heldOut(4, 0) seeds = %v, want %v", got, want)
+	}
+}

@@ -25,8 +25,14 @@ type trainConfig struct {
 	// Seed seeds everything.
 	Seed uint64
 	// EvalSeeds is the number of held-out seeds per workload (sas-rl,
-	// strn-rl).
+	// strn-rl; PAI gets half).
 	EvalSeeds int
+	// HeliosSeeds, when positive, is the number of held-out seeds for
+	// Helios and for a trace workload's later part instead of EvalSeeds:
+	// their episodes are cheap, and with a per-seed spread of about 11
+	// points on Helios the gate needs 20 or more to see a gain of a few
+	// percent (docs/results/learning.md, "Twenty seeds").
+	HeliosSeeds int
 	// Workload is the training workload of sas-rl and strn-rl: builtin
 	// (the embedded Philly-fitted default, every episode), synthetic (a
 	// fresh Philly-fitted synthetic workload per episode, from the

@@ -36,8 +36,10 @@ type evalWorkload struct {
 // heldOut are the workloads strn-rl and sas-rl are evaluated on: the
 // training workload (built-in, Philly-fitted) on held-out seeds, as a
 // check that learning worked, then Helios and PAI, which training never
-// sees and on which the gate decides.
-func heldOut(seeds int) []evalWorkload {
+// sees and on which the gate decides. Helios gets heliosSeeds episodes
+// when that is positive (they cost about a second each, and its per-seed
+// spread needs 20 or more to show a gain of a few percent), else seeds.
+func heldOut(seeds, heliosSeeds int) []evalWorkload {
 	s := func(n int) []uint64 {
 		out := make([]uint64, n)
 		for i := range out {
@@ -47,7 +49,7 @@ func heldOut(seeds int) []evalWorkload {
 	}
 	return []evalWorkload{
 		{name: "builtin", workload: "builtin", cluster: "homogeneous", nodes: 16, gpn: 4, seeds: s(seeds)},
-		{name: "helios", workload: sharedTrace("helios/helios_venus_2vc_sept.csv"), cluster: "homogeneous", nodes: 22, gpn: 8, seeds: s(seeds)},
+		{name: "helios", workload: sharedTrace("helios/helios_venus_2vc_sept.csv"), cluster: "homogeneous", nodes: 22, gpn: 8, seeds: s(cmp.Or(heliosSeeds, seeds))},
 		{name: "pai", workload: sharedTrace("alibaba_pai_v2023/openb_pod_list_default.csv"), cluster: "pai", seeds: s(max(1, seeds/2))},
 	}
 }
@@ -164,9 +166,9 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 	fmt.Fprintf(stdout, "%-8s %-10s %6s %14s %14s %14s\n", "workload", "policy", "seeds", "avg TTA (s)", "avg JCT (s)", "stragglers")
 	var held []evalWorkload
 	if evalSeeds > 0 {
-		held = heldOut(evalSeeds)
+		held = heldOut(evalSeeds, r.train.HeliosSeeds)
 		if late != nil {
-			late.seeds = held[0].seeds
+			late.seeds = held[1].seeds // a trace's later part costs what Helios does
 			held = append(held, *late)
 		}
 	} else {
