@@ -5,8 +5,11 @@ package nn
 import "golang.org/x/sys/cpu"
 
 // haveKernels512 reports whether the AVX-512 kernels of gemm512_amd64.s can
-// run here (they need only AVX-512F).
-var haveKernels512 = haveKernels && cpu.X86.HasAVX512F
+// run here (they need only AVX-512F), and haveTanh512 whether tanhKernel512
+// can (AVX-512 F and DQ). setKernels512 sets both.
+var haveKernels512, haveTanh512 bool
+
+func init() { setKernels512(true) }
 
 // tile4x32 is tile4x16 (gemm_amd64.go) for a 4x32 block, on AVX-512.
 //

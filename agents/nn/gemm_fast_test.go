@@ -33,6 +33,20 @@ func specialFloat32(r *rand.Rand) float32 {
 	}
 }
 
+// randFloats returns size values: standard normal, or drawn by
+// specialFloat32 when special is set.
+func randFloats(r *rand.Rand, size int, special bool) []float32 {
+	s := make([]float32, size)
+	for i := range s {
+		if special {
+			s[i] = specialFloat32(r)
+		} else {
+			s[i] = float32(r.NormFloat64())
+		}
+	}
+	return s
+}
+
 // sameFloat32 is bit equality, except that any NaN matches any NaN (the
 // payload a NaN carries is not part of the result's meaning).
 func sameFloat32(x, y float32) bool {
@@ -68,17 +82,7 @@ func testFastGemmMatchesGonum(t *testing.T) {
 		}
 		ldb, ldc := n+r.IntN(3), n+r.IntN(3)
 		off := func() int { return r.IntN(4) } // unaligned starts
-		mk := func(size int, special bool) []float32 {
-			s := make([]float32, size)
-			for i := range s {
-				if special {
-					s[i] = specialFloat32(r)
-				} else {
-					s[i] = float32(r.NormFloat64())
-				}
-			}
-			return s
-		}
+		mk := func(size int, special bool) []float32 { return randFloats(r, size, special) }
 		special := trial%3 == 0
 		oa, ob, oc := off(), off(), off()
 		a := mk(oa+(arows-1)*lda+max(k, m)+1, special)[oa:]
@@ -155,17 +159,7 @@ func testFastGemmNTMatchesGonum(t *testing.T) {
 		ldb := k + r.IntN(6)
 		ldc := n + r.IntN(3)
 		special := trial%3 == 0
-		mk := func(size int) []float32 {
-			s := make([]float32, size)
-			for i := range s {
-				if special {
-					s[i] = specialFloat32(r)
-				} else {
-					s[i] = float32(r.NormFloat64())
-				}
-			}
-			return s
-		}
+		mk := func(size int) []float32 { return randFloats(r, size, special) }
 		a := mk(r.IntN(4) + (m-1)*lda + k)
 		a = a[len(a)-((m-1)*lda+k):]
 		b := mk(r.IntN(4) + (n-1)*ldb + k)

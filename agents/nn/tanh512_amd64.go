@@ -2,11 +2,7 @@
 
 package nn
 
-import "golang.org/x/sys/cpu"
-
-// haveTanh512 reports whether tanhKernel512 (AVX-512 F and DQ) can run
-// here.
-var haveTanh512 = haveTanhKernel && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ
+// haveTanh512 (gemm512_amd64.go) says whether tanhKernel512 can run here.
 
 // tanhKernel512 is tanhKernel for pairs of groups of 4 (8 values) at a
 // time, with the same results (see tanh512_amd64.s).
