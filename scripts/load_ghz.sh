@@ -4,6 +4,9 @@
 # -workers 8 -print-request), at RATE/s (default 10,000), then at 10x
 # overload on a fresh server writing the decision log. It prints
 #   - ghz's throughput, p50/p90/p99 latency and status codes,
+#   - the same figures for the floor: grpc.health.v1 Check, the cheapest
+#     call the server answers, at the same rate (what ghz and the machine
+#     allow whatever Place costs),
 #   - the CPU time per request of the server and of ghz (utime+stime from
 #     /proc and /usr/bin/time: what each process used, whatever else runs;
 #     other load still inflates it through shared caches and scheduling),
@@ -94,13 +97,18 @@ trap stop_server EXIT
 cpu_ticks() { awk '{print $14+$15}' "/proc/$SRV_PID/stat"; }
 metric() { curl -sf "http://127.0.0.1:$MPORT/metrics" | awk -v m="$1" '$1==m {print $2}'; }
 
-# run NAME RPS N C: one ghz run; prints its figures and the server's CPU.
+# run NAME RPS N C [CALL ARGS...]: one ghz run; prints its figures and the
+# server's CPU. The call is Place with the 64-node request unless CALL ARGS
+# name another.
 run() {
 	local name=$1 rps=$2 n=$3 c=$4 t0 t1 wall0 wall1
+	shift 4
+	local call=("$@")
+	[ ${#call[@]} -gt 0 ] || call=(--proto serve/proto/drover.proto --call drover.v1.Scheduler.Place -D "$OUT/place64.json")
 	t0=$(cpu_ticks)
 	wall0=$(date +%s.%N)
-	/usr/bin/time -f "%U %S" -o "$OUT/$name.time" "${ghz_cpu[@]}" "$GHZ" --insecure --proto serve/proto/drover.proto \
-		--call drover.v1.Scheduler.Place -D "$OUT/place64.json" --disable-template-functions --disable-template-data --rps "$rps" -c "$c" --connections "$CONNS" -n "$n" \
+	/usr/bin/time -f "%U %S" -o "$OUT/$name.time" "${ghz_cpu[@]}" "$GHZ" --insecure "${call[@]}" \
+		--disable-template-functions --disable-template-data --rps "$rps" -c "$c" --connections "$CONNS" -n "$n" \
 		--timeout 5s -O json -o "$OUT/$name.json" 127.0.0.1:$PORT || true
 	wall1=$(date +%s.%N)
 	t1=$(cpu_ticks)
@@ -125,6 +133,11 @@ start_server
 run warmup 2000 10000 10 >/dev/null
 run target "$RATE" "$N" "$C"
 echo "  server-side: $(curl -sf "http://127.0.0.1:$MPORT/metrics" | awk '/^drover_grpc_request_duration_seconds_bucket\{method="\/drover.v1.Scheduler\/Place",le="0.001"\}/ {a=$2} /^drover_grpc_request_duration_seconds_count\{method="\/drover.v1.Scheduler\/Place"\}/ {n=$2} END {if (n) printf "%.2f%% of requests <= 1 ms inside the server", 100*a/n}')"
+# The floor: the cheapest call the server has (grpc.health.v1 Check, an
+# empty request and a constant answer; ghz finds it by reflection) at the
+# same rate and concurrency. What this run's p99 shows is ghz and the
+# machine, not Place.
+run floor "$RATE" "$N" "$C" --call grpc.health.v1.Health.Check -d '{}'
 stop_server
 
 [ "${SKIP_OVERLOAD:-0}" = 1 ] && exit 0
