@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"strings"
 
@@ -53,6 +54,9 @@ func traceConvert(args []string, stdout, stderr io.Writer) error {
 	format := fs.String("format", "auto", "input format: auto|pollux|philly|helios|alibaba|jobs|parquet")
 	out := fs.String("o", "", "output file: .parquet for Parquet, .csv for Drover's job CSV (required)")
 	skipBad := fs.Bool("skip-bad", false, "skip and count bad rows instead of failing")
+	late := fs.Float64("late", 0, "write only the held-out part drover train judges as \"late\" with train.split `SHARE`:\nthe jobs after that share (at most 2000), submit times rebased to 0")
+	rho := fs.Float64("offered-load", 0, "with -late: rescale the submit times to this offered load on -gpus GPUs (train.offered_load)")
+	gpus := fs.Int("gpus", 0, "with -offered-load: the cluster's GPUs (drover train's nodes x gpus_per_node)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: drover trace convert [flags] -o OUT.parquet|OUT.csv FILE|builtin")
 		fs.PrintDefaults()
@@ -64,9 +68,22 @@ func traceConvert(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
+	switch {
+	case *rho != 0 && *late == 0:
+		return fmt.Errorf("-offered-load: only with -late")
+	case *rho < 0 || math.IsNaN(*rho) || math.IsInf(*rho, 0):
+		return fmt.Errorf("-offered-load %v: want a positive load", *rho)
+	case *rho > 0 && *gpus <= 0:
+		return fmt.Errorf("-offered-load needs -gpus, the cluster's GPU count")
+	}
 	w, err := datasets.Load(fs.Arg(0), datasets.Format(*format), datasets.Options{SkipBad: *skipBad})
 	if err != nil {
 		return err
+	}
+	if *late != 0 {
+		if _, w, err = lateWorkload(w, *late, *rho, *gpus); err != nil {
+			return fmt.Errorf("-late: %s: %w", fs.Arg(0), err)
+		}
 	}
 	switch strings.ToLower(filepath.Ext(*out)) {
 	case ".parquet":

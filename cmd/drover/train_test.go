@@ -238,6 +238,50 @@ func TestTraceWorkloadSplit(t *testing.T) {
 	}
 }
 
+// drover trace convert -late writes the jobs drover train judges as the
+// "late" part, so that drover eval can judge a checkpoint on it with more
+// seeds; its flags are checked.
+func TestTraceConvertLate(t *testing.T) {
+	dir := t.TempDir()
+	wl := filepath.Join(dir, "tiny.csv")
+	if err := os.WriteFile(wl, []byte(tinyJobs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tw, err := traceWorkload(wl, 0.5, 0.7, env.Homogeneous(2, 2), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "late.csv")
+	if code, _, e := drover(t, "trace", "convert", "-late", "0.5", "-offered-load", "0.7", "-gpus", "4", "-o", out, wl); code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	got, err := datasets.Load(out, datasets.FormatAuto, datasets.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := tw.late.jobs.Jobs
+	if len(got.Jobs) != len(want) {
+		t.Fatalf("%d jobs written, want the late part's %d", len(got.Jobs), len(want))
+	}
+	for i, j := range got.Jobs {
+		// The CSV keeps submit times to the microsecond.
+		if j.Name != want[i].Name || j.GPUs != want[i].GPUs || math.Abs(j.Submit-want[i].Submit) > 1e-6 {
+			t.Errorf("job %d: %+v, want %+v", i, j, want[i])
+		}
+	}
+	for _, args := range [][]string{
+		{"-late", "1.5"},
+		{"-late", "0.5", "-offered-load", "0.7"},
+		{"-offered-load", "0.7", "-gpus", "4"},
+		{"-late", "0.5", "-offered-load", "NaN", "-gpus", "4"},
+	} {
+		args = append(append([]string{"trace", "convert"}, args...), "-o", out, wl)
+		if code, _, _ := drover(t, args...); code == 0 {
+			t.Errorf("%v accepted", args)
+		}
+	}
+}
+
 // TestTrainProfiles checks train.profiles: empty and "builtin" give the
 // embedded fitted profiles, a directory of measured ones gives those
 // (measured and fitted disagree on a model's step time), and a missing

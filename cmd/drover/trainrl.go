@@ -502,15 +502,15 @@ func traceWorkload(path string, split, rho float64, cluster env.Cluster, dir str
 	if err != nil {
 		return traceTraining{}, fmt.Errorf("train.workload: %w", err)
 	}
-	cut := int(math.Round(split * float64(len(w.Jobs))))
-	if cut < 1 || cut >= len(w.Jobs) {
-		return traceTraining{}, fmt.Errorf("train.workload %s: %d jobs cannot be split at %v", path, len(w.Jobs), split)
+	nodes, gpus := len(cluster.Nodes), cluster.TotalGPUs()
+	cut, rest, err := lateWorkload(w, split, rho, gpus)
+	if err != nil {
+		return traceTraining{}, fmt.Errorf("train.workload %s: %w", path, err)
 	}
 	profiles, pdesc, err := trace.Profiles(dir, path)
 	if err != nil {
 		return traceTraining{}, fmt.Errorf("train.profiles: %w", err)
 	}
-	nodes, gpus := len(cluster.Nodes), cluster.TotalGPUs()
 	// Jobs larger than the cluster could never start.
 	var first []datasets.Job
 	for _, j := range w.Jobs[:cut] {
@@ -520,15 +520,6 @@ func traceWorkload(path string, split, rho float64, cluster env.Cluster, dir str
 	}
 	if len(first) == 0 {
 		return traceTraining{}, fmt.Errorf("train.workload %s: none of the first %d jobs fits the %d-GPU training cluster", path, cut, gpus)
-	}
-	rest := w.Clone()
-	rest.Jobs = rest.Jobs[cut:]
-	if len(rest.Jobs) > lateJobs {
-		rest.Jobs = rest.Jobs[:lateJobs]
-	}
-	rebase(rest.Jobs)
-	if rho > 0 {
-		rest.ScaleLoad(gpus, rho)
 	}
 	win := min(datasets.DefaultJobs, len(first))
 	t := traceTraining{
@@ -556,6 +547,32 @@ func traceWorkload(path string, split, rho float64, cluster env.Cluster, dir str
 		t.desc += fmt.Sprintf("; each window and the late part at offered load %g", rho)
 	}
 	return t, nil
+}
+
+// lateWorkload splits w after the first share split of its jobs (in submit
+// order, rounded) and returns the cut and the held-out "late" part drover
+// train judges: the jobs after the cut, at most lateJobs of them, their
+// submit times rebased to 0 and, with rho > 0, rescaled to offered load rho
+// on gpus GPUs. drover trace convert -late writes the same part. w is not
+// changed.
+func lateWorkload(w *datasets.Workload, split, rho float64, gpus int) (int, *datasets.Workload, error) {
+	if !(split > 0 && split < 1) {
+		return 0, nil, fmt.Errorf("split %v: want a share in (0, 1)", split)
+	}
+	cut := int(math.Round(split * float64(len(w.Jobs))))
+	if cut < 1 || cut >= len(w.Jobs) {
+		return 0, nil, fmt.Errorf("%d jobs cannot be split at %v", len(w.Jobs), split)
+	}
+	rest := w.Clone()
+	rest.Jobs = rest.Jobs[cut:]
+	if len(rest.Jobs) > lateJobs {
+		rest.Jobs = rest.Jobs[:lateJobs]
+	}
+	rebase(rest.Jobs)
+	if rho > 0 {
+		rest.ScaleLoad(gpus, rho)
+	}
+	return cut, rest, nil
 }
 
 // lateJobs caps a trace workload's held-out "late" part, so that a long
