@@ -176,7 +176,8 @@ func writeAtomic(path string, data []byte) error {
 
 // Load reads and validates the checkpoint in dir: the metadata, the
 // weights, that every network's tensors are present with the shapes the
-// metadata implies, and that the weights reproduce the probe to 1e-5.
+// metadata implies, and that the weights reproduce the probe to 1e-5
+// (relative for outputs above 1 in magnitude).
 func Load(dir string) (Meta, map[string]*nn.MLP, error) {
 	mb, err := os.ReadFile(filepath.Join(dir, MetaFile))
 	if err != nil {
@@ -225,7 +226,7 @@ func Decode(metaJSON, weights []byte) (Meta, map[string]*nn.MLP, error) {
 					return Meta{}, nil, fmt.Errorf("%w: network %s: probe row %d has %d outputs, want %d", ErrCorrupt, name, i, len(want[i]), y.Cols)
 				}
 				for j, v := range want[i] {
-					if d := math.Abs(float64(v - y.At(i, j))); !(d <= 1e-5) {
+					if !probeClose(v, y.At(i, j)) {
 						return Meta{}, nil, fmt.Errorf("%w: network %s: probe output (%d,%d) is %v, the weights give %v", ErrCorrupt, name, i, j, v, y.At(i, j))
 					}
 				}
@@ -233,6 +234,17 @@ func Decode(metaJSON, weights []byte) (Meta, map[string]*nn.MLP, error) {
 		}
 	}
 	return m, nets, nil
+}
+
+// probeClose reports whether a recorded probe output want and the one the
+// loaded weights give agree to 1e-5: absolutely for outputs up to 1 in
+// magnitude, relatively above. float32 resolves a value v only to about
+// 6e-8 |v| (one unit in the last place of 200 is 1.5e-5), so weights saved
+// by a build that sums in another order (the netlib tag's OpenBLAS) must
+// not read as corrupt because a value estimate is large.
+func probeClose(want, got float32) bool {
+	w, g := float64(want), float64(got)
+	return math.Abs(w-g) <= 1e-5*math.Max(1, math.Abs(w))
 }
 
 // Build returns an untrained network of the checkpoint's shape: obsDim ->

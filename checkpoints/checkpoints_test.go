@@ -216,3 +216,32 @@ func TestDefault(t *testing.T) {
 		t.Error("the default is recorded as converged, but it did not beat first-fit when trained")
 	}
 }
+
+// probeClose allows 1e-5 absolutely up to 1 and relatively above, so that
+// a large output one float32 step away (another summation order) passes
+// and a real change does not.
+func TestProbeClose(t *testing.T) {
+	up := func(v float32, n int) float32 {
+		for range n {
+			v = math.Nextafter32(v, float32(math.Inf(1)))
+		}
+		return v
+	}
+	for _, c := range []struct {
+		want, got float32
+		ok        bool
+	}{
+		{0.5, 0.5 + 9e-6, true},
+		{0.5, 0.5 + 1.1e-5, false},
+		{-1, -1 - 9e-6, true},
+		{300, up(300, 1), true}, // one step is 3.05e-5
+		{300, up(300, 4), true}, // 1.2e-4 = 4e-7 relative
+		{300, 300.004, false},   // 1.3e-5 relative
+		{-500, -500.01, false},
+		{1, float32(math.NaN()), false},
+	} {
+		if got := probeClose(c.want, c.got); got != c.ok {
+			t.Errorf("probeClose(%v, %v) = %v, want %v", c.want, c.got, got, c.ok)
+		}
+	}
+}

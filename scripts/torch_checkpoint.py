@@ -11,7 +11,8 @@ torch.nn.Sequential of torch.nn.Linear layers with the metadata's activation
 tensor names give ("<net>.<i>.weight", counting activations as Sequential
 does), and its weights are loaded with load_state_dict(strict=True). The
 probe inputs are run through each module in float32; the script prints the
-largest |torch - drover| and |torch - numpy| differences and exits 1 unless
+largest |torch - drover| and |torch - numpy| differences (relative for
+outputs above 1 in magnitude: check_checkpoint.mismatch) and exits 1 unless
 both are within 1e-5 (2 on a malformed checkpoint).
 """
 import json
@@ -23,9 +24,8 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_checkpoint import forward as numpy_forward  # noqa: E402
-from check_checkpoint import load_safetensors  # noqa: E402
+from check_checkpoint import TOL, load_safetensors, mismatch  # noqa: E402
 
-TOL = 1e-5
 ACTIVATIONS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
 
 
@@ -70,11 +70,11 @@ def main(d):
             got = model(torch.from_numpy(x)).numpy()
         want = np.array(meta["probe"]["outputs"][net], dtype=np.float32)
         ref = numpy_forward(tensors, net, act, x)
-        worst_drover = max(worst_drover, float(np.max(np.abs(got - want))))
-        worst_numpy = max(worst_numpy, float(np.max(np.abs(got - ref))))
+        worst_drover = max(worst_drover, mismatch(got, want))
+        worst_numpy = max(worst_numpy, mismatch(got, ref))
     ok = worst_drover <= TOL and worst_numpy <= TOL
     print(f"{d}: torch {torch.__version__}, {len(meta['networks'])} networks ({act}), "
-          f"max |torch - drover| = {worst_drover:.3g}, max |torch - numpy| = {worst_numpy:.3g}: "
+          f"max |torch - drover| = {worst_drover:.3g}, max |torch - numpy| = {worst_numpy:.3g} (relative above 1): "
           f"{'OK' if ok else 'MISMATCH'}")
     return 0 if ok else 1
 
