@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/drover-sched/drover/agents/bandit"
 	"github.com/drover-sched/drover/agents/nn"
 )
 
@@ -47,6 +48,10 @@ type Meta struct {
 	Hyperparams map[string]float64 `json:"hyperparams,omitempty"`
 	// Eval holds evaluation scores by name (e.g. mean_return_last20).
 	Eval map[string]float64 `json:"eval,omitempty"`
+	// Support, when present, is the box of training contexts a learned
+	// variant's decisions are restricted to (bandit.Support.Gate: outside
+	// it the heuristic's choice stands).
+	Support *bandit.Support `json:"support,omitempty"`
 	// Converged is the convergence gate's verdict (false until it has one).
 	Converged bool `json:"converged"`
 	// Probe holds inputs (rows of ObsDim) and, per network, the outputs the
@@ -86,6 +91,11 @@ func DecodeMeta(data []byte) (Meta, error) {
 	for _, h := range m.Hidden {
 		if h <= 0 {
 			return Meta{}, fmt.Errorf("%w: %s: hidden width %d", ErrCorrupt, MetaFile, h)
+		}
+	}
+	if m.Support != nil {
+		if err := m.Support.Validate(m.ObsDim); err != nil {
+			return Meta{}, fmt.Errorf("%w: %s: %v", ErrCorrupt, MetaFile, err)
 		}
 	}
 	for i, in := range m.Probe.Inputs {

@@ -77,6 +77,8 @@ func TestCorruptCheckpoints(t *testing.T) {
 		{"wider hidden", []byte(strings.Replace(string(meta), `"hidden": [
     8,`, `"hidden": [
     9,`, 1)), weights, "network actor"},
+		{"inverted support", []byte(strings.Replace(string(meta), `"converged"`, `"support": {"lo": [1, 0], "hi": [0, 1]}, "converged"`, 1)), weights, "support"},
+		{"support wider than obs", []byte(strings.Replace(string(meta), `"converged"`, `"support": {"lo": [0, 0, 0, 0, 0], "hi": [1, 1, 1, 1, 1]}, "converged"`, 1)), weights, "support"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

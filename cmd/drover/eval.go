@@ -224,14 +224,20 @@ func learnedContender(dir string) (compare.Policy, error) {
 		if err != nil {
 			return nil, err
 		}
+		var act func([]float64, []bool) int
 		if _, ok := nets["q0"]; ok {
-			return placement.Learned(newProp, placement.DefaultCandidates, ensembleAct(m, nets)), nil
+			act = ensembleAct(m, nets)
+		} else {
+			net := nets["actor"] // PPO; a contextual bandit's values are "q"
+			if net == nil {
+				net = nets["q"]
+			}
+			act = greedy(net)
 		}
-		net := nets["actor"] // PPO; a contextual bandit's values are "q"
-		if net == nil {
-			net = nets["q"]
+		if m.Support != nil { // train.support: the heuristic's choice outside it
+			act = m.Support.Gate(act)
 		}
-		return placement.Learned(newProp, placement.DefaultCandidates, greedy(net)), nil
+		return placement.Learned(newProp, placement.DefaultCandidates, act), nil
 	}}, nil
 }
 

@@ -122,6 +122,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 		meta.ObsDim, meta.Actions = first.Linears()[0].In, first.Linears()[len(first.Linears())-1].Out
+		if r.support != nil && r.support.Added() > 0 {
+			meta.Support = r.support
+		}
 		if err := checkpoints.Save(r.dir, meta, nets); err != nil {
 			return err
 		}

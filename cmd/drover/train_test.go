@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/drover-sched/drover/checkpoints"
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/env/placement"
 	"github.com/drover-sched/drover/internal/sharedtraces"
 	"github.com/drover-sched/drover/train/runlog"
 )
@@ -329,5 +331,91 @@ func TestHeldOutSeeds(t *testing.T) {
 	}
 	if got, want := count(heldOut(4, 0)), map[string]int{"builtin": 4, "helios": 4, "pai": 2}; !reflect.DeepEqual(got, want) {
 		t.Errorf("heldOut(4, 0) seeds = %v, want %v", got, want)
+	}
+}
+
+// train.support records the box of training contexts in the checkpoint,
+// and drover eval keeps the heuristic's choice outside it: a bandit told
+// to deviate at any price (margin -1000) differs from SAS, and the same
+// checkpoint with a box no job falls in replays SAS exactly.
+func TestTrainBanditSupport(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "cfg.yaml")
+	if err := os.WriteFile(cfg, []byte("train:\n  margin: -1000\n  support: job\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	code, _, stderr := drover(t, "train", "--env", "sas-rl", "--algo", "bandit", "--config", cfg, "--steps", "3000", "--eval-seeds", "0", "--quiet", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	mb, err := os.ReadFile(filepath.Join(out, checkpoints.MetaFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wb, err := os.ReadFile(filepath.Join(out, checkpoints.WeightsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, _, err := checkpoints.Decode(mb, wb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := meta.Support
+	if s == nil || len(s.Lo) != placement.JobFeatures {
+		t.Fatalf("support %+v, want %d dimensions", s, placement.JobFeatures)
+	}
+	// The built-in workload's jobs have 1 to 64 GPUs: log2(1+g)/6.
+	if s.Lo[0] < 1.0/6-1e-9 || s.Hi[0] > math.Log2(65)/6+1e-9 || s.Lo[0] >= s.Hi[0] {
+		t.Errorf("job-size range [%v, %v], want inside [%v, %v]", s.Lo[0], s.Hi[0], 1.0/6, math.Log2(65)/6)
+	}
+	// The same checkpoint with a box no context falls in (a job size of
+	// -1).
+	outside := filepath.Join(dir, "outside")
+	if err := os.MkdirAll(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := strings.Repeat("-1, ", placement.JobFeatures-1)+"-1", strings.Repeat("-1, ", placement.JobFeatures-1)+"-1"
+	i := strings.Index(string(mb), `"support"`)
+	j := strings.Index(string(mb), `"converged"`)
+	if i < 0 || j < i {
+		t.Fatalf("meta.json has no support before converged:\n%s", mb)
+	}
+	edited := string(mb[:i]) + `"support": {"lo": [` + lo + `], "hi": [` + hi + `]},` + "\n  " + string(mb[j:])
+	if err := os.WriteFile(filepath.Join(outside, checkpoints.MetaFile), []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, checkpoints.WeightsFile), wb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = drover(t, "eval", "--quiet", "--workload", "builtin", "--profiles", "builtin", "--nodes", "16", "--gpus-per-node", "4",
+		"--policies", "sas,"+out+","+outside, "--seeds", "1", "--out", filepath.Join(dir, "eval"))
+	if code != 0 {
+		t.Fatalf("eval: exit %d\n%s", code, stderr)
+	}
+	sb, err := os.ReadFile(filepath.Join(dir, "eval", "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Policies []struct {
+			Name   string `json:"name"`
+			AvgTTA struct {
+				Mean float64 `json:"mean"`
+			} `json:"avg_tta_s"`
+		} `json:"policies"`
+	}
+	if err := json.Unmarshal(sb, &sum); err != nil {
+		t.Fatal(err)
+	}
+	tta := map[string]float64{}
+	for _, p := range sum.Policies {
+		tta[p.Name] = p.AvgTTA.Mean
+	}
+	if len(tta) != 3 || tta["sas-rl@run"] == tta["sas"] {
+		t.Errorf("avg TTA %v: want the deviating checkpoint to differ from sas", tta)
+	}
+	if tta["sas-rl@outside"] != tta["sas"] {
+		t.Errorf("avg TTA %v: want the checkpoint gated outside its support to replay sas", tta)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/drover-sched/drover/agents/bandit"
 	"github.com/drover-sched/drover/agents/dqn"
 	"github.com/drover-sched/drover/agents/ppo"
 	"github.com/drover-sched/drover/env/placement"
@@ -75,6 +76,14 @@ type trainConfig struct {
 	// heuristic's choice. The checkpoint then holds networks q0, q1, ...
 	// and the rule's parameters in its hyperparameters.
 	Heads int
+	// Support restricts --algo bandit's deviations to the box of contexts
+	// its values were fitted on (agents/bandit.Support; saved in the
+	// checkpoint): none (the default), job (the job part of the
+	// observation: its size, length, model, sensitivities and the queue,
+	// placement.JobFeatures values) or all (every value, the candidates'
+	// features too). Outside the box the heuristic's choice stands, so a
+	// job larger than any trained on keeps it, whatever the heads say.
+	Support string
 	// LowerZ is the number of standard deviations of Heads' lower bound
 	// (default 1).
 	LowerZ float64
@@ -118,8 +127,11 @@ type trainRun struct {
 	ppo   ppo.Config
 	dqn   dqn.Config
 	log   *runlog.Logger
-	start time.Time
-	bar   *progress.Bar
+	// support is the box --algo bandit's choices are restricted to
+	// (train.support), saved in the checkpoint; nil without one.
+	support *bandit.Support
+	start   time.Time
+	bar     *progress.Bar
 	// curve is the learning curve: the mean return of the episodes that
 	// ended in each update (PPO) or each episode's return (DQN).
 	curve [][2]float64

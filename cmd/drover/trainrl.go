@@ -328,6 +328,19 @@ func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) (func([]float6
 		one := bandit.New(cfg, e.ObservationSpace().Shape(), e.ActionSpace().N)
 		l, choose = one, func(o []float64, m []bool) int { return one.ActMargin(o, m, margin) }
 	}
+	switch r.train.Support {
+	case "", "none":
+	case "job":
+		r.support = bandit.NewSupport(placement.JobFeatures)
+	case "all":
+		r.support = bandit.NewSupport(e.ObservationSpace().Shape())
+	default:
+		return nil, nil, fmt.Errorf("train.support %q: want none, job or all", r.train.Support)
+	}
+	if r.support != nil {
+		// The box grows with the samples the values are fitted on.
+		choose = r.support.Gate(choose)
+	}
 	rng := rand.New(rand.NewPCG(r.train.Seed, 0x65787072))
 	type decision struct {
 		obs    []float32
@@ -436,6 +449,11 @@ func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) (func([]float6
 			}
 		}
 		l.Add(samples...)
+		if r.support != nil {
+			for _, smp := range samples {
+				r.support.Add(smp.Obs)
+			}
+		}
 		if r.bar != nil {
 			r.bar.Set(min(steps, r.train.Steps))
 		}
@@ -470,7 +488,11 @@ func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) (func([]float6
 	for a := 1; a < len(ls[len(ls)-1].B.Value); a++ {
 		ls[len(ls)-1].B.Value[a] -= margin
 	}
-	return one.Act, map[string]*nn.MLP{"q": one.Q}, nil
+	act := one.Act
+	if r.support != nil {
+		act = r.support.Gate(act)
+	}
+	return act, map[string]*nn.MLP{"q": one.Q}, nil
 }
 
 // traceTraining is a trace file as sas-rl's and strn-rl's training

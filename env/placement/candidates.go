@@ -8,12 +8,13 @@ import (
 	"github.com/drover-sched/drover/policies"
 )
 
-// jobFeatures is the length of CandidateObs's job part.
-const jobFeatures = 2 + 6 + 3 + 2
+// JobFeatures is the length of CandidateObs's job part, the values that
+// describe the job and the queue rather than a candidate.
+const JobFeatures = 2 + 6 + 3 + 2
 
 // CandidateObsDim returns the length of CandidateObs for k candidate slots
 // of f features each.
-func CandidateObsDim(k, f int) int { return jobFeatures + k*f }
+func CandidateObsDim(k, f int) int { return JobFeatures + k*f }
 
 // featureClip bounds every candidate feature, so that one extreme cost
 // (a slowdown of thousands on a saturated node) cannot swamp the rest.
@@ -58,7 +59,7 @@ func CandidateObs(dst []float64, v *env.View, j *env.Job, cands []policies.Candi
 			if math.IsNaN(x) {
 				x = 0
 			}
-			obs[jobFeatures+c*f+i] = min(max(x, -featureClip), featureClip)
+			obs[JobFeatures+c*f+i] = min(max(x, -featureClip), featureClip)
 		}
 	}
 	return dst
