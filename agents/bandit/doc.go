@@ -12,6 +12,11 @@
 // take over as it improves. The learner is deterministic given its seed
 // and the samples' order.
 //
+// An Ensemble of bootstrapped learners deviates from the heuristic's
+// action only where its heads agree (ActLower), and a Support restricts
+// any learner to the box of contexts it was fitted on (Gate): outside
+// both, the heuristic's action 0 stands.
+//
 // # Usage
 //
 //	l := bandit.New(bandit.DefaultConfig(), obsDim, actions)
