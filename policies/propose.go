@@ -33,6 +33,17 @@ type Proposer interface {
 	CandidateFeatures() int
 }
 
+// Deviator is a policy that chooses among a heuristic's candidates (a
+// learned variant) and counts its choices: of the choices it made with
+// more than one candidate, how many were not the heuristic's own. drover
+// eval reports the share, which says how far a learned variant strays
+// from its heuristic on a workload.
+type Deviator interface {
+	// Deviations returns the choices that differed from the heuristic's
+	// own and the choices made among two or more candidates so far.
+	Deviations() (deviated, choices int)
+}
+
 // Chooser picks one of a job's candidates (non-empty) by index.
 type Chooser func(v *env.View, j *env.Job, cands []Candidate) int
 

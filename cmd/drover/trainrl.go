@@ -163,7 +163,7 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 	scores := map[string]float64{}
 	var verdict train.Verdict
 	var allLearned, allBase []float64
-	fmt.Fprintf(stdout, "%-8s %-10s %6s %14s %14s %14s\n", "workload", "policy", "seeds", "avg TTA (s)", "avg JCT (s)", "stragglers")
+	fmt.Fprintf(stdout, "%-8s %-10s %6s %14s %14s %14s %11s\n", "workload", "policy", "seeds", "avg TTA (s)", "avg JCT (s)", "stragglers", "deviations")
 	var held []evalWorkload
 	if evalSeeds > 0 {
 		held = heldOut(evalSeeds, r.train.HeliosSeeds)
@@ -195,6 +195,7 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 		var tta = map[string][]float64{}
 		for _, pname := range []string{name, heuristic} {
 			var jct, strag float64
+			deviated, choices := 0, 0
 			for _, s := range ew.seeds {
 				var p policies.Policy
 				if pname == name {
@@ -207,6 +208,10 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 				if err != nil {
 					return nil, nil, train.Verdict{}, fmt.Errorf("%s on %s: %w", pname, ew.name, err)
 				}
+				if d, ok := p.(policies.Deviator); ok {
+					a, b := d.Deviations()
+					deviated, choices = deviated+a, choices+b
+				}
 				tta[pname] = append(tta[pname], res.Summary.AvgTTA)
 				jct += res.Summary.AvgJCT / float64(len(ew.seeds))
 				strag += res.Summary.Stragglers / float64(len(ew.seeds))
@@ -216,7 +221,12 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 				mean += x / float64(len(ew.seeds))
 			}
 			scores["avg_tta_"+ew.name+"_"+pname] = mean
-			fmt.Fprintf(stdout, "%-8s %-10s %6d %14.0f %14.0f %14.3g\n", ew.name, pname, len(ew.seeds), mean, jct, strag)
+			dev := "-" // the share of the learned choices that were not the heuristic's
+			if pname == name && choices > 0 {
+				dev = fmt.Sprintf("%.2f%%", 100*float64(deviated)/float64(choices))
+				scores["deviation_"+ew.name] = float64(deviated) / float64(choices)
+			}
+			fmt.Fprintf(stdout, "%-8s %-10s %6d %14.0f %14.0f %14.3g %11s\n", ew.name, pname, len(ew.seeds), mean, jct, strag, dev)
 		}
 		v := train.Gate(tta[name], tta[heuristic], train.GateConfig{Seed: seed})
 		fmt.Fprintf(stdout, "gate on %s, %s vs %s (avg TTA): %v\n", ew.name, name, heuristic, v)

@@ -69,18 +69,23 @@ func CandidateObs(dst []float64, v *env.View, j *env.Job, cands []policies.Candi
 // heuristic newProposer returns (one per run), with k candidate slots:
 // the deployed form of a policy trained with Config.NewProposer. act gets
 // CandidateObs and the mask of the slots holding a candidate; a choice
-// outside the mask falls back to the heuristic's own.
+// outside the mask falls back to the heuristic's own. The policy is a
+// policies.Deviator.
 func Learned(newProposer func() policies.Proposer, k int, act func(obs []float64, mask []bool) int) policies.Policy {
 	return &learned{prop: newProposer(), k: k, act: act}
 }
 
 type learned struct {
-	prop policies.Proposer
-	k    int
-	act  func(obs []float64, mask []bool) int
-	obs  []float64
-	mask []bool
+	prop              policies.Proposer
+	k                 int
+	act               func(obs []float64, mask []bool) int
+	obs               []float64
+	mask              []bool
+	deviated, choices int
 }
+
+// Deviations implements policies.Deviator.
+func (l *learned) Deviations() (deviated, choices int) { return l.deviated, l.choices }
 
 // Schedule implements policies.Policy.
 func (l *learned) Schedule(v *env.View) ([]env.Decision, error) {
@@ -92,7 +97,13 @@ func (l *learned) Schedule(v *env.View) ([]env.Decision, error) {
 		}
 		a := l.act(l.obs, l.mask)
 		if a < 0 || a >= min(l.k, len(cands)) {
-			return 0
+			a = 0
+		}
+		if len(cands) > 1 {
+			l.choices++
+			if a != 0 {
+				l.deviated++
+			}
 		}
 		return a
 	})

@@ -242,8 +242,27 @@ func TestProposerActionZeroIsTheHeuristic(t *testing.T) {
 	if choices == 0 {
 		t.Error("SAS never offered a second candidate: nothing to learn")
 	}
-	if l := plain(placement.Learned(newSAS, placement.DefaultCandidates, func([]float64, []bool) int { return 0 })); l != want {
+	zero := placement.Learned(newSAS, placement.DefaultCandidates, func([]float64, []bool) int { return 0 })
+	if l := plain(zero); l != want {
 		t.Errorf("Learned(0) gives %+v, SAS gives %+v", l, want)
+	}
+	// The deployed policy counts its choices as the env offers them, and
+	// none of action 0's deviates; always the last candidate always does.
+	if d, c := zero.(policies.Deviator).Deviations(); d != 0 || c != choices {
+		t.Errorf("Learned(0): %d deviations of %d choices, want 0 of %d", d, c, choices)
+	}
+	last := placement.Learned(newSAS, placement.DefaultCandidates, func(_ []float64, mask []bool) int {
+		a := 0
+		for i, ok := range mask {
+			if ok {
+				a = i
+			}
+		}
+		return a
+	})
+	plain(last)
+	if d, c := last.(policies.Deviator).Deviations(); c == 0 || d != c {
+		t.Errorf("Learned(last): %d deviations of %d choices, want all of them", d, c)
 	}
 }
 

@@ -83,6 +83,10 @@ type Run struct {
 	// Stragglers is the cumulative count of straggling worker-iterations
 	// at each decision point and at the end of the run.
 	Stragglers Series
+	// Deviator says whether the policy is a policies.Deviator; Deviated
+	// and Choices are then its counts at the end of the run.
+	Deviator          bool
+	Deviated, Choices int
 }
 
 // Series is a time series sampled at simulated times.
@@ -110,6 +114,10 @@ type PolicyResult struct {
 	GPUHours Estimate
 	// Finished is the number of finished jobs.
 	Finished Estimate
+	// Deviation is, for a policies.Deviator, the share of its choices
+	// among two or more candidates that were not its heuristic's own
+	// (per seed, then over seeds); nil for other policies.
+	Deviation *Estimate
 }
 
 // Result is a comparison's outcome.
@@ -219,6 +227,10 @@ func runOne(cfg Config, pol Policy, seed uint64) (Run, error) {
 		return Run{}, err
 	}
 	r := Run{Seed: seed, Summary: res.Summary, Stragglers: rec.series}
+	if d, ok := p.(policies.Deviator); ok {
+		r.Deviator = true
+		r.Deviated, r.Choices = d.Deviations()
+	}
 	r.Stragglers.T = append(r.Stragglers.T, res.Sim.Now())
 	r.Stragglers.Y = append(r.Stragglers.Y, res.Summary.Stragglers)
 	for _, j := range res.Jobs {
@@ -269,7 +281,7 @@ func summarize(name string, runs []Run) PolicyResult {
 		}
 		return MeanCI(xs, 0.95)
 	}
-	return PolicyResult{
+	res := PolicyResult{
 		Name:          name,
 		Runs:          runs,
 		AvgJCT:        col(func(s env.Summary) float64 { return s.AvgJCT }),
@@ -280,4 +292,15 @@ func summarize(name string, runs []Run) PolicyResult {
 		GPUHours:      col(func(s env.Summary) float64 { return s.GPUHours }),
 		Finished:      col(func(s env.Summary) float64 { return float64(s.Finished) }),
 	}
+	if len(runs) > 0 && runs[0].Deviator {
+		xs := make([]float64, len(runs))
+		for i, r := range runs {
+			if r.Choices > 0 { // no choice, no deviation: 0
+				xs[i] = float64(r.Deviated) / float64(r.Choices)
+			}
+		}
+		d := MeanCI(xs, 0.95)
+		res.Deviation = &d
+	}
+	return res
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/trace"
+	"github.com/drover-sched/drover/policies"
 	"github.com/drover-sched/drover/policies/builtin"
 	"github.com/google/go-cmp/cmp"
 )
@@ -99,6 +100,66 @@ func TestCompare(t *testing.T) {
 		if want := MeanCI([]float64{a, b}, 0.95); p.AvgJCT != want {
 			t.Errorf("%s: AvgJCT %+v, want %+v", p.Name, p.AvgJCT, want)
 		}
+	}
+}
+
+// deviator is a heuristic that says it deviated on every other choice.
+type deviator struct {
+	policies.Policy
+	n int
+}
+
+func (d *deviator) Schedule(v *env.View) ([]env.Decision, error) {
+	d.n++
+	return d.Policy.Schedule(v)
+}
+
+func (d *deviator) Deviations() (int, int) { return d.n / 2, d.n }
+
+// A policies.Deviator's share of deviations is reported per run and over
+// seeds; other policies have none.
+func TestDeviation(t *testing.T) {
+	cfg := tiny(t, 2)
+	ff := cfg.Policies[0].New
+	cfg.Policies = append(cfg.Policies, Policy{Name: "half", New: func(seed uint64) (policies.Policy, error) {
+		p, err := ff(seed)
+		return &deviator{Policy: p}, err
+	}})
+	res, err := Compare(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range res.Policies[:2] {
+		if p.Deviation != nil || p.Runs[0].Deviator {
+			t.Errorf("%s: deviation %v reported for a heuristic", p.Name, p.Deviation)
+		}
+	}
+	half := res.Policies[2]
+	if half.Deviation == nil {
+		t.Fatal("no deviation reported for a Deviator")
+	}
+	want := 0.0
+	for _, r := range half.Runs {
+		if !r.Deviator || r.Choices == 0 || r.Deviated != r.Choices/2 {
+			t.Errorf("run %d: deviator %v, %d of %d", r.Seed, r.Deviator, r.Deviated, r.Choices)
+		}
+		want += float64(r.Choices/2) / float64(r.Choices) / float64(len(half.Runs))
+	}
+	if math.Abs(half.Deviation.Mean-want) > 1e-12 {
+		t.Errorf("mean deviation %v, want %v", half.Deviation.Mean, want)
+	}
+	var table, js bytes.Buffer
+	if err := WriteTable(&table, res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table.String(), "half chose other than its heuristic's own candidate in") {
+		t.Errorf("table does not report the deviation:\n%s", table.String())
+	}
+	if err := WriteJSON(&js, res, Meta{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(js.String(), `"deviation"`); n != 1 {
+		t.Errorf("JSON has %d deviation fields, want 1 (the Deviator's)", n)
 	}
 }
 

@@ -24,8 +24,34 @@ func WriteTable(w io.Writer, r *Result) error {
 			pm(p.AvgJCT, fmtSec), pm(p.P99JCT, fmtSec), pm(p.AvgTTA, fmtSec),
 			pm(p.Stragglers, fmtG), pm(frac, fmt2), pm(p.GPUHours, fmt1), pm(p.Finished, fmtSec))
 	}
+	for _, p := range r.Policies {
+		if p.Deviation == nil {
+			continue
+		}
+		d := *p.Deviation
+		d.Mean, d.HalfWidth = 100*d.Mean, 100*d.HalfWidth
+		choices := 0
+		for _, x := range p.Runs {
+			choices += x.Choices
+		}
+		fmt.Fprintf(&b, "\n%s chose other than its heuristic's own candidate in %s%% of its choices (%d choices among two or more candidates over %d runs)",
+			p.Name, pm(d, fmt2), choices, len(p.Runs))
+	}
+	if r.deviators() {
+		b.WriteString("\n")
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// deviators reports whether any policy counted its deviations.
+func (r *Result) deviators() bool {
+	for _, p := range r.Policies {
+		if p.Deviation != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func fmtSec(x float64) string { return fmt.Sprintf("%.0f", x) }
@@ -86,7 +112,10 @@ func WriteJSON(w io.Writer, r *Result, m Meta) error {
 		StragglerFrac Estimate `json:"iterations_with_straggler"`
 		GPUHours      Estimate `json:"gpu_hours"`
 		Finished      Estimate `json:"finished"`
-		Runs          []run    `json:"runs"`
+		// Deviation: a learned variant's share of choices not its
+		// heuristic's (policies.Deviator); absent for other policies.
+		Deviation *Estimate `json:"deviation,omitempty"`
+		Runs      []run     `json:"runs"`
 	}
 	out := struct {
 		Version  int      `json:"version"`
@@ -102,7 +131,7 @@ func WriteJSON(w io.Writer, r *Result, m Meta) error {
 		Profiles: m.Profiles, Seeds: r.Seeds, CI: "95% two-sided Student-t interval over seeds: mean ± ci95"}
 	for _, p := range r.Policies {
 		q := policy{Name: p.Name, AvgJCT: p.AvgJCT, P99JCT: p.P99JCT, AvgTTA: p.AvgTTA, Stragglers: p.Stragglers,
-			StragglerFrac: p.StragglerFrac, GPUHours: p.GPUHours, Finished: p.Finished}
+			StragglerFrac: p.StragglerFrac, GPUHours: p.GPUHours, Finished: p.Finished, Deviation: p.Deviation}
 		for _, x := range p.Runs {
 			s := x.Summary
 			q.Runs = append(q.Runs, run{x.Seed, s.Jobs, s.Finished, num(s.AvgJCT), num(s.P50JCT), num(s.P99JCT), num(s.AvgTTA),
