@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"os"
@@ -417,5 +418,41 @@ func TestTrainBanditSupport(t *testing.T) {
 	}
 	if tta["sas-rl@outside"] != tta["sas"] {
 		t.Errorf("avg TTA %v: want the checkpoint gated outside its support to replay sas", tta)
+	}
+}
+
+// The counterfactual replays run on train.workers environments at once;
+// the checkpoint does not depend on how many.
+func TestTrainBanditWorkers(t *testing.T) {
+	dir := t.TempDir()
+	var weights [][]byte
+	for _, w := range []string{"1", "3"} {
+		cfg := filepath.Join(dir, "w"+w+".yaml")
+		if err := os.WriteFile(cfg, []byte("train:\n  workers: "+w+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, "run"+w)
+		code, stdout, stderr := drover(t, "train", "--env", "sas-rl", "--algo", "bandit", "--config", cfg, "--steps", "2000", "--eval-seeds", "0", "--out", out)
+		if code != 0 {
+			t.Fatalf("workers %s: exit %d: %s", w, code, stderr)
+		}
+		if !strings.Contains(stdout, "workers: "+w) {
+			t.Errorf("workers %s: the logged config does not say so:\n%s", w, stdout)
+		}
+		b, err := os.ReadFile(filepath.Join(out, checkpoints.WeightsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		weights = append(weights, b)
+	}
+	if !bytes.Equal(weights[0], weights[1]) {
+		t.Error("1 and 3 workers train different weights")
+	}
+	cfg := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(cfg, []byte("train:\n  workers: -2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, _ := drover(t, "train", "--env", "sas-rl", "--algo", "bandit", "--config", cfg, "--steps", "500", "--eval-seeds", "0", "--quiet", "--out", filepath.Join(dir, "bad")); code == 0 {
+		t.Error("train.workers -2 accepted")
 	}
 }

@@ -84,6 +84,10 @@ type trainConfig struct {
 	// features too). Outside the box the heuristic's choice stands, so a
 	// job larger than any trained on keeps it, whatever the heads say.
 	Support string
+	// Workers is the number of environments --algo bandit runs its
+	// counterfactual replays on at once (default GOMAXPROCS, at most 16);
+	// the result does not depend on it.
+	Workers int
 	// LowerZ is the number of standard deviations of Heads' lower bound
 	// (default 1).
 	LowerZ float64

@@ -6,7 +6,10 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/drover-sched/drover/agents/bandit"
@@ -68,61 +71,9 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 	if err != nil {
 		return nil, nil, train.Verdict{}, err
 	}
-	nodes, gpn := cmp.Or(r.train.Nodes, 16), cmp.Or(r.train.GPUsPerNode, 4)
-	cdesc, gpus := fmt.Sprintf("%d x %d GPUs", nodes, gpn), nodes*gpn
-	var list *env.Cluster // train.cluster's node list, if any
-	if spec := r.train.Cluster; spec != "" && spec != "homogeneous" {
-		c, desc, err := trace.LoadCluster(spec, r.train.Nodes, gpn)
-		if err != nil {
-			return nil, nil, train.Verdict{}, fmt.Errorf("train.cluster: %w", err)
-		}
-		list, nodes, cdesc, gpus = &c, len(c.Nodes), desc, c.TotalGPUs()
-	}
-	pcfg, w, _, err := builtinEnvConfig(nodes, gpn, r.train.Profiles)
+	pcfg, wname, cdesc, late, err := variantConfig(r, newProp)
 	if err != nil {
 		return nil, nil, train.Verdict{}, err
-	}
-	if list != nil {
-		pcfg.Cluster = *list
-	}
-	pcfg.NewProposer, pcfg.Objective = newProp, cmp.Or(r.train.Objective, placement.ObjectiveTTA)
-	wname := fmt.Sprintf("builtin (%d jobs, Philly-fitted)", len(w.Jobs))
-	var late *evalWorkload // a trace workload's held-out later jobs
-	switch r.train.Workload {
-	case "", "builtin":
-	case "synthetic":
-		sp := datasets.DefaultParams()
-		sp.MaxGPUs = gpus
-		sp.RateScale *= float64(gpus) / float64(datasets.DefaultMaxGPUs) * cmp.Or(r.train.Load, 1)
-		tilt, rho := r.train.Tilt, r.train.OfferedLoad
-		pcfg.NewJobs = func(s uint64) []env.JobSpec {
-			p := sp
-			if tilt > 0 {
-				// The exponent has its own stream: with Tilt 0 the jobs
-				// are those of an untilted run, draw for draw.
-				p = sp.Tilt(tilt * rand.New(rand.NewPCG(s, 0x74696c74)).Float64())
-			}
-			w := datasets.Synthetic(p, datasets.DefaultJobs, rand.NewPCG(s, s))
-			if rho > 0 {
-				w.ScaleLoad(gpus, rho)
-			}
-			return trace.Specs(w)
-		}
-		wname = fmt.Sprintf("a fresh Philly-fitted synthetic workload per episode (%d jobs)", datasets.DefaultJobs)
-		if tilt > 0 {
-			wname += fmt.Sprintf(", GPU mix tilted by g^a, a uniform in [0, %g]", tilt)
-		}
-		if rho > 0 {
-			wname += fmt.Sprintf(", offered load %g", rho)
-		}
-	default:
-		tw, err := traceWorkload(r.train.Workload, cmp.Or(r.train.Split, 0.5), r.train.OfferedLoad, pcfg.Cluster, r.train.Profiles)
-		if err != nil {
-			return nil, nil, train.Verdict{}, err
-		}
-		pcfg.NewJobs, pcfg.NewModel = tw.newJobs, tw.newModel
-		wname = tw.desc
-		late = &tw.late
 	}
 	mk := envMaker(pcfg)
 	algo := "PPO"
@@ -143,7 +94,14 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 	var act func([]float64, []bool) int
 	var nets map[string]*nn.MLP
 	if r.train.Algo == "bandit" {
-		act, nets, err = trainBandit(r, mk(0).(*placement.Env), stdout)
+		newEnv := func() (*placement.Env, error) {
+			c, _, _, _, err := variantConfig(r, newProp)
+			if err != nil {
+				return nil, err
+			}
+			return placement.New(c)
+		}
+		act, nets, err = trainBandit(r, mk(0).(*placement.Env), newEnv, stdout)
 		if err != nil {
 			return nil, nil, train.Verdict{}, err
 		}
@@ -242,6 +200,72 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 	return nets, scores, verdict, nil
 }
 
+// variantConfig builds the training environment's config of sas-rl and
+// strn-rl from train's settings (cluster, workload, profiles, objective),
+// with the name of the workload and of the cluster and, for a trace
+// workload, its held-out later part. Each call loads its own profiles, so
+// environments of configs from two calls share no mutable state (measured
+// profiles memoize answers) and can run in parallel.
+func variantConfig(r *trainRun, newProp func() policies.Proposer) (placement.Config, string, string, *evalWorkload, error) {
+	nodes, gpn := cmp.Or(r.train.Nodes, 16), cmp.Or(r.train.GPUsPerNode, 4)
+	cdesc, gpus := fmt.Sprintf("%d x %d GPUs", nodes, gpn), nodes*gpn
+	var list *env.Cluster // train.cluster's node list, if any
+	if spec := r.train.Cluster; spec != "" && spec != "homogeneous" {
+		c, desc, err := trace.LoadCluster(spec, r.train.Nodes, gpn)
+		if err != nil {
+			return placement.Config{}, "", "", nil, fmt.Errorf("train.cluster: %w", err)
+		}
+		list, nodes, cdesc, gpus = &c, len(c.Nodes), desc, c.TotalGPUs()
+	}
+	pcfg, w, _, err := builtinEnvConfig(nodes, gpn, r.train.Profiles)
+	if err != nil {
+		return placement.Config{}, "", "", nil, err
+	}
+	if list != nil {
+		pcfg.Cluster = *list
+	}
+	pcfg.NewProposer, pcfg.Objective = newProp, cmp.Or(r.train.Objective, placement.ObjectiveTTA)
+	wname := fmt.Sprintf("builtin (%d jobs, Philly-fitted)", len(w.Jobs))
+	var late *evalWorkload // a trace workload's held-out later jobs
+	switch r.train.Workload {
+	case "", "builtin":
+	case "synthetic":
+		sp := datasets.DefaultParams()
+		sp.MaxGPUs = gpus
+		sp.RateScale *= float64(gpus) / float64(datasets.DefaultMaxGPUs) * cmp.Or(r.train.Load, 1)
+		tilt, rho := r.train.Tilt, r.train.OfferedLoad
+		pcfg.NewJobs = func(s uint64) []env.JobSpec {
+			p := sp
+			if tilt > 0 {
+				// The exponent has its own stream: with Tilt 0 the jobs
+				// are those of an untilted run, draw for draw.
+				p = sp.Tilt(tilt * rand.New(rand.NewPCG(s, 0x74696c74)).Float64())
+			}
+			w := datasets.Synthetic(p, datasets.DefaultJobs, rand.NewPCG(s, s))
+			if rho > 0 {
+				w.ScaleLoad(gpus, rho)
+			}
+			return trace.Specs(w)
+		}
+		wname = fmt.Sprintf("a fresh Philly-fitted synthetic workload per episode (%d jobs)", datasets.DefaultJobs)
+		if tilt > 0 {
+			wname += fmt.Sprintf(", GPU mix tilted by g^a, a uniform in [0, %g]", tilt)
+		}
+		if rho > 0 {
+			wname += fmt.Sprintf(", offered load %g", rho)
+		}
+	default:
+		tw, err := traceWorkload(r.train.Workload, cmp.Or(r.train.Split, 0.5), r.train.OfferedLoad, pcfg.Cluster, r.train.Profiles)
+		if err != nil {
+			return placement.Config{}, "", "", nil, err
+		}
+		pcfg.NewJobs, pcfg.NewModel = tw.newJobs, tw.newModel
+		wname = tw.desc
+		late = &tw.late
+	}
+	return pcfg, wname, cdesc, late, nil
+}
+
 // variantPrior is the default ppo.Config.ActionPrior of sas-rl and
 // strn-rl: start near the heuristic, whose own choice (action 0) gets a
 // logit prior of 3, e^3 against 1 for each other candidate (91% with two
@@ -308,8 +332,12 @@ func greedy(actor *nn.MLP) func(obs []float64, mask []bool) int {
 //     job's own slowdown, TTA over its trace duration (the run time on a
 //     packed, idle placement).
 //
-// The learner is refitted every few episodes.
-func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) (func([]float64, []bool) int, map[string]*nn.MLP, error) {
+// The learner is refitted every few episodes. The counterfactual replays
+// of an episode run on train.workers environments at once (default
+// GOMAXPROCS; newEnv builds each beyond e, sharing no mutable state with
+// it); each replay is deterministic given its seed and actions, so the
+// result does not depend on their number.
+func trainBandit(r *trainRun, e *placement.Env, newEnv func() (*placement.Env, error), stdout io.Writer) (func([]float64, []bool) int, map[string]*nn.MLP, error) {
 	const (
 		epsilon         = 0.2 // share of random valid choices
 		warmup          = 5   // episodes decided by the heuristic (plus exploration)
@@ -359,27 +387,18 @@ func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) (func([]float6
 		step   int
 	}
 	mask := make([]bool, 0, e.ActionSpace().N)
-	heldHours := func() float64 {
-		h := 0.0
-		for i := range e.Jobs() {
-			h += e.Jobs()[i].Held
+	workers := []*placement.Env{e}
+	if credit == "counterfactual" {
+		n := min(cmp.Or(r.train.Workers, runtime.GOMAXPROCS(0)), 2*counterfactuals)
+		if n < 1 {
+			return nil, nil, fmt.Errorf("train.workers %d: want at least 1", r.train.Workers)
 		}
-		return h / 3600
-	}
-	// replay plays episode seed with actions, then the heuristic's choices
-	// (and the heuristic's at step skip), and returns the GPU-held hours
-	// of all jobs. An action no longer valid becomes the heuristic's.
-	replay := func(seed uint64, actions []int, skip int) float64 {
-		e.Reset(seed)
-		for k := 0; ; k++ {
-			mask = e.ActionMask(mask)
-			a := 0
-			if k != skip && k < len(actions) && mask[actions[k]] {
-				a = actions[k]
+		for len(workers) < n {
+			w, err := newEnv()
+			if err != nil {
+				return nil, nil, err
 			}
-			if _, _, term, trunc, _ := e.Step(a); term || trunc {
-				return heldHours()
-			}
+			workers = append(workers, w)
 		}
 	}
 	steps := 0
@@ -448,11 +467,16 @@ func trainBandit(r *trainRun, e *placement.Env, stdout io.Writer) (func([]float6
 			}
 			rng.Shuffle(len(off), func(i, j int) { off[i], off[j] = off[j], off[i] })
 			off = off[:min(len(off), counterfactuals)]
+			// Both branches follow the episode up to the decision, differ
+			// there, and let the heuristic decide every later job, so the
+			// difference is the decision's alone.
+			prefixes := make([][]int, 0, 2*len(off))
 			for _, d := range off {
-				// Both branches follow the episode up to the decision,
-				// differ there, and let the heuristic decide every later
-				// job, so the difference is the decision's alone.
-				gain := replay(seed, actions[:d.step], -1) - replay(seed, actions[:d.step+1], -1)
+				prefixes = append(prefixes, actions[:d.step], actions[:d.step+1])
+			}
+			held := replayAll(workers, seed, prefixes)
+			for i, d := range off {
+				gain := held[2*i] - held[2*i+1]
 				samples = append(samples, bandit.Sample{Obs: d.obs, Action: d.action, Reward: float32(gain)},
 					bandit.Sample{Obs: d.obs, Action: 0, Reward: 0})
 				mean += gain / float64(len(off))
@@ -579,6 +603,50 @@ func traceWorkload(path string, split, rho float64, cluster env.Cluster, dir str
 		t.desc += fmt.Sprintf("; each window and the late part at offered load %g", rho)
 	}
 	return t, nil
+}
+
+// replayAll plays episode seed once per prefix, on the environments envs
+// in parallel, and returns the GPU-held hours of all jobs in each replay,
+// in prefixes' order. A replay takes the prefix's actions, then the
+// heuristic's choice (action 0) for every later job; an action no longer
+// valid becomes the heuristic's. Each replay depends only on seed and its
+// prefix, so the result does not depend on len(envs).
+func replayAll(envs []*placement.Env, seed uint64, prefixes [][]int) []float64 {
+	out := make([]float64, len(prefixes))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for _, e := range envs[:min(len(envs), len(prefixes))] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mask []bool
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(prefixes) {
+					return
+				}
+				actions := prefixes[i]
+				e.Reset(seed)
+				for k := 0; ; k++ {
+					mask = e.ActionMask(mask)
+					a := 0
+					if k < len(actions) && mask[actions[k]] {
+						a = actions[k]
+					}
+					if _, _, term, trunc, _ := e.Step(a); term || trunc {
+						break
+					}
+				}
+				h := 0.0
+				for j := range e.Jobs() {
+					h += e.Jobs()[j].Held
+				}
+				out[i] = h / 3600
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 // lateWorkload splits w after the first share split of its jobs (in submit
