@@ -17,6 +17,7 @@ import (
 	"github.com/drover-sched/drover/agents/ppo"
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/env/gym"
 	"github.com/drover-sched/drover/env/placement"
 	"github.com/drover-sched/drover/env/trace"
 	"github.com/drover-sched/drover/policies"
@@ -75,7 +76,20 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 	if err != nil {
 		return nil, nil, train.Verdict{}, err
 	}
-	mk := envMaker(pcfg)
+	if _, err := placement.New(pcfg); err != nil {
+		return nil, nil, train.Verdict{}, err
+	}
+	// Every environment gets a config of its own, with its own profiles
+	// (measured profiles memoize answers in maps): PPO's environments may
+	// step in parallel goroutines (ppo.parallel), and the bandit's
+	// counterfactual replays do.
+	mk := func(int) gym.Env {
+		c, _, _, _, err := variantConfig(r, newProp)
+		if err != nil {
+			panic(err) // the same settings gave a valid config above
+		}
+		return envMaker(c)(0)
+	}
 	algo := "PPO"
 	if r.train.Algo == "bandit" {
 		switch r.train.credit() {
@@ -94,14 +108,7 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 	var act func([]float64, []bool) int
 	var nets map[string]*nn.MLP
 	if r.train.Algo == "bandit" {
-		newEnv := func() (*placement.Env, error) {
-			c, _, _, _, err := variantConfig(r, newProp)
-			if err != nil {
-				return nil, err
-			}
-			return placement.New(c)
-		}
-		act, nets, err = trainBandit(r, mk(0).(*placement.Env), newEnv, stdout)
+		act, nets, err = trainBandit(r, mk(0).(*placement.Env), func() *placement.Env { return mk(0).(*placement.Env) }, stdout)
 		if err != nil {
 			return nil, nil, train.Verdict{}, err
 		}
@@ -337,7 +344,7 @@ func greedy(actor *nn.MLP) func(obs []float64, mask []bool) int {
 // GOMAXPROCS; newEnv builds each beyond e, sharing no mutable state with
 // it); each replay is deterministic given its seed and actions, so the
 // result does not depend on their number.
-func trainBandit(r *trainRun, e *placement.Env, newEnv func() (*placement.Env, error), stdout io.Writer) (func([]float64, []bool) int, map[string]*nn.MLP, error) {
+func trainBandit(r *trainRun, e *placement.Env, newEnv func() *placement.Env, stdout io.Writer) (func([]float64, []bool) int, map[string]*nn.MLP, error) {
 	const (
 		epsilon         = 0.2 // share of random valid choices
 		warmup          = 5   // episodes decided by the heuristic (plus exploration)
@@ -394,11 +401,7 @@ func trainBandit(r *trainRun, e *placement.Env, newEnv func() (*placement.Env, e
 			return nil, nil, fmt.Errorf("train.workers %d: want at least 1", r.train.Workers)
 		}
 		for len(workers) < n {
-			w, err := newEnv()
-			if err != nil {
-				return nil, nil, err
-			}
-			workers = append(workers, w)
+			workers = append(workers, newEnv())
 		}
 	}
 	steps := 0
