@@ -89,18 +89,16 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	_, profSrc, err := trace.Profiles(*profilesDir, *workload)
+	// One set of profiles for every run: they are safe for concurrent use,
+	// and loading measured ones (building their interpolators) costs more
+	// than a short run.
+	profiles, profSrc, err := trace.Profiles(*profilesDir, *workload)
 	if err != nil {
 		return err
 	}
 	perWorker := *model == trace.ModelDrover && *stragglers
 	options := func(seed uint64) (trace.Options, error) {
-		// Each run gets its own profiles (measured profiles cache answers)
-		// and its own copy of the cluster.
-		profiles, _, err := trace.Profiles(*profilesDir, *workload)
-		if err != nil {
-			return trace.Options{}, err
-		}
+		// Each run gets its own copy of the cluster.
 		c := cluster
 		c.Nodes = slices.Clone(cluster.Nodes)
 		o := trace.Options{Workload: w, Model: *model, Profiles: profiles, Cluster: &c,

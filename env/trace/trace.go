@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env"
@@ -91,7 +92,9 @@ func NewModel(name string, profiles map[string]env.Profile, gpusPerNode int) (en
 // dir empty it looks for a pollux_apps directory near workloadPath (the
 // workload's directory and up to three levels above it, also under a
 // traces/ subdirectory) and else returns the embedded fitted profiles. The
-// second result says where the profiles came from.
+// second result says where the profiles came from. The profiles are safe
+// for concurrent use (the measured ones memoize answers under a lock), so
+// parallel runs can share one set.
 func Profiles(dir, workloadPath string) (map[string]env.Profile, string, error) {
 	if dir == "" && workloadPath != "" && workloadPath != "builtin" {
 		dir = findProfiles(workloadPath)
@@ -125,9 +128,11 @@ func Profiles(dir, workloadPath string) (map[string]env.Profile, string, error) 
 // its measurements (more GPUs per node, or more nodes, than were measured)
 // from the fitted parameters instead of failing. Where the measurements
 // answer, it is exactly the measured profile, so Pollux fidelity is intact.
+// Like Measured, it is safe for concurrent use.
 type fallback struct {
 	*profile.Measured
 	fit  *profile.Fitted
+	mu   sync.Mutex
 	miss map[missKey][2]float64 // fitted answers, by placement and batch
 }
 
@@ -152,7 +157,10 @@ func (f *fallback) Throughput(placement []int, localBsz int) (step, sync float64
 		}
 	}
 	if cacheable {
-		if v, ok := f.miss[k]; ok {
+		f.mu.Lock()
+		v, ok := f.miss[k]
+		f.mu.Unlock()
+		if ok {
 			return v[0], v[1]
 		}
 	}
@@ -161,7 +169,9 @@ func (f *fallback) Throughput(placement []int, localBsz int) (step, sync float64
 	}
 	step, sync = f.fit.Throughput(placement, localBsz)
 	if cacheable {
+		f.mu.Lock()
 		f.miss[k] = [2]float64{step, sync}
+		f.mu.Unlock()
 	}
 	return step, sync
 }

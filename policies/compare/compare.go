@@ -60,8 +60,9 @@ type Config struct {
 	Seeds []uint64
 	// Options returns the replay options of the run with seed (Policy is
 	// set by Run). It is called from several goroutines at once and must
-	// return options that share no mutable state with another call's:
-	// fresh Profiles (measured profiles cache answers) and Stragglers.
+	// return options that share no unsynchronized mutable state with
+	// another call's: a fresh Cluster and Stragglers (the profiles of
+	// trace.Profiles are safe to share).
 	Options func(seed uint64) (trace.Options, error)
 	// Parallel is the number of runs at a time (0: GOMAXPROCS).
 	Parallel int
