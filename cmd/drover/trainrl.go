@@ -17,7 +17,6 @@ import (
 	"github.com/drover-sched/drover/agents/ppo"
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env"
-	"github.com/drover-sched/drover/env/gym"
 	"github.com/drover-sched/drover/env/placement"
 	"github.com/drover-sched/drover/env/trace"
 	"github.com/drover-sched/drover/policies"
@@ -79,17 +78,11 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 	if _, err := placement.New(pcfg); err != nil {
 		return nil, nil, train.Verdict{}, err
 	}
-	// Every environment gets a config of its own, with its own profiles
-	// (measured profiles memoize answers in maps): PPO's environments may
-	// step in parallel goroutines (ppo.parallel), and the bandit's
-	// counterfactual replays do.
-	mk := func(int) gym.Env {
-		c, _, _, _, err := variantConfig(r, newProp)
-		if err != nil {
-			panic(err) // the same settings gave a valid config above
-		}
-		return envMaker(c)(0)
-	}
+	// The environments share pcfg, which is safe: its functions build a
+	// fresh model, proposer and job list per episode, and the profiles
+	// they share are safe for concurrent use. PPO's environments may step
+	// in parallel goroutines (ppo.parallel), and the bandit's replays do.
+	mk := envMaker(pcfg)
 	algo := "PPO"
 	if r.train.Algo == "bandit" {
 		switch r.train.credit() {
@@ -210,9 +203,7 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 // variantConfig builds the training environment's config of sas-rl and
 // strn-rl from train's settings (cluster, workload, profiles, objective),
 // with the name of the workload and of the cluster and, for a trace
-// workload, its held-out later part. Each call loads its own profiles, so
-// environments of configs from two calls share no mutable state (measured
-// profiles memoize answers) and can run in parallel.
+// workload, its held-out later part.
 func variantConfig(r *trainRun, newProp func() policies.Proposer) (placement.Config, string, string, *evalWorkload, error) {
 	nodes, gpn := cmp.Or(r.train.Nodes, 16), cmp.Or(r.train.GPUsPerNode, 4)
 	cdesc, gpus := fmt.Sprintf("%d x %d GPUs", nodes, gpn), nodes*gpn
@@ -341,9 +332,9 @@ func greedy(actor *nn.MLP) func(obs []float64, mask []bool) int {
 //
 // The learner is refitted every few episodes. The counterfactual replays
 // of an episode run on train.workers environments at once (default
-// GOMAXPROCS; newEnv builds each beyond e, sharing no mutable state with
-// it); each replay is deterministic given its seed and actions, so the
-// result does not depend on their number.
+// GOMAXPROCS; newEnv builds each beyond e); each replay is deterministic
+// given its seed and actions, so the result does not depend on their
+// number.
 func trainBandit(r *trainRun, e *placement.Env, newEnv func() *placement.Env, stdout io.Writer) (func([]float64, []bool) int, map[string]*nn.MLP, error) {
 	const (
 		epsilon         = 0.2 // share of random valid choices
