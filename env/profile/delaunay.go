@@ -3,6 +3,7 @@ package profile
 import (
 	"math"
 	"math/big"
+	"math/bits"
 )
 
 // This file holds a 3-D Delaunay tetrahedralization (Bowyer-Watson with
@@ -516,6 +517,15 @@ func inSphereInt(p [5][3]float64, sc *intScratch) (int, bool) {
 	if !intDiffs(p[:], dif[:]) {
 		return 0, false
 	}
+	if s, ok := inSphereSmall(&dif); ok {
+		return s, true
+	}
+	return inSphereBig(&dif, sc), true
+}
+
+// inSphereBig is inSphereInt's determinant in big integers, for any
+// int64 differences. sc, when not nil, is reused scratch space.
+func inSphereBig(dif *[4][3]int64, sc *intScratch) int {
 	if sc == nil {
 		sc = new(intScratch)
 	}
@@ -548,7 +558,66 @@ func inSphereInt(p [5][3]float64, sc *intScratch) (int, bool) {
 			det.Add(det, a)
 		}
 	}
-	return det.Sign(), true
+	return det.Sign()
+}
+
+// smallInt bounds the coordinate differences inSphereSmall takes: below
+// 2^19, a lifted entry |d|^2 is below 2^40, a 2x2 minor with the lifted
+// column below 2^60 (an int64), one of coordinates below 2^39, each of
+// the six products below 2^99 and their sum below 2^102, so 128-bit
+// arithmetic is exact.
+const smallInt = 1 << 19
+
+// inSphereSmall is inSphereInt's determinant for differences below
+// smallInt in magnitude, in int64 minors and a 128-bit sum (the profiles'
+// grids, small integers, take this path); ok is false for larger ones.
+func inSphereSmall(dif *[4][3]int64) (int, bool) {
+	var m [4][4]int64
+	for i := range 4 {
+		for k := range 3 {
+			d := dif[i][k]
+			if d <= -smallInt || d >= smallInt {
+				return 0, false
+			}
+			m[i][k] = d
+			m[i][3] += d * d
+		}
+	}
+	pairs := [6][2]int{{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}}
+	var hi, lo uint64 // the sum, two's complement
+	for i, pr := range pairs {
+		q := pairs[5-i]
+		a := m[0][pr[0]]*m[1][pr[1]] - m[0][pr[1]]*m[1][pr[0]]
+		b := m[2][q[0]]*m[3][q[1]] - m[2][q[1]]*m[3][q[0]]
+		neg := (a < 0) != (b < 0)
+		if i == 1 || i == 4 {
+			neg = !neg
+		}
+		ph, pl := bits.Mul64(absInt64(a), absInt64(b))
+		var c uint64
+		if neg {
+			lo, c = bits.Sub64(lo, pl, 0)
+			hi, _ = bits.Sub64(hi, ph, c)
+		} else {
+			lo, c = bits.Add64(lo, pl, 0)
+			hi, _ = bits.Add64(hi, ph, c)
+		}
+	}
+	switch {
+	case hi == 0 && lo == 0:
+		return 0, true
+	case int64(hi) < 0:
+		return -1, true
+	}
+	return 1, true
+}
+
+// absInt64 is |x| for x > math.MinInt64.
+func absInt64(x int64) uint64 {
+	if x < 0 {
+		return uint64(-x)
+	}
+	return uint64(x)
 }
 
 func det4(m [4][4]float64) (det, perm float64) {

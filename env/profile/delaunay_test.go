@@ -107,3 +107,46 @@ func TestPredicatesMatchExact(t *testing.T) {
 	}
 	t.Logf("insphere filter answered %d of %d", answered, filtered)
 }
+
+// inSphereSmall's 128-bit determinant equals the big-integer one: on
+// random points, on lattice points (where the determinant is often 0, as
+// on the profiles' grids), and at the largest magnitudes it accepts, where
+// an overflow would show; beyond them it declines.
+func TestInSphereSmall(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const top = smallInt - 1
+	zero := 0
+	for n := range 30000 {
+		var dif [4][3]int64
+		for i := range 4 {
+			for k := range 3 {
+				switch n % 3 {
+				case 0:
+					dif[i][k] = r.Int64N(2*top+1) - top
+				case 1:
+					dif[i][k] = r.Int64N(7) - 3
+				default:
+					dif[i][k] = [3]int64{-top, top, r.Int64N(2*top+1) - top}[r.IntN(3)]
+				}
+			}
+		}
+		got, ok := inSphereSmall(&dif)
+		if !ok {
+			t.Fatalf("inSphereSmall(%v) declined", dif)
+		}
+		want := inSphereBig(&dif, nil)
+		if got != want {
+			t.Fatalf("inSphereSmall(%v) = %d, big integers %d", dif, got, want)
+		}
+		if want == 0 {
+			zero++
+		}
+	}
+	if zero < 100 {
+		t.Errorf("only %d degenerate cases: the lattice draws do not test zero", zero)
+	}
+	big := [4][3]int64{{smallInt, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 1, 1}}
+	if _, ok := inSphereSmall(&big); ok {
+		t.Errorf("inSphereSmall took a difference of %d", smallInt)
+	}
+}
