@@ -68,6 +68,10 @@ func delaunay3Mode(pts [][3]float64, exactOnly bool) [][4]int32 {
 		[3]float64{c[0] - s, c[1] - s, c[2] + 3*s},
 	)
 	d := &triangulator{pts: all, n: n, exactOnly: exactOnly}
+	// Dead tetrahedra stay in the list: the profiles' grids create 30 to
+	// 60 per point, so reserving that saves the list's regrowth copies.
+	d.tets = make([]tet, 0, 64*n)
+	d.mark = make([]bool, 0, 64*n)
 	t0 := tet{v: [4]int32{int32(n), int32(n + 1), int32(n + 2), int32(n + 3)}, nb: [4]int32{-1, -1, -1, -1}, alive: true}
 	if d.orient(t0.v[0], t0.v[1], t0.v[2], t0.v[3]) < 0 {
 		t0.v[0], t0.v[1] = t0.v[1], t0.v[0]
@@ -102,6 +106,14 @@ type triangulator struct {
 	// scratch
 	stack, cavity []int32
 	mark          []bool
+	open          map[[2]int32]openFace
+}
+
+// openFace is a new tetrahedron's face through the inserted point, by
+// tetrahedron and the index of the vertex opposite it.
+type openFace struct {
+	t int32
+	k int
 }
 
 // locate walks from tet start to a tetrahedron containing point p.
@@ -176,12 +188,14 @@ func (d *triangulator) insert(p int32, start int32) int32 {
 			}
 		}
 	}
-	// New tetrahedra: one per cavity boundary face, coned to p.
-	type faceKey [2]int32
-	open := make(map[faceKey]struct {
-		t int32
-		k int
-	})
+	// New tetrahedra: one per cavity boundary face, coned to p. open holds
+	// the faces through p still waiting for their second tetrahedron (only
+	// looked up, never ranged over: its order does not matter).
+	if d.open == nil {
+		d.open = make(map[[2]int32]openFace)
+	}
+	open := d.open
+	clear(open)
 	var newest int32
 	for _, t := range d.cavity {
 		for k := range 4 {
@@ -223,10 +237,7 @@ func (d *triangulator) insert(p int32, start int32) int32 {
 					d.tets[o.t].nb[o.k] = id
 					delete(open, e)
 				} else {
-					open[e] = struct {
-						t int32
-						k int
-					}{id, j}
+					open[e] = openFace{id, j}
 				}
 			}
 		}
@@ -343,6 +354,97 @@ func orientInt(pa, pb, pc, pd [3]float64) (int, bool) {
 	if !intDiffs([][3]float64{pa, pb, pc, pd}, m[:]) {
 		return 0, false
 	}
+	if s, ok := orientSmall(&m); ok {
+		return s, true
+	}
+	return orientBigInt(&m), true
+}
+
+// smallOrient bounds the differences orientSmall takes: below 2^40, a 2x2
+// minor is below 2^81, each cofactor term below 2^121 and their sum below
+// 2^123, so 128-bit arithmetic is exact. The super-tetrahedron's vertices
+// (2^24 times the points' extent away) stay within it for the profiles.
+const smallOrient = 1 << 40
+
+// orientSmall is orientInt's determinant in 128-bit integers for
+// differences below smallOrient in magnitude; ok is false for larger ones.
+func orientSmall(m *[3][3]int64) (int, bool) {
+	for i := range 3 {
+		for k := range 3 {
+			if d := m[i][k]; d <= -smallOrient || d >= smallOrient {
+				return 0, false
+			}
+		}
+	}
+	var acc i128
+	for j := range 3 {
+		// Cofactor of m[0][j] from the other two rows.
+		j1, j2 := (j+1)%3, (j+2)%3
+		minor := mul64(m[1][j1], m[2][j2]).sub(mul64(m[1][j2], m[2][j1]))
+		acc = acc.add(minor.mulSmall(m[0][j]))
+	}
+	return acc.sign(), true
+}
+
+// i128 is a signed 128-bit integer in two's complement.
+type i128 struct{ hi, lo uint64 }
+
+// mul64 returns a*b exactly.
+func mul64(a, b int64) i128 {
+	hi, lo := bits.Mul64(absInt64(a), absInt64(b))
+	r := i128{hi, lo}
+	if (a < 0) != (b < 0) {
+		r = r.neg()
+	}
+	return r
+}
+
+func (x i128) neg() i128 {
+	lo, c := bits.Sub64(0, x.lo, 0)
+	hi, _ := bits.Sub64(0, x.hi, c)
+	return i128{hi, lo}
+}
+
+func (x i128) add(y i128) i128 {
+	lo, c := bits.Add64(x.lo, y.lo, 0)
+	hi, _ := bits.Add64(x.hi, y.hi, c)
+	return i128{hi, lo}
+}
+
+func (x i128) sub(y i128) i128 {
+	lo, c := bits.Sub64(x.lo, y.lo, 0)
+	hi, _ := bits.Sub64(x.hi, y.hi, c)
+	return i128{hi, lo}
+}
+
+// mulSmall returns x*y when the product fits in 127 bits and |x| < 2^127.
+func (x i128) mulSmall(y int64) i128 {
+	neg := int64(x.hi) < 0
+	if neg {
+		x = x.neg()
+	}
+	u := absInt64(y)
+	hi, lo := bits.Mul64(x.lo, u)
+	r := i128{hi + x.hi*u, lo}
+	if neg != (y < 0) {
+		r = r.neg()
+	}
+	return r
+}
+
+func (x i128) sign() int {
+	switch {
+	case x.hi == 0 && x.lo == 0:
+		return 0
+	case int64(x.hi) < 0:
+		return -1
+	}
+	return 1
+}
+
+// orientBigInt is orientInt's determinant in big integers, for any int64
+// differences.
+func orientBigInt(m *[3][3]int64) int {
 	var x [3][3]big.Int
 	for i := range 3 {
 		for k := range 3 {
@@ -359,7 +461,7 @@ func orientInt(pa, pb, pc, pd [3]float64) (int, bool) {
 		t.Mul(&t, &x[0][j])
 		det.Add(&det, &t)
 	}
-	return det.Sign(), true
+	return det.Sign()
 }
 
 // inSphere reports whether point e lies inside the circumsphere of the

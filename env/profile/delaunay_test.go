@@ -150,3 +150,43 @@ func TestInSphereSmall(t *testing.T) {
 		t.Errorf("inSphereSmall took a difference of %d", smallInt)
 	}
 }
+
+// orientSmall's 128-bit determinant equals the big-integer one on random,
+// lattice and extreme differences, and it declines larger ones.
+func TestOrientSmall(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const top = smallOrient - 1
+	zero := 0
+	for n := range 30000 {
+		var m [3][3]int64
+		for i := range 3 {
+			for k := range 3 {
+				switch n % 3 {
+				case 0:
+					m[i][k] = r.Int64N(2*top+1) - top
+				case 1:
+					m[i][k] = r.Int64N(5) - 2
+				default:
+					m[i][k] = [3]int64{-top, top, r.Int64N(2*top+1) - top}[r.IntN(3)]
+				}
+			}
+		}
+		got, ok := orientSmall(&m)
+		if !ok {
+			t.Fatalf("orientSmall(%v) declined", m)
+		}
+		if want := orientBigInt(&m); got != want {
+			t.Fatalf("orientSmall(%v) = %d, big integers %d", m, got, want)
+		}
+		if got == 0 {
+			zero++
+		}
+	}
+	if zero < 100 {
+		t.Errorf("only %d degenerate cases", zero)
+	}
+	big := [3][3]int64{{smallOrient, 0, 0}, {0, 1, 0}, {0, 0, 1}}
+	if _, ok := orientSmall(&big); ok {
+		t.Errorf("orientSmall took a difference of %d", int64(smallOrient))
+	}
+}
