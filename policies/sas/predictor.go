@@ -127,15 +127,42 @@ func (p *Predictor) Observe(now float64, loads []env.Usage) bool {
 	return true
 }
 
-// push appends u to node n's ring.
+// push appends u to node n's ring and keeps the node's sorted copies in
+// step: the evicted sample's values leave them and u's enter, each by a
+// binary search, instead of a sort of the whole history per sample (with
+// every node sampled at once, that sort was most of SAS's time on large
+// clusters). A NaN, which has no place in the order, makes the node dirty:
+// values then sorts afresh.
 func (p *Predictor) push(n int, u env.Usage) {
-	if len(p.hist[n]) < p.cap {
+	var old env.Usage
+	evict := len(p.hist[n]) == p.cap
+	if !evict {
 		p.hist[n] = append(p.hist[n], u)
 	} else {
+		old = p.hist[n][p.head[n]]
 		p.hist[n][p.head[n]] = u
 		p.head[n] = (p.head[n] + 1) % p.cap
 	}
-	p.dirty[n] = true
+	if p.dirty[n] {
+		return
+	}
+	for q := range numResources {
+		s := p.sorted[n][q] // sorted, so a NaN in it is first
+		if math.IsNaN(q.of(u)) || (evict && math.IsNaN(q.of(old))) || (len(s) > 0 && math.IsNaN(s[0])) {
+			p.dirty[n] = true
+			return
+		}
+	}
+	for q := range numResources {
+		s := p.sorted[n][q]
+		if evict {
+			i := sort.SearchFloat64s(s, q.of(old))
+			s = slices.Delete(s, i, i+1)
+		}
+		x := q.of(u)
+		s = slices.Insert(s, sort.SearchFloat64s(s, x), x)
+		p.sorted[n][q] = s
+	}
 }
 
 // Len returns the number of samples held for node.
@@ -150,8 +177,8 @@ func (p *Predictor) History(node int) []env.Usage {
 	return append(slices.Clone(h[p.head[node]:]), h[:p.head[node]]...)
 }
 
-// values returns node's samples of r in ascending order (cached until the
-// next sample).
+// values returns node's samples of r in ascending order (kept by push;
+// sorted afresh after a NaN).
 func (p *Predictor) values(node int, r Resource) []float64 {
 	if p.dirty[node] {
 		for q := range numResources {

@@ -2,6 +2,8 @@ package sas
 
 import (
 	"math"
+	"math/rand/v2"
+	"sort"
 	"testing"
 
 	"github.com/drover-sched/drover/env"
@@ -135,5 +137,58 @@ func TestOverloadProb(t *testing.T) {
 	unseen := NewPredictor(1, 4, 300)
 	if got := unseen.OverloadProb(0, CPU, 0, 0.8); got != 0.5 {
 		t.Errorf("unseen node: OverloadProb = %v, want 0.5", got)
+	}
+}
+
+// The sorted copies push keeps in step equal a sort of the history after
+// every sample: with ties, zeros of both signs, a full ring evicting, and
+// NaN samples (which fall back to sorting afresh).
+func TestPredictorSortedInStep(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	p := NewPredictor(3, 7, 0)
+	pick := func() float64 {
+		switch r.IntN(10) {
+		case 0:
+			return math.Copysign(0, -1)
+		case 1:
+			return 0
+		case 2:
+			return math.NaN()
+		case 3, 4:
+			return float64(r.IntN(3)) / 2 // ties
+		}
+		return r.Float64() * 1.5
+	}
+	for step := range 2000 {
+		loads := make([]env.Usage, 3)
+		for n := range loads {
+			loads[n] = env.Usage{CPU: pick(), MemBW: pick(), Net: pick()}
+			if step > 1000 { // no NaN: once the ring holds none, the incremental path alone
+				for _, x := range []*float64{&loads[n].CPU, &loads[n].MemBW, &loads[n].Net} {
+					if math.IsNaN(*x) {
+						*x = 1
+					}
+				}
+			}
+		}
+		p.Observe(float64(step), loads)
+		for n := range 3 {
+			for _, q := range []Resource{CPU, MemBW, Net} {
+				var want []float64
+				for _, u := range p.History(n) {
+					want = append(want, q.of(u))
+				}
+				sort.Float64s(want)
+				got := p.values(n, q)
+				if len(got) != len(want) {
+					t.Fatalf("step %d node %d %v: %d values, want %d", step, n, q, len(got), len(want))
+				}
+				for i := range got {
+					if got[i] != want[i] && !(math.IsNaN(got[i]) && math.IsNaN(want[i])) {
+						t.Fatalf("step %d node %d %v: sorted %v, want %v", step, n, q, got, want)
+					}
+				}
+			}
+		}
 	}
 }
