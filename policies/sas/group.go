@@ -91,10 +91,10 @@ func Group(points [][]float64, k int) [][]int {
 	for range kmeansIters {
 		moved := false
 		for i, pt := range points {
-			best := 0
+			best, bestD := 0, dist2(pt, centres[0])
 			for c := 1; c < len(centres); c++ {
-				if dist2(pt, centres[c]) < dist2(pt, centres[best]) {
-					best = c
+				if d := dist2(pt, centres[c]); d < bestD {
+					best, bestD = c, d
 				}
 			}
 			if assign[i] != best {

@@ -156,11 +156,11 @@ func (p *Predictor) push(n int, u env.Usage) {
 	for q := range numResources {
 		s := p.sorted[n][q]
 		if evict {
-			i := sort.SearchFloat64s(s, q.of(old))
+			i := searchFloat(s, q.of(old))
 			s = slices.Delete(s, i, i+1)
 		}
 		x := q.of(u)
-		s = slices.Insert(s, sort.SearchFloat64s(s, x), x)
+		s = slices.Insert(s, searchFloat(s, x), x)
 		p.sorted[n][q] = s
 	}
 }
@@ -175,6 +175,21 @@ func (p *Predictor) History(node int) []env.Usage {
 		return slices.Clone(h)
 	}
 	return append(slices.Clone(h[p.head[node]:]), h[:p.head[node]]...)
+}
+
+// searchFloat is sort.SearchFloat64s (the first index i with s[i] >= x)
+// without its closure call per step.
+func searchFloat(s []float64, x float64) int {
+	lo, hi := 0, len(s)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if s[m] >= x {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
 }
 
 // values returns node's samples of r in ascending order (kept by push;

@@ -192,3 +192,19 @@ func TestPredictorSortedInStep(t *testing.T) {
 		}
 	}
 }
+
+// searchFloat agrees with sort.SearchFloat64s.
+func TestSearchFloat(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		s := make([]float64, r.IntN(12))
+		for i := range s {
+			s[i] = float64(r.IntN(5))
+		}
+		sort.Float64s(s)
+		x := float64(r.IntN(7)) - 1
+		if got, want := searchFloat(s, x), sort.SearchFloat64s(s, x); got != want {
+			t.Fatalf("searchFloat(%v, %v) = %d, want %d", s, x, got, want)
+		}
+	}
+}
