@@ -163,6 +163,18 @@ func sum(xs []float64) float64 {
 }
 
 func dist2(a, b []float64) float64 {
+	if len(a) == 7 && len(b) == 7 { // Features' points, unrolled in the loop's order
+		t0, t1, t2, t3, t4, t5, t6 := a[0]-b[0], a[1]-b[1], a[2]-b[2], a[3]-b[3], a[4]-b[4], a[5]-b[5], a[6]-b[6]
+		d := 0.0
+		d += t0 * t0
+		d += t1 * t1
+		d += t2 * t2
+		d += t3 * t3
+		d += t4 * t4
+		d += t5 * t5
+		d += t6 * t6
+		return d
+	}
 	d := 0.0
 	for i := range a {
 		d += (a[i] - b[i]) * (a[i] - b[i])

@@ -1,6 +1,8 @@
 package sas
 
 import (
+	"math"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 
@@ -71,5 +73,24 @@ func TestGroup(t *testing.T) {
 				t.Errorf("Group = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// dist2's unrolled form for Features' seven values sums in the loop's
+// order: the same bits.
+func TestDist2Unrolled(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 10000 {
+		a, b := make([]float64, 7), make([]float64, 7)
+		for i := range a {
+			a[i], b[i] = r.NormFloat64()*math.Pow(10, float64(r.IntN(9)-4)), r.NormFloat64()
+		}
+		want := 0.0
+		for i := range a {
+			want += (a[i] - b[i]) * (a[i] - b[i])
+		}
+		if got := dist2(a, b); math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("dist2(%v, %v) = %v, the loop gives %v", a, b, got, want)
+		}
 	}
 }
