@@ -104,6 +104,7 @@ type STRN struct {
 	order []int       // scratch: candidate nodes
 	take  []int       // scratch: GPUs per node of a candidate set
 	cands []placed    // this job's candidate placements, best first
+	top   []int       // scratch of leastFirst
 
 	// Per decision point (Begin).
 	tel    env.Telemetry
@@ -557,7 +558,19 @@ func (s *STRN) place(c *env.Cluster, g int, sens Sensitivity) bool {
 			}
 		}
 	}
-	slices.SortStableFunc(s.cands, func(a, b placed) int {
+	s.cands, s.top = leastFirst(s.cands, MaxPlacements, s.top)
+	return len(s.cands) > 0
+}
+
+// leastFirst orders cands least score first, the earlier first among
+// equal scores (a stable sort), as far as anyone reads them: with more
+// than m candidates it keeps only the m least, found in one pass (a
+// single-node job on a large cluster has a candidate per node, and the
+// full sort was most of STRN's time there). A NaN score has no place in
+// the order, so with one the whole list is stable-sorted as before. top
+// is scratch space, returned for reuse.
+func leastFirst(cands []placed, m int, top []int) ([]placed, []int) {
+	byScore := func(a, b placed) int {
 		switch {
 		case a.score < b.score:
 			return -1
@@ -565,8 +578,41 @@ func (s *STRN) place(c *env.Cluster, g int, sens Sensitivity) bool {
 			return 1
 		}
 		return 0
-	})
-	return len(s.cands) > 0
+	}
+	nan := false
+	for i := range cands {
+		if math.IsNaN(cands[i].score) {
+			nan = true
+			break
+		}
+	}
+	if nan || len(cands) <= m {
+		slices.SortStableFunc(cands, byScore)
+		return cands, top
+	}
+	top = top[:0]
+	for i := range cands {
+		sc := cands[i].score
+		if len(top) == m && !(sc < cands[top[m-1]].score) {
+			continue
+		}
+		j := len(top)
+		for j > 0 && sc < cands[top[j-1]].score {
+			j--
+		}
+		top = slices.Insert(top, j, i)
+		if len(top) > m {
+			top = top[:m]
+		}
+	}
+	// The chosen indices ascend in the order they must take only by
+	// chance; gather them before writing over the front of cands.
+	var keep [8]placed
+	sel := keep[:0]
+	for _, i := range top {
+		sel = append(sel, cands[i])
+	}
+	return append(cands[:0], sel...), top
 }
 
 // greedy builds a multi-node candidate in s.order and s.take from the
