@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drover-sched/drover/agents/nn"
 	"github.com/drover-sched/drover/checkpoints"
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env"
@@ -141,16 +142,17 @@ func TestTrainVariantOnNodeList(t *testing.T) {
 	}
 }
 
-// train.heads makes the bandit a bootstrapped ensemble: its checkpoint
-// holds every head and the rule's parameters, and drover eval replays it.
-func TestTrainBanditEnsemble(t *testing.T) {
-	dir := t.TempDir()
+// banditRun trains sas-rl's contextual bandit for steps with the config
+// yaml into dir/run, and returns the run directory, its checkpoint and the
+// checkpoint's two files.
+func banditRun(t *testing.T, dir, yaml, steps string) (string, checkpoints.Meta, map[string]*nn.MLP, []byte, []byte) {
+	t.Helper()
 	cfg := filepath.Join(dir, "cfg.yaml")
-	if err := os.WriteFile(cfg, []byte("train:\n  heads: 3\n  lower_z: 0.5\n  margin: 0.25\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "run")
-	code, _, stderr := drover(t, "train", "--env", "sas-rl", "--algo", "bandit", "--config", cfg, "--steps", "2000", "--eval-seeds", "0", "--quiet", "--out", out)
+	code, _, stderr := drover(t, "train", "--env", "sas-rl", "--algo", "bandit", "--config", cfg, "--steps", steps, "--eval-seeds", "0", "--quiet", "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -166,6 +168,14 @@ func TestTrainBanditEnsemble(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return out, meta, nets, mb, wb
+}
+
+// train.heads makes the bandit a bootstrapped ensemble: its checkpoint
+// holds every head and the rule's parameters, and drover eval replays it.
+func TestTrainBanditEnsemble(t *testing.T) {
+	dir := t.TempDir()
+	out, meta, nets, _, _ := banditRun(t, dir, "train:\n  heads: 3\n  lower_z: 0.5\n  margin: 0.25\n", "2000")
 	h := meta.Hyperparams
 	if len(nets) != 3 || nets["q0"] == nil || nets["q2"] == nil || h["heads"] != 3 || h["lower_z"] != 0.5 || h["margin"] != 0.25 {
 		t.Errorf("networks %v, hyperparameters %v: want q0-q2, heads 3, lower_z 0.5, margin 0.25", meta.Networks, h)
@@ -341,27 +351,7 @@ func TestHeldOutSeeds(t *testing.T) {
 // checkpoint with a box no job falls in replays SAS exactly.
 func TestTrainBanditSupport(t *testing.T) {
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "cfg.yaml")
-	if err := os.WriteFile(cfg, []byte("train:\n  margin: -1000\n  support: job\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "run")
-	code, _, stderr := drover(t, "train", "--env", "sas-rl", "--algo", "bandit", "--config", cfg, "--steps", "3000", "--eval-seeds", "0", "--quiet", "--out", out)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	mb, err := os.ReadFile(filepath.Join(out, checkpoints.MetaFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wb, err := os.ReadFile(filepath.Join(out, checkpoints.WeightsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	meta, _, err := checkpoints.Decode(mb, wb)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, meta, _, mb, wb := banditRun(t, dir, "train:\n  margin: -1000\n  support: job\n", "3000")
 	s := meta.Support
 	if s == nil || len(s.Lo) != placement.JobFeatures {
 		t.Fatalf("support %+v, want %d dimensions", s, placement.JobFeatures)
@@ -389,7 +379,7 @@ func TestTrainBanditSupport(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(outside, checkpoints.WeightsFile), wb, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr = drover(t, "eval", "--quiet", "--workload", "builtin", "--profiles", "builtin", "--nodes", "16", "--gpus-per-node", "4",
+	code, _, stderr := drover(t, "eval", "--quiet", "--workload", "builtin", "--profiles", "builtin", "--nodes", "16", "--gpus-per-node", "4",
 		"--policies", "sas,"+out+","+outside, "--seeds", "1", "--out", filepath.Join(dir, "eval"))
 	if code != 0 {
 		t.Fatalf("eval: exit %d\n%s", code, stderr)

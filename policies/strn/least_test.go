@@ -11,15 +11,6 @@ import (
 // earlier first among equals; with a NaN score it is the stable sort.
 func TestLeastFirst(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	byScore := func(a, b placed) int {
-		switch {
-		case a.score < b.score:
-			return -1
-		case b.score < a.score:
-			return 1
-		}
-		return 0
-	}
 	var top []int
 	for n := range 5000 {
 		cands := make([]placed, r.IntN(40))

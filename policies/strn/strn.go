@@ -562,6 +562,17 @@ func (s *STRN) place(c *env.Cluster, g int, sens Sensitivity) bool {
 	return len(s.cands) > 0
 }
 
+// byScore orders candidates by score (NaN equal to everything).
+func byScore(a, b placed) int {
+	switch {
+	case a.score < b.score:
+		return -1
+	case b.score < a.score:
+		return 1
+	}
+	return 0
+}
+
 // leastFirst orders cands least score first, the earlier first among
 // equal scores (a stable sort), as far as anyone reads them: with more
 // than m candidates it keeps only the m least, found in one pass (a
@@ -570,15 +581,6 @@ func (s *STRN) place(c *env.Cluster, g int, sens Sensitivity) bool {
 // the order, so with one the whole list is stable-sorted as before. top
 // is scratch space, returned for reuse.
 func leastFirst(cands []placed, m int, top []int) ([]placed, []int) {
-	byScore := func(a, b placed) int {
-		switch {
-		case a.score < b.score:
-			return -1
-		case b.score < a.score:
-			return 1
-		}
-		return 0
-	}
 	nan := false
 	for i := range cands {
 		if math.IsNaN(cands[i].score) {
