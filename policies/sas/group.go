@@ -49,7 +49,11 @@ const kmeansIters = 50
 // (ties to the lower centre) until nothing moves. Groups come out ordered
 // by their centre's coordinate sum (most available first), ties by their
 // lowest node. No randomness is involved.
-func Group(points [][]float64, k int) [][]int {
+func Group(points [][]float64, k int) [][]int { return group(points, k, true) }
+
+// group is Group; with bounds false its Lloyd iterations compute every
+// distance (the reference the bounded form is tested against).
+func group(points [][]float64, k int, bounds bool) [][]int {
 	n := len(points)
 	if n == 0 {
 		return nil
@@ -83,19 +87,44 @@ func Group(points [][]float64, k int) [][]int {
 			dmin[i] = min(dmin[i], dist2(points[i], c))
 		}
 	}
-	// Lloyd iterations.
+	// Lloyd iterations. With bounds, Hamerly's: up[i] bounds from above
+	// point i's distance to its centre and low[i] from below its distance
+	// to every other centre; while up[i] is below low[i] by more than
+	// slack, no centre can have come nearer, and the point keeps its
+	// centre without a distance computed. Otherwise every distance is
+	// computed and compared as plain Lloyd does, so the assignments, ties
+	// and all, are plain Lloyd's. slack covers the rounding of the bounds'
+	// updates, far below it for points of this scale.
 	assign := make([]int, n)
 	for i := range assign {
 		assign[i] = -1
 	}
+	var up, low []float64
+	slack := math.Inf(1)
+	if bounds {
+		up, low = make([]float64, n), make([]float64, n)
+		scale, origin := 0.0, make([]float64, len(points[0]))
+		for _, pt := range points {
+			scale = max(scale, math.Sqrt(dist2(pt, origin)))
+		}
+		slack = 1e-9 * (1 + scale)
+	}
 	for range kmeansIters {
 		moved := false
 		for i, pt := range points {
-			best, bestD := 0, dist2(pt, centres[0])
+			if bounds && assign[i] >= 0 && up[i]+slack < low[i] {
+				continue
+			}
+			best, bestD, nextD := 0, dist2(pt, centres[0]), math.Inf(1)
 			for c := 1; c < len(centres); c++ {
 				if d := dist2(pt, centres[c]); d < bestD {
-					best, bestD = c, d
+					best, bestD, nextD = c, d, bestD
+				} else if d < nextD {
+					nextD = d
 				}
+			}
+			if bounds {
+				up[i], low[i] = math.Sqrt(bestD), math.Sqrt(nextD)
 			}
 			if assign[i] != best {
 				assign[i], moved = best, true
@@ -103,6 +132,10 @@ func Group(points [][]float64, k int) [][]int {
 		}
 		if !moved {
 			break
+		}
+		var old [][]float64
+		if bounds {
+			old = slices.Clone(centres)
 		}
 		for c := range centres {
 			cnt := 0
@@ -122,6 +155,37 @@ func Group(points [][]float64, k int) [][]int {
 				acc[d] /= float64(cnt)
 			}
 			centres[c] = acc
+		}
+		if bounds {
+			// A centre that moved by m can be m nearer or farther.
+			move := make([]float64, len(centres))
+			most, second := -1, -1 // the centres that moved most
+			sane := true
+			for c := range centres {
+				move[c] = math.Sqrt(dist2(old[c], centres[c]))
+				sane = sane && !math.IsNaN(move[c]) && !math.IsInf(move[c], 0)
+				if most < 0 || move[c] > move[most] {
+					most, second = c, most
+				} else if second < 0 || move[c] > move[second] {
+					second = c
+				}
+			}
+			for i := range points {
+				if !sane { // no bound holds: compute every distance next time
+					low[i] = math.Inf(-1)
+					continue
+				}
+				a := assign[i]
+				up[i] += move[a]
+				other := move[most]
+				if a == most {
+					other = 0
+					if second >= 0 {
+						other = move[second]
+					}
+				}
+				low[i] -= other
+			}
 		}
 	}
 	groups := make([][]int, len(centres))

@@ -94,3 +94,45 @@ func TestDist2Unrolled(t *testing.T) {
 		}
 	}
 }
+
+// Group's bounded Lloyd iterations give plain Lloyd's groups: on random
+// clouds, clustered ones, ones with duplicate points and ties, a NaN
+// feature, and the seven-value points SAS groups.
+func TestGroupBoundsMatchPlain(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for trial := range 400 {
+		n, dim := 1+r.IntN(300), []int{7, 2, 3}[trial%3]
+		k := 1 + r.IntN(9)
+		centres := make([][]float64, 1+r.IntN(6))
+		for c := range centres {
+			centres[c] = make([]float64, dim)
+			for d := range centres[c] {
+				centres[c][d] = r.Float64()
+			}
+		}
+		pts := make([][]float64, n)
+		for i := range pts {
+			pts[i] = make([]float64, dim)
+			base := centres[r.IntN(len(centres))]
+			for d := range pts[i] {
+				switch trial % 4 {
+				case 0: // uniform
+					pts[i][d] = r.Float64()
+				case 1: // clustered
+					pts[i][d] = base[d] + 0.05*r.NormFloat64()
+				case 2: // a coarse grid: duplicates and ties
+					pts[i][d] = float64(r.IntN(3)) / 2
+				default: // far apart scales
+					pts[i][d] = base[d] * math.Pow(10, float64(r.IntN(4)))
+				}
+			}
+		}
+		if trial%50 == 7 {
+			pts[r.IntN(n)][0] = math.NaN()
+		}
+		want := group(pts, k, false)
+		if got := group(pts, k, true); !reflect.DeepEqual(got, want) {
+			t.Fatalf("trial %d (n %d, k %d): bounded %v, plain %v", trial, n, k, got, want)
+		}
+	}
+}
