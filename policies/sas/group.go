@@ -137,24 +137,28 @@ func group(points [][]float64, k int, bounds bool) [][]int {
 		if bounds {
 			old = slices.Clone(centres)
 		}
-		for c := range centres {
-			cnt := 0
-			acc := make([]float64, len(points[0]))
-			for i, pt := range points {
-				if assign[i] == c {
-					cnt++
-					for d, x := range pt {
-						acc[d] += x
-					}
-				}
+		// Each centre becomes its points' mean, summed in index order (one
+		// pass over the points for all centres).
+		cnt := make([]int, len(centres))
+		acc := make([][]float64, len(centres))
+		for c := range acc {
+			acc[c] = make([]float64, len(points[0]))
+		}
+		for i, pt := range points {
+			c := assign[i]
+			cnt[c]++
+			for d, x := range pt {
+				acc[c][d] += x
 			}
-			if cnt == 0 {
+		}
+		for c := range centres {
+			if cnt[c] == 0 {
 				continue // an emptied centre stays where it was
 			}
-			for d := range acc {
-				acc[d] /= float64(cnt)
+			for d := range acc[c] {
+				acc[c][d] /= float64(cnt[c])
 			}
-			centres[c] = acc
+			centres[c] = acc[c]
 		}
 		if bounds {
 			// A centre that moved by m can be m nearer or farther.
