@@ -33,7 +33,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	quiet := fs.Bool("quiet", false, "no progress output")
 	out := fs.String("out", "", "the run directory: config.yaml, TensorBoard events, scalars.csv and the checkpoint (default runs/<env>__<algo>__<seed>__<unix time>)")
 	evalSeeds := fs.Int("eval-seeds", 5, "sas-rl, strn-rl: held-out seeds per workload (Helios; PAI gets half; 0: no held-out evaluation)")
-	configFile := fs.String("config", "", "YAML file with sections train (env, algo, steps, seed, eval_seeds), ppo and dqn (the agents' config fields in snake_case); flags given on the command line win")
+	configFile := fs.String("config", "", "YAML file with sections train (env, algo, steps, seed, eval_seeds, ...: docs/format/train-config.md), ppo and dqn (the agents' config fields in snake_case); flags given on the command line win")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
