@@ -327,8 +327,9 @@ func TestTrainProfiles(t *testing.T) {
 	}
 }
 
-// TestHeldOutSeeds checks train.helios_seeds: Helios gets its own seed
-// count when set, the others keep eval_seeds (PAI half of it).
+// TestHeldOutSeeds checks train.helios_seeds and pai_seeds: Helios and
+// PAI get their own seed counts when set; otherwise Helios has eval_seeds
+// and PAI half of it.
 func TestHeldOutSeeds(t *testing.T) {
 	count := func(ws []evalWorkload) map[string]int {
 		m := map[string]int{}
@@ -337,11 +338,14 @@ func TestHeldOutSeeds(t *testing.T) {
 		}
 		return m
 	}
-	if got, want := count(heldOut(3, 20)), map[string]int{"builtin": 3, "helios": 20, "pai": 1}; !reflect.DeepEqual(got, want) {
-		t.Errorf("heldOut(3, 20) seeds = %v, want %v", got, want)
+	if got, want := count(heldOut(3, 20, 0)), map[string]int{"builtin": 3, "helios": 20, "pai": 1}; !reflect.DeepEqual(got, want) {
+		t.Errorf("heldOut(3, 20, 0) seeds = %v, want %v", got, want)
 	}
-	if got, want := count(heldOut(4, 0)), map[string]int{"builtin": 4, "helios": 4, "pai": 2}; !reflect.DeepEqual(got, want) {
-		t.Errorf("heldOut(4, 0) seeds = %v, want %v", got, want)
+	if got, want := count(heldOut(4, 0, 0)), map[string]int{"builtin": 4, "helios": 4, "pai": 2}; !reflect.DeepEqual(got, want) {
+		t.Errorf("heldOut(4, 0, 0) seeds = %v, want %v", got, want)
+	}
+	if got, want := count(heldOut(4, 20, 10)), map[string]int{"builtin": 4, "helios": 20, "pai": 10}; !reflect.DeepEqual(got, want) {
+		t.Errorf("heldOut(4, 20, 10) seeds = %v, want %v", got, want)
 	}
 }
 

@@ -34,6 +34,10 @@ type trainConfig struct {
 	// points on Helios the gate needs 20 or more to see a gain of a few
 	// percent (docs/results/learning.md, "Twenty seeds").
 	HeliosSeeds int
+	// PAISeeds, when positive, is the number of held-out seeds for PAI
+	// instead of half of EvalSeeds (its episodes cost several seconds
+	// each, Helios's about one).
+	PAISeeds int
 	// Workload is the training workload of sas-rl and strn-rl: builtin
 	// (the embedded Philly-fitted default, every episode), synthetic (a
 	// fresh Philly-fitted synthetic workload per episode, from the

@@ -42,7 +42,7 @@ type evalWorkload struct {
 // sees and on which the gate decides. Helios gets heliosSeeds episodes
 // when that is positive (they cost about a second each, and its per-seed
 // spread needs 20 or more to show a gain of a few percent), else seeds.
-func heldOut(seeds, heliosSeeds int) []evalWorkload {
+func heldOut(seeds, heliosSeeds, paiSeeds int) []evalWorkload {
 	s := func(n int) []uint64 {
 		out := make([]uint64, n)
 		for i := range out {
@@ -53,7 +53,7 @@ func heldOut(seeds, heliosSeeds int) []evalWorkload {
 	return []evalWorkload{
 		{name: "builtin", workload: "builtin", cluster: "homogeneous", nodes: 16, gpn: 4, seeds: s(seeds)},
 		{name: "helios", workload: sharedTrace("helios/helios_venus_2vc_sept.csv"), cluster: "homogeneous", nodes: 22, gpn: 8, seeds: s(cmp.Or(heliosSeeds, seeds))},
-		{name: "pai", workload: sharedTrace("alibaba_pai_v2023/openb_pod_list_default.csv"), cluster: "pai", seeds: s(max(1, seeds/2))},
+		{name: "pai", workload: sharedTrace("alibaba_pai_v2023/openb_pod_list_default.csv"), cluster: "pai", seeds: s(cmp.Or(paiSeeds, max(1, seeds/2)))},
 	}
 }
 
@@ -124,7 +124,7 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 	fmt.Fprintf(stdout, "%-8s %-10s %6s %14s %14s %14s %11s\n", "workload", "policy", "seeds", "avg TTA (s)", "avg JCT (s)", "stragglers", "deviations")
 	var held []evalWorkload
 	if evalSeeds > 0 {
-		held = heldOut(evalSeeds, r.train.HeliosSeeds)
+		held = heldOut(evalSeeds, r.train.HeliosSeeds, r.train.PAISeeds)
 		if late != nil {
 			late.seeds = held[1].seeds // a trace's later part costs what Helios does
 			held = append(held, *late)
