@@ -75,9 +75,6 @@ func trainVariant(name string, r *trainRun, stdout io.Writer) (map[string]*nn.ML
 	if err != nil {
 		return nil, nil, train.Verdict{}, err
 	}
-	if _, err := placement.New(pcfg); err != nil {
-		return nil, nil, train.Verdict{}, err
-	}
 	// The environments share pcfg, which is safe: its functions build a
 	// fresh model, proposer and job list per episode, and the profiles
 	// they share are safe for concurrent use. PPO's environments may step
