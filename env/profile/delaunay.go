@@ -642,11 +642,10 @@ func inSphereBig(dif *[4][3]int64, sc *intScratch) int {
 	}
 	// Expansion by the 2x2 minors of rows 0-1 and their complements in
 	// rows 2-3 (Laplace), as det4.
-	pairs := [6][2]int{{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}}
 	det, a, b, u := &sc.det, &sc.a, &sc.b, &sc.u
 	det.SetInt64(0)
-	for i, pr := range pairs {
-		q := pairs[5-i]
+	for i, pr := range minorPairs {
+		q := minorPairs[5-i]
 		a.Mul(&m[0][pr[0]], &m[1][pr[1]])
 		u.Mul(&m[0][pr[1]], &m[1][pr[0]])
 		a.Sub(a, u)
@@ -662,6 +661,11 @@ func inSphereBig(dif *[4][3]int64, sc *intScratch) int {
 	}
 	return det.Sign()
 }
+
+// minorPairs are the column pairs of a 4x4 determinant's Laplace expansion
+// by the 2x2 minors of rows 0-1: pair i's complement in rows 2-3 is pair
+// 5-i, and pairs 1 and 4 enter with a minus sign.
+var minorPairs = [6][2]int{{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}}
 
 // smallInt bounds the coordinate differences inSphereSmall takes: below
 // 2^19, a lifted entry |d|^2 is below 2^40, a 2x2 minor with the lifted
@@ -685,10 +689,9 @@ func inSphereSmall(dif *[4][3]int64) (int, bool) {
 			m[i][3] += d * d
 		}
 	}
-	pairs := [6][2]int{{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}}
 	var hi, lo uint64 // the sum, two's complement
-	for i, pr := range pairs {
-		q := pairs[5-i]
+	for i, pr := range minorPairs {
+		q := minorPairs[5-i]
 		a := m[0][pr[0]]*m[1][pr[1]] - m[0][pr[1]]*m[1][pr[0]]
 		b := m[2][q[0]]*m[3][q[1]] - m[2][q[1]]*m[3][q[0]]
 		neg := (a < 0) != (b < 0)
@@ -724,9 +727,8 @@ func absInt64(x int64) uint64 {
 
 func det4(m [4][4]float64) (det, perm float64) {
 	// Expansion by 2x2 minors of the first two rows.
-	pairs := [6][2]int{{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}}
-	for i, p := range pairs {
-		q := pairs[5-i]
+	for i, p := range minorPairs {
+		q := minorPairs[5-i]
 		sgn := 1.0
 		if i == 1 || i == 4 {
 			sgn = -1
