@@ -27,7 +27,8 @@ type Drover struct {
 	// sync strategies); nil keeps the job-level model.
 	Workers *Workers
 
-	occ []occupancy // per node, with Workers
+	occ  []occupancy        // per node, with Workers
+	refs map[refKey]float64 // Workers.Reference's factors by job shape
 }
 
 var _ Model = (*Drover)(nil)
@@ -49,6 +50,12 @@ type droverJob struct {
 	iterTime      float64 // seconds per iteration
 	withStraggler float64 // share of sampled iterations with a straggler
 	stragglers    float64 // mean stragglers per sampled iteration
+	freeIter      float64 // seconds per iteration at the median worker's pace
+	commDelay     float64 // the communication part of iterTime - freeIter
+	computeDelay  float64 // the computation part
+	// norm divides the profile's compute and sync times in the
+	// per-worker model (Workers.Reference; 1 without it).
+	norm float64
 }
 
 // Name implements Model.
@@ -95,10 +102,14 @@ func (m *Drover) Admit(j *Job, meta *Meta) error {
 	} else {
 		s.work = p.Iteration(b, p.CompletionEpoch(b)) * s.ref
 	}
+	s.norm = 1
 	if m.Workers != nil {
 		m.Workers.defaults()
 		s.w.netSrc.Seed(m.Workers.Seed^0x6e6f697365, uint64(j.ID))
 		s.w.net = rand.New(&s.w.netSrc)
+		if m.Workers.Reference != nil {
+			s.norm = m.reference(j.Spec, s, meta.Cluster)
+		}
 	}
 	j.m = s
 	return nil
@@ -117,17 +128,34 @@ func Packed(r, g int) []int {
 // iterTime returns the seconds of one iteration of a job with global batch
 // size batch on a placement, its compute slowed by 1/speed.
 func iterTime(p Profile, placement []int, batch int, speed float64) float64 {
+	atomic, accum := atomicBatch(p, placement, batch)
+	step, sync := p.Throughput(placement, atomic)
+	compute := (step - sync) / speed
+	return compute*float64(accum+1) + sync
+}
+
+// atomicBatch returns the per-GPU batch size one forward-backward pass
+// runs (within the profile's limits) and the extra passes of gradient
+// accumulation an iteration needs, for global batch size batch on
+// placement.
+func atomicBatch(p Profile, placement []int, batch int) (atomic, accum int) {
 	r := 0
 	for _, g := range placement {
 		r += g
 	}
 	local := int(math.Ceil(float64(batch)/float64(r) - 1e-8))
-	accum := int(math.Ceil(float64(local)/float64(p.MaxLocalBsz())-1e-8)) - 1
-	atomic := int(math.Ceil(float64(local)/float64(accum+1) - 1e-8))
-	atomic = min(max(atomic, p.MinLocalBsz()), p.MaxLocalBsz())
+	accum = int(math.Ceil(float64(local)/float64(p.MaxLocalBsz())-1e-8)) - 1
+	atomic = int(math.Ceil(float64(local)/float64(accum+1) - 1e-8))
+	return min(max(atomic, p.MinLocalBsz()), p.MaxLocalBsz()), accum
+}
+
+// split returns the compute seconds (per GPU, gradient accumulation
+// included) and the measured all-reduce seconds of one iteration of a job
+// with global batch size batch on placement.
+func split(p Profile, placement []int, batch int) (compute, sync float64) {
+	atomic, accum := atomicBatch(p, placement, batch)
 	step, sync := p.Throughput(placement, atomic)
-	compute := (step - sync) / speed
-	return compute*float64(accum+1) + sync
+	return (step - sync) * float64(accum+1), sync
 }
 
 // Place implements Model.
@@ -156,14 +184,10 @@ func (m *Drover) Place(j *Job, c *Cluster) {
 		m.occ = append(m.occ, make([]occupancy, len(c.Nodes)-len(m.occ))...)
 	}
 	ws := s.w
-	placement := j.Placement()
 	w := len(j.Alloc)
-	local := int(math.Ceil(float64(s.batch)/float64(w) - 1e-8))
-	accum := int(math.Ceil(float64(local)/float64(s.prof.MaxLocalBsz())-1e-8)) - 1
-	atomic := min(max(int(math.Ceil(float64(local)/float64(accum+1)-1e-8)), s.prof.MinLocalBsz()), s.prof.MaxLocalBsz())
-	step, sync := s.prof.Throughput(placement, atomic)
-	ws.compute = (step - sync) * float64(accum+1)
-	ws.sync = sync
+	ws.compute, ws.sync = split(s.prof, j.Placement(), s.batch)
+	ws.compute /= s.norm
+	ws.sync /= s.norm
 	if j.Spec.Arch == PS {
 		ws.sync *= psOverRing(w, max(1, j.Spec.PSShards))
 	}
@@ -231,6 +255,9 @@ func (m *Drover) Advance(j *Job, dt float64) (float64, bool) {
 		j.Iterations += it
 		j.StragglerIterations += it * s.withStraggler
 		j.Stragglers += it * s.stragglers
+		j.StragglerFree += it * s.freeIter
+		j.CommDelay += it * s.commDelay
+		j.ComputeDelay += it * s.computeDelay
 	}
 	if need <= dt {
 		s.done = s.work

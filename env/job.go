@@ -3,6 +3,7 @@ package env
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // JobSpec is what a workload says about one job before it runs.
@@ -112,6 +113,19 @@ type Job struct {
 	StragglerIterations float64
 	// Stragglers counts straggling worker-iterations (per-worker model).
 	Stragglers float64
+	// StragglerFree is the seconds the job's training would have taken had
+	// every worker, in every iteration, run at the pace of the job's
+	// median worker (per-worker model): the time without its stragglers.
+	// The training time over it is the job's straggler inflation.
+	StragglerFree float64
+	// CommDelay and ComputeDelay split the straggler-induced delay (the
+	// training time beyond StragglerFree) by cause: the slowest worker's
+	// excess over the median worker in its gradient exchange, and in its
+	// computation (per-worker model).
+	CommDelay, ComputeDelay float64
+	// MaxNodes is the most distinct nodes any of the job's allocations
+	// spanned (0 before its first start).
+	MaxNodes int
 
 	last     float64 // sim time up to which the model has advanced the job
 	placed   float64 // sim time of the current placement
@@ -136,6 +150,17 @@ func (j *Job) JCT() float64 { return j.Finish - j.Spec.Submit }
 // run of equal node ids in Alloc, in allocation order: the form in which
 // the Pollux simulator looks up measured throughput ("4 4 2").
 func (j *Job) Placement() []int { return Placement(j.Alloc) }
+
+// distinctCount returns the number of distinct entries of alloc.
+func distinctCount(alloc []int) int {
+	n := 0
+	for i, x := range alloc {
+		if !slices.Contains(alloc[:i], x) {
+			n++
+		}
+	}
+	return n
+}
 
 // Placement turns an allocation (a node id per worker) into GPUs per node,
 // one entry per run of equal ids.

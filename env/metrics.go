@@ -29,6 +29,13 @@ type JobResult struct {
 	// model's counts: iterations run, iterations with at least one
 	// straggler, and straggling worker-iterations (0 without it).
 	Iterations, StragglerIterations, Stragglers float64
+	// StragglerFree is the seconds the job would have trained had every
+	// worker run at its median worker's pace (Job.StragglerFree; 0
+	// without the per-worker model), and CommDelay and ComputeDelay split
+	// the rest of its training time by cause (Job.CommDelay).
+	StragglerFree, CommDelay, ComputeDelay float64
+	// Nodes is the most distinct nodes the job's allocations spanned.
+	Nodes int
 	// FinalMetric is the validation metric the job finished with, in its
 	// model's own unit (see Accuracy; the Drover model's FinalMetric):
 	// NaN when the job did not finish or its model or profile gives none.
@@ -63,6 +70,14 @@ type Summary struct {
 	// StragglerFrac the share of iterations with at least one straggler
 	// (per-worker model; 0 otherwise).
 	Stragglers, StragglerFrac float64
+	// StragglerInflation is the median, over the finished jobs that
+	// spanned more than one node, of a job's training time over its
+	// straggler-free time (JobResult.StragglerFree): how much stragglers
+	// slow a typical multi-node job. CommShare is the communication
+	// part of those jobs' straggler-induced delay (CommDelay over
+	// CommDelay + ComputeDelay, summed over the jobs). Both are 0
+	// without the per-worker model or without such jobs.
+	StragglerInflation, CommShare float64
 }
 
 // Results returns each job's outcome, in arrival order.
@@ -85,6 +100,10 @@ func (s *Sim) Results() []JobResult {
 			Iterations:          j.Iterations,
 			StragglerIterations: j.StragglerIterations,
 			Stragglers:          j.Stragglers,
+			StragglerFree:       j.StragglerFree,
+			CommDelay:           j.CommDelay,
+			ComputeDelay:        j.ComputeDelay,
+			Nodes:               j.MaxNodes,
 			FinalMetric:         math.NaN(),
 		}
 		if fm, ok := s.model.(finalMetricer); ok && j.State == Done {
@@ -106,6 +125,8 @@ func (s *Sim) tta(j *Job) float64 {
 // Summary summarises the run so far.
 func (s *Sim) Summary() Summary {
 	sum := Summary{Jobs: len(s.jobs)}
+	var infl []float64
+	var comm, delay float64
 	jcts := make([]float64, 0, len(s.jobs))
 	var queue, gpuSec, tta, iters, withStraggler float64
 	started := 0
@@ -123,12 +144,24 @@ func (s *Sim) Summary() Summary {
 		withStraggler += j.StragglerIterations
 		sum.Stragglers += j.Stragglers
 		if j.State == Done {
+			if t := s.tta(j); j.MaxNodes > 1 && j.StragglerFree > 0 {
+				infl = append(infl, t/j.StragglerFree)
+				comm += j.CommDelay
+				delay += j.CommDelay + j.ComputeDelay
+			}
 			tta += s.tta(j)
 			jcts = append(jcts, j.JCT())
 			last = max(last, j.Finish)
 		}
 	}
 	sum.Finished = len(jcts)
+	if len(infl) > 0 {
+		slices.Sort(infl)
+		sum.StragglerInflation = Quantile(infl, 0.5)
+		if delay > 0 {
+			sum.CommShare = comm / delay
+		}
+	}
 	if iters > 0 {
 		sum.StragglerFrac = withStraggler / iters
 	}

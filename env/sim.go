@@ -135,7 +135,7 @@ func New(cfg Config, specs []JobSpec) (*Sim, error) {
 		return 0
 	})
 	s.jobs = make([]Job, len(specs))
-	meta := &Meta{RestartDelay: cfg.RestartDelay}
+	meta := &Meta{RestartDelay: cfg.RestartDelay, Cluster: &s.cfg.Cluster}
 	names := make(map[string]struct{}, len(specs))
 	for id, k := range order {
 		sp := specs[k]
@@ -488,6 +488,7 @@ func (s *Sim) Apply(ds []Decision) error {
 		}
 		j := &s.jobs[d.Job]
 		j.Alloc = slices.Clone(d.Nodes)
+		j.MaxNodes = max(j.MaxNodes, distinctCount(j.Alloc))
 		j.Sync = d.Sync
 		j.PSRebalance = d.PSRebalance
 		for _, n := range d.Nodes {

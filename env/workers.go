@@ -134,8 +134,198 @@ type Workers struct {
 	// the duty cycle of communication when they do not (ASP, SSP). Set it
 	// negative for none.
 	BurstNoise float64
+	// NetJitter is the spread of the extra delay a multi-node job's
+	// gradient exchange meets on any network, congested or not, as a
+	// fraction of the worker's exchange time: each sampled iteration adds
+	// m x NetJitter x burst x |z| to a worker whose exchange takes m (burst
+	// and z as for BurstNoise). 0 (the default) means none. Dedicated-GPU
+	// clusters set it (see Reference and the env/trace regimes): their
+	// stragglers come first from communication (incast, flow collisions,
+	// retransmissions), which an idle NIC does not rule out.
+	NetJitter float64
+	// Reference, when set, says under which conditions the job-level
+	// times (a trace's durations, a profile's measured step times) were
+	// taken, and the model reproduces them there on average: each job's
+	// compute and exchange times are divided by its expected per-worker
+	// slowdown on its packed placement under Reference (see Reference).
+	// Nil takes the job-level times as straggler-free.
+	Reference *Reference
 	// STRET turns on the runtime mitigation (see Mitigation).
 	STRET bool
+}
+
+// Reference describes the conditions a job's measured time was taken
+// under, in the per-worker model's terms: the job alone on its packed
+// placement (as few nodes as possible, the first nodes of the cluster, so
+// its racks are the cluster's), every one of those nodes full of workers
+// (a busy cluster), each node's background load a draw from Loads, and
+// the run's jitter and network noise. The measurement includes the
+// stragglers of those conditions: a trace's duration is what the job took
+// on a real, busy cluster, stragglers and all, and a profile's step time
+// is a mean over iterations that waited for their slowest worker. So the
+// model divides a job's compute and exchange times by R, the mean BSP
+// iteration time it gives on the reference over the measured iteration
+// time (Monte Carlo over Replicates draws of loads and jitter, with
+// random numbers of their own, so R depends on the job's model, batch
+// size and worker count but not on the run's seed), and a job then takes
+// its measured time on average under reference conditions, more on worse
+// nodes or placements, less on better ones: the per-worker model's
+// expectation is the job-level model's, and what stragglers cost is
+// visible against the straggler-free time (Job.StragglerFree).
+type Reference struct {
+	// Loads are draws from the reference nodes' background load (for the
+	// fitted process: its stationary law); each reference node of each
+	// replicate takes one at random. Empty means idle nodes.
+	Loads []Usage
+	// Replicates is the number of Monte Carlo draws per job shape
+	// (default 128).
+	Replicates int
+}
+
+// refKey identifies the jobs that share a reference factor.
+type refKey struct {
+	model        string
+	batch, w, sz int
+}
+
+// refSeed seeds the reference's Monte Carlo (with the job shape's hash).
+const refSeed = 0x7265666572656e63
+
+// reference returns the factor R of Reference for a job of spec sp: the
+// mean BSP iteration time of the job's packed placement under the
+// reference conditions over its measured iteration time there (1 when
+// that is not a positive finite number).
+func (m *Drover) reference(sp JobSpec, s *droverJob, c *Cluster) float64 {
+	wk := m.Workers
+	gpn := m.gpusPerNode()
+	key := refKey{sp.Model, s.batch, sp.GPUs, gpn}
+	if r, ok := m.refs[key]; ok {
+		return r
+	}
+	placement := Packed(sp.GPUs, gpn)
+	compute, sync := split(s.prof, placement, s.batch)
+	w, n := sp.GPUs, len(placement)
+	alloc := make([]int, 0, w)
+	for k, g := range placement {
+		for range g {
+			alloc = append(alloc, k)
+		}
+	}
+	nodes := make([]int, n)
+	for k := range nodes {
+		nodes[k] = k
+	}
+	// The first n nodes of the cluster give the reference's racks (a
+	// virtual cluster of full nodes when the real one is smaller).
+	vc := &Cluster{IntraRackGbps: 1, CrossRackGbps: 1}
+	if c != nil {
+		vc.IntraRackGbps, vc.CrossRackGbps = c.IntraRackGbps, c.CrossRackGbps
+	}
+	vc.Nodes = make([]Node, n)
+	for k := range vc.Nodes {
+		vc.Nodes[k] = Node{GPUs: gpn, Speed: 1}
+		if c != nil && k < len(c.Nodes) {
+			vc.Nodes[k].Rack = c.Nodes[k].Rack
+		}
+	}
+	link := ringLinks(&Job{Alloc: alloc}, nodes, vc, nil)
+	sens := wk.sensitivity(sp.Model)
+	h := fnv64(sp.Model) ^ uint64(s.batch)<<40 ^ uint64(w)<<20 ^ uint64(gpn)
+	rng := rand.New(rand.NewPCG(refSeed, h))
+	reps := wk.Reference.Replicates
+	if reps <= 0 {
+		reps = 128
+	}
+	slow := make([]float64, n)
+	mm := make([]float64, n)
+	amp := make([]float64, n)
+	row := make([]float64, w)
+	lo, hi := 1/wk.MaxSlowdown, wk.MaxSlowdown
+	total := 0.0
+	for range reps {
+		var jit Jitter
+		if wk.NewJitter != nil {
+			jit = wk.NewJitter(w, rand.NewPCG(rng.Uint64(), rng.Uint64()))
+		}
+		mmax := 0.0
+		for k := range n {
+			var u Usage
+			if len(wk.Reference.Loads) > 0 {
+				u = wk.Reference.Loads[rng.IntN(len(wk.Reference.Loads))]
+			}
+			slow[k] = nodeSlowdown(wk, sens, u, gpn, 1)
+			mm[k], amp[k] = sync, 0
+			if n > 1 {
+				// Alone on the NIC: its own flow meets the background.
+				var q float64
+				mm[k], q = exchange(sync, sens.Net, u.Net, 1, 1, link[k*gpn])
+				amp[k] = q*wk.BurstNoise + mm[k]*wk.NetJitter
+			}
+			mmax = max(mmax, mm[k])
+		}
+		if jit != nil {
+			jit.Next(row)
+		} else {
+			for i := range row {
+				row[i] = 1
+			}
+		}
+		slowest := 0.0
+		for i, x := range row {
+			k := alloc[i]
+			t := min(max(x, lo), hi) * compute * slow[k]
+			if amp[k] > 0 {
+				t += amp[k] * math.Abs(rng.NormFloat64())
+			}
+			slowest = max(slowest, t)
+		}
+		total += slowest + mmax
+	}
+	r := total / float64(reps) / (compute + sync)
+	if !(r > 0) || math.IsInf(r, 0) {
+		r = 1
+	}
+	if m.refs == nil {
+		m.refs = make(map[refKey]float64)
+	}
+	m.refs[key] = r
+	return r
+}
+
+// fnv64 is the 64-bit FNV-1a hash of s.
+func fnv64(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := range len(s) {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+// nodeSlowdown is how much slower than on an idle reference GPU a worker
+// computes on a node with background load u, workers workers of any job
+// and GPU speed speed (<= 0 reads as 1): 1 + the job's CPU and memory
+// bandwidth sensitivities times the overload of each.
+func nodeSlowdown(wk *Workers, sens Sensitivity, u Usage, workers int, speed float64) float64 {
+	if speed <= 0 {
+		speed = 1
+	}
+	cpu := u.CPU + wk.CPUPerWorker*float64(workers)
+	mem := u.MemBW + wk.MemBWPerWorker*float64(workers)
+	return (1 + sens.CPU*overload(cpu, wk.Overload) + sens.MemBW*overload(mem, wk.Overload)) / speed
+}
+
+// exchange returns a worker's exchange seconds and their queueing part
+// (the time beyond an idle NIC's) for a measured all-reduce of sync
+// seconds, the job's NIC sensitivity net, the NIC's background share bg,
+// the concurrent flows on the NIC (the job's own counted at its duty
+// cycle, as occupancy counts everyone's), the job's duty cycle and the
+// slowdown link of the worker's ring link. The job's own flow is on the
+// NIC whenever it communicates, so the rest of it is added back.
+func exchange(sync, net, bg, flows, duty, link float64) (m, q float64) {
+	avail := max(0.05, 1-bg)
+	nic := max(1, (flows+1-duty)/avail)
+	return sync * (1 - net + net*nic*link), sync * net * (nic - 1) * link
 }
 
 // Mitigation names.
@@ -224,13 +414,15 @@ type workerState struct {
 	q       []float64 // per worker: the queueing part of m (burst noise scale)
 	slow    []float64
 	scratch []float64
-	sorted  []float64  // scratch for medians
-	net     *rand.Rand // network burst noise
-	netSrc  rand.PCG   // its source
-	shares  []float64  // STRET: tuned local batch share x workers (1 = even)
-	nodes   []int      // distinct nodes, for occupancy
-	link    []float64  // per worker: slowdown of its ring link (cross-rack)
-	psSlow  []float64  // per PS shard: its server's slowdown (scratch)
+	sorted  []float64   // scratch for medians
+	net     *rand.Rand  // network burst noise
+	netSrc  rand.PCG    // its source
+	shares  []float64   // STRET: tuned local batch share x workers (1 = even)
+	nodes   []int       // distinct nodes, for occupancy
+	link    []float64   // per worker: slowdown of its ring link (cross-rack)
+	psSlow  []float64   // per PS shard: its server's slowdown (scratch)
+	nz      [][]float64 // per sample and worker: the network noise in c
+	amp     []float64   // per worker: the network noise's scale
 }
 
 func overload(u, theta float64) float64 {
@@ -247,17 +439,21 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 		K = max(K, MinWindowSamples)
 	}
 	if len(ws.c) != K || len(ws.m) != w {
-		// One allocation for the samples, the exchange and compute
-		// factors, and the scratch for straggler counts and medians.
-		buf := make([]float64, (K+5)*w)
+		// One allocation for the samples, their network-noise parts, the
+		// exchange and compute factors, and the scratch for straggler
+		// counts and medians.
+		buf := make([]float64, (2*K+6)*w)
 		ws.c = make([][]float64, K)
+		ws.nz = make([][]float64, K)
 		for k := range ws.c {
 			ws.c[k] = buf[k*w : (k+1)*w : (k+1)*w]
+			ws.nz[k] = buf[(K+k)*w : (K+k+1)*w : (K+k+1)*w]
 		}
-		buf = buf[K*w:]
+		buf = buf[2*K*w:]
 		ws.m, ws.slow = buf[:w:w], buf[w:2*w:2*w]
 		ws.scratch, ws.sorted = buf[2*w:2*w:3*w], buf[3*w:3*w:4*w]
 		ws.q = buf[4*w : 5*w : 5*w]
+		ws.amp = buf[5*w : 6*w : 6*w]
 	}
 	sens := ws.sens
 	multi := len(ws.nodes) > 1
@@ -274,23 +470,10 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 			u = wk.Background.Load(n, now)
 		}
 		o := m.occ[n]
-		cpu := u.CPU + wk.CPUPerWorker*float64(o.workers)
-		mem := u.MemBW + wk.MemBWPerWorker*float64(o.workers)
-		speed := c.Nodes[n].Speed
-		if speed <= 0 {
-			speed = 1
-		}
-		ws.slow[i] = (1 + sens.CPU*overload(cpu, wk.Overload) + sens.MemBW*overload(mem, wk.Overload)) / speed
+		ws.slow[i] = nodeSlowdown(wk, sens, u, o.workers, c.Nodes[n].Speed)
 		ws.m[i], ws.q[i] = ws.sync, 0
 		if multi {
-			// The job's own flow is on this NIC whenever it communicates;
-			// occupancy counts it at its duty cycle, like everyone
-			// else's (the expected number of flows a stranger meets), so
-			// add back the rest of it.
-			avail := max(0.05, 1-u.Net)
-			nic := max(1, (o.flows+1-ws.duty)/avail)
-			ws.m[i] = ws.sync * (1 - sens.Net + sens.Net*nic*ws.link[i])
-			ws.q[i] = ws.sync * sens.Net * (nic - 1) * ws.link[i]
+			ws.m[i], ws.q[i] = exchange(ws.sync, sens.Net, u.Net, o.flows, ws.duty, ws.link[i])
 		}
 	}
 	if j.Spec.Arch == PS && multi {
@@ -320,19 +503,27 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 			}
 		}
 	}
+	// The network noise's scale per worker: the queueing part of its
+	// exchange (BurstNoise) and the exchange itself (NetJitter), times the
+	// share of the job's flows that hit the network together: 1 when all
+	// workers synchronize (BSP, local SGD), the duty cycle of
+	// communication when they do not (ASP, SSP).
 	burst := 1.0
 	if j.Sync.Kind == ASP || j.Sync.Kind == SSP {
 		burst = ws.duty
 	}
-	noise := wk.BurstNoise * burst
-	if !multi || noise < 0 {
-		noise = 0
+	bn, nj := max(wk.BurstNoise, 0)*burst, wk.NetJitter*burst
+	noisy := multi && (bn > 0 || nj > 0)
+	for i := range ws.amp {
+		ws.amp[i] = 0
+		if noisy {
+			ws.amp[i] = ws.q[i]*bn + ws.m[i]*nj
+		}
 	}
-	with, count := 0.0, 0.0
 	times := ws.scratch[:0]
 	lo, hi := 1/wk.MaxSlowdown, wk.MaxSlowdown
 	for k := range K {
-		row := ws.c[k]
+		row, nz := ws.c[k], ws.nz[k]
 		if ws.jit != nil {
 			ws.jit.Next(row)
 		} else {
@@ -352,14 +543,17 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 			if ws.shares != nil {
 				row[i] *= ws.shares[i]
 			}
-			if noise > 0 {
-				row[i] += ws.q[i] * noise * math.Abs(ws.net.NormFloat64())
+			nz[i] = 0
+			if noisy {
+				nz[i] = ws.amp[i] * math.Abs(ws.net.NormFloat64())
+				row[i] += nz[i]
 			}
 		}
 	}
 	if wk.STRET && w > 1 && ws.shares == nil {
 		// (c) One-time batch tuning from this refresh's measurements:
-		// share_i proportional to 1/time_i, scaled to mean 1.
+		// share_i proportional to 1/time_i, scaled to mean 1 (the
+		// network noise is measured with the compute and scaled with it).
 		ws.shares = make([]float64, w)
 		inv := 0.0
 		for i := range w {
@@ -374,46 +568,56 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 			ws.shares[i] *= float64(w) / inv
 			for k := range K {
 				ws.c[k][i] *= ws.shares[i]
+				ws.nz[k][i] *= ws.shares[i]
 			}
+		}
+	}
+	mmax := 0.0
+	for _, x := range ws.m {
+		if x > mmax {
+			mmax = x
 		}
 	}
 	progress := 1.0 // share of a global batch an iteration delivers
 	bsp := j.Sync.Kind == BSP && !wk.STRET
 	worst := 0.0 // BSP: the sum over samples of the slowest compute
+	with, count := 0.0, 0.0
+	// The straggler-free counterfactual: every worker at the median
+	// worker's pace; the slowest worker's excess over that worker in
+	// computation and in communication splits the difference.
+	free, compEx, commEx := 0.0, 0.0, 0.0
 	for k := range K {
-		row := ws.c[k]
+		row, nz := ws.c[k], ws.nz[k]
 		times = times[:0]
-		slowest := 0.0
-		tmin, tmax := math.Inf(1), 0.0
+		slowest, at := 0.0, 0
 		for i, x := range row {
-			t := x + ws.m[i]
-			times = append(times, t)
+			times = append(times, x+ws.m[i])
 			if x > slowest {
-				slowest = x
-			}
-			if t < tmin {
-				tmin = t
-			}
-			if t > tmax {
-				tmax = t
+				slowest, at = x, i
 			}
 		}
 		worst += slowest
-		if w < 2 || tmax <= tmin*(1+wk.Threshold) {
-			// One worker cannot straggle behind itself, and when the
-			// slowest is within the threshold of the fastest, it is
-			// within it of the median too: no stragglers, without
-			// sorting for the median (the median is at least the
-			// fastest, and rounding a product is monotone).
+		if w < 2 {
+			free += times[0]
 			continue
 		}
-		n := countStragglers(times, wk.Threshold, ws.sorted)
+		med, mi := typical(times, ws.sorted)
+		free += med
+		compEx += max(0, (slowest-nz[at])-(row[mi]-nz[mi]))
+		commEx += max(0, nz[at]+mmax-nz[mi]-ws.m[mi])
+		lim := med * (1 + wk.Threshold)
+		n := 0
+		for _, t := range times {
+			if t > lim {
+				n++
+			}
+		}
 		if n > 0 && j.Sync.Kind == ASP {
 			// Under ASP every worker iterates at its own pace, so a
 			// straggler contributes fewer of the job's gradient updates:
 			// a global batch (w updates) holds w x share of them, where
 			// share is the stragglers' part of the update rate.
-			share := asyncStragglerShare(times, wk.Threshold)
+			share := asyncStragglerShare(times, lim)
 			with += 1 - math.Pow(1-share, float64(w))
 			count += float64(w) * share
 		} else if n > 0 {
@@ -421,7 +625,7 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 			count += float64(n)
 		}
 		if wk.STRET && n > 0 && j.Sync.Kind == BSP {
-			progress -= withhold(row, times, wk.Threshold, w) / float64(K)
+			progress -= withhold(row, times, lim, w) / float64(K)
 		}
 	}
 	ws.scratch = times
@@ -431,15 +635,16 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 		// Sync.IterTime's BSP case from the maxima found above (STRET's
 		// withholding may change the rows after them, so it takes the
 		// general path).
-		mmax := 0.0
-		for _, x := range ws.m {
-			if x > mmax {
-				mmax = x
-			}
-		}
 		s.iterTime = bspTime(worst, K, mmax)
 	} else {
 		s.iterTime = j.Sync.IterTime(ws.c, ws.m)
+	}
+	s.freeIter = min(free/float64(K), s.iterTime)
+	excess := s.iterTime - s.freeIter
+	s.commDelay, s.computeDelay = 0, excess
+	if compEx+commEx > 0 {
+		s.commDelay = excess * commEx / (compEx + commEx)
+		s.computeDelay = excess - s.commDelay
 	}
 	s.rate = s.ref * progress / (s.iterTime * j.Sync.Penalty(w))
 	if !(s.rate > 0) || math.IsInf(s.rate, 0) {
@@ -447,16 +652,51 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 	}
 }
 
+// typical returns the median of times (the mean of the middle two for an
+// even count) and the index of the worker at the upper middle, using
+// scratch (reordered) and leaving times as it is.
+func typical(times, scratch []float64) (med float64, at int) {
+	s := append(scratch[:0], times...)
+	n := len(s)
+	if n <= 12 {
+		for i := 1; i < n; i++ {
+			for k := i; k > 0 && s[k] < s[k-1]; k-- {
+				s[k], s[k-1] = s[k-1], s[k]
+			}
+		}
+		med = s[n/2]
+		if n%2 == 0 {
+			med = (s[n/2-1] + s[n/2]) / 2
+		}
+	} else {
+		hi := selectKth(s, n/2)
+		med = hi
+		if n%2 == 0 {
+			lo := s[0]
+			for _, x := range s[1 : n/2] {
+				lo = max(lo, x)
+			}
+			med = (lo + hi) / 2
+		}
+	}
+	hi := s[n/2]
+	for i, t := range times {
+		if t == hi {
+			return med, i
+		}
+	}
+	return med, 0
+}
+
 // asyncStragglerShare is the share of an asynchronous job's gradient
-// updates that come from its stragglers (workers slower than the median by
-// more than threshold), when each worker i updates at rate 1/times[i].
-func asyncStragglerShare(times []float64, threshold float64) float64 {
-	var buf [16]float64
-	med := median(times, buf[:0])
+// updates that come from its stragglers (workers slower than lim, the
+// median times 1 + the threshold), when each worker i updates at rate
+// 1/times[i].
+func asyncStragglerShare(times []float64, lim float64) float64 {
 	slow, all := 0.0, 0.0
 	for _, t := range times {
 		all += 1 / t
-		if t > med*(1+threshold) {
+		if t > lim {
 			slow += 1 / t
 		}
 	}
@@ -467,14 +707,13 @@ func asyncStragglerShare(times []float64, threshold float64) float64 {
 // when the stragglers' gradients are not worth waiting for, their compute
 // times in row are cut to the slowest non-straggler's (the iteration ends
 // without them), and the lost share of the global batch is returned
-// (0 when they are waited for).
-func withhold(row, times []float64, threshold float64, w int) float64 {
-	var buf [16]float64
-	med := median(times, buf[:0])
+// (0 when they are waited for). A straggler's time exceeds lim, the
+// median times 1 + the threshold.
+func withhold(row, times []float64, lim float64, w int) float64 {
 	all, rest, k := 0.0, 0.0, 0
 	for i, t := range times {
 		all = max(all, row[i])
-		if t > med*(1+threshold) {
+		if t > lim {
 			k++
 		} else {
 			rest = max(rest, row[i])
@@ -484,7 +723,7 @@ func withhold(row, times []float64, threshold float64, w int) float64 {
 		return 0
 	}
 	for i, t := range times {
-		if t > med*(1+threshold) {
+		if t > lim {
 			row[i] = rest
 		}
 	}
@@ -593,11 +832,9 @@ func (m *Drover) Probe(j *Job, placement []int, load Usage, jitter bool) float64
 	if w == 0 {
 		return math.NaN()
 	}
-	local := int(math.Ceil(float64(s.batch)/float64(w) - 1e-8))
-	accum := int(math.Ceil(float64(local)/float64(s.prof.MaxLocalBsz())-1e-8)) - 1
-	atomic := min(max(int(math.Ceil(float64(local)/float64(accum+1)-1e-8)), s.prof.MinLocalBsz()), s.prof.MaxLocalBsz())
-	step, sync := s.prof.Throughput(placement, atomic)
-	compute := (step - sync) * float64(accum+1)
+	compute, sync := split(s.prof, placement, s.batch)
+	compute /= s.norm
+	sync /= s.norm
 	if j.Spec.Arch == PS {
 		sync *= psOverRing(w, max(1, j.Spec.PSShards))
 	}
@@ -611,15 +848,12 @@ func (m *Drover) Probe(j *Job, placement []int, load Usage, jitter bool) float64
 	i := 0
 	slow := make([]float64, w)
 	for _, g := range placement {
-		cpu := load.CPU + wk.CPUPerWorker*float64(g)
-		mem := load.MemBW + wk.MemBWPerWorker*float64(g)
-		f := 1 + sens.CPU*overload(cpu, wk.Overload) + sens.MemBW*overload(mem, wk.Overload)
+		f := nodeSlowdown(wk, sens, load, g, 1)
 		for range g {
 			slow[i] = f
 			mm[i] = sync
 			if len(placement) > 1 {
-				contention := max(1, 1/max(0.05, 1-load.Net))
-				mm[i] = sync * (1 - sens.Net + sens.Net*contention)
+				mm[i], _ = exchange(sync, sens.Net, load.Net, 1, 1, 1)
 			}
 			i++
 		}
