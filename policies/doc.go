@@ -19,6 +19,30 @@
 //
 // Package policies/builtin registers them all.
 //
+// # Placement and sync, composed
+//
+// A policy places jobs; a SyncRule picks the sync strategy of each job on
+// the placement the policy chose. A composed name "<policy>+<sync>"
+// (Registry.Factory) puts the two together, so that a heuristic can be
+// compared under several sync choices and a method's placement told
+// apart from its sync choice:
+//
+//   - a fixed strategy, in env.Sync's spelling: "first-fit+bsp",
+//     "tiresias+asp", "gandiva+ssp(3)", "first-fit+local(8)"
+//     (WithSync: every placement gets it);
+//   - "strn-sync": STRN's per-job choice on the policy's placements
+//     (strn.SyncRule), e.g. "gandiva+strn-sync";
+//   - "oracle-sync": the best strategy for each job on its actual
+//     placement and its nodes' actual loads (package oraclesync), a
+//     per-job upper bound.
+//
+// The sync part overrides what the policy would choose itself:
+// "strn+bsp" is STRN's placement under BSP. "X+bsp" runs exactly as X
+// does (the zero Sync is BSP). Registry.Names lists the policies,
+// Registry.SyncRuleNames the rules, Registry.Syntax both for help texts;
+// builtin.Baselines is the baseline set drover eval compares the methods
+// with.
+//
 // # Usage
 //
 //	p, err := builtin.Registry().New("tiresias", policies.Config{Seed: 1})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/drover-sched/drover/env"
 )
@@ -29,11 +30,18 @@ type Factory func(cfg Config) (Policy, error)
 // ErrUnknownPolicy is returned by Registry.New for a name not registered.
 var ErrUnknownPolicy = errors.New("policies: unknown policy")
 
-// Registry maps policy names to factories.
+// Registry maps policy names to factories. It also holds the sync rules
+// (RegisterSyncRule) that composed names "<policy>+<sync>" refer to; use
+// Factory or New, not the map, to look a name up.
 type Registry map[string]Factory
 
-// Register adds a factory under name; a name may be registered once.
+// Register adds a factory under name; a name may be registered once and
+// may not contain "+", which composes a policy with a sync strategy (see
+// Factory).
 func (r Registry) Register(name string, f Factory) error {
+	if name == "" || strings.Contains(name, "+") {
+		return fmt.Errorf("policies: policy name %q: want a non-empty name without %q", name, "+")
+	}
 	if _, ok := r[name]; ok {
 		return fmt.Errorf("policies: %q registered twice", name)
 	}
@@ -41,23 +49,36 @@ func (r Registry) Register(name string, f Factory) error {
 	return nil
 }
 
-// New builds the policy registered under name.
+// New builds the policy a name stands for: a registered policy or a
+// composed "<policy>+<sync>" (see Factory).
 func (r Registry) New(name string, cfg Config) (Policy, error) {
-	f, ok := r[name]
-	if !ok {
-		return nil, fmt.Errorf("%w %q (have %v)", ErrUnknownPolicy, name, r.Names())
+	f, err := r.Factory(name)
+	if err != nil {
+		return nil, err
 	}
 	return f(cfg)
 }
 
-// Names returns the registered names, sorted.
+// Names returns the registered policies' names, sorted (not the sync
+// rules: SyncRuleNames).
 func (r Registry) Names() []string {
-	names := make([]string, 0, len(r))
-	for n := range r {
-		names = append(names, n)
+	var names []string
+	for _, k := range r.keys() {
+		if !strings.HasPrefix(k, ruleKey) {
+			names = append(names, k)
+		}
 	}
-	sort.Strings(names)
 	return names
+}
+
+// keys returns the map's keys, sorted.
+func (r Registry) keys() []string {
+	keys := make([]string, 0, len(r))
+	for k := range r {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // PackMostFree places n workers by repeatedly taking the node with the most
