@@ -87,6 +87,17 @@
 // synchronous strategies) and no other job's NIC flows, so it
 // underestimates what ASP gains on unevenly loaded nodes.
 //
+// # The sync rule alone
+//
+// ChooseSync is the sync choice as a function, and SyncRule wraps it as a
+// policies.SyncRule, so that any placement policy can take STRN's sync
+// choice ("gandiva+strn-sync"): each job another policy places is probed
+// on that placement, at the peak of its nodes' telemetry plus the load of
+// the jobs placed earlier in the same call, booked as STRN books its own.
+// On STRN's own placements it chooses exactly what STRN does
+// ("strn+strn-sync" runs bit for bit as "strn"). It separates STRN's gain
+// from placement from its gain from sync choice.
+//
 // # Assumptions and fallback
 //
 // STRN never preempts or migrates and uses no randomness: the same view

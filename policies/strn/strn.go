@@ -650,29 +650,36 @@ func (s *STRN) greedy(c *env.Cluster, g, gpn, rack int, sens Sensitivity) bool {
 	return true
 }
 
-// chooseSync returns the strategy of least expected time-to-accuracy per
-// unit of work, Probe(j with the strategy, placement, load, jitter) x
-// Penalty(workers), among s.Syncs; a later candidate must beat the best
-// earlier one by SyncMargin. One-GPU jobs, and every job when the model
-// cannot probe, get BSP. It also returns each strategy's probed time (nil
-// when it probes none).
+// chooseSync is ChooseSync with s's strategies and margin.
 func (s *STRN) chooseSync(pr env.Prober, j *env.Job, placement []int, load env.Usage) (env.Sync, []float64) {
+	return ChooseSync(pr, j, placement, load, s.Syncs, s.SyncMargin)
+}
+
+// ChooseSync is STRN's sync rule: it returns the strategy of least
+// expected time-to-accuracy per unit of work, Probe(j with the strategy,
+// placement, load, jitter) x Penalty(workers), among syncs; a later
+// candidate must beat the best earlier one by margin (negative: none).
+// placement is the GPUs per node, load the background every node is
+// probed at (STRN passes the chosen nodes' peak). One-GPU jobs, and every
+// job when pr is nil, get BSP. It also returns each strategy's probed time
+// (nil when it probes none).
+func ChooseSync(pr env.Prober, j *env.Job, placement []int, load env.Usage, syncs []env.Sync, margin float64) (env.Sync, []float64) {
 	w := j.Spec.GPUs
-	if pr == nil || w < 2 || len(s.Syncs) == 0 {
+	if pr == nil || w < 2 || len(syncs) == 0 {
 		return env.Sync{}, nil
 	}
 	job := *j
 	var best env.Sync
 	bestT := math.Inf(1)
-	times := make([]float64, len(s.Syncs))
-	for i, sy := range s.Syncs {
+	times := make([]float64, len(syncs))
+	for i, sy := range syncs {
 		job.Sync = sy
 		t := pr.Probe(&job, placement, load, true) * sy.Penalty(w)
 		times[i] = t
 		if !usable(t) {
 			continue
 		}
-		if i == 0 || math.IsInf(bestT, 1) || t < bestT*(1-max(0, s.SyncMargin)) {
+		if i == 0 || math.IsInf(bestT, 1) || t < bestT*(1-max(0, margin)) {
 			best, bestT = sy, t
 		}
 	}
