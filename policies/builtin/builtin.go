@@ -1,33 +1,104 @@
 package builtin
 
 import (
+	"strings"
+
 	"github.com/drover-sched/drover/policies"
 	"github.com/drover-sched/drover/policies/fifo"
 	"github.com/drover-sched/drover/policies/firstfit"
 	"github.com/drover-sched/drover/policies/gandiva"
 	"github.com/drover-sched/drover/policies/optimus"
+	"github.com/drover-sched/drover/policies/oraclesync"
 	"github.com/drover-sched/drover/policies/random"
 	"github.com/drover-sched/drover/policies/sas"
 	"github.com/drover-sched/drover/policies/strn"
 	"github.com/drover-sched/drover/policies/tiresias"
 )
 
-// Registry returns a registry holding every built-in policy.
+// Registry returns a registry holding every built-in policy and sync rule
+// (strn-sync, oracle-sync), so that it also builds composed names such as
+// "tiresias+asp" or "gandiva+strn-sync" (policies.Registry.Factory).
 func Registry() policies.Registry {
 	r := policies.Registry{}
 	for name, f := range map[string]policies.Factory{
-		fifo.Name:     fifo.New,
-		firstfit.Name: firstfit.New,
-		gandiva.Name:  gandiva.New,
-		optimus.Name:  optimus.New,
-		random.Name:   random.New,
-		sas.Name:      sas.New,
-		strn.Name:     strn.New,
-		tiresias.Name: tiresias.New,
+		fifo.Name:      fifo.New,
+		firstfit.Name:  firstfit.New,
+		gandiva.Name:   gandiva.New,
+		optimus.Name:   optimus.New,
+		random.Name:    random.New,
+		sas.Name:       sas.New,
+		sas.NameEvenPS: sas.NewEvenPS,
+		strn.Name:      strn.New,
+		tiresias.Name:  tiresias.New,
 	} {
 		if err := r.Register(name, f); err != nil {
 			panic(err) // a programming error: two built-ins share a name
 		}
 	}
+	for name, f := range map[string]policies.SyncRuleFactory{
+		strn.SyncRuleName: strn.NewSyncRule,
+		oraclesync.Name:   oraclesync.New,
+	} {
+		if err := r.RegisterSyncRule(name, f); err != nil {
+			panic(err)
+		}
+	}
 	return r
+}
+
+// Methods are the policies Drover's claims are about, the ones the
+// baselines are there to be compared with.
+var Methods = []string{strn.Name, sas.Name}
+
+// BaselinePlacements are the placement heuristics of the baseline set.
+var BaselinePlacements = []string{firstfit.Name, tiresias.Name, gandiva.Name}
+
+// BaselineSyncs are the sync choices each baseline placement is paired
+// with: the fixed strategies BSP, ASP and local SGD with period 8 (the
+// only period STRN chooses among, so a fixed local(8) is one of STRN's own
+// options forced on every job), and STRN's per-job choice on the
+// heuristic's placement, which separates STRN's placement from its sync
+// choice.
+var BaselineSyncs = []string{"bsp", "asp", "local(8)", strn.SyncRuleName}
+
+// Baselines returns the baseline set, in report order: every
+// BaselinePlacements x BaselineSyncs composition, then Optimus.
+func Baselines() []string {
+	var out []string
+	for _, p := range BaselinePlacements {
+		for _, s := range BaselineSyncs {
+			out = append(out, p+"+"+s)
+		}
+	}
+	return append(out, optimus.Name)
+}
+
+// UpperBounds returns the oracle-sync rows that go with the baselines:
+// each baseline placement with the oracle sync rule (oraclesync), the best
+// per-job strategy on that placement.
+func UpperBounds() []string {
+	var out []string
+	for _, p := range BaselinePlacements {
+		out = append(out, p+"+"+oraclesync.Name)
+	}
+	return out
+}
+
+// IsBaseline reports whether name is a baseline for the Methods: a
+// registered policy other than a Method, alone or composed with a fixed
+// strategy or STRN's sync rule. A Method composed with anything, any
+// composition with oracle-sync (an upper bound, not a baseline) and a name
+// the registry does not know are not baselines.
+func IsBaseline(name string) bool {
+	r := Registry()
+	if _, err := r.Factory(name); err != nil {
+		return false
+	}
+	p, s, _ := strings.Cut(name, "+")
+	for _, m := range Methods {
+		if p == m {
+			return false
+		}
+	}
+	return s != oraclesync.Name
 }

@@ -1,8 +1,17 @@
-// Package builtin registers every heuristic policy Drover ships.
+// Package builtin registers every heuristic policy Drover ships, and the
+// sync rules strn-sync and oracle-sync, so that its Registry also builds
+// composed names "<policy>+<sync>" (policies.Registry.Factory).
+//
+// It also names the baseline set the methods (Methods: strn, sas) are
+// compared with: Baselines, the placement heuristics first-fit, Tiresias
+// and Gandiva each under BSP, ASP and local SGD(8) for every job and
+// under STRN's per-job sync choice, plus Optimus; and UpperBounds, each
+// of those placements with the oracle sync rule. IsBaseline tells a
+// baseline name from a method's or an upper bound's.
 //
 // # Usage
 //
 //	reg := builtin.Registry()
-//	p, err := reg.New("tiresias", policies.Config{Seed: 1})
+//	p, err := reg.New("tiresias+local(8)", policies.Config{Seed: 1})
 //	err = sim.Run(p, nil)
 package builtin
