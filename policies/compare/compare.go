@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/drover-sched/drover/env"
@@ -19,29 +20,35 @@ type Policy struct {
 	Name string
 	// New builds the policy for a run with seed.
 	New func(seed uint64) (policies.Policy, error)
+	// Baseline marks a baseline: the reports compare every policy with
+	// the best baseline (Result.BestBaseline).
+	Baseline bool
 }
 
-// Heuristics returns the contenders for the named policies of reg, each
+// Heuristics returns the contenders for the named policies of reg (plain
+// or composed "<policy>+<sync>" names, policies.Registry.Factory), each
 // built with policies.Config{Seed: seed} and, when sync is not BSP, told
-// to use sync (policies.WithSync). It returns an error naming an unknown
-// policy.
+// to use sync (policies.WithSync); a composed name keeps the sync its
+// name gives. It returns an error naming an unknown policy.
 func Heuristics(reg policies.Registry, names []string, sync env.Sync) ([]Policy, error) {
 	out := make([]Policy, 0, len(names))
 	seen := map[string]bool{}
 	for _, n := range names {
-		if _, ok := reg[n]; !ok {
-			return nil, fmt.Errorf("%w %q (have %v)", policies.ErrUnknownPolicy, n, reg.Names())
+		f, err := reg.Factory(n)
+		if err != nil {
+			return nil, err
 		}
 		if seen[n] {
 			return nil, fmt.Errorf("compare: policy %q listed twice", n)
 		}
 		seen[n] = true
+		composed := strings.Contains(n, "+")
 		out = append(out, Policy{Name: n, New: func(seed uint64) (policies.Policy, error) {
-			p, err := reg.New(n, policies.Config{Seed: seed})
+			p, err := f(policies.Config{Seed: seed})
 			if err != nil {
 				return nil, err
 			}
-			if sync != (env.Sync{}) {
+			if sync != (env.Sync{}) && !composed {
 				p = policies.WithSync(p, sync)
 			}
 			return p, nil
@@ -102,6 +109,8 @@ type Series struct {
 type PolicyResult struct {
 	// Name is the policy's name.
 	Name string
+	// Baseline is the contender's Policy.Baseline.
+	Baseline bool
 	// Runs holds one run per seed, in Config.Seeds order.
 	Runs []Run
 	// AvgJCT, P99JCT and AvgTTA are the seeds' average JCT, 99th
@@ -205,7 +214,9 @@ func Compare(cfg Config) (*Result, error) {
 	}
 	res := &Result{Seeds: append([]uint64(nil), cfg.Seeds...)}
 	for p, pol := range cfg.Policies {
-		res.Policies = append(res.Policies, summarize(pol.Name, runs[p]))
+		pr := summarize(pol.Name, runs[p])
+		pr.Baseline = pol.Baseline
+		res.Policies = append(res.Policies, pr)
 	}
 	return res, nil
 }

@@ -15,8 +15,16 @@
 // deterministic policies every seed gives the same run, and the intervals
 // have zero width.
 //
+// Contenders marked Baseline (drover eval marks builtin.IsBaseline's) are
+// the yardstick: the table and the JSON name the best baseline by average
+// JCT and, separately, by average TTA (the lowest mean over seeds), and
+// give every contender's relative difference from each, paired over
+// seeds with a 95% interval (Result.BestBaseline, Result.Relative), so
+// that a method's claim reads "x% ± y% against the best baseline".
+//
 // Contenders are any policies.Policy: heuristics (policies/builtin,
-// Heuristics) or learned variants of a heuristic (env/placement.Learned,
+// Heuristics, which also takes composed names "<policy>+<sync>") or
+// learned variants of a heuristic (env/placement.Learned,
 // which `drover eval` builds from a sas-rl or strn-rl checkpoint). The
 // learned policies of the placement and sync environments act on that
 // environment's rack groups and first-fit placements and are not replayed

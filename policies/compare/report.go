@@ -12,7 +12,10 @@ import (
 
 // WriteTable writes the comparison as a Markdown table (readable as plain
 // text too): one row per policy, each cell the mean over seeds ± the
-// half-width of its 95% t-interval.
+// half-width of its 95% t-interval. When some policies are baselines
+// (PolicyResult.Baseline), a second table follows: the best baseline by
+// average JCT and by average TTA (Result.BestBaseline), and every
+// policy's paired relative difference from each (Result.Relative).
 func WriteTable(w io.Writer, r *Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "| policy | avg JCT (s) | p99 JCT (s) | avg TTA (s) | straggling worker-iterations | iterations with a straggler | GPU-hours | finished |\n")
@@ -40,6 +43,7 @@ func WriteTable(w io.Writer, r *Result) error {
 	if r.deviators() {
 		b.WriteString("\n")
 	}
+	writeVersusBest(&b, r)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -115,7 +119,13 @@ func WriteJSON(w io.Writer, r *Result, m Meta) error {
 		// Deviation: a learned variant's share of choices not its
 		// heuristic's (policies.Deviator); absent for other policies.
 		Deviation *Estimate `json:"deviation,omitempty"`
-		Runs      []run     `json:"runs"`
+		// Baseline marks a baseline (Policy.Baseline).
+		Baseline bool `json:"baseline,omitempty"`
+		// VsBest holds, by metric key, the paired relative difference
+		// from the best baseline by that metric (Result.Relative);
+		// absent without baselines.
+		VsBest map[string]Estimate `json:"vs_best_baseline,omitempty"`
+		Runs   []run               `json:"runs"`
 	}
 	out := struct {
 		Version  int      `json:"version"`
@@ -126,12 +136,31 @@ func WriteJSON(w io.Writer, r *Result, m Meta) error {
 		Profiles string   `json:"profiles"`
 		Seeds    []uint64 `json:"seeds"`
 		CI       string   `json:"ci"`
-		Policies []policy `json:"policies"`
+		// BestBaseline names, by metric key, the best baseline
+		// (Result.BestBaseline); absent without baselines.
+		BestBaseline map[string]string `json:"best_baseline,omitempty"`
+		Policies     []policy          `json:"policies"`
 	}{Version: SummaryVersion, Command: m.Command, Workload: m.Workload, Model: m.Model, Cluster: m.Cluster,
 		Profiles: m.Profiles, Seeds: r.Seeds, CI: "95% two-sided Student-t interval over seeds: mean ± ci95"}
-	for _, p := range r.Policies {
+	rel := map[string][]Estimate{}
+	for _, m := range baselineMetrics {
+		if best := r.BestBaseline(m); best >= 0 {
+			if out.BestBaseline == nil {
+				out.BestBaseline = map[string]string{}
+			}
+			out.BestBaseline[m.Key] = r.Policies[best].Name
+			rel[m.Key] = r.Relative(m, best)
+		}
+	}
+	for i, p := range r.Policies {
 		q := policy{Name: p.Name, AvgJCT: p.AvgJCT, P99JCT: p.P99JCT, AvgTTA: p.AvgTTA, Stragglers: p.Stragglers,
-			StragglerFrac: p.StragglerFrac, GPUHours: p.GPUHours, Finished: p.Finished, Deviation: p.Deviation}
+			StragglerFrac: p.StragglerFrac, GPUHours: p.GPUHours, Finished: p.Finished, Deviation: p.Deviation, Baseline: p.Baseline}
+		for k, e := range rel {
+			if q.VsBest == nil {
+				q.VsBest = map[string]Estimate{}
+			}
+			q.VsBest[k] = e[i]
+		}
 		for _, x := range p.Runs {
 			s := x.Summary
 			q.Runs = append(q.Runs, run{x.Seed, s.Jobs, s.Finished, num(s.AvgJCT), num(s.P50JCT), num(s.P99JCT), num(s.AvgTTA),
