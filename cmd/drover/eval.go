@@ -24,13 +24,16 @@ import (
 	"github.com/drover-sched/drover/serve/declog"
 )
 
-// defaultEvalPolicies are the heuristics drover eval compares by default.
-const defaultEvalPolicies = "first-fit,tiresias,strn,sas"
+// defaultEvalPolicies are what drover eval compares by default: the
+// methods (strn, sas), the baselines (first-fit, tiresias and gandiva,
+// each with bsp, asp, local(8) and strn-sync; optimus) and the
+// oracle-sync upper bound on each baseline placement.
+var defaultEvalPolicies = strings.Join(slices.Concat(builtin.Methods, builtin.Baselines(), builtin.UpperBounds()), ",")
 
 func runEval(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("eval", stderr)
 	reg := builtin.Registry()
-	policyList := fs.String("policies", defaultEvalPolicies, fmt.Sprintf("comma-separated policies to compare: %v, or the directory of a sas-rl or strn-rl checkpoint", reg.Names()))
+	policyList := fs.String("policies", defaultEvalPolicies, fmt.Sprintf("comma-separated policies to compare: %s; or the directory of a sas-rl or strn-rl checkpoint. The table compares each with the best baseline", reg.Syntax()))
 	seedsFlag := fs.String("seeds", "1-5", "seeds: numbers and ranges, e.g. 1-5 or 1,3,7-9")
 	parallel := fs.Int("parallel", 0, "simulations at a time (0 = GOMAXPROCS)")
 	outDir := fs.String("out", "", "directory for table.md, summary.json and the plots (default: a new runs/eval-WORKLOAD-TIME)")
@@ -54,7 +57,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	noJitter := fs.Bool("no-jitter", false, "per-worker model: turn the calibrated per-worker jitter off")
 	threshold := fs.Float64("straggler-threshold", 0.2, "a worker straggles when slower than the job's median by more than this fraction")
 	mitigation := fs.String("mitigation", "none", "per-worker model: runtime straggler mitigation: none or stret")
-	syncFlag := fs.String("sync", "bsp", "sync strategy for policies that do not choose one: bsp, asp, ssp(S), local(H)")
+	syncFlag := fs.String("sync", "bsp", "sync strategy for policies that do not choose one: bsp, asp, ssp(S), local(H) (a composed <policy>+<sync> keeps its own)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -77,6 +80,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	contenders, err := compare.Heuristics(reg, names, syncStrategy)
 	if err != nil {
 		return err
+	}
+	for i := range contenders {
+		contenders[i].Baseline = builtin.IsBaseline(contenders[i].Name)
 	}
 	for _, d := range dirs {
 		c, err := learnedContender(d)

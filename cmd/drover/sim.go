@@ -28,7 +28,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	workload := fs.String("workload", "builtin", "workload file, or builtin for the embedded default")
 	format := fs.String("format", "auto", "workload format: auto|pollux|philly|helios|alibaba|jobs|parquet")
 	model := fs.String("model", "auto", "throughput model: pollux|drover|auto (pollux for workloads without durations, like the Pollux workloads; drover otherwise)")
-	policy := fs.String("policy", "tiresias", fmt.Sprintf("scheduling policy: %v", reg.Names()))
+	policy := fs.String("policy", "tiresias", fmt.Sprintf("scheduling policy: %s", reg.Syntax()))
 	nodes := fs.Int("nodes", 16, "number of nodes (with --cluster pai or a node list: keep the first N GPU nodes; default all)")
 	clusterSpec := fs.String("cluster", "homogeneous", "cluster: homogeneous (--nodes x --gpus-per-node), pai (the Alibaba PAI v2023 GPU node list in ../shared/traces: heterogeneous GPU types and speeds), or the path of a PAI-format node list")
 	gpn := fs.Int("gpus-per-node", 4, "GPUs per node")
@@ -45,7 +45,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	noJitter := fs.Bool("no-jitter", false, "per-worker model: turn the calibrated per-worker jitter off")
 	threshold := fs.Float64("straggler-threshold", 0.2, "a worker straggles when slower than the job's median by more than this fraction")
 	mitigation := fs.String("mitigation", "none", "per-worker model: runtime straggler mitigation: none or stret (relay, gradient withholding, one-time batch tuning)")
-	syncFlag := fs.String("sync", "bsp", "sync strategy for policies that do not choose one: bsp, asp, ssp(S), local(H)")
+	syncFlag := fs.String("sync", "bsp", "sync strategy for policies that do not choose one: bsp, asp, ssp(S), local(H) (a composed <policy>+<sync> keeps its own)")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	if err := parse(fs, args); err != nil {
@@ -67,7 +67,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if syncStrategy != (env.Sync{}) {
+	if syncStrategy != (env.Sync{}) && !strings.Contains(*policy, "+") { // a composed name keeps its sync
 		p = policies.WithSync(p, syncStrategy)
 	}
 	opts := trace.Options{
