@@ -26,7 +26,7 @@ import (
 
 // defaultEvalPolicies are what drover eval compares by default: the
 // methods (strn, sas), the baselines (first-fit, tiresias and gandiva,
-// each with bsp, asp, local(8) and strn-sync; optimus) and the
+// each with bsp, asp, local(4), local(8) and strn-sync; optimus) and the
 // oracle-sync upper bound on each baseline placement.
 var defaultEvalPolicies = strings.Join(slices.Concat(builtin.Methods, builtin.Baselines(), builtin.UpperBounds()), ",")
 

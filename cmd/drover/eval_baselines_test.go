@@ -22,9 +22,9 @@ func TestEvalDefaultPolicies(t *testing.T) {
 		t.Fatalf("evalPolicies(default) = %v, %v, %v", names, dirs, err)
 	}
 	want := []string{"strn", "sas",
-		"first-fit+bsp", "first-fit+asp", "first-fit+local(8)", "first-fit+strn-sync",
-		"tiresias+bsp", "tiresias+asp", "tiresias+local(8)", "tiresias+strn-sync",
-		"gandiva+bsp", "gandiva+asp", "gandiva+local(8)", "gandiva+strn-sync",
+		"first-fit+bsp", "first-fit+asp", "first-fit+local(4)", "first-fit+local(8)", "first-fit+strn-sync",
+		"tiresias+bsp", "tiresias+asp", "tiresias+local(4)", "tiresias+local(8)", "tiresias+strn-sync",
+		"gandiva+bsp", "gandiva+asp", "gandiva+local(4)", "gandiva+local(8)", "gandiva+strn-sync",
 		"optimus",
 		"first-fit+oracle-sync", "tiresias+oracle-sync", "gandiva+oracle-sync"}
 	if !slices.Equal(names, want) {
@@ -39,8 +39,8 @@ func TestEvalDefaultPolicies(t *testing.T) {
 			baselines++
 		}
 	}
-	if baselines != 13 {
-		t.Errorf("%d baselines in the default set, want 13 (3 placements x 4 syncs, optimus)", baselines)
+	if baselines != 16 {
+		t.Errorf("%d baselines in the default set, want 16 (3 placements x 5 syncs, optimus)", baselines)
 	}
 }
 

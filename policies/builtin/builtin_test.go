@@ -73,9 +73,9 @@ func TestSameRun(t *testing.T) {
 
 func TestBaselines(t *testing.T) {
 	want := []string{
-		"first-fit+bsp", "first-fit+asp", "first-fit+local(8)", "first-fit+strn-sync",
-		"tiresias+bsp", "tiresias+asp", "tiresias+local(8)", "tiresias+strn-sync",
-		"gandiva+bsp", "gandiva+asp", "gandiva+local(8)", "gandiva+strn-sync",
+		"first-fit+bsp", "first-fit+asp", "first-fit+local(4)", "first-fit+local(8)", "first-fit+strn-sync",
+		"tiresias+bsp", "tiresias+asp", "tiresias+local(4)", "tiresias+local(8)", "tiresias+strn-sync",
+		"gandiva+bsp", "gandiva+asp", "gandiva+local(4)", "gandiva+local(8)", "gandiva+strn-sync",
 		"optimus",
 	}
 	if got := builtin.Baselines(); !slices.Equal(got, want) {

@@ -4,8 +4,8 @@
 //
 // It also names the baseline set the methods (Methods: strn, sas) are
 // compared with: Baselines, the placement heuristics first-fit, Tiresias
-// and Gandiva each under BSP, ASP and local SGD(8) for every job and
-// under STRN's per-job sync choice, plus Optimus; and UpperBounds, each
+// and Gandiva each under BSP, ASP, local SGD(4) and local SGD(8) for
+// every job and under STRN's per-job sync choice, plus Optimus; and UpperBounds, each
 // of those placements with the oracle sync rule. IsBaseline tells a
 // baseline name from a method's or an upper bound's.
 //
