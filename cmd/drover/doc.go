@@ -11,6 +11,8 @@
 //	drover trace synth > workload.csv
 //	drover profile fit -o env/profile/builtin.json ../shared/traces/pollux_apps
 //	drover calibrate            # per-worker jitter vs the PAI mini-batch times
+//	drover forecast eval        # SAS's learned load forecaster vs the window, held out
+//	drover forecast fit -o policies/sas/forecast/model.json
 //	drover train                # PPO placement policy; --env sync|sas-rl|strn-rl|cartpole
 //	drover eval --seeds 1-5     # heuristics over seeds: table, JSON, PNG plots
 //	drover serve                # gRPC policy server on 127.0.0.1:50051

@@ -21,6 +21,7 @@ func commands() []command {
 		{"profile", "fit the embedded model profiles from measurements (fit)", runProfile},
 		{"train", "train a policy (so far: PPO and DQN on CartPole-v1, the known-answer check)", runTrain},
 		{"calibrate", "compare the per-worker slowdown process with the PAI mini-batch data", runCalibrate},
+		{"forecast", "score SAS's learned node-load forecaster against the window, or refit it (eval|fit)", runForecast},
 		{"serve", "serve placement decisions over gRPC (heuristic fallback, learned checkpoints)", runServe},
 		{"place", "ask a drover server where a job goes (or -status)", runPlace},
 		{"eval", "compare policies over seeds (table, plots, JSON), or summarise a decision log (--log)", runEval},
