@@ -50,14 +50,20 @@ const (
 )
 
 // DefaultParams returns DefaultSynthParams with the default workload's
-// settings applied: DefaultRateScale, DefaultMaxGPUs, DefaultMaxDuration
-// and DefaultStartHour.
+// settings applied: DefaultRateScale, DefaultMaxGPUs, DefaultMaxDuration,
+// DefaultStartHour, and parameter servers for a DefaultPSShare of the
+// multi-GPU jobs (as many as their workers, PSRule). The default workload
+// is a generic shared cluster, not a replay of Philly (whose trace says
+// nothing of architectures), and takes PAI's share so that its PS jobs
+// exercise what the simulator models of them (SAS's parameter-server
+// load reassignment among it).
 func DefaultParams() SynthParams {
 	p := DefaultSynthParams
 	p.RateScale = DefaultRateScale
 	p.MaxGPUs = DefaultMaxGPUs
 	p.MaxDuration = DefaultMaxDuration
 	p.StartHour = DefaultStartHour
+	p.PSShare = DefaultPSShare
 	return p
 }
 
@@ -65,8 +71,17 @@ func DefaultParams() SynthParams {
 // PCG source seeded (seed, seed). GenerateDefault(DefaultSeed), encoded
 // with Encode, is byte for byte builtin/default.csv; `drover trace synth`
 // calls it with other seeds.
-func GenerateDefault(seed uint64) *Workload {
-	w := Synthetic(DefaultParams(), DefaultJobs, rand.NewPCG(seed, seed))
+func GenerateDefault(seed uint64) *Workload { return GenerateDefaultPS(seed, DefaultPSShare) }
+
+// GenerateDefaultPS is GenerateDefault with share of the multi-GPU jobs on
+// parameter servers instead of DefaultPSShare. The jobs are those of
+// GenerateDefault(seed); only their architectures differ, and a job that
+// is PS at one share is PS at every larger one. It panics unless share is
+// in [0, 1].
+func GenerateDefaultPS(seed uint64, share float64) *Workload {
+	p := DefaultParams()
+	p.PSShare = share
+	w := Synthetic(p, DefaultJobs, rand.NewPCG(seed, seed))
 	w.Name = BuiltinSpec
 	return w
 }

@@ -85,6 +85,7 @@ type row struct {
 	rec   []string
 	field string // field of the first error
 	err   error
+	known bool // the row says its architecture (job tables)
 }
 
 func (r *row) fail(field string, err error) {

@@ -15,6 +15,9 @@ import (
 // is decompressed first. FormatAuto picks the format from the Parquet magic
 // or the CSV header (see Sniff). o.Source names the input in errors.
 func Decode(f Format, data []byte, o Options) (*Workload, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
 	data, err := gunzip(data, o.Source)
 	if err != nil {
 		return nil, err
@@ -148,9 +151,26 @@ func baseName(path string) string {
 const BuiltinSpec = "builtin"
 
 // Load returns the embedded default workload when spec is "builtin" and
-// otherwise reads spec as a path with ReadFile.
+// otherwise reads spec as a path with ReadFile. The built-in workload's
+// architectures are its generator's draw, not a trace's record: an
+// o.PS with a share of its own (not FormatDefaultShare) draws them anew,
+// GenerateDefaultPS(DefaultSeed, share), with o.PS's WorkersPerServer.
 func Load(spec string, f Format, o Options) (*Workload, error) {
 	if spec == BuiltinSpec {
+		if err := o.check(); err != nil {
+			return nil, err
+		}
+		if r := o.PS; r != nil && r.Share >= 0 {
+			w := GenerateDefaultPS(DefaultSeed, r.Share)
+			if r.WorkersPerServer > 0 {
+				for i, j := range w.Jobs {
+					if j.Arch == ArchPS {
+						w.Jobs[i].PSShards = PSShards(j.GPUs, r.WorkersPerServer)
+					}
+				}
+			}
+			return w, nil
+		}
 		return Builtin(), nil
 	}
 	return ReadFile(spec, f, o)

@@ -243,8 +243,11 @@ func TestAlibabaRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// PAI's default PS share (0.5) on the 2-GPU pod: its draw is 0.1783
+	// (see TestPSRuleDraw), below the share, so it is PS with a server per
+	// worker.
 	want := []Job{
-		{Name: "full", Submit: 0, GPUs: 2, Duration: 20, Model: AssignModel("full", 40), Status: "Failed", CPUMilli: 12000, MemoryMiB: 16384},
+		{Name: "full", Submit: 0, GPUs: 2, Duration: 20, Model: AssignModel("full", 40), Status: "Failed", CPUMilli: 12000, MemoryMiB: 16384, Arch: ArchPS, PSShards: 2},
 		{Name: "share", Submit: 50, GPUs: 1, Duration: 540, Model: AssignModel("share", 540), Status: "Running", CPUMilli: 6000, MemoryMiB: 12288},
 	}
 	if !reflect.DeepEqual(w.Jobs, want) {
@@ -307,7 +310,7 @@ func TestInspect(t *testing.T) {
 		GPUHist: []GPUCount{{1, 2}, {4, 1}}, HasDurations: true,
 		// Nearest rank over {60, 1800, 3600}: p50 = 2nd, p90 = p99 = max.
 		P50: 1800, P90: 3600, P99: 3600, MaxDuration: 3600,
-		GPUHours: 1 + 2 + 60.0/3600, Models: []ModelCount{{"bert", 2}, {"ncf", 1}}}
+		GPUHours: 1 + 2 + 60.0/3600, Models: []ModelCount{{"bert", 2}, {"ncf", 1}}, MultiGPUJobs: 1}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Inspect:\n got %+v\nwant %+v", got, want)
 	}
@@ -315,7 +318,7 @@ func TestInspect(t *testing.T) {
 	if err := got.WriteText(&sb); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"jobs", "gpu-hours", "duration p50", "bert"} {
+	for _, s := range []string{"jobs", "gpu-hours", "duration p50", "bert", "0 of 1 multi-GPU (0.0%)"} {
 		if !strings.Contains(sb.String(), s) {
 			t.Errorf("WriteText output lacks %q:\n%s", s, sb.String())
 		}

@@ -44,6 +44,52 @@
 // here the 64-bit FNV-1a hash of the job name decides (even: the first
 // model), so decoding is deterministic. See AssignModel.
 //
+// # Parameter-server jobs
+//
+// Job.Arch says whether a job all-reduces in a ring (the zero value) or
+// exchanges through parameter servers (ArchPS, with Job.PSShards servers).
+// Only Drover's job table (version 2) records it; for every other row a
+// PSRule decides (Options.PS): a job with two or more GPUs is a PS job
+// with the rule's share, drawn from a hash of the rule's seed and the
+// job's name (deterministic, and monotone in the share); a single-GPU job
+// never is, since in the simulator one worker's servers cost what its
+// ring costs (nothing). A PS job gets as many servers as workers, the
+// provisioning at which its servers carry what its workers do (see
+// PSRule). `--ps-share` on drover sim, eval and trace sets the share.
+//
+// The default share depends on the format (FormatPSShare):
+//
+//   - FormatAlibaba: DefaultPSShare, 0.5. PAI is the one production GPU
+//     cluster whose public record treats PS/Worker training as a
+//     first-class job type: its v2020 trace splits a job into tasks of
+//     roles "such as parameter servers (PS) and workers"
+//     (alibaba/clusterdata, cluster-trace-gpu-v2020/README.md), and Wang
+//     et al. (IISWC'19, "Characterizing Deep Learning Training Workloads
+//     on Alibaba-PAI") classify PAI's training jobs as single-worker,
+//     PS/Worker and AllReduce, PS/Worker being the incumbent that "60% of
+//     PS/Worker workloads can be potentially sped up when ported to the
+//     AllReduce architecture". We found no statement of the share of
+//     PAI's distributed jobs that are PS/Worker that we could check (the
+//     figures behind those papers were not reachable from here), so 0.5 is
+//     the uninformative midpoint between the two architectures both
+//     name, not a measured share; replace it when a figure is at hand.
+//   - FormatPhilly and FormatHelios: 0. Both are dedicated-GPU clusters of
+//     another era and software stack (Microsoft Philly 2017, SenseTime
+//     Helios 2020, Jeon et al. ATC'19 and Hu et al. SC'21); their traces
+//     log GPU jobs only, with no CPU-only server tasks (which PAI's trace
+//     records as tasks of their own), and their characterizations report
+//     no PS share. Pass --ps-share to study one.
+//   - FormatPollux: 0. Pollux's workloads run on AdaptDL, which trains with
+//     PyTorch's all-reduce.
+//   - FormatJobs and FormatParquet: rows keep their arch; rows without one
+//     get 0, what a version-1 table (no arch column) always meant.
+//
+// The embedded default workload, a generic shared cluster rather than a
+// replay of Philly, is drawn at DefaultPSShare (10 of its 29 multi-GPU
+// jobs), so that what the simulator models of PS jobs, SAS's
+// parameter-server load reassignment among it, is exercised by default;
+// an explicit share draws its architectures anew (Load).
+//
 // # Synthetic workloads
 //
 // FitPhilly estimates SynthParams from a trace: 24 hour-of-day Poisson
@@ -55,7 +101,8 @@
 // TestSyntheticFit). The embedded default workload (Builtin, Load
 // "builtin") is GenerateDefault(DefaultSeed): 400 jobs arriving over about
 // 3.5 hours at 4x Philly's rate from 02:00, at most 64 GPUs and 4 hours
-// each, enough to keep a 16-node x 4-GPU cluster busy for several hours.
+// each, enough to keep a 16-node x 4-GPU cluster busy for several hours,
+// with DefaultPSShare of its multi-GPU jobs on parameter servers.
 //
 // # Usage
 //

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 )
 
 // scan runs fn on every data row of t, routing malformed rows and field
-// errors through b.
+// errors through b. A row on which fn set r.known keeps the architecture
+// fn read; the others get the builder's PSRule's.
 func scan(t *table, b *builder, fn func(r *row, line int) (Job, bool)) error {
 	r := &row{t: t}
 	for {
@@ -22,7 +24,7 @@ func scan(t *table, b *builder, fn func(r *row, line int) (Job, bool)) error {
 			}
 			continue
 		}
-		r.rec, r.field, r.err = rec, "", nil
+		r.rec, r.field, r.err, r.known = rec, "", nil, false
 		j, keep := fn(r, line)
 		if r.err != nil {
 			if e := b.bad(line, r.field, ReasonMalformed, r.err); e != nil {
@@ -33,7 +35,7 @@ func scan(t *table, b *builder, fn func(r *row, line int) (Job, bool)) error {
 		if !keep {
 			continue
 		}
-		if err := b.add(line, j); err != nil {
+		if err := b.addArch(line, j, r.known); err != nil {
 			return err
 		}
 	}
@@ -193,11 +195,18 @@ func decodeAlibaba(data []byte, o Options) (*Workload, error) {
 	return b.finish(true)
 }
 
-// jobsHeader is the header of Drover's CSV job table, version 1.
+// jobsHeader is the header of Drover's CSV job table, version 1: the
+// columns every version has, and the ones a reader requires.
 var jobsHeader = []string{"name", "submit", "gpus", "duration", "model", "batch_size", "cluster", "status", "cpu_milli", "memory_mib"}
 
-// decodeJobs reads Drover's CSV job table (docs/format/jobs.md). Times are
-// kept as written.
+// jobsHeaderV2 is the header Encode writes: version 1's columns, then the
+// architecture columns version 2 added.
+var jobsHeaderV2 = append(jobsHeader[:len(jobsHeader):len(jobsHeader)], "arch", "ps_shards")
+
+// decodeJobs reads Drover's CSV job table (docs/format/jobs.md), version
+// 1 or 2. Times are kept as written. A row whose arch cell is empty, or a
+// table without the arch column (version 1), has its architecture decided
+// by o.PS; a row that names one keeps it and its ps_shards.
 func decodeJobs(data []byte, o Options) (*Workload, error) {
 	t, err := openTable(data, o.Source, false, jobsHeader...)
 	if err != nil {
@@ -220,6 +229,16 @@ func decodeJobs(data []byte, o Options) (*Workload, error) {
 		if j.Model == "" {
 			r.fail("model", fmt.Errorf("%w: empty", ErrUnknownModel))
 		}
+		if s := strings.TrimSpace(r.str("arch")); s != "" {
+			a, err := ParseArch(s)
+			if err != nil {
+				r.fail("arch", err)
+			}
+			j.Arch, r.known = a, true
+			if strings.TrimSpace(r.str("ps_shards")) != "" {
+				j.PSShards = r.gpus("ps_shards")
+			}
+		}
 		return j, true
 	})
 	if err != nil {
@@ -228,12 +247,13 @@ func decodeJobs(data []byte, o Options) (*Workload, error) {
 	return b.finish(false)
 }
 
-// Encode appends w's jobs to b as Drover's CSV job table (header included)
-// and returns the extended slice. Floats use the shortest decimal form that
-// reads back to the same value, so Decode(FormatJobs, Encode(w, nil), o)
+// Encode appends w's jobs to b as Drover's CSV job table, version 2
+// (header included), and returns the extended slice. Floats use the
+// shortest decimal form that reads back to the same value, and every row
+// names its architecture, so Decode(FormatJobs, Encode(w, nil), o)
 // reproduces w.Jobs exactly.
 func Encode(w *Workload, b []byte) []byte {
-	for i, h := range jobsHeader {
+	for i, h := range jobsHeaderV2 {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -260,6 +280,10 @@ func Encode(w *Workload, b []byte) []byte {
 		b = strconv.AppendInt(b, j.CPUMilli, 10)
 		b = append(b, ',')
 		b = strconv.AppendInt(b, j.MemoryMiB, 10)
+		b = append(b, ',')
+		b = appendField(b, j.Arch.String())
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(j.PSShards), 10)
 		b = append(b, '\n')
 	}
 	return b

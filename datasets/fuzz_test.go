@@ -52,6 +52,9 @@ func FuzzDecodeJobs(f *testing.F) {
 	f.Add([]byte("")) // past crasher: csv.Reader.FieldPos panicked on an empty file
 	f.Add(builtinCSV[:min(len(builtinCSV), 2000)])
 	f.Add([]byte("name,submit,gpus,duration,model,batch_size,cluster,status,cpu_milli,memory_mib\n\"a,\"\"b\",1e308,1,0,bert,,,,0,0\n"))
+	// Version 2: the arch columns, with a said, an unsaid and a bad row.
+	f.Add([]byte("name,submit,gpus,duration,model,batch_size,cluster,status,cpu_milli,memory_mib,arch,ps_shards\n" +
+		"a,0,8,60,ncf,0,,,0,0,ps,8\nb,1,4,60,bert,0,,,0,0,,\nc,2,2,1,ncf,0,,,0,0,ring,3\nd,3,2,1,ncf,0,,,0,0,PS,-1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzDecode(t, FormatJobs, data)
 		// What decodes also re-encodes to the same jobs.
@@ -65,6 +68,11 @@ func FuzzDecodeJobs(f *testing.F) {
 		}
 		if len(w2.Jobs) != len(w.Jobs) {
 			t.Fatalf("re-decode: %d jobs, want %d", len(w2.Jobs), len(w.Jobs))
+		}
+		for i, j := range w2.Jobs {
+			if j.Arch != w.Jobs[i].Arch || j.PSShards != w.Jobs[i].PSShards {
+				t.Fatalf("re-decode: job %s is %s/%d, was %s/%d", j.Name, j.Arch, j.PSShards, w.Jobs[i].Arch, w.Jobs[i].PSShards)
+			}
 		}
 	})
 }
@@ -90,6 +98,7 @@ func FuzzDecodePAINodes(f *testing.F) {
 func FuzzReadParquet(f *testing.F) {
 	f.Add(uint64(1), uint32(0), byte(0), []byte{})
 	f.Add(uint64(2), uint32(100), byte(0xff), []byte("PAR1"))
+	f.Add(uint64(3), uint32(0), byte(0), []byte{}) // 6 jobs, one of them PS (the arch and ps_shards columns)
 	f.Fuzz(func(t *testing.T, seed uint64, at uint32, xor byte, tail []byte) {
 		r := rand.New(rand.NewPCG(seed, seed))
 		wl := Synthetic(DefaultParams(), 1+r.IntN(20), rand.NewPCG(seed, 1))

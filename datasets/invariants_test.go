@@ -27,6 +27,9 @@ func checkInvariants(t testing.TB, w *Workload) {
 		if !IsModel(j.Model) {
 			t.Fatalf("job %s has model %q", j.Name, j.Model)
 		}
+		if j.Arch != ArchRing && j.Arch != ArchPS || j.PSShards < 0 || j.Arch == ArchRing && j.PSShards != 0 {
+			t.Fatalf("job %s: arch %q with %d PS shards", j.Name, j.Arch, j.PSShards)
+		}
 		if names[j.Name] {
 			t.Fatalf("duplicate name %q", j.Name)
 		}

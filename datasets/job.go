@@ -21,6 +21,12 @@ type Job struct {
 	Status    string  // final status if the trace has one, else ""
 	CPUMilli  int64   // requested CPU milli-cores, 0 if unknown
 	MemoryMiB int64   // requested memory in MiB, 0 if unknown
+	// Arch is the job's communication architecture: what the row says
+	// (the job table's arch column), or else the decoder's PSRule's draw.
+	Arch Arch
+	// PSShards is a PS job's number of parameter servers (0 for a ring
+	// job; 0 for a PS job means one, as in env.JobSpec).
+	PSShards int
 }
 
 // GPUTime returns the job's GPU-seconds, Duration*GPUs.
@@ -123,6 +129,19 @@ type Options struct {
 	// MaxGPUTime, when > 0, drops jobs whose GPU-time (Duration*GPUs, in
 	// GPU-seconds) is at least MaxGPUTime.
 	MaxGPUTime float64
+	// PS decides the architecture of the jobs whose rows do not say it
+	// (every row but those of a job table with an arch column). Nil means
+	// the format's default share (FormatPSShare), as many servers as
+	// workers, seed 0. Rows that say their architecture keep it.
+	PS *PSRule
+}
+
+// check reports a bad option: an invalid PS rule.
+func (o Options) check() error {
+	if o.PS != nil {
+		return o.PS.Validate()
+	}
+	return nil
 }
 
 // Pollux's trace filter (simulator/workload.py): it keeps only jobs with
@@ -153,6 +172,7 @@ const (
 	ReasonCPUOnly       = "cpu-only"           // Alibaba pod with num_gpu 0 (always skipped)
 	ReasonShortDuration = "duration below min" // Options.MinDuration filter
 	ReasonLongGPUTime   = "gpu time above max" // Options.MaxGPUTime filter
+	ReasonBadArch       = "bad arch"           // negative PS shards, or PS shards on a ring job
 )
 
 // Sentinel errors wrapped by ParseError.Err (test with errors.Is).
@@ -166,6 +186,7 @@ var (
 	ErrUnknownModel  = errors.New("datasets: unknown model")
 	ErrDuplicateName = errors.New("datasets: duplicate job name")
 	ErrVersion       = errors.New("datasets: unsupported format version")
+	ErrBadArch       = errors.New("datasets: bad architecture")
 )
 
 // ParseError reports a problem with one field of one row of an input file.
@@ -192,6 +213,8 @@ type builder struct {
 	o     Options
 	w     *Workload
 	names map[string]struct{}
+	// ps decides the rows that do not say their architecture.
+	ps PSRule
 	// absolute is set by formats whose Submit values are absolute times.
 	absolute bool
 	// columns maps a Job field name ("submit", "gpus", ...) to the format's
@@ -208,7 +231,11 @@ func (b *builder) col(field string) string {
 }
 
 func newBuilder(f Format, o Options) *builder {
-	return &builder{o: o, w: &Workload{Name: o.Source, Format: f}, names: make(map[string]struct{}, 1024)}
+	ps := PSRule{Share: FormatDefaultShare}
+	if o.PS != nil {
+		ps = *o.PS
+	}
+	return &builder{o: o, w: &Workload{Name: o.Source, Format: f}, names: make(map[string]struct{}, 1024), ps: ps.resolve(f)}
 }
 
 // skip counts a row left out for reason.
@@ -230,9 +257,14 @@ func (b *builder) bad(line int, field, reason string, err error) error {
 	return &ParseError{File: b.o.Source, Line: line, Field: b.col(field), Err: err}
 }
 
-// add validates j (read from line) and appends it. A nil return with the
-// job not added means it was skipped.
-func (b *builder) add(line int, j Job) error {
+// add validates j (read from line), decides its architecture by the
+// builder's PSRule and appends it. A nil return with the job not added
+// means it was skipped.
+func (b *builder) add(line int, j Job) error { return b.addArch(line, j, false) }
+
+// addArch is add for a row that may say its architecture: with known set,
+// j.Arch and j.PSShards are the row's and are kept.
+func (b *builder) addArch(line int, j Job, known bool) error {
 	switch {
 	case j.Name == "":
 		return b.bad(line, "name", ReasonMalformed, errors.New("empty name"))
@@ -252,6 +284,13 @@ func (b *builder) add(line int, j Job) error {
 		return b.bad(line, "cpu_milli", ReasonBadResources, fmt.Errorf("%w: %d", ErrNegative, j.CPUMilli))
 	case j.MemoryMiB < 0:
 		return b.bad(line, "memory_mib", ReasonBadResources, fmt.Errorf("%w: %d", ErrNegative, j.MemoryMiB))
+	case known && j.PSShards < 0:
+		return b.bad(line, "ps_shards", ReasonBadArch, fmt.Errorf("%w: %d PS shards", ErrBadArch, j.PSShards))
+	case known && j.Arch == ArchRing && j.PSShards != 0:
+		return b.bad(line, "ps_shards", ReasonBadArch, fmt.Errorf("%w: a ring job with %d PS shards", ErrBadArch, j.PSShards))
+	}
+	if !known {
+		j.Arch, j.PSShards = b.ps.Decide(j.Name, j.GPUs)
 	}
 	if j.Model == "" {
 		j.Model = AssignModel(j.Name, j.GPUTime())

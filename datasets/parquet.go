@@ -18,13 +18,16 @@ import (
 
 // Parquet metadata keys of Drover's job table (docs/format/jobs.md).
 const (
-	ParquetVersionKey  = "drover.jobs.version"  // format version, "1"
+	ParquetVersionKey  = "drover.jobs.version"  // format version, "2" (readers also take "1")
 	ParquetWorkloadKey = "drover.workload.name" // Workload.Name
 	ParquetFormatKey   = "drover.workload.format"
-	JobsVersion        = 1 // version of the job table, CSV and Parquet
+	// JobsVersion is the version of the job table that Encode and
+	// WriteParquet write; readers also read version 1, which has no arch
+	// and ps_shards columns.
+	JobsVersion = 2
 )
 
-// jobsSchema is the Arrow schema of the Parquet job table, version 1.
+// jobsSchema is the Arrow schema of the Parquet job table, version 2.
 func jobsSchema(wl *Workload) *arrow.Schema {
 	md := arrow.NewMetadata(
 		[]string{ParquetVersionKey, ParquetWorkloadKey, ParquetFormatKey},
@@ -41,12 +44,14 @@ func jobsSchema(wl *Workload) *arrow.Schema {
 		{Name: "status", Type: arrow.BinaryTypes.String},
 		{Name: "cpu_milli", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "memory_mib", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "arch", Type: arrow.BinaryTypes.String},
+		{Name: "ps_shards", Type: arrow.PrimitiveTypes.Int64},
 	}, &md)
 }
 
 // WriteParquet writes wl's jobs to w as a Parquet file (one row group,
 // zstd-compressed) with the columns of the CSV job table and the schema
-// metadata "drover.jobs.version"="1". It does not close w.
+// metadata "drover.jobs.version"="2". It does not close w.
 func WriteParquet(w io.Writer, wl *Workload) error {
 	sc := jobsSchema(wl)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
@@ -62,6 +67,8 @@ func WriteParquet(w io.Writer, wl *Workload) error {
 		b.Field(7).(*array.StringBuilder).Append(j.Status)
 		b.Field(8).(*array.Int64Builder).Append(j.CPUMilli)
 		b.Field(9).(*array.Int64Builder).Append(j.MemoryMiB)
+		b.Field(10).(*array.StringBuilder).Append(j.Arch.String())
+		b.Field(11).(*array.Int64Builder).Append(int64(j.PSShards))
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
@@ -84,10 +91,13 @@ func WriteParquet(w io.Writer, wl *Workload) error {
 
 // ReadParquet decodes a Parquet job table written by WriteParquet (or any
 // file with the same column names and types; integer columns may be int32
-// or int64). The file must carry "drover.jobs.version"="1". Rows are
-// validated like every other format, with the 1-based row number as the
-// line. Malformed files return an error; a panic inside the Parquet library
-// on corrupt input is recovered and returned as an error.
+// or int64). The file must carry "drover.jobs.version" "1" or "2"; the
+// arch and ps_shards columns are optional (version 1 has none), and a row
+// with an empty arch has its architecture decided by o.PS, like every row
+// of a file without them. Rows are validated like every other format, with
+// the 1-based row number as the line. Malformed files return an error; a
+// panic inside the Parquet library on corrupt input is recovered and
+// returned as an error.
 func ReadParquet(data []byte, o Options) (wl *Workload, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -106,8 +116,11 @@ func ReadParquet(data []byte, o Options) (wl *Workload, err error) {
 	if v == nil {
 		return fail(ParquetVersionKey, fmt.Errorf("%w: key missing", ErrVersion))
 	}
-	if *v != strconv.Itoa(JobsVersion) {
+	if *v != "1" && *v != strconv.Itoa(JobsVersion) {
 		return fail(ParquetVersionKey, fmt.Errorf("%w: %q", ErrVersion, *v))
+	}
+	if err := o.check(); err != nil {
+		return nil, err
 	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
 	if err != nil {
@@ -146,6 +159,18 @@ func ReadParquet(data []byte, o Options) (wl *Workload, err error) {
 			return fail(c.name, err)
 		}
 	}
+	var archs []string
+	var shards []int64
+	for _, c := range []struct {
+		name string
+		dst  any
+	}{{"arch", &archs}, {"ps_shards", &shards}} {
+		if ch, ok := cols[c.name]; ok {
+			if err := flatten(ch, n, c.dst); err != nil {
+				return fail(c.name, err)
+			}
+		}
+	}
 	src := o.Source
 	b := newBuilder(FormatParquet, o)
 	for i := 0; i < n; i++ {
@@ -166,7 +191,27 @@ func ReadParquet(data []byte, o Options) (wl *Workload, err error) {
 			}
 			continue
 		}
-		if err := b.add(i+1, j); err != nil {
+		known := archs != nil && archs[i] != ""
+		if known {
+			a, err := ParseArch(archs[i])
+			if err != nil {
+				if err := b.bad(i+1, "arch", ReasonMalformed, err); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			j.Arch = a
+			if shards != nil {
+				j.PSShards = int(shards[i])
+				if int64(j.PSShards) != shards[i] {
+					if err := b.bad(i+1, "ps_shards", ReasonMalformed, fmt.Errorf("value out of range")); err != nil {
+						return nil, err
+					}
+					continue
+				}
+			}
+		}
+		if err := b.addArch(i+1, j, known); err != nil {
 			return nil, err
 		}
 	}

@@ -25,6 +25,9 @@ type Stats struct {
 	P50, P90, P99, MaxDuration float64
 	GPUHours                   float64 // sum of Duration*GPUs / 3600
 	Models                     []ModelCount
+	// MultiGPUJobs counts the jobs with two or more GPUs, PSJobs those on
+	// parameter servers (Arch ArchPS).
+	MultiGPUJobs, PSJobs int
 }
 
 // GPUCount is one bar of the GPU-count histogram.
@@ -59,6 +62,12 @@ func Inspect(w *Workload) Stats {
 			durs = append(durs, j.Duration)
 		}
 		s.GPUHours += j.GPUTime() / 3600
+		if j.GPUs >= 2 {
+			s.MultiGPUJobs++
+		}
+		if j.Arch == ArchPS {
+			s.PSJobs++
+		}
 	}
 	s.Span = s.LastSubmit - s.FirstSubmit
 	for g, n := range gpus {
@@ -126,6 +135,11 @@ func (s Stats) WriteText(w io.Writer) error {
 	p("gpus\tjobs\n")
 	for _, g := range s.GPUHist {
 		p("  %d\t%d\n", g.GPUs, g.Jobs)
+	}
+	if s.MultiGPUJobs > 0 {
+		p("ps jobs\t%d of %d multi-GPU (%.1f%%)\n", s.PSJobs, s.MultiGPUJobs, 100*float64(s.PSJobs)/float64(s.MultiGPUJobs))
+	} else {
+		p("ps jobs\t%d\n", s.PSJobs)
 	}
 	p("model\tjobs\n")
 	for _, m := range s.Models {

@@ -37,6 +37,14 @@ type SynthParams struct {
 	// MaxGPUs, when > 0, removes GPU counts above it from the mix (the
 	// remaining probabilities are renormalised) instead of clamping them.
 	MaxGPUs int `json:"max_gpus,omitempty"`
+	// PSShare is the probability that a job with two or more GPUs uses
+	// parameter servers, in [0, 1] (see PSRule); FitPhilly leaves it 0
+	// (Philly records no architecture) and DefaultParams sets
+	// DefaultPSShare.
+	PSShare float64 `json:"ps_share,omitempty"`
+	// PSWorkersPerServer is the workers per parameter server of a PS job
+	// (PSRule's WorkersPerServer; 0: DefaultWorkersPerServer).
+	PSWorkersPerServer int `json:"ps_workers_per_server,omitempty"`
 }
 
 // DurationClass is the run-time model for jobs whose GPU count lies in
@@ -127,6 +135,9 @@ func (p SynthParams) Validate() error {
 	if p.MaxDuration > 0 && p.MaxDuration < p.MinDuration {
 		return errors.New("datasets: SynthParams: MaxDuration < MinDuration")
 	}
+	if !(p.PSShare >= 0 && p.PSShare <= 1) || p.PSWorkersPerServer < 0 {
+		return fmt.Errorf("datasets: SynthParams: PS share %v, %d workers per server: want a share in [0, 1] and >= 0", p.PSShare, p.PSWorkersPerServer)
+	}
 	return nil
 }
 
@@ -194,7 +205,10 @@ func (w *Workload) ScaleLoad(gpus int, rho float64) {
 // submit times and durations are rounded to whole seconds (durations to at
 // least 1 s). Models follow the Pollux GPU-time rule (see AssignModel), with
 // the choice inside a pair drawn from src; jobs are named "<model>-<idx>".
-// Synthetic panics if p.Validate fails.
+// Architectures follow PSRule{p.PSShare, p.PSWorkersPerServer, seed} with the
+// seed drawn from src after the last job, so the jobs themselves do not
+// depend on p.PSShare, and a job that is PS at one share is PS at every
+// larger one. Synthetic panics if p.Validate fails.
 func Synthetic(p SynthParams, n int, src rand.Source) *Workload {
 	if err := p.Validate(); err != nil {
 		panic(err)
@@ -257,6 +271,7 @@ func Synthetic(p SynthParams, n int, src rand.Source) *Workload {
 			Model:    model,
 		})
 	}
+	PSRule{Share: p.PSShare, WorkersPerServer: p.PSWorkersPerServer, Seed: r.Uint64()}.Assign(w.Jobs)
 	return w
 }
 
