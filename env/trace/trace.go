@@ -60,7 +60,8 @@ type Result struct {
 	Sim *env.Sim
 }
 
-// Specs converts a workload's jobs into simulator job specs.
+// Specs converts a workload's jobs into simulator job specs, PS jobs
+// (datasets.ArchPS) with their shard counts.
 func Specs(w *datasets.Workload) []env.JobSpec {
 	specs := make([]env.JobSpec, len(w.Jobs))
 	for i, j := range w.Jobs {
@@ -71,6 +72,9 @@ func Specs(w *datasets.Workload) []env.JobSpec {
 			Duration:  j.Duration,
 			Model:     j.Model,
 			BatchSize: j.BatchSize,
+		}
+		if j.Arch == datasets.ArchPS {
+			specs[i].Arch, specs[i].PSShards = env.PS, j.PSShards
 		}
 	}
 	return specs
