@@ -57,7 +57,7 @@ func TestPackFirstFit(t *testing.T) {
 
 func TestRegistry(t *testing.T) {
 	r := builtin.Registry()
-	want := []string{"fifo", "first-fit", "gandiva", "optimus", "random", "sas", "strn", "tiresias"}
+	want := []string{"fifo", "first-fit", "gandiva", "optimus", "random", "sas", "sas-even-ps", "strn", "tiresias"}
 	if got := r.Names(); !slices.Equal(got, want) {
 		t.Errorf("names = %v, want %v", got, want)
 	}

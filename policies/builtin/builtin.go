@@ -21,14 +21,15 @@ import (
 func Registry() policies.Registry {
 	r := policies.Registry{}
 	for name, f := range map[string]policies.Factory{
-		fifo.Name:     fifo.New,
-		firstfit.Name: firstfit.New,
-		gandiva.Name:  gandiva.New,
-		optimus.Name:  optimus.New,
-		random.Name:   random.New,
-		sas.Name:      sas.New,
-		strn.Name:     strn.New,
-		tiresias.Name: tiresias.New,
+		fifo.Name:      fifo.New,
+		firstfit.Name:  firstfit.New,
+		gandiva.Name:   gandiva.New,
+		optimus.Name:   optimus.New,
+		random.Name:    random.New,
+		sas.Name:       sas.New,
+		sas.NameEvenPS: sas.NewEvenPS,
+		strn.Name:      strn.New,
+		tiresias.Name:  tiresias.New,
 	} {
 		if err := r.Register(name, f); err != nil {
 			panic(err) // a programming error: two built-ins share a name

@@ -4,7 +4,26 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/drover-sched/drover/policies"
 )
+
+// NameEvenPS is the registry name of SAS without its parameter-server load
+// reassignment (NewEvenPS).
+const NameEvenPS = "sas-even-ps"
+
+// NewEvenPS returns SAS with EvenPS set: the same placements, but a PS
+// job's parameters stay evenly split over its servers, so every exchange
+// waits for the slowest server. It is the baseline of SAS's claim for the
+// reassignment (up to 48% lower JCT).
+func NewEvenPS(cfg policies.Config) (policies.Policy, error) {
+	p, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p.(*SAS).EvenPS = true
+	return p, nil
+}
 
 // Reassignment is the outcome of Reassign.
 type Reassignment struct {

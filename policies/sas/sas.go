@@ -73,6 +73,10 @@ type SAS struct {
 	RackPenalty float64
 	// Resolution is the bin width of compared placement costs.
 	Resolution float64
+	// EvenPS leaves a PS job's parameters evenly split over its servers
+	// (no env.Decision.PSRebalance): SAS without its parameter-server load
+	// reassignment, the baseline it is measured against (NewEvenPS).
+	EvenPS bool
 
 	pred      *Predictor
 	groups    [][]int
@@ -253,7 +257,7 @@ func (s *SAS) Propose(v *env.View, j *env.Job) []policies.Candidate {
 		}
 		// Parameter-server load follows the servers' speeds (see the
 		// package documentation).
-		d := env.Decision{Job: j.ID, Nodes: c.alloc, PSRebalance: j.Spec.Arch == env.PS}
+		d := env.Decision{Job: j.ID, Nodes: c.alloc, PSRebalance: j.Spec.Arch == env.PS && !s.EvenPS}
 		out[k] = policies.Candidate{Decision: d, Features: f}
 	}
 	return out
