@@ -51,6 +51,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	restart := fs.Float64("restart-delay", env.DefaultRestartDelay, "seconds every (re)start costs")
 	profilesDir := fs.String("profiles", "", "directory of measured model profiles (pollux_apps); empty = found near the workload, else the embedded fitted ones; builtin = embedded")
 	skipBad := fs.Bool("skip-bad", false, "skip and count malformed or invalid workload rows instead of failing")
+	psShareFlag(fs)
 	stragglers := fs.Bool("stragglers", true, "with the drover model: model each worker (background load, jitter, stragglers); false = the job-level model")
 	bg := fs.String("background", "builtin", "per-worker model: node background load: builtin (fitted stochastic process), none, or a machine_usage.csv(.gz) to replay")
 	load := fs.Float64("load", 1, "per-worker model: multiply the background load")

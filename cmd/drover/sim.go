@@ -37,6 +37,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	restart := fs.Float64("restart-delay", env.DefaultRestartDelay, "seconds every (re)start costs")
 	profilesDir := fs.String("profiles", "", "directory of measured model profiles (pollux_apps); empty = found near the workload, else the embedded fitted ones; builtin = embedded")
 	skipBad := fs.Bool("skip-bad", false, "skip and count malformed or invalid workload rows instead of failing")
+	psShareFlag(fs)
 	jobsOut := fs.String("jobs-out", "", "write per-job results to this CSV file (times in seconds, TTA, per-worker iteration and straggler counts, and the validation metric each job finished with, in its model's own unit)")
 	logOut := fs.String("log", "", "write the event log to this file")
 	stragglers := fs.Bool("stragglers", true, "with the drover model: model each worker (background load, jitter, stragglers); false = the job-level model")
@@ -184,7 +185,7 @@ func reasons(m map[string]int) string {
 // drover otherwise) in place, and loads the cluster. With --cluster other
 // than homogeneous, --nodes caps the node list only when given.
 func loadSetup(fs *flag.FlagSet, workload, format string, skipBad bool, model *string, clusterSpec string, nodes, gpn int) (*datasets.Workload, env.Cluster, string, error) {
-	w, err := datasets.Load(workload, datasets.Format(format), datasets.Options{SkipBad: skipBad})
+	w, err := datasets.Load(workload, datasets.Format(format), datasets.Options{SkipBad: skipBad, PS: psRule(fs)})
 	if err != nil {
 		return nil, env.Cluster{}, "", err
 	}

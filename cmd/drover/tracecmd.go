@@ -31,6 +31,7 @@ func traceInspect(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("trace inspect", stderr)
 	format := fs.String("format", "auto", "workload format: auto|pollux|philly|helios|alibaba|jobs|parquet")
 	skipBad := fs.Bool("skip-bad", false, "skip and count bad rows instead of failing")
+	psShareFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: drover trace inspect [flags] FILE|builtin")
 		fs.PrintDefaults()
@@ -42,7 +43,7 @@ func traceInspect(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
-	w, err := datasets.Load(fs.Arg(0), datasets.Format(*format), datasets.Options{SkipBad: *skipBad})
+	w, err := datasets.Load(fs.Arg(0), datasets.Format(*format), datasets.Options{SkipBad: *skipBad, PS: psRule(fs)})
 	if err != nil {
 		return err
 	}
@@ -57,6 +58,7 @@ func traceConvert(args []string, stdout, stderr io.Writer) error {
 	late := fs.Float64("late", 0, "write only the held-out part drover train judges as \"late\" with train.split `SHARE`:\nthe jobs after that share (at most 2000), submit times rebased to 0")
 	rho := fs.Float64("offered-load", 0, "with -late: rescale the submit times to this offered load on -gpus GPUs (train.offered_load)")
 	gpus := fs.Int("gpus", 0, "with -offered-load: the cluster's GPUs (drover train's nodes x gpus_per_node)")
+	psShareFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: drover trace convert [flags] -o OUT.parquet|OUT.csv FILE|builtin")
 		fs.PrintDefaults()
@@ -76,7 +78,7 @@ func traceConvert(args []string, stdout, stderr io.Writer) error {
 	case *rho > 0 && *gpus <= 0:
 		return fmt.Errorf("-offered-load needs -gpus, the cluster's GPU count")
 	}
-	w, err := datasets.Load(fs.Arg(0), datasets.Format(*format), datasets.Options{SkipBad: *skipBad})
+	w, err := datasets.Load(fs.Arg(0), datasets.Format(*format), datasets.Options{SkipBad: *skipBad, PS: psRule(fs)})
 	if err != nil {
 		return err
 	}
@@ -108,6 +110,7 @@ func traceSynth(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("trace synth", stderr)
 	seed := fs.Uint64("seed", datasets.DefaultSeed, "random seed")
 	out := fs.String("o", "-", "output CSV file (- for stdout)")
+	psShare := fs.Float64("ps-share", datasets.DefaultPSShare, "share of the multi-GPU jobs on parameter servers (as many as their workers), in [0, 1] (the default: PAI's, see datasets.DefaultPSShare)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: drover trace synth [flags]\n\nGenerates the default synthetic workload (fitted to Philly) in Drover's job CSV format.\nWith the default seed it reproduces the embedded builtin workload byte for byte.")
 		fs.PrintDefaults()
@@ -115,7 +118,10 @@ func traceSynth(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	w := datasets.GenerateDefault(*seed)
+	if !(*psShare >= 0 && *psShare <= 1) {
+		return fmt.Errorf("-ps-share %v: want a share in [0, 1]", *psShare)
+	}
+	w := datasets.GenerateDefaultPS(*seed, *psShare)
 	b := datasets.Encode(w, nil)
 	if *out == "-" {
 		_, err := stdout.Write(b)
