@@ -17,14 +17,14 @@ func TestGroupCount(t *testing.T) {
 	}
 }
 
-// forecast returns a steady forecast of CPU load c (no spread) and Net n.
-func forecast(c, n float64) Forecast {
+// steady returns a steady forecast of CPU load c (no spread) and Net n.
+func steady(c, n float64) Forecast {
 	u := env.Usage{CPU: c, MemBW: 0.03, Net: n}
 	return Forecast{P10: u, P50: u, P90: u}
 }
 
 func TestGroup(t *testing.T) {
-	idle, busy := forecast(0.2, 0.3), forecast(0.75, 0.3)
+	idle, busy := steady(0.2, 0.3), steady(0.75, 0.3)
 	jumpy := Forecast{P10: env.Usage{CPU: 0.1}, P50: env.Usage{CPU: 0.2}, P90: env.Usage{CPU: 0.9}}
 	tests := []struct {
 		name  string

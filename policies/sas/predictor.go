@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/policies/sas/forecast"
 )
 
 // Resource names one of the three node resources the predictor tracks.
@@ -46,8 +47,8 @@ func (r Resource) of(u env.Usage) float64 {
 	panic("sas: unknown resource")
 }
 
-// Forecast is a node's predicted utilisation over a job's future run, as
-// quantiles of its recent history.
+// Forecast is a node's predicted utilisation over a job's future run: the
+// learned model's quantiles, or those of its recent history.
 type Forecast struct {
 	// P10, P50 and P90 are the 10th, 50th and 90th percentiles of each
 	// resource's utilisation.
@@ -57,12 +58,18 @@ type Forecast struct {
 // Predictor keeps a bounded history of each node's utilisation (a ring
 // buffer of the last Capacity samples, taken at most once per Period of
 // simulated time) and predicts the node's utilisation over a job's future
-// run as the distribution of that history: quantiles, and the probability
-// that a resource ends up above an overload threshold once a given extra
-// load is added. The history stands in for the future: node load in the
-// traces Drover models is persistent (a per-node level plus slow
-// fluctuations), so the recent window is the best cheap predictor of the
-// next hours. It is not safe for concurrent use.
+// run: quantiles, and the probability that a resource ends up above an
+// overload threshold once a given extra load is added.
+//
+// With a Model (SAS's default: forecast.Default), a node with at least
+// Model.MinHistory samples is forecast by the model from its history: the
+// distribution of its utilisation over the model's horizon, given by
+// quantiles at the model's levels and interpolated between them (see
+// forecast.QuantileAt and forecast.Exceed). Before that, without a Model,
+// when the sample period differs from the model's step, or when the
+// node's history holds a NaN, the history itself stands in for the
+// future: its quantiles and the smoothed share of its samples above the
+// threshold (the empirical window). It is not safe for concurrent use.
 type Predictor struct {
 	// PriorOver and PriorUnder are the pseudo-counts of a Beta prior on
 	// every overload probability: with n samples of which k are over,
@@ -72,6 +79,11 @@ type Predictor struct {
 	// succession).
 	PriorOver, PriorUnder float64
 
+	// Model, when not nil, forecasts every node with enough history (see
+	// above). Set it before the first Observe; changing it later drops
+	// nothing but takes effect only at the next sample.
+	Model *forecast.Model
+
 	period float64
 	cap    int
 	last   float64 // time of the last sample, NaN before the first
@@ -79,6 +91,12 @@ type Predictor struct {
 	head   []int // per node: next slot to write once the ring is full
 	sorted [][numResources][]float64
 	dirty  []bool
+
+	// The model's forecasts per node and resource, valid while known
+	// (cleared by each sample of the node), and scratch for the history.
+	learned [][numResources][]float64
+	known   [][numResources]bool
+	scratch []float64
 }
 
 // NewPredictor returns a predictor for nodes nodes that keeps the last
@@ -98,6 +116,8 @@ func NewPredictor(nodes, capacity int, period float64) *Predictor {
 		head:       make([]int, nodes),
 		sorted:     make([][numResources][]float64, nodes),
 		dirty:      make([]bool, nodes),
+		learned:    make([][numResources][]float64, nodes),
+		known:      make([][numResources]bool, nodes),
 	}
 }
 
@@ -134,6 +154,7 @@ func (p *Predictor) Observe(now float64, loads []env.Usage) bool {
 // clusters). A NaN, which has no place in the order, makes the node dirty:
 // values then sorts afresh.
 func (p *Predictor) push(n int, u env.Usage) {
+	p.known[n] = [numResources]bool{}
 	var old env.Usage
 	evict := len(p.hist[n]) == p.cap
 	if !evict {
@@ -209,13 +230,73 @@ func (p *Predictor) values(node int, r Resource) []float64 {
 	return p.sorted[node][r]
 }
 
-// Quantile returns the q-quantile (q in [0, 1]) of node's history of r,
+// Quantile returns the q-quantile (q in [0, 1]) of node's utilisation of
+// r: the model's, interpolated between its levels (forecast.QuantileAt),
+// when it forecasts the node; otherwise that of the node's history,
 // interpolated linearly between order statistics: with the n samples
 // sorted as x[0] <= ... <= x[n-1] and h = (n-1)q, it is x[floor(h)] +
 // (h - floor(h))(x[floor(h)+1] - x[floor(h)]) (Hyndman and Fan's type 7,
 // numpy's default). It is NaN for a node without history.
 func (p *Predictor) Quantile(node int, r Resource, q float64) float64 {
+	if f := p.forecast(node, r); f != nil {
+		return forecast.QuantileAt(p.Model.Levels, f, q)
+	}
 	return quantile(p.values(node, r), q)
+}
+
+// Learned reports whether the model forecasts node's r (see Predictor).
+func (p *Predictor) Learned(node int, r Resource) bool { return p.forecast(node, r) != nil }
+
+// forecast returns the model's quantiles of node's r at its levels, or
+// nil when the window stands in (no model, too short a history, a sample
+// period other than the model's step, or a NaN in the history). They are
+// computed on first use after a sample.
+func (p *Predictor) forecast(node int, r Resource) []float64 {
+	m := p.Model
+	if m == nil || len(p.hist[node]) < m.MinHistory || p.period != m.Step {
+		return nil
+	}
+	if !p.known[node][r] {
+		p.known[node][r] = true
+		p.learned[node][r] = p.predict(node, r)
+	}
+	return p.learned[node][r]
+}
+
+// predict runs the model on node's history of r; nil when it holds a NaN.
+func (p *Predictor) predict(node int, r Resource) []float64 {
+	m := p.Model
+	h, head := p.hist[node], p.head[node]
+	if len(h) < p.cap {
+		head = 0
+	}
+	// Oldest first: the ring from its head, then the part before it.
+	xs := p.scratch[:0]
+	for _, part := range [2][]env.Usage{h[head:], h[:head]} {
+		switch r {
+		case CPU:
+			for _, u := range part {
+				xs = append(xs, u.CPU)
+			}
+		case MemBW:
+			for _, u := range part {
+				xs = append(xs, u.MemBW)
+			}
+		default:
+			for _, u := range part {
+				xs = append(xs, u.Net)
+			}
+		}
+	}
+	p.scratch = xs
+	sorted := p.values(node, r)
+	if len(sorted) > 0 && math.IsNaN(sorted[0]) { // sorted, so a NaN is first
+		return nil
+	}
+	if len(sorted) > m.Window {
+		sorted = nil // the model reads the last Window samples only
+	}
+	return m.Predict(forecast.Resource(r), xs, sorted, p.learned[node][r])
 }
 
 // quantile is the type-7 quantile of the ascending xs.
@@ -248,10 +329,14 @@ func (p *Predictor) Forecast(node int) Forecast {
 }
 
 // OverloadProb returns the probability that node's utilisation of r, plus
-// add, exceeds theta over the job's run: the smoothed share of the node's
-// samples x with x + add > theta (see PriorOver). It costs a binary
-// search.
+// add, exceeds theta over the job's run: the model's forecast probability
+// (forecast.Exceed) when it forecasts the node, otherwise the smoothed
+// share of the node's samples x with x + add > theta (see PriorOver). It
+// costs a binary search or a pass over the model's levels.
 func (p *Predictor) OverloadProb(node int, r Resource, add, theta float64) float64 {
+	if f := p.forecast(node, r); f != nil {
+		return forecast.Exceed(p.Model.Levels, f, theta-add)
+	}
 	xs := p.values(node, r)
 	cut := theta - add
 	i := sort.Search(len(xs), func(i int) bool { return xs[i] > cut })

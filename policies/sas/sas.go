@@ -8,6 +8,7 @@ import (
 
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/policies"
+	"github.com/drover-sched/drover/policies/sas/forecast"
 )
 
 // Name is the policy's registry name.
@@ -73,6 +74,9 @@ type SAS struct {
 	RackPenalty float64
 	// Resolution is the bin width of compared placement costs.
 	Resolution float64
+	// Forecaster is the predictor's learned model (Predictor.Model); nil
+	// makes every forecast the empirical window's.
+	Forecaster *forecast.Model
 	// EvenPS leaves a PS job's parameters evenly split over its servers
 	// (no env.Decision.PSRebalance): SAS without its parameter-server load
 	// reassignment, the baseline it is measured against (NewEvenPS).
@@ -119,6 +123,7 @@ func New(policies.Config) (policies.Policy, error) {
 		SpreadPenalty: DefaultSpreadPenalty,
 		RackPenalty:   DefaultRackPenalty,
 		Resolution:    DefaultResolution,
+		Forecaster:    forecast.Default,
 		regrouped:     math.NaN(),
 	}, nil
 }
@@ -284,6 +289,7 @@ func distinctNodes(alloc []int) []int {
 func (s *SAS) reset(v *env.View) {
 	n := len(v.Cluster.Nodes)
 	s.pred = NewPredictor(n, max(s.History, 1), max(s.SamplePeriod, 0))
+	s.pred.Model = s.Forecaster
 	s.groups, s.regrouped, s.fresh = nil, math.NaN(), false
 	s.occ = make([]int, n)
 	s.flows = make([]float64, n)

@@ -189,7 +189,7 @@ func features(m *Model, traces []Trace, os []origin, r Resource) []originFeature
 		sort.Float64s(sorted)
 		f := originFeatures{base: slices.Clone(baseFeatures(hist, sorted, &buf)), wq: make([]float64, len(m.Levels))}
 		for l, tau := range m.Levels {
-			f.wq[l] = Quantile7(sorted, tau)
+			f.wq[l] = q7(sorted, tau)
 		}
 		out[i] = f
 	}

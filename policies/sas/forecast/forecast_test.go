@@ -474,3 +474,24 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// stepSource is a background whose CPU on node n at time t is n + the
+// step index t/300, scaled to stay below 1, to check FromSource's layout.
+type stepSource struct{}
+
+func (stepSource) At(node int, t float64) background.Usage {
+	return background.Usage{CPU: float64(node)/10 + t/300/100, MemBW: 0.05, Net: 0.4}
+}
+
+func (stepSource) Step() float64 { return 300 }
+
+func TestFromSource(t *testing.T) {
+	got := FromSource(stepSource{}, 2, 3, 300)
+	want := []Trace{
+		{Name: "node 0", U: [NumResources][]float64{{0, 0.01, 0.02}, {0.05, 0.05, 0.05}, {0.4, 0.4, 0.4}}},
+		{Name: "node 1", U: [NumResources][]float64{{0.1, 0.11, 0.12}, {0.05, 0.05, 0.05}, {0.4, 0.4, 0.4}}},
+	}
+	if d := cmp.Diff(want, got, cmpopts.EquateApprox(0, tol)); d != "" {
+		t.Errorf("FromSource (-want,+got):\n%s", d)
+	}
+}

@@ -250,10 +250,16 @@ func (m *Model) Predict(r Resource, hist, sorted, dst []float64) []float64 {
 // never increases the pinball loss) and clamped to [0, 1]. A NaN (from a
 // NaN sample) stays NaN and sorts first.
 func finish(q []float64) []float64 {
+	ascending := true
 	for i, v := range q {
 		q[i] = min(max(v, 0), 1)
+		if i > 0 && !(q[i] >= q[i-1]) {
+			ascending = false
+		}
 	}
-	sort.Float64s(q)
+	if !ascending { // crossing quantiles, or a NaN
+		sort.Float64s(q)
+	}
 	return q
 }
 
@@ -268,12 +274,24 @@ func baseFeatures(hist, sorted []float64, f *[7]float64) []float64 {
 	f[3] = mean(hist[max(0, n-12):])
 	f[4] = mean(hist)
 	f[5] = 0 // set per level
-	f[6] = Quantile7(sorted, 0.9) - Quantile7(sorted, 0.1)
+	f[6] = q7(sorted, 0.9) - q7(sorted, 0.1)
 	return f[:numFeatures]
 }
 
 // levelFeature sets the level-dependent feature of f for level tau.
-func levelFeature(f, sorted []float64, tau float64) { f[5] = Quantile7(sorted, tau) }
+func levelFeature(f, sorted []float64, tau float64) { f[5] = q7(sorted, tau) }
+
+// q7 is Quantile7 for a non-empty xs and tau in [0, 1], small enough to
+// inline (int truncates a non-negative h as math.Floor does: same bits).
+func q7(xs []float64, tau float64) float64 {
+	n := len(xs)
+	h := float64(n-1) * tau
+	lo := int(h)
+	if lo >= n-1 {
+		return xs[n-1]
+	}
+	return xs[lo] + (h-float64(lo))*(xs[lo+1]-xs[lo])
+}
 
 func mean(xs []float64) float64 {
 	s := 0.0
