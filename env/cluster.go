@@ -30,7 +30,13 @@ type Cluster struct {
 	Nodes []Node
 	// IntraRackGbps is the bandwidth between two nodes of one rack.
 	IntraRackGbps float64
-	// CrossRackGbps is the bandwidth between nodes of different racks.
+	// CrossRackGbps is each node's share of its rack's uplink when every
+	// node of the rack sends across racks at once: the uplink carries the
+	// rack's nodes x CrossRackGbps each way (IntraRackGbps / CrossRackGbps
+	// is the oversubscription). The per-worker model shares an uplink
+	// among the ring hops crossing it, so a lone crossing flow still runs
+	// at up to IntraRackGbps; heuristics that only know the placement
+	// take CrossRackGbps as the cross-rack bandwidth (the worst case).
 	CrossRackGbps float64
 }
 
@@ -44,7 +50,8 @@ const (
 
 // Homogeneous returns a cluster of n identical nodes with g GPUs each,
 // racked eight to a rack, with 100 Gbit/s NICs, 100 Gbit/s within a rack and
-// 40 Gbit/s across racks.
+// 40 Gbit/s per node across racks (a 320 Gbit/s uplink per rack: 2.5x
+// oversubscribed).
 func Homogeneous(n, g int) Cluster {
 	c := Cluster{Nodes: make([]Node, n), IntraRackGbps: 100, CrossRackGbps: 40}
 	for i := range c.Nodes {

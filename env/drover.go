@@ -27,8 +27,10 @@ type Drover struct {
 	// sync strategies); nil keeps the job-level model.
 	Workers *Workers
 
-	occ  []occupancy        // per node, with Workers
-	refs map[refKey]float64 // Workers.Reference's factors by job shape
+	occ     []occupancy        // per node, with Workers
+	up      uplinks            // cross-rack traffic, with Workers
+	cluster *Cluster           // the cluster placed on, with Workers
+	refs    map[refKey]float64 // Workers.Reference's factors by job shape
 }
 
 var _ Model = (*Drover)(nil)
@@ -183,6 +185,8 @@ func (m *Drover) Place(j *Job, c *Cluster) {
 	if len(m.occ) < len(c.Nodes) {
 		m.occ = append(m.occ, make([]occupancy, len(c.Nodes)-len(m.occ))...)
 	}
+	m.cluster = c
+	m.up.size(c)
 	ws := s.w
 	w := len(j.Alloc)
 	ws.compute, ws.sync = split(s.prof, j.Placement(), s.batch)
@@ -200,7 +204,7 @@ func (m *Drover) Place(j *Job, c *Cluster) {
 		ws.jit = m.Workers.NewJitter(w, rand.NewPCG(m.Workers.Seed, uint64(j.ID)<<8|uint64(w&0xff)))
 		ws.jitSize = w
 	}
-	ws.link = ringLinks(j, ws.nodes, c, ws.link)
+	ws.hops = ringHops(j, ws.nodes, c, ws.hops)
 	ws.duty = 1
 	switch j.Sync.Kind {
 	case ASP, SSP:

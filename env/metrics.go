@@ -78,6 +78,8 @@ type Summary struct {
 	// CommDelay + ComputeDelay, summed over the jobs). Both are 0
 	// without the per-worker model or without such jobs.
 	StragglerInflation, CommShare float64
+	// MultiNodeJobs counts the finished jobs those two are over.
+	MultiNodeJobs int
 }
 
 // Results returns each job's outcome, in arrival order.
@@ -155,6 +157,7 @@ func (s *Sim) Summary() Summary {
 		}
 	}
 	sum.Finished = len(jcts)
+	sum.MultiNodeJobs = len(infl)
 	if len(infl) > 0 {
 		slices.Sort(infl)
 		sum.StragglerInflation = Quantile(infl, 0.5)

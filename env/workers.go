@@ -74,11 +74,21 @@ var Sensitivities = map[string]Sensitivity{
 // bound) and count them per synchronized iteration. A NIC flow meets the
 // job's own flow in full and the other jobs' flows at their duty cycle
 // (the share of time they communicate: 1 under BSP and local SGD's
-// synchronized exchanges). A parameter-server job's shards sit on its nodes
+// synchronized exchanges). A ring hop to a node in another rack also
+// shares the two racks' uplinks with every other crossing hop (see
+// Cluster.CrossRackGbps), and runs at the narrower of its NIC share and its
+// uplink share. A parameter-server job's shards sit on its nodes
 // (round robin); a server slows with its node's CPU overload and NIC
 // contention, and every exchange waits for the slowest server's share,
 // unless the job asked for PS rebalancing (Decision.PSRebalance), which
 // gives each server a share proportional to its speed (PSTimeFactor).
+//
+// Every sampled iteration is also compared with its straggler-free
+// counterfactual, every worker at the pace of the job's median worker
+// (its compute plus exchange time): the difference is the delay the
+// stragglers cause, split between computation and communication by where
+// the slowest worker (and the slowest exchange) exceeds the median
+// worker (Job.StragglerFree, Job.CommDelay, Job.ComputeDelay).
 type Workers struct {
 	// Background is the nodes' background load; nil means idle nodes.
 	Background Background
@@ -134,15 +144,6 @@ type Workers struct {
 	// the duty cycle of communication when they do not (ASP, SSP). Set it
 	// negative for none.
 	BurstNoise float64
-	// NetJitter is the spread of the extra delay a multi-node job's
-	// gradient exchange meets on any network, congested or not, as a
-	// fraction of the worker's exchange time: each sampled iteration adds
-	// m x NetJitter x burst x |z| to a worker whose exchange takes m (burst
-	// and z as for BurstNoise). 0 (the default) means none. Dedicated-GPU
-	// clusters set it (see Reference and the env/trace regimes): their
-	// stragglers come first from communication (incast, flow collisions,
-	// retransmissions), which an idle NIC does not rule out.
-	NetJitter float64
 	// Reference, when set, says under which conditions the job-level
 	// times (a trace's durations, a profile's measured step times) were
 	// taken, and the model reproduces them there on average: each job's
@@ -223,12 +224,23 @@ func (m *Drover) reference(sp JobSpec, s *droverJob, c *Cluster) float64 {
 	}
 	vc.Nodes = make([]Node, n)
 	for k := range vc.Nodes {
-		vc.Nodes[k] = Node{GPUs: gpn, Speed: 1}
+		// Full: as many workers as the node has GPUs, at least the
+		// placement's.
+		vc.Nodes[k] = Node{GPUs: placement[k], Speed: 1}
 		if c != nil && k < len(c.Nodes) {
 			vc.Nodes[k].Rack = c.Nodes[k].Rack
+			vc.Nodes[k].GPUs = max(placement[k], c.Nodes[k].GPUs)
 		}
 	}
-	link := ringLinks(&Job{Alloc: alloc}, nodes, vc, nil)
+	// Alone on the uplinks: its own flows only.
+	var up uplinks
+	up.size(vc)
+	up.add(nodes, vc, 1, 1)
+	hops := ringHops(&Job{Alloc: alloc}, nodes, vc, nil)
+	link := make([]float64, w)
+	for i, h := range hops {
+		link[i] = up.factor(h, 1)
+	}
 	sens := wk.sensitivity(sp.Model)
 	h := fnv64(sp.Model) ^ uint64(s.batch)<<40 ^ uint64(w)<<20 ^ uint64(gpn)
 	rng := rand.New(rand.NewPCG(refSeed, h))
@@ -253,13 +265,13 @@ func (m *Drover) reference(sp JobSpec, s *droverJob, c *Cluster) float64 {
 			if len(wk.Reference.Loads) > 0 {
 				u = wk.Reference.Loads[rng.IntN(len(wk.Reference.Loads))]
 			}
-			slow[k] = nodeSlowdown(wk, sens, u, gpn, 1)
+			slow[k] = nodeSlowdown(wk, sens, u, vc.Nodes[k].GPUs, 1)
 			mm[k], amp[k] = sync, 0
 			if n > 1 {
 				// Alone on the NIC: its own flow meets the background.
 				var q float64
 				mm[k], q = exchange(sync, sens.Net, u.Net, 1, 1, link[k*gpn])
-				amp[k] = q*wk.BurstNoise + mm[k]*wk.NetJitter
+				amp[k] = q * max(wk.BurstNoise, 0)
 			}
 			mmax = max(mmax, mm[k])
 		}
@@ -320,12 +332,16 @@ func nodeSlowdown(wk *Workers, sens Sensitivity, u Usage, workers int, speed flo
 // seconds, the job's NIC sensitivity net, the NIC's background share bg,
 // the concurrent flows on the NIC (the job's own counted at its duty
 // cycle, as occupancy counts everyone's), the job's duty cycle and the
-// slowdown link of the worker's ring link. The job's own flow is on the
-// NIC whenever it communicates, so the rest of it is added back.
+// slowdown link of the worker's ring hop across racks (1 within a rack).
+// The job's own flow is on the NIC whenever it communicates, so the rest
+// of it is added back. The flow runs at the narrower of its NIC share and
+// its uplink share, so the bandwidth-bound part stretches by the larger
+// of the two slowdowns: a flow slowed by its own NIC does not also lose
+// its uplink share to the same congestion.
 func exchange(sync, net, bg, flows, duty, link float64) (m, q float64) {
 	avail := max(0.05, 1-bg)
-	nic := max(1, (flows+1-duty)/avail)
-	return sync * (1 - net + net*nic*link), sync * net * (nic - 1) * link
+	c := max(max(1, (flows+1-duty)/avail), link)
+	return sync * (1 - net + net*c), sync * net * (c - 1)
 }
 
 // Mitigation names.
@@ -419,7 +435,7 @@ type workerState struct {
 	netSrc  rand.PCG    // its source
 	shares  []float64   // STRET: tuned local batch share x workers (1 = even)
 	nodes   []int       // distinct nodes, for occupancy
-	link    []float64   // per worker: slowdown of its ring link (cross-rack)
+	hops    []rackHop   // per worker: its ring hop's racks
 	psSlow  []float64   // per PS shard: its server's slowdown (scratch)
 	nz      [][]float64 // per sample and worker: the network noise in c
 	amp     []float64   // per worker: the network noise's scale
@@ -473,7 +489,7 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 		ws.slow[i] = nodeSlowdown(wk, sens, u, o.workers, c.Nodes[n].Speed)
 		ws.m[i], ws.q[i] = ws.sync, 0
 		if multi {
-			ws.m[i], ws.q[i] = exchange(ws.sync, sens.Net, u.Net, o.flows, ws.duty, ws.link[i])
+			ws.m[i], ws.q[i] = exchange(ws.sync, sens.Net, u.Net, o.flows, ws.duty, m.up.factor(ws.hops[i], ws.duty))
 		}
 	}
 	if j.Spec.Arch == PS && multi {
@@ -504,20 +520,19 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 		}
 	}
 	// The network noise's scale per worker: the queueing part of its
-	// exchange (BurstNoise) and the exchange itself (NetJitter), times the
-	// share of the job's flows that hit the network together: 1 when all
-	// workers synchronize (BSP, local SGD), the duty cycle of
-	// communication when they do not (ASP, SSP).
+	// exchange times BurstNoise times the share of the job's flows that
+	// hit the network together: 1 when all workers synchronize (BSP, local
+	// SGD), the duty cycle of communication when they do not (ASP, SSP).
 	burst := 1.0
 	if j.Sync.Kind == ASP || j.Sync.Kind == SSP {
 		burst = ws.duty
 	}
-	bn, nj := max(wk.BurstNoise, 0)*burst, wk.NetJitter*burst
-	noisy := multi && (bn > 0 || nj > 0)
+	bn := max(wk.BurstNoise, 0) * burst
+	noisy := multi && bn > 0
 	for i := range ws.amp {
 		ws.amp[i] = 0
 		if noisy {
-			ws.amp[i] = ws.q[i]*bn + ws.m[i]*nj
+			ws.amp[i] = ws.q[i] * bn
 		}
 	}
 	times := ws.scratch[:0]
@@ -739,34 +754,88 @@ func (m *Drover) occupy(j *Job, s *droverJob, sign float64) {
 		for _, n := range s.w.nodes {
 			m.occ[n].flows += sign * s.w.duty
 		}
+		m.up.add(s.w.nodes, m.cluster, s.w.duty, sign)
 	}
 }
 
-// ringLinks sets, for each worker, how much slower than the measured
-// (intra-rack) all-reduce its node's outgoing ring link is: the ring visits
-// the job's nodes in allocation order, and a hop to a node in another rack
-// runs at CrossRackGbps instead of IntraRackGbps.
-func ringLinks(j *Job, nodes []int, c *Cluster, dst []float64) []float64 {
+// ringHops sets, for each worker, the racks of its node's outgoing ring
+// hop (from, to), or from = -1 when the hop stays in a rack: the ring
+// visits the job's nodes in allocation order.
+func ringHops(j *Job, nodes []int, c *Cluster, dst []rackHop) []rackHop {
 	dst = dst[:0]
-	slow := 1.0
-	if c.CrossRackGbps > 0 && c.IntraRackGbps > c.CrossRackGbps {
-		slow = c.IntraRackGbps / c.CrossRackGbps
-	}
-	f, prev := 1.0, -1
+	h, prev := rackHop{from: -1}, -1
 	for _, n := range j.Alloc {
 		if n != prev && len(nodes) > 1 {
 			// The ring's next hop from n (a node's workers are mostly a
 			// run in Alloc, so this search runs about once per node).
 			k := slices.Index(nodes, n)
-			f = 1.0
-			if c.Nodes[n].Rack != c.Nodes[nodes[(k+1)%len(nodes)]].Rack {
-				f = slow
+			a, b := c.Nodes[n].Rack, c.Nodes[nodes[(k+1)%len(nodes)]].Rack
+			h = rackHop{from: -1}
+			if a != b {
+				h = rackHop{from: int32(a), to: int32(b)}
 			}
 			prev = n
 		}
-		dst = append(dst, f)
+		dst = append(dst, h)
 	}
 	return dst
+}
+
+// rackHop is a ring hop's source and destination racks (from = -1: within
+// a rack).
+type rackHop struct{ from, to int32 }
+
+// uplinks is the cross-rack traffic of the placed jobs: per rack, the
+// flows leaving and entering it (each job's counted at its duty cycle) and
+// the flows its uplink carries at the intra-rack speed (its nodes x
+// CrossRackGbps / IntraRackGbps; 0 when racks do not slow anything).
+type uplinks struct {
+	out, in, cap []float64
+}
+
+// size makes room for c's racks and computes their capacities.
+func (u *uplinks) size(c *Cluster) {
+	if u.cap != nil {
+		return
+	}
+	racks := 0
+	for _, n := range c.Nodes {
+		racks = max(racks, n.Rack+1)
+	}
+	u.out, u.in, u.cap = make([]float64, racks), make([]float64, racks), make([]float64, racks)
+	if !(c.CrossRackGbps > 0 && c.IntraRackGbps > c.CrossRackGbps) {
+		return
+	}
+	for _, n := range c.Nodes {
+		u.cap[n.Rack] += c.CrossRackGbps / c.IntraRackGbps
+	}
+}
+
+// factor returns how much slower than within a rack a hop h runs for a job
+// of duty cycle duty whose own flows are counted in the loads: the share
+// of the busier end's uplink that the hop's flow gets, against a full
+// intra-rack link. A lone flow on an oversubscribed uplink still runs at
+// the intra-rack speed when the uplink has room for it.
+func (u *uplinks) factor(h rackHop, duty float64) float64 {
+	if h.from < 0 || u.cap == nil || u.cap[h.from] == 0 || u.cap[h.to] == 0 {
+		return 1
+	}
+	return max(1, (u.out[h.from]+1-duty)/u.cap[h.from], (u.in[h.to]+1-duty)/u.cap[h.to])
+}
+
+// add puts (sign 1) or takes (sign -1) the ring hops of a job on distinct
+// nodes nodes (in ring order) on the uplinks, at its duty cycle.
+func (u *uplinks) add(nodes []int, c *Cluster, duty, sign float64) {
+	if u.cap == nil || len(nodes) < 2 {
+		return
+	}
+	for k, n := range nodes {
+		a, b := c.Nodes[n].Rack, c.Nodes[nodes[(k+1)%len(nodes)]].Rack
+		if a != b {
+			u.out[a] += sign * duty
+			u.in[b] += sign * duty
+		}
+	}
 }
 
 // distinct returns the distinct entries of a in order of appearance.

@@ -388,3 +388,221 @@ func TestResultsFinalMetric(t *testing.T) {
 		})
 	}
 }
+
+// runModel replays jobs one worker per node (spreadWith) under m on c.
+func runModel(t *testing.T, c env.Cluster, m *env.Drover, sync env.Sync, jobs ...env.JobSpec) *env.Sim {
+	t.Helper()
+	s, err := env.New(env.Config{Cluster: c, Model: m}, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Run(spreadWith{sync}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestStragglerFreeAndCause(t *testing.T) {
+	// Three workers on three 1-GPU nodes of one rack, BSP; the flat
+	// profile computes for 1 s and all-reduces for 0.5 s across them
+	// (0.5 x (3-1) = 1 s: Flat's sync grows by Sync per extra node), all
+	// of it bandwidth-bound (Net sensitivity 1), and its CPU sensitivity is
+	// 1. The work is 100 iterations of the packed reference (one node, no
+	// all-reduce): 100 s. No burst noise, no jitter.
+	job := envtest.MakeJob("a").GPUs(3).Duration(100).Obj()
+	tests := []struct {
+		name string
+		bg   env.Background
+		// Per iteration: the BSP time (the slowest compute plus the slowest
+		// exchange), the median worker's time, and the delay's split.
+		iter, free, comm, compute float64
+	}{
+		// Nothing slows anyone: every worker takes 1 + 1 s.
+		{"idle", nil, 2, 2, 0, 0},
+		// Node 2's CPU is saturated: u = 1 + 1/16, overload 1.3125, so
+		// worker 2 computes for 2.3125 s. BSP: 2.3125 + 1; the median
+		// worker: 1 + 1; the 1.3125 s of delay is all computation.
+		{"compute straggler", envtest.Background{Loads: map[int]env.Usage{2: {CPU: 1}}}, 3.3125, 2, 0, 1.3125},
+		// Node 2's NIC is half used: its exchange stretches to 1 / 0.5 =
+		// 2 s. BSP: 1 + 2; the median worker 1 + 1; 1 s of delay, all
+		// communication.
+		{"communication straggler", envtest.Background{Loads: map[int]env.Usage{2: {Net: 0.5}}}, 3, 2, 1, 0},
+		// Both on node 2: 2.3125 + 2 against 2; the slowest worker exceeds
+		// the median one by 1.3125 s in computation and 1 s in its
+		// exchange, so the 2.3125 s of delay splits 1.3125 : 1.
+		{"both", envtest.Background{Loads: map[int]env.Usage{2: {CPU: 1, Net: 0.5}}}, 4.3125, 2, 1, 1.3125},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &env.Drover{
+				Profiles: envtest.Profiles(envtest.Flat{Step: 1, Sync: 0.5, PerEpoch: 1, Epochs: 1}),
+				Workers: &env.Workers{Background: tt.bg, Period: 300, BurstNoise: -1,
+					Sensitivities: map[string]env.Sensitivity{envtest.FlatName: {CPU: 1, Net: 1}}},
+			}
+			s := runModel(t, env.Homogeneous(3, 1), m, env.Sync{}, job)
+			j := s.Jobs()[0]
+			const its = 100 // 100 s of work at 1 s per packed iteration
+			checks := []struct {
+				what      string
+				got, want float64
+			}{
+				{"JCT", j.JCT(), its * tt.iter},
+				{"straggler-free time", j.StragglerFree, its * tt.free},
+				{"communication delay", j.CommDelay, its * tt.comm},
+				{"computation delay", j.ComputeDelay, its * tt.compute},
+			}
+			for _, c := range checks {
+				if math.Abs(c.got-c.want) > 1e-9*max(1, c.want) {
+					t.Errorf("%s %v, want %v", c.what, c.got, c.want)
+				}
+			}
+			sum := s.Summary()
+			if j.MaxNodes != 3 || sum.MultiNodeJobs != 1 || math.Abs(sum.StragglerInflation-tt.iter/tt.free) > 1e-12 {
+				t.Errorf("nodes %d, summary over %d jobs, inflation %v: want 3, 1, %v", j.MaxNodes, sum.MultiNodeJobs, sum.StragglerInflation, tt.iter/tt.free)
+			}
+		})
+	}
+}
+
+func TestUplinkContention(t *testing.T) {
+	// Two racks of two 1-GPU nodes, 100 Gbit/s within a rack and 25 per
+	// node across (a 50 Gbit/s uplink per rack: half a flow at full
+	// speed). The profile computes for 1 s and all-reduces for 0.5 s on
+	// two nodes, all of it bandwidth-bound; 100 iterations of work.
+	c := env.Homogeneous(4, 1)
+	c.IntraRackGbps, c.CrossRackGbps = 100, 25
+	for i := range c.Nodes {
+		c.Nodes[i].Rack = i / 2
+	}
+	job := envtest.MakeJob("a").GPUs(2).Duration(100).Obj()
+	run := func(c env.Cluster, nodes []int) float64 {
+		m := &env.Drover{
+			Profiles: envtest.Profiles(envtest.Flat{Step: 1, Sync: 0.5, PerEpoch: 1, Epochs: 1}),
+			Workers: &env.Workers{Period: 300, BurstNoise: -1,
+				Sensitivities: map[string]env.Sensitivity{envtest.FlatName: {Net: 1}}},
+		}
+		s, err := env.New(env.Config{Cluster: c, Model: m}, []env.JobSpec{job})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Run(fixed{nodes}, nil); err != nil {
+			t.Fatal(err)
+		}
+		return s.Jobs()[0].JCT()
+	}
+	// Within rack 0: 1 + 0.5 s per iteration.
+	if got := run(c, []int{0, 1}); math.Abs(got-150) > 1e-9 {
+		t.Errorf("one rack: JCT %v, want 150", got)
+	}
+	// Across racks: each hop is alone on an uplink that carries half a
+	// flow at full speed, so it runs at half speed: 1 + 0.5 x 2 s.
+	if got := run(c, []int{0, 2}); math.Abs(got-200) > 1e-9 {
+		t.Errorf("two racks, 25 Gbit/s per node: JCT %v, want 200", got)
+	}
+	// With 50 Gbit/s per node the uplink carries a whole flow: a lone
+	// crossing hop runs at the intra-rack speed.
+	c.CrossRackGbps = 50
+	if got := run(c, []int{0, 2}); math.Abs(got-150) > 1e-9 {
+		t.Errorf("two racks, 50 Gbit/s per node: JCT %v, want 150", got)
+	}
+}
+
+// fixed places every pending job on nodes.
+type fixed struct{ nodes []int }
+
+func (p fixed) Schedule(v *env.View) ([]env.Decision, error) {
+	var ds []env.Decision
+	for _, j := range v.Active {
+		if j.State == env.Pending {
+			ds = append(ds, env.Decision{Job: j.ID, Nodes: p.nodes})
+		}
+	}
+	return ds, nil
+}
+
+func TestReferenceReproducesMeasuredTime(t *testing.T) {
+	// Under the reference conditions the per-worker model takes the
+	// measured time: one 2-worker job packed on one of the two 2-GPU nodes
+	// (the reference placement), the node full, CPU background 0.8 (with
+	// two workers' 1/8: overload 0.625, so the compute stretches 1.625x
+	// without the reference); no jitter, so the reference is exact.
+	job := envtest.MakeJob("a").GPUs(2).Duration(100).Obj()
+	load := env.Usage{CPU: 0.8}
+	for _, ref := range []bool{false, true} {
+		m := &env.Drover{
+			Profiles: envtest.Profiles(envtest.Flat{Step: 1, PerEpoch: 1, Epochs: 1}),
+			Workers: &env.Workers{Background: envtest.Background{Loads: map[int]env.Usage{0: load, 1: load}}, Period: 300, BurstNoise: -1,
+				Sensitivities: map[string]env.Sensitivity{envtest.FlatName: {CPU: 1}}},
+		}
+		want := 162.5
+		if ref {
+			m.Workers.Reference = &env.Reference{Loads: []env.Usage{load}}
+			want = 100
+		}
+		s, err := env.New(env.Config{Cluster: env.Homogeneous(2, 2), Model: m}, []env.JobSpec{job})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Run(fixed{[]int{0, 0}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Jobs()[0].JCT(); math.Abs(got-want) > 1e-9 {
+			t.Errorf("reference %v: JCT %v, want %v", ref, got, want)
+		}
+	}
+}
+
+func TestReferenceWithJitterOnAverage(t *testing.T) {
+	// With a jitter process the reference is a Monte Carlo mean: forty
+	// 4-worker jobs, each alone on one idle 4-GPU node (the reference
+	// placement and conditions), train for their measured 100 s on
+	// average, within the reference's and the runs' sampling error;
+	// without the reference the same jobs run longer (BSP waits for the
+	// slowest of four lognormal workers).
+	var jobs []env.JobSpec
+	for i := range 40 {
+		jobs = append(jobs, envtest.MakeJob(string(rune('a'+i%26))+string(rune('a'+i/26))).GPUs(4).Duration(100).Submit(float64(i)*1000).Obj())
+	}
+	mean := func(ref bool) float64 {
+		m := &env.Drover{
+			Profiles: envtest.Profiles(envtest.Flat{Step: 1, PerEpoch: 1, Epochs: 1}),
+			Workers: &env.Workers{Period: 10, BurstNoise: -1, Seed: 7,
+				NewJitter: func(w int, src rand.Source) env.Jitter { return lognormal{rand.New(src), 0.2} }},
+		}
+		if ref {
+			m.Workers.Reference = &env.Reference{Replicates: 4096}
+		}
+		s, err := env.New(env.Config{Cluster: env.Homogeneous(1, 4), Model: m}, jobs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Run(fixed{[]int{0, 0, 0, 0}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		t := 0.0
+		for _, r := range s.Results() {
+			t += r.TTA
+		}
+		return t / float64(len(jobs))
+	}
+	// E[max of 4 lognormal(0, 0.2)] = 1.22 (by simulation; its mean is
+	// exp(0.02) = 1.02 for one worker).
+	if got := mean(false); !(got > 115) {
+		t.Errorf("without the reference: mean TTA %v, want > 115", got)
+	}
+	if got := mean(true); math.Abs(got-100) > 2 {
+		t.Errorf("with the reference: mean TTA %v, want 100 +- 2", got)
+	}
+}
+
+// lognormal is a jitter of i.i.d. lognormal slowdowns exp(sigma z).
+type lognormal struct {
+	r     *rand.Rand
+	sigma float64
+}
+
+func (l lognormal) Next(dst []float64) {
+	for i := range dst {
+		dst[i] = math.Exp(l.sigma * l.r.NormFloat64())
+	}
+}

@@ -2,14 +2,17 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env/jitter"
+	"github.com/drover-sched/drover/env/trace"
 )
 
 // minibatchFiles are the per-worker time series of the PAI v2020 data.
@@ -18,10 +21,14 @@ var minibatchFiles = []string{"job_1_norm.csv", "job_2_norm.csv", "job_3_norm.cs
 func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("calibrate", stderr)
 	data := fs.String("data", filepath.Join("..", "shared", "traces", "alibaba_v2020_minibatch"), "directory of the Alibaba PAI v2020 mini-batch data (coefficient_variation.csv.gz, job_N_norm.csv)")
-	seed := fs.Uint64("seed", 1, "seed of the simulation")
-	fit := fs.Bool("fit", false, "refit the params to the data (seed jitter.FitSeed) instead of using jitter.Default, and print them as JSON")
+	traces := fs.String("traces", filepath.Join("..", "shared", "traces"), "the shared traces directory, for the dedicated regime's Philly and Helios replays (the built-in workload needs none)")
+	seed := fs.Uint64("seed", 1, "seed of the shared regime's simulation")
+	fit := fs.Bool("fit", false, "refit the shared regime's params to the data (seed jitter.FitSeed) instead of using jitter.Default, and print them as JSON")
+	regime := fs.String("regime", "both", "which regime to check: shared (GPU-sharing jobs vs the PAI mini-batch times), dedicated (whole GPUs vs the papers' straggler inflation), or both")
+	dseeds := fs.String("dedicated-seeds", "1-3", "seeds of the dedicated regime's replays (LO-HI or a comma list)")
+	fitDedicated := fs.Bool("fit-dedicated", false, "refit the dedicated regime's jitter level and burst noise to its targets and print them")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: drover calibrate [flags]\n\nCompares the per-worker slowdown process (env/jitter) with the Alibaba PAI\nmini-batch data: KS distance of the per-iteration CoV, CoV quantiles and\nstraggler fractions, simulated vs real.")
+		fmt.Fprintln(stderr, "usage: drover calibrate [flags]\n\nChecks the per-worker straggler model against its two calibrations, each with\nPASS/FAIL against its target:\n\n  shared     the per-worker slowdown process of GPU-sharing jobs (env/jitter.Default)\n             against the Alibaba PAI v2020 mini-batch data: KS distance of the\n             per-iteration CoV, CoV quantiles and straggler fractions, simulated vs real.\n  dedicated  jobs on whole GPUs (jitter.Dedicated, env/trace.DedicatedBurstNoise)\n             replayed under first-fit and BSP on the built-in workload, Philly\n             (125 x 8 GPUs) and Helios (22 x 8): the median over multi-node jobs of\n             training time over straggler-free time (target 1.3-1.7x, STRET's ~50%),\n             the communication share of that delay (STRET: communication first,\n             compounded by computation), and on Helios the average JCT against the\n             job-level model's (at most 2x).")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
@@ -31,37 +38,174 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
-	if st, err := os.Stat(*data); err != nil || !st.IsDir() {
-		return fmt.Errorf("data directory %s not found (get the traces, or pass --data DIR)", *data)
+	switch *regime {
+	case "both", trace.RegimeShared, trace.RegimeDedicated:
+	default:
+		return fmt.Errorf("--regime %q: want shared, dedicated or both", *regime)
 	}
-	tab, err := datasets.ReadCoV(filepath.Join(*data, "coefficient_variation.csv.gz"), datasets.Options{})
+	pass := true
+	if *regime != trace.RegimeDedicated {
+		ok, err := calibrateShared(*data, *seed, *fit, stdout)
+		if err != nil {
+			return err
+		}
+		pass = pass && ok
+	}
+	if *regime != trace.RegimeShared {
+		if *regime == "both" {
+			fmt.Fprintln(stdout)
+		}
+		seeds, err := parseSeeds(*dseeds)
+		if err != nil {
+			return fmt.Errorf("--dedicated-seeds: %w", err)
+		}
+		ok, err := calibrateDedicated(*traces, seeds, *fitDedicated, stdout, stderr)
+		if err != nil {
+			return err
+		}
+		pass = pass && ok
+	}
+	if !pass {
+		return errCalibrationFailed
+	}
+	return nil
+}
+
+// errCalibrationFailed is returned when a calibration misses its target
+// (the report says which), so that scripts see a non-zero exit.
+var errCalibrationFailed = errors.New("calibration: a target was missed (FAIL above)")
+
+// calibrateShared checks the shared regime's jitter against the PAI
+// mini-batch data in dir and prints the report; ok is false on FAIL.
+func calibrateShared(data string, seed uint64, fit bool, stdout io.Writer) (ok bool, err error) {
+	fmt.Fprintln(stdout, "== shared regime: GPU-sharing jobs vs the Alibaba PAI v2020 mini-batch times")
+	if st, err := os.Stat(data); err != nil || !st.IsDir() {
+		return false, fmt.Errorf("data directory %s not found (get the traces, or pass --data DIR)", data)
+	}
+	tab, err := datasets.ReadCoV(filepath.Join(data, "coefficient_variation.csv.gz"), datasets.Options{})
 	if err != nil {
-		return err
+		return false, err
 	}
 	real := jitter.Data{CoV: tab.Values()}
 	for _, f := range minibatchFiles {
 		// The jobs' last iterations lack some workers; leave them out.
-		mb, err := datasets.ReadMiniBatch(filepath.Join(*data, f), datasets.Options{SkipBad: true})
+		mb, err := datasets.ReadMiniBatch(filepath.Join(data, f), datasets.Options{SkipBad: true})
 		if err != nil {
-			return err
+			return false, err
 		}
 		real.Traces = append(real.Traces, jitter.Trace{Name: f, Times: mb.Times})
 	}
 	p := jitter.Default
-	if *fit {
+	if fit {
 		var obj float64
 		p, obj = jitter.Fit(jitter.Summarize(real.CoV), jitter.FitSeed)
 		b, err := json.MarshalIndent(p, "", "  ")
 		if err != nil {
-			return err
+			return false, err
 		}
 		fmt.Fprintf(stdout, "fitted params (objective %.4f):\n%s\n\n", obj, b)
 	}
-	r, err := jitter.Calibrate(p, real, *seed)
+	r, err := jitter.Calibrate(p, real, seed)
 	if err != nil {
-		return err
+		return false, err
 	}
-	return writeCalibration(stdout, r)
+	return r.KS <= jitter.Target, writeCalibration(stdout, r)
+}
+
+// calibrateDedicated replays the dedicated regime's cases from the traces
+// in dir (the built-in workload always; Philly and Helios when found),
+// prints their figures with PASS/FAIL, and with fit first refits the
+// regime's two numbers; ok is false when a case misses a target.
+func calibrateDedicated(dir string, seeds []uint64, fit bool, stdout, stderr io.Writer) (ok bool, err error) {
+	fmt.Fprintln(stdout, "== dedicated regime: whole GPUs, first-fit, BSP, vs STRET's measurement (~1.5x, communication first)")
+	cases, err := dedicatedCases(dir, stdout)
+	if err != nil {
+		return false, err
+	}
+	st := trace.Stragglers{Background: "builtin"}
+	if fit {
+		level, burst, obj, err := trace.FitDedicated(cases, seeds, st, 60, func(l, b, o float64) {
+			fmt.Fprintf(stderr, "fit: level_median %.5f burst_noise %.4f objective %.5f\n", l, b, o)
+		})
+		if err != nil {
+			return false, err
+		}
+		fmt.Fprintf(stdout, "fitted: level_median %.5g (jitter/dedicated.json), burst_noise %.4g (trace.DedicatedBurstNoise); objective %.5f\n\n", level, burst, obj)
+		p := jitter.Dedicated
+		p.LevelMedian = level
+		st.Jitter, st.BurstNoise = &p, &burst
+	}
+	rs, err := trace.CalibrateDedicated(cases, seeds, st)
+	if err != nil {
+		return false, err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
+	fmt.Fprintf(tw, "workload\tmulti-node jobs\tinflation (median; per seed)\tcommunication share\titerations with a straggler\tavg JCT / job-level\tverdict\n")
+	ok = true
+	for _, r := range rs {
+		pass, why := r.Pass()
+		ok = ok && pass
+		verdict := "PASS"
+		if !pass {
+			verdict = "FAIL: " + why
+		}
+		ratio := "-"
+		if r.JobLevelJCT > 0 {
+			ratio = fmt.Sprintf("%.2fx (%.0f s vs %.0f s)", r.JCTRatio(), r.AvgJCT, r.JobLevelJCT)
+		}
+		fmt.Fprintf(tw, "%s\t%v\t%.3f; %s\t%.2f\t%s\t%s\t%s\n", r.Name, r.MultiNode, r.MedianInflation(), fmtList(r.Inflation, "%.3f"),
+			r.MedianCommShare(), fmtList(r.StragglerFrac, "%.3f"), ratio, verdict)
+	}
+	if err := tw.Flush(); err != nil {
+		return false, err
+	}
+	fmt.Fprintf(stdout, "targets: inflation in [%.1f, %.1f], communication share in [%.2f, %.2f], avg JCT <= %gx the job-level model's (Helios)\n",
+		trace.InflationLow, trace.InflationHigh, trace.CommShareLow, trace.CommShareHigh, float64(trace.JCTRatioMax))
+	return ok, nil
+}
+
+// dedicatedCases returns the dedicated regime's calibration cases: the
+// built-in workload on 16 x 4 GPUs, and, when found under dir, the Philly
+// job list on 125 x 8 and the Helios slice on 22 x 8 (with the job-level
+// comparison); it notes a missing trace on w.
+func dedicatedCases(dir string, w io.Writer) ([]trace.CalibrationCase, error) {
+	specs := []struct {
+		name, path string
+		nodes, gpn int
+		jobLevel   bool
+	}{
+		{"builtin", "builtin", 16, 4, false},
+		{"philly", filepath.Join(dir, "philly", "pollux_philly.csv.gz"), 125, 8, false},
+		{"helios", filepath.Join(dir, "helios", "helios_venus_2vc_sept.csv"), 22, 8, true},
+	}
+	var cases []trace.CalibrationCase
+	for _, s := range specs {
+		if s.path != "builtin" {
+			if _, err := os.Stat(s.path); err != nil {
+				fmt.Fprintf(w, "(%s: %s not found; skipped)\n", s.name, s.path)
+				continue
+			}
+		}
+		wl, err := datasets.Load(s.path, datasets.FormatAuto, datasets.Options{SkipBad: true})
+		if err != nil {
+			return nil, err
+		}
+		prof, _, err := trace.Profiles("", s.path)
+		if err != nil {
+			return nil, err
+		}
+		cases = append(cases, trace.CalibrationCase{Name: s.name, Workload: wl, Profiles: prof, Nodes: s.nodes, GPUsPerNode: s.gpn, JobLevel: s.jobLevel})
+	}
+	return cases, nil
+}
+
+// fmtList formats xs with format, comma-separated.
+func fmtList(xs []float64, format string) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprintf(format, x)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // writeCalibration prints r as a small table.

@@ -46,6 +46,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	noJitter := fs.Bool("no-jitter", false, "per-worker model: turn the calibrated per-worker jitter off")
 	threshold := fs.Float64("straggler-threshold", 0.2, "a worker straggles when slower than the job's median by more than this fraction")
 	mitigation := fs.String("mitigation", "none", "per-worker model: runtime straggler mitigation: none or stret (relay, gradient withholding, one-time batch tuning)")
+	regimeFlag := fs.String("regime", "auto", "per-worker model: straggler regime: dedicated (whole GPUs: jitter and network noise calibrated to the papers' ~1.5x straggler inflation; job-level times reproduced on average), shared (GPU-sharing jobs: jitter fitted to the PAI v2020 mini-batch times), or auto (shared for the Alibaba PAI pod list or a PAI node list, dedicated otherwise)")
 	syncFlag := fs.String("sync", "bsp", "sync strategy for policies that do not choose one: bsp, asp, ssp(S), local(H) (a composed <policy>+<sync> keeps its own)")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	quiet := fs.Bool("quiet", false, "no progress output")
@@ -77,7 +78,12 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		Log: *logOut != "",
 	}
 	if *model == trace.ModelDrover && *stragglers {
-		opts.Stragglers = &trace.Stragglers{Background: *bg, Load: *load, NoJitter: *noJitter, Seed: *seed, Threshold: *threshold, Mitigation: *mitigation}
+		regime, err := resolveRegime(*regimeFlag, w, &cluster)
+		if err != nil {
+			return err
+		}
+		*regimeFlag = regime
+		opts.Stragglers = &trace.Stragglers{Background: *bg, Load: *load, NoJitter: *noJitter, Seed: *seed, Threshold: *threshold, Mitigation: *mitigation, Regime: regime}
 	}
 	var bar *progress.Bar
 	if !*quiet {
@@ -140,7 +146,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	}
 	modelName := *model
 	if opts.Stragglers != nil {
-		modelName += fmt.Sprintf(" per-worker (background %s x%g, jitter %v, mitigation %s)", *bg, *load, !*noJitter, *mitigation)
+		modelName += fmt.Sprintf(" per-worker (regime %s, background %s x%g, jitter %v, mitigation %s)", *regimeFlag, *bg, *load, !*noJitter, *mitigation)
 	}
 	fmt.Fprintf(stdout, ")\ncluster    %s\nmodel      %s (profiles: %s)\npolicy     %s (seed %d)\n", clusterDesc, modelName, src, *policy, *seed)
 	fmt.Fprintf(stdout, "finished   %d/%d jobs\n", s.Finished, s.Jobs)
@@ -149,6 +155,9 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "avg TTA    %s (%.2f s)\n", hms(s.AvgTTA), s.AvgTTA)
 	if opts.Stragglers != nil {
 		fmt.Fprintf(stdout, "stragglers %.4g worker-iterations; %.2f%% of iterations had one\n", s.Stragglers, 100*s.StragglerFrac)
+		if s.StragglerInflation > 0 {
+			fmt.Fprintf(stdout, "inflation  x%.3f training time over straggler-free (median of multi-node jobs); %.0f%% of the delay from communication\n", s.StragglerInflation, 100*s.CommShare)
+		}
 	}
 	fmt.Fprintf(stdout, "avg queue  %s\nmakespan   %s\nGPU util   %.1f%%\nGPU-hours  %.1f\nrestarts   %d\n", hms(s.AvgQueue), hms(s.Makespan), 100*s.GPUUtil, s.GPUHours, s.Restarts)
 	ev := res.Sim.EventCount()
@@ -177,6 +186,19 @@ func reasons(m map[string]int) string {
 		fmt.Fprintf(&b, " %d %s", m[k], k)
 	}
 	return b.String()
+}
+
+// resolveRegime checks a --regime value and resolves auto for workload w
+// on cluster c (trace.AutoRegime), returning the name to print and use.
+func resolveRegime(flag string, w *datasets.Workload, c *env.Cluster) (string, error) {
+	r, err := trace.ParseRegime(flag)
+	if err != nil {
+		return "", err
+	}
+	if r == trace.RegimeAuto {
+		r = trace.AutoRegime(w.Format, c)
+	}
+	return r, nil
 }
 
 // hasDurations reports whether any job of w has a measured duration.
@@ -232,11 +254,13 @@ func writeJobs(path string, jobs []env.JobResult) error {
 	return writeFile(path, func(f io.Writer) error {
 		cw := csv.NewWriter(f)
 		cw.Write([]string{"name", "submit", "start", "finish", "queue", "run_time", "jct", "restarts", "gpu_seconds",
-			"tta", "iterations", "straggler_iterations", "straggling_worker_iterations", "final_metric"})
+			"tta", "iterations", "straggler_iterations", "straggling_worker_iterations", "final_metric",
+			"nodes", "straggler_free", "comm_delay", "compute_delay"})
 		ff := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 		for _, j := range jobs {
 			cw.Write([]string{j.Name, ff(j.Submit), ff(j.Start), ff(j.Finish), ff(j.Queue), ff(j.RunTime), ff(j.JCT), strconv.Itoa(j.Restarts), ff(j.GPUSeconds),
-				ff(j.TTA), ff(j.Iterations), ff(j.StragglerIterations), ff(j.Stragglers), ff(j.FinalMetric)})
+				ff(j.TTA), ff(j.Iterations), ff(j.StragglerIterations), ff(j.Stragglers), ff(j.FinalMetric),
+				strconv.Itoa(j.Nodes), ff(j.StragglerFree), ff(j.CommDelay), ff(j.ComputeDelay)})
 		}
 		cw.Flush()
 		return cw.Error()

@@ -355,7 +355,7 @@ func TestHeldOutSeeds(t *testing.T) {
 // checkpoint with a box no job falls in replays SAS exactly.
 func TestTrainBanditSupport(t *testing.T) {
 	dir := t.TempDir()
-	out, meta, _, mb, wb := banditRun(t, dir, "train:\n  margin: -1000\n  support: job\n", "3000")
+	_, meta, _, mb, wb := banditRun(t, dir, "train:\n  margin: -1000\n  support: job\n", "3000")
 	s := meta.Support
 	if s == nil || len(s.Lo) != placement.JobFeatures {
 		t.Fatalf("support %+v, want %d dimensions", s, placement.JobFeatures)
@@ -364,27 +364,34 @@ func TestTrainBanditSupport(t *testing.T) {
 	if s.Lo[0] < 1.0/6-1e-9 || s.Hi[0] > math.Log2(65)/6+1e-9 || s.Lo[0] >= s.Hi[0] {
 		t.Errorf("job-size range [%v, %v], want inside [%v, %v]", s.Lo[0], s.Hi[0], 1.0/6, math.Log2(65)/6)
 	}
-	// The same checkpoint with a box no context falls in (a job size of
-	// -1).
-	outside := filepath.Join(dir, "outside")
-	if err := os.MkdirAll(outside, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	lo, hi := strings.Repeat("-1, ", placement.JobFeatures-1)+"-1", strings.Repeat("-1, ", placement.JobFeatures-1)+"-1"
+	// The same checkpoint with a box every context falls in, and with one
+	// no context falls in (a job size of -1): the box the training run
+	// recorded depends on which contexts its episodes met, so the test of
+	// how drover eval applies a box uses boxes of its own.
 	i := strings.Index(string(mb), `"support"`)
 	j := strings.Index(string(mb), `"converged"`)
 	if i < 0 || j < i {
 		t.Fatalf("meta.json has no support before converged:\n%s", mb)
 	}
-	edited := string(mb[:i]) + `"support": {"lo": [` + lo + `], "hi": [` + hi + `]},` + "\n  " + string(mb[j:])
-	if err := os.WriteFile(filepath.Join(outside, checkpoints.MetaFile), []byte(edited), 0o644); err != nil {
-		t.Fatal(err)
+	withBox := func(name, lo, hi string) string {
+		d := filepath.Join(dir, name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		edited := string(mb[:i]) + `"support": {"lo": [` + lo + `], "hi": [` + hi + `]},` + "\n  " + string(mb[j:])
+		if err := os.WriteFile(filepath.Join(d, checkpoints.MetaFile), []byte(edited), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, checkpoints.WeightsFile), wb, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return d
 	}
-	if err := os.WriteFile(filepath.Join(outside, checkpoints.WeightsFile), wb, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	box := func(v string) string { return strings.Repeat(v+", ", placement.JobFeatures-1) + v }
+	inside := withBox("inside", box("-1e9"), box("1e9"))
+	outside := withBox("outside", box("-1"), box("-1"))
 	code, _, stderr := drover(t, "eval", "--quiet", "--workload", "builtin", "--profiles", "builtin", "--nodes", "16", "--gpus-per-node", "4",
-		"--policies", "sas,"+out+","+outside, "--seeds", "1", "--out", filepath.Join(dir, "eval"))
+		"--policies", "sas,"+inside+","+outside, "--seeds", "1", "--out", filepath.Join(dir, "eval"))
 	if code != 0 {
 		t.Fatalf("eval: exit %d\n%s", code, stderr)
 	}
@@ -407,7 +414,7 @@ func TestTrainBanditSupport(t *testing.T) {
 	for _, p := range sum.Policies {
 		tta[p.Name] = p.AvgTTA.Mean
 	}
-	if len(tta) != 3 || tta["sas-rl@run"] == tta["sas"] {
+	if len(tta) != 3 || tta["sas-rl@inside"] == tta["sas"] {
 		t.Errorf("avg TTA %v: want the deviating checkpoint to differ from sas", tta)
 	}
 	if tta["sas-rl@outside"] != tta["sas"] {

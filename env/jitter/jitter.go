@@ -91,6 +91,21 @@ var paramsJSON []byte
 // table (see the package documentation), embedded from params.json.
 var Default = mustjson.Decode[Params]("jitter: params.json", paramsJSON)
 
+//go:embed dedicated.json
+var dedicatedJSON []byte
+
+// Dedicated is the process of workers that hold whole GPUs, embedded from
+// dedicated.json. No public trace records per-worker iteration times of
+// such jobs (the PAI v2020 mini-batch jobs share GPUs), so it keeps
+// Default's shape (persistent share, noise autocorrelation, straggler
+// episodes) with two changes: the level's upper spread is its lower one
+// (Default's heavy upper tail, level_spread_high 2.4 against 0.58, comes
+// from jobs squeezed by their GPU's co-tenants, which a dedicated GPU
+// does not have), and the level's median is calibrated, with the
+// network's jitter, to the papers' measurement of stragglers on dedicated
+// GPUs (see env/trace's RegimeDedicated and drover calibrate).
+var Dedicated = mustjson.Decode[Params]("jitter: dedicated.json", dedicatedJSON)
+
 // Process draws the per-worker slowdowns of one job, iteration by
 // iteration. It is deterministic given its rand.Source and not safe for
 // concurrent use.

@@ -160,6 +160,11 @@ func (e *Env) ObservationSpace() gym.Box {
 	lo, hi := make([]float64, e.obsDim), make([]float64, e.obsDim)
 	for i := range hi {
 		hi[i] = math.Inf(1)
+		if e.cfg.NewProposer != nil && i >= JobFeatures {
+			// Candidate features are clipped to +-featureClip, and a
+			// relative cost can be below its reference (negative).
+			lo[i], hi[i] = -featureClip, featureClip
+		}
 	}
 	return gym.Box{Low: lo, High: hi}
 }

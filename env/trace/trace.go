@@ -223,7 +223,14 @@ func Run(o Options) (*Result, error) {
 		if !ok {
 			return nil, fmt.Errorf("trace: the per-worker straggler model needs the %s model, not %s", ModelDrover, o.Model)
 		}
-		if d.Workers, err = o.Stragglers.Workers(len(c.Nodes)); err != nil {
+		st := *o.Stragglers
+		if st.Regime, err = ParseRegime(st.Regime); err != nil {
+			return nil, err
+		}
+		if st.Regime == RegimeAuto {
+			st.Regime = AutoRegime(o.Workload.Format, &c)
+		}
+		if d.Workers, err = st.Workers(len(c.Nodes)); err != nil {
 			return nil, err
 		}
 	}

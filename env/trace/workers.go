@@ -2,7 +2,6 @@ package trace
 
 import (
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env"
@@ -26,10 +25,32 @@ type Stragglers struct {
 	Threshold float64
 	// Mitigation is env.MitigationNone ("" too) or env.MitigationSTRET.
 	Mitigation string
+	// Regime is RegimeDedicated, RegimeShared or RegimeAuto ("" too).
+	// Run resolves RegimeAuto with AutoRegime; Workers, which knows no
+	// workload, reads it as RegimeDedicated.
+	Regime string
+	// Jitter, when set, replaces the regime's jitter params (for
+	// calibration and experiments).
+	Jitter *jitter.Params
+	// BurstNoise, when set, replaces the regime's env.Workers.BurstNoise.
+	BurstNoise *float64
+	// Tune, when set, is called with the built env.Workers last, to
+	// adjust any of its knobs (experiments).
+	Tune func(*env.Workers)
+	// Params, when set, replaces the fitted process's params of the
+	// "builtin" background (for calibration and experiments).
+	Params *background.Params
 }
 
 // Workers builds the env.Workers for a cluster of n nodes.
 func (st Stragglers) Workers(nodes int) (*env.Workers, error) {
+	regime, err := ParseRegime(st.Regime)
+	if err != nil {
+		return nil, err
+	}
+	if regime == RegimeAuto {
+		regime = RegimeDedicated
+	}
 	w := &env.Workers{Seed: st.Seed, Threshold: st.Threshold}
 	switch st.Mitigation {
 	case "", env.MitigationNone:
@@ -43,7 +64,11 @@ func (st Stragglers) Workers(nodes int) (*env.Workers, error) {
 	case "", "builtin":
 		// Sample the fitted process at the model's refresh period: the
 		// same process at every sixth step, for a sixth of the cost.
-		p, err := background.Default.Coarsened(env.DefaultWorkerPeriod)
+		bp := background.Default
+		if st.Params != nil {
+			bp = *st.Params
+		}
+		p, err := bp.Coarsened(env.DefaultWorkerPeriod)
 		if err != nil {
 			return nil, err
 		}
@@ -64,6 +89,23 @@ func (st Stragglers) Workers(nodes int) (*env.Workers, error) {
 		}
 		src = r
 	}
+	jp := jitter.Default
+	if regime == RegimeDedicated {
+		jp = jitter.Dedicated
+		w.BurstNoise = DedicatedBurstNoise
+		w.Reference = &env.Reference{}
+		if src != nil {
+			if w.Reference.Loads, err = referenceLoads(st.Background, st.Params, src, nodes); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if st.Jitter != nil {
+		jp = *st.Jitter
+	}
+	if st.BurstNoise != nil {
+		w.BurstNoise = *st.BurstNoise
+	}
 	if src != nil {
 		if st.Load > 0 && st.Load != 1 {
 			src = background.Scaled(src, st.Load)
@@ -71,13 +113,10 @@ func (st Stragglers) Workers(nodes int) (*env.Workers, error) {
 		w.Background = loads{src}
 	}
 	if !st.NoJitter {
-		w.NewJitter = func(workers int, r rand.Source) env.Jitter {
-			p, err := jitter.New(jitter.Default, workers, r)
-			if err != nil {
-				panic(err) // jitter.Default is validated when embedded
-			}
-			return p
-		}
+		w.NewJitter = newJitter(jp)
+	}
+	if st.Tune != nil {
+		st.Tune(w)
 	}
 	return w, nil
 }

@@ -43,7 +43,7 @@ func tiny(t *testing.T, parallel int) Config {
 		Options: func(seed uint64) (trace.Options, error) {
 			profiles, _, err := trace.Profiles("", "")
 			return trace.Options{Workload: w, Model: trace.ModelDrover, Profiles: profiles, Nodes: 4, GPUsPerNode: 4,
-				Interval: -1, RestartDelay: -1, Stragglers: &trace.Stragglers{Background: "builtin", Seed: seed}}, err
+				Interval: -1, RestartDelay: -1, Stragglers: &trace.Stragglers{Background: "builtin", Seed: seed, Regime: trace.RegimeShared}}, err
 		},
 	}
 }
