@@ -7,12 +7,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/drover-sched/drover/datasets"
+	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/jitter"
 	"github.com/drover-sched/drover/env/trace"
+	"github.com/drover-sched/drover/internal/progress"
 )
 
 // minibatchFiles are the per-worker time series of the PAI v2020 data.
@@ -25,7 +27,8 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "seed of the shared regime's simulation")
 	fit := fs.Bool("fit", false, "refit the shared regime's params to the data (seed jitter.FitSeed) instead of using jitter.Default, and print them as JSON")
 	regime := fs.String("regime", "both", "which regime to check: shared (GPU-sharing jobs vs the PAI mini-batch times), dedicated (whole GPUs vs the papers' straggler inflation), or both")
-	dseeds := fs.String("dedicated-seeds", "1-3", "seeds of the dedicated regime's replays (LO-HI or a comma list)")
+	dseeds := fs.String("dedicated-seeds", "1-20", "seeds of the dedicated regime's replays (LO-HI or a comma list); Helios's average JCT swings 0.3-4x the job-level model's from seed to seed, so the check needs many")
+	quiet := fs.Bool("quiet", false, "no progress output")
 	fitDedicated := fs.Bool("fit-dedicated", false, "refit the dedicated regime's jitter level and burst noise to its targets and print them")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: drover calibrate [flags]\n\nChecks the per-worker straggler model against its two calibrations, each with\nPASS/FAIL against its target:\n\n  shared     the per-worker slowdown process of GPU-sharing jobs (env/jitter.Default)\n             against the Alibaba PAI v2020 mini-batch data: KS distance of the\n             per-iteration CoV, CoV quantiles and straggler fractions, simulated vs real.\n  dedicated  jobs on whole GPUs (jitter.Dedicated, env/trace.DedicatedBurstNoise)\n             replayed under first-fit and BSP on the built-in workload, Philly\n             (125 x 8 GPUs) and Helios (22 x 8): the median over multi-node jobs of\n             training time over straggler-free time (target 1.3-1.7x, STRET's ~50%),\n             the communication share of that delay (STRET: communication first,\n             compounded by computation), and on Helios the average JCT against the\n             job-level model's (at most 2x).")
@@ -59,7 +62,7 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("--dedicated-seeds: %w", err)
 		}
-		ok, err := calibrateDedicated(*traces, seeds, *fitDedicated, stdout, stderr)
+		ok, err := calibrateDedicated(*traces, seeds, *fitDedicated, *quiet, stdout, stderr)
 		if err != nil {
 			return err
 		}
@@ -116,7 +119,7 @@ func calibrateShared(data string, seed uint64, fit bool, stdout io.Writer) (ok b
 // in dir (the built-in workload always; Philly and Helios when found),
 // prints their figures with PASS/FAIL, and with fit first refits the
 // regime's two numbers; ok is false when a case misses a target.
-func calibrateDedicated(dir string, seeds []uint64, fit bool, stdout, stderr io.Writer) (ok bool, err error) {
+func calibrateDedicated(dir string, seeds []uint64, fit, quiet bool, stdout, stderr io.Writer) (ok bool, err error) {
 	fmt.Fprintln(stdout, "== dedicated regime: whole GPUs, first-fit, BSP, vs STRET's measurement (~1.5x, communication first)")
 	cases, err := dedicatedCases(dir, stdout)
 	if err != nil {
@@ -135,13 +138,32 @@ func calibrateDedicated(dir string, seeds []uint64, fit bool, stdout, stderr io.
 		p.LevelMedian = level
 		st.Jitter, st.BurstNoise = &p, &burst
 	}
-	rs, err := trace.CalibrateDedicated(cases, seeds, st)
+	var bar *progress.Bar
+	if !quiet {
+		bar = progress.New(stderr, "calibrate", len(cases)*len(seeds))
+	}
+	n := 0
+	rs, err := trace.CalibrateDedicated(cases, seeds, st, func(string, uint64) {
+		if bar != nil {
+			bar.Set(n)
+		}
+		n++
+	})
+	if bar != nil {
+		bar.Finish()
+	}
 	if err != nil {
 		return false, err
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
-	fmt.Fprintf(tw, "workload\tmulti-node jobs\tinflation (median; per seed)\tcommunication share\titerations with a straggler\tavg JCT / job-level\tverdict\n")
+	fmt.Fprintf(tw, "workload\tseeds\tmulti-node jobs\tinflation: median (range)\tcommunication share\titerations with a straggler\tavg JCT / job-level: mean over seeds (range)\tverdict\n")
 	ok = true
+	mr := func(xs []float64, f string) string {
+		lo, hi := trace.Range(xs)
+		med := slices.Clone(xs)
+		slices.Sort(med)
+		return fmt.Sprintf(f+" ("+f+"-"+f+")", env.Quantile(med, 0.5), lo, hi)
+	}
 	for _, r := range rs {
 		pass, why := r.Pass()
 		ok = ok && pass
@@ -151,10 +173,15 @@ func calibrateDedicated(dir string, seeds []uint64, fit bool, stdout, stderr io.
 		}
 		ratio := "-"
 		if r.JobLevelJCT > 0 {
-			ratio = fmt.Sprintf("%.2fx (%.0f s vs %.0f s)", r.JCTRatio(), r.AvgJCT, r.JobLevelJCT)
+			lo, hi := trace.Range(r.JCT)
+			ratio = fmt.Sprintf("%.2fx (%.2f-%.2fx; %.0f s vs %.0f s)", r.JCTRatio(), lo/r.JobLevelJCT, hi/r.JobLevelJCT, r.AvgJCT, r.JobLevelJCT)
 		}
-		fmt.Fprintf(tw, "%s\t%v\t%.3f; %s\t%.2f\t%s\t%s\t%s\n", r.Name, r.MultiNode, r.MedianInflation(), fmtList(r.Inflation, "%.3f"),
-			r.MedianCommShare(), fmtList(r.StragglerFrac, "%.3f"), ratio, verdict)
+		multi := make([]float64, len(r.MultiNode))
+		for i, n := range r.MultiNode {
+			multi[i] = float64(n)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, len(r.Seeds), mr(multi, "%.0f"), mr(r.Inflation, "%.3f"),
+			mr(r.CommShare, "%.2f"), mr(r.StragglerFrac, "%.3f"), ratio, verdict)
 	}
 	if err := tw.Flush(); err != nil {
 		return false, err
@@ -197,15 +224,6 @@ func dedicatedCases(dir string, w io.Writer) ([]trace.CalibrationCase, error) {
 		cases = append(cases, trace.CalibrationCase{Name: s.name, Workload: wl, Profiles: prof, Nodes: s.nodes, GPUsPerNode: s.gpn, JobLevel: s.jobLevel})
 	}
 	return cases, nil
-}
-
-// fmtList formats xs with format, comma-separated.
-func fmtList(xs []float64, format string) string {
-	parts := make([]string, len(xs))
-	for i, x := range xs {
-		parts[i] = fmt.Sprintf(format, x)
-	}
-	return strings.Join(parts, ", ")
 }
 
 // writeCalibration prints r as a small table.

@@ -64,6 +64,8 @@ type CaseResult struct {
 	// straggler; MultiNode its count of finished multi-node jobs.
 	Inflation, CommShare, StragglerFrac []float64
 	MultiNode                           []int
+	// JCT is each seed's per-worker average JCT.
+	JCT []float64
 	// AvgJCT is the mean over seeds of the per-worker model's average
 	// JCT, and JobLevelJCT the job-level model's (the same for every
 	// seed: first-fit and the job-level model use no randomness); 0
@@ -105,6 +107,14 @@ func (r CaseResult) Pass() (bool, string) {
 	return false, fmt.Sprint(miss)
 }
 
+// Range returns the smallest and largest of xs.
+func Range(xs []float64) (lo, hi float64) {
+	if len(xs) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	return slices.Min(xs), slices.Max(xs)
+}
+
 func medianOf(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
@@ -114,8 +124,9 @@ func medianOf(xs []float64) float64 {
 // CalibrateDedicated replays each case under first-fit with BSP in the
 // dedicated regime for every seed, with st's background and overrides
 // (st.Seed and st.Regime are set per run), and reports the straggler
-// figures the regime is calibrated on.
-func CalibrateDedicated(cases []CalibrationCase, seeds []uint64, st Stragglers) ([]CaseResult, error) {
+// figures the regime is calibrated on. progress, when set, is called
+// before each replay.
+func CalibrateDedicated(cases []CalibrationCase, seeds []uint64, st Stragglers, progress func(name string, seed uint64)) ([]CaseResult, error) {
 	out := make([]CaseResult, len(cases))
 	for i, c := range cases {
 		r := CaseResult{Name: c.Name, Seeds: seeds}
@@ -132,6 +143,9 @@ func CalibrateDedicated(cases []CalibrationCase, seeds []uint64, st Stragglers) 
 			return res.Summary, nil
 		}
 		for _, seed := range seeds {
+			if progress != nil {
+				progress(c.Name, seed)
+			}
 			s := st
 			s.Seed, s.Regime = seed, RegimeDedicated
 			sum, err := run(&s)
@@ -142,6 +156,7 @@ func CalibrateDedicated(cases []CalibrationCase, seeds []uint64, st Stragglers) 
 			r.CommShare = append(r.CommShare, sum.CommShare)
 			r.StragglerFrac = append(r.StragglerFrac, sum.StragglerFrac)
 			r.MultiNode = append(r.MultiNode, sum.MultiNodeJobs)
+			r.JCT = append(r.JCT, sum.AvgJCT)
 			r.AvgJCT += sum.AvgJCT / float64(len(seeds))
 		}
 		if c.JobLevel {
@@ -172,7 +187,7 @@ func FitDedicated(cases []CalibrationCase, seeds []uint64, st Stragglers, evals 
 		p.LevelMedian = level
 		s := st
 		s.Jitter, s.BurstNoise = &p, &burst
-		rs, err := CalibrateDedicated(cases, seeds, s)
+		rs, err := CalibrateDedicated(cases, seeds, s, nil)
 		if err != nil {
 			return 0, err
 		}

@@ -131,7 +131,7 @@ func TestDedicatedCalibration(t *testing.T) {
 				t.Fatal(err)
 			}
 			rs, err := trace.CalibrateDedicated([]trace.CalibrationCase{{Name: c.name, Workload: w, Profiles: prof, Nodes: c.nodes, GPUsPerNode: c.gpn, JobLevel: c.jobLevel}},
-				c.seeds, trace.Stragglers{Background: "builtin"})
+				c.seeds, trace.Stragglers{Background: "builtin"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
