@@ -246,19 +246,37 @@ func splitmix64(x uint64) uint64 {
 
 // start draws node's levels and initial deviation from its own stream.
 func (s *Stochastic) start(n *stochNode, node int) {
-	src := rand.NewPCG(splitmix64(s.seed), splitmix64(s.seed^splitmix64(uint64(node)+1)))
+	src, level, x := s.initial(node)
+	n.level = level
+	n.starts = []checkpoint{{rng: *src, x: x}}
+	n.cache = make([]Usage, chunkLen)
+	n.chunk = -1
+	n.started = true
+}
+
+// initial draws node's levels and initial deviation (stationary) from its
+// own stream and returns the stream as it is left.
+func (s *Stochastic) initial(node int) (src *rand.PCG, level, x [3]float64) {
+	src = rand.NewPCG(splitmix64(s.seed), splitmix64(s.seed^splitmix64(uint64(node)+1)))
 	r := rand.New(src)
 	for i, q := range s.p.processes() {
-		n.level[i] = q.LevelMean + q.LevelStd*r.NormFloat64()
+		level[i] = q.LevelMean + q.LevelStd*r.NormFloat64()
 	}
 	var e [3]float64
 	for i := range e {
 		e[i] = r.NormFloat64()
 	}
-	n.starts = []checkpoint{{rng: *src, x: mulLower(&s.stat, e)}}
-	n.cache = make([]Usage, chunkLen)
-	n.chunk = -1
-	n.started = true
+	return src, level, mulLower(&s.stat, e)
+}
+
+// Stationary returns node's usage at time 0, At(node, 0), without
+// generating or caching the node's series: a draw from the process's
+// stationary law (a node's level and a deviation at its stationary
+// spread), for callers that want many independent draws of a node's load.
+func (s *Stochastic) Stationary(node int) Usage {
+	checkNode(node, len(s.node))
+	_, level, x := s.initial(node)
+	return Usage{CPU: sigmoid(level[0] + x[0]), MemBW: sigmoid(level[1] + x[1]), Net: sigmoid(level[2] + x[2])}
 }
 
 // generate fills n.cache with chunk c, whose start must be known, and

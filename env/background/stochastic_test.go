@@ -235,3 +235,28 @@ func TestAtPanics(t *testing.T) {
 	}()
 	s.At(2, 0)
 }
+
+func TestStationaryIsAtZero(t *testing.T) {
+	// Stationary(node) is At(node, 0) without the series, for every node,
+	// before and after the series was generated.
+	s, err := NewStochastic(Default, 50, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := NewStochastic(Default, 50, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := range 50 {
+		want := fresh.At(n, 0)
+		if got := s.Stationary(n); got != want {
+			t.Fatalf("node %d: Stationary %+v, At(0) %+v", n, got, want)
+		}
+		if n%2 == 0 {
+			s.At(n, 5000) // generating the series must not change it
+		}
+		if got := s.Stationary(n); got != want {
+			t.Fatalf("node %d after At: Stationary %+v, want %+v", n, got, want)
+		}
+	}
+}

@@ -77,8 +77,8 @@ const referenceSamples = 4096
 const referenceSeed = 0x62676e64
 
 // referenceLoads draws the reference conditions' background loads from
-// src's law: for the fitted process, its stationary law (a fresh source of
-// referenceSamples nodes read at time 0); for a replay, the replayed
+// src's law: for the fitted process, its stationary law (referenceSamples
+// nodes of a fresh source, each at time 0); for a replay, the replayed
 // machines at hourly points spread over the trace. The reference uses the
 // background as fitted or recorded, not scaled by Stragglers.Load, so that
 // a heavier load slows jobs against their measured times.
@@ -94,7 +94,7 @@ func referenceLoads(kind string, params *background.Params, src background.Sourc
 			return nil, err
 		}
 		for k := range out {
-			u := s.At(k, 0)
+			u := s.Stationary(k)
 			out[k] = env.Usage{CPU: u.CPU, MemBW: u.MemBW, Net: u.Net}
 		}
 		return out, nil
