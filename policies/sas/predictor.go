@@ -271,20 +271,24 @@ func (p *Predictor) predict(node int, r Resource) []float64 {
 		head = 0
 	}
 	// Oldest first: the ring from its head, then the part before it.
-	xs := p.scratch[:0]
+	xs := slices.Grow(p.scratch[:0], len(h))[:len(h)]
+	i := 0
 	for _, part := range [2][]env.Usage{h[head:], h[:head]} {
 		switch r {
 		case CPU:
 			for _, u := range part {
-				xs = append(xs, u.CPU)
+				xs[i] = u.CPU
+				i++
 			}
 		case MemBW:
 			for _, u := range part {
-				xs = append(xs, u.MemBW)
+				xs[i] = u.MemBW
+				i++
 			}
 		default:
 			for _, u := range part {
-				xs = append(xs, u.Net)
+				xs[i] = u.Net
+				i++
 			}
 		}
 	}
