@@ -14,7 +14,11 @@
 //     restart delay, and a job finishes at the end of its validation curve.
 //   - Drover runs a job's measured duration at the speed of its actual
 //     placement: spread placements pay the measured all-reduce times, slow
-//     GPUs slow the compute. The straggler model builds on it.
+//     GPUs slow the compute. The straggler model builds on it (Workers),
+//     and so do its runtime mitigations, which act at every refresh:
+//     STRET's relay, gradient withholding and one-time batch tuning
+//     (MitigationSTRET) and a restart/replace-straggler baseline
+//     (MitigationReplace).
 //
 // Decisions are made either every Config.Interval seconds (as the Pollux
 // simulator does, 60 s) or at every arrival and completion (Interval 0).

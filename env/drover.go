@@ -55,6 +55,8 @@ type droverJob struct {
 	freeIter      float64 // seconds per iteration at the median worker's pace
 	commDelay     float64 // the communication part of iterTime - freeIter
 	computeDelay  float64 // the computation part
+	relayed       float64 // STRET: workers relaying this period
+	withheld      float64 // STRET: withheld workers per iteration
 	// norm divides the profile's compute and sync times in the
 	// per-worker model (Workers.Reference; 1 without it).
 	norm float64
@@ -111,6 +113,9 @@ func (m *Drover) Admit(j *Job, meta *Meta) error {
 		s.w.net = rand.New(&s.w.netSrc)
 		if m.Workers.Reference != nil {
 			s.norm = m.reference(j.Spec, s, meta.Cluster)
+		}
+		if m.Workers.STRET {
+			s.w.stret = &stretState{curve: newCurve(p, b)}
 		}
 	}
 	j.m = s
@@ -205,6 +210,7 @@ func (m *Drover) Place(j *Job, c *Cluster) {
 		ws.jitSize = w
 	}
 	ws.hops = ringHops(j, ws.nodes, c, ws.hops)
+	m.placeMitigation(j, ws)
 	ws.duty = 1
 	switch j.Sync.Kind {
 	case ASP, SSP:
@@ -262,6 +268,8 @@ func (m *Drover) Advance(j *Job, dt float64) (float64, bool) {
 		j.StragglerFree += it * s.freeIter
 		j.CommDelay += it * s.commDelay
 		j.ComputeDelay += it * s.computeDelay
+		j.Relayed += it * s.relayed
+		j.Withheld += it * s.withheld
 	}
 	if need <= dt {
 		s.done = s.work

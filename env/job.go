@@ -126,6 +126,21 @@ type Job struct {
 	// MaxNodes is the most distinct nodes any of the job's allocations
 	// spanned (0 before its first start).
 	MaxNodes int
+	// Relayed counts the worker-iterations in which a worker relayed its
+	// gradient through a peer instead of the ring (STRET's stage a), and
+	// RelayChanges the refreshes at which the job's relays changed (each
+	// paid the restart delay).
+	Relayed      float64
+	RelayChanges int
+	// Withheld counts the worker-iterations whose gradient STRET withheld
+	// (stage b).
+	Withheld float64
+	// Tunings counts STRET's one-time batch-size tunings (stage c): at most
+	// one per placement.
+	Tunings int
+	// Replacements counts the workers the replace-straggler baseline
+	// replaced (each replacement paid the restart delay).
+	Replacements int
 
 	last     float64 // sim time up to which the model has advanced the job
 	placed   float64 // sim time of the current placement

@@ -40,6 +40,11 @@ type JobResult struct {
 	// model's own unit (see Accuracy; the Drover model's FinalMetric):
 	// NaN when the job did not finish or its model or profile gives none.
 	FinalMetric float64
+	// Relayed, RelayChanges, Withheld and Tunings say which of STRET's
+	// stages the job used (Job.Relayed and the rest), and Replacements how
+	// many workers the replace-straggler baseline replaced (Job.Replacements).
+	Relayed, Withheld                   float64
+	RelayChanges, Tunings, Replacements int
 }
 
 // finalMetricer is a model that knows the validation metric a job ends
@@ -80,6 +85,50 @@ type Summary struct {
 	StragglerInflation, CommShare float64
 	// MultiNodeJobs counts the finished jobs those two are over.
 	MultiNodeJobs int
+	// Mitigation is what the runtime straggler mitigation did, summed over
+	// the jobs (zero without one).
+	Mitigation MitigationSummary
+}
+
+// MitigationSummary sums the runtime straggler mitigations' actions over a
+// run's jobs: STRET's stages (Job.Relayed, Job.Withheld, Job.Tunings) and
+// the replace-straggler baseline's replacements, each with the number of
+// jobs that used it.
+type MitigationSummary struct {
+	// Relayed is the relaying worker-iterations, RelayChanges the changes
+	// of relays (each a reconfiguration), RelayJobs the jobs that relayed.
+	Relayed                 float64
+	RelayChanges, RelayJobs int
+	// Withheld is the withheld worker-iterations, WithheldJobs the jobs
+	// that withheld any.
+	Withheld     float64
+	WithheldJobs int
+	// Tunings is the one-time batch tunings, TunedJobs the jobs tuned.
+	Tunings, TunedJobs int
+	// Replacements is the workers replaced, ReplacedJobs the jobs that
+	// replaced any.
+	Replacements, ReplacedJobs int
+}
+
+// add counts j's mitigation actions in ms.
+func (ms *MitigationSummary) add(j *Job) {
+	ms.Relayed += j.Relayed
+	ms.RelayChanges += j.RelayChanges
+	ms.Withheld += j.Withheld
+	ms.Tunings += j.Tunings
+	ms.Replacements += j.Replacements
+	if j.Relayed > 0 {
+		ms.RelayJobs++
+	}
+	if j.Withheld > 0 {
+		ms.WithheldJobs++
+	}
+	if j.Tunings > 0 {
+		ms.TunedJobs++
+	}
+	if j.Replacements > 0 {
+		ms.ReplacedJobs++
+	}
 }
 
 // Results returns each job's outcome, in arrival order.
@@ -107,6 +156,11 @@ func (s *Sim) Results() []JobResult {
 			ComputeDelay:        j.ComputeDelay,
 			Nodes:               j.MaxNodes,
 			FinalMetric:         math.NaN(),
+			Relayed:             j.Relayed,
+			Withheld:            j.Withheld,
+			RelayChanges:        j.RelayChanges,
+			Tunings:             j.Tunings,
+			Replacements:        j.Replacements,
 		}
 		if fm, ok := s.model.(finalMetricer); ok && j.State == Done {
 			rs[i].FinalMetric = fm.FinalMetric(j)
@@ -143,6 +197,7 @@ func (s *Sim) Summary() Summary {
 			started++
 		}
 		iters += j.Iterations
+		sum.Mitigation.add(j)
 		withStraggler += j.StragglerIterations
 		sum.Stragglers += j.Stragglers
 		if j.State == Done {

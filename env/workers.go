@@ -151,8 +151,11 @@ type Workers struct {
 	// slowdown on its packed placement under Reference (see Reference).
 	// Nil takes the job-level times as straggler-free.
 	Reference *Reference
-	// STRET turns on the runtime mitigation (see Mitigation).
+	// STRET turns on the runtime mitigation of MitigationSTRET.
 	STRET bool
+	// Replace turns on the restart/replace-straggler baseline of
+	// MitigationReplace. With STRET too, both run: replacements first.
+	Replace bool
 }
 
 // Reference describes the conditions a job's measured time was taken
@@ -349,18 +352,46 @@ const (
 	// MitigationNone runs jobs as placed.
 	MitigationNone = "none"
 	// MitigationSTRET is straggler-aware time- and resource-efficient
-	// training: (a) a worker whose gradient exchange is slow relays it
-	// through the non-straggler with the fastest link (the relay
-	// aggregates it onto its own exchange, at 10% forwarding overhead);
-	// (b) in an iteration where a straggler remains, its gradient is
-	// withheld when waiting for it costs more time than its share of the
-	// global batch is worth (t_all x (w-k)/w > t_rest: the remaining w-k
-	// workers' progress per second is higher without it), and the
-	// iteration then counts for (w-k)/w of a global batch; (c) at the
-	// first refresh after a placement, local batch sizes are tuned once,
-	// inversely to each worker's measured slowness, which equalises the
-	// persistent part of iteration times (transient jitter remains).
+	// training (Tairin, Zhang and Shen, ICCCN 2025), its three stages at
+	// every refresh of a multi-worker job, each only while stragglers
+	// remain after the one before:
+	//
+	//   - (a) Relay: a communication straggler (a worker that would not
+	//     straggle with the median exchange instead of its own) leaves the
+	//     ring and sends its gradient through the non-straggler with the
+	//     highest bandwidth to it (its pair's hop slowdown, NICs and
+	//     uplinks as loaded now), which aggregates it into its own
+	//     exchange and carries the extra flow on its NIC; only when that
+	//     shortens the exchange. A change of relays pays the restart
+	//     delay. See Drover.relay.
+	//   - (b) Withholding: in a BSP iteration that still has stragglers,
+	//     their gradients are withheld (the iteration ends without them
+	//     and counts for (w-k)/w of a global batch) while the accuracy
+	//     increment is marginal: the job's validation curve, at its
+	//     progress, rose over the last MarginalWindow of training at no
+	//     more than MarginalRate of its average rate so far. Profiles
+	//     without curves (see Curve) never withhold.
+	//   - (c) One-time batch tuning: at the first refresh of a placement
+	//     whose sampled iterations still have a straggler that withholding
+	//     does not take, local batch sizes are set inversely to each
+	//     worker's measured compute time, which equalises the persistent
+	//     part of compute times (transient jitter remains).
+	//
+	// Job.Relayed, Job.Withheld and Job.Tunings report the stages' use.
 	MitigationSTRET = "stret"
+	// MitigationReplace is the simple baseline against STRET: a worker
+	// that straggles at two refreshes in a row (in at least half of each
+	// one's sampled iterations) is replaced at the next: the job
+	// checkpoints and restarts (paying its restart delay, counted in its
+	// TTA) with the worker's process started afresh on the same GPU, whose
+	// jitter is drawn anew from the regime's law (a process of its own).
+	// Moving it to another node would take the scheduler, which the
+	// throughput model is not; so a replacement cures what is the
+	// worker's own (the jitter's persistent factor and episodes) and not
+	// what is its node's (background load, NIC and uplink contention),
+	// which is what a framework's restart of a slow worker does.
+	// Job.Replacements counts them.
+	MitigationReplace = "replace"
 )
 
 // sensitivity returns the sensitivity of a model.
@@ -430,15 +461,17 @@ type workerState struct {
 	q       []float64 // per worker: the queueing part of m (burst noise scale)
 	slow    []float64
 	scratch []float64
-	sorted  []float64   // scratch for medians
-	net     *rand.Rand  // network burst noise
-	netSrc  rand.PCG    // its source
-	shares  []float64   // STRET: tuned local batch share x workers (1 = even)
-	nodes   []int       // distinct nodes, for occupancy
-	hops    []rackHop   // per worker: its ring hop's racks
-	psSlow  []float64   // per PS shard: its server's slowdown (scratch)
-	nz      [][]float64 // per sample and worker: the network noise in c
-	amp     []float64   // per worker: the network noise's scale
+	sorted  []float64     // scratch for medians
+	net     *rand.Rand    // network burst noise
+	netSrc  rand.PCG      // its source
+	shares  []float64     // STRET: tuned local batch share x workers (1 = even)
+	nodes   []int         // distinct nodes, for occupancy
+	hops    []rackHop     // per worker: its ring hop's racks
+	psSlow  []float64     // per PS shard: its server's slowdown (scratch)
+	nz      [][]float64   // per sample and worker: the network noise in c
+	amp     []float64     // per worker: the network noise's scale
+	stret   *stretState   // with Workers.STRET
+	replace *replaceState // with Workers.Replace
 }
 
 func overload(u, theta float64) float64 {
@@ -473,12 +506,24 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 	}
 	sens := ws.sens
 	multi := len(ws.nodes) > 1
+	st := ws.stret
+	if ws.replace != nil {
+		m.replace(j, s)
+	}
+	if st != nil {
+		// The previous refresh's relays leave the peers' NICs: the
+		// exchanges below are the ring's, and the relay decides anew.
+		m.unrelay(ws)
+	}
 	for i, n := range j.Alloc {
 		if i > 0 && n == j.Alloc[i-1] {
 			// The same node as the previous worker (a node's workers are
 			// a run in Alloc, and its ring link is the node's): the same
 			// slowdown and exchange time.
 			ws.slow[i], ws.m[i], ws.q[i] = ws.slow[i-1], ws.m[i-1], ws.q[i-1]
+			if st != nil {
+				st.bg[i] = st.bg[i-1]
+			}
 			continue
 		}
 		var u Usage
@@ -491,32 +536,34 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 		if multi {
 			ws.m[i], ws.q[i] = exchange(ws.sync, sens.Net, u.Net, o.flows, ws.duty, m.up.factor(ws.hops[i], ws.duty))
 		}
+		if st != nil {
+			st.bg[i] = u.Net
+		}
 	}
+	f := 1.0
 	if j.Spec.Arch == PS && multi {
 		// Parameter servers: shard k of the job's PSShards sits on the
 		// job's k-th node (round robin) and serves slower when that node's
 		// CPU is overloaded or its NIC contended; every exchange waits for
 		// the slowest server's share.
-		f := m.psFactor(j, s, c, now)
+		f = m.psFactor(j, s, c, now)
 		for i := range ws.m {
 			ws.m[i] *= f
 			ws.q[i] *= f
 		}
 	}
-	if wk.STRET && multi {
-		// (a) Relay: a worker's exchange is never slower than going
-		// through the fastest link plus forwarding.
-		// A relayed exchange queues where the relay's does.
-		b := 0
-		for i, x := range ws.m {
-			if x < ws.m[b] {
-				b = i
-			}
-		}
-		for i := range ws.m {
-			if ws.m[i] > 1.1*ws.m[b] {
-				ws.m[i], ws.q[i] = 1.1*ws.m[b], 1.1*ws.q[b]
-			}
+	s.relayed, s.withheld = 0, 0
+	if st != nil && multi {
+		// (a) Relay the communication stragglers through the peers with
+		// the most bandwidth to them. A change of relays reconfigures the
+		// job's communication: the authors' method_1.py checkpoints and
+		// relaunches the workers with the new parameter-server map, so it
+		// pays the restart delay.
+		n, changed := m.relay(j, ws, f)
+		s.relayed = float64(n)
+		if changed {
+			j.RelayChanges++
+			s.delay += max(s.restart, 0)
 		}
 	}
 	// The network noise's scale per worker: the queueing part of its
@@ -546,6 +593,14 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 				row[i] = 1
 			}
 		}
+		if ws.replace != nil {
+			for i, r := range ws.replace.jit {
+				if r != nil {
+					// A replaced worker draws from its own process.
+					r.Next(row[i : i+1])
+				}
+			}
+		}
 		for i, x := range row {
 			// Clamped by comparisons: cheaper than float min and max,
 			// whose NaN and signed-zero rules a slowdown never needs.
@@ -565,27 +620,16 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 			}
 		}
 	}
-	if wk.STRET && w > 1 && ws.shares == nil {
-		// (c) One-time batch tuning from this refresh's measurements:
-		// share_i proportional to 1/time_i, scaled to mean 1 (the
-		// network noise is measured with the compute and scaled with it).
-		ws.shares = make([]float64, w)
-		inv := 0.0
-		for i := range w {
-			t := 0.0
-			for k := range K {
-				t += ws.c[k][i]
-			}
-			ws.shares[i] = float64(K) / t
-			inv += ws.shares[i]
-		}
-		for i := range w {
-			ws.shares[i] *= float64(w) / inv
-			for k := range K {
-				ws.c[k][i] *= ws.shares[i]
-				ws.nz[k][i] *= ws.shares[i]
-			}
-		}
+	// (b) Withholding, when stragglers remain after the relay: a BSP
+	// iteration does not wait for its stragglers' gradients while the
+	// validation curve says their increment is marginal.
+	hold := st != nil && w > 1 && j.Sync.Kind == BSP && st.curve.marginal(s.done/s.work)
+	if st != nil && w > 1 && !st.tuned && !hold && ws.stragglersRemain(K, w, wk.Threshold) {
+		// (c) Stragglers remain that withholding does not take: the
+		// one-time batch tuning of this placement.
+		ws.tune(K, w)
+		st.tuned = true
+		j.Tunings++
 	}
 	mmax := 0.0
 	for _, x := range ws.m {
@@ -594,8 +638,10 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 		}
 	}
 	progress := 1.0 // share of a global batch an iteration delivers
-	bsp := j.Sync.Kind == BSP && !wk.STRET
+	bsp := j.Sync.Kind == BSP
 	worst := 0.0 // BSP: the sum over samples of the slowest compute
+	exch := 0.0  // BSP with withholding: the sum of the slowest exchanges
+	withheld := 0.0
 	with, count := 0.0, 0.0
 	// The straggler-free counterfactual: every worker at the median
 	// worker's pace; the slowest worker's excess over that worker in
@@ -622,9 +668,12 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 		commEx += max(0, nz[at]+mmax-nz[mi]-ws.m[mi])
 		lim := med * (1 + wk.Threshold)
 		n := 0
-		for _, t := range times {
+		for i, t := range times {
 			if t > lim {
 				n++
+				if ws.replace != nil {
+					ws.replace.hits[i]++
+				}
 			}
 		}
 		if n > 0 && j.Sync.Kind == ASP {
@@ -639,18 +688,32 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 			with++
 			count += float64(n)
 		}
-		if wk.STRET && n > 0 && j.Sync.Kind == BSP {
-			progress -= withhold(row, times, lim, w) / float64(K)
+		if hold && n > 0 {
+			// The iteration ends with the slowest kept worker's compute
+			// and exchange, and delivers (w-n)/w of a global batch.
+			kc, km := 0.0, 0.0
+			for i, t := range times {
+				if t <= lim {
+					kc, km = max(kc, row[i]), max(km, ws.m[i])
+				}
+			}
+			worst += kc - slowest
+			exch += km - mmax
+			withheld += float64(n)
+			progress -= float64(n) / float64(w) / float64(K)
 		}
 	}
 	ws.scratch = times
 	s.withStraggler = with / float64(K)
 	s.stragglers = count / float64(K)
+	s.withheld = withheld / float64(K)
+	if ws.replace != nil {
+		ws.replace.count(K)
+	}
 	if bsp {
-		// Sync.IterTime's BSP case from the maxima found above (STRET's
-		// withholding may change the rows after them, so it takes the
-		// general path).
-		s.iterTime = bspTime(worst, K, mmax)
+		// Sync.IterTime's BSP case from the maxima found above, less
+		// what withholding saved.
+		s.iterTime = bspTime(worst, K, mmax+exch/float64(K))
 	} else {
 		s.iterTime = j.Sync.IterTime(ws.c, ws.m)
 	}
@@ -718,35 +781,11 @@ func asyncStragglerShare(times []float64, lim float64) float64 {
 	return slow / all
 }
 
-// withhold applies STRET's gradient withholding to one BSP iteration:
-// when the stragglers' gradients are not worth waiting for, their compute
-// times in row are cut to the slowest non-straggler's (the iteration ends
-// without them), and the lost share of the global batch is returned
-// (0 when they are waited for). A straggler's time exceeds lim, the
-// median times 1 + the threshold.
-func withhold(row, times []float64, lim float64, w int) float64 {
-	all, rest, k := 0.0, 0.0, 0
-	for i, t := range times {
-		all = max(all, row[i])
-		if t > lim {
-			k++
-		} else {
-			rest = max(rest, row[i])
-		}
-	}
-	if k == 0 || k == w || all*float64(w-k)/float64(w) <= rest {
-		return 0
-	}
-	for i, t := range times {
-		if t > lim {
-			row[i] = rest
-		}
-	}
-	return float64(k) / float64(w)
-}
-
 // occupy adds (sign 1) or removes (sign -1) j's workers and flows.
 func (m *Drover) occupy(j *Job, s *droverJob, sign float64) {
+	if sign < 0 {
+		m.unrelay(s.w) // STRET's relays leave with the job
+	}
 	for _, n := range j.Alloc {
 		m.occ[n].workers += int(sign)
 	}
