@@ -57,7 +57,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	load := fs.Float64("load", 1, "per-worker model: multiply the background load")
 	noJitter := fs.Bool("no-jitter", false, "per-worker model: turn the calibrated per-worker jitter off")
 	threshold := fs.Float64("straggler-threshold", 0.2, "a worker straggles when slower than the job's median by more than this fraction")
-	mitigation := fs.String("mitigation", "none", "per-worker model: runtime straggler mitigation: none or stret")
+	mitigation := fs.String("mitigation", "none", "per-worker model: runtime straggler mitigation: none, stret or replace")
 	syncFlag := fs.String("sync", "bsp", "sync strategy for policies that do not choose one: bsp, asp, ssp(S), local(H) (a composed <policy>+<sync> keeps its own)")
 	if err := parse(fs, args); err != nil {
 		return err

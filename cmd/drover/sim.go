@@ -45,7 +45,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	load := fs.Float64("load", 1, "per-worker model: multiply the background load")
 	noJitter := fs.Bool("no-jitter", false, "per-worker model: turn the calibrated per-worker jitter off")
 	threshold := fs.Float64("straggler-threshold", 0.2, "a worker straggles when slower than the job's median by more than this fraction")
-	mitigation := fs.String("mitigation", "none", "per-worker model: runtime straggler mitigation: none or stret (relay, gradient withholding, one-time batch tuning)")
+	mitigation := fs.String("mitigation", "none", "per-worker model: runtime straggler mitigation: none, stret (relay, gradient withholding, one-time batch tuning) or replace (restart a persistent straggler's worker)")
 	regimeFlag := fs.String("regime", "auto", "per-worker model: straggler regime: dedicated (whole GPUs: jitter and network noise calibrated to the papers' ~1.5x straggler inflation; job-level times reproduced on average), shared (GPU-sharing jobs: jitter fitted to the PAI v2020 mini-batch times), or auto (shared for the Alibaba PAI pod list or a PAI node list, dedicated otherwise)")
 	syncFlag := fs.String("sync", "bsp", "sync strategy for policies that do not choose one: bsp, asp, ssp(S), local(H) (a composed <policy>+<sync> keeps its own)")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
@@ -134,8 +134,14 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 			StragFrac  float64 `json:"iterations_with_straggler"`
 			Events     int     `json:"events"`
 			WallSecond float64 `json:"wall_s"`
+
+			// With a mitigation: what it did.
+			Mitigation *mitigationJSON `json:"mitigation,omitempty"`
 		}{w.Name, *model, *policy, src, clusterDesc, *seed, w.Skipped, s.Jobs, s.Finished, s.AvgJCT, s.P50JCT, s.P99JCT,
-			s.AvgQueue, s.Makespan, s.GPUUtil, s.GPUHours, s.Restarts, s.AvgTTA, s.Stragglers, s.StragglerFrac, res.Sim.EventCount(), wall.Seconds()}
+			s.AvgQueue, s.Makespan, s.GPUUtil, s.GPUHours, s.Restarts, s.AvgTTA, s.Stragglers, s.StragglerFrac, res.Sim.EventCount(), wall.Seconds(), nil}
+		if opts.Stragglers != nil && *mitigation != env.MitigationNone {
+			out.Mitigation = newMitigationJSON(*mitigation, s.Mitigation)
+		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
@@ -158,6 +164,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		if s.StragglerInflation > 0 {
 			fmt.Fprintf(stdout, "inflation  x%.3f training time over straggler-free (median of multi-node jobs); %.0f%% of the delay from communication\n", s.StragglerInflation, 100*s.CommShare)
 		}
+		printMitigation(stdout, *mitigation, s.Mitigation)
 	}
 	fmt.Fprintf(stdout, "avg queue  %s\nmakespan   %s\nGPU util   %.1f%%\nGPU-hours  %.1f\nrestarts   %d\n", hms(s.AvgQueue), hms(s.Makespan), 100*s.GPUUtil, s.GPUHours, s.Restarts)
 	ev := res.Sim.EventCount()
@@ -255,16 +262,50 @@ func writeJobs(path string, jobs []env.JobResult) error {
 		cw := csv.NewWriter(f)
 		cw.Write([]string{"name", "submit", "start", "finish", "queue", "run_time", "jct", "restarts", "gpu_seconds",
 			"tta", "iterations", "straggler_iterations", "straggling_worker_iterations", "final_metric",
-			"nodes", "straggler_free", "comm_delay", "compute_delay"})
+			"nodes", "straggler_free", "comm_delay", "compute_delay",
+			"relayed", "relay_changes", "withheld", "tunings", "replacements"})
 		ff := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 		for _, j := range jobs {
 			cw.Write([]string{j.Name, ff(j.Submit), ff(j.Start), ff(j.Finish), ff(j.Queue), ff(j.RunTime), ff(j.JCT), strconv.Itoa(j.Restarts), ff(j.GPUSeconds),
 				ff(j.TTA), ff(j.Iterations), ff(j.StragglerIterations), ff(j.Stragglers), ff(j.FinalMetric),
-				strconv.Itoa(j.Nodes), ff(j.StragglerFree), ff(j.CommDelay), ff(j.ComputeDelay)})
+				strconv.Itoa(j.Nodes), ff(j.StragglerFree), ff(j.CommDelay), ff(j.ComputeDelay),
+				ff(j.Relayed), strconv.Itoa(j.RelayChanges), ff(j.Withheld), strconv.Itoa(j.Tunings), strconv.Itoa(j.Replacements)})
 		}
 		cw.Flush()
 		return cw.Error()
 	})
+}
+
+// mitigationJSON is drover sim --json's account of the runtime mitigation
+// (env.MitigationSummary).
+type mitigationJSON struct {
+	Name         string  `json:"name"`
+	Relayed      float64 `json:"relayed_worker_iterations"`
+	RelayChanges int     `json:"relay_changes"`
+	RelayJobs    int     `json:"relay_jobs"`
+	Withheld     float64 `json:"withheld_worker_iterations"`
+	WithheldJobs int     `json:"withheld_jobs"`
+	Tunings      int     `json:"batch_tunings"`
+	TunedJobs    int     `json:"tuned_jobs"`
+	Replacements int     `json:"replacements"`
+	ReplacedJobs int     `json:"replaced_jobs"`
+}
+
+func newMitigationJSON(name string, m env.MitigationSummary) *mitigationJSON {
+	return &mitigationJSON{name, m.Relayed, m.RelayChanges, m.RelayJobs, m.Withheld, m.WithheldJobs,
+		m.Tunings, m.TunedJobs, m.Replacements, m.ReplacedJobs}
+}
+
+// printMitigation prints what the runtime mitigation did: STRET's stages
+// or the replacements.
+func printMitigation(w io.Writer, name string, m env.MitigationSummary) {
+	switch name {
+	case env.MitigationSTRET:
+		fmt.Fprintf(w, "STRET      relay %.4g worker-iterations in %d jobs (%d relay changes); withheld %.4g worker-iterations in %d jobs; batch tuned in %d jobs\n",
+			m.Relayed, m.RelayJobs, m.RelayChanges, m.Withheld, m.WithheldJobs, m.TunedJobs)
+	case env.MitigationReplace:
+		fmt.Fprintf(w, "replace    %d workers replaced in %d jobs\n", m.Replacements, m.ReplacedJobs)
+	}
 }
 
 // writeFile writes a file atomically: to a temporary file beside it, then

@@ -23,7 +23,8 @@ type Stragglers struct {
 	Seed uint64
 	// Threshold is the straggler threshold (0: env's default, 20%).
 	Threshold float64
-	// Mitigation is env.MitigationNone ("" too) or env.MitigationSTRET.
+	// Mitigation is env.MitigationNone ("" too), env.MitigationSTRET or
+	// the replace-straggler baseline env.MitigationReplace.
 	Mitigation string
 	// Regime is RegimeDedicated, RegimeShared or RegimeAuto ("" too).
 	// Run resolves RegimeAuto with AutoRegime; Workers, which knows no
@@ -56,8 +57,10 @@ func (st Stragglers) Workers(nodes int) (*env.Workers, error) {
 	case "", env.MitigationNone:
 	case env.MitigationSTRET:
 		w.STRET = true
+	case env.MitigationReplace:
+		w.Replace = true
 	default:
-		return nil, fmt.Errorf("trace: unknown mitigation %q (want %s or %s)", st.Mitigation, env.MitigationNone, env.MitigationSTRET)
+		return nil, fmt.Errorf("trace: unknown mitigation %q (want %s, %s or %s)", st.Mitigation, env.MitigationNone, env.MitigationSTRET, env.MitigationReplace)
 	}
 	var src background.Source
 	switch st.Background {
