@@ -58,6 +58,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	noJitter := fs.Bool("no-jitter", false, "per-worker model: turn the calibrated per-worker jitter off")
 	threshold := fs.Float64("straggler-threshold", 0.2, "a worker straggles when slower than the job's median by more than this fraction")
 	mitigation := fs.String("mitigation", "none", "per-worker model: runtime straggler mitigation: none, stret or replace")
+	regimeFlag := fs.String("regime", "auto", "per-worker model: straggler regime: dedicated, shared, or auto (shared for the Alibaba PAI pod list or a PAI node list, dedicated otherwise; see drover sim -h)")
 	syncFlag := fs.String("sync", "bsp", "sync strategy for policies that do not choose one: bsp, asp, ssp(S), local(H) (a composed <policy>+<sync> keeps its own)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -104,6 +105,10 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	perWorker := *model == trace.ModelDrover && *stragglers
+	regime, err := resolveRegime(*regimeFlag, w, &cluster)
+	if err != nil {
+		return err
+	}
 	options := func(seed uint64) (trace.Options, error) {
 		// Each run gets its own copy of the cluster.
 		c := cluster
@@ -111,14 +116,14 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		o := trace.Options{Workload: w, Model: *model, Profiles: profiles, Cluster: &c,
 			Nodes: *nodes, GPUsPerNode: *gpn, Interval: *interval, RestartDelay: *restart}
 		if perWorker {
-			o.Stragglers = &trace.Stragglers{Background: *bg, Load: *load, NoJitter: *noJitter, Seed: seed, Threshold: *threshold, Mitigation: *mitigation}
+			o.Stragglers = &trace.Stragglers{Background: *bg, Load: *load, NoJitter: *noJitter, Seed: seed, Threshold: *threshold, Mitigation: *mitigation, Regime: regime}
 		}
 		return o, nil
 	}
 
 	modelDesc := *model + " job-level"
 	if perWorker {
-		modelDesc = fmt.Sprintf("%s per-worker (background %s x%g, jitter %v, mitigation %s)", *model, *bg, *load, !*noJitter, *mitigation)
+		modelDesc = fmt.Sprintf("%s per-worker (regime %s, background %s x%g, jitter %v, mitigation %s)", *model, regime, *bg, *load, !*noJitter, *mitigation)
 	}
 	fmt.Fprintf(stdout, "workload   %s (%d jobs)\ncluster    %s\nmodel      %s (profiles: %s)\n", w.Name, len(w.Jobs), clusterDesc, modelDesc, profSrc)
 	fmt.Fprintf(stdout, "policies   %s\nseeds      %s (%d)\n", strings.Join(names, ", "), *seedsFlag, len(seeds))
