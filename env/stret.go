@@ -149,8 +149,8 @@ type stretState struct {
 	peer     []int     // per node: the node it relays through, -1 in the ring
 	peerPrev []int     // per node: peer at the previous refresh
 	extra    []float64 // per node: the relays' flows it carries (on the occupancy)
-	relayM   []float64 // per relayed node: its exchange through the peer
-	relayQ   []float64 // per relayed node: that exchange's queueing part
+	relayM   []float64 // per relaying node or peer: its exchange
+	relayQ   []float64 // per relaying node or peer: that exchange's queueing part
 }
 
 // size sets st up for a placement: its nodes' indices and first workers,
@@ -236,8 +236,16 @@ func (m *Drover) relayExchange(ws *workerState, k, p int, extra, f float64) (c, 
 // flow of that size (for every job whose exchange meets it). The ring
 // keeps its measured all-reduce time and its hops' racks on the uplinks:
 // one member fewer changes neither much.
-func (m *Drover) relay(j *Job, ws *workerState, f float64) (relayed int, changed bool) {
+//
+// A change of relays reconfigures the job's communication and pays the
+// restart delay (the caller charges it), so the controller makes one
+// only when it pays for itself: when the slowest exchange it saves per
+// iteration, against the previous relays at today's loads, times the
+// iterations the job has left exceeds the delay; otherwise the previous
+// relays stay.
+func (m *Drover) relay(j *Job, s *droverJob, f float64) (relayed int, changed bool) {
 	wk := m.Workers
+	ws := s.w
 	st := ws.stret
 	w, n := len(j.Alloc), len(ws.nodes)
 	bn := max(wk.BurstNoise, 0)
@@ -302,27 +310,59 @@ func (m *Drover) relay(j *Job, ws *workerState, f float64) (relayed int, changed
 		st.peer[k] = best
 		st.extra[best] += x
 	}
-	// Rewrite the exchanges, every relay at its peer's final flows.
-	for k, p := range st.peer {
-		if p >= 0 {
-			_, st.relayM[k], st.relayQ[k], _ = m.relayExchange(ws, k, p, st.extra[p], f)
+	if !slices.Equal(st.peerPrev, st.peer) {
+		gain := m.relayPlan(ws, st.peerPrev, f) - m.relayPlan(ws, st.peer, f)
+		left := (s.work - s.done) / s.ref // iterations, about
+		if !(gain*left > max(s.restart, 0)) {
+			copy(st.peer, st.peerPrev)
 		}
 	}
+	m.relayPlan(ws, st.peer, f)
 	for i, k := range st.nodeOf {
 		switch {
 		case st.peer[k] >= 0:
 			ws.m[i], ws.q[i] = st.relayM[k], st.relayQ[k]
 			relayed++
 		case st.extra[k] > 0:
-			b := ws.nodes[k]
-			mp, qp := exchange(ws.sync, ws.sens.Net, st.bg[i], m.occ[b].flows+st.extra[k], ws.duty, m.up.factor(ws.hops[i], ws.duty))
-			ws.m[i], ws.q[i] = f*mp, f*qp
+			ws.m[i], ws.q[i] = st.relayM[k], st.relayQ[k]
 		}
 	}
 	for k, x := range st.extra {
 		m.occ[ws.nodes[k]].flows += x
 	}
 	return relayed, !slices.Equal(st.peerPrev, st.peer)
+}
+
+// relayPlan evaluates the relays peer (per node: its peer, or -1) at the
+// current loads: it sets each node's relay flows in st.extra and, in
+// st.relayM and st.relayQ, the exchange and its queueing part of every
+// relaying node (through its peer) and every peer (with the relays' flows
+// on its NIC), and returns the slowest exchange of the job's nodes.
+func (m *Drover) relayPlan(ws *workerState, peer []int, f float64) float64 {
+	st := ws.stret
+	x := relaySize(len(ws.nodes)) * ws.duty
+	clear(st.extra)
+	for _, p := range peer {
+		if p >= 0 {
+			st.extra[p] += x
+		}
+	}
+	slowest := 0.0
+	for k, p := range peer {
+		i := st.first[k]
+		mk := ws.m[i]
+		switch {
+		case p >= 0:
+			_, st.relayM[k], st.relayQ[k], _ = m.relayExchange(ws, k, p, st.extra[p], f)
+			mk = st.relayM[k]
+		case st.extra[k] > 0:
+			mp, qp := exchange(ws.sync, ws.sens.Net, st.bg[i], m.occ[ws.nodes[k]].flows+st.extra[k], ws.duty, m.up.factor(ws.hops[i], ws.duty))
+			st.relayM[k], st.relayQ[k] = f*mp, f*qp
+			mk = st.relayM[k]
+		}
+		slowest = max(slowest, mk)
+	}
+	return slowest
 }
 
 // unrelay takes the flows that a job's relays put on their peers' NICs off

@@ -558,8 +558,8 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 		// the most bandwidth to them. A change of relays reconfigures the
 		// job's communication: the authors' method_1.py checkpoints and
 		// relaunches the workers with the new parameter-server map, so it
-		// pays the restart delay.
-		n, changed := m.relay(j, ws, f)
+		// pays the restart delay (and is made only when it pays off).
+		n, changed := m.relay(j, s, f)
 		s.relayed = float64(n)
 		if changed {
 			j.RelayChanges++
