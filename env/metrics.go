@@ -36,6 +36,8 @@ type JobResult struct {
 	StragglerFree, CommDelay, ComputeDelay float64
 	// Nodes is the most distinct nodes the job's allocations spanned.
 	Nodes int
+	// GPUs is the number of GPUs (workers) the job asked for.
+	GPUs int
 	// FinalMetric is the validation metric the job finished with, in its
 	// model's own unit (see Accuracy; the Drover model's FinalMetric):
 	// NaN when the job did not finish or its model or profile gives none.
@@ -155,6 +157,7 @@ func (s *Sim) Results() []JobResult {
 			CommDelay:           j.CommDelay,
 			ComputeDelay:        j.ComputeDelay,
 			Nodes:               j.MaxNodes,
+			GPUs:                j.Spec.GPUs,
 			FinalMetric:         math.NaN(),
 			Relayed:             j.Relayed,
 			Withheld:            j.Withheld,

@@ -39,7 +39,7 @@ func TestSimMitigation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, col := range []string{"relayed", "relay_changes", "withheld", "tunings", "replacements"} {
+			for _, col := range []string{"relayed", "relay_changes", "withheld", "tunings", "replacements", "gpus"} {
 				if !slices.Contains(rows[0], col) {
 					t.Errorf("--jobs-out lacks column %s: %v", col, rows[0])
 				}

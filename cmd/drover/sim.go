@@ -38,7 +38,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	profilesDir := fs.String("profiles", "", "directory of measured model profiles (pollux_apps); empty = found near the workload, else the embedded fitted ones; builtin = embedded")
 	skipBad := fs.Bool("skip-bad", false, "skip and count malformed or invalid workload rows instead of failing")
 	psShareFlag(fs)
-	jobsOut := fs.String("jobs-out", "", "write per-job results to this CSV file (times in seconds, TTA, per-worker iteration and straggler counts, and the validation metric each job finished with, in its model's own unit)")
+	jobsOut := fs.String("jobs-out", "", "write per-job results to this CSV file (times in seconds, TTA, per-worker iteration and straggler counts, the validation metric each job finished with, in its model's own unit, what the mitigation did, and the job's GPUs)")
 	logOut := fs.String("log", "", "write the event log to this file")
 	stragglers := fs.Bool("stragglers", true, "with the drover model: model each worker (background load, jitter, stragglers); false = the job-level model")
 	bg := fs.String("background", "builtin", "per-worker model: node background load: builtin (fitted stochastic process), none, or a machine_usage.csv(.gz) to replay")
@@ -263,13 +263,14 @@ func writeJobs(path string, jobs []env.JobResult) error {
 		cw.Write([]string{"name", "submit", "start", "finish", "queue", "run_time", "jct", "restarts", "gpu_seconds",
 			"tta", "iterations", "straggler_iterations", "straggling_worker_iterations", "final_metric",
 			"nodes", "straggler_free", "comm_delay", "compute_delay",
-			"relayed", "relay_changes", "withheld", "tunings", "replacements"})
+			"relayed", "relay_changes", "withheld", "tunings", "replacements", "gpus"})
 		ff := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 		for _, j := range jobs {
 			cw.Write([]string{j.Name, ff(j.Submit), ff(j.Start), ff(j.Finish), ff(j.Queue), ff(j.RunTime), ff(j.JCT), strconv.Itoa(j.Restarts), ff(j.GPUSeconds),
 				ff(j.TTA), ff(j.Iterations), ff(j.StragglerIterations), ff(j.Stragglers), ff(j.FinalMetric),
 				strconv.Itoa(j.Nodes), ff(j.StragglerFree), ff(j.CommDelay), ff(j.ComputeDelay),
-				ff(j.Relayed), strconv.Itoa(j.RelayChanges), ff(j.Withheld), strconv.Itoa(j.Tunings), strconv.Itoa(j.Replacements)})
+				ff(j.Relayed), strconv.Itoa(j.RelayChanges), ff(j.Withheld), strconv.Itoa(j.Tunings), strconv.Itoa(j.Replacements),
+				strconv.Itoa(j.GPUs)})
 		}
 		cw.Flush()
 		return cw.Error()
