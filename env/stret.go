@@ -1,15 +1,50 @@
 package env
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 )
 
 // This file holds the runtime straggler mitigations of the per-worker
 // model (Workers.STRET and Workers.Replace); refresh in workers.go calls
 // them. See MitigationSTRET and MitigationReplace for the rules and their
 // sources.
+
+// STRETStage is a set of STRET's stages (Workers.STRETOff).
+type STRETStage uint8
+
+// STRET's stages (see MitigationSTRET).
+const (
+	// STRETRelay is stage (a), the relay through a peer.
+	STRETRelay STRETStage = 1 << iota
+	// STRETWithhold is stage (b), gradient withholding.
+	STRETWithhold
+	// STRETTune is stage (c), the one-time batch tuning.
+	STRETTune
+)
+
+// ParseSTRETStages reads a comma-separated list of stage names (relay,
+// withhold, tune; empty for none) into a set.
+func ParseSTRETStages(list string) (STRETStage, error) {
+	var set STRETStage
+	for _, name := range strings.Split(list, ",") {
+		switch strings.TrimSpace(name) {
+		case "":
+		case "relay":
+			set |= STRETRelay
+		case "withhold":
+			set |= STRETWithhold
+		case "tune":
+			set |= STRETTune
+		default:
+			return 0, fmt.Errorf("env: unknown STRET stage %q (want relay, withhold or tune)", name)
+		}
+	}
+	return set, nil
+}
 
 // Curve is implemented by profiles that carry validation curves: STRET's
 // gradient withholding reads the slope of a job's curve at its progress.

@@ -45,7 +45,7 @@ func (cpuFrom) Step() float64 { return 300 }
 // runMitigation replays one job, one worker per node, under BSP with the
 // per-worker model (no jitter unless newJitter, no network noise, a 300 s
 // period, a 10 s restart delay) and returns it.
-func runMitigation(t *testing.T, prof env.Profile, sens env.Sensitivity, bg env.Background, mitigation string,
+func runMitigation(t *testing.T, prof env.Profile, sens env.Sensitivity, bg env.Background, mitigation string, off env.STRETStage,
 	newJitter func(int, rand.Source) env.Jitter, job env.JobSpec) *env.Job {
 	t.Helper()
 	wk := &env.Workers{
@@ -53,6 +53,7 @@ func runMitigation(t *testing.T, prof env.Profile, sens env.Sensitivity, bg env.
 		Sensitivities: map[string]env.Sensitivity{envtest.FlatName: sens},
 		STRET:         mitigation == env.MitigationSTRET,
 		Replace:       mitigation == env.MitigationReplace,
+		STRETOff:      off,
 	}
 	m := &env.Drover{Profiles: envtest.Profiles(prof), Workers: wk}
 	s, err := env.New(env.Config{Cluster: env.Homogeneous(job.GPUs, 1), Model: m, RestartDelay: 10}, []env.JobSpec{job})
@@ -105,40 +106,53 @@ func TestSTRETStages(t *testing.T) {
 		sens       env.Sensitivity
 		bg         env.Background
 		mitigation string
+		off        env.STRETStage
 		duration   float64
 		jct        float64
 		want       stages
 	}{
 		// 10 s to start; 100 s of work at 1/4.75 s per iteration.
-		{"relay: none", ring, env.Sensitivity{Net: 1}, nicBusy, env.MitigationNone, 100, 10 + 475, stages{}},
+		{"relay: none", ring, env.Sensitivity{Net: 1}, nicBusy, env.MitigationNone, 0, 100, 10 + 475, stages{}},
 		// 10 s to start, 10 s to set the relay up at the first refresh,
 		// then 100 iterations of 3.5 s, each with a relaying worker.
-		{"relay removes the straggler", ring, env.Sensitivity{Net: 1}, nicBusy, env.MitigationSTRET, 100, 20 + 350,
+		{"relay removes the straggler", ring, env.Sensitivity{Net: 1}, nicBusy, env.MitigationSTRET, 0, 100, 20 + 350,
 			stages{Relayed: 100, RelayChanges: 1}},
+		// With the relay off the straggler remains and the batch is tuned;
+		// every worker computes for 1 s, so the shares stay even and the
+		// iteration takes 4.75 s as before.
+		{"relay off", ring, env.Sensitivity{Net: 1}, nicBusy, env.MitigationSTRET, env.STRETRelay, 100, 10 + 475,
+			stages{Tunings: 1}},
 		// Without STRET: 290 s of work by 300, the other 310 at 2.3125 s.
-		{"late straggler: none", plateau, env.Sensitivity{CPU: 1}, late, env.MitigationNone, 600, 300 + 310*2.3125, stages{}},
+		{"late straggler: none", plateau, env.Sensitivity{CPU: 1}, late, env.MitigationNone, 0, 600, 300 + 310*2.3125, stages{}},
 		// At 300 s the job is at 290/600 = 0.483 of its curve, flat since
 		// 0.2: the straggler's gradient is marginal and withheld. An
 		// iteration takes 1 s and delivers 3/4 of a global batch: the
 		// other 310 s of work take 413.33 s, 413.33 iterations each
 		// withholding one worker. Nothing is tuned.
-		{"withheld late on a flat curve", plateau, env.Sensitivity{CPU: 1}, late, env.MitigationSTRET, 600, 300 + 310/0.75,
+		{"withheld late on a flat curve", plateau, env.Sensitivity{CPU: 1}, late, env.MitigationSTRET, 0, 600, 300 + 310/0.75,
 			stages{Withheld: 310 / 0.75}},
 		// The same point of a straight curve: not marginal, so the
 		// straggler remains and the batch is tuned once.
-		{"tuned on a steep curve", steep, env.Sensitivity{CPU: 1}, late, env.MitigationSTRET, 600, 300 + 310*tuned,
+		{"tuned on a steep curve", steep, env.Sensitivity{CPU: 1}, late, env.MitigationSTRET, 0, 600, 300 + 310*tuned,
 			stages{Tunings: 1}},
 		// The plateau curve, but at 300 s the job is at 290/6000 = 0.048,
 		// before a window of validations exists: tuned, never withheld
 		// (nothing straggles after the tuning).
-		{"tuned early on a flat curve", plateau, env.Sensitivity{CPU: 1}, late, env.MitigationSTRET, 6000, 300 + 5710*tuned,
+		{"tuned early on a flat curve", plateau, env.Sensitivity{CPU: 1}, late, env.MitigationSTRET, 0, 6000, 300 + 5710*tuned,
 			stages{Tunings: 1}},
 		// No straggler ever: nothing to do.
-		{"no straggler", plateau, env.Sensitivity{CPU: 1}, nil, env.MitigationSTRET, 600, 610, stages{}},
+		// Withholding off: the straggler on the flat curve is tuned away.
+		{"withholding off", plateau, env.Sensitivity{CPU: 1}, late, env.MitigationSTRET, env.STRETWithhold, 600, 300 + 310*tuned,
+			stages{Tunings: 1}},
+		// Both off: nothing is done.
+		{"withholding and tuning off", plateau, env.Sensitivity{CPU: 1}, late, env.MitigationSTRET, env.STRETWithhold | env.STRETTune, 600,
+			300 + 310*2.3125, stages{}},
+		// No straggler ever: nothing to do.
+		{"no straggler", plateau, env.Sensitivity{CPU: 1}, nil, env.MitigationSTRET, 0, 600, 610, stages{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			j := runMitigation(t, tt.prof, tt.sens, tt.bg, tt.mitigation, nil, envtest.MakeJob("a").GPUs(4).Duration(tt.duration).Obj())
+			j := runMitigation(t, tt.prof, tt.sens, tt.bg, tt.mitigation, tt.off, nil, envtest.MakeJob("a").GPUs(4).Duration(tt.duration).Obj())
 			if math.Abs(j.JCT()-tt.jct) > 1e-9 {
 				t.Errorf("JCT %v, want %v", j.JCT(), tt.jct)
 			}
@@ -198,7 +212,7 @@ func TestReplace(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			j := runMitigation(t, flat, env.Sensitivity{CPU: 1}, tt.bg, tt.mitigation, tt.jitter, job)
+			j := runMitigation(t, flat, env.Sensitivity{CPU: 1}, tt.bg, tt.mitigation, 0, tt.jitter, job)
 			if math.Abs(j.JCT()-tt.jct) > 1e-9 {
 				t.Errorf("JCT %v, want %v", j.JCT(), tt.jct)
 			}

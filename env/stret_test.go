@@ -200,3 +200,23 @@ func TestNewCurve(t *testing.T) {
 		})
 	}
 }
+
+func TestParseSTRETStages(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    STRETStage
+		wantErr bool
+	}{
+		{"", 0, false},
+		{"relay", STRETRelay, false},
+		{"withhold, tune", STRETWithhold | STRETTune, false},
+		{"relay,withhold,tune", STRETRelay | STRETWithhold | STRETTune, false},
+		{"restart", 0, true},
+	}
+	for _, tt := range tests {
+		got, err := ParseSTRETStages(tt.in)
+		if got != tt.want || (err != nil) != tt.wantErr {
+			t.Errorf("ParseSTRETStages(%q) = %v, %v; want %v, error %v", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}

@@ -153,6 +153,9 @@ type Workers struct {
 	Reference *Reference
 	// STRET turns on the runtime mitigation of MitigationSTRET.
 	STRET bool
+	// STRETOff turns some of STRET's stages off, for ablations (0: every
+	// stage runs).
+	STRETOff STRETStage
 	// Replace turns on the restart/replace-straggler baseline of
 	// MitigationReplace. With STRET too, both run: replacements first.
 	Replace bool
@@ -553,7 +556,7 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 		}
 	}
 	s.relayed, s.withheld = 0, 0
-	if st != nil && multi {
+	if st != nil && multi && wk.STRETOff&STRETRelay == 0 {
 		// (a) Relay the communication stragglers through the peers with
 		// the most bandwidth to them. A change of relays reconfigures the
 		// job's communication: the authors' method_1.py checkpoints and
@@ -623,8 +626,8 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 	// (b) Withholding, when stragglers remain after the relay: a BSP
 	// iteration does not wait for its stragglers' gradients while the
 	// validation curve says their increment is marginal.
-	hold := st != nil && w > 1 && j.Sync.Kind == BSP && st.curve.marginal(s.done/s.work)
-	if st != nil && w > 1 && !st.tuned && !hold && ws.stragglersRemain(K, w, wk.Threshold) {
+	hold := st != nil && w > 1 && j.Sync.Kind == BSP && wk.STRETOff&STRETWithhold == 0 && st.curve.marginal(s.done/s.work)
+	if st != nil && w > 1 && !st.tuned && !hold && wk.STRETOff&STRETTune == 0 && ws.stragglersRemain(K, w, wk.Threshold) {
 		// (c) Stragglers remain that withholding does not take: the
 		// one-time batch tuning of this placement.
 		ws.tune(K, w)

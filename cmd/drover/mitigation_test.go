@@ -64,4 +64,11 @@ func TestSimMitigation(t *testing.T) {
 	if code, _, errOut := drover(t, "sim", "--quiet", "--mitigation", "restart"); code == 0 || !strings.Contains(errOut, "unknown mitigation") {
 		t.Errorf("--mitigation restart: exit %d, %s", code, errOut)
 	}
+	if code, _, errOut := drover(t, "sim", "--quiet", "--mitigation", "stret", "--stret-off", "relay,restart"); code == 0 || !strings.Contains(errOut, "unknown STRET stage") {
+		t.Errorf("--stret-off relay,restart: exit %d, %s", code, errOut)
+	}
+	code, out, errOut := drover(t, "sim", "--quiet", "--policy", "first-fit", "--mitigation", "stret", "--stret-off", "relay,withhold,tune")
+	if code != 0 || !strings.Contains(out, "relay 0 worker-iterations in 0 jobs") || !strings.Contains(out, "batch tuned in 0 jobs") {
+		t.Errorf("--stret-off relay,withhold,tune: exit %d, %s\n%s", code, errOut, out)
+	}
 }

@@ -46,6 +46,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	noJitter := fs.Bool("no-jitter", false, "per-worker model: turn the calibrated per-worker jitter off")
 	threshold := fs.Float64("straggler-threshold", 0.2, "a worker straggles when slower than the job's median by more than this fraction")
 	mitigation := fs.String("mitigation", "none", "per-worker model: runtime straggler mitigation: none, stret (relay, gradient withholding, one-time batch tuning) or replace (restart a persistent straggler's worker)")
+	stretOff := fs.String("stret-off", "", "with --mitigation stret: comma-separated stages to turn off, for ablations: relay, withhold, tune")
 	regimeFlag := fs.String("regime", "auto", "per-worker model: straggler regime: dedicated (whole GPUs: jitter and network noise calibrated to the papers' ~1.5x straggler inflation; job-level times reproduced on average), shared (GPU-sharing jobs: jitter fitted to the PAI v2020 mini-batch times), or auto (shared for the Alibaba PAI pod list or a PAI node list, dedicated otherwise)")
 	syncFlag := fs.String("sync", "bsp", "sync strategy for policies that do not choose one: bsp, asp, ssp(S), local(H) (a composed <policy>+<sync> keeps its own)")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
@@ -84,6 +85,13 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		}
 		*regimeFlag = regime
 		opts.Stragglers = &trace.Stragglers{Background: *bg, Load: *load, NoJitter: *noJitter, Seed: *seed, Threshold: *threshold, Mitigation: *mitigation, Regime: regime}
+		off, err := env.ParseSTRETStages(*stretOff)
+		if err != nil {
+			return err
+		}
+		if off != 0 {
+			opts.Stragglers.Tune = func(w *env.Workers) { w.STRETOff = off }
+		}
 	}
 	var bar *progress.Bar
 	if !*quiet {
