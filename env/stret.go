@@ -186,36 +186,40 @@ type stretState struct {
 	extra    []float64 // per node: the relays' flows it carries (on the occupancy)
 	relayM   []float64 // per relaying node or peer: its exchange
 	relayQ   []float64 // per relaying node or peer: that exchange's queueing part
+	// The buffers the slices above share.
+	ints   []int
+	floats []float64
+	bools  []bool
 }
 
 // size sets st up for a placement: its nodes' indices and first workers,
-// no relays.
+// no relays. Its buffers are three allocations, reused while they fit.
 func (st *stretState) size(alloc, nodes []int) {
 	w, n := len(alloc), len(nodes)
 	st.tuned = false
-	st.nodeOf = st.nodeOf[:0]
-	st.first = st.first[:0]
-	for range n {
-		st.first = append(st.first, -1)
+	if cap(st.ints) < w+3*n || cap(st.floats) < 2*w+3*n || cap(st.bools) < 2*n {
+		st.ints = make([]int, w+3*n)
+		st.floats = make([]float64, 2*w+3*n)
+		st.bools = make([]bool, 2*n)
+	}
+	ints := st.ints[:w+3*n]
+	st.nodeOf, st.first = ints[:w:w], ints[w:w+n:w+n]
+	st.peer, st.peerPrev = ints[w+n:w+2*n:w+2*n], ints[w+2*n:w+3*n:w+3*n]
+	fs := st.floats[:2*w+3*n]
+	st.bg, st.tmp = fs[:w:w], fs[w:w:2*w]
+	st.extra, st.relayM, st.relayQ = fs[2*w:2*w+n:2*w+n], fs[2*w+n:2*w+2*n:2*w+2*n], fs[2*w+2*n:2*w+3*n:2*w+3*n]
+	bs := st.bools[:2*n]
+	st.strag, st.comm = bs[:n:n], bs[n:2*n:2*n]
+	for k := range n {
+		st.first[k], st.peer[k], st.peerPrev[k] = -1, -1, -1
+		st.extra[k] = 0
 	}
 	for i, a := range alloc {
 		k := slices.Index(nodes, a)
 		if st.first[k] < 0 {
 			st.first[k] = i
 		}
-		st.nodeOf = append(st.nodeOf, k)
-	}
-	st.bg = slices.Grow(st.bg[:0], w)[:w]
-	st.tmp = slices.Grow(st.tmp[:0], w)[:0]
-	st.strag = slices.Grow(st.strag[:0], n)[:n]
-	st.comm = slices.Grow(st.comm[:0], n)[:n]
-	st.peer = slices.Grow(st.peer[:0], n)[:n]
-	st.peerPrev = slices.Grow(st.peerPrev[:0], n)[:n]
-	st.extra = slices.Grow(st.extra[:0], n)[:n]
-	st.relayM = slices.Grow(st.relayM[:0], n)[:n]
-	st.relayQ = slices.Grow(st.relayQ[:0], n)[:n]
-	for k := range n {
-		st.peer[k], st.extra[k] = -1, 0
+		st.nodeOf[i] = k
 	}
 }
 
