@@ -366,7 +366,8 @@ const (
 	//     uplinks as loaded now), which aggregates it into its own
 	//     exchange and carries the extra flow on its NIC; only when that
 	//     shortens the exchange. A change of relays pays the restart
-	//     delay. See Drover.relay.
+	//     delay, so it is made only when the time it saves over the
+	//     job's remaining iterations exceeds that. See Drover.relay.
 	//   - (b) Withholding: in a BSP iteration that still has stragglers,
 	//     their gradients are withheld (the iteration ends without them
 	//     and counts for (w-k)/w of a global batch) while the accuracy
@@ -380,6 +381,7 @@ const (
 	//     worker's measured compute time, which equalises the persistent
 	//     part of compute times (transient jitter remains).
 	//
+	// Workers.STRETOff turns stages off for ablations.
 	// Job.Relayed, Job.Withheld and Job.Tunings report the stages' use.
 	MitigationSTRET = "stret"
 	// MitigationReplace is the simple baseline against STRET: a worker
