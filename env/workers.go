@@ -474,6 +474,8 @@ type workerState struct {
 	hops    []rackHop     // per worker: its ring hop's racks
 	psSlow  []float64     // per PS shard: its server's slowdown (scratch)
 	nz      [][]float64   // per sample and worker: the network noise in c
+	ef      []float64     // PS: per worker, the straggler-free exchange
+	ft      []float64     // PS: scratch for the straggler-free times
 	amp     []float64     // per worker: the network noise's scale
 	stret   *stretState   // with Workers.STRET
 	replace *replaceState // with Workers.Replace
@@ -546,16 +548,28 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 		}
 	}
 	f := 1.0
+	var ef []float64 // PS: the straggler-free counterfactual's exchanges
 	if j.Spec.Arch == PS && multi {
 		// Parameter servers: shard k of the job's PSShards sits on the
 		// job's k-th node (round robin) and serves slower when that node's
 		// CPU is overloaded or its NIC contended; every exchange waits for
-		// the slowest server's share.
+		// the slowest server's share. A push-pull takes the slower side's
+		// time (PSTime): the worker's own link, already in m, or the
+		// servers'.
 		f = m.psFactor(j, s, c, now)
-		for i := range ws.m {
-			ws.m[i] *= f
-			ws.q[i] *= f
+		// Without stragglers every server would serve at the median
+		// server's pace: the counterfactual's exchanges.
+		if len(ws.ef) != w {
+			ws.ef, ws.ft = make([]float64, w), make([]float64, 0, w)
 		}
+		medSrv := median(ws.psSlow, ws.sorted)
+		for i := range ws.m {
+			ws.ef[i] = max(ws.m[i], ws.sync*medSrv)
+			if srv := ws.sync * f; srv > ws.m[i] {
+				ws.m[i], ws.q[i] = srv, max(ws.q[i], srv-ws.sync)
+			}
+		}
+		ef = ws.ef
 	}
 	s.relayed, s.withheld = 0, 0
 	if st != nil && multi && wk.STRETOff&STRETRelay == 0 {
@@ -668,9 +682,19 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 			continue
 		}
 		med, mi := typical(times, ws.sorted)
-		free += med
+		fmed, fm := med, ws.m
+		if ef != nil {
+			// A PS job's counterfactual has its own exchanges.
+			ft := ws.ft[:0]
+			for i, x := range row {
+				ft = append(ft, x+ef[i])
+			}
+			fmed, mi = typical(ft, ws.sorted)
+			fm = ef
+		}
+		free += fmed
 		compEx += max(0, (slowest-nz[at])-(row[mi]-nz[mi]))
-		commEx += max(0, nz[at]+mmax-nz[mi]-ws.m[mi])
+		commEx += max(0, nz[at]+mmax-nz[mi]-fm[mi])
 		lim := med * (1 + wk.Threshold)
 		n := 0
 		for i, t := range times {
@@ -991,8 +1015,11 @@ func (m *Drover) Probe(j *Job, placement []int, load Usage, jitter bool) float64
 // psFactor is how much a PS job's exchange stretches because of its
 // servers: PSTimeFactor of the servers' slowdowns. A server's slowdown is
 // 1 + CPU sensitivity x CPU overload of its node (background plus the
-// workers there), times the node's NIC contention (as a worker's flow
-// meets it). With PSRebalance the shares follow the servers' speeds.
+// workers there), times the stretch of its bandwidth-bound part by the
+// node's NIC contention (1 - Net + Net x contention, as a worker's flow
+// meets it). With PSRebalance the shares follow the servers' speeds. The
+// refresh takes the slower of the worker's side and the servers' side
+// for each exchange.
 func (m *Drover) psFactor(j *Job, s *droverJob, c *Cluster, now float64) float64 {
 	wk := m.Workers
 	ws := s.w
@@ -1009,7 +1036,10 @@ func (m *Drover) psFactor(j *Job, s *droverJob, c *Cluster, now float64) float64
 		cpu := u.CPU + wk.CPUPerWorker*float64(o.workers)
 		avail := max(0.05, 1-u.Net)
 		contention := max(1, (o.flows+1-ws.duty)/avail)
-		slow = append(slow, (1+sens.CPU*overload(cpu, wk.Overload))*contention)
+		// The server's bandwidth-bound part stretches with its NIC's
+		// contention as a worker's does (the job's Net sensitivity); its
+		// CPU overload slows all of it.
+		slow = append(slow, (1+sens.CPU*overload(cpu, wk.Overload))*(1-sens.Net+sens.Net*contention))
 	}
 	ws.psSlow = slow
 	return PSTimeFactor(slow, j.PSRebalance)

@@ -606,3 +606,95 @@ func (l lognormal) Next(dst []float64) {
 		dst[i] = math.Exp(l.sigma * l.r.NormFloat64())
 	}
 }
+
+func TestPSSlowerSide(t *testing.T) {
+	// A push-pull takes the slower side's time, not the product of both:
+	// a PS job, two workers on two 1-GPU nodes, two shards (one per node),
+	// all of the exchange bandwidth-bound (Net sensitivity 1). Its exchange
+	// on parameter servers is 0.5 x psOverRing(2, 2) = 1 s. Node 1's NIC
+	// is half used in the background, so both worker 1's link and the
+	// server on node 1 run at half speed (2x).
+	//   - Even shares: the servers' factor is max(1, 2) = 2, so every
+	//     exchange takes max(own link, 2) x 1 s = 2 s and an iteration
+	//     1 + 2 = 3 s: 300 s for 100 iterations (the product of worker 1's
+	//     link and the servers' factor would give 1 + 4 = 5 s).
+	//   - Rebalanced shares: the servers finish together after 2 / (1 +
+	//     1/2) = 1.333 s, but worker 1's own link still takes 2 s: the
+	//     same 300 s.
+	job := envtest.MakeJob("a").GPUs(2).Duration(100).Obj()
+	job.Arch, job.PSShards = env.PS, 2
+	busy := envtest.Background{Loads: map[int]env.Usage{1: {Net: 0.5}}}
+	for _, rebalance := range []bool{false, true} {
+		m := &env.Drover{
+			Profiles: envtest.Profiles(envtest.Flat{Step: 1, Sync: 0.5, PerEpoch: 1, Epochs: 1}),
+			Workers: &env.Workers{Background: busy, Period: 300, BurstNoise: -1,
+				Sensitivities: map[string]env.Sensitivity{envtest.FlatName: {Net: 1}}},
+		}
+		s, err := env.New(env.Config{Cluster: env.Homogeneous(2, 1), Model: m}, []env.JobSpec{job})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Run(psSpread{rebalance}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Jobs()[0].JCT(); math.Abs(got-300) > 1e-9 {
+			t.Errorf("rebalance %v: JCT %v, want 300", rebalance, got)
+		}
+	}
+}
+
+func TestPSStragglerFree(t *testing.T) {
+	// A straggling parameter server is a straggler: the counterfactual
+	// serves at the median server's pace. A PS job, three workers on three
+	// 1-GPU nodes, three shards (one per node); the flat profile computes
+	// for 1 s and exchanges 0.5 x 2 = 1 s across three nodes, 1 x
+	// psOverRing(3, 3) = 1.5 s on servers. Node 2's CPU is saturated (u =
+	// 1 + 1/16, overload 1.3125, CPU sensitivity 1): worker 2 computes for
+	// 2.3125 s and server 2 is 2.3125x slower.
+	//   - Even shares wait for server 2: exchanges of 1.5 x 2.3125 =
+	//     3.46875 s, iterations of 2.3125 + 3.46875 = 5.78125 s. Without
+	//     stragglers, servers at the median pace (1): 1 + 1.5 = 2.5 s. Of
+	//     the 3.28125 s of delay, worker 2's compute is 1.3125 and the
+	//     exchange's excess 3.46875 - 1.5 = 1.96875.
+	//   - Rebalanced shares: 3 / (2 + 1/2.3125) = 1.233333x, exchanges of
+	//     1.85 s: 4.1625 s, with 1.3125 s from compute and 0.35 s from the
+	//     exchange.
+	job := envtest.MakeJob("a").GPUs(3).Duration(100).Obj()
+	job.Arch, job.PSShards = env.PS, 3
+	hot := envtest.Background{Loads: map[int]env.Usage{2: {CPU: 1}}}
+	tests := []struct {
+		rebalance                   bool
+		iter, free, comm, computeEx float64
+	}{
+		{false, 5.78125, 2.5, 1.96875, 1.3125},
+		{true, 2.3125 + 1.5*3/(2+1/2.3125), 2.5, 1.5*3/(2+1/2.3125) - 1.5, 1.3125},
+	}
+	for _, tt := range tests {
+		m := &env.Drover{
+			Profiles: envtest.Profiles(envtest.Flat{Step: 1, Sync: 0.5, PerEpoch: 1, Epochs: 1}),
+			Workers: &env.Workers{Background: hot, Period: 300, BurstNoise: -1,
+				Sensitivities: map[string]env.Sensitivity{envtest.FlatName: {CPU: 1}}},
+		}
+		s, err := env.New(env.Config{Cluster: env.Homogeneous(3, 1), Model: m}, []env.JobSpec{job})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Run(psSpread{tt.rebalance}, nil); err != nil {
+			t.Fatal(err)
+		}
+		j := s.Jobs()[0]
+		for _, c := range []struct {
+			what      string
+			got, want float64
+		}{
+			{"JCT", j.JCT(), 100 * tt.iter},
+			{"straggler-free", j.StragglerFree, 100 * tt.free},
+			{"communication delay", j.CommDelay, 100 * tt.comm},
+			{"computation delay", j.ComputeDelay, 100 * tt.computeEx},
+		} {
+			if math.Abs(c.got-c.want) > 1e-9*c.want {
+				t.Errorf("rebalance %v: %s %v, want %v", tt.rebalance, c.what, c.got, c.want)
+			}
+		}
+	}
+}
