@@ -191,8 +191,8 @@ type Reference struct {
 
 // refKey identifies the jobs that share a reference factor.
 type refKey struct {
-	model        string
-	batch, w, sz int
+	model                string
+	batch, w, sz, shards int // shards: 0 for a ring job
 }
 
 // refSeed seeds the reference's Monte Carlo (with the job shape's hash).
@@ -205,7 +205,11 @@ const refSeed = 0x7265666572656e63
 func (m *Drover) reference(sp JobSpec, s *droverJob, c *Cluster) float64 {
 	wk := m.Workers
 	gpn := m.gpusPerNode()
-	key := refKey{sp.Model, s.batch, sp.GPUs, gpn}
+	shards := 0
+	if sp.Arch == PS {
+		shards = max(1, sp.PSShards)
+	}
+	key := refKey{sp.Model, s.batch, sp.GPUs, gpn, shards}
 	if r, ok := m.refs[key]; ok {
 		return r
 	}
@@ -248,7 +252,7 @@ func (m *Drover) reference(sp JobSpec, s *droverJob, c *Cluster) float64 {
 		link[i] = up.factor(h, 1)
 	}
 	sens := wk.sensitivity(sp.Model)
-	h := fnv64(sp.Model) ^ uint64(s.batch)<<40 ^ uint64(w)<<20 ^ uint64(gpn)
+	h := fnv64(sp.Model) ^ uint64(s.batch)<<40 ^ uint64(w)<<20 ^ uint64(gpn) ^ uint64(shards)<<52
 	rng := rand.New(rand.NewPCG(refSeed, h))
 	reps := wk.Reference.Replicates
 	if reps <= 0 {
@@ -257,26 +261,51 @@ func (m *Drover) reference(sp JobSpec, s *droverJob, c *Cluster) float64 {
 	slow := make([]float64, n)
 	mm := make([]float64, n)
 	amp := make([]float64, n)
+	us := make([]Usage, n)
+	var srv []float64
 	row := make([]float64, w)
 	lo, hi := 1/wk.MaxSlowdown, wk.MaxSlowdown
+	// A PS job exchanges with its servers (shard k on node k mod n, even
+	// shares): the slower of a worker's link and the servers' side.
+	xsync := sync
+	if shards > 0 {
+		xsync = sync * psOverRing(w, shards)
+	}
 	total := 0.0
 	for range reps {
 		var jit Jitter
 		if wk.NewJitter != nil {
 			jit = wk.NewJitter(w, rand.NewPCG(rng.Uint64(), rng.Uint64()))
 		}
+		for k := range n {
+			us[k] = Usage{}
+			if len(wk.Reference.Loads) > 0 {
+				us[k] = wk.Reference.Loads[rng.IntN(len(wk.Reference.Loads))]
+			}
+		}
+		f := 1.0
+		if shards > 0 && n > 1 {
+			srv = srv[:0]
+			for k := range shards {
+				u := us[k%n]
+				cpu := u.CPU + wk.CPUPerWorker*float64(vc.Nodes[k%n].GPUs)
+				contention := max(1, 1/max(0.05, 1-u.Net))
+				srv = append(srv, (1+sens.CPU*overload(cpu, wk.Overload))*(1-sens.Net+sens.Net*contention))
+			}
+			f = PSTimeFactor(srv, false)
+		}
 		mmax := 0.0
 		for k := range n {
-			var u Usage
-			if len(wk.Reference.Loads) > 0 {
-				u = wk.Reference.Loads[rng.IntN(len(wk.Reference.Loads))]
-			}
+			u := us[k]
 			slow[k] = nodeSlowdown(wk, sens, u, vc.Nodes[k].GPUs, 1)
-			mm[k], amp[k] = sync, 0
+			mm[k], amp[k] = xsync, 0
 			if n > 1 {
 				// Alone on the NIC: its own flow meets the background.
 				var q float64
-				mm[k], q = exchange(sync, sens.Net, u.Net, 1, 1, link[k*gpn])
+				mm[k], q = exchange(xsync, sens.Net, u.Net, 1, 1, link[k*gpn])
+				if x := xsync * f; x > mm[k] {
+					mm[k], q = x, max(q, x-xsync)
+				}
 				amp[k] = q * max(wk.BurstNoise, 0)
 			}
 			mmax = max(mmax, mm[k])

@@ -698,3 +698,40 @@ func TestPSStragglerFree(t *testing.T) {
 		}
 	}
 }
+
+func TestReferencePSJob(t *testing.T) {
+	// A parameter-server job's reference has its servers: a 4-worker job
+	// with 4 shards, packed on two 2-GPU nodes, alone, both nodes at the
+	// reference load (CPU 0.8: overloaded with the node's two workers; NIC
+	// half used): it takes its measured 100 s. Without the reference its
+	// compute stretches 1.625x and its exchange by the servers' and links'
+	// contention.
+	job := envtest.MakeJob("a").GPUs(4).Duration(100).Obj()
+	job.Arch, job.PSShards = env.PS, 4
+	load := env.Usage{CPU: 0.8, Net: 0.5}
+	for _, ref := range []bool{false, true} {
+		m := &env.Drover{
+			GPUsPerNode: 2,
+			Profiles:    envtest.Profiles(envtest.Flat{Step: 1, Sync: 0.5, PerEpoch: 1, Epochs: 1}),
+			Workers: &env.Workers{Background: envtest.Background{Loads: map[int]env.Usage{0: load, 1: load}}, Period: 300, BurstNoise: -1,
+				Sensitivities: map[string]env.Sensitivity{envtest.FlatName: {CPU: 1, Net: 1}}},
+		}
+		if ref {
+			m.Workers.Reference = &env.Reference{Loads: []env.Usage{load}}
+		}
+		s, err := env.New(env.Config{Cluster: env.Homogeneous(2, 2), Model: m}, []env.JobSpec{job})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Run(fixed{[]int{0, 0, 1, 1}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		got := s.Jobs()[0].JCT()
+		if ref && math.Abs(got-100) > 1e-9 {
+			t.Errorf("with the reference: JCT %v, want 100", got)
+		}
+		if !ref && !(got > 150) {
+			t.Errorf("without the reference: JCT %v, want > 150", got)
+		}
+	}
+}
