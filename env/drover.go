@@ -57,9 +57,6 @@ type droverJob struct {
 	computeDelay  float64 // the computation part
 	relayed       float64 // STRET: workers relaying this period
 	withheld      float64 // STRET: withheld workers per iteration
-	// norm divides the profile's compute and sync times in the
-	// per-worker model (Workers.Reference; 1 without it).
-	norm float64
 }
 
 // Name implements Model.
@@ -106,14 +103,10 @@ func (m *Drover) Admit(j *Job, meta *Meta) error {
 	} else {
 		s.work = p.Iteration(b, p.CompletionEpoch(b)) * s.ref
 	}
-	s.norm = 1
 	if m.Workers != nil {
 		m.Workers.defaults()
 		s.w.netSrc.Seed(m.Workers.Seed^0x6e6f697365, uint64(j.ID))
 		s.w.net = rand.New(&s.w.netSrc)
-		if m.Workers.Reference != nil {
-			s.norm = m.reference(j.Spec, s, meta.Cluster)
-		}
 		if m.Workers.STRET {
 			s.w.stret = &stretState{curve: newCurve(p, b)}
 		}
@@ -195,13 +188,16 @@ func (m *Drover) Place(j *Job, c *Cluster) {
 	ws := s.w
 	w := len(j.Alloc)
 	ws.compute, ws.sync = split(s.prof, j.Placement(), s.batch)
-	ws.compute /= s.norm
-	ws.sync /= s.norm
+	ws.nodes = distinct(j.Alloc, ws.nodes)
+	if m.Workers.Reference != nil {
+		r := m.reference(j.Spec, s, w, len(ws.nodes))
+		ws.compute /= r
+		ws.sync /= r
+	}
 	if j.Spec.Arch == PS {
 		ws.sync *= psOverRing(w, max(1, j.Spec.PSShards))
 	}
 	ws.sens = m.Workers.sensitivity(j.Spec.Model)
-	ws.nodes = distinct(j.Alloc, ws.nodes)
 	ws.shares = nil // STRET tunes batch sizes once per placement
 	if m.Workers.NewJitter != nil && ws.jitSize != w {
 		// A job's jitter process lives as long as its worker count: an

@@ -22,8 +22,6 @@ type Model interface {
 type Meta struct {
 	// RestartDelay is the seconds a job pays on every (re)start.
 	RestartDelay float64
-	// Cluster is the cluster the run simulates (read-only).
-	Cluster *Cluster
 }
 
 // Oracle is implemented by models that can answer what-if questions about a

@@ -135,7 +135,7 @@ func New(cfg Config, specs []JobSpec) (*Sim, error) {
 		return 0
 	})
 	s.jobs = make([]Job, len(specs))
-	meta := &Meta{RestartDelay: cfg.RestartDelay, Cluster: &s.cfg.Cluster}
+	meta := &Meta{RestartDelay: cfg.RestartDelay}
 	names := make(map[string]struct{}, len(specs))
 	for id, k := range order {
 		sp := specs[k]

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 )
 
 // Usage is a node's background utilisation of a resource, as a fraction of
@@ -162,101 +163,112 @@ type Workers struct {
 }
 
 // Reference describes the conditions a job's measured time was taken
-// under, in the per-worker model's terms: the job alone on its packed
-// placement (as few nodes as possible, the first nodes of the cluster, so
-// its racks are the cluster's), every one of those nodes full of workers
-// (a busy cluster), each node's background load a draw from Loads, and
+// under, in the per-worker model's terms: the job alone on as many nodes
+// as its placement spans (its workers spread evenly over them), every one
+// of those nodes full of workers (a busy cluster), each node's background
+// load a draw from Loads, no other job's flows on its NICs or uplinks, and
 // the run's jitter and network noise. The measurement includes the
 // stragglers of those conditions: a trace's duration is what the job took
 // on a real, busy cluster, stragglers and all, and a profile's step time
-// is a mean over iterations that waited for their slowest worker. So the
-// model divides a job's compute and exchange times by R, the mean BSP
-// iteration time it gives on the reference over the measured iteration
-// time (Monte Carlo over Replicates draws of loads and jitter, with
-// random numbers of their own, so R depends on the job's model, batch
-// size and worker count but not on the run's seed), and a job then takes
-// its measured time on average under reference conditions, more on worse
-// nodes or placements, less on better ones: the per-worker model's
-// expectation is the job-level model's, and what stragglers cost is
-// visible against the straggler-free time (Job.StragglerFree).
+// is a mean over iterations that waited for their slowest worker. So, on
+// each placement, the model divides a job's compute and exchange times by
+// R, the mean BSP iteration time it gives under the reference conditions
+// on that many nodes over the measured iteration time there (Monte Carlo
+// over Replicates draws of loads and jitter, with random numbers of their
+// own, so R depends on the job's model, batch size, workers, nodes, node
+// size and servers but not on the run's seed). The job-level model (the
+// measured time on the actual placement) is then the per-worker model's
+// expectation under reference conditions, on every placement: spreading
+// costs what the measured profile says, and a job runs slower than
+// measured on busier nodes, NICs and uplinks and faster on quieter ones;
+// what stragglers cost is visible against the straggler-free time
+// (Job.StragglerFree). R is an arithmetic mean over draws: variation that
+// persists over a job's life (node loads, the jitter's persistent factor
+// and episodes) averages that way across jobs, while a job's speed is
+// resampled at every refresh, so the part that changes from refresh to
+// refresh makes a job's time the harmonic mean of its periods' (slightly
+// faster than measured).
+//
+// A Reference keeps the factors it has computed, under a lock, so runs
+// that share one (a drover eval's runs, over seeds and policies) compute
+// each job shape's factor once: share it only between runs whose Workers
+// have the same parameters (jitter, noise, footprints), which the factors
+// depend on. The factors do not depend on the order of the runs.
 type Reference struct {
 	// Loads are draws from the reference nodes' background load (for the
 	// fitted process: its stationary law); each reference node of each
 	// replicate takes one at random. Empty means idle nodes.
 	Loads []Usage
 	// Replicates is the number of Monte Carlo draws per job shape
-	// (default 128).
+	// (default DefaultReplicates).
 	Replicates int
+
+	mu      sync.Mutex
+	factors map[refKey]float64
 }
+
+// DefaultReplicates is Reference.Replicates' default: 1024 draws put the
+// factor's Monte Carlo error near 0.5% for the largest jobs (a 16-node,
+// 128-worker job's BSP time varies by about 15% from draw to draw).
+const DefaultReplicates = 1024
 
 // refKey identifies the jobs that share a reference factor.
 type refKey struct {
-	model                string
-	batch, w, sz, shards int // shards: 0 for a ring job
+	model                       string
+	batch, w, nodes, sz, shards int // shards: 0 for a ring job
 }
 
 // refSeed seeds the reference's Monte Carlo (with the job shape's hash).
 const refSeed = 0x7265666572656e63
 
-// reference returns the factor R of Reference for a job of spec sp: the
-// mean BSP iteration time of the job's packed placement under the
-// reference conditions over its measured iteration time there (1 when
-// that is not a positive finite number).
-func (m *Drover) reference(sp JobSpec, s *droverJob, c *Cluster) float64 {
+// reference returns the factor R of Reference for a job of spec sp with w
+// workers on nodes nodes: the mean BSP iteration time of the job spread
+// evenly over that many nodes under the reference conditions over its
+// measured iteration time there (1 when that is not a positive finite
+// number).
+func (m *Drover) reference(sp JobSpec, s *droverJob, w, nodes int) float64 {
 	wk := m.Workers
 	gpn := m.gpusPerNode()
 	shards := 0
 	if sp.Arch == PS {
 		shards = max(1, sp.PSShards)
 	}
-	key := refKey{sp.Model, s.batch, sp.GPUs, gpn, shards}
-	if r, ok := m.refs[key]; ok {
+	w = max(w, 1)
+	n := min(max(nodes, 1), w)
+	key := refKey{sp.Model, s.batch, w, n, gpn, shards}
+	ref := wk.Reference
+	ref.mu.Lock()
+	defer ref.mu.Unlock()
+	if r, ok := ref.factors[key]; ok {
 		return r
 	}
-	placement := Packed(sp.GPUs, gpn)
+	// Even: the first w mod n nodes hold one worker more.
+	placement := make([]int, n)
+	for k := range placement {
+		placement[k] = w / n
+		if k < w%n {
+			placement[k]++
+		}
+	}
 	compute, sync := split(s.prof, placement, s.batch)
-	w, n := sp.GPUs, len(placement)
 	alloc := make([]int, 0, w)
 	for k, g := range placement {
 		for range g {
 			alloc = append(alloc, k)
 		}
 	}
-	nodes := make([]int, n)
-	for k := range nodes {
-		nodes[k] = k
-	}
-	// The first n nodes of the cluster give the reference's racks (a
-	// virtual cluster of full nodes when the real one is smaller).
-	vc := &Cluster{IntraRackGbps: 1, CrossRackGbps: 1}
-	if c != nil {
-		vc.IntraRackGbps, vc.CrossRackGbps = c.IntraRackGbps, c.CrossRackGbps
-	}
-	vc.Nodes = make([]Node, n)
-	for k := range vc.Nodes {
-		// Full: as many workers as the node has GPUs, at least the
-		// placement's.
-		vc.Nodes[k] = Node{GPUs: placement[k], Speed: 1}
-		if c != nil && k < len(c.Nodes) {
-			vc.Nodes[k].Rack = c.Nodes[k].Rack
-			vc.Nodes[k].GPUs = max(placement[k], c.Nodes[k].GPUs)
-		}
-	}
-	// Alone on the uplinks: its own flows only.
-	var up uplinks
-	up.size(vc)
-	up.add(nodes, vc, 1, 1)
-	hops := ringHops(&Job{Alloc: alloc}, nodes, vc, nil)
-	link := make([]float64, w)
-	for i, h := range hops {
-		link[i] = up.factor(h, 1)
+	// Full nodes: as many workers as a node has GPUs, at least the
+	// placement's.
+	full := make([]int, n)
+	for k, g := range placement {
+		full[k] = max(g, gpn)
 	}
 	sens := wk.sensitivity(sp.Model)
-	h := fnv64(sp.Model) ^ uint64(s.batch)<<40 ^ uint64(w)<<20 ^ uint64(gpn) ^ uint64(shards)<<52
+	h := fnv64(sp.Model) ^ uint64(s.batch)<<40 ^ uint64(w)<<20 ^ uint64(n)<<32 ^ uint64(gpn) ^ uint64(shards)<<52
 	rng := rand.New(rand.NewPCG(refSeed, h))
-	reps := wk.Reference.Replicates
+	reps := ref.Replicates
 	if reps <= 0 {
-		reps = 128
+		reps = DefaultReplicates
 	}
 	slow := make([]float64, n)
 	mm := make([]float64, n)
@@ -279,8 +291,8 @@ func (m *Drover) reference(sp JobSpec, s *droverJob, c *Cluster) float64 {
 		}
 		for k := range n {
 			us[k] = Usage{}
-			if len(wk.Reference.Loads) > 0 {
-				us[k] = wk.Reference.Loads[rng.IntN(len(wk.Reference.Loads))]
+			if len(ref.Loads) > 0 {
+				us[k] = ref.Loads[rng.IntN(len(ref.Loads))]
 			}
 		}
 		f := 1.0
@@ -288,7 +300,7 @@ func (m *Drover) reference(sp JobSpec, s *droverJob, c *Cluster) float64 {
 			srv = srv[:0]
 			for k := range shards {
 				u := us[k%n]
-				cpu := u.CPU + wk.CPUPerWorker*float64(vc.Nodes[k%n].GPUs)
+				cpu := u.CPU + wk.CPUPerWorker*float64(full[k%n])
 				contention := max(1, 1/max(0.05, 1-u.Net))
 				srv = append(srv, (1+sens.CPU*overload(cpu, wk.Overload))*(1-sens.Net+sens.Net*contention))
 			}
@@ -297,12 +309,12 @@ func (m *Drover) reference(sp JobSpec, s *droverJob, c *Cluster) float64 {
 		mmax := 0.0
 		for k := range n {
 			u := us[k]
-			slow[k] = nodeSlowdown(wk, sens, u, vc.Nodes[k].GPUs, 1)
+			slow[k] = nodeSlowdown(wk, sens, u, full[k], 1)
 			mm[k], amp[k] = xsync, 0
 			if n > 1 {
 				// Alone on the NIC: its own flow meets the background.
 				var q float64
-				mm[k], q = exchange(xsync, sens.Net, u.Net, 1, 1, link[k*gpn])
+				mm[k], q = exchange(xsync, sens.Net, u.Net, 1, 1, 1)
 				if x := xsync * f; x > mm[k] {
 					mm[k], q = x, max(q, x-xsync)
 				}
@@ -332,10 +344,10 @@ func (m *Drover) reference(sp JobSpec, s *droverJob, c *Cluster) float64 {
 	if !(r > 0) || math.IsInf(r, 0) {
 		r = 1
 	}
-	if m.refs == nil {
-		m.refs = make(map[refKey]float64)
+	if ref.factors == nil {
+		ref.factors = make(map[refKey]float64)
 	}
-	m.refs[key] = r
+	ref.factors[key] = r
 	return r
 }
 
@@ -999,8 +1011,11 @@ func (m *Drover) Probe(j *Job, placement []int, load Usage, jitter bool) float64
 		return math.NaN()
 	}
 	compute, sync := split(s.prof, placement, s.batch)
-	compute /= s.norm
-	sync /= s.norm
+	if wk.Reference != nil {
+		r := m.reference(j.Spec, s, w, len(placement))
+		compute /= r
+		sync /= r
+	}
 	if j.Spec.Arch == PS {
 		sync *= psOverRing(w, max(1, j.Spec.PSShards))
 	}

@@ -109,6 +109,15 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// One reference for every run: its factors depend on the regime and
+	// the background, not on the seed, the policy or the mitigation.
+	var ref *env.Reference
+	if perWorker {
+		st := trace.Stragglers{Background: *bg, Regime: regime}
+		if ref, err = st.NewReference(len(cluster.Nodes)); err != nil {
+			return err
+		}
+	}
 	options := func(seed uint64) (trace.Options, error) {
 		// Each run gets its own copy of the cluster.
 		c := cluster
@@ -116,7 +125,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		o := trace.Options{Workload: w, Model: *model, Profiles: profiles, Cluster: &c,
 			Nodes: *nodes, GPUsPerNode: *gpn, Interval: *interval, RestartDelay: *restart}
 		if perWorker {
-			o.Stragglers = &trace.Stragglers{Background: *bg, Load: *load, NoJitter: *noJitter, Seed: seed, Threshold: *threshold, Mitigation: *mitigation, Regime: regime}
+			o.Stragglers = &trace.Stragglers{Background: *bg, Load: *load, NoJitter: *noJitter, Seed: seed, Threshold: *threshold, Mitigation: *mitigation, Regime: regime, Reference: ref}
 		}
 		return o, nil
 	}

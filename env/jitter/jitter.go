@@ -97,13 +97,18 @@ var dedicatedJSON []byte
 // Dedicated is the process of workers that hold whole GPUs, embedded from
 // dedicated.json. No public trace records per-worker iteration times of
 // such jobs (the PAI v2020 mini-batch jobs share GPUs), so it keeps
-// Default's shape (persistent share, noise autocorrelation, straggler
-// episodes) with two changes: the level's upper spread is its lower one
-// (Default's heavy upper tail, level_spread_high 2.4 against 0.58, comes
-// from jobs squeezed by their GPU's co-tenants, which a dedicated GPU
-// does not have), and the level's median is calibrated, with the
-// network's jitter, to the papers' measurement of stragglers on dedicated
-// GPUs (see env/trace's RegimeDedicated and drover calibrate).
+// Default's shape (persistent share, noise autocorrelation, episode length
+// and magnitude) with three changes: the level's upper spread is its lower
+// one (Default's heavy upper tail, level_spread_high 2.4 against 0.58,
+// comes from jobs squeezed by their GPU's co-tenants, which a dedicated
+// GPU does not have); the level's median is 0.02 (a worker's compute time
+// varies by about 2% from its typical one), calibrated with the dedicated
+// regime's burst noise to the papers' measurement of stragglers on
+// dedicated GPUs (see env/trace's RegimeDedicated and drover calibrate);
+// and the straggler episodes start at Default's rate scaled by the same
+// factor as the level (0.02 / 0.07782: on a dedicated GPU the other work
+// that disturbs a worker, steadily or in bursts, shrinks alike), 5.5e-5
+// per iteration.
 var Dedicated = mustjson.Decode[Params]("jitter: dedicated.json", dedicatedJSON)
 
 // Process draws the per-worker slowdowns of one job, iteration by

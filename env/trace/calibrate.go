@@ -142,12 +142,20 @@ func CalibrateDedicated(cases []CalibrationCase, seeds []uint64, st Stragglers, 
 			}
 			return res.Summary, nil
 		}
+		// One reference for every seed: it depends on the regime, not on
+		// the seed.
+		shared := st
+		shared.Regime = RegimeDedicated
+		ref, err := shared.NewReference(c.Nodes)
+		if err != nil {
+			return nil, err
+		}
 		for _, seed := range seeds {
 			if progress != nil {
 				progress(c.Name, seed)
 			}
 			s := st
-			s.Seed, s.Regime = seed, RegimeDedicated
+			s.Seed, s.Regime, s.Reference = seed, RegimeDedicated, ref
 			sum, err := run(&s)
 			if err != nil {
 				return nil, err

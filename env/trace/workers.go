@@ -35,6 +35,11 @@ type Stragglers struct {
 	Jitter *jitter.Params
 	// BurstNoise, when set, replaces the regime's env.Workers.BurstNoise.
 	BurstNoise *float64
+	// Reference, when set, is the dedicated regime's reference to use
+	// instead of a new one: runs that share one compute each job shape's
+	// factor once (see env.Reference; build it with NewReference from
+	// Stragglers of the same background, regime and overrides).
+	Reference *env.Reference
 	// Tune, when set, is called with the built env.Workers last, to
 	// adjust any of its knobs (experiments).
 	Tune func(*env.Workers)
@@ -96,10 +101,13 @@ func (st Stragglers) Workers(nodes int) (*env.Workers, error) {
 	if regime == RegimeDedicated {
 		jp = jitter.Dedicated
 		w.BurstNoise = DedicatedBurstNoise
-		w.Reference = &env.Reference{}
-		if src != nil {
-			if w.Reference.Loads, err = referenceLoads(st.Background, st.Params, src, nodes); err != nil {
-				return nil, err
+		w.Reference = st.Reference
+		if w.Reference == nil {
+			w.Reference = &env.Reference{}
+			if src != nil {
+				if w.Reference.Loads, err = referenceLoads(st.Background, st.Params, src, nodes); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
@@ -122,6 +130,18 @@ func (st Stragglers) Workers(nodes int) (*env.Workers, error) {
 		st.Tune(w)
 	}
 	return w, nil
+}
+
+// NewReference returns the env.Reference that Workers(nodes) would build,
+// for runs that share it (Stragglers.Reference), or nil when the regime
+// has none (RegimeShared).
+func (st Stragglers) NewReference(nodes int) (*env.Reference, error) {
+	st.Reference = nil
+	w, err := st.Workers(nodes)
+	if err != nil {
+		return nil, err
+	}
+	return w.Reference, nil
 }
 
 // loads adapts a background.Source to env.Background.
