@@ -14,4 +14,27 @@
 // Profiles are the measured Pollux profiles when a pollux_apps directory
 // is given or found near the workload, and otherwise the fitted parameters
 // embedded in the binary (env/profile), so a run needs no files.
+//
+// # Straggler regimes
+//
+// Stragglers turns on env.Workers, the per-worker model, in one of two
+// regimes (Stragglers.Regime; RegimeAuto picks by AutoRegime):
+//
+//   - RegimeShared, for GPU-sharing jobs (the Alibaba PAI pod list or a
+//     cluster from a PAI node list): jitter.Default, fitted to the PAI
+//     v2020 mini-batch times of jobs whose workers share 20-50% of a GPU,
+//     on top of the job-level times.
+//   - RegimeDedicated, for everything else: jitter.Dedicated, burst noise
+//     DedicatedBurstNoise, and an env.Reference that makes the per-worker
+//     model reproduce the job-level times on average under a busy
+//     cluster's typical conditions, on every placement. It is calibrated
+//     to STRET's measurement on dedicated GPUs: stragglers make a typical
+//     multi-node job train about 1.5x as long (the band 1.3-1.7), mostly
+//     through communication. CalibrateDedicated measures it on the built-in
+//     workload, Philly and Helios under first-fit and BSP (drover calibrate
+//     prints it with PASS/FAIL); FitDedicated refits its two numbers.
+//
+// Runs that share a configuration share one reference
+// (Stragglers.NewReference, Stragglers.Reference), so each job shape's
+// factor is computed once.
 package trace
