@@ -284,10 +284,18 @@ func (m *Drover) reference(sp JobSpec, s *droverJob, w, nodes int) float64 {
 		xsync = sync * psOverRing(w, shards)
 	}
 	total := 0.0
+	var jit Jitter
+	var src rand.PCG
 	for range reps {
-		var jit Jitter
 		if wk.NewJitter != nil {
-			jit = wk.NewJitter(w, rand.NewPCG(rng.Uint64(), rng.Uint64()))
+			// A fresh job per draw; a process that can be reset is
+			// reused (the same draws as a new one).
+			src.Seed(rng.Uint64(), rng.Uint64())
+			if r, ok := jit.(interface{ Reset(rand.Source) }); ok {
+				r.Reset(&src)
+			} else {
+				jit = wk.NewJitter(w, &src)
+			}
 		}
 		for k := range n {
 			us[k] = Usage{}

@@ -153,11 +153,9 @@ func New(p Params, workers int, src rand.Source) (*Process, error) {
 	if workers < 1 {
 		panic("jitter: workers must be >= 1")
 	}
-	r := rand.New(src)
 	state := make([]float64, 3*workers) // one allocation for the per-worker state
 	q := &Process{
 		p:     p,
-		rng:   r,
 		base:  state[:workers:workers],
 		noise: state[workers : 2*workers : 2*workers],
 		slow:  state[2*workers:],
@@ -165,9 +163,23 @@ func New(p Params, workers int, src rand.Source) (*Process, error) {
 		innov: math.Sqrt(1 - p.NoiseAR*p.NoiseAR),
 		exit:  1 / p.StragglerLength,
 	}
-	q.epSrc.Seed(r.Uint64(), r.Uint64())
 	q.ep = rand.New(&q.epSrc)
 	q.lnStay = [2]float64{math.Log1p(-p.StragglerRate), math.Log1p(-q.exit)}
+	q.reset(rand.New(src))
+	return q, nil
+}
+
+// Reset redraws the process from src as New(p, q.Workers(), src) would,
+// with the same draws, reusing its memory: for callers that draw many
+// independent jobs of one size (a Monte Carlo over jobs).
+func (q *Process) Reset(src rand.Source) { q.reset(rand.New(src)) }
+
+// reset draws the job's level, the per-worker factors and the initial
+// state from r (the noise stream) and the episode stream split off it.
+func (q *Process) reset(r *rand.Rand) {
+	p := q.p
+	q.rng = r
+	q.epSrc.Seed(r.Uint64(), r.Uint64())
 	z := r.NormFloat64()
 	if z < 0 {
 		q.level = p.LevelMedian * math.Exp(p.LevelSpreadLow*z)
@@ -181,7 +193,7 @@ func New(p Params, workers int, src rand.Source) (*Process, error) {
 	if p.StragglerRate > 0 {
 		on = p.StragglerRate / (p.StragglerRate + q.exit)
 	}
-	for w := range workers {
+	for w := range q.base {
 		// A fixed number of draws per worker from each stream, whatever
 		// the params, so that runs with different params share their
 		// random numbers.
@@ -189,6 +201,7 @@ func New(p Params, workers int, src rand.Source) (*Process, error) {
 		u, z := q.ep.Float64(), q.ep.NormFloat64()
 		q.base[w] = pers * a
 		q.noise[w] = e
+		q.slow[w] = 0
 		in := 0
 		if u < on {
 			q.slow[w] = q.magnitude(z)
@@ -198,7 +211,6 @@ func New(p Params, workers int, src rand.Source) (*Process, error) {
 		// remaining time has the same law as a fresh one.
 		q.left[w] = q.wait(in)
 	}
-	return q, nil
 }
 
 // maxWait stands for "never" (a transition probability of 0).

@@ -256,3 +256,37 @@ func TestQuantile(t *testing.T) {
 		}
 	}
 }
+
+func TestResetIsNew(t *testing.T) {
+	// A process reset from a source draws exactly what a new process from
+	// the same source draws, whatever it drew before.
+	p := Default
+	p.StragglerRate = 0.05 // episodes in most draws
+	q, err := New(p, 7, rand.NewPCG(1, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := make([]float64, 7), make([]float64, 7)
+	for seed := range uint64(20) {
+		for range 3 {
+			q.Next(got) // some history to forget
+		}
+		q.Reset(rand.NewPCG(seed, 99))
+		fresh, err := New(p, 7, rand.NewPCG(seed, 99))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.Level() != fresh.Level() || q.Episodes() != fresh.Episodes() {
+			t.Fatalf("seed %d: level %v episodes %d, want %v and %d", seed, q.Level(), q.Episodes(), fresh.Level(), fresh.Episodes())
+		}
+		for range 50 {
+			q.Next(got)
+			fresh.Next(want)
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("seed %d: %v, want %v", seed, got, want)
+				}
+			}
+		}
+	}
+}
