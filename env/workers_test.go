@@ -22,14 +22,7 @@ func runWorkers(t *testing.T, c env.Cluster, bg env.Background, sync env.Sync, j
 			Sensitivities: map[string]env.Sensitivity{envtest.FlatName: {CPU: 1}},
 		},
 	}
-	s, err := env.New(env.Config{Cluster: c, Model: m}, jobs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Run(spreadWith{sync}, nil); err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return runModel(t, c, m, sync, jobs...)
 }
 
 // spreadWith starts every pending job one worker per node, with a sync

@@ -81,6 +81,31 @@ func (r Registry) keys() []string {
 	return keys
 }
 
+// ActiveJob returns the active job of v with ID id, or nil.
+func ActiveJob(v *env.View, id int) *env.Job {
+	for _, j := range v.Active {
+		if j.ID == id {
+			return j
+		}
+	}
+	return nil
+}
+
+// NodeShares returns the distinct nodes of an allocation in order of first
+// appearance and the workers on each: the placement (GPUs per node) that a
+// sync rule probes.
+func NodeShares(alloc []int) (nodes, workers []int) {
+	for _, n := range alloc {
+		if k := slices.Index(nodes, n); k >= 0 {
+			workers[k]++
+			continue
+		}
+		nodes = append(nodes, n)
+		workers = append(workers, 1)
+	}
+	return nodes, workers
+}
+
 // PackMostFree places n workers by repeatedly taking the node with the most
 // free GPUs (the lowest index among equals) and filling as much of it as
 // needed, the way the Pollux simulator's Tiresias and Optimus allocate

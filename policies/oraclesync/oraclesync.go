@@ -89,7 +89,7 @@ func (o *Oracle) Assign(v *env.View, ds []env.Decision) error {
 		if len(d.Nodes) == 0 {
 			continue
 		}
-		j := activeJob(v, d.Job)
+		j := policies.ActiveJob(v, d.Job)
 		if j == nil {
 			return fmt.Errorf("oraclesync: decision for job %d, which is not active", d.Job)
 		}
@@ -103,7 +103,7 @@ func (o *Oracle) Assign(v *env.View, ds []env.Decision) error {
 			}
 			loaded = true
 		}
-		nodes, take := perNode(d.Nodes)
+		nodes, take := policies.NodeShares(d.Nodes)
 		d.Sync = env.Sync{}
 		if len(d.Nodes) >= 2 {
 			loads := make([]env.Usage, len(nodes))
@@ -223,28 +223,4 @@ func Combine(s env.Sync, take []int, per []float64) float64 {
 		return float64(w) / rate
 	}
 	return worst
-}
-
-// activeJob returns the active job with id, or nil.
-func activeJob(v *env.View, id int) *env.Job {
-	for _, j := range v.Active {
-		if j.ID == id {
-			return j
-		}
-	}
-	return nil
-}
-
-// perNode returns the distinct nodes of an allocation in order of first
-// appearance and the workers on each.
-func perNode(alloc []int) (nodes, take []int) {
-	for _, n := range alloc {
-		if k := slices.Index(nodes, n); k >= 0 {
-			take[k]++
-			continue
-		}
-		nodes = append(nodes, n)
-		take = append(take, 1)
-	}
-	return nodes, take
 }

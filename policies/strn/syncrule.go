@@ -64,7 +64,7 @@ func (r *SyncRule) Assign(v *env.View, ds []env.Decision) error {
 		if len(d.Nodes) == 0 {
 			continue
 		}
-		j := activeJob(v, d.Job)
+		j := policies.ActiveJob(v, d.Job)
 		if j == nil {
 			return fmt.Errorf("strn: sync rule: decision for job %d, which is not active", d.Job)
 		}
@@ -78,7 +78,7 @@ func (r *SyncRule) Assign(v *env.View, ds []env.Decision) error {
 			}
 			loaded = true
 		}
-		nodes, take := perNode(d.Nodes)
+		nodes, take := policies.NodeShares(d.Nodes)
 		var peak env.Usage
 		for _, n := range nodes {
 			u := r.load[n]
@@ -95,28 +95,4 @@ func (r *SyncRule) Assign(v *env.View, ds []env.Decision) error {
 		}
 	}
 	return nil
-}
-
-// activeJob returns the active job with id, or nil.
-func activeJob(v *env.View, id int) *env.Job {
-	for _, j := range v.Active {
-		if j.ID == id {
-			return j
-		}
-	}
-	return nil
-}
-
-// perNode returns the distinct nodes of an allocation in order of first
-// appearance and the workers on each: the placement STRN probes.
-func perNode(alloc []int) (nodes, take []int) {
-	for _, n := range alloc {
-		if k := slices.Index(nodes, n); k >= 0 {
-			take[k]++
-			continue
-		}
-		nodes = append(nodes, n)
-		take = append(take, 1)
-	}
-	return nodes, take
 }
