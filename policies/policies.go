@@ -106,6 +106,35 @@ func NodeShares(alloc []int) (nodes, workers []int) {
 	return nodes, workers
 }
 
+// NodeLoads fills dst (reused) with each node's load at v's decision
+// point, one entry per node of v's cluster: v.Model's env.Telemetry
+// reading, or idle when the model has none.
+func NodeLoads(v *env.View, dst []env.Usage) []env.Usage {
+	tel, _ := v.Model.(env.Telemetry)
+	dst = slices.Grow(dst[:0], len(v.Cluster.Nodes))[:len(v.Cluster.Nodes)]
+	for n := range dst {
+		dst[n] = env.Usage{}
+		if tel != nil {
+			dst[n] = tel.NodeLoad(n, v.Now)
+		}
+	}
+	return dst
+}
+
+// BookLoad adds to loads what a placement puts on its nodes (as
+// NodeShares gives them): cpu and memBW per worker, and, when it spans
+// more than one node, one more NIC flow on each (half a NIC in env's
+// units), so later choices at the same decision point see it.
+func BookLoad(loads []env.Usage, nodes, workers []int, cpu, memBW float64) {
+	for k, n := range nodes {
+		loads[n].CPU += cpu * float64(workers[k])
+		loads[n].MemBW += memBW * float64(workers[k])
+		if len(nodes) > 1 {
+			loads[n].Net += 0.5
+		}
+	}
+}
+
 // PackMostFree places n workers by repeatedly taking the node with the most
 // free GPUs (the lowest index among equals) and filling as much of it as
 // needed, the way the Pollux simulator's Tiresias and Optimus allocate

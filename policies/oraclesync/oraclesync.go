@@ -82,7 +82,6 @@ func (o *Oracle) Assign(v *env.View, ds []env.Decision) error {
 		}
 		return nil
 	}
-	tel, _ := v.Model.(env.Telemetry)
 	loaded := false
 	for i := range ds {
 		d := &ds[i]
@@ -94,13 +93,7 @@ func (o *Oracle) Assign(v *env.View, ds []env.Decision) error {
 			return fmt.Errorf("oraclesync: decision for job %d, which is not active", d.Job)
 		}
 		if !loaded {
-			o.load = slices.Grow(o.load[:0], len(v.Cluster.Nodes))[:len(v.Cluster.Nodes)]
-			for n := range o.load {
-				o.load[n] = env.Usage{}
-				if tel != nil {
-					o.load[n] = tel.NodeLoad(n, v.Now)
-				}
-			}
+			o.load = policies.NodeLoads(v, o.load)
 			loaded = true
 		}
 		nodes, take := policies.NodeShares(d.Nodes)
@@ -120,13 +113,7 @@ func (o *Oracle) Assign(v *env.View, ds []env.Decision) error {
 				}
 			}
 		}
-		for k, n := range nodes {
-			o.load[n].CPU += o.WorkerCPU * float64(take[k])
-			o.load[n].MemBW += o.WorkerMemBW * float64(take[k])
-			if len(nodes) > 1 {
-				o.load[n].Net += 0.5
-			}
-		}
+		policies.BookLoad(o.load, nodes, take, o.WorkerCPU, o.WorkerMemBW)
 	}
 	return nil
 }

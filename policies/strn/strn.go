@@ -210,7 +210,7 @@ func (s *STRN) CandidateFeatures() int { return numCandidateFeatures }
 // not probed), and the strategy one-hot (BSP, SSP, ASP, local SGD).
 func (s *STRN) Propose(v *env.View, j *env.Job) []policies.Candidate {
 	if !s.loaded {
-		s.readLoads(v, s.tel)
+		s.readLoads(v)
 		s.loaded = true
 	}
 	sens := s.Sensitivity(v, j)
@@ -278,47 +278,20 @@ func (s *STRN) Propose(v *env.View, j *env.Job) []policies.Candidate {
 // Commit implements policies.Proposer: it books the placement's GPUs and
 // load for the rest of the decision point and forgets the job's probes.
 func (s *STRN) Commit(v *env.View, j *env.Job, c policies.Candidate) {
-	nodes := distinct(c.Decision.Nodes)
-	multi := len(nodes) > 1
-	for _, n := range nodes {
-		k := 0
-		for _, m := range c.Decision.Nodes {
-			if m == n {
-				k++
-			}
-		}
-		s.free[n] -= k
-		s.load[n].CPU += s.WorkerCPU * float64(k)
-		s.load[n].MemBW += s.WorkerMemBW * float64(k)
-		if multi {
-			s.load[n].Net += 0.5 // one more NIC flow (env's units: half a NIC)
-		}
+	nodes, take := policies.NodeShares(c.Decision.Nodes)
+	for k, n := range nodes {
+		s.free[n] -= take[k]
 	}
+	policies.BookLoad(s.load, nodes, take, s.WorkerCPU, s.WorkerMemBW)
 	delete(s.cache, j.ID) // placed for good: STRN never preempts
-}
-
-// distinct returns the distinct entries of a, in order.
-func distinct(a []int) []int {
-	var out []int
-	for _, x := range a {
-		if !slices.Contains(out, x) {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // readLoads fills s.load with each node's telemetry (idle without it) and
 // s.racks with the cluster's racks.
-func (s *STRN) readLoads(v *env.View, tel env.Telemetry) {
-	nodes := v.Cluster.Nodes
-	s.load = slices.Grow(s.load[:0], len(nodes))[:len(nodes)]
+func (s *STRN) readLoads(v *env.View) {
+	s.load = policies.NodeLoads(v, s.load)
 	s.racks = s.racks[:0]
-	for i, nd := range nodes {
-		s.load[i] = env.Usage{}
-		if tel != nil {
-			s.load[i] = tel.NodeLoad(i, v.Now)
-		}
+	for _, nd := range v.Cluster.Nodes {
 		if !slices.Contains(s.racks, nd.Rack) {
 			s.racks = append(s.racks, nd.Rack)
 		}

@@ -2,7 +2,6 @@ package strn
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/policies"
@@ -57,7 +56,6 @@ func (r *SyncRule) Assign(v *env.View, ds []env.Decision) error {
 		r.Syncs = DefaultSyncs
 	}
 	pr, _ := v.Model.(env.Prober)
-	tel, _ := v.Model.(env.Telemetry)
 	loaded := false
 	for i := range ds {
 		d := &ds[i]
@@ -69,13 +67,7 @@ func (r *SyncRule) Assign(v *env.View, ds []env.Decision) error {
 			return fmt.Errorf("strn: sync rule: decision for job %d, which is not active", d.Job)
 		}
 		if !loaded {
-			r.load = slices.Grow(r.load[:0], len(v.Cluster.Nodes))[:len(v.Cluster.Nodes)]
-			for n := range r.load {
-				r.load[n] = env.Usage{}
-				if tel != nil {
-					r.load[n] = tel.NodeLoad(n, v.Now)
-				}
-			}
+			r.load = policies.NodeLoads(v, r.load)
 			loaded = true
 		}
 		nodes, take := policies.NodeShares(d.Nodes)
@@ -86,13 +78,7 @@ func (r *SyncRule) Assign(v *env.View, ds []env.Decision) error {
 		}
 		d.Sync, _ = ChooseSync(pr, j, take, peak, r.Syncs, r.SyncMargin)
 		// Book the job's load as STRN's Commit does.
-		for k, n := range nodes {
-			r.load[n].CPU += r.WorkerCPU * float64(take[k])
-			r.load[n].MemBW += r.WorkerMemBW * float64(take[k])
-			if len(nodes) > 1 {
-				r.load[n].Net += 0.5
-			}
-		}
+		policies.BookLoad(r.load, nodes, take, r.WorkerCPU, r.WorkerMemBW)
 	}
 	return nil
 }
