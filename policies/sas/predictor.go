@@ -241,7 +241,7 @@ func (p *Predictor) Quantile(node int, r Resource, q float64) float64 {
 	if f := p.forecast(node, r); f != nil {
 		return forecast.QuantileAt(p.Model.Levels, f, q)
 	}
-	return quantile(p.values(node, r), q)
+	return forecast.Quantile7(p.values(node, r), q)
 }
 
 // Learned reports whether the model forecasts node's r (see Predictor).
@@ -301,21 +301,6 @@ func (p *Predictor) predict(node int, r Resource) []float64 {
 		sorted = nil // the model reads the last Window samples only
 	}
 	return m.Predict(forecast.Resource(r), xs, sorted, p.learned[node][r])
-}
-
-// quantile is the type-7 quantile of the ascending xs.
-func quantile(xs []float64, q float64) float64 {
-	n := len(xs)
-	if n == 0 || math.IsNaN(q) {
-		return math.NaN()
-	}
-	q = min(max(q, 0), 1)
-	h := float64(n-1) * q
-	lo := int(math.Floor(h))
-	if lo >= n-1 {
-		return xs[n-1]
-	}
-	return xs[lo] + (h-float64(lo))*(xs[lo+1]-xs[lo])
 }
 
 // Forecast returns node's P10, P50 and P90 (NaN without history).
