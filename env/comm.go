@@ -69,10 +69,18 @@ func psOverRing(w, k int) float64 {
 // count), using scratch (reordered) and leaving xs as it is.
 func median(xs []float64, scratch []float64) float64 {
 	s := append(scratch[:0], xs...)
-	n := len(s)
-	if n == 0 {
+	if len(s) == 0 {
 		return math.NaN()
 	}
+	med, _ := middle(s)
+	return med
+}
+
+// middle reorders the non-empty s so that s[len(s)/2] holds its upper
+// middle value, and returns its median (the mean of the middle two for an
+// even count) and that upper middle value.
+func middle(s []float64) (med, hi float64) {
+	n := len(s)
 	if n <= 12 {
 		// Insertion sort beats selection on the small jobs that dominate.
 		for i := 1; i < n; i++ {
@@ -81,20 +89,20 @@ func median(xs []float64, scratch []float64) float64 {
 			}
 		}
 		if n%2 == 1 {
-			return s[n/2]
+			return s[n/2], s[n/2]
 		}
-		return (s[n/2-1] + s[n/2]) / 2
+		return (s[n/2-1] + s[n/2]) / 2, s[n/2]
 	}
-	hi := selectKth(s, n/2)
+	hi = selectKth(s, n/2)
 	if n%2 == 1 {
-		return hi
+		return hi, hi
 	}
 	// After selection the lower half holds the n/2 smallest values.
 	lo := s[0]
 	for _, x := range s[1 : n/2] {
 		lo = max(lo, x)
 	}
-	return (lo + hi) / 2
+	return (lo + hi) / 2, hi
 }
 
 // selectKth reorders s so that s[k] is its k-th smallest element, every

@@ -307,10 +307,8 @@ func (m *Drover) reference(sp JobSpec, s *droverJob, w, nodes int) float64 {
 		if shards > 0 && n > 1 {
 			srv = srv[:0]
 			for k := range shards {
-				u := us[k%n]
-				cpu := u.CPU + wk.CPUPerWorker*float64(full[k%n])
-				contention := max(1, 1/max(0.05, 1-u.Net))
-				srv = append(srv, (1+sens.CPU*overload(cpu, wk.Overload))*(1-sens.Net+sens.Net*contention))
+				// Alone on the NIC: its own flow only.
+				srv = append(srv, serverSlowdown(wk, sens, us[k%n], full[k%n], 1, 1))
 			}
 			f = PSTimeFactor(srv, false)
 		}
@@ -380,6 +378,18 @@ func nodeSlowdown(wk *Workers, sens Sensitivity, u Usage, workers int, speed flo
 	cpu := u.CPU + wk.CPUPerWorker*float64(workers)
 	mem := u.MemBW + wk.MemBWPerWorker*float64(workers)
 	return (1 + sens.CPU*overload(cpu, wk.Overload) + sens.MemBW*overload(mem, wk.Overload)) / speed
+}
+
+// serverSlowdown is how much slower than a reference server a parameter
+// server serves on a node with background load u, workers workers of any
+// job and flows NIC flows (the job's own counted at its duty cycle duty):
+// its CPU overload slows all of it, and its bandwidth-bound part (the
+// job's Net sensitivity) stretches with its NIC's contention as a
+// worker's exchange does.
+func serverSlowdown(wk *Workers, sens Sensitivity, u Usage, workers int, flows, duty float64) float64 {
+	cpu := u.CPU + wk.CPUPerWorker*float64(workers)
+	contention := max(1, (flows+1-duty)/max(0.05, 1-u.Net))
+	return (1 + sens.CPU*overload(cpu, wk.Overload)) * (1 - sens.Net + sens.Net*contention)
 }
 
 // exchange returns a worker's exchange seconds and their queueing part
@@ -812,30 +822,7 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 // even count) and the index of the worker at the upper middle, using
 // scratch (reordered) and leaving times as it is.
 func typical(times, scratch []float64) (med float64, at int) {
-	s := append(scratch[:0], times...)
-	n := len(s)
-	if n <= 12 {
-		for i := 1; i < n; i++ {
-			for k := i; k > 0 && s[k] < s[k-1]; k-- {
-				s[k], s[k-1] = s[k-1], s[k]
-			}
-		}
-		med = s[n/2]
-		if n%2 == 0 {
-			med = (s[n/2-1] + s[n/2]) / 2
-		}
-	} else {
-		hi := selectKth(s, n/2)
-		med = hi
-		if n%2 == 0 {
-			lo := s[0]
-			for _, x := range s[1 : n/2] {
-				lo = max(lo, x)
-			}
-			med = (lo + hi) / 2
-		}
-	}
-	hi := s[n/2]
+	med, hi := middle(append(scratch[:0], times...))
 	for i, t := range times {
 		if t == hi {
 			return med, i
@@ -1085,13 +1072,7 @@ func (m *Drover) psFactor(j *Job, s *droverJob, c *Cluster, now float64) float64
 			u = wk.Background.Load(n, now)
 		}
 		o := m.occ[n]
-		cpu := u.CPU + wk.CPUPerWorker*float64(o.workers)
-		avail := max(0.05, 1-u.Net)
-		contention := max(1, (o.flows+1-ws.duty)/avail)
-		// The server's bandwidth-bound part stretches with its NIC's
-		// contention as a worker's does (the job's Net sensitivity); its
-		// CPU overload slows all of it.
-		slow = append(slow, (1+sens.CPU*overload(cpu, wk.Overload))*(1-sens.Net+sens.Net*contention))
+		slow = append(slow, serverSlowdown(wk, sens, u, o.workers, o.flows, ws.duty))
 	}
 	ws.psSlow = slow
 	return PSTimeFactor(slow, j.PSRebalance)
