@@ -82,14 +82,10 @@ const referenceSeed = 0x62676e64
 // machines at hourly points spread over the trace. The reference uses the
 // background as fitted or recorded, not scaled by Stragglers.Load, so that
 // a heavier load slows jobs against their measured times.
-func referenceLoads(kind string, params *background.Params, src background.Source, nodes int) ([]env.Usage, error) {
+func referenceLoads(kind string, src background.Source, nodes int) ([]env.Usage, error) {
 	out := make([]env.Usage, referenceSamples)
 	if kind == "builtin" || kind == "" {
-		p := background.Default
-		if params != nil {
-			p = *params
-		}
-		s, err := background.NewStochastic(p, referenceSamples, referenceSeed)
+		s, err := background.NewStochastic(background.Default, referenceSamples, referenceSeed)
 		if err != nil {
 			return nil, err
 		}

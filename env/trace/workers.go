@@ -43,9 +43,6 @@ type Stragglers struct {
 	// Tune, when set, is called with the built env.Workers last, to
 	// adjust any of its knobs (experiments).
 	Tune func(*env.Workers)
-	// Params, when set, replaces the fitted process's params of the
-	// "builtin" background (for calibration and experiments).
-	Params *background.Params
 }
 
 // Workers builds the env.Workers for a cluster of n nodes.
@@ -72,11 +69,7 @@ func (st Stragglers) Workers(nodes int) (*env.Workers, error) {
 	case "", "builtin":
 		// Sample the fitted process at the model's refresh period: the
 		// same process at every sixth step, for a sixth of the cost.
-		bp := background.Default
-		if st.Params != nil {
-			bp = *st.Params
-		}
-		p, err := bp.Coarsened(env.DefaultWorkerPeriod)
+		p, err := background.Default.Coarsened(env.DefaultWorkerPeriod)
 		if err != nil {
 			return nil, err
 		}
@@ -105,7 +98,7 @@ func (st Stragglers) Workers(nodes int) (*env.Workers, error) {
 		if w.Reference == nil {
 			w.Reference = &env.Reference{}
 			if src != nil {
-				if w.Reference.Loads, err = referenceLoads(st.Background, st.Params, src, nodes); err != nil {
+				if w.Reference.Loads, err = referenceLoads(st.Background, src, nodes); err != nil {
 					return nil, err
 				}
 			}
