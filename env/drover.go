@@ -27,10 +27,9 @@ type Drover struct {
 	// sync strategies); nil keeps the job-level model.
 	Workers *Workers
 
-	occ     []occupancy        // per node, with Workers
-	up      uplinks            // cross-rack traffic, with Workers
-	cluster *Cluster           // the cluster placed on, with Workers
-	refs    map[refKey]float64 // Workers.Reference's factors by job shape
+	occ     []occupancy // per node, with Workers
+	up      uplinks     // cross-rack traffic, with Workers
+	cluster *Cluster    // the cluster placed on, with Workers
 }
 
 var _ Model = (*Drover)(nil)
