@@ -148,8 +148,9 @@ type Workers struct {
 	// Reference, when set, says under which conditions the job-level
 	// times (a trace's durations, a profile's measured step times) were
 	// taken, and the model reproduces them there on average: each job's
-	// compute and exchange times are divided by its expected per-worker
-	// slowdown on its packed placement under Reference (see Reference).
+	// compute and exchange times are divided, on each placement, by its
+	// expected per-worker slowdown on that many nodes under Reference
+	// (see Reference).
 	// Nil takes the job-level times as straggler-free.
 	Reference *Reference
 	// STRET turns on the runtime mitigation of MitigationSTRET.
