@@ -1292,7 +1292,32 @@ type StatusResponse struct {
 	// outcomes counts reported outcomes by kind.
 	Outcomes map[string]int64 `protobuf:"bytes,11,rep,name=outcomes,proto3" json:"outcomes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	// shed counts requests refused for overload.
-	Shed          int64 `protobuf:"varint,12,opt,name=shed,proto3" json:"shed,omitempty"`
+	Shed int64 `protobuf:"varint,12,opt,name=shed,proto3" json:"shed,omitempty"`
+	// switch_mode is how a learned policy that acts on the cluster view
+	// (strn-rl, sas-rl) is served: "gate" (in shadow until the evidence gate
+	// passes, then answering until the live gate fails), "shadow" (never
+	// answers) or "converged" (answers when its checkpoint says converged).
+	SwitchMode string `protobuf:"bytes,13,opt,name=switch_mode,json=switchMode,proto3" json:"switch_mode,omitempty"`
+	// shadow_policy is the policy that decides every request in shadow
+	// beside the one answering ("learned@v3" while the heuristic answers,
+	// "heuristic:strn" after the switch; "" when none).
+	ShadowPolicy string `protobuf:"bytes,14,opt,name=shadow_policy,json=shadowPolicy,proto3" json:"shadow_policy,omitempty"`
+	// active_since_unix_nanos is when active_policy started answering (0:
+	// since the server started).
+	ActiveSinceUnixNanos int64 `protobuf:"varint,15,opt,name=active_since_unix_nanos,json=activeSinceUnixNanos,proto3" json:"active_since_unix_nanos,omitempty"`
+	// switch_reason says why active_policy answers, e.g. "gate passed:
+	// converged: mean gain 12.0%, lower bound 8.1% over 8 paired episodes".
+	SwitchReason string `protobuf:"bytes,16,opt,name=switch_reason,json=switchReason,proto3" json:"switch_reason,omitempty"`
+	// gate_verdict is the last gate evaluation's verdict ("" before the
+	// first), gate_lower_bound its lower confidence bound of the learned
+	// policy's relative gain, and gate_evaluations the number of
+	// evaluations so far.
+	GateVerdict     string  `protobuf:"bytes,17,opt,name=gate_verdict,json=gateVerdict,proto3" json:"gate_verdict,omitempty"`
+	GateLowerBound  float64 `protobuf:"fixed64,18,opt,name=gate_lower_bound,json=gateLowerBound,proto3" json:"gate_lower_bound,omitempty"`
+	GateEvaluations int64   `protobuf:"varint,19,opt,name=gate_evaluations,json=gateEvaluations,proto3" json:"gate_evaluations,omitempty"`
+	// shadow counts the shadow policy's decisions by result ("decided",
+	// "held", "deadline", "error", "infeasible").
+	Shadow        map[string]int64 `protobuf:"bytes,20,rep,name=shadow,proto3" json:"shadow,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1411,6 +1436,62 @@ func (x *StatusResponse) GetShed() int64 {
 	return 0
 }
 
+func (x *StatusResponse) GetSwitchMode() string {
+	if x != nil {
+		return x.SwitchMode
+	}
+	return ""
+}
+
+func (x *StatusResponse) GetShadowPolicy() string {
+	if x != nil {
+		return x.ShadowPolicy
+	}
+	return ""
+}
+
+func (x *StatusResponse) GetActiveSinceUnixNanos() int64 {
+	if x != nil {
+		return x.ActiveSinceUnixNanos
+	}
+	return 0
+}
+
+func (x *StatusResponse) GetSwitchReason() string {
+	if x != nil {
+		return x.SwitchReason
+	}
+	return ""
+}
+
+func (x *StatusResponse) GetGateVerdict() string {
+	if x != nil {
+		return x.GateVerdict
+	}
+	return ""
+}
+
+func (x *StatusResponse) GetGateLowerBound() float64 {
+	if x != nil {
+		return x.GateLowerBound
+	}
+	return 0
+}
+
+func (x *StatusResponse) GetGateEvaluations() int64 {
+	if x != nil {
+		return x.GateEvaluations
+	}
+	return 0
+}
+
+func (x *StatusResponse) GetShadow() map[string]int64 {
+	if x != nil {
+		return x.Shadow
+	}
+	return nil
+}
+
 var File_drover_proto protoreflect.FileDescriptor
 
 const file_drover_proto_rawDesc = "" +
@@ -1494,7 +1575,7 @@ const file_drover_proto_rawDesc = "" +
 	"\boutcomes\x18\x01 \x03(\v2\x12.drover.v1.OutcomeR\boutcomes\",\n" +
 	"\x0eReportResponse\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\x05R\baccepted\"\x0f\n" +
-	"\rStatusRequest\"\xce\x05\n" +
+	"\rStatusRequest\"\xe2\b\n" +
 	"\x0eStatusResponse\x12#\n" +
 	"\ractive_policy\x18\x01 \x01(\tR\factivePolicy\x12\x1c\n" +
 	"\theuristic\x18\x02 \x01(\tR\theuristic\x12#\n" +
@@ -1508,7 +1589,16 @@ const file_drover_proto_rawDesc = "" +
 	"\tfallbacks\x18\n" +
 	" \x03(\v2(.drover.v1.StatusResponse.FallbacksEntryR\tfallbacks\x12C\n" +
 	"\boutcomes\x18\v \x03(\v2'.drover.v1.StatusResponse.OutcomesEntryR\boutcomes\x12\x12\n" +
-	"\x04shed\x18\f \x01(\x03R\x04shed\x1a<\n" +
+	"\x04shed\x18\f \x01(\x03R\x04shed\x12\x1f\n" +
+	"\vswitch_mode\x18\r \x01(\tR\n" +
+	"switchMode\x12#\n" +
+	"\rshadow_policy\x18\x0e \x01(\tR\fshadowPolicy\x125\n" +
+	"\x17active_since_unix_nanos\x18\x0f \x01(\x03R\x14activeSinceUnixNanos\x12#\n" +
+	"\rswitch_reason\x18\x10 \x01(\tR\fswitchReason\x12!\n" +
+	"\fgate_verdict\x18\x11 \x01(\tR\vgateVerdict\x12(\n" +
+	"\x10gate_lower_bound\x18\x12 \x01(\x01R\x0egateLowerBound\x12)\n" +
+	"\x10gate_evaluations\x18\x13 \x01(\x03R\x0fgateEvaluations\x12=\n" +
+	"\x06shadow\x18\x14 \x03(\v2%.drover.v1.StatusResponse.ShadowEntryR\x06shadow\x1a<\n" +
 	"\x0eDecisionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a<\n" +
@@ -1516,6 +1606,9 @@ const file_drover_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a;\n" +
 	"\rOutcomesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a9\n" +
+	"\vShadowEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01*\"\n" +
 	"\x04Arch\x12\r\n" +
@@ -1551,7 +1644,7 @@ func file_drover_proto_rawDescGZIP() []byte {
 }
 
 var file_drover_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_drover_proto_goTypes = []any{
 	(Arch)(0),              // 0: drover.v1.Arch
 	(SyncKind)(0),          // 1: drover.v1.SyncKind
@@ -1575,6 +1668,7 @@ var file_drover_proto_goTypes = []any{
 	nil,                    // 19: drover.v1.StatusResponse.DecisionsEntry
 	nil,                    // 20: drover.v1.StatusResponse.FallbacksEntry
 	nil,                    // 21: drover.v1.StatusResponse.OutcomesEntry
+	nil,                    // 22: drover.v1.StatusResponse.ShadowEntry
 }
 var file_drover_proto_depIdxs = []int32{
 	4,  // 0: drover.v1.Cluster.nodes:type_name -> drover.v1.Node
@@ -1593,17 +1687,18 @@ var file_drover_proto_depIdxs = []int32{
 	19, // 13: drover.v1.StatusResponse.decisions:type_name -> drover.v1.StatusResponse.DecisionsEntry
 	20, // 14: drover.v1.StatusResponse.fallbacks:type_name -> drover.v1.StatusResponse.FallbacksEntry
 	21, // 15: drover.v1.StatusResponse.outcomes:type_name -> drover.v1.StatusResponse.OutcomesEntry
-	7,  // 16: drover.v1.Scheduler.Place:input_type -> drover.v1.PlaceRequest
-	15, // 17: drover.v1.Scheduler.Report:input_type -> drover.v1.ReportRequest
-	17, // 18: drover.v1.Scheduler.Status:input_type -> drover.v1.StatusRequest
-	10, // 19: drover.v1.Scheduler.Place:output_type -> drover.v1.PlaceResponse
-	16, // 20: drover.v1.Scheduler.Report:output_type -> drover.v1.ReportResponse
-	18, // 21: drover.v1.Scheduler.Status:output_type -> drover.v1.StatusResponse
-	19, // [19:22] is the sub-list for method output_type
-	16, // [16:19] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	22, // 16: drover.v1.StatusResponse.shadow:type_name -> drover.v1.StatusResponse.ShadowEntry
+	7,  // 17: drover.v1.Scheduler.Place:input_type -> drover.v1.PlaceRequest
+	15, // 18: drover.v1.Scheduler.Report:input_type -> drover.v1.ReportRequest
+	17, // 19: drover.v1.Scheduler.Status:input_type -> drover.v1.StatusRequest
+	10, // 20: drover.v1.Scheduler.Place:output_type -> drover.v1.PlaceResponse
+	16, // 21: drover.v1.Scheduler.Report:output_type -> drover.v1.ReportResponse
+	18, // 22: drover.v1.Scheduler.Status:output_type -> drover.v1.StatusResponse
+	20, // [20:23] is the sub-list for method output_type
+	17, // [17:20] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_drover_proto_init() }
@@ -1622,7 +1717,7 @@ func file_drover_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_drover_proto_rawDesc), len(file_drover_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   18,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
