@@ -247,3 +247,49 @@ func TestConcurrentAppend(t *testing.T) {
 		t.Errorf("%d records in %d files, want %d in 3", len(log.Records), len(log.Files), goroutines*each)
 	}
 }
+
+// TestReadBeforeShadow reads a file written before the shadow columns
+// existed (testdata/v1-before-shadow.parquet, Encode(makeRecords(12)) at
+// the commit before them): it reads as the same records with no shadow
+// decision, and the shadow columns are all that tell the two apart.
+func TestReadBeforeShadow(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "v1-before-shadow.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(data, "v1-before-shadow.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := makeRecords(12)
+	for i := range want {
+		d := &want[i].Decision
+		d.Shadow, d.ShadowWorkers, d.ShadowSync, d.ShadowFailure = "", nil, "", ""
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("old file (-want,+got):\n%s", diff)
+	}
+}
+
+// TestShadowColumnsChecked: shadow fields without a shadow policy, and a
+// failure beside a decision, are refused with the column's name.
+func TestShadowColumnsChecked(t *testing.T) {
+	tests := []struct {
+		name  string
+		d     Decision
+		field string
+	}{
+		{"workers without shadow", Decision{ShadowWorkers: []string{"n"}}, "shadow"},
+		{"failure without shadow", Decision{ShadowFailure: "deadline"}, "shadow"},
+		{"failure and workers", Decision{Shadow: "learned@v1", ShadowWorkers: []string{"n"}, ShadowFailure: "error"}, "shadow_failure"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Encode([]Record{tt.d.Record()})
+			var fe *FormatError
+			if !errors.As(err, &fe) || fe.Field != tt.field {
+				t.Errorf("Encode: %v, want a FormatError on %s", err, tt.field)
+			}
+		})
+	}
+}

@@ -44,7 +44,17 @@ const (
 	colOutcome        = "outcome"
 	colIterationTimes = "iteration_times_s"
 	colJCT            = "jct_s"
+	// The shadow columns, added after version 1's first release; files
+	// written before them lack them and read as "no shadow".
+	colShadow        = "shadow"
+	colShadowWorkers = "shadow_workers"
+	colShadowSync    = "shadow_sync"
+	colShadowFailure = "shadow_failure"
 )
+
+// addedLater holds the columns added to version 1 after its first
+// release; a file without them reads as if they held zero values.
+var addedLater = map[string]bool{colShadow: true, colShadowWorkers: true, colShadowSync: true, colShadowFailure: true}
 
 // schema is the Arrow schema of a log file, version 1. Every column is
 // required; the columns of the other kind hold zero values.
@@ -65,6 +75,10 @@ var schema = func() *arrow.Schema {
 		{Name: colOutcome, Type: str},
 		{Name: colIterationTimes, Type: arrow.ListOfNonNullable(arrow.PrimitiveTypes.Float64)},
 		{Name: colJCT, Type: arrow.PrimitiveTypes.Float64},
+		{Name: colShadow, Type: str},
+		{Name: colShadowWorkers, Type: arrow.ListOfNonNullable(str)},
+		{Name: colShadowSync, Type: str},
+		{Name: colShadowFailure, Type: str},
 	}, &md)
 }()
 
@@ -111,6 +125,10 @@ func (b *builder) append(r *Record) {
 	lb.Append(true)
 	lb.ValueBuilder().(*array.Float64Builder).AppendValues(o.IterationTimes, nil)
 	f(12).(*array.Float64Builder).Append(o.JCT)
+	f(13).(*array.StringBuilder).Append(d.Shadow)
+	appendStrings(f(14).(*array.ListBuilder), d.ShadowWorkers)
+	f(15).(*array.StringBuilder).Append(d.ShadowSync)
+	f(16).(*array.StringBuilder).Append(d.ShadowFailure)
 	b.n++
 }
 
@@ -301,7 +319,14 @@ func Decode(data []byte, name string) (recs []Record, err error) {
 			r.Outcome.JCT = x.Value(i)
 			return nil
 		}},
+		{colShadow, strCol(func(r *Record, s string) { r.Decision.Shadow = s })},
+		{colShadowWorkers, strList(func(r *Record, s []string) { r.Decision.ShadowWorkers = s })},
+		{colShadowSync, strCol(func(r *Record, s string) { r.Decision.ShadowSync = s })},
+		{colShadowFailure, strCol(func(r *Record, s string) { r.Decision.ShadowFailure = s })},
 	} {
+		if _, ok := cols[c.name]; !ok && addedLater[c.name] {
+			continue // an older file: the zero value
+		}
 		chunks, err := get(c.name)
 		if err != nil {
 			return fail(0, c.name, err)

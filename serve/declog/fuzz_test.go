@@ -2,12 +2,15 @@ package declog
 
 import (
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
 // FuzzDecode feeds arbitrary bytes to the reader: it must return records
 // or an error, never panic. Seeds: a valid file, the same file truncated
-// and with flipped bytes (from the fuzz seed), and non-Parquet input.
+// and with flipped bytes (from the fuzz seed), a file written before the
+// shadow columns, and non-Parquet input.
 func FuzzDecode(f *testing.F) {
 	valid, err := Encode(makeRecords(9))
 	if err != nil {
@@ -16,6 +19,12 @@ func FuzzDecode(f *testing.F) {
 	f.Add(valid, uint64(0))
 	f.Add(valid[:len(valid)/2], uint64(1))
 	f.Add(valid, uint64(2))
+	old, err := os.ReadFile(filepath.Join("testdata", "v1-before-shadow.parquet"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(old, uint64(6))
+	f.Add(old, uint64(8))
 	f.Add([]byte("PAR1"), uint64(3))
 	f.Add([]byte("PAR1\x00\x00\x00\x00PAR1"), uint64(4))
 	f.Add([]byte{}, uint64(5))

@@ -43,6 +43,12 @@ func makeRecords(n int) []Record {
 			} else {
 				d.Source = "learned@v3"
 			}
+			switch i % 6 {
+			case 0:
+				d.Shadow, d.ShadowWorkers, d.ShadowSync = "learned@v3", []string{fmt.Sprintf("node-%d", (i+2)%7)}, "asp"
+			case 2:
+				d.Shadow, d.ShadowFailure = "heuristic:strn", "deadline"
+			}
 			recs[i] = d.Record()
 			continue
 		}

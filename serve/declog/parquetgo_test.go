@@ -26,6 +26,10 @@ type pqRow struct {
 	Outcome        string    `parquet:"outcome"`
 	IterationTimes []float64 `parquet:"iteration_times_s,list"`
 	JCT            float64   `parquet:"jct_s"`
+	Shadow         string    `parquet:"shadow"`
+	ShadowWorkers  []string  `parquet:"shadow_workers,list"`
+	ShadowSync     string    `parquet:"shadow_sync"`
+	ShadowFailure  string    `parquet:"shadow_failure"`
 }
 
 // TestReadWithParquetGo writes a rotated log with the Writer and reads
@@ -86,7 +90,10 @@ func fromPQ(r pqRow) Record {
 		return o.Record()
 	}
 	d := Decision{Time: r.Time.UTC(), RequestID: r.RequestID, JobID: r.JobID, Source: r.Source, Fallback: r.Fallback,
-		Sync: r.Sync, Latency: time.Duration(r.LatencyNS)}
+		Sync: r.Sync, Latency: time.Duration(r.LatencyNS), Shadow: r.Shadow, ShadowSync: r.ShadowSync, ShadowFailure: r.ShadowFailure}
+	if len(r.ShadowWorkers) > 0 {
+		d.ShadowWorkers = r.ShadowWorkers
+	}
 	if len(r.Workers) > 0 {
 		d.Workers = r.Workers
 	}

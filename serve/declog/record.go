@@ -1,6 +1,7 @@
 package declog
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -70,6 +71,16 @@ type Decision struct {
 	Sync string
 	// Latency is how long the server took to decide.
 	Latency time.Duration
+	// Shadow names the policy that also decided this request in shadow,
+	// without answering ("learned@v3" beside the heuristic that answered,
+	// or "heuristic:strn" beside the learned policy that answered); empty
+	// when none did. ShadowWorkers and ShadowSync are its decision (empty
+	// when it placed nothing), ShadowFailure why it gave none ("deadline",
+	// "error", "infeasible"; empty when it decided).
+	Shadow        string
+	ShadowWorkers []string
+	ShadowSync    string
+	ShadowFailure string
 }
 
 // Outcome is a report on a placed job, from the cluster back to the server.
@@ -128,8 +139,15 @@ func (r *Record) JobID() string {
 func (r *Record) Validate() error {
 	switch r.Kind {
 	case KindDecision:
-		if r.Decision.Latency < 0 {
-			return fieldErr("latency_ns", fmt.Errorf("negative: %v", r.Decision.Latency))
+		d := &r.Decision
+		if d.Latency < 0 {
+			return fieldErr("latency_ns", fmt.Errorf("negative: %v", d.Latency))
+		}
+		if d.Shadow == "" && (len(d.ShadowWorkers) > 0 || d.ShadowSync != "" || d.ShadowFailure != "") {
+			return fieldErr("shadow", errors.New("empty, but the other shadow columns are set"))
+		}
+		if d.ShadowFailure != "" && len(d.ShadowWorkers) > 0 {
+			return fieldErr("shadow_failure", fmt.Errorf("%q, but the shadow decision has workers", d.ShadowFailure))
 		}
 	case KindOutcome:
 		o := &r.Outcome
