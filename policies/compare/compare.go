@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/trace"
@@ -77,6 +79,15 @@ type Config struct {
 	// runs done and the total (from the run's goroutine, one call at a
 	// time).
 	Progress func(done, total int)
+	// Clock, when set, reads a monotonic clock as the time elapsed since
+	// a fixed origin (in drover eval, time.Since of its start). Each run
+	// reads it before and after every call to its policy's Schedule and
+	// adds up the difference (Run.ScheduleTime, PolicyResult.DecisionTime).
+	// It is called from several goroutines at once. nil times nothing.
+	// Timings are reported, never used: every other figure is the same
+	// with and without a Clock. With Parallel > 1 the runs share the CPUs,
+	// so the timings are clean only with Parallel 1.
+	Clock func() time.Duration
 }
 
 // Run is the outcome of one policy on one seed.
@@ -95,6 +106,40 @@ type Run struct {
 	// and Choices are then its counts at the end of the run.
 	Deviator          bool
 	Deviated, Choices int
+	// ScheduleCalls is the number of times the replay called the
+	// policy's Schedule (its decision points).
+	ScheduleCalls int
+	// Decisions is the number of placements the policy made: decisions
+	// with nodes that start a job, or move it or change its sync (a
+	// decision equal to the job's allocation and a preemption are not
+	// counted). A job placed once counts once.
+	Decisions int
+	// Timed says whether the run was timed (Config.Clock set).
+	Timed bool
+	// ScheduleTime is the time the policy's Schedule calls took in all,
+	// by Config.Clock; 0 when not Timed.
+	ScheduleTime time.Duration
+}
+
+// MicrosPerDecision returns the run's Schedule time per decision
+// (ScheduleTime/Decisions) in microseconds: the time of the calls that
+// placed nothing is charged to the decisions. It is NaN for a run that
+// was not timed or made no decision.
+func (r Run) MicrosPerDecision() float64 {
+	if !r.Timed || r.Decisions == 0 {
+		return math.NaN()
+	}
+	return float64(r.ScheduleTime) / float64(time.Microsecond) / float64(r.Decisions)
+}
+
+// MicrosPerCall returns the run's mean time per Schedule call in
+// microseconds; NaN for a run that was not timed or called Schedule
+// never.
+func (r Run) MicrosPerCall() float64 {
+	if !r.Timed || r.ScheduleCalls == 0 {
+		return math.NaN()
+	}
+	return float64(r.ScheduleTime) / float64(time.Microsecond) / float64(r.ScheduleCalls)
 }
 
 // Series is a time series sampled at simulated times.
@@ -128,7 +173,16 @@ type PolicyResult struct {
 	// among two or more candidates that were not its heuristic's own
 	// (per seed, then over seeds); nil for other policies.
 	Deviation *Estimate
+	// DecisionTime is the policy's wall time per decision in
+	// microseconds (Run.MicrosPerDecision, per seed, then over seeds),
+	// and CallTime its time per Schedule call (Run.MicrosPerCall). Runs
+	// without a value are left out; with none (no Config.Clock) N is 0
+	// and Mean NaN.
+	DecisionTime, CallTime Estimate
 }
+
+// Timed reports whether the policy's runs were timed (Config.Clock set).
+func (p *PolicyResult) Timed() bool { return len(p.Runs) > 0 && p.Runs[0].Timed }
 
 // Result is a comparison's outcome.
 type Result struct {
@@ -232,13 +286,14 @@ func runOne(cfg Config, pol Policy, seed uint64) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
-	rec := &recorder{p: p}
+	rec := &recorder{p: p, clock: cfg.Clock}
 	o.Policy = rec
 	res, err := trace.Run(o)
 	if err != nil {
 		return Run{}, err
 	}
-	r := Run{Seed: seed, Summary: res.Summary, Stragglers: rec.series}
+	r := Run{Seed: seed, Summary: res.Summary, Stragglers: rec.series, ScheduleCalls: rec.calls, Decisions: rec.decisions,
+		Timed: cfg.Clock != nil, ScheduleTime: rec.elapsed}
 	if d, ok := p.(policies.Deviator); ok {
 		r.Deviator = true
 		r.Deviated, r.Choices = d.Deviations()
@@ -256,22 +311,29 @@ func runOne(cfg Config, pol Policy, seed uint64) (Run, error) {
 // recorder wraps a policy and samples the cumulative straggling
 // worker-iterations of every job seen so far at each decision point
 // (finished jobs keep their counts, so the sum over the jobs ever active is
-// the run's total so far).
+// the run's total so far). It counts the Schedule calls and the
+// placements, and, with a clock, times the policy's Schedule alone (the
+// recording is outside the timed span).
 type recorder struct {
 	p      policies.Policy
-	known  []bool
+	byID   []*env.Job // the jobs seen so far by ID, nil for the others
 	seen   []*env.Job
 	series Series
+
+	clock     func() time.Duration
+	calls     int
+	decisions int
+	elapsed   time.Duration
 }
 
 // Schedule implements policies.Policy.
 func (r *recorder) Schedule(v *env.View) ([]env.Decision, error) {
 	for _, j := range v.Active {
-		for j.ID >= len(r.known) {
-			r.known = append(r.known, false)
+		for j.ID >= len(r.byID) {
+			r.byID = append(r.byID, nil)
 		}
-		if !r.known[j.ID] {
-			r.known[j.ID] = true
+		if r.byID[j.ID] == nil {
+			r.byID[j.ID] = j
 			r.seen = append(r.seen, j)
 		}
 	}
@@ -281,7 +343,35 @@ func (r *recorder) Schedule(v *env.View) ([]env.Decision, error) {
 	}
 	r.series.T = append(r.series.T, v.Now)
 	r.series.Y = append(r.series.Y, sum)
-	return r.p.Schedule(v)
+	r.calls++
+	var (
+		ds  []env.Decision
+		err error
+	)
+	if r.clock == nil {
+		ds, err = r.p.Schedule(v)
+	} else {
+		t0 := r.clock()
+		ds, err = r.p.Schedule(v)
+		r.elapsed += r.clock() - t0
+	}
+	for _, d := range ds {
+		if r.places(d) {
+			r.decisions++
+		}
+	}
+	return ds, err
+}
+
+// places reports whether d places its job: it has nodes and changes the
+// job's allocation or sync. A decision for a job not in the view (which
+// the simulator rejects) does not count.
+func (r *recorder) places(d env.Decision) bool {
+	if len(d.Nodes) == 0 || d.Job < 0 || d.Job >= len(r.byID) || r.byID[d.Job] == nil {
+		return false
+	}
+	j := r.byID[d.Job]
+	return !slices.Equal(d.Nodes, j.Alloc) || d.Sync != j.Sync
 }
 
 // summarize computes a policy's statistics over its runs.
@@ -314,5 +404,18 @@ func summarize(name string, runs []Run) PolicyResult {
 		d := MeanCI(xs, 0.95)
 		res.Deviation = &d
 	}
+	res.DecisionTime = meanDefined(runs, Run.MicrosPerDecision)
+	res.CallTime = meanDefined(runs, Run.MicrosPerCall)
 	return res
+}
+
+// meanDefined is MeanCI at 95% of f over the runs where f is not NaN.
+func meanDefined(runs []Run, f func(Run) float64) Estimate {
+	var xs []float64
+	for _, r := range runs {
+		if x := f(r); !math.IsNaN(x) {
+			xs = append(xs, x)
+		}
+	}
+	return MeanCI(xs, 0.95)
 }

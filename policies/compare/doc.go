@@ -15,6 +15,16 @@
 // deterministic policies every seed gives the same run, and the intervals
 // have zero width.
 //
+// Decision time is measured when Config.Clock is set: each run reads the
+// clock around every call to its policy's Schedule, and the result gives
+// the wall time per decision (placements made: starts, moves, sync
+// changes) and per Schedule call, in microseconds, over seeds
+// (PolicyResult.DecisionTime, CallTime). The package never reads the wall
+// clock itself; the caller injects it (drover eval passes time.Since of
+// its start), and tests inject a fake one. Timings are reported, never
+// used, so every other figure is the same with and without a clock; they
+// are clean only with Parallel 1, when no other run shares the CPUs.
+//
 // Contenders marked Baseline (drover eval marks builtin.IsBaseline's) are
 // the yardstick: the table and the JSON name the best baseline by average
 // JCT and, separately, by average TTA (the lowest mean over seeds), and

@@ -12,20 +12,34 @@ import (
 
 // WriteTable writes the comparison as a Markdown table (readable as plain
 // text too): one row per policy, each cell the mean over seeds ± the
-// half-width of its 95% t-interval. When some policies are baselines
+// half-width of its 95% t-interval. A timed comparison (Config.Clock)
+// has a last column, DecisionTimeHeader: PolicyResult.DecisionTime, the
+// wall time per decision. When some policies are baselines
 // (PolicyResult.Baseline), a second table follows: the best baseline by
 // average JCT and by average TTA (Result.BestBaseline), and every
 // policy's paired relative difference from each (Result.Relative).
 func WriteTable(w io.Writer, r *Result) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| policy | avg JCT (s) | p99 JCT (s) | avg TTA (s) | straggling worker-iterations | iterations with a straggler | GPU-hours | finished |\n")
-	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|\n")
+	timed := r.Timed()
+	b.WriteString("| policy | avg JCT (s) | p99 JCT (s) | avg TTA (s) | straggling worker-iterations | iterations with a straggler | GPU-hours | finished |")
+	if timed {
+		b.WriteString(" " + DecisionTimeHeader + " |")
+	}
+	b.WriteString("\n|---|---|---|---|---|---|---|---|")
+	if timed {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
 	for _, p := range r.Policies {
 		frac := p.StragglerFrac
 		frac.Mean, frac.HalfWidth = 100*frac.Mean, 100*frac.HalfWidth
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s%% | %s | %s |\n", p.Name,
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s%% | %s | %s |", p.Name,
 			pm(p.AvgJCT, fmtSec), pm(p.P99JCT, fmtSec), pm(p.AvgTTA, fmtSec),
 			pm(p.Stragglers, fmtG), pm(frac, fmt2), pm(p.GPUHours, fmt1), pm(p.Finished, fmtSec))
+		if timed {
+			fmt.Fprintf(&b, " %s |", pm(p.DecisionTime, FormatMicros))
+		}
+		b.WriteString("\n")
 	}
 	for _, p := range r.Policies {
 		if p.Deviation == nil {
@@ -46,6 +60,32 @@ func WriteTable(w io.Writer, r *Result) error {
 	writeVersusBest(&b, r)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// DecisionTimeHeader is the header of WriteTable's decision-time column.
+const DecisionTimeHeader = "decision time (µs)"
+
+// Timed reports whether any policy's runs were timed (Config.Clock set).
+func (r *Result) Timed() bool {
+	for i := range r.Policies {
+		if r.Policies[i].Timed() {
+			return true
+		}
+	}
+	return false
+}
+
+// FormatMicros formats a time in microseconds with three significant
+// digits below 1000 and whole microseconds above ("1.52", "31.2", "312",
+// "2105").
+func FormatMicros(us float64) string {
+	switch a := math.Abs(us); {
+	case a < 10:
+		return fmt.Sprintf("%.2f", us)
+	case a < 100:
+		return fmt.Sprintf("%.1f", us)
+	}
+	return fmt.Sprintf("%.0f", us)
 }
 
 // deviators reports whether any policy counted its deviations.
@@ -88,8 +128,12 @@ const SummaryVersion = 1
 
 // WriteJSON writes the comparison as an indented JSON summary: the
 // metadata, the seeds, and per policy the estimates ({"mean", "ci95", "n"},
-// null where undefined) and each run's figures. It holds no wall-clock
-// times, so the same comparison gives the same bytes.
+// null where undefined) and each run's figures, its Schedule calls and
+// decisions among them. Without timing it holds no wall-clock times, so
+// the same comparison gives the same bytes; a timed comparison
+// (Config.Clock) adds per policy decision_time_us and
+// schedule_call_time_us (PolicyResult.DecisionTime and CallTime) and per
+// run schedule_time_s, which vary from one execution to the next.
 func WriteJSON(w io.Writer, r *Result, m Meta) error {
 	type run struct {
 		Seed          uint64   `json:"seed"`
@@ -106,6 +150,10 @@ func WriteJSON(w io.Writer, r *Result, m Meta) error {
 		Restarts      int      `json:"restarts"`
 		Stragglers    *float64 `json:"straggler_worker_iterations"`
 		StragglerFrac *float64 `json:"iterations_with_straggler"`
+		ScheduleCalls int      `json:"schedule_calls"`
+		Decisions     int      `json:"decisions"`
+		// ScheduleTime: Run.ScheduleTime in seconds; absent untimed.
+		ScheduleTime *float64 `json:"schedule_time_s,omitempty"`
 	}
 	type policy struct {
 		Name          string   `json:"name"`
@@ -125,7 +173,11 @@ func WriteJSON(w io.Writer, r *Result, m Meta) error {
 		// from the best baseline by that metric (Result.Relative);
 		// absent without baselines.
 		VsBest map[string]Estimate `json:"vs_best_baseline,omitempty"`
-		Runs   []run               `json:"runs"`
+		// DecisionTime and CallTime: PolicyResult's, in µs; absent
+		// untimed.
+		DecisionTime *Estimate `json:"decision_time_us,omitempty"`
+		CallTime     *Estimate `json:"schedule_call_time_us,omitempty"`
+		Runs         []run     `json:"runs"`
 	}
 	out := struct {
 		Version  int      `json:"version"`
@@ -155,6 +207,9 @@ func WriteJSON(w io.Writer, r *Result, m Meta) error {
 	for i, p := range r.Policies {
 		q := policy{Name: p.Name, AvgJCT: p.AvgJCT, P99JCT: p.P99JCT, AvgTTA: p.AvgTTA, Stragglers: p.Stragglers,
 			StragglerFrac: p.StragglerFrac, GPUHours: p.GPUHours, Finished: p.Finished, Deviation: p.Deviation, Baseline: p.Baseline}
+		if p.Timed() {
+			q.DecisionTime, q.CallTime = &p.DecisionTime, &p.CallTime
+		}
 		for k, e := range rel {
 			if q.VsBest == nil {
 				q.VsBest = map[string]Estimate{}
@@ -164,7 +219,11 @@ func WriteJSON(w io.Writer, r *Result, m Meta) error {
 		for _, x := range p.Runs {
 			s := x.Summary
 			q.Runs = append(q.Runs, run{x.Seed, s.Jobs, s.Finished, num(s.AvgJCT), num(s.P50JCT), num(s.P99JCT), num(s.AvgTTA),
-				num(s.AvgQueue), num(s.Makespan), num(s.GPUHours), num(s.GPUUtil), s.Restarts, num(s.Stragglers), num(s.StragglerFrac)})
+				num(s.AvgQueue), num(s.Makespan), num(s.GPUHours), num(s.GPUUtil), s.Restarts, num(s.Stragglers), num(s.StragglerFrac),
+				x.ScheduleCalls, x.Decisions, nil})
+			if x.Timed {
+				q.Runs[len(q.Runs)-1].ScheduleTime = num(x.ScheduleTime.Seconds())
+			}
 		}
 		out.Policies = append(out.Policies, q)
 	}
