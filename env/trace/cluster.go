@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/drover-sched/drover/datasets"
@@ -163,11 +164,50 @@ func PAICluster(nodes []datasets.Node, o ClusterOptions) (env.Cluster, error) {
 	return c, nil
 }
 
+// SynthPrefix opens LoadCluster's synthetic cluster spec, "synth:N".
+const SynthPrefix = "synth:"
+
+// MaxSynthNodes bounds N in LoadCluster's "synth:N".
+const MaxSynthNodes = 1 << 20
+
+// SynthNodes returns n node-list rows made by cycling the GPU nodes of
+// nodes in order (rows without GPUs are skipped): row i is a copy of the
+// (i mod k)-th of the k GPU nodes, named "synth-<i>-<its name>". It scales
+// a real cluster's mix of node types to another size; PAICluster turns
+// the rows into a cluster (racks of ClusterOptions.RackSize in row
+// order). It returns an error for n < 1 or a list without GPU nodes.
+func SynthNodes(nodes []datasets.Node, n int) ([]datasets.Node, error) {
+	var gpu []datasets.Node
+	for _, x := range nodes {
+		if x.GPUs > 0 {
+			gpu = append(gpu, x)
+		}
+	}
+	switch {
+	case n < 1:
+		return nil, fmt.Errorf("trace: synthetic cluster of %d nodes, want >= 1", n)
+	case len(gpu) == 0:
+		return nil, errors.New("trace: synthetic cluster: no GPU nodes to cycle")
+	}
+	out := make([]datasets.Node, n)
+	for i := range out {
+		out[i] = gpu[i%len(gpu)]
+		out[i].Name = fmt.Sprintf("synth-%d-%s", i, out[i].Name)
+	}
+	return out, nil
+}
+
 // LoadCluster builds the cluster named by spec and describes it for
 // printing. spec "" or "homogeneous" is env.Homogeneous(nodes,
-// gpusPerNode); "pai" is the PAI v2023 GPU node list at PAINodeList; any
-// other spec is the path of a PAI node-list CSV. For the PAI lists, nodes
-// > 0 keeps the first nodes GPU nodes and gpusPerNode is ignored.
+// gpusPerNode) (racks of 8 nodes); "pai" is the PAI v2023 GPU node list
+// at PAINodeList; "synth:N" is a synthetic cluster of N nodes with the
+// PAI list's mix of node types, its GPU nodes cycled in file order
+// (SynthNodes) and racked like a PAI cluster (DefaultRackSize nodes a
+// rack): e.g. synth:10000 is 10,000 nodes and 8 copies of the list plus
+// its first 296 nodes; it needs the list at PAINodeList (for a synthetic
+// cluster without it, use homogeneous). Any other spec is the path of a
+// PAI node-list CSV. For the PAI lists and synth:N, nodes > 0 keeps the
+// first nodes GPU nodes and gpusPerNode is ignored.
 func LoadCluster(spec string, nodes, gpusPerNode int) (env.Cluster, string, error) {
 	switch spec {
 	case "", "homogeneous":
@@ -177,16 +217,32 @@ func LoadCluster(spec string, nodes, gpusPerNode int) (env.Cluster, string, erro
 		c := env.Homogeneous(nodes, gpusPerNode)
 		return c, fmt.Sprintf("homogeneous: %d nodes x %d GPUs", nodes, gpusPerNode), nil
 	}
+	synth := 0
+	if rest, ok := strings.CutPrefix(spec, SynthPrefix); ok {
+		n, err := strconv.Atoi(rest)
+		if err != nil || n < 1 || n > MaxSynthNodes {
+			return env.Cluster{}, "", fmt.Errorf("trace: cluster %s: want %sN with N a node count in [1, %d]", spec, SynthPrefix, MaxSynthNodes)
+		}
+		synth = n
+	}
 	path, label := spec, "PAI node list "+spec
-	if spec == "pai" {
+	if spec == "pai" || synth > 0 {
 		path, label = PAINodeList, "PAI v2023 GPU nodes"
+		if synth > 0 {
+			label = fmt.Sprintf("synthetic (%s, the PAI v2023 GPU node list cycled)", spec)
+		}
 		if _, err := os.Stat(path); err != nil {
-			return env.Cluster{}, "", fmt.Errorf("trace: cluster pai: node list %s not found (run from the repository root, beside ../shared/traces): %w", path, err)
+			return env.Cluster{}, "", fmt.Errorf("trace: cluster %s: node list %s not found (run from the repository root, beside ../shared/traces): %w", spec, path, err)
 		}
 	}
 	ns, err := datasets.ReadPAINodes(path)
 	if err != nil {
 		return env.Cluster{}, "", err
+	}
+	if synth > 0 {
+		if ns, err = SynthNodes(ns, synth); err != nil {
+			return env.Cluster{}, "", fmt.Errorf("cluster %s: %w", spec, err)
+		}
 	}
 	c, err := PAICluster(ns, ClusterOptions{Limit: max(nodes, 0)})
 	if err != nil {
