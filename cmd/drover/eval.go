@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,7 +36,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	reg := builtin.Registry()
 	policyList := fs.String("policies", defaultEvalPolicies, fmt.Sprintf("comma-separated policies to compare: %s; or the directory of a sas-rl or strn-rl checkpoint. The table compares each with the best baseline", reg.Syntax()))
 	seedsFlag := fs.String("seeds", "1-5", "seeds: numbers and ranges, e.g. 1-5 or 1,3,7-9")
-	parallel := fs.Int("parallel", 0, "simulations at a time (0 = GOMAXPROCS)")
+	parallel := fs.Int("parallel", 0, "simulations at a time (0 = GOMAXPROCS); the decision-time column is clean only with 1")
 	outDir := fs.String("out", "", "directory for table.md, summary.json and the plots (default: a new runs/eval-WORKLOAD-TIME)")
 	bins := fs.Int("bins", 60, "time bins of the stragglers-over-time plot")
 	logDir := fs.String("log", "", "summarise the decision log in this directory (serve/declog) instead of simulating")
@@ -44,8 +45,8 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	workload := fs.String("workload", "builtin", "workload file, or builtin for the embedded default")
 	format := fs.String("format", "auto", "workload format: auto|pollux|philly|helios|alibaba|jobs|parquet")
 	model := fs.String("model", "auto", "throughput model: pollux|drover|auto (pollux for workloads without durations, like the Pollux workloads; drover otherwise)")
-	nodes := fs.Int("nodes", 16, "number of nodes (with --cluster pai or a node list: keep the first N GPU nodes; default all)")
-	clusterSpec := fs.String("cluster", "homogeneous", "cluster: homogeneous (--nodes x --gpus-per-node), pai, or the path of a PAI-format node list")
+	nodes := fs.Int("nodes", 16, "number of nodes (with --cluster pai, synth:N or a node list: keep the first N GPU nodes; default all)")
+	clusterSpec := fs.String("cluster", "homogeneous", "cluster: homogeneous (--nodes x --gpus-per-node, racks of 8 nodes), pai (the PAI v2023 GPU node list, 1,213 nodes), synth:N (N nodes with the PAI list's node types, the list cycled, e.g. synth:10000), or the path of a PAI-format node list")
 	gpn := fs.Int("gpus-per-node", 4, "GPUs per node")
 	interval := fs.Float64("interval", -1, "scheduling interval in seconds; 0 = decide at every arrival and completion; -1 = the model's default (pollux 60, drover 0)")
 	restart := fs.Float64("restart-delay", env.DefaultRestartDelay, "seconds every (re)start costs")
@@ -136,6 +137,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "workload   %s (%d jobs)\ncluster    %s\nmodel      %s (profiles: %s)\n", w.Name, len(w.Jobs), clusterDesc, modelDesc, profSrc)
 	fmt.Fprintf(stdout, "policies   %s\nseeds      %s (%d)\n", strings.Join(names, ", "), *seedsFlag, len(seeds))
+	fmt.Fprintf(stdout, "timing     %s\n", timingNote(*parallel, len(contenders)*len(seeds)))
 
 	dir := *outDir
 	if dir == "" {
@@ -146,7 +148,11 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	cfg := compare.Config{Policies: contenders, Seeds: seeds, Options: options, Parallel: *parallel}
+	// The one wall clock of the comparison: compare times each policy's
+	// Schedule calls with it (the library never reads the clock itself).
+	origin := time.Now()
+	cfg := compare.Config{Policies: contenders, Seeds: seeds, Options: options, Parallel: *parallel,
+		Clock: func() time.Duration { return time.Since(origin) }}
 	var bar *progress.Bar
 	if !*quiet {
 		bar = progress.New(stderr, "eval", len(contenders)*len(seeds))
@@ -167,6 +173,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "\nmean ± half-width of the 95%% t-interval over %d seeds; %d simulations in %s\n", len(seeds), len(contenders)*len(seeds), wall.Round(time.Millisecond))
+	fmt.Fprintf(stdout, "%s: %s\n", compare.DecisionTimeHeader, timingNote(*parallel, len(contenders)*len(seeds)))
 
 	meta := compare.Meta{Workload: w.Name, Model: modelDesc, Cluster: clusterDesc, Profiles: profSrc, Command: "drover eval " + strings.Join(args, " ")}
 	title := fmt.Sprintf("%s, %d seeds", filepath.Base(w.Name), len(seeds))
@@ -189,6 +196,20 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "wrote      %s\n", p)
 	}
 	return nil
+}
+
+// timingNote says what the decision-time column measures and whether this
+// eval's timings are clean: runs simulations, parallel at a time
+// (--parallel, 0 = GOMAXPROCS).
+func timingNote(parallel, runs int) string {
+	const what = "wall time of the policy's Schedule calls per decision (a job placed, moved or given a new sync), one simulation per core"
+	if parallel <= 0 {
+		parallel = runtime.GOMAXPROCS(0)
+	}
+	if min(parallel, runs) <= 1 {
+		return what + "; clean: one simulation at a time"
+	}
+	return fmt.Sprintf("%s; %d simulations at a time share the CPUs, so these timings are indicative only: rerun with --parallel 1 for clean ones", what, min(parallel, runs))
 }
 
 // evalPolicies splits the --policies list into heuristic names and

@@ -5,6 +5,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -82,6 +83,80 @@ func TestEval(t *testing.T) {
 	}
 	if len(sum.Seeds) != 2 || len(sum.Policies) != 2 || sum.Policies[1].Name != "strn" || sum.Policies[1].Runs[1].Finished != 12 {
 		t.Errorf("summary.json: %s", data)
+	}
+}
+
+// drover eval times every policy's decisions: the table's last column is
+// the wall time per decision in µs, the JSON has it per policy and the
+// Schedule calls, decisions and time per run, and the output says whether
+// the timings are clean (--parallel 1) or not.
+func TestEvalDecisionTime(t *testing.T) {
+	dir := t.TempDir()
+	wl := filepath.Join(dir, "tiny.csv")
+	if err := os.WriteFile(wl, []byte(tinyJobs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		parallel string
+		note     string
+	}{
+		{"1", "clean: one simulation at a time"},
+		{"2", "2 simulations at a time share the CPUs"},
+	} {
+		t.Run("parallel="+tt.parallel, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			code, stdout, stderr := drover(t, "eval", "--quiet", "--workload", wl, "--profiles", "builtin", "--nodes", "4", "--gpus-per-node", "4",
+				"--policies", "first-fit,strn", "--seeds", "1-2", "--parallel", tt.parallel, "--out", out)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if !strings.Contains(stdout, "| finished | decision time (µs) |\n") || strings.Count(stdout, tt.note) != 2 {
+				t.Errorf("output lacks the decision-time column or the note %q (header and footer):\n%s", tt.note, stdout)
+			}
+			// Each policy's row ends in a time: a positive number ± its half-width.
+			for _, name := range []string{"first-fit", "strn"} {
+				i := strings.Index(stdout, "| "+name+" | ")
+				row := stdout[i : i+strings.Index(stdout[i:], "\n")]
+				cells := strings.Split(strings.Trim(row, "| "), " | ")
+				mean, _, _ := strings.Cut(cells[len(cells)-1], " ± ")
+				if x, err := strconv.ParseFloat(mean, 64); err != nil || !(x > 0) || len(cells) != 9 {
+					t.Errorf("%s: %d cells, decision time %q (%v): %s", name, len(cells), mean, err, row)
+				}
+			}
+			data, err := os.ReadFile(filepath.Join(out, "summary.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum struct {
+				Policies []struct {
+					Name         string `json:"name"`
+					DecisionTime *struct {
+						Mean float64
+						N    int
+					} `json:"decision_time_us"`
+					Runs []struct {
+						Finished  int      `json:"finished"`
+						Calls     int      `json:"schedule_calls"`
+						Decisions int      `json:"decisions"`
+						Time      *float64 `json:"schedule_time_s"`
+					} `json:"runs"`
+				} `json:"policies"`
+			}
+			if err := json.Unmarshal(data, &sum); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range sum.Policies {
+				if p.DecisionTime == nil || !(p.DecisionTime.Mean > 0) || p.DecisionTime.N != 2 {
+					t.Errorf("%s: decision_time_us %+v", p.Name, p.DecisionTime)
+				}
+				for _, r := range p.Runs {
+					// Every finished job was placed at least once.
+					if r.Decisions < r.Finished || r.Calls < 1 || r.Time == nil || !(*r.Time > 0) {
+						t.Errorf("%s: run %+v", p.Name, r)
+					}
+				}
+			}
+		})
 	}
 }
 
@@ -209,8 +284,8 @@ func TestEvalLearnedCheckpoint(t *testing.T) {
 	}
 	var sum struct {
 		Policies []struct {
-			Name string            `json:"name"`
-			Runs []json.RawMessage `json:"runs"`
+			Name string           `json:"name"`
+			Runs []map[string]any `json:"runs"`
 		} `json:"policies"`
 	}
 	if err := json.Unmarshal(data, &sum); err != nil {
@@ -219,7 +294,11 @@ func TestEvalLearnedCheckpoint(t *testing.T) {
 	if len(sum.Policies) != 2 || sum.Policies[1].Name != "sas-rl@sasrl" {
 		t.Fatalf("policies in summary.json: %s", data)
 	}
-	if diff := cmp.Diff(string(sum.Policies[0].Runs[0]), string(sum.Policies[1].Runs[0])); diff != "" {
+	// Everything but the wall time of the decisions.
+	for _, p := range sum.Policies {
+		delete(p.Runs[0], "schedule_time_s")
+	}
+	if diff := cmp.Diff(sum.Policies[0].Runs[0], sum.Policies[1].Runs[0]); diff != "" {
 		t.Errorf("learned(always 0) differs from sas (-sas,+learned):\n%s", diff)
 	}
 }
