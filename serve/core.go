@@ -47,10 +47,13 @@ const (
 	// FallbackNoRoom: the job does not fit in the free GPUs; no policy was
 	// asked and the answer is "not placed".
 	FallbackNoRoom = "no-room"
+	// FallbackShadow: the view-level learned policy decided in shadow; the
+	// gate has not switched the answer to it (see SwitchConfig).
+	FallbackShadow = "shadow"
 )
 
 var fallbackReasons = []string{FallbackNoModel, FallbackNotConverged, FallbackDeadline, FallbackInfeasible, FallbackError,
-	FallbackMismatch, FallbackOverload, FallbackNoRoom}
+	FallbackMismatch, FallbackOverload, FallbackNoRoom, FallbackShadow}
 
 // Errors returned by Core.
 var (
@@ -78,6 +81,9 @@ type Core struct {
 	promoteAfter int64
 	maxInFlight  int64
 	shedAbove    int64
+
+	loader PolicyLoader
+	sw     *switcher
 
 	active    atomic.Pointer[Version]
 	candidate atomic.Pointer[Version]
@@ -234,6 +240,7 @@ func NewCore(opts ...Option) (*Core, error) {
 		modelSem:     make(chan struct{}, 4*runtime.GOMAXPROCS(0)),
 		fallbacks:    map[string]*atomic.Int64{},
 		outcomes:     map[string]*atomic.Int64{},
+		sw:           newSwitcher(),
 	}
 	for _, o := range opts {
 		if err := o(k); err != nil {
@@ -279,6 +286,7 @@ func (k *Core) Canary() float64 { return k.canary }
 // newer than v.
 func (k *Core) Swap(v *Version) {
 	k.active.Store(v)
+	k.newActive(v)
 	if c := k.candidate.Load(); c != nil && v != nil && c.Seq <= v.Seq {
 		k.candidate.CompareAndSwap(c, nil)
 	}
@@ -325,6 +333,16 @@ type decision struct {
 	obs      []float64
 	action   int
 	note     string
+	reason   string // the answer's reason, when not the usual one
+
+	// The shadow decision (shadow: the policy, "" when none).
+	shadow        string
+	shadowAlloc   []int
+	shadowSync    env.Sync
+	shadowFailure string
+	// abandoned: a learned call still reads the snapshot, which must not
+	// go back to the pool.
+	abandoned bool
 }
 
 // Place decides where the request's job runs. It returns a *FieldError
@@ -345,12 +363,15 @@ func (k *Core) Place(ctx context.Context, req *pb.PlaceRequest) (*pb.PlaceRespon
 	}
 	start := k.clock.Now()
 	s := getSnapshot()
-	defer putSnapshot(s)
 	if err := validatePlace(req, k.limits, s.index); err != nil {
+		putSnapshot(s)
 		return nil, err
 	}
 	s.fill(req)
 	d, err := k.decide(ctx, s, k.shedAbove > 0 && n > k.shedAbove)
+	if !d.abandoned {
+		defer putSnapshot(s)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -364,6 +385,9 @@ func (k *Core) decide(ctx context.Context, s *snapshot, overloaded bool) (decisi
 		v, d.canary = c, true
 	}
 	d.version = v
+	if v != nil && v.ViewLevel() {
+		return k.decideView(ctx, s, v, &d, overloaded)
+	}
 	if free := s.freeGPUs(); s.job.GPUs > free {
 		d.fallback = FallbackNoRoom
 		d.note = fmt.Sprintf("no room: %d free GPUs for %d workers", free, s.job.GPUs)
@@ -525,6 +549,8 @@ func (k *Core) respond(s *snapshot, d decision, start time.Time) *pb.PlaceRespon
 		}
 	case d.canary:
 		resp.Reason = k.canaryReason
+	case d.reason != "":
+		resp.Reason = d.reason
 	default:
 		resp.Reason = "converged checkpoint"
 	}
@@ -563,6 +589,14 @@ func (k *Core) respond(s *snapshot, d decision, start time.Time) *pb.PlaceRespon
 		ID: resp.DecisionId, JobID: s.jobID, Model: s.job.Model, Workers: s.job.GPUs, PSShards: s.job.PSShards,
 		Nodes: len(s.ids), FreeGPUs: s.freeGPUs(), Placed: resp.Placed, Source: sourceName(d.source), Policy: d.policy,
 		ModelVersion: resp.ModelVersion, Fallback: d.fallback, Canary: d.canary, Action: d.action,
+		Shadow: d.shadow, ShadowFailure: d.shadowFailure,
+	}
+	if d.shadowAlloc != nil {
+		rec.ShadowSync = d.shadowSync.String()
+		rec.ShadowWorkerNodes = make([]string, len(d.shadowAlloc))
+		for i, n := range d.shadowAlloc {
+			rec.ShadowWorkerNodes[i] = s.ids[n]
+		}
 	}
 	if d.alloc != nil {
 		rec.Sync = d.sync.String()
@@ -679,6 +713,7 @@ func (k *Core) Report(ctx context.Context, req *pb.ReportRequest) (*pb.ReportRes
 		if err := k.record(r); err != nil {
 			return resp, fmt.Errorf("serve: record outcome %d: %w", resp.Accepted, err)
 		}
+		k.sw.outcome(r)
 		k.outcomes[r.Kind].Add(1)
 		if k.metrics != nil {
 			k.metrics.outcomes.WithLabelValues(r.Kind).Inc()
@@ -701,8 +736,23 @@ func (k *Core) Status() *pb.StatusResponse {
 	}
 	if v := k.active.Load(); v != nil {
 		st.ModelVersion, st.Converged, st.ModelEnv = v.Name, v.Meta.Converged, v.Meta.Env
-		if v.Meta.Converged {
+		if v.Meta.Converged && !v.ViewLevel() {
 			st.ActivePolicy = "learned@" + v.Name
+		}
+	}
+	sw := k.Switch()
+	st.SwitchMode, st.ShadowPolicy, st.SwitchReason = sw.Mode, sw.Shadow, sw.Reason
+	if sw.Shadow != "" {
+		st.ActivePolicy = sw.Answering
+	}
+	if !sw.Since.IsZero() {
+		st.ActiveSinceUnixNanos = sw.Since.UnixNano()
+	}
+	st.GateVerdict, st.GateLowerBound, st.GateEvaluations = sw.LastGate, sw.Verdict.Lower, sw.Evaluations
+	st.Shadow = map[string]int64{}
+	for r, n := range k.sw.shadow {
+		if x := n.Load(); x > 0 {
+			st.Shadow[r] = x
 		}
 	}
 	if c := k.candidate.Load(); c != nil {

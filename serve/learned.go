@@ -2,14 +2,18 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
 
 	"github.com/drover-sched/drover/agents/nn"
 	"github.com/drover-sched/drover/checkpoints"
+	"github.com/drover-sched/drover/policies"
 )
 
 // Learned is a learned policy as the server uses it: it picks an action
@@ -33,8 +37,15 @@ type Version struct {
 	// Meta is the checkpoint's metadata: environment, shapes and the
 	// convergence gate's verdict (Meta.Converged).
 	Meta checkpoints.Meta
-	// Policy answers for it.
+	// Policy answers for an observation-level checkpoint (env placement
+	// or sync); nil for a view-level one.
 	Policy Learned
+	// NewPolicy builds a fresh instance of a view-level learned policy
+	// (env strn-rl or sas-rl: a whole policies.Policy that acts on the
+	// cluster view, like a heuristic); nil for an observation-level one.
+	// The server builds one instance per decision, as it does the
+	// heuristic, so decisions do not depend on which instance answers.
+	NewPolicy func() policies.Policy
 
 	decided atomic.Int64 // learned answers given, for canary promotion
 }
@@ -42,6 +53,64 @@ type Version struct {
 // Sync reports whether the policy chooses sync strategies (the sync
 // environment) rather than placements.
 func (v *Version) Sync() bool { return v.Meta.Env == "sync" }
+
+// ViewLevel reports whether the version is a view-level policy (NewPolicy
+// set), which the server runs in shadow and switches on by evidence
+// (SwitchConfig), rather than an observation-level one.
+func (v *Version) ViewLevel() bool { return v.NewPolicy != nil }
+
+// PolicyLoader reads the checkpoint directory of a learned policy that
+// acts on the cluster view (checkpoints.Meta.Env "strn-rl" or "sas-rl"),
+// returning its metadata and a constructor of fresh policy instances (an
+// instance need not be safe for concurrent use). policies/direct's Load
+// is one.
+type PolicyLoader func(dir string) (checkpoints.Meta, func() policies.Policy, error)
+
+// ViewLevelEnv reports whether a checkpoint of env holds a view-level
+// policy (strn-rl, sas-rl), which a PolicyLoader reads, rather than an
+// observation-level network (placement, sync), which LoadVersion reads.
+func ViewLevelEnv(env string) bool { return env == "strn-rl" || env == "sas-rl" }
+
+// NewPolicyVersion makes a view-level learned policy version seq: meta
+// must name a view-level environment and newPolicy must build a policy.
+func NewPolicyVersion(dir string, seq int, meta checkpoints.Meta, newPolicy func() policies.Policy) (*Version, error) {
+	if !ViewLevelEnv(meta.Env) {
+		return nil, fmt.Errorf("serve: checkpoint %s: env %q is not a view-level policy (want strn-rl or sas-rl)", dir, meta.Env)
+	}
+	if newPolicy == nil {
+		return nil, fmt.Errorf("serve: checkpoint %s: no policy constructor", dir)
+	}
+	if p := newPolicy(); p == nil {
+		return nil, fmt.Errorf("serve: checkpoint %s: the policy constructor returned nil", dir)
+	}
+	return &Version{Seq: seq, Name: VersionName(seq), Dir: dir, Meta: meta, NewPolicy: newPolicy}, nil
+}
+
+// LoadVersion loads the checkpoint in dir as version seq, choosing by the
+// environment its meta.json names: a view-level one (strn-rl, sas-rl)
+// through the core's PolicyLoader (WithPolicyLoader; without one it is an
+// error that says so), any other through the package's LoadVersion. The
+// Watcher loads every version this way.
+func (k *Core) LoadVersion(dir string, seq int) (*Version, error) {
+	b, err := os.ReadFile(filepath.Join(dir, checkpoints.MetaFile))
+	if err != nil {
+		return LoadVersion(dir, seq) // its error says what is missing
+	}
+	var head struct {
+		Env string `json:"env"`
+	}
+	if json.Unmarshal(b, &head) != nil || !ViewLevelEnv(head.Env) {
+		return LoadVersion(dir, seq)
+	}
+	if k.loader == nil {
+		return nil, fmt.Errorf("serve: checkpoint %s: env %q is a view-level policy and needs a policy loader (WithPolicyLoader)", dir, head.Env)
+	}
+	meta, mk, err := k.loader(dir)
+	if err != nil {
+		return nil, fmt.Errorf("serve: checkpoint %s: %w", dir, err)
+	}
+	return NewPolicyVersion(dir, seq, meta, mk)
+}
 
 // VersionName spells version seq as answers do: "v3".
 func VersionName(seq int) string { return "v" + strconv.Itoa(seq) }

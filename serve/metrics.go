@@ -23,6 +23,15 @@ type Metrics struct {
 	outcomes  *prometheus.CounterVec // kind
 	sinkErr   prometheus.Counter
 	version   prometheus.Gauge
+
+	// The switch of a view-level learned policy (SwitchConfig).
+	learnedAnswering prometheus.Gauge
+	answeringSince   prometheus.Gauge
+	switches         *prometheus.CounterVec // to
+	gateEvals        *prometheus.CounterVec // result
+	gateLower        prometheus.Gauge
+	gateGain         prometheus.Gauge
+	shadow           *prometheus.CounterVec // result
 }
 
 // NewMetrics returns the metrics on a new registry.
@@ -54,8 +63,30 @@ func NewMetrics() *Metrics {
 		version: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "drover_model_version", Help: "The active learned policy's version number (0: none).",
 		}),
+		learnedAnswering: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "drover_learned_answering", Help: "1 when the view-level learned policy answers (the gate switched to it), 0 when the heuristic does.",
+		}),
+		answeringSince: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "drover_answering_since_seconds", Help: "Unix time of the last switch between the heuristic and the view-level learned policy (0: none).",
+		}),
+		switches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "drover_policy_switches_total", Help: "Switches of the answering policy by the gate, by the policy switched to (learned, heuristic).",
+		}, []string{"to"}),
+		gateEvals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "drover_gate_evaluations_total", Help: "Gate evaluations on a replay of the served arrivals, by result (passed, failed, error, waiting).",
+		}, []string{"result"}),
+		gateLower: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "drover_gate_lower_bound", Help: "The last gate verdict's lower confidence bound of the learned policy's relative gain over the heuristic.",
+		}),
+		gateGain: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "drover_gate_mean_gain", Help: "The last gate verdict's mean relative gain of the learned policy over the heuristic.",
+		}),
+		shadow: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "drover_shadow_decisions_total", Help: "Decisions of the view-level learned policy in shadow, by result (decided, held, deadline, error, infeasible, overload).",
+		}, []string{"result"}),
 	}
 	m.Registry.MustRegister(m.requests, m.latency, m.inflight, m.decisions, m.reloads, m.outcomes, m.sinkErr, m.version,
+		m.learnedAnswering, m.answeringSince, m.switches, m.gateEvals, m.gateLower, m.gateGain, m.shadow,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

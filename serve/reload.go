@@ -19,8 +19,10 @@ import (
 // number is the version). Each poll looks at the versions newer than the
 // active one, newest first, that it has not judged yet; a directory whose
 // meta.json has not appeared is still being written and is left for a
-// later poll. A version is loaded and validated (LoadVersion: the probe
-// forward pass) before it is used, then:
+// later poll. A version is loaded and validated (Core.LoadVersion, by the
+// environment its meta.json names: the probe forward pass of an
+// observation-level checkpoint, the PolicyLoader of a view-level one)
+// before it is used, then:
 //
 //   - a corrupt checkpoint is refused, and the active version keeps
 //     serving;
@@ -29,7 +31,10 @@ import (
 //     with "fallback: not-converged" until a converged one arrives);
 //   - a converged one replaces the active version atomically, or, with a
 //     canary fraction and a converged version active, becomes the canary
-//     candidate.
+//     candidate;
+//   - a view-level one (strn-rl, sas-rl), converged or not, replaces the
+//     active version and starts in shadow: the gate of the core's
+//     SwitchConfig, on the served arrivals, decides when it answers.
 type Watcher struct {
 	dir      string
 	core     *Core
@@ -49,7 +54,7 @@ func NewWatcher(dir string, core *Core, interval time.Duration) (*Watcher, error
 	if interval <= 0 {
 		interval = 2 * time.Second
 	}
-	return &Watcher{dir: dir, core: core, clock: core.clock, interval: interval, load: LoadVersion, judged: map[int]bool{}}, nil
+	return &Watcher{dir: dir, core: core, clock: core.clock, interval: interval, load: core.LoadVersion, judged: map[int]bool{}}, nil
 }
 
 // Poll examines dir once. It returns the error of listing dir; refusals
@@ -115,6 +120,9 @@ func (w *Watcher) consider(seq int, dir string) bool {
 	}
 	active := k.Active()
 	switch {
+	case v.ViewLevel():
+		k.Swap(v)
+		result = "active"
 	case !v.Meta.Converged && active != nil && active.Meta.Converged:
 		k.refuse(fmt.Sprintf("%s: not converged (the gate's verdict in %s)", v.Name, checkpoints.MetaFile))
 		return false

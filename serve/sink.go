@@ -71,6 +71,16 @@ type DecisionRecord struct {
 	Action int
 	// Latency is the time the decision took inside the core.
 	Latency time.Duration
+	// Shadow names the policy that also decided in shadow, without
+	// answering ("learned@v3" beside the heuristic, "heuristic:strn"
+	// beside the learned policy; "" when none did); ShadowWorkerNodes and
+	// ShadowSync are its decision (empty when it placed nothing),
+	// ShadowFailure why it gave none (a Fallback* reason: deadline, error,
+	// infeasible, overload; "" when it decided).
+	Shadow            string
+	ShadowWorkerNodes []string
+	ShadowSync        string
+	ShadowFailure     string
 }
 
 // Time implements Record.

@@ -122,6 +122,22 @@ func runHeuristic(f policies.Factory, s *snapshot) ([]int, env.Sync, error) {
 	if err != nil {
 		return nil, env.Sync{}, err
 	}
+	alloc, sy, err := schedule(p, s)
+	if err != nil || alloc == nil {
+		return nil, env.Sync{}, err
+	}
+	if err := s.checkAlloc(alloc); err != nil {
+		return nil, env.Sync{}, err
+	}
+	return alloc, sy, nil
+}
+
+// schedule asks p where the snapshot's job goes, on a view of its own
+// (the job, a copy of the free GPUs; the cluster and the loads are shared
+// and only read), and returns the job's allocation (nil: not placed) and
+// sync strategy, unchecked. It writes nothing in s, so it may run beside
+// another reader of s.
+func schedule(p policies.Policy, s *snapshot) ([]int, env.Sync, error) {
 	job := &env.Job{ID: 0, Spec: s.job, State: env.Pending, FirstStart: math.NaN(), Finish: math.NaN()}
 	v := &env.View{Cluster: &s.cluster, Free: append([]int(nil), s.state.Free...), Active: []*env.Job{job}, Model: telemetry{s.state.Load}}
 	ds, err := p.Schedule(v)
@@ -130,9 +146,6 @@ func runHeuristic(f policies.Factory, s *snapshot) ([]int, env.Sync, error) {
 	}
 	for _, d := range ds {
 		if d.Job == 0 && len(d.Nodes) > 0 {
-			if err := s.checkAlloc(d.Nodes); err != nil {
-				return nil, env.Sync{}, err
-			}
 			return d.Nodes, d.Sync, nil
 		}
 	}
