@@ -27,8 +27,18 @@ func LinearSchedule(start, end, duration, t float64) float64 {
 // double). A truncated transition is not terminal: it bootstraps from its
 // final observation, which the caller stores as s'.
 func Targets(reward []float32, terminated []bool, qTargetNext, qOnlineNext []float32, nActions int, gamma float32, double bool, y []float32) {
+	MaskedTargets(reward, terminated, qTargetNext, qOnlineNext, nil, nActions, gamma, double, y)
+}
+
+// MaskedTargets is Targets where the next state's valid actions are
+// nextMask (nActions entries per sample, true for valid; nil: all): the
+// argmax runs over the valid actions only, as a masked environment can
+// take no other. A sample without a valid next action bootstraps nothing
+// (its target is its reward), as a terminal one.
+func MaskedTargets(reward []float32, terminated []bool, qTargetNext, qOnlineNext []float32, nextMask []bool, nActions int, gamma float32, double bool, y []float32) {
 	n := len(reward)
-	if len(terminated) != n || len(y) != n || len(qTargetNext) != n*nActions || (double && len(qOnlineNext) != n*nActions) {
+	if len(terminated) != n || len(y) != n || len(qTargetNext) != n*nActions || (double && len(qOnlineNext) != n*nActions) ||
+		(nextMask != nil && len(nextMask) != n*nActions) {
 		panic("dqn: Targets length mismatch")
 	}
 	for i := range n {
@@ -37,14 +47,20 @@ func Targets(reward []float32, terminated []bool, qTargetNext, qOnlineNext []flo
 			continue
 		}
 		row := qTargetNext[i*nActions : (i+1)*nActions]
-		var v float32
-		if double {
-			pick := qOnlineNext[i*nActions : (i+1)*nActions]
-			v = row[argmax(pick)]
-		} else {
-			v = row[argmax(row)]
+		var m []bool
+		if nextMask != nil {
+			m = nextMask[i*nActions : (i+1)*nActions]
 		}
-		y[i] = reward[i] + gamma*v
+		pick := row
+		if double {
+			pick = qOnlineNext[i*nActions : (i+1)*nActions]
+		}
+		a := argmaxMasked(pick, m)
+		if a < 0 {
+			y[i] = reward[i]
+			continue
+		}
+		y[i] = reward[i] + gamma*row[a]
 	}
 }
 
@@ -53,6 +69,21 @@ func argmax(xs []float32) int {
 	best := 0
 	for i, x := range xs {
 		if x > xs[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// argmaxMasked is argmax over the indices mask allows (all when mask is
+// nil); -1 when it allows none.
+func argmaxMasked(xs []float32, mask []bool) int {
+	if mask == nil {
+		return argmax(xs)
+	}
+	best := -1
+	for i, x := range xs {
+		if mask[i] && (best < 0 || x > xs[best]) {
 			best = i
 		}
 	}
@@ -68,6 +99,8 @@ type Replay struct {
 	action     []int
 	reward     []float32
 	terminated []bool
+	nextMask   []bool // actions entries per transition; nil until AddMasked
+	actions    int
 	n, head    int
 	rng        *rand.Rand
 }
@@ -80,6 +113,9 @@ type Batch struct {
 	Action     []int
 	Reward     []float32
 	Terminated []bool
+	// NextMask holds the next state's valid actions, one row of actions
+	// per sample (nil when the buffer stores no masks: AddMasked).
+	NextMask []bool
 }
 
 // NewReplay returns an empty buffer for capacity transitions of
@@ -111,6 +147,24 @@ func (r *Replay) Add(obs []float32, action int, reward float32, next []float32, 
 	r.n = min(r.n+1, len(r.action))
 }
 
+// AddMasked stores a transition with the valid actions of its next state
+// (for MaskedTargets). A buffer takes either Add or AddMasked, not both,
+// and every mask must have the same length.
+func (r *Replay) AddMasked(obs []float32, action int, reward float32, next []float32, terminated bool, nextMask []bool) {
+	if r.nextMask == nil {
+		if r.n > 0 {
+			panic("dqn: AddMasked on a buffer filled by Add")
+		}
+		r.actions = len(nextMask)
+		r.nextMask = make([]bool, len(r.action)*r.actions)
+	}
+	if len(nextMask) != r.actions {
+		panic("dqn: mask size mismatch")
+	}
+	copy(r.nextMask[r.head*r.actions:], nextMask)
+	r.Add(obs, action, reward, next, terminated)
+}
+
 // Sample draws size transitions uniformly with replacement. It panics on
 // an empty buffer.
 func (r *Replay) Sample(size int) Batch {
@@ -126,6 +180,12 @@ func (r *Replay) Sample(size int) Batch {
 		copy(b.Obs[k*r.dim:(k+1)*r.dim], r.obs[i*r.dim:(i+1)*r.dim])
 		copy(b.NextObs[k*r.dim:(k+1)*r.dim], r.next[i*r.dim:(i+1)*r.dim])
 		b.Action[k], b.Reward[k], b.Terminated[k] = r.action[i], r.reward[i], r.terminated[i]
+		if r.nextMask != nil {
+			if b.NextMask == nil {
+				b.NextMask = make([]bool, size*r.actions)
+			}
+			copy(b.NextMask[k*r.actions:(k+1)*r.actions], r.nextMask[i*r.actions:(i+1)*r.actions])
+		}
 	}
 	return b
 }

@@ -72,7 +72,10 @@ func NewQNetwork(obsDim, actions int, hidden []int, src rand.Source) *nn.MLP {
 }
 
 // Train runs DQN on one environment and calls report at every episode end.
-// The same config gives the same network, bit for bit.
+// When the environment is a gym.Masker, exploration draws among the valid
+// actions, the greedy action is the best valid one, and the TD targets
+// maximise over the next state's valid actions (MaskedTargets). The same
+// config gives the same network, bit for bit.
 func Train(cfg Config, env gym.Env, report func(Update)) (*nn.MLP, error) {
 	if cfg.TotalSteps <= 0 || cfg.BatchSize <= 0 || cfg.TrainEvery <= 0 || cfg.TargetEvery <= 0 || cfg.BufferSize <= 0 {
 		return nil, errors.New("dqn: config: steps, batch, buffer and frequencies must be positive")
@@ -85,6 +88,8 @@ func Train(cfg Config, env gym.Env, report func(Update)) (*nn.MLP, error) {
 	opt := nn.NewAdam(q.Params(), cfg.LR, 1e-8)
 	buf := NewReplay(cfg.BufferSize, obsDim, rand.NewPCG(cfg.Seed, 0x627566))
 
+	masker, _ := env.(gym.Masker)
+	var mask []bool
 	obs64, _ := env.Reset(cfg.Seed)
 	obs := toF32(obs64)
 	one := nn.NewMat(1, obsDim)
@@ -94,17 +99,25 @@ func Train(cfg Config, env gym.Env, report func(Update)) (*nn.MLP, error) {
 	for step := range cfg.TotalSteps {
 		eps := LinearSchedule(cfg.StartE, cfg.EndE, cfg.ExplorationFraction*float64(cfg.TotalSteps), float64(step))
 		var a int
+		if masker != nil {
+			mask = masker.ActionMask(mask)
+		}
 		if rng.Float64() < eps {
-			a = rng.IntN(nA)
+			a = randomValid(rng, nA, mask)
 		} else {
 			copy(one.Data, obs)
-			a = argmax(q.Forward(one).Data)
+			a = argmaxMasked(q.Forward(one).Data, mask)
 		}
 		next64, r, term, trunc, _ := env.Step(a)
 		next := toF32(next64)
 		// A truncated transition stores its final observation and is not
 		// terminal, so its target bootstraps.
-		buf.Add(obs, a, float32(r), next, term)
+		if masker != nil {
+			mask = masker.ActionMask(mask)
+			buf.AddMasked(obs, a, float32(r), next, term, mask)
+		} else {
+			buf.Add(obs, a, float32(r), next, term)
+		}
 		ret += r
 		if term || trunc {
 			if report != nil {
@@ -125,7 +138,7 @@ func Train(cfg Config, env gym.Env, report func(Update)) (*nn.MLP, error) {
 				if cfg.Double {
 					qo = q.Forward(nextM).Clone().Data
 				}
-				Targets(b.Reward, b.Terminated, qt.Data, qo, nA, cfg.Gamma, cfg.Double, y)
+				MaskedTargets(b.Reward, b.Terminated, qt.Data, qo, b.NextMask, nA, cfg.Gamma, cfg.Double, y)
 				q.ZeroGrad()
 				pred := q.Forward(nn.MatFrom(cfg.BatchSize, obsDim, b.Obs))
 				qa := nn.Gather(pred, b.Action)
@@ -143,6 +156,33 @@ func Train(cfg Config, env gym.Env, report func(Update)) (*nn.MLP, error) {
 		}
 	}
 	return q, nil
+}
+
+// randomValid draws an action uniformly among the valid ones of mask (all
+// nA when mask is nil, drawing exactly as rng.IntN(nA)).
+func randomValid(rng *rand.Rand, nA int, mask []bool) int {
+	if mask == nil {
+		return rng.IntN(nA)
+	}
+	n := 0
+	for _, ok := range mask {
+		if ok {
+			n++
+		}
+	}
+	if n == 0 {
+		return rng.IntN(nA)
+	}
+	k := rng.IntN(n)
+	for a, ok := range mask {
+		if ok {
+			if k == 0 {
+				return a
+			}
+			k--
+		}
+	}
+	return -1 // unreachable
 }
 
 func copyParams(dst, src *nn.MLP) {

@@ -44,6 +44,14 @@ type Config struct {
 	// policies.Proposer environment) starts the policy near the heuristic
 	// while it still explores the other candidates.
 	ActionPrior []float32
+	// Init, when set, is the agent training starts from (its networks are
+	// copied; Hidden and the spaces must match): a behaviour-cloned actor,
+	// say, that PPO fine-tunes. ActionPrior is then not applied.
+	Init *Agent
+	// CriticWarmup is the number of first updates that train the critic
+	// only, so that a pretrained actor (Init) is not pushed around by the
+	// advantages of an untrained critic.
+	CriticWarmup int
 }
 
 // DefaultConfig returns CleanRL's ppo.py defaults (CartPole-v1, 500k steps).
@@ -64,6 +72,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("ppo: config: batch %d not divisible into %d minibatches", c.NumEnvs*c.NumSteps, c.NumMinibatches)
 	case !(c.LR > 0), !(c.Clip > 0), !(c.MaxGradNorm > 0):
 		return errors.New("ppo: config: learning rate, clip and max grad norm must be positive")
+	case c.CriticWarmup < 0:
+		return fmt.Errorf("ppo: config: critic warm-up of %d updates, want >= 0", c.CriticWarmup)
 	}
 	return nil
 }
@@ -128,7 +138,11 @@ func Train(cfg Config, makeEnv func(i int) gym.Env, report func(Update)) (*Agent
 	obsDim, nA := envs.ObservationSpace().Shape(), envs.ActionSpace().N
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x70706f))
 	agent := NewAgent(obsDim, nA, cfg.Hidden, rng)
-	if len(cfg.ActionPrior) > 0 {
+	if cfg.Init != nil {
+		if err := copyAgent(agent, cfg.Init); err != nil {
+			return nil, err
+		}
+	} else if len(cfg.ActionPrior) > 0 {
 		if len(cfg.ActionPrior) != nA {
 			return nil, fmt.Errorf("ppo: ActionPrior has %d values for %d actions", len(cfg.ActionPrior), nA)
 		}
@@ -244,6 +258,7 @@ func Train(cfg Config, makeEnv func(i int) gym.Env, report func(Update)) (*Agent
 			}
 		}
 		// Optimise.
+		l.frozen = u <= cfg.CriticWarmup
 		l.update(&roll, &up)
 		up.Step, up.LR, up.Agent = step, lr, agent
 		if report != nil {
@@ -251,6 +266,22 @@ func Train(cfg Config, makeEnv func(i int) gym.Env, report func(Update)) (*Agent
 		}
 	}
 	return agent, nil
+}
+
+// copyAgent copies src's parameters into dst, which must have the same
+// shapes.
+func copyAgent(dst, src *Agent) error {
+	d, s := dst.Params(), src.Params()
+	if len(d) != len(s) {
+		return fmt.Errorf("ppo: Init has %d parameters, want %d (same hidden layers and spaces)", len(s), len(d))
+	}
+	for i := range d {
+		if len(d[i].Value) != len(s[i].Value) {
+			return fmt.Errorf("ppo: Init's %s has %d values, want %d (same hidden layers and spaces)", s[i].Name, len(s[i].Value), len(d[i].Value))
+		}
+		copy(d[i].Value, s[i].Value)
+	}
+	return nil
 }
 
 // rollout holds one rollout's samples for the update, row t*NumEnvs+i.
@@ -288,6 +319,7 @@ type learner struct {
 	mbMask                                           []bool
 	mbAct                                            []int
 	mbOldLogp, mbAdv, mbRet, mbOldV, dLogp, dV, dEnt []float32
+	frozen                                           bool // the actor does not learn (critic warm-up)
 }
 
 func newLearner(cfg Config, agent *Agent, rng *rand.Rand) *learner {
@@ -361,7 +393,9 @@ func (l *learner) update(r *rollout, up *Update) {
 			for k := range gl.Data {
 				gl.Data[k] += ge.Data[k]
 			}
-			agent.Actor.Accumulate(gl)
+			if !l.frozen {
+				agent.Actor.Accumulate(gl)
+			}
 			for k := range dV {
 				dV[k] *= cfg.VfCoef
 			}
