@@ -1,21 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/drover-sched/drover/agents/nn"
 	"github.com/drover-sched/drover/checkpoints"
 	"github.com/drover-sched/drover/datasets"
-	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/placement"
-	"github.com/drover-sched/drover/internal/sharedtraces"
+	"github.com/drover-sched/drover/train"
 	"github.com/drover-sched/drover/train/runlog"
 )
 
@@ -112,36 +109,6 @@ func TestTrainBanditVariant(t *testing.T) {
 	}
 }
 
-// train.cluster trains a learned variant on a node list: a PAI-format
-// list of eight nodes of two GPU types (24 GPUs), which the run names,
-// with a tilted GPU mix at a given offered load (named too).
-func TestTrainVariantOnNodeList(t *testing.T) {
-	dir := t.TempDir()
-	nodes := "sn,cpu_milli,memory_mib,gpu,model\n"
-	for i := range 8 {
-		typ, gpus := "V100M32", 4
-		if i%2 == 1 {
-			typ, gpus = "T4", 2
-		}
-		nodes += "node-" + string(rune('a'+i)) + ",96000,786432," + string(rune('0'+gpus)) + "," + typ + "\n"
-	}
-	list := filepath.Join(dir, "nodes.csv")
-	cfg := filepath.Join(dir, "cfg.yaml")
-	if err := os.WriteFile(list, []byte(nodes), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(cfg, []byte("train:\n  workload: synthetic\n  tilt: 1\n  offered_load: 0.8\n  cluster: "+list+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	code, stdout, stderr := drover(t, "train", "--env", "sas-rl", "--algo", "bandit", "--config", cfg, "--steps", "1000", "--eval-seeds", "0", "--quiet", "--out", filepath.Join(dir, "run"))
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	if !strings.Contains(stdout, "PAI node list "+list+": 8 nodes, 24 GPUs") || !strings.Contains(stdout, "a uniform in [0, 1], offered load 0.8") {
-		t.Errorf("output does not name the training cluster:\n%s", stdout)
-	}
-}
-
 // banditRun trains sas-rl's contextual bandit for steps with the config
 // yaml into dir/run, and returns the run directory, its checkpoint and the
 // checkpoint's two files.
@@ -191,9 +158,10 @@ func TestTrainBanditEnsemble(t *testing.T) {
 	}
 }
 
-// A trace as the training workload: episodes are windows of its first
-// part, rebased to time 0; the rest is the held-out "late" workload.
-func TestTraceWorkloadSplit(t *testing.T) {
+// drover trace convert -late writes the jobs drover train judges as the
+// "late" part (train.LateWorkload), so that drover eval can judge a
+// checkpoint on it with more seeds; its flags are checked.
+func TestTraceConvertLate(t *testing.T) {
 	dir := t.TempDir()
 	wl := filepath.Join(dir, "tiny.csv")
 	if err := os.WriteFile(wl, []byte(tinyJobs), 0o644); err != nil {
@@ -203,64 +171,7 @@ func TestTraceWorkloadSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := len(all.Jobs)
-	tw, err := traceWorkload(wl, 0.5, 0, env.Homogeneous(4, 4), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cut := (n + 1) / 2 // round(n/2)
-	if got := len(tw.late.jobs.Jobs); got != n-cut {
-		t.Fatalf("late part has %d jobs, want %d of %d", got, n-cut, n)
-	}
-	if tw.late.jobs.Jobs[0].Name != all.Jobs[cut].Name || tw.late.jobs.Jobs[0].Submit != 0 {
-		t.Errorf("late part starts with %+v, want job %s at time 0", tw.late.jobs.Jobs[0], all.Jobs[cut].Name)
-	}
-	for seed := range uint64(20) {
-		specs := tw.newJobs(seed)
-		if len(specs) != cut { // fewer than datasets.DefaultJobs: all of them
-			t.Fatalf("seed %d: %d jobs, want the first part's %d", seed, len(specs), cut)
-		}
-		if specs[0].Submit != 0 {
-			t.Errorf("seed %d: first submit %v, want 0", seed, specs[0].Submit)
-		}
-	}
-	// At an offered load the late part is rescaled to it, and jobs larger
-	// than the cluster (c: 8 GPUs on 4) are left out of the windows.
-	small, err := traceWorkload(wl, 0.5, 0.7, env.Homogeneous(2, 2), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := small.late.jobs.OfferedLoad(4); math.Abs(got-0.7) > 1e-9 {
-		t.Errorf("late part's offered load on 4 GPUs = %v, want 0.7", got)
-	}
-	for seed := range uint64(5) {
-		specs := small.newJobs(seed)
-		if len(specs) != cut-1 {
-			t.Fatalf("seed %d: %d jobs, want %d (all of the first part but the 8-GPU job)", seed, len(specs), cut-1)
-		}
-		for _, s := range specs {
-			if s.GPUs > 4 {
-				t.Errorf("seed %d: job %s wants %d GPUs on a 4-GPU cluster", seed, s.Name, s.GPUs)
-			}
-		}
-	}
-	for _, bad := range []float64{0, 1, -0.5, math.NaN()} {
-		if _, err := traceWorkload(wl, bad, 0, env.Homogeneous(4, 4), ""); err == nil {
-			t.Errorf("split %v accepted", bad)
-		}
-	}
-}
-
-// drover trace convert -late writes the jobs drover train judges as the
-// "late" part, so that drover eval can judge a checkpoint on it with more
-// seeds; its flags are checked.
-func TestTraceConvertLate(t *testing.T) {
-	dir := t.TempDir()
-	wl := filepath.Join(dir, "tiny.csv")
-	if err := os.WriteFile(wl, []byte(tinyJobs), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tw, err := traceWorkload(wl, 0.5, 0.7, env.Homogeneous(2, 2), "")
+	_, late, err := train.LateWorkload(all, 0.5, 0.7, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +183,7 @@ func TestTraceConvertLate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := tw.late.jobs.Jobs
+	want := late.Jobs
 	if len(got.Jobs) != len(want) {
 		t.Fatalf("%d jobs written, want the late part's %d", len(got.Jobs), len(want))
 	}
@@ -292,60 +203,6 @@ func TestTraceConvertLate(t *testing.T) {
 		if code, _, _ := drover(t, args...); code == 0 {
 			t.Errorf("%v accepted", args)
 		}
-	}
-}
-
-// TestTrainProfiles checks train.profiles: empty and "builtin" give the
-// embedded fitted profiles, a directory of measured ones gives those
-// (measured and fitted disagree on a model's step time), and a missing
-// directory is an error naming the option.
-func TestTrainProfiles(t *testing.T) {
-	_, _, fitted, err := builtinEnvConfig(4, 4, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _, named, err := builtinEnvConfig(4, 4, "builtin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(fitted) == 0 || len(fitted) != len(named) {
-		t.Fatalf("builtin profiles: %d by default, %d by name", len(fitted), len(named))
-	}
-	if _, _, _, err := builtinEnvConfig(4, 4, filepath.Join(t.TempDir(), "nope")); err == nil || !strings.Contains(err.Error(), "train.profiles") {
-		t.Errorf("missing directory: err = %v, want one naming train.profiles", err)
-	}
-	_, _, measured, err := builtinEnvConfig(4, 4, sharedtraces.Path(t, "pollux_apps"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, q := measured["cifar10"], fitted["cifar10"]
-	if p == nil || q == nil {
-		t.Fatalf("cifar10 missing: measured %v, fitted %v", p != nil, q != nil)
-	}
-	if reflect.TypeOf(p) == reflect.TypeOf(q) {
-		t.Errorf("measured and fitted cifar10 profiles are both %T", p)
-	}
-}
-
-// TestHeldOutSeeds checks train.helios_seeds and pai_seeds: Helios and
-// PAI get their own seed counts when set; otherwise Helios has eval_seeds
-// and PAI half of it.
-func TestHeldOutSeeds(t *testing.T) {
-	count := func(ws []evalWorkload) map[string]int {
-		m := map[string]int{}
-		for _, w := range ws {
-			m[w.name] = len(w.seeds)
-		}
-		return m
-	}
-	if got, want := count(heldOut(3, 20, 0)), map[string]int{"builtin": 3, "helios": 20, "pai": 1}; !reflect.DeepEqual(got, want) {
-		t.Errorf("heldOut(3, 20, 0) seeds = %v, want %v", got, want)
-	}
-	if got, want := count(heldOut(4, 0, 0)), map[string]int{"builtin": 4, "helios": 4, "pai": 2}; !reflect.DeepEqual(got, want) {
-		t.Errorf("heldOut(4, 0, 0) seeds = %v, want %v", got, want)
-	}
-	if got, want := count(heldOut(4, 20, 10)), map[string]int{"builtin": 4, "helios": 20, "pai": 10}; !reflect.DeepEqual(got, want) {
-		t.Errorf("heldOut(4, 20, 10) seeds = %v, want %v", got, want)
 	}
 }
 
@@ -419,41 +276,5 @@ func TestTrainBanditSupport(t *testing.T) {
 	}
 	if tta["sas-rl@outside"] != tta["sas"] {
 		t.Errorf("avg TTA %v: want the checkpoint gated outside its support to replay sas", tta)
-	}
-}
-
-// The counterfactual replays run on train.workers environments at once;
-// the checkpoint does not depend on how many.
-func TestTrainBanditWorkers(t *testing.T) {
-	dir := t.TempDir()
-	var weights [][]byte
-	for _, w := range []string{"1", "3"} {
-		cfg := filepath.Join(dir, "w"+w+".yaml")
-		if err := os.WriteFile(cfg, []byte("train:\n  workers: "+w+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		out := filepath.Join(dir, "run"+w)
-		code, stdout, stderr := drover(t, "train", "--env", "sas-rl", "--algo", "bandit", "--config", cfg, "--steps", "2000", "--eval-seeds", "0", "--out", out)
-		if code != 0 {
-			t.Fatalf("workers %s: exit %d: %s", w, code, stderr)
-		}
-		if !strings.Contains(stdout, "workers: "+w) {
-			t.Errorf("workers %s: the logged config does not say so:\n%s", w, stdout)
-		}
-		b, err := os.ReadFile(filepath.Join(out, checkpoints.WeightsFile))
-		if err != nil {
-			t.Fatal(err)
-		}
-		weights = append(weights, b)
-	}
-	if !bytes.Equal(weights[0], weights[1]) {
-		t.Error("1 and 3 workers train different weights")
-	}
-	cfg := filepath.Join(dir, "bad.yaml")
-	if err := os.WriteFile(cfg, []byte("train:\n  workers: -2\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if code, _, _ := drover(t, "train", "--env", "sas-rl", "--algo", "bandit", "--config", cfg, "--steps", "500", "--eval-seeds", "0", "--quiet", "--out", filepath.Join(dir, "bad")); code == 0 {
-		t.Error("train.workers -2 accepted")
 	}
 }
