@@ -1,6 +1,7 @@
 package train
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -75,5 +76,60 @@ func TestTraceWorkloadSplit(t *testing.T) {
 		if _, err := traceWorkload(tinyTrace, bad, 0, env.Homogeneous(4, 4), ""); err == nil {
 			t.Errorf("split %v accepted", bad)
 		}
+	}
+}
+
+// LateWorkload cuts after round(split x jobs), keeps at most lateJobs
+// jobs after the cut, rebases them to time 0, and leaves its input alone.
+func TestLateWorkload(t *testing.T) {
+	// Jobs submitted every 10 s from t = 100: job i at 100 + 10i.
+	jobs := func(n int) *datasets.Workload {
+		w := &datasets.Workload{}
+		for i := range n {
+			w.Jobs = append(w.Jobs, datasets.Job{Name: fmt.Sprint(i), Submit: 100 + 10*float64(i), GPUs: 1, Duration: 60, Model: "cifar10"})
+		}
+		return w
+	}
+	tests := []struct {
+		name     string
+		n        int
+		split    float64
+		cut      int
+		first    string // the late part's first job
+		lateJobs int
+		wantErr  bool
+	}{
+		{name: "half", n: 12, split: 0.5, cut: 6, first: "6", lateJobs: 6},
+		{name: "rounds to nearest", n: 10, split: 0.25, cut: 3, first: "3", lateJobs: 7}, // 2.5 rounds away from zero
+		{name: "capped after the cut", n: lateJobs + 1000, split: 0.1, cut: 300, first: "300", lateJobs: lateJobs},
+		{name: "nothing after the cut", n: 3, split: 0.9, wantErr: true},
+		{name: "nothing before the cut", n: 3, split: 0.1, wantErr: true},
+		{name: "split 0", n: 12, split: 0, wantErr: true},
+		{name: "split 1", n: 12, split: 1, wantErr: true},
+		{name: "split NaN", n: 12, split: math.NaN(), wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := jobs(tt.n)
+			cut, late, err := LateWorkload(w, tt.split, 0, 4)
+			if tt.wantErr {
+				if err == nil {
+					t.Fatalf("cut %d accepted", cut)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cut != tt.cut || len(late.Jobs) != tt.lateJobs || late.Jobs[0].Name != tt.first || late.Jobs[0].Submit != 0 {
+				t.Errorf("cut %d, late part of %d jobs from %+v; want cut %d, %d jobs from job %s at 0", cut, len(late.Jobs), late.Jobs[0], tt.cut, tt.lateJobs, tt.first)
+			}
+			if got := late.Jobs[1].Submit; got != 10 {
+				t.Errorf("second late job at %v, want 10", got)
+			}
+			if w.Jobs[tt.cut].Submit != 100+10*float64(tt.cut) {
+				t.Errorf("the input's job %d moved to %v", tt.cut, w.Jobs[tt.cut].Submit)
+			}
+		})
 	}
 }
