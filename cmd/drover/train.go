@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 	"io"
+	"path/filepath"
+	"time"
 
 	"github.com/drover-sched/drover/train"
 	"github.com/drover-sched/drover/train/runlog"
@@ -16,8 +18,8 @@ import (
 // meta.json).
 func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("train", stderr)
-	envName := fs.String("env", "placement", "environment: placement or sync (the built-in workload; learned vs the heuristics), sas-rl or strn-rl (choose among the heuristic's candidates; judged on the held-out Helios and PAI workloads), or cartpole (the known-answer check)")
-	algo := fs.String("algo", "ppo", "algorithm: ppo or dqn (cartpole); ppo or bandit (sas-rl, strn-rl: a contextual bandit scoring each decision by counterfactual replays, or by its job's own slowdown with train.credit: own)")
+	envName := fs.String("env", "placement", "environment: placement or sync (the built-in workload; learned vs the heuristics), sas-rl or strn-rl (the direct learned policies: node group x sync strategy per job, no heuristic in the loop; judged on the held-out built-in, Philly-late, Helios and PAI workloads), or cartpole (the known-answer check)")
+	algo := fs.String("algo", "ppo", "algorithm: ppo or dqn (cartpole, placement, sync); for sas-rl and strn-rl: bc (behaviour cloning of the heuristic), ppo (bc, then PPO), dqn, or the older candidate re-rankers bandit (a contextual bandit scoring each decision by counterfactual replays, or by its job's own slowdown with train.credit: own) and rerank-ppo")
 	steps := fs.Int("steps", 0, "environment steps (default: 500000 for cartpole, 100000 for placement)")
 	seed := fs.Uint64("seed", 1, "random seed")
 	quiet := fs.Bool("quiet", false, "no progress output")
@@ -46,6 +48,17 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 				r.Train.EvalSeeds = *evalSeeds
 			}
 		})
+	}
+	if (r.Train.Env == "strn-rl" || r.Train.Env == "sas-rl") && isDirectAlgo(r.Train.Algo) {
+		dir := *out
+		if dir == "" {
+			dir = filepath.Join("runs", runlog.RunName(r.Train.Env, r.Train.Algo, r.Train.Seed, time.Now()))
+		}
+		return runTrainDirect(directRun{name: r.Train.Env, algo: r.Train.Algo, seed: r.Train.Seed, steps: r.Train.Steps,
+			evalSeeds: r.Train.EvalSeeds, dir: dir, quiet: *quiet}, stdout, stderr)
+	}
+	if r.Train.Algo == "rerank-ppo" {
+		r.Train.Algo = "ppo" // the candidate re-ranker trained by PPO
 	}
 	r.Dir, r.Out = *out, stdout
 	if !*quiet {

@@ -12,6 +12,7 @@ import (
 	"github.com/drover-sched/drover/checkpoints"
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env/placement"
+	"github.com/drover-sched/drover/policies/direct"
 	"github.com/drover-sched/drover/train"
 	"github.com/drover-sched/drover/train/runlog"
 )
@@ -276,5 +277,26 @@ func TestTrainBanditSupport(t *testing.T) {
 	}
 	if tta["sas-rl@outside"] != tta["sas"] {
 		t.Errorf("avg TTA %v: want the checkpoint gated outside its support to replay sas", tta)
+	}
+}
+
+// drover train --env strn-rl --algo bc trains the direct policy: a
+// checkpoint policies/direct loads, with the learning curve absent (no
+// RL) and the behaviour-cloning figures printed.
+func TestTrainDirectCLI(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	code, stdout, stderr := drover(t, "train", "--env", "strn-rl", "--algo", "bc", "--eval-seeds", "0", "--quiet", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "behaviour cloning:") || !strings.Contains(stdout, "checkpoint "+out) {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+	meta, mk, err := direct.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta.Env != "strn-rl" || meta.Algo != "bc" || meta.Converged || mk() == nil {
+		t.Errorf("meta %+v", meta)
 	}
 }
