@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/checkpoints"
+	"github.com/drover-sched/drover/policies/direct"
 	"github.com/drover-sched/drover/serve"
 	"github.com/drover-sched/drover/serve/declog"
 	"github.com/drover-sched/drover/serve/extender"
@@ -39,6 +40,10 @@ type serveConfig struct {
 	shutdownGrace                time.Duration
 	logDir                       string
 	logSeal                      time.Duration
+	// sw is how a view-level learned checkpoint (strn-rl, sas-rl) is
+	// served, and loader reads one (nil: policies/direct's Load).
+	sw     serve.SwitchConfig
+	loader serve.PolicyLoader
 }
 
 // runServe is `drover serve`: the gRPC policy server until SIGTERM or
@@ -53,7 +58,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.tlsKey, "tls-key", "", "TLS private key (PEM)")
 	fs.StringVar(&c.tlsClientCA, "tls-client-ca", "", "CA (PEM) that client certificates must be signed by (mTLS, gRPC and the extender)")
 	fs.StringVar(&c.tokenFile, "token-file", "", "file holding the bearer token every call must carry")
-	fs.StringVar(&c.checkpoints, "checkpoints", "", "checkpoint directory: numbered versions (0001, 0002, ...) watched for hot reload, or one checkpoint (default: the embedded pretrained placement policy, not converged, so the heuristic answers)")
+	fs.StringVar(&c.checkpoints, "checkpoints", "", "checkpoint directory: numbered versions (0001, 0002, ...) watched for hot reload, or one checkpoint; a placement/sync checkpoint answers when it says converged, a strn-rl/sas-rl one (policies/direct) runs in shadow beside the heuristic and answers as -switch says (default: the embedded pretrained placement policy, not converged, so the heuristic answers)")
 	fs.StringVar(&c.heuristic, "heuristic", "strn", "fallback heuristic (a policies/builtin name)")
 	fs.Float64Var(&c.canary, "canary", 0, "share of jobs routed to a new converged version before it is promoted, in [0, 1)")
 	fs.IntVar(&c.promoteAfter, "promote-after", 1000, "learned canary answers before the candidate is promoted (0: never)")
@@ -65,6 +70,15 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&c.maxInFlight, "max-inflight", 1024, "concurrent Place requests above which Place answers ResourceExhausted (0: off)")
 	fs.StringVar(&c.logDir, "log-dir", "", "append every decision and reported outcome to Parquet files in this directory (serve/declog; read with drover eval --log DIR)")
 	fs.DurationVar(&c.logSeal, "log-seal", time.Minute, "with -log-dir: seal the current log file this often (a crash loses at most this much)")
+	fs.StringVar(&c.sw.Mode, "switch", serve.SwitchGate, "how a strn-rl/sas-rl checkpoint is served: gate (in shadow until the gate passes on a replay of the served arrivals, then answering until the live gate fails), shadow (never answers; the gate is only reported) or converged (answers when the checkpoint says converged)")
+	fs.IntVar(&c.sw.Every, "gate-every", 100, "evaluate the gate after this many new arrivals (distinct job ids; negative: never by count)")
+	fs.DurationVar(&c.sw.Interval, "gate-interval", 0, "also evaluate the gate when this long has passed without an evaluation (0: never by time)")
+	fs.IntVar(&c.sw.MinArrivals, "gate-min-arrivals", 30, "arrivals needed before the gate is evaluated")
+	fs.IntVar(&c.sw.Window, "gate-window", 200, "the gate replays this many most recent arrivals")
+	fs.IntVar(&c.sw.Seeds, "gate-seeds", 8, "replay seeds, one paired episode each (>= 2)")
+	fs.Float64Var(&c.sw.Margin, "gate-margin", 0.02, "relative gain (avg TTA, or JCT with -gate-metric jct) the learned policy must show at 95% confidence to answer")
+	fs.Float64Var(&c.sw.BackMargin, "gate-back-margin", 0, "switch back to the heuristic when the gain's lower confidence bound falls to this or below (must be below -gate-margin)")
+	fs.StringVar(&c.sw.Metric, "gate-metric", serve.MetricTTA, "replay cost the gate compares: tta or jct")
 	fs.DurationVar(&c.shutdownGrace, "shutdown-grace", 10*time.Second, "time to finish calls in progress on SIGTERM")
 	gogc := fs.Int("gogc", 400, "the garbage collector's GOGC percentage: the live heap is a few MB, so 400 (Go's default is 100) trades some MB for about 15% less CPU per request; when not given, a GOGC environment variable wins")
 	if err := parse(fs, args); err != nil {
@@ -87,9 +101,13 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 // serveUntil runs the server until ctx ends; ready, when set, receives
 // the gRPC and metrics addresses once both listen.
 func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdout io.Writer) error {
+	if c.loader == nil {
+		c.loader = direct.Load
+	}
 	metrics := serve.NewMetrics()
 	opts := []serve.Option{serve.WithHeuristic(c.heuristic), serve.WithMetrics(metrics), serve.WithDeadlineMargin(c.margin),
-		serve.WithModelTimeout(c.modelTimeout), serve.WithCanary(c.canary, c.promoteAfter), serve.WithLoadShedding(c.shedAbove, c.maxInFlight)}
+		serve.WithModelTimeout(c.modelTimeout), serve.WithCanary(c.canary, c.promoteAfter), serve.WithLoadShedding(c.shedAbove, c.maxInFlight),
+		serve.WithPolicyLoader(c.loader), serve.WithSwitch(c.sw)}
 	var sink *serve.LogSink
 	if c.logDir != "" {
 		w, err := declog.NewWriter(c.logDir)
@@ -166,7 +184,7 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 	} else {
 		if _, err := os.Stat(filepath.Join(c.checkpoints, checkpoints.MetaFile)); err == nil {
 			// One checkpoint, as drover train --out writes it: version 1.
-			v, err := serve.LoadVersion(c.checkpoints, 1)
+			v, err := core.LoadVersion(c.checkpoints, 1)
 			if err != nil {
 				return err
 			}
@@ -186,6 +204,13 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 			}()
 		}
 	}
+	// The gate's evaluations, off the request path.
+	switchDone := make(chan struct{})
+	go func() {
+		defer close(switchDone)
+		core.RunSwitch(wctx)
+	}()
+	defer func() { cancelWatch(); <-switchDone }()
 	srv, err := serve.NewServer(core, scfg)
 	if err != nil {
 		return err
@@ -244,6 +269,9 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 	st := core.Status()
 	fmt.Fprintf(stdout, "drover serve: gRPC on %s (tls %v, token %v), metrics on %s, extender on %s; policy %s, heuristic %s, model %q\n",
 		lis.Addr(), scfg.TLS != nil, scfg.Token != "", orNone(maddr), orNone(eaddr), st.ActivePolicy, st.Heuristic, st.ModelVersion)
+	if st.ShadowPolicy != "" {
+		fmt.Fprintf(stdout, "drover serve: %s decides in shadow (switch %s): %s\n", st.ShadowPolicy, st.SwitchMode, st.SwitchReason)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(lis) }()
 	if ready != nil {
@@ -263,6 +291,7 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 	fmt.Fprintln(stdout, "drover serve: shutting down")
 	cancelWatch()
 	<-watchDone
+	<-switchDone
 	sctx, cancel := context.WithTimeout(context.Background(), c.shutdownGrace)
 	defer cancel()
 	var eerr error
