@@ -24,6 +24,49 @@
 // and reported outcome goes to the Sink (a Parquet decision log lives in
 // its own package; MemorySink is for tests).
 //
+// # Learned policies that act on the cluster view: shadow and the gate
+//
+// A checkpoint of strn-rl or sas-rl (policies/direct) is a whole
+// policies.Policy, like a heuristic. Core.LoadVersion reads it through
+// the PolicyLoader given by WithPolicyLoader (choosing by the Env its
+// meta.json names; the Watcher does the same), and the server builds a
+// fresh instance per decision. While it is active, every Place is decided
+// twice on the same snapshot view: by the heuristic and, on a goroutine
+// of its own within the deadline budget, by the learned policy. One of
+// them answers and the other is the shadow decision; both go to the
+// decision record (DecisionRecord.Shadow*, declog's shadow columns). The
+// shadow policy's failures (deadline, error, panic, infeasible) are
+// counted (Status.shadow, drover_shadow_decisions_total) and never touch
+// the answer; when the learned policy answers and fails, the heuristic's
+// decision, already made, answers instead.
+//
+// Which one answers is the switch (WithSwitch, SwitchConfig): in the
+// default gate mode the heuristic answers ("fallback: shadow") until
+// train.Gate passes on evidence from this deployment, and a new version
+// starts in shadow again. The evidence is a replay, not the reported
+// outcomes: the jobs of the last Window Place requests (each job id once,
+// at its arrival offsets, its run time from Report's start and finish, or
+// the request's expected duration) are replayed through env/trace on a
+// cluster of the requests' nodes, under the per-worker straggler model,
+// once per seed under the heuristic and once under the learned policy,
+// and the paired costs (avg TTA by default) go to train.Gate. Reported
+// outcomes alone cannot be the gate's evidence: they exist only for the
+// policy that answered, so the learned policy's outcomes would be
+// compared with the heuristic's from another time and load, unpaired and
+// confounded; the replay gives both policies the same jobs, cluster and
+// straggler draws. After the switch the same gate, on the arrivals since,
+// is the live check: it switches back when the lower confidence bound of
+// the gain falls to BackMargin (default 0) or the learned policy's replay
+// fails; between BackMargin and Margin the answer stays as it is. The
+// evaluation runs off the request path (Core.RunSwitch: after every N new
+// arrivals and/or on a timer of the core's Clock; Core.EvaluateSwitch
+// runs one now). Status (active_policy, shadow_policy,
+// active_since_unix_nanos, switch_reason, gate_verdict) and the metrics
+// (drover_learned_answering, drover_answering_since_seconds,
+// drover_policy_switches_total, drover_gate_*) say which one answers,
+// since when and why. SwitchShadow never switches (the gate is only
+// reported); SwitchConverged answers on the checkpoint's own verdict.
+//
 // A Watcher polls a directory of numbered checkpoint versions and swaps a
 // validated new version in atomically; corrupt or unconverged versions are
 // refused while the old one keeps serving; WithCanary routes a fixed,
@@ -41,9 +84,11 @@
 // The server's main loop, as cmd/drover/serve.go runs it:
 //
 //	metrics := serve.NewMetrics()
-//	core, _ := serve.NewCore(serve.WithSink(sink), serve.WithMetrics(metrics))
+//	core, _ := serve.NewCore(serve.WithSink(sink), serve.WithMetrics(metrics),
+//		serve.WithPolicyLoader(direct.Load), serve.WithSwitch(serve.SwitchConfig{Every: 100}))
 //	w, _ := serve.NewWatcher(checkpointDir, core, 2*time.Second)
 //	go w.Run(ctx)
+//	go core.RunSwitch(ctx) // the gate, off the request path
 //	srv, _ := serve.NewServer(core, serve.ServerConfig{Metrics: metrics})
 //	lis, _ := net.Listen("tcp", "127.0.0.1:50051")
 //	go srv.Serve(lis)
