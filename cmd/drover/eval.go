@@ -22,6 +22,7 @@ import (
 	"github.com/drover-sched/drover/policies"
 	"github.com/drover-sched/drover/policies/builtin"
 	"github.com/drover-sched/drover/policies/compare"
+	pdirect "github.com/drover-sched/drover/policies/direct"
 	"github.com/drover-sched/drover/serve/declog"
 )
 
@@ -232,10 +233,11 @@ func evalPolicies(list string) (names, dirs []string, err error) {
 	return names, dirs, nil
 }
 
-// learnedContender is the contender for a checkpoint of a learned variant
-// of a heuristic (drover train --env sas-rl or strn-rl): the heuristic's
-// candidates, chosen greedily by the checkpoint's actor
-// (placement.Learned). Each run decodes its own copy of the network.
+// learnedContender is the contender for a checkpoint of drover train
+// --env sas-rl or strn-rl: a direct policy (policies/direct; --algo bc,
+// ppo or dqn), or a candidate re-ranker (--algo bandit or rerank-ppo): the
+// heuristic's candidates, chosen greedily by the checkpoint's actor
+// (placement.Learned). Each run gets its own copy of the network.
 func learnedContender(dir string) (compare.Policy, error) {
 	mb, err := os.ReadFile(filepath.Join(dir, checkpoints.MetaFile))
 	if err != nil {
@@ -245,9 +247,17 @@ func learnedContender(dir string) (compare.Policy, error) {
 	if err != nil {
 		return compare.Policy{}, fmt.Errorf("--policies: %w", err)
 	}
-	m, _, err := checkpoints.Decode(mb, wb)
+	m, nets, err := checkpoints.Decode(mb, wb)
 	if err != nil {
 		return compare.Policy{}, fmt.Errorf("--policies: %s: %w", dir, err)
+	}
+	if pdirect.IsDirect(m) { // a direct policy: no heuristic in the loop
+		mk, err := pdirect.FromCheckpoint(m, nets)
+		if err != nil {
+			return compare.Policy{}, fmt.Errorf("--policies: %s: %w", dir, err)
+		}
+		name := fmt.Sprintf("%s@%s", m.Env, filepath.Base(filepath.Clean(dir)))
+		return compare.Policy{Name: name, New: func(uint64) (policies.Policy, error) { return mk(), nil }}, nil
 	}
 	heuristic, ok := variantHeuristic[m.Env]
 	if !ok || m.Actions != placement.DefaultCandidates {

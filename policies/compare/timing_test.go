@@ -230,3 +230,35 @@ func TestFormatMicros(t *testing.T) {
 }
 
 var _ policies.Policy = (*script)(nil)
+
+// TestTimingLeavesPerWorkerRunsAlone: timing reads every node's telemetry
+// before each call (off the clock); under the per-worker model, whose
+// background is made lazily on first read, the runs' figures are still
+// those of an untimed comparison, bit for bit.
+func TestTimingLeavesPerWorkerRunsAlone(t *testing.T) {
+	w := datasets.Builtin()
+	w.Jobs = w.Jobs[:60]
+	ps, err := Heuristics(builtin.Registry(), []string{"strn", "first-fit"}, env.Sync{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Policies: ps, Seeds: []uint64{4}, Parallel: 1, Options: func(s uint64) (trace.Options, error) {
+		profiles, _, err := trace.Profiles("", "")
+		return trace.Options{Workload: w, Model: trace.ModelDrover, Profiles: profiles, Nodes: 8, GPUsPerNode: 4,
+			RestartDelay: -1, Stragglers: &trace.Stragglers{Seed: s}}, err
+	}}
+	untimed, err := Compare(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Clock = (&stepClock{}).read
+	timed, err := Compare(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ps {
+		if a, b := untimed.Policies[i].Runs[0].Summary, timed.Policies[i].Runs[0].Summary; a != b {
+			t.Errorf("%s: timed %+v, untimed %+v", ps[i].Name, b, a)
+		}
+	}
+}
