@@ -298,8 +298,8 @@ func (sw *switcher) window() ([]arrival, env.Cluster) {
 	return out, c
 }
 
-// answering returns the learned version that answers now (nil: the
-// heuristic answers) for active version v.
+// answering reports whether the view-level learned version v, active,
+// answers now (rather than deciding in shadow).
 func (k *Core) answering(v *Version) bool {
 	switch k.sw.cfg.Mode {
 	case SwitchConverged:
