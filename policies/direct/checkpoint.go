@@ -174,7 +174,9 @@ func netName(m checkpoints.Meta) string {
 
 // FromCheckpoint returns a constructor of fresh policies deciding with a
 // loaded direct checkpoint's network (its actor, or its Q-network for
-// DQN). Each policy has its own copy of the weights.
+// DQN). The policies share one read-only copy of the weights, each with
+// its own scratch space (nn.Infer), so building one costs little and
+// policies on different goroutines do not interfere.
 func FromCheckpoint(m checkpoints.Meta, nets map[string]*nn.MLP) (func() policies.Policy, error) {
 	cfg, err := ConfigOf(m)
 	if err != nil {
@@ -185,17 +187,21 @@ func FromCheckpoint(m checkpoints.Meta, nets map[string]*nn.MLP) (func() policie
 	if !ok {
 		return nil, fmt.Errorf("%w: no network %q", checkpoints.ErrCorrupt, name)
 	}
-	var weights [][]float32
-	for _, p := range net.Params() {
-		weights = append(weights, slices.Clone(p.Value))
+	c := checkpoints.Build(m.ObsDim, m.Hidden, m.Actions, m.Activation)
+	src := net.Params()
+	if len(src) != len(c.Params()) {
+		return nil, fmt.Errorf("%w: network %q has %d tensors, want %d", checkpoints.ErrCorrupt, name, len(src), len(c.Params()))
 	}
-	return func() policies.Policy {
-		c := checkpoints.Build(m.ObsDim, m.Hidden, m.Actions, m.Activation)
-		for i, p := range c.Params() {
-			copy(p.Value, weights[i])
+	for i, p := range c.Params() {
+		if len(p.Value) != len(src[i].Value) {
+			return nil, fmt.Errorf("%w: network %q tensor %s has %d values, want %d", checkpoints.ErrCorrupt, name, p.Name, len(src[i].Value), len(p.Value))
 		}
-		return New(cfg, Greedy(c))
-	}, nil
+		copy(p.Value, src[i].Value)
+	}
+	if _, err := nn.NewInfer(c); err != nil {
+		return nil, fmt.Errorf("%w: %v", checkpoints.ErrCorrupt, err)
+	}
+	return func() policies.Policy { return New(cfg, Greedy(c)) }, nil
 }
 
 // Load reads a direct policy's checkpoint directory: its meta and a

@@ -72,3 +72,27 @@ func TestConfigRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestInit: a BC run from Init at a vanishing learning rate returns
+// Init's actor (to 1e-20), whatever its seed; Init of another shape is
+// refused.
+func TestInit(t *testing.T) {
+	a, err := Train(Config{Name: pdirect.STRNRL, Algo: AlgoBC, Seed: 3, Settings: small(t), TeacherEpisodes: 1, BCEpochs: 1, Hidden: []int{8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Train(Config{Name: pdirect.STRNRL, Algo: AlgoBC, Seed: 4, Settings: small(t), TeacherEpisodes: 1, BCEpochs: 1, BCLR: 1e-30, Hidden: []int{8}, Init: a.Nets["actor"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range b.Nets["actor"].Params() {
+		for k, v := range p.Value {
+			if d := v - a.Nets["actor"].Params()[i].Value[k]; d > 1e-20 || d < -1e-20 {
+				t.Fatalf("actor %s[%d] moved by %g from Init", p.Name, k, d)
+			}
+		}
+	}
+	if _, err := Train(Config{Name: pdirect.STRNRL, Algo: AlgoBC, Settings: small(t), TeacherEpisodes: 1, Hidden: []int{16}, Init: a.Nets["actor"]}); err == nil {
+		t.Error("Init of hidden 8 into hidden 16: no error")
+	}
+}

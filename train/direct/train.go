@@ -65,6 +65,11 @@ type Config struct {
 	// are set from this Config; zero values take the defaults below).
 	PPO ppo.Config
 	DQN dqn.Config
+	// Init, when set, is the actor training starts from (a direct
+	// checkpoint's "actor", of this Config's encoding and Hidden):
+	// behaviour cloning and PPO continue from its weights (fine-tuning).
+	// DQN does not take it.
+	Init *nn.MLP
 	// Log, when set, gets progress lines.
 	Log io.Writer
 	// Parallel bounds the teacher episodes run at once (0: GOMAXPROCS).
@@ -148,6 +153,8 @@ func (c *Config) defaults() error {
 		return fmt.Errorf("direct: unknown policy %q (want %s or %s)", c.Name, pdirect.STRNRL, pdirect.SASRL)
 	case c.Algo != AlgoBC && c.Algo != AlgoPPO && c.Algo != AlgoDQN:
 		return fmt.Errorf("direct: unknown algorithm %q (want %s, %s or %s)", c.Algo, AlgoBC, AlgoPPO, AlgoDQN)
+	case c.Init != nil && c.Algo == AlgoDQN:
+		return errors.New("direct: DQN does not start from an actor (Init)")
 	case c.TeacherEpisodes < 0 || c.BCEpochs < 0 || c.BCBatch < 1 || !(c.BCLR > 0) || c.Steps < 1:
 		return errors.New("direct: teacher episodes, epochs, batch, learning rate and steps must be positive")
 	case slices.Contains(c.Hidden, 0) || slices.ContainsFunc(c.Hidden, func(h int) bool { return h < 0 || h > 4096 }):
@@ -218,6 +225,18 @@ func Train(cfg Config) (Result, error) {
 	fmt.Fprintf(cfg.Log, "bc: %d decisions of %s over %d settings x %d episodes\n", len(samples), teacherName(cfg.Name), len(cfg.Settings), cfg.TeacherEpisodes)
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6263))
 	agent := ppo.NewAgent(obsDim, nA, cfg.Hidden, rng)
+	if cfg.Init != nil {
+		dst, src := agent.Actor.Params(), cfg.Init.Params()
+		if len(dst) != len(src) {
+			return Result{}, fmt.Errorf("direct: Init has %d parameter tensors, want %d (hidden %v)", len(src), len(dst), cfg.Hidden)
+		}
+		for i := range dst {
+			if len(dst[i].Value) != len(src[i].Value) {
+				return Result{}, fmt.Errorf("direct: Init's %s has %d values, want %d (obs %d, actions %d, hidden %v)", src[i].Name, len(src[i].Value), len(dst[i].Value), obsDim, nA, cfg.Hidden)
+			}
+			copy(dst[i].Value, src[i].Value)
+		}
+	}
 	res.Agreement = clone(agent.Actor, samples, cfg, rng)
 	fmt.Fprintf(cfg.Log, "bc: agreement with the teacher on held-back decisions %.1f%%\n", 100*res.Agreement)
 	meta.Hyperparams["bc_samples"], meta.Hyperparams["bc_agreement"] = float64(len(samples)), res.Agreement
