@@ -236,6 +236,7 @@ ppo:
   hidden: [64, 64]
   parallel: false
   action_prior: []
+  critic_warmup: 0
 `
 	if diff := cmp.Diff(want, string(got)); diff != "" {
 		t.Errorf("(-want,+got)\n%s", diff)
