@@ -39,6 +39,12 @@ func TestInvalidRecords(t *testing.T) {
 		{"unknown outcome", Outcome{Kind: "exploded"}.Record(), "outcome"},
 		{"negative jct", Outcome{Kind: Finished, JCT: -3}.Record(), "jct_s"},
 		{"nan sample", Outcome{Kind: Iteration, IterationTimes: []float64{1, nan()}}.Record(), "iteration_times_s"},
+		{"negative job gpus", Decision{JobGPUs: -2}.Record(), "job_gpus"},
+		{"unknown job arch", Decision{JobArch: "mesh"}.Record(), "job_arch"},
+		{"negative batch size", Decision{JobBatchSize: -1}.Record(), "job_batch_size"},
+		{"negative expected duration", Decision{JobExpectedDuration: -60}.Record(), "job_expected_duration_s"},
+		{"nan expected duration", Decision{JobExpectedDuration: nan()}.Record(), "job_expected_duration_s"},
+		{"infinite expected duration", Decision{JobExpectedDuration: 1 / zero()}.Record(), "job_expected_duration_s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,6 +66,8 @@ func TestInvalidRecords(t *testing.T) {
 }
 
 func nan() float64 { var z float64; return z / z }
+
+func zero() float64 { return 0 }
 
 func TestWriterRoundTrip(t *testing.T) {
 	dir := t.TempDir()
@@ -265,6 +273,7 @@ func TestReadBeforeShadow(t *testing.T) {
 	for i := range want {
 		d := &want[i].Decision
 		d.Shadow, d.ShadowWorkers, d.ShadowSync, d.ShadowFailure = "", nil, "", ""
+		d.JobModel, d.JobGPUs, d.JobArch, d.JobBatchSize, d.JobExpectedDuration = "", 0, "", 0, 0
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("old file (-want,+got):\n%s", diff)
@@ -291,5 +300,57 @@ func TestShadowColumnsChecked(t *testing.T) {
 				t.Errorf("Encode: %v, want a FormatError on %s", err, tt.field)
 			}
 		})
+	}
+}
+
+// TestReadBeforeJob reads a file written before the job columns existed
+// (testdata/v1-before-job.parquet, Encode(makeRecords(12)) at the commit
+// before them): it reads as the same records with every job field zero
+// (unknown), shadow decisions included.
+func TestReadBeforeJob(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "v1-before-job.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(data, "v1-before-job.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := makeRecords(12)
+	for i := range want {
+		d := &want[i].Decision
+		d.JobModel, d.JobGPUs, d.JobArch, d.JobBatchSize, d.JobExpectedDuration = "", 0, "", 0, 0
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("old file (-want,+got):\n%s", diff)
+	}
+}
+
+// TestJobColumns: the job fields of a decision survive the round trip,
+// values at their bounds included, and an outcome's job columns are zero.
+func TestJobColumns(t *testing.T) {
+	in := []Record{
+		Decision{JobID: "a", JobModel: "imagenet", JobGPUs: 16, JobArch: "ps", JobBatchSize: 4096, JobExpectedDuration: 86400.25}.Record(),
+		Decision{JobID: "b", JobModel: "", JobGPUs: 0, JobArch: "", JobBatchSize: 0, JobExpectedDuration: 0}.Record(),
+		Decision{JobID: "c", JobModel: "ncf", JobGPUs: 1, JobArch: "ring", JobBatchSize: 1, JobExpectedDuration: 5e-324}.Record(),
+		Outcome{JobID: "a", Kind: Finished, JCT: 90000}.Record(),
+	}
+	for i := range in {
+		if in[i].Kind == KindDecision {
+			in[i].Decision.Time = epoch
+		} else {
+			in[i].Outcome.Time = epoch
+		}
+	}
+	data, err := Encode(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(data, "jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(in, got); diff != "" {
+		t.Errorf("round trip (-want,+got):\n%s", diff)
 	}
 }

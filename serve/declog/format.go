@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"time"
 
@@ -50,11 +51,19 @@ const (
 	colShadowWorkers = "shadow_workers"
 	colShadowSync    = "shadow_sync"
 	colShadowFailure = "shadow_failure"
+	// The job columns, added after the shadow columns; files written
+	// before them read as "job unknown".
+	colJobModel            = "job_model"
+	colJobGPUs             = "job_gpus"
+	colJobArch             = "job_arch"
+	colJobBatchSize        = "job_batch_size"
+	colJobExpectedDuration = "job_expected_duration_s"
 )
 
 // addedLater holds the columns added to version 1 after its first
 // release; a file without them reads as if they held zero values.
-var addedLater = map[string]bool{colShadow: true, colShadowWorkers: true, colShadowSync: true, colShadowFailure: true}
+var addedLater = map[string]bool{colShadow: true, colShadowWorkers: true, colShadowSync: true, colShadowFailure: true,
+	colJobModel: true, colJobGPUs: true, colJobArch: true, colJobBatchSize: true, colJobExpectedDuration: true}
 
 // schema is the Arrow schema of a log file, version 1. Every column is
 // required; the columns of the other kind hold zero values.
@@ -79,6 +88,11 @@ var schema = func() *arrow.Schema {
 		{Name: colShadowWorkers, Type: arrow.ListOfNonNullable(str)},
 		{Name: colShadowSync, Type: str},
 		{Name: colShadowFailure, Type: str},
+		{Name: colJobModel, Type: str},
+		{Name: colJobGPUs, Type: arrow.PrimitiveTypes.Int64},
+		{Name: colJobArch, Type: str},
+		{Name: colJobBatchSize, Type: arrow.PrimitiveTypes.Int64},
+		{Name: colJobExpectedDuration, Type: arrow.PrimitiveTypes.Float64},
 	}, &md)
 }()
 
@@ -129,6 +143,11 @@ func (b *builder) append(r *Record) {
 	appendStrings(f(14).(*array.ListBuilder), d.ShadowWorkers)
 	f(15).(*array.StringBuilder).Append(d.ShadowSync)
 	f(16).(*array.StringBuilder).Append(d.ShadowFailure)
+	f(17).(*array.StringBuilder).Append(d.JobModel)
+	f(18).(*array.Int64Builder).Append(int64(d.JobGPUs))
+	f(19).(*array.StringBuilder).Append(d.JobArch)
+	f(20).(*array.Int64Builder).Append(int64(d.JobBatchSize))
+	f(21).(*array.Float64Builder).Append(d.JobExpectedDuration)
 	b.n++
 }
 
@@ -275,17 +294,7 @@ func Decode(data []byte, name string) (recs []Record, err error) {
 		{colWorkers, strList(func(r *Record, s []string) { r.Decision.Workers = s })},
 		{colPS, strList(func(r *Record, s []string) { r.Decision.PS = s })},
 		{colSync, strCol(func(r *Record, s string) { r.Decision.Sync = s })},
-		{colLatency, func(r *Record, a arrow.Array, i int) error {
-			x, ok := a.(*array.Int64)
-			if !ok {
-				return fmt.Errorf("type %s, want int64", a.DataType())
-			}
-			if x.IsNull(i) {
-				return errors.New("null")
-			}
-			r.Decision.Latency = time.Duration(x.Value(i))
-			return nil
-		}},
+		{colLatency, int64Col(func(r *Record, x int64) { r.Decision.Latency = time.Duration(x) })},
 		{colOutcome, strCol(func(r *Record, s string) { r.Outcome.Kind = OutcomeKind(s) })},
 		{colIterationTimes, func(r *Record, a arrow.Array, i int) error {
 			l, ok := a.(*array.List)
@@ -308,21 +317,16 @@ func Decode(data []byte, name string) (recs []Record, err error) {
 			}
 			return nil
 		}},
-		{colJCT, func(r *Record, a arrow.Array, i int) error {
-			x, ok := a.(*array.Float64)
-			if !ok {
-				return fmt.Errorf("type %s, want double", a.DataType())
-			}
-			if x.IsNull(i) {
-				return errors.New("null")
-			}
-			r.Outcome.JCT = x.Value(i)
-			return nil
-		}},
+		{colJCT, float64Col(func(r *Record, x float64) { r.Outcome.JCT = x })},
 		{colShadow, strCol(func(r *Record, s string) { r.Decision.Shadow = s })},
 		{colShadowWorkers, strList(func(r *Record, s []string) { r.Decision.ShadowWorkers = s })},
 		{colShadowSync, strCol(func(r *Record, s string) { r.Decision.ShadowSync = s })},
 		{colShadowFailure, strCol(func(r *Record, s string) { r.Decision.ShadowFailure = s })},
+		{colJobModel, strCol(func(r *Record, s string) { r.Decision.JobModel = s })},
+		{colJobGPUs, int64Col(func(r *Record, x int64) { r.Decision.JobGPUs = clampInt(x) })},
+		{colJobArch, strCol(func(r *Record, s string) { r.Decision.JobArch = s })},
+		{colJobBatchSize, int64Col(func(r *Record, x int64) { r.Decision.JobBatchSize = clampInt(x) })},
+		{colJobExpectedDuration, float64Col(func(r *Record, x float64) { r.Decision.JobExpectedDuration = x })},
 	} {
 		if _, ok := cols[c.name]; !ok && addedLater[c.name] {
 			continue // an older file: the zero value
@@ -385,6 +389,47 @@ func strCol(set func(*Record, string)) func(*Record, arrow.Array, int) error {
 		set(r, s)
 		return nil
 	}
+}
+
+func int64Col(set func(*Record, int64)) func(*Record, arrow.Array, int) error {
+	return func(r *Record, a arrow.Array, i int) error {
+		x, ok := a.(*array.Int64)
+		if !ok {
+			return fmt.Errorf("type %s, want int64", a.DataType())
+		}
+		if x.IsNull(i) {
+			return errors.New("null")
+		}
+		set(r, x.Value(i))
+		return nil
+	}
+}
+
+func float64Col(set func(*Record, float64)) func(*Record, arrow.Array, int) error {
+	return func(r *Record, a arrow.Array, i int) error {
+		x, ok := a.(*array.Float64)
+		if !ok {
+			return fmt.Errorf("type %s, want double", a.DataType())
+		}
+		if x.IsNull(i) {
+			return errors.New("null")
+		}
+		set(r, x.Value(i))
+		return nil
+	}
+}
+
+// clampInt converts a stored int64 to int, saturating where int is
+// narrower, so that an out-of-range value still fails validation rather
+// than wrapping into range.
+func clampInt(x int64) int {
+	if x > math.MaxInt {
+		return math.MaxInt
+	}
+	if x < math.MinInt {
+		return math.MinInt
+	}
+	return int(x)
 }
 
 func strList(set func(*Record, []string)) func(*Record, arrow.Array, int) error {

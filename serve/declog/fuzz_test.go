@@ -9,8 +9,8 @@ import (
 
 // FuzzDecode feeds arbitrary bytes to the reader: it must return records
 // or an error, never panic. Seeds: a valid file, the same file truncated
-// and with flipped bytes (from the fuzz seed), a file written before the
-// shadow columns, and non-Parquet input.
+// and with flipped bytes (from the fuzz seed), files written before the
+// shadow columns and before the job columns, and non-Parquet input.
 func FuzzDecode(f *testing.F) {
 	valid, err := Encode(makeRecords(9))
 	if err != nil {
@@ -25,6 +25,12 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add(old, uint64(6))
 	f.Add(old, uint64(8))
+	beforeJob, err := os.ReadFile(filepath.Join("testdata", "v1-before-job.parquet"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(beforeJob, uint64(9))
+	f.Add(beforeJob, uint64(11))
 	f.Add([]byte("PAR1"), uint64(3))
 	f.Add([]byte("PAR1\x00\x00\x00\x00PAR1"), uint64(4))
 	f.Add([]byte{}, uint64(5))

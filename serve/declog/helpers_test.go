@@ -43,6 +43,11 @@ func makeRecords(n int) []Record {
 			} else {
 				d.Source = "learned@v3"
 			}
+			d.JobModel, d.JobGPUs, d.JobBatchSize, d.JobExpectedDuration = []string{"cifar10", "imagenet", "ncf"}[i%3], 2, 64*(i+1), 600.5+float64(i)
+			d.JobArch = "ring"
+			if d.PS != nil {
+				d.JobArch = "ps"
+			}
 			switch i % 6 {
 			case 0:
 				d.Shadow, d.ShadowWorkers, d.ShadowSync = "learned@v3", []string{fmt.Sprintf("node-%d", (i+2)%7)}, "asp"

@@ -30,6 +30,11 @@ type pqRow struct {
 	ShadowWorkers  []string  `parquet:"shadow_workers,list"`
 	ShadowSync     string    `parquet:"shadow_sync"`
 	ShadowFailure  string    `parquet:"shadow_failure"`
+	JobModel       string    `parquet:"job_model"`
+	JobGPUs        int64     `parquet:"job_gpus"`
+	JobArch        string    `parquet:"job_arch"`
+	JobBatchSize   int64     `parquet:"job_batch_size"`
+	JobExpectedS   float64   `parquet:"job_expected_duration_s"`
 }
 
 // TestReadWithParquetGo writes a rotated log with the Writer and reads
@@ -90,7 +95,8 @@ func fromPQ(r pqRow) Record {
 		return o.Record()
 	}
 	d := Decision{Time: r.Time.UTC(), RequestID: r.RequestID, JobID: r.JobID, Source: r.Source, Fallback: r.Fallback,
-		Sync: r.Sync, Latency: time.Duration(r.LatencyNS), Shadow: r.Shadow, ShadowSync: r.ShadowSync, ShadowFailure: r.ShadowFailure}
+		Sync: r.Sync, Latency: time.Duration(r.LatencyNS), Shadow: r.Shadow, ShadowSync: r.ShadowSync, ShadowFailure: r.ShadowFailure,
+		JobModel: r.JobModel, JobGPUs: int(r.JobGPUs), JobArch: r.JobArch, JobBatchSize: int(r.JobBatchSize), JobExpectedDuration: r.JobExpectedS}
 	if len(r.ShadowWorkers) > 0 {
 		d.ShadowWorkers = r.ShadowWorkers
 	}

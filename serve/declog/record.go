@@ -81,6 +81,18 @@ type Decision struct {
 	ShadowWorkers []string
 	ShadowSync    string
 	ShadowFailure string
+	// JobModel, JobGPUs, JobArch, JobBatchSize and JobExpectedDuration
+	// describe the job as the Place request gave it, so that a replay can
+	// rebuild the served workload from the log: its model's name, the GPUs
+	// (workers) it asked for, its architecture ("ring" or "ps", as
+	// env.Arch spells it), its global batch size and its expected run time
+	// in seconds. Zero values mean unknown (files written before these
+	// columns existed read so).
+	JobModel            string
+	JobGPUs             int
+	JobArch             string
+	JobBatchSize        int
+	JobExpectedDuration float64
 }
 
 // Outcome is a report on a placed job, from the cluster back to the server.
@@ -148,6 +160,18 @@ func (r *Record) Validate() error {
 		}
 		if d.ShadowFailure != "" && len(d.ShadowWorkers) > 0 {
 			return fieldErr("shadow_failure", fmt.Errorf("%q, but the shadow decision has workers", d.ShadowFailure))
+		}
+		if d.JobGPUs < 0 {
+			return fieldErr("job_gpus", fmt.Errorf("%d, want >= 0 (0: unknown)", d.JobGPUs))
+		}
+		if d.JobArch != "" && d.JobArch != "ring" && d.JobArch != "ps" {
+			return fieldErr("job_arch", fmt.Errorf("%q, want ring, ps or empty (unknown)", d.JobArch))
+		}
+		if d.JobBatchSize < 0 {
+			return fieldErr("job_batch_size", fmt.Errorf("%d, want >= 0 (0: unknown)", d.JobBatchSize))
+		}
+		if x := d.JobExpectedDuration; math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+			return fieldErr("job_expected_duration_s", fmt.Errorf("%v, want a finite value >= 0 (0: unknown)", x))
 		}
 	case KindOutcome:
 		o := &r.Outcome
