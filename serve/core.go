@@ -587,6 +587,7 @@ func (k *Core) respond(s *snapshot, d decision, start time.Time) *pb.PlaceRespon
 	}
 	rec := &DecisionRecord{
 		ID: resp.DecisionId, JobID: s.jobID, Model: s.job.Model, Workers: s.job.GPUs, PSShards: s.job.PSShards,
+		Arch: s.job.Arch.String(), BatchSize: s.job.BatchSize, ExpectedSeconds: s.job.Duration,
 		Nodes: len(s.ids), FreeGPUs: s.freeGPUs(), Placed: resp.Placed, Source: sourceName(d.source), Policy: d.policy,
 		ModelVersion: resp.ModelVersion, Fallback: d.fallback, Canary: d.canary, Action: d.action,
 		Shadow: d.shadow, ShadowFailure: d.shadowFailure,

@@ -80,6 +80,7 @@ func refPlace(req *pb.PlaceRequest, l serve.Limits, m refMode) (*pb.PlaceRespons
 		}
 	}
 	rec := &serve.DecisionRecord{JobID: s.jobID, Model: s.job.Model, Workers: s.job.GPUs, PSShards: s.job.PSShards,
+		Arch: s.job.Arch.String(), BatchSize: s.job.BatchSize, ExpectedSeconds: s.job.Duration,
 		Nodes: len(s.ids), FreeGPUs: s.freeGPUs(), Placed: resp.Placed, Sync: sy.String(), Source: "heuristic", Policy: policy,
 		ModelVersion: m.version, Fallback: fallback, Action: -1}
 	if alloc != nil {

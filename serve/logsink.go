@@ -28,15 +28,18 @@ func (s *LogSink) Record(r Record) error {
 // LogRecord converts a server record into a decision-log record: a
 // decision keeps its id, job, answering policy (Policy, e.g.
 // "heuristic:strn" or "learned@v3"), fallback reason, node ids, sync
-// strategy and latency, and the shadow decision (policy, worker nodes,
-// sync, failure); an outcome its job, decision id, kind, samples and
-// JCT ("iterations" becomes declog.Iteration).
+// strategy and latency, the shadow decision (policy, worker nodes, sync,
+// failure) and the job as the request gave it (model, GPUs, architecture,
+// batch size, expected run time: the log's job_* columns); an outcome its
+// job, decision id, kind, samples and JCT ("iterations" becomes
+// declog.Iteration).
 func LogRecord(r Record) declog.Record {
 	switch r := r.(type) {
 	case *DecisionRecord:
 		return declog.Decision{Time: r.At, RequestID: r.ID, JobID: r.JobID, Source: r.Policy, Fallback: r.Fallback,
 			Workers: r.WorkerNodes, PS: r.PSNodes, Sync: r.Sync, Latency: r.Latency,
-			Shadow: r.Shadow, ShadowWorkers: r.ShadowWorkerNodes, ShadowSync: r.ShadowSync, ShadowFailure: r.ShadowFailure}.Record()
+			Shadow: r.Shadow, ShadowWorkers: r.ShadowWorkerNodes, ShadowSync: r.ShadowSync, ShadowFailure: r.ShadowFailure,
+			JobModel: r.Model, JobGPUs: r.Workers, JobArch: r.Arch, JobBatchSize: r.BatchSize, JobExpectedDuration: r.ExpectedSeconds}.Record()
 	case *OutcomeRecord:
 		kind := declog.OutcomeKind(r.Kind)
 		if r.Kind == OutcomeIterations {

@@ -50,6 +50,11 @@ func TestLogSink(t *testing.T) {
 		if r.Kind != declog.KindDecision || d.RequestID != ids[i] || d.Source != "heuristic:strn" || d.Fallback != serve.FallbackNoModel || len(d.Workers) != 2 || d.Sync == "" {
 			t.Errorf("decision %d: %+v", i, r)
 		}
+		// The job as makeRequest asks for it: imagenet, 2 workers, ring
+		// (unspecified), default batch size, 7200 s expected.
+		if d.JobModel != "imagenet" || d.JobGPUs != 2 || d.JobArch != "ring" || d.JobBatchSize != 0 || d.JobExpectedDuration != 7200 {
+			t.Errorf("decision %d: job %q, %d GPUs, %q, batch %d, %v s; want imagenet, 2, ring, 0, 7200", i, d.JobModel, d.JobGPUs, d.JobArch, d.JobBatchSize, d.JobExpectedDuration)
+		}
 	}
 	it, fin := log.Records[3].Outcome, log.Records[4].Outcome
 	if it.Kind != declog.Iteration || len(it.IterationTimes) != 2 || it.IterationTimes[1] != 2 || fin.Kind != declog.Finished || fin.JCT != 60 || fin.RequestID != ids[0] {

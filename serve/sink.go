@@ -41,11 +41,18 @@ type DecisionRecord struct {
 	ID string
 	// At is when the decision was made (the server's clock).
 	At time.Time
-	// JobID, Model, Workers and PSShards describe the job.
-	JobID    string
-	Model    string
-	Workers  int
-	PSShards int
+	// JobID, Model, Workers, PSShards, Arch, BatchSize and
+	// ExpectedSeconds describe the job as the request gave it: Arch is
+	// "ring" or "ps" (env.Arch's spelling), BatchSize the global batch size
+	// (0: the model's default) and ExpectedSeconds the expected run time
+	// (0: unknown).
+	JobID           string
+	Model           string
+	Workers         int
+	PSShards        int
+	Arch            string
+	BatchSize       int
+	ExpectedSeconds float64
 	// Nodes and FreeGPUs describe the cluster: node count and free GPUs.
 	Nodes, FreeGPUs int
 	// Placed is false when the job did not fit.
