@@ -1,6 +1,7 @@
 package direct
 
 import (
+	"math"
 	"slices"
 	"testing"
 
@@ -94,5 +95,22 @@ func TestInit(t *testing.T) {
 	}
 	if _, err := Train(Config{Name: pdirect.STRNRL, Algo: AlgoBC, Settings: small(t), TeacherEpisodes: 1, Hidden: []int{16}, Init: a.Nets["actor"]}); err == nil {
 		t.Error("Init of hidden 8 into hidden 16: no error")
+	}
+}
+
+// TestNormalizedRewards: the wrapper divides each reward by the running
+// standard deviation of the discounted return; by hand, rewards 1, 2 in
+// one episode, then 4 opening the next (gamma 0.5): returns 1, 2.5 and 4,
+// whose sample standard deviations are 1.0607 after two and 1.5 after
+// three, so the rewards read 1 (one return seen), 2/1.0607 and 4/1.5.
+func TestNormalizedRewards(t *testing.T) {
+	w := &normalized{gamma: 0.5}
+	got := []float64{w.scale(1, false), w.scale(2, true), w.scale(4, false)}
+	want := []float64{1, 2 / 1.0606601717798212, 4 / 1.5}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-7 {
+			t.Errorf("normalized rewards %v, want %v", got, want)
+			break
+		}
 	}
 }

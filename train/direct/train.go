@@ -47,6 +47,15 @@ type Config struct {
 	// no hold).
 	Groups int
 	Hold   bool
+	// WaitWeight weights the pending jobs' time in PPO's and DQN's reward
+	// (sched.EnvConfig.WaitWeight; 0: GPU-held time only). With Hold, a
+	// positive weight keeps holding from trading queueing delay for a
+	// lower time to accuracy for free.
+	WaitWeight float64
+	// NormalizeReward divides PPO's rewards by a running standard
+	// deviation of the discounted return (Gymnasium's NormalizeReward);
+	// the reported returns are then in those units.
+	NormalizeReward bool
 	// Hidden are the networks' hidden widths (default 64, 64).
 	Hidden []int
 	// Settings are the training environments (default DefaultSettings).
@@ -197,7 +206,7 @@ func Train(cfg Config) (Result, error) {
 			dc = DefaultDQN(cfg.Steps)
 		}
 		dc.Seed, dc.TotalSteps, dc.Hidden = cfg.Seed, cfg.Steps, cfg.Hidden
-		e, err := newEnv(scfg, &cfg.Settings[0])
+		e, err := newEnv(scfg, &cfg.Settings[0], cfg.WaitWeight)
 		if err != nil {
 			return Result{}, err
 		}
@@ -255,12 +264,15 @@ func Train(cfg Config) (Result, error) {
 		var mu sync.Mutex
 		var mkErr error
 		a, err := ppo.Train(pc, func(i int) gym.Env {
-			e, err := newEnv(scfg, &cfg.Settings[i%len(cfg.Settings)])
+			e, err := newEnv(scfg, &cfg.Settings[i%len(cfg.Settings)], cfg.WaitWeight)
 			if err != nil {
 				mu.Lock()
 				mkErr = err
 				mu.Unlock()
 				panic(err)
+			}
+			if cfg.NormalizeReward {
+				return normalize(e, float64(pc.Gamma))
 			}
 			return e
 		}, func(u ppo.Update) {
@@ -291,8 +303,9 @@ func Train(cfg Config) (Result, error) {
 }
 
 // newEnv returns the scheduling environment of setting s.
-func newEnv(scfg sched.Config, s *Setting) (*sched.Env, error) {
-	return sched.NewEnv(sched.EnvConfig{Encoder: scfg, NewJobs: s.NewJobs, Cluster: s.Cluster, NewModel: s.NewModel, RestartDelay: env.DefaultRestartDelay})
+func newEnv(scfg sched.Config, s *Setting, wait float64) (*sched.Env, error) {
+	return sched.NewEnv(sched.EnvConfig{Encoder: scfg, NewJobs: s.NewJobs, Cluster: s.Cluster, NewModel: s.NewModel,
+		RestartDelay: env.DefaultRestartDelay, WaitWeight: wait})
 }
 
 // collect runs the teacher's episodes (seeds from cfg.Seed up, per
