@@ -9,9 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drover-sched/drover/agents/nn"
+	"github.com/drover-sched/drover/checkpoints"
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/trace"
+	pdirect "github.com/drover-sched/drover/policies/direct"
 	"github.com/drover-sched/drover/serve/declog"
 )
 
@@ -309,4 +312,45 @@ func filesNamed(files []string) string {
 		return files[0]
 	}
 	return fmt.Sprintf("%d files, %s to %s", len(files), filepath.Base(files[0]), filepath.Base(files[len(files)-1]))
+}
+
+// InitFrom makes c fine-tune the direct checkpoint (m, nets): training
+// starts from its actor (Init), with its groups, hold and hidden widths.
+// It refuses a checkpoint that is not a direct policy, one of another
+// policy than c.Name, one whose encoding Config cannot reproduce from
+// Groups and Hold (other hold limit, refresh or sync strategies), and one
+// without a tanh actor (a DQN checkpoint's Q-network).
+func (c *Config) InitFrom(m checkpoints.Meta, nets map[string]*nn.MLP) error {
+	if !pdirect.IsDirect(m) {
+		return fmt.Errorf("direct: init checkpoint of %s/%s is not a direct policy", m.Env, m.Algo)
+	}
+	if m.Env != c.Name {
+		return fmt.Errorf("direct: init checkpoint is of %s, training %s", m.Env, c.Name)
+	}
+	got, err := pdirect.ConfigOf(m)
+	if err != nil {
+		return err
+	}
+	want, err := pdirect.Config(c.Name, got.Groups, got.Hold)
+	if err != nil {
+		return err
+	}
+	hg, hw := map[string]float64{}, map[string]float64{}
+	if err := pdirect.PutConfig(hg, got); err != nil {
+		return err
+	}
+	if err := pdirect.PutConfig(hw, want); err != nil {
+		return err
+	}
+	for k, v := range hw {
+		if hg[k] != v {
+			return fmt.Errorf("direct: init checkpoint's encoding has %s = %v, training would use %v", k, hg[k], v)
+		}
+	}
+	actor := nets["actor"]
+	if actor == nil || m.Activation != "tanh" {
+		return fmt.Errorf("direct: init checkpoint (%s, %s) has no tanh actor to start from (a DQN checkpoint's Q-network cannot)", m.Algo, m.Activation)
+	}
+	c.Groups, c.Hold, c.Hidden, c.Init = got.Groups, got.Hold, slices.Clone(m.Hidden), actor
+	return nil
 }

@@ -3,6 +3,7 @@ package direct
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/drover-sched/drover/agents/nn"
+	"github.com/drover-sched/drover/checkpoints"
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/trace"
@@ -278,5 +281,51 @@ func TestFromLogJudge(t *testing.T) {
 	v := js[0].Verdict
 	if v.Episodes != 2 || v.MeanGain != 0 || math.IsNaN(js[0].Result.Policies[0].AvgTTA.Mean) {
 		t.Errorf("verdict %v, TTA %v", v, js[0].Result.Policies[0].AvgTTA.Mean)
+	}
+}
+
+// TestInitFrom: a BC checkpoint of strn-rl sets the config's groups, hold,
+// hidden widths and initial actor; a checkpoint of the other policy, one
+// whose hold limit Config cannot reproduce, and one without a tanh actor
+// (a DQN checkpoint's shape) are refused, naming why.
+func TestInitFrom(t *testing.T) {
+	r, err := Train(Config{Name: pdirect.STRNRL, Algo: AlgoBC, Seed: 1, Settings: small(t), TeacherEpisodes: 1, BCEpochs: 1, Groups: 4, Hidden: []int{8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Config{Name: pdirect.STRNRL}
+	if err := c.InitFrom(r.Meta, r.Nets); err != nil {
+		t.Fatal(err)
+	}
+	if c.Groups != 4 || c.Hold || !slices.Equal(c.Hidden, []int{8}) || c.Init != r.Nets["actor"] {
+		t.Errorf("config groups %d, hold %v, hidden %v, init %p (actor %p)", c.Groups, c.Hold, c.Hidden, c.Init, r.Nets["actor"])
+	}
+	holdLimit := r.Meta
+	holdLimit.Hyperparams = maps.Clone(r.Meta.Hyperparams)
+	holdLimit.Hyperparams["hold_limit_s"] += 17
+	dqnLike := r.Meta
+	dqnLike.Algo, dqnLike.Activation, dqnLike.Networks = AlgoDQN, "relu", []string{"q"}
+	tests := []struct {
+		name string
+		cfg  string
+		meta checkpoints.Meta
+		nets map[string]*nn.MLP
+		want string
+	}{
+		{"other policy", pdirect.SASRL, r.Meta, r.Nets, "init checkpoint is of strn-rl, training sas-rl"},
+		{"hold limit", pdirect.STRNRL, holdLimit, r.Nets, "hold_limit_s"},
+		{"no actor", pdirect.STRNRL, dqnLike, map[string]*nn.MLP{"q": r.Nets["actor"]}, "no tanh actor"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Config{Name: tt.cfg}
+			err := c.InitFrom(tt.meta, tt.nets)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("InitFrom: %v, want an error saying %q", err, tt.want)
+			}
+			if c.Init != nil {
+				t.Error("a refused checkpoint set Init")
+			}
+		})
 	}
 }
