@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drover-sched/drover/agents/nn"
 	"github.com/drover-sched/drover/checkpoints"
+	"github.com/drover-sched/drover/env/trace"
 	"github.com/drover-sched/drover/internal/plot"
 	"github.com/drover-sched/drover/internal/progress"
 	"github.com/drover-sched/drover/policies"
@@ -25,7 +27,8 @@ func isDirectAlgo(algo string) bool {
 	return algo == direct.AlgoBC || algo == direct.AlgoPPO || algo == direct.AlgoDQN
 }
 
-// directRun is `drover train --env strn-rl|sas-rl --algo bc|ppo|dqn`.
+// directRun is `drover train --env strn-rl|sas-rl --algo bc|ppo|dqn`,
+// with --from-log and its flags when fine-tuning on a decision log.
 type directRun struct {
 	name, algo string
 	seed       uint64
@@ -33,6 +36,29 @@ type directRun struct {
 	evalSeeds  int
 	dir        string
 	quiet      bool
+
+	fromLog, init string // --from-log DIR, --init CKPT
+	cluster       string // --cluster, --nodes (given or not), --gpus-per-node
+	nodes         int
+	nodesSet      bool
+	gpusPerNode   int
+}
+
+// checkLogFlags refuses --from-log and its flags (given: the flags named
+// on the command line) outside a direct policy's training, and --init or
+// the cluster flags without --from-log.
+func checkLogFlags(given map[string]bool, direct bool, envName, algo string) error {
+	if given["from-log"] && !direct {
+		return fmt.Errorf("--from-log trains a direct policy: want --env strn-rl or sas-rl with --algo bc, ppo or dqn (got --env %s --algo %s)", envName, algo)
+	}
+	if !given["from-log"] {
+		for _, f := range []string{"init", "cluster", "nodes", "gpus-per-node"} {
+			if given[f] {
+				return fmt.Errorf("--%s goes with --from-log", f)
+			}
+		}
+	}
+	return nil
 }
 
 // runTrainDirect trains a direct policy (train/direct), saves its
@@ -41,6 +67,9 @@ type directRun struct {
 // convergence gate: the checkpoint says converged when the gate passes on
 // the Helios, PAI and Philly-late episodes together.
 func runTrainDirect(r directRun, stdout, stderr io.Writer) error {
+	if r.fromLog != "" {
+		return runTrainFromLog(r, stdout, stderr)
+	}
 	log := io.Discard
 	if !r.quiet {
 		log = stderr
@@ -120,6 +149,12 @@ func runTrainDirect(r directRun, stdout, stderr io.Writer) error {
 	} else {
 		fmt.Fprintln(stdout, "no held-out evaluation (--eval-seeds 0): not converged")
 	}
+	return saveDirect(r, meta, res, stdout)
+}
+
+// saveDirect saves a trained direct policy's checkpoint with meta in
+// r.dir, plots its learning curve when it has episodes, and says where.
+func saveDirect(r directRun, meta checkpoints.Meta, res direct.Result, stdout io.Writer) error {
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return err
 	}
@@ -139,4 +174,134 @@ func runTrainDirect(r directRun, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "checkpoint %s\n", r.dir)
 	return nil
+}
+
+// logEvalSeeds are the seeds a --from-log run is judged on: far from the
+// teacher's episode seeds (seed*1000 + episode) and standing for the
+// deployment's unseen days (background load, jitter) over the same jobs.
+func logEvalSeeds(n int) []uint64 {
+	seeds := make([]uint64, n)
+	for i := range seeds {
+		seeds[i] = 0x6c6f67<<32 + uint64(i) // "log"
+	}
+	return seeds
+}
+
+// runTrainFromLog is drover train --from-log: it rebuilds the served
+// workload from the decision log (direct.FromLog), trains the direct
+// policy on replays of it (from --init's actor when given), judges it
+// against the init checkpoint (or the heuristic) on replays with paired
+// seeds, and saves the checkpoint with the judgement in meta.Eval. The
+// checkpoint is not marked converged: it is judged on the arrivals it
+// trained on, and drover serve's gate judges it on what it serves.
+func runTrainFromLog(r directRun, stdout, stderr io.Writer) error {
+	log := io.Discard
+	if !r.quiet {
+		log = stderr
+	}
+	start := time.Now()
+	nodes := r.nodes
+	if r.cluster != "homogeneous" && r.cluster != "" && !r.nodesSet {
+		nodes = 0 // a node list: all its GPU nodes
+	}
+	cluster, desc, err := trace.LoadCluster(r.cluster, nodes, r.gpusPerNode)
+	if err != nil {
+		return err
+	}
+	set, sum, err := direct.FromLog(r.fromLog, cluster, nil)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: fine-tuning on the decision log %s, replayed on %s (%s regime)\n", r.name, r.fromLog, desc, set.Regime)
+	fmt.Fprintln(stdout, sum)
+	fmt.Fprintln(stdout, "learned from: the served jobs' arrivals, GPUs, models and run times, replayed in the simulator; not from the node loads the deployment saw (not in the log: the simulator's background stands in)")
+	cfg := direct.Config{Name: r.name, Algo: r.algo, Seed: r.seed, Steps: r.steps, Log: log, Settings: []direct.Setting{set}}
+	var initMeta checkpoints.Meta
+	var initNets map[string]*nn.MLP
+	if r.init != "" {
+		if initMeta, initNets, err = checkpoints.Load(r.init); err != nil {
+			return err
+		}
+		if err := cfg.InitFrom(initMeta, initNets); err != nil {
+			return fmt.Errorf("--init %s: %w", r.init, err)
+		}
+		fmt.Fprintf(stdout, "starting from %s (%s/%s, %d groups, hold %v, hidden %v)\n", r.init, initMeta.Env, initMeta.Algo, cfg.Groups, cfg.Hold, cfg.Hidden)
+	}
+	res, err := direct.Train(cfg)
+	if err != nil {
+		return err
+	}
+	if res.Samples > 0 {
+		fmt.Fprintf(stdout, "behaviour cloning: %d teacher decisions, agreement on held-back ones %.1f%%\n", res.Samples, 100*res.Agreement)
+	}
+	fmt.Fprintf(stdout, "trained in %s\n", time.Since(start).Round(time.Millisecond))
+	meta := res.Meta
+	meta.Hyperparams["log_jobs"], meta.Hyperparams["log_span_s"] = float64(sum.Replayed), sum.Span
+	if r.init != "" {
+		meta.Hyperparams["init"] = 1
+	}
+	meta.Eval = map[string]float64{}
+	if r.evalSeeds <= 0 {
+		fmt.Fprintln(stdout, "no evaluation (--eval-seeds 0): not converged")
+		return saveDirect(r, meta, res, stdout)
+	}
+	mk, err := pdirect.FromCheckpoint(meta, res.Nets)
+	if err != nil {
+		return err
+	}
+	heur := map[string]string{pdirect.STRNRL: "strn", pdirect.SASRL: "sas"}[r.name]
+	hf, err := builtin.Registry().Factory(heur)
+	if err != nil {
+		return err
+	}
+	cs := []compare.Policy{{Name: r.name, New: func(uint64) (policies.Policy, error) { return mk(), nil }}}
+	if r.init != "" {
+		mi, err := pdirect.FromCheckpoint(initMeta, initNets)
+		if err != nil {
+			return fmt.Errorf("--init %s: %w", r.init, err)
+		}
+		cs = append(cs, compare.Policy{Name: "init", New: func(uint64) (policies.Policy, error) { return mi(), nil }})
+	}
+	cs = append(cs, compare.Policy{Name: heur, New: func(s uint64) (policies.Policy, error) { return hf(policies.Config{Seed: s}) }})
+	var bar *progress.Bar
+	prog := func(w string, done, total int) {
+		if r.quiet {
+			return
+		}
+		if done == 1 || bar == nil {
+			bar = progress.New(stderr, "replays of "+w, total)
+		}
+		bar.Set(done)
+		if done == total {
+			bar.Finish()
+		}
+	}
+	gate := train.GateConfig{Seed: r.seed}
+	js, err := direct.Judge(cs, []direct.HeldOut{sum.HeldOut("log", set)}, logEvalSeeds(r.evalSeeds), gate, compare.Config{}, prog)
+	if err != nil {
+		return err
+	}
+	j := js[0]
+	fmt.Fprintf(stdout, "\nreplays of the logged arrivals, %d seeds the training did not use:\n%-8s %6s %14s %14s\n", r.evalSeeds, "policy", "seeds", "avg TTA (s)", "avg JCT (s)")
+	tta := func(p compare.PolicyResult) []float64 {
+		xs := make([]float64, len(p.Runs))
+		for k, run := range p.Runs {
+			xs[k] = run.Summary.AvgTTA
+		}
+		return xs
+	}
+	for _, p := range j.Result.Policies {
+		fmt.Fprintf(stdout, "%-8s %6d %14.0f %14.0f\n", p.Name, len(p.Runs), p.AvgTTA.Mean, p.AvgJCT.Mean)
+		meta.Eval["avg_tta_log_"+p.Name], meta.Eval["avg_jct_log_"+p.Name] = p.AvgTTA.Mean, p.AvgJCT.Mean
+	}
+	for k, p := range j.Result.Policies[1:] {
+		v := j.Verdict
+		if k > 0 {
+			v = train.Gate(tta(j.Result.Policies[0]), tta(p), gate)
+		}
+		fmt.Fprintf(stdout, "gate on the log's replays, %s vs %s (avg TTA): %v\n", r.name, p.Name, v)
+		meta.Eval["gate_log_vs_"+p.Name+"_mean_gain"], meta.Eval["gate_log_vs_"+p.Name+"_lower"] = v.MeanGain, v.Lower
+	}
+	fmt.Fprintln(stdout, "not marked converged: judged on the arrivals it trained on (other seeds); drover serve's gate judges it on what it serves")
+	return saveDirect(r, meta, res, stdout)
 }
