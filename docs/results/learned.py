@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""The learned-policy table of docs/results/learned.md.
+
+For each workload W it reads DIR/learned-W/summary.json (the direct learned
+policies, strn and sas: learned-tables.sh) and DIR/eval-W/summary.json (the
+baselines of eval-tables.sh, the same seeds and options), checks that strn's
+and sas's runs are the same in both (so the baselines' runs pair with the
+learned ones seed by seed), and compares each learned policy's average TTA
+with its own heuristic, with the best heuristic (strn or sas, lowest mean),
+with the best fixed-sync baseline (lowest mean of first-fit, tiresias and
+gandiva with bsp, asp, local(4) or local(8)) and with the best baseline of
+eval.md (any of the 16): the mean over seeds of (learned / other - 1) and
+the half-width of its 95% t-interval, as drover eval reports.
+
+    python3 docs/results/learned.py docs/results [DIR of eval-W]
+"""
+import json
+import math
+import re
+import sys
+
+WORKLOADS = ["builtin", "philly-late", "helios", "pai"]
+FIXED = re.compile(r"^(first-fit|tiresias|gandiva)\+(bsp|asp|local\(4\)|local\(8\))$")
+# Two-sided 95% t quantiles by degrees of freedom (19 for 20 seeds).
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
+       10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110,
+       18: 2.101, 19: 2.093, 20: 2.086, 29: 2.045, 39: 2.023}
+
+
+def tta(p):
+    return {r["seed"]: r["avg_tta_s"] for r in p["runs"]}
+
+
+def paired(a, b):
+    seeds = sorted(set(a) & set(b))
+    xs = [a[s] / b[s] - 1 for s in seeds]
+    n = len(xs)
+    m = sum(xs) / n
+    if n < 2:
+        return m, float("nan"), n
+    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1))
+    return m, T95.get(n - 1, 1.96) * sd / math.sqrt(n), n
+
+
+def fmt(m, h):
+    return f"{100 * m:+.1f} ± {100 * h:.1f}%"
+
+
+def main(d, based):
+    rows = []
+    for w in WORKLOADS:
+        learned = json.load(open(f"{d}/learned-{w}/summary.json"))
+        base = json.load(open(f"{based}/eval-{w}/summary.json"))
+        lp = {p["name"]: p for p in learned["policies"]}
+        bp = {p["name"]: p for p in base["policies"]}
+        for h in ("strn", "sas"):
+            mine, theirs = tta(lp[h]), tta(bp[h])
+            common = set(mine) & set(theirs)
+            if not common or any(mine[s] != theirs[s] for s in common):
+                sys.exit(f"{w}: {h}'s runs differ between learned-{w} and eval-{w}: the baselines do not pair")
+
+        def mean(p):
+            xs = list(tta(p).values())
+            return sum(xs) / len(xs)
+
+        best_h = min(("strn", "sas"), key=lambda n: mean(lp[n]))
+        fixed = [n for n in bp if FIXED.match(n)]
+        best_f = min(fixed, key=lambda n: mean(bp[n]))
+        best_b = (base.get("best_baseline") or {}).get("avg_tta_s")
+        for name, p in lp.items():
+            if "@" not in name:
+                continue
+            own = "strn" if name.startswith("strn-rl") else "sas"
+            cells = [w, name, f"{mean(p):.0f}"]
+            for other, src in ((own, lp), (best_h, lp), (best_f, bp)) + (((best_b, bp),) if best_b else ()):
+                m, h, n = paired(tta(p), tta(src[other]))
+                cells.append(f"{fmt(m, h)} ({other})")
+            rows.append(cells)
+    print("| workload | learned | avg TTA (s) | vs its heuristic | vs best heuristic | vs best fixed-sync baseline | vs best baseline |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+    print()
+    print("paired over seeds: mean of (learned / other - 1) ± the half-width of its 95% t-interval; negative is better")
+
+
+if __name__ == "__main__":
+    d = sys.argv[1] if len(sys.argv) > 1 else "docs/results"
+    main(d, sys.argv[2] if len(sys.argv) > 2 else d)
