@@ -14,6 +14,8 @@
 //	drover forecast eval        # SAS's learned load forecaster vs the window, held out
 //	drover forecast fit -o policies/sas/forecast/model.json
 //	drover train                # PPO placement policy; --env sync|sas-rl|strn-rl|cartpole
+//	drover train --env strn-rl --algo ppo --out runs/strn-rl   # the direct learned STRN
+//	drover train --env strn-rl --from-log DIR --init checkpoints/strn-rl
 //	drover eval --seeds 1-5     # heuristics over seeds: table, JSON, PNG plots
 //	drover serve                # gRPC policy server on 127.0.0.1:50051
 //	drover place -nodes 16 -workers 4   # ask a server where a job goes

@@ -19,7 +19,7 @@ func commands() []command {
 		{"sim", "replay a workload in the cluster simulator under a policy", runSim},
 		{"trace", "inspect, convert and synthesize workloads (inspect|convert|synth)", runTrace},
 		{"profile", "fit the embedded model profiles from measurements (fit)", runProfile},
-		{"train", "train a policy (so far: PPO and DQN on CartPole-v1, the known-answer check)", runTrain},
+		{"train", "train a policy: strn-rl and sas-rl (behaviour cloning, PPO, DQN; --from-log), placement and sync PPO, CartPole's known answers", runTrain},
 		{"calibrate", "compare the per-worker slowdown process with the PAI mini-batch data", runCalibrate},
 		{"forecast", "score SAS's learned node-load forecaster against the window, or refit it (eval|fit)", runForecast},
 		{"serve", "serve placement decisions over gRPC (heuristic fallback, learned checkpoints)", runServe},
