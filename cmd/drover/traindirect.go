@@ -109,20 +109,7 @@ func runTrainDirect(r directRun, stdout, stderr io.Writer) error {
 		for i := range seeds {
 			seeds[i] = 1001 + uint64(i)
 		}
-		var bar *progress.Bar
-		prog := func(w string, done, total int) {
-			if r.quiet {
-				return
-			}
-			if done == 1 || bar == nil {
-				bar = progress.New(stderr, "held-out "+w, total)
-			}
-			bar.Set(done)
-			if done == total {
-				bar.Finish()
-			}
-		}
-		js, err := direct.Judge(cs, held, seeds, train.GateConfig{Seed: r.seed}, compare.Config{}, prog)
+		js, err := direct.Judge(cs, held, seeds, train.GateConfig{Seed: r.seed}, compare.Config{}, judgeProgress(r.quiet, stderr, "held-out "))
 		if err != nil {
 			return err
 		}
@@ -263,21 +250,8 @@ func runTrainFromLog(r directRun, stdout, stderr io.Writer) error {
 		cs = append(cs, compare.Policy{Name: "init", New: func(uint64) (policies.Policy, error) { return mi(), nil }})
 	}
 	cs = append(cs, compare.Policy{Name: heur, New: func(s uint64) (policies.Policy, error) { return hf(policies.Config{Seed: s}) }})
-	var bar *progress.Bar
-	prog := func(w string, done, total int) {
-		if r.quiet {
-			return
-		}
-		if done == 1 || bar == nil {
-			bar = progress.New(stderr, "replays of "+w, total)
-		}
-		bar.Set(done)
-		if done == total {
-			bar.Finish()
-		}
-	}
 	gate := train.GateConfig{Seed: r.seed}
-	js, err := direct.Judge(cs, []direct.HeldOut{sum.HeldOut("log", set)}, logEvalSeeds(r.evalSeeds), gate, compare.Config{}, prog)
+	js, err := direct.Judge(cs, []direct.HeldOut{sum.HeldOut("log", set)}, logEvalSeeds(r.evalSeeds), gate, compare.Config{}, judgeProgress(r.quiet, stderr, "replays of "))
 	if err != nil {
 		return err
 	}
@@ -304,4 +278,22 @@ func runTrainFromLog(r directRun, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout, "not marked converged: judged on the arrivals it trained on (other seeds); drover serve's gate judges it on what it serves")
 	return saveDirect(r, meta, res, stdout)
+}
+
+// judgeProgress is direct.Judge's progress callback: a bar per workload
+// on stderr labelled prefix + the workload's name (nil when quiet).
+func judgeProgress(quiet bool, stderr io.Writer, prefix string) func(w string, done, total int) {
+	if quiet {
+		return nil
+	}
+	var bar *progress.Bar
+	return func(w string, done, total int) {
+		if done == 1 || bar == nil {
+			bar = progress.New(stderr, prefix+w, total)
+		}
+		bar.Set(done)
+		if done == total {
+			bar.Finish()
+		}
+	}
 }

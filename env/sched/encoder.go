@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -362,16 +363,6 @@ func (e *Encoder) loadGroups() {
 	e.sizes()
 }
 
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // pressure returns node n's busiest compute resource, with extra workers.
 func (e *Encoder) pressure(n, extra int) float64 {
 	u := e.load[n]
@@ -494,7 +485,7 @@ func (e *Encoder) pack(v *env.View, nodes []int, g int, t *template) int {
 		if e.free[a] != e.free[b] {
 			return e.free[b] - e.free[a]
 		}
-		if c := cmpFloat(e.load[a].CPU+e.load[a].MemBW+e.slow[a], e.load[b].CPU+e.load[b].MemBW+e.slow[b]); c != 0 {
+		if c := cmp.Compare(e.load[a].CPU+e.load[a].MemBW+e.slow[a], e.load[b].CPU+e.load[b].MemBW+e.slow[b]); c != 0 {
 			return c
 		}
 		return a - b
