@@ -18,10 +18,12 @@ const (
 	// as few racks as the grouping allows. STRN-RL's grouping.
 	GroupRack = "rack"
 	// GroupLoad regroups the nodes at every telemetry refresh by their
-	// predicted pressure (the P90 of a node's busiest compute resource,
-	// from a moving mean and variance of its telemetry): each group is a
-	// band of LoadBands, so it holds nodes that behave alike, as SAS
-	// groups them; a band may be empty. SAS-RL's grouping.
+	// predicted pace: the P90 of a node's busiest compute resource (from
+	// a moving mean and variance of its telemetry) plus its GPUs'
+	// slowness, 1/speed - 1 (a slow GPU holds a worker back as a loaded
+	// node does). Each group is a band of LoadBands, so it holds nodes
+	// that behave alike, as SAS groups them; a band may be empty.
+	// SAS-RL's grouping.
 	GroupLoad = "load"
 )
 
@@ -334,14 +336,16 @@ func (e *Encoder) Begin(v *env.View) {
 	}
 }
 
-// LoadBands are the upper bounds of GroupLoad's bands of predicted P90
-// pressure; a node above the last is in the last band. The bands are
-// finer near the 0.8 overload threshold, where a node's future matters
-// most. With fewer groups than bands, neighbouring bands merge.
+// LoadBands are the upper bounds of GroupLoad's bands of predicted pace
+// (P90 pressure plus slowness); a node above the last is in the last
+// band. The bands are finer near the 0.8 overload threshold, where a
+// node's future matters most. With fewer groups than bands, neighbouring
+// bands merge.
 var LoadBands = []float64{0.3, 0.45, 0.55, 0.65, 0.72, 0.8, 0.9}
 
-// loadGroups puts each node in the band of its predicted pressure (P90):
-// nodes that behave alike share a group. It is O(nodes).
+// loadGroups puts each node in the band of its predicted pace (P90
+// pressure plus slowness): nodes that behave alike share a group. It is
+// O(nodes).
 func (e *Encoder) loadGroups() {
 	k := e.cfg.Groups
 	if len(e.dyn) != k {
@@ -353,7 +357,7 @@ func (e *Encoder) loadGroups() {
 	bands := len(LoadBands) + 1
 	for n := range e.cluster.Nodes {
 		b := 0
-		for b < len(LoadBands) && e.p90[n] >= LoadBands[b] {
+		for b < len(LoadBands) && e.p90[n]+e.slow[n] >= LoadBands[b] {
 			b++
 		}
 		g := b * k / bands

@@ -161,8 +161,8 @@ func TestRackGroups(t *testing.T) {
 	}
 }
 
-// TestLoadGroups: GroupLoad bands nodes by predicted pressure; with one
-// reading the prediction is the reading (no variance yet).
+// TestLoadGroups: GroupLoad bands nodes by predicted pace; with one
+// reading the predicted pressure is the reading (no variance yet).
 func TestLoadGroups(t *testing.T) {
 	c := cluster4()
 	e, _ := NewEncoder(Config{Grouping: GroupLoad, Groups: 8}, c)
@@ -174,6 +174,14 @@ func TestLoadGroups(t *testing.T) {
 		if !slices.Equal(nodes, want[g]) && !(len(nodes) == 0 && want[g] == nil) {
 			t.Errorf("band %d: %v, want %v", g, nodes, want[g])
 		}
+	}
+	// A GPU at 0.8x speed adds slowness 0.25: node 2's pace 0.5 + 0.25
+	// moves it to band 5 (0.72 to 0.8).
+	c.Nodes[2].Speed = 0.8
+	e, _ = NewEncoder(Config{Grouping: GroupLoad, Groups: 8}, c)
+	e.Begin(v)
+	if !slices.Equal(e.groups[5], []int{2}) || len(e.groups[2]) != 0 {
+		t.Errorf("bands with a slow node 2: %v, want node 2 in band 5", e.groups)
 	}
 }
 
