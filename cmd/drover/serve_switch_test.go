@@ -59,3 +59,34 @@ func TestServeSwitchFlags(t *testing.T) {
 		t.Errorf("unreadable strn-rl checkpoint: exit %d: %s", code, e)
 	}
 }
+
+// TestServeShippedDirectCheckpoint serves the shipped sas-rl checkpoint
+// through the real loader (policies/direct.Load) with -switch converged,
+// its meta marked converged in a copy: Place is answered by the learned
+// policy itself, and it places the job.
+func TestServeShippedDirectCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{checkpoints.MetaFile, checkpoints.WeightsFile} {
+		b, err := os.ReadFile(filepath.Join("../../checkpoints/sas-rl", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == checkpoints.MetaFile {
+			b = []byte(strings.Replace(string(b), `"converged": false`, `"converged": true`, 1))
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := testServeConfig()
+	cfg.checkpoints, cfg.sw.Mode = dir, "converged"
+	addrs, _, stop := startServe(t, cfg)
+	code, o, e := drover(t, "place", "-addr", addrs[0], "-nodes", "8", "-workers", "4")
+	if code != 0 || !strings.Contains(o, "policy learned@") || strings.Contains(o, "not placed") {
+		t.Errorf("place: exit %d\n%s%s", code, o, e)
+	}
+	t.Logf("place:\n%s", o)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
