@@ -12,8 +12,9 @@
 // bounded per decision point (Config.ReadBudget), which is what makes a
 // learned policy an order of magnitude faster per decision than STRN and
 // SAS. Node groups are racks (GroupRack, STRN-RL) or bands of predicted
-// pressure from a per-node moving mean and variance of the telemetry
-// (GroupLoad, SAS-RL: nodes that behave alike, as SAS groups them).
+// pace, a per-node moving P90 of the telemetry's pressure plus the GPUs'
+// slowness (GroupLoad, SAS-RL: nodes that behave alike, as SAS groups
+// them).
 //
 // Env steps one job at a time, in arrival order with backfilling, as the
 // heuristics take them; its reward is minus the running jobs' time (plus

@@ -2,8 +2,9 @@
 // RL forms of STRN and SAS as their papers give them: strn-rl maps a job's
 // features and per-slot placement features to a placement template and a
 // sync strategy, without STRN's probes and scoring pass; sas-rl assigns a
-// job to a group of nodes that behave alike (bands of predicted pressure)
-// and a sync strategy, without SAS's grouping optimisation per decision.
+// job to a group of nodes that behave alike (bands of predicted pace: load
+// plus GPU slowness) and a sync strategy, without SAS's grouping
+// optimisation per decision.
 // Both use env/sched's Encoder and joint action (node group or whole
 // cluster x sync strategy, or hold), so a decision costs one cheap pass
 // over the nodes and one small network evaluation (nn.Infer).
