@@ -189,5 +189,26 @@ func printStatus(w io.Writer, s *pb.StatusResponse) {
 	if s.GetLastRefused() != "" {
 		fmt.Fprintf(w, "last refused: %s\n", s.GetLastRefused())
 	}
+	if s.GetShadowPolicy() != "" || s.GetSwitchMode() != "" {
+		since := ""
+		if ns := s.GetActiveSinceUnixNanos(); ns > 0 {
+			since = "  since " + time.Unix(0, ns).UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(w, "switch %s  shadow %s%s: %s\n", s.GetSwitchMode(), orDash(s.GetShadowPolicy()), since, s.GetSwitchReason())
+		if s.GetGateEvaluations() > 0 {
+			fmt.Fprintf(w, "gate: %s (lower bound %+.1f%%, %d evaluations)\n", s.GetGateVerdict(), 100*s.GetGateLowerBound(), s.GetGateEvaluations())
+		}
+		if len(s.GetShadow()) > 0 {
+			fmt.Fprintf(w, "shadow decisions %v\n", s.GetShadow())
+		}
+	}
 	fmt.Fprintf(w, "decisions %v  fallbacks %v  outcomes %v  shed %d\n", s.GetDecisions(), s.GetFallbacks(), s.GetOutcomes(), s.GetShed())
+}
+
+// orDash is s, or "-" when empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

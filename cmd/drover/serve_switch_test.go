@@ -33,6 +33,11 @@ func TestServeViewLevelInShadow(t *testing.T) {
 	if code != 0 || !strings.Contains(o, "policy heuristic:random (fallback: shadow)") {
 		t.Errorf("place: exit %d\n%s%s", code, o, e)
 	}
+	// place -status says how the learned policy is served.
+	code, o, e = drover(t, "place", "-addr", addrs[0], "-status")
+	if code != 0 || !strings.Contains(o, "switch gate  shadow learned@v1") || !strings.Contains(o, "shadow decisions map[") {
+		t.Errorf("place -status: exit %d\n%s%s", code, o, e)
+	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
