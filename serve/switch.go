@@ -103,15 +103,8 @@ func (c SwitchConfig) withDefaults() (SwitchConfig, error) {
 	if c.Seeds == 0 {
 		c.Seeds = 8
 	}
-	if c.Margin == 0 {
-		c.Margin = 0.02
-	}
-	if c.Confidence == 0 {
-		c.Confidence = 0.95
-	}
-	if c.Resamples == 0 {
-		c.Resamples = 10000
-	}
+	g := train.GateConfig{Margin: c.Margin, Confidence: c.Confidence, Resamples: c.Resamples}.WithDefaults()
+	c.Margin, c.Confidence, c.Resamples = g.Margin, g.Confidence, g.Resamples
 	if c.Metric == "" {
 		c.Metric = MetricTTA
 	}

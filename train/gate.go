@@ -19,6 +19,21 @@ type GateConfig struct {
 	Seed uint64
 }
 
+// WithDefaults returns c with its zero Margin, Confidence and Resamples
+// set to the defaults (2%, 95%, 10,000), as Gate reads them.
+func (c GateConfig) WithDefaults() GateConfig {
+	if c.Margin == 0 {
+		c.Margin = 0.02
+	}
+	if c.Confidence == 0 {
+		c.Confidence = 0.95
+	}
+	if c.Resamples == 0 {
+		c.Resamples = 10000
+	}
+	return c
+}
+
 // Verdict is the gate's decision and the evidence for it.
 type Verdict struct {
 	// Converged is true when the learned policy beats the baseline by at
@@ -53,15 +68,7 @@ func Gate(learned, baseline []float64, c GateConfig) Verdict {
 	if len(learned) != len(baseline) {
 		panic("train: Gate needs paired episodes")
 	}
-	if c.Margin == 0 {
-		c.Margin = 0.02
-	}
-	if c.Confidence == 0 {
-		c.Confidence = 0.95
-	}
-	if c.Resamples == 0 {
-		c.Resamples = 10000
-	}
+	c = c.WithDefaults()
 	n := len(learned)
 	v := Verdict{Episodes: n}
 	if n == 0 {
