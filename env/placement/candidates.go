@@ -34,6 +34,30 @@ func CandidateObs(dst []float64, v *env.View, j *env.Job, cands []policies.Candi
 	base := len(dst)
 	dst = append(dst, make([]float64, CandidateObsDim(k, f))...)
 	obs := dst[base:]
+	FillJob(obs, v, j)
+	for c := range min(k, len(cands)) {
+		if len(cands[c].Features) != f {
+			panic("placement: candidate feature count mismatch")
+		}
+		for i, x := range cands[c].Features {
+			if math.IsNaN(x) {
+				x = 0
+			}
+			obs[JobFeatures+c*f+i] = min(max(x, -featureClip), featureClip)
+		}
+	}
+	return dst
+}
+
+// FillJob writes into obs[:JobFeatures] (zeroed) the features of job j
+// at decision point v that CandidateObs and env/sched's observation
+// share:
+//
+//	log2(1 + GPUs) / 6, log(1 + duration in hours) / 5,
+//	one-hot model (bert, cifar10, deepspeech2, imagenet, ncf, yolov3),
+//	the model's assumed CPU, memory-bandwidth and NIC sensitivities,
+//	pending and running jobs per node.
+func FillJob(obs []float64, v *env.View, j *env.Job) {
 	obs[0] = math.Log2(1+float64(j.Spec.GPUs)) / 6
 	obs[1] = math.Log1p(j.Spec.Duration/3600) / 5
 	if m := slices.Index(models, j.Spec.Model); m >= 0 {
@@ -51,18 +75,6 @@ func CandidateObs(dst []float64, v *env.View, j *env.Job, cands []policies.Candi
 	}
 	nodes := float64(max(len(v.Cluster.Nodes), 1))
 	obs[11], obs[12] = float64(pending)/nodes, float64(running)/nodes
-	for c := range min(k, len(cands)) {
-		if len(cands[c].Features) != f {
-			panic("placement: candidate feature count mismatch")
-		}
-		for i, x := range cands[c].Features {
-			if math.IsNaN(x) {
-				x = 0
-			}
-			obs[JobFeatures+c*f+i] = min(max(x, -featureClip), featureClip)
-		}
-	}
-	return dst
 }
 
 // Learned is the policy that lets act choose among the candidates of the

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/env/placement"
 )
 
 // Groupings of the nodes into the group slots.
@@ -84,13 +85,11 @@ const (
 // orders them: BSP, SSP(3), ASP, local SGD(8).
 var DefaultSyncs = []env.Sync{{Kind: env.BSP}, {Kind: env.SSP, Staleness: 3}, {Kind: env.ASP}, {Kind: env.LocalSGD, Period: 8}}
 
-// models are the one-hot model names, in order (env/placement's).
-var models = []string{"bert", "cifar10", "deepspeech2", "imagenet", "ncf", "yolov3"}
-
 // Feature counts.
 const (
-	// jobBase is the job part before the per-sync penalties.
-	jobBase = 15
+	// jobBase is the job part before the per-sync penalties: placement's
+	// JobFeatures, then the waited time and the fewest nodes.
+	jobBase = placement.JobFeatures + 2
 	// SlotFeatures is the number of features of one placement slot.
 	SlotFeatures = 12
 )
@@ -544,24 +543,7 @@ func (e *Encoder) Observe(dst []float64, v *env.View, j *env.Job) []float64 {
 	dst = append(dst, make([]float64, e.ObsDim())...)
 	obs := dst[base:]
 	g := j.Spec.GPUs
-	obs[0] = math.Log2(1+float64(g)) / 6
-	obs[1] = math.Log1p(j.Spec.Duration/3600) / 5
-	if m := slices.Index(models, j.Spec.Model); m >= 0 {
-		obs[2+m] = 1
-	}
-	sens := env.Sensitivities[j.Spec.Model]
-	obs[8], obs[9], obs[10] = sens.CPU, sens.MemBW, sens.Net
-	pending, running := 0, 0
-	for _, a := range v.Active {
-		switch a.State {
-		case env.Pending:
-			pending++
-		case env.Running:
-			running++
-		}
-	}
-	nodes := float64(len(e.cluster.Nodes))
-	obs[11], obs[12] = float64(pending)/nodes, float64(running)/nodes
+	placement.FillJob(obs, v, j)
 	obs[13] = math.Log1p(max(0, v.Now-j.Spec.Submit)/3600) / 5
 	obs[14] = math.Log2(1+float64((g+e.gpn-1)/e.gpn)) / 4
 	for k, s := range e.cfg.Syncs {
