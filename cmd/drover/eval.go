@@ -23,6 +23,7 @@ import (
 	"github.com/drover-sched/drover/policies/builtin"
 	"github.com/drover-sched/drover/policies/compare"
 	pdirect "github.com/drover-sched/drover/policies/direct"
+	"github.com/drover-sched/drover/train"
 	"github.com/drover-sched/drover/serve/declog"
 )
 
@@ -259,7 +260,7 @@ func learnedContender(dir string) (compare.Policy, error) {
 		name := fmt.Sprintf("%s@%s", m.Env, filepath.Base(filepath.Clean(dir)))
 		return compare.Policy{Name: name, New: func(uint64) (policies.Policy, error) { return mk(), nil }}, nil
 	}
-	heuristic, ok := variantHeuristic[m.Env]
+	heuristic, ok := train.VariantHeuristics()[m.Env]
 	if !ok || m.Actions != placement.DefaultCandidates {
 		return compare.Policy{}, fmt.Errorf("--policies: %s: a checkpoint of env %q with %d actions cannot be replayed over the simulator (want sas-rl or strn-rl, %d actions; the placement and sync envs' policies are served by drover serve)",
 			dir, m.Env, m.Actions, placement.DefaultCandidates)
@@ -270,7 +271,7 @@ func learnedContender(dir string) (compare.Policy, error) {
 		if err != nil {
 			return nil, err
 		}
-		newProp, err := proposer(heuristic)
+		newProp, err := train.Proposer(heuristic)
 		if err != nil {
 			return nil, err
 		}
@@ -282,7 +283,7 @@ func learnedContender(dir string) (compare.Policy, error) {
 			if net == nil {
 				net = nets["q"]
 			}
-			act = greedy(net)
+			act = train.Greedy(net)
 		}
 		if m.Support != nil { // train.support: the heuristic's choice outside it
 			act = m.Support.Gate(act)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/drover-sched/drover/datasets"
+	"github.com/drover-sched/drover/train"
 )
 
 func runTrace(args []string, stdout, stderr io.Writer) error {
@@ -83,7 +84,7 @@ func traceConvert(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *late != 0 {
-		if _, w, err = lateWorkload(w, *late, *rho, *gpus); err != nil {
+		if _, w, err = train.LateWorkload(w, *late, *rho, *gpus); err != nil {
 			return fmt.Errorf("-late: %s: %w", fs.Arg(0), err)
 		}
 	}

@@ -84,16 +84,3 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	_, err := r.Execute()
 	return err
 }
-
-// The pipeline's pieces that drover eval (a learned variant's checkpoint)
-// and drover trace convert -late share with drover train.
-var (
-	variantHeuristic = train.VariantHeuristics()
-	proposer         = train.Proposer
-	greedy           = train.Greedy
-	lateWorkload     = train.LateWorkload
-)
-
-// CurveFile is the learning-curve plot in a run directory
-// (train.CurveFile), for the runs drover train writes itself.
-const CurveFile = train.CurveFile

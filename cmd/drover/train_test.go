@@ -34,7 +34,7 @@ func TestTrainRunDirectory(t *testing.T) {
 	if !strings.Contains(stdout, "lr: 0.001") || !strings.Contains(stdout, "total_steps: 2048") {
 		t.Errorf("the config printed at start lacks the file's values:\n%s", stdout)
 	}
-	for _, f := range []string{runlog.ConfigFile, runlog.CSVFile, "meta.json", "weights.safetensors", CurveFile} {
+	for _, f := range []string{runlog.ConfigFile, runlog.CSVFile, "meta.json", "weights.safetensors", train.CurveFile} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
 		}

@@ -154,7 +154,7 @@ func saveDirect(r directRun, meta checkpoints.Meta, res direct.Result, stdout io
 			raw.X, raw.Y = append(raw.X, float64(i+1)), append(raw.Y, y)
 		}
 		o := plot.Options{Title: fmt.Sprintf("%s, %s, seed %d", r.name, r.algo, r.seed), XLabel: "episode", YLabel: "return (minus GPU-held hours)"}
-		path := filepath.Join(r.dir, CurveFile)
+		path := filepath.Join(r.dir, train.CurveFile)
 		if err := plot.WriteFile(path, func(w io.Writer) error { return plot.Lines(w, o, []plot.Series{raw}) }); err != nil {
 			return err
 		}
