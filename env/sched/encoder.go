@@ -146,42 +146,62 @@ type template struct {
 	ok    bool
 }
 
+// WithDefaults returns c with its zero fields set to the defaults, as an
+// Encoder reads them, and an error naming the first field out of range.
+func (c Config) WithDefaults() (Config, error) {
+	if c.Groups == 0 {
+		c.Groups = DefaultGroups
+	}
+	if c.Grouping == "" {
+		c.Grouping = GroupRack
+	}
+	if c.Syncs == nil {
+		c.Syncs = DefaultSyncs
+	}
+	if c.HoldLimit == 0 {
+		c.HoldLimit = 3600
+	}
+	if c.Refresh == 0 {
+		c.Refresh = DefaultRefresh
+	}
+	if c.ReadBudget == 0 {
+		c.ReadBudget = DefaultReadBudget
+	}
+	switch {
+	case c.Groups < 1 || c.Groups > 64:
+		return c, fmt.Errorf("sched: groups = %d, want 1 to 64", c.Groups)
+	case c.Grouping != GroupRack && c.Grouping != GroupLoad:
+		return c, fmt.Errorf("sched: grouping %q, want %s or %s", c.Grouping, GroupRack, GroupLoad)
+	case len(c.Syncs) == 0 || c.Syncs[0] != (env.Sync{Kind: env.BSP}):
+		return c, errors.New("sched: syncs must start with BSP")
+	case !(c.Refresh > 0) || math.IsInf(c.Refresh, 0):
+		return c, fmt.Errorf("sched: refresh = %v s, want > 0", c.Refresh)
+	case c.ReadBudget < 1:
+		return c, fmt.Errorf("sched: read budget = %d nodes, want >= 1", c.ReadBudget)
+	case !(c.HoldLimit > 0):
+		return c, fmt.Errorf("sched: hold limit = %v s, want > 0", c.HoldLimit)
+	}
+	return c, nil
+}
+
+// Actions returns the number of actions of the encoding (c with its
+// defaults): (Groups+1) x len(Syncs), plus one for hold when Hold.
+func (c Config) Actions() int {
+	n := (c.Groups + 1) * len(c.Syncs)
+	if c.Hold {
+		n++
+	}
+	return n
+}
+
 // NewEncoder validates cfg for cluster c and returns the encoder.
 func NewEncoder(cfg Config, c *env.Cluster) (*Encoder, error) {
 	if c == nil || len(c.Nodes) == 0 {
 		return nil, errors.New("sched: no cluster")
 	}
-	if cfg.Groups == 0 {
-		cfg.Groups = DefaultGroups
-	}
-	if cfg.Grouping == "" {
-		cfg.Grouping = GroupRack
-	}
-	if cfg.Syncs == nil {
-		cfg.Syncs = DefaultSyncs
-	}
-	if cfg.HoldLimit == 0 {
-		cfg.HoldLimit = 3600
-	}
-	if cfg.Refresh == 0 {
-		cfg.Refresh = DefaultRefresh
-	}
-	if cfg.ReadBudget == 0 {
-		cfg.ReadBudget = DefaultReadBudget
-	}
-	switch {
-	case cfg.Groups < 1 || cfg.Groups > 64:
-		return nil, fmt.Errorf("sched: groups = %d, want 1 to 64", cfg.Groups)
-	case cfg.Grouping != GroupRack && cfg.Grouping != GroupLoad:
-		return nil, fmt.Errorf("sched: grouping %q, want %s or %s", cfg.Grouping, GroupRack, GroupLoad)
-	case len(cfg.Syncs) == 0 || cfg.Syncs[0] != (env.Sync{Kind: env.BSP}):
-		return nil, errors.New("sched: syncs must start with BSP")
-	case !(cfg.Refresh > 0) || math.IsInf(cfg.Refresh, 0):
-		return nil, fmt.Errorf("sched: refresh = %v s, want > 0", cfg.Refresh)
-	case cfg.ReadBudget < 1:
-		return nil, fmt.Errorf("sched: read budget = %d nodes, want >= 1", cfg.ReadBudget)
-	case !(cfg.HoldLimit > 0):
-		return nil, fmt.Errorf("sched: hold limit = %v s, want > 0", cfg.HoldLimit)
+	cfg, err := cfg.WithDefaults()
+	if err != nil {
+		return nil, err
 	}
 	n := len(c.Nodes)
 	e := &Encoder{cfg: cfg, cluster: c, load: make([]env.Usage, n), mean: make([]float64, n),
@@ -267,13 +287,7 @@ func (e *Encoder) Syncs() []env.Sync { return e.cfg.Syncs }
 
 // Actions returns the number of actions: (Groups+1) x len(Syncs), plus
 // one for hold when Config.Hold.
-func (e *Encoder) Actions() int {
-	n := (e.cfg.Groups + 1) * len(e.cfg.Syncs)
-	if e.cfg.Hold {
-		n++
-	}
-	return n
-}
+func (e *Encoder) Actions() int { return e.cfg.Actions() }
 
 // Hold returns the hold action, or -1 without Config.Hold.
 func (e *Encoder) Hold() int {

@@ -77,11 +77,10 @@ func Config(name string, groups int, hold bool) (sched.Config, error) {
 // PutConfig records cfg (defaults filled in) in a checkpoint's
 // hyperparameters.
 func PutConfig(h map[string]float64, cfg sched.Config) error {
-	enc, err := sched.NewEncoder(cfg, &env.Cluster{Nodes: []env.Node{{GPUs: 1}}})
+	cfg, err := cfg.WithDefaults()
 	if err != nil {
 		return err
 	}
-	cfg = enc.Config()
 	b := func(x bool) float64 {
 		if x {
 			return 1
@@ -154,12 +153,12 @@ func ConfigOf(m checkpoints.Meta) (sched.Config, error) {
 		}
 		cfg.Syncs = append(cfg.Syncs, s)
 	}
-	enc, err := sched.NewEncoder(cfg, &env.Cluster{Nodes: []env.Node{{GPUs: 1}}})
+	full, err := cfg.WithDefaults()
 	if err != nil {
 		return cfg, fmt.Errorf("%w: %v", checkpoints.ErrCorrupt, err)
 	}
-	if enc.ObsDim() != m.ObsDim || enc.Actions() != m.Actions {
-		return cfg, fmt.Errorf("%w: obs_dim %d, actions %d do not match the encoding (%d, %d)", checkpoints.ErrCorrupt, m.ObsDim, m.Actions, enc.ObsDim(), enc.Actions())
+	if dim := sched.ObsDim(full.Groups, len(full.Syncs)); dim != m.ObsDim || full.Actions() != m.Actions {
+		return cfg, fmt.Errorf("%w: obs_dim %d, actions %d do not match the encoding (%d, %d)", checkpoints.ErrCorrupt, m.ObsDim, m.Actions, dim, full.Actions())
 	}
 	return cfg, nil
 }
