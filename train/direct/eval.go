@@ -137,9 +137,11 @@ type Judgement struct {
 
 // Judge runs the contenders (the learned policy first, its heuristic
 // second, then any others) on each held-out workload with seeds, and gates
-// the first against the second on average TTA. clock, when set, times the
-// decisions (compare.Config.Clock); parallel bounds the runs at once.
-func Judge(contenders []compare.Policy, held []HeldOut, seeds []uint64, gate train.GateConfig, clock compare.Config, progress func(workload string, done, total int)) ([]Judgement, error) {
+// the first against the second on average TTA. base carries the
+// comparison's other settings (its Clock times the decisions, its
+// Parallel bounds the runs at once); its Policies, Seeds, Options and
+// Progress are set here.
+func Judge(contenders []compare.Policy, held []HeldOut, seeds []uint64, gate train.GateConfig, base compare.Config, progress func(workload string, done, total int)) ([]Judgement, error) {
 	if len(contenders) < 2 {
 		return nil, fmt.Errorf("direct: judge needs the learned policy and its heuristic")
 	}
@@ -149,7 +151,7 @@ func Judge(contenders []compare.Policy, held []HeldOut, seeds []uint64, gate tra
 		if err := h.prepare(); err != nil {
 			return nil, fmt.Errorf("held-out %s: %w", h.Name, err)
 		}
-		cfg := clock
+		cfg := base
 		cfg.Policies, cfg.Seeds, cfg.Options = contenders, seeds, h.Options
 		if progress != nil {
 			cfg.Progress = func(done, total int) { progress(h.Name, done, total) }
