@@ -81,10 +81,7 @@ func runTrainDirect(r directRun, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if res.Samples > 0 {
-		fmt.Fprintf(stdout, "behaviour cloning: %d teacher decisions, agreement on held-back ones %.1f%%\n", res.Samples, 100*res.Agreement)
-	}
-	fmt.Fprintf(stdout, "trained in %s\n", time.Since(start).Round(time.Millisecond))
+	printTrained(stdout, res, start)
 	meta := res.Meta
 	meta.Eval = map[string]float64{}
 	if r.evalSeeds > 0 {
@@ -218,10 +215,7 @@ func runTrainFromLog(r directRun, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if res.Samples > 0 {
-		fmt.Fprintf(stdout, "behaviour cloning: %d teacher decisions, agreement on held-back ones %.1f%%\n", res.Samples, 100*res.Agreement)
-	}
-	fmt.Fprintf(stdout, "trained in %s\n", time.Since(start).Round(time.Millisecond))
+	printTrained(stdout, res, start)
 	meta := res.Meta
 	meta.Hyperparams["log_jobs"], meta.Hyperparams["log_span_s"] = float64(sum.Replayed), sum.Span
 	if r.init != "" {
@@ -296,4 +290,13 @@ func judgeProgress(quiet bool, stderr io.Writer, prefix string) func(w string, d
 			bar.Finish()
 		}
 	}
+}
+
+// printTrained reports a direct.Train result: behaviour cloning's figures
+// (when it cloned) and the wall time since start.
+func printTrained(stdout io.Writer, res direct.Result, start time.Time) {
+	if res.Samples > 0 {
+		fmt.Fprintf(stdout, "behaviour cloning: %d teacher decisions, agreement on held-back ones %.1f%%\n", res.Samples, 100*res.Agreement)
+	}
+	fmt.Fprintf(stdout, "trained in %s\n", time.Since(start).Round(time.Millisecond))
 }
