@@ -23,8 +23,8 @@ import (
 	"github.com/drover-sched/drover/policies/builtin"
 	"github.com/drover-sched/drover/policies/compare"
 	pdirect "github.com/drover-sched/drover/policies/direct"
-	"github.com/drover-sched/drover/train"
 	"github.com/drover-sched/drover/serve/declog"
+	"github.com/drover-sched/drover/train"
 )
 
 // defaultEvalPolicies are what drover eval compares by default: the
