@@ -1492,6 +1492,677 @@ func (x *StatusResponse) GetShadow() map[string]int64 {
 	return nil
 }
 
+// AgentHello introduces a node: what it is and which agent runs on it.
+type AgentHello struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// node_id names the node as Place requests name it (Node.id).
+	NodeId string `protobuf:"bytes,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	// agent_id identifies the agent process (a new one after a restart);
+	// sequence numbers are per agent_id.
+	AgentId string `protobuf:"bytes,2,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	// gpus is the node's GPU count, gpu_type their model ("" unknown).
+	Gpus    int32  `protobuf:"varint,3,opt,name=gpus,proto3" json:"gpus,omitempty"`
+	GpuType string `protobuf:"bytes,4,opt,name=gpu_type,json=gpuType,proto3" json:"gpu_type,omitempty"`
+	// cpus is the CPU count; memory_gib the host memory.
+	Cpus      int32   `protobuf:"varint,5,opt,name=cpus,proto3" json:"cpus,omitempty"`
+	MemoryGib float64 `protobuf:"fixed64,6,opt,name=memory_gib,json=memoryGib,proto3" json:"memory_gib,omitempty"`
+	// nic_gbps is the NIC bandwidth used to turn byte rates into
+	// utilisation (0: unknown; net_util is then not derived).
+	NicGbps float64 `protobuf:"fixed64,7,opt,name=nic_gbps,json=nicGbps,proto3" json:"nic_gbps,omitempty"`
+	// rack is the node's rack (-1: unknown).
+	Rack int32 `protobuf:"varint,8,opt,name=rack,proto3" json:"rack,omitempty"`
+	// gpu_telemetry says whether samples carry GPU readings (false: no
+	// NVML driver, or built without it; see gpu_note).
+	GpuTelemetry bool   `protobuf:"varint,9,opt,name=gpu_telemetry,json=gpuTelemetry,proto3" json:"gpu_telemetry,omitempty"`
+	GpuNote      string `protobuf:"bytes,10,opt,name=gpu_note,json=gpuNote,proto3" json:"gpu_note,omitempty"`
+	// interval_s is the agent's sampling interval in seconds.
+	IntervalS float64 `protobuf:"fixed64,11,opt,name=interval_s,json=intervalS,proto3" json:"interval_s,omitempty"`
+	// version is the agent's build version.
+	Version       string `protobuf:"bytes,12,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentHello) Reset() {
+	*x = AgentHello{}
+	mi := &file_drover_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentHello) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentHello) ProtoMessage() {}
+
+func (x *AgentHello) ProtoReflect() protoreflect.Message {
+	mi := &file_drover_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentHello.ProtoReflect.Descriptor instead.
+func (*AgentHello) Descriptor() ([]byte, []int) {
+	return file_drover_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *AgentHello) GetNodeId() string {
+	if x != nil {
+		return x.NodeId
+	}
+	return ""
+}
+
+func (x *AgentHello) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *AgentHello) GetGpus() int32 {
+	if x != nil {
+		return x.Gpus
+	}
+	return 0
+}
+
+func (x *AgentHello) GetGpuType() string {
+	if x != nil {
+		return x.GpuType
+	}
+	return ""
+}
+
+func (x *AgentHello) GetCpus() int32 {
+	if x != nil {
+		return x.Cpus
+	}
+	return 0
+}
+
+func (x *AgentHello) GetMemoryGib() float64 {
+	if x != nil {
+		return x.MemoryGib
+	}
+	return 0
+}
+
+func (x *AgentHello) GetNicGbps() float64 {
+	if x != nil {
+		return x.NicGbps
+	}
+	return 0
+}
+
+func (x *AgentHello) GetRack() int32 {
+	if x != nil {
+		return x.Rack
+	}
+	return 0
+}
+
+func (x *AgentHello) GetGpuTelemetry() bool {
+	if x != nil {
+		return x.GpuTelemetry
+	}
+	return false
+}
+
+func (x *AgentHello) GetGpuNote() string {
+	if x != nil {
+		return x.GpuNote
+	}
+	return ""
+}
+
+func (x *AgentHello) GetIntervalS() float64 {
+	if x != nil {
+		return x.IntervalS
+	}
+	return 0
+}
+
+func (x *AgentHello) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+// GPUReading is one GPU's state at a sample (NVML).
+type GPUReading struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Index int32                  `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	// util is the share of time a kernel ran, in [0, 1].
+	Util float64 `protobuf:"fixed64,2,opt,name=util,proto3" json:"util,omitempty"`
+	// mem_used is the share of GPU memory in use, in [0, 1].
+	MemUsed float64 `protobuf:"fixed64,3,opt,name=mem_used,json=memUsed,proto3" json:"mem_used,omitempty"`
+	// pcie_rx_bps and pcie_tx_bps are PCIe throughput in bytes per second.
+	PcieRxBps float64 `protobuf:"fixed64,4,opt,name=pcie_rx_bps,json=pcieRxBps,proto3" json:"pcie_rx_bps,omitempty"`
+	PcieTxBps float64 `protobuf:"fixed64,5,opt,name=pcie_tx_bps,json=pcieTxBps,proto3" json:"pcie_tx_bps,omitempty"`
+	// nvlink_bps is NVLink throughput in bytes per second, summed over
+	// links and directions (0: no NVLink).
+	NvlinkBps     float64 `protobuf:"fixed64,6,opt,name=nvlink_bps,json=nvlinkBps,proto3" json:"nvlink_bps,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GPUReading) Reset() {
+	*x = GPUReading{}
+	mi := &file_drover_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GPUReading) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GPUReading) ProtoMessage() {}
+
+func (x *GPUReading) ProtoReflect() protoreflect.Message {
+	mi := &file_drover_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GPUReading.ProtoReflect.Descriptor instead.
+func (*GPUReading) Descriptor() ([]byte, []int) {
+	return file_drover_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *GPUReading) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *GPUReading) GetUtil() float64 {
+	if x != nil {
+		return x.Util
+	}
+	return 0
+}
+
+func (x *GPUReading) GetMemUsed() float64 {
+	if x != nil {
+		return x.MemUsed
+	}
+	return 0
+}
+
+func (x *GPUReading) GetPcieRxBps() float64 {
+	if x != nil {
+		return x.PcieRxBps
+	}
+	return 0
+}
+
+func (x *GPUReading) GetPcieTxBps() float64 {
+	if x != nil {
+		return x.PcieTxBps
+	}
+	return 0
+}
+
+func (x *GPUReading) GetNvlinkBps() float64 {
+	if x != nil {
+		return x.NvlinkBps
+	}
+	return 0
+}
+
+// NodeSample is one sample of a node's telemetry. A field the agent could
+// not measure at this sample is NaN (a first sample has no rates).
+type NodeSample struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// unix_nanos is when the sample was taken, on the agent's clock.
+	UnixNanos int64 `protobuf:"varint,1,opt,name=unix_nanos,json=unixNanos,proto3" json:"unix_nanos,omitempty"`
+	// cpu_util is the share of CPU time in use, in [0, 1].
+	CpuUtil float64 `protobuf:"fixed64,2,opt,name=cpu_util,json=cpuUtil,proto3" json:"cpu_util,omitempty"`
+	// mem_used is the share of memory in use, in [0, 1].
+	MemUsed float64 `protobuf:"fixed64,3,opt,name=mem_used,json=memUsed,proto3" json:"mem_used,omitempty"`
+	// cpu_pressure and mem_pressure are the shares of the interval during
+	// which some task stalled on the resource (PSI "some"), in [0, 1].
+	CpuPressure float64 `protobuf:"fixed64,4,opt,name=cpu_pressure,json=cpuPressure,proto3" json:"cpu_pressure,omitempty"`
+	MemPressure float64 `protobuf:"fixed64,5,opt,name=mem_pressure,json=memPressure,proto3" json:"mem_pressure,omitempty"`
+	// net_rx_bps and net_tx_bps are bytes per second received and sent.
+	NetRxBps      float64       `protobuf:"fixed64,6,opt,name=net_rx_bps,json=netRxBps,proto3" json:"net_rx_bps,omitempty"`
+	NetTxBps      float64       `protobuf:"fixed64,7,opt,name=net_tx_bps,json=netTxBps,proto3" json:"net_tx_bps,omitempty"`
+	Gpus          []*GPUReading `protobuf:"bytes,8,rep,name=gpus,proto3" json:"gpus,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeSample) Reset() {
+	*x = NodeSample{}
+	mi := &file_drover_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeSample) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeSample) ProtoMessage() {}
+
+func (x *NodeSample) ProtoReflect() protoreflect.Message {
+	mi := &file_drover_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeSample.ProtoReflect.Descriptor instead.
+func (*NodeSample) Descriptor() ([]byte, []int) {
+	return file_drover_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *NodeSample) GetUnixNanos() int64 {
+	if x != nil {
+		return x.UnixNanos
+	}
+	return 0
+}
+
+func (x *NodeSample) GetCpuUtil() float64 {
+	if x != nil {
+		return x.CpuUtil
+	}
+	return 0
+}
+
+func (x *NodeSample) GetMemUsed() float64 {
+	if x != nil {
+		return x.MemUsed
+	}
+	return 0
+}
+
+func (x *NodeSample) GetCpuPressure() float64 {
+	if x != nil {
+		return x.CpuPressure
+	}
+	return 0
+}
+
+func (x *NodeSample) GetMemPressure() float64 {
+	if x != nil {
+		return x.MemPressure
+	}
+	return 0
+}
+
+func (x *NodeSample) GetNetRxBps() float64 {
+	if x != nil {
+		return x.NetRxBps
+	}
+	return 0
+}
+
+func (x *NodeSample) GetNetTxBps() float64 {
+	if x != nil {
+		return x.NetTxBps
+	}
+	return 0
+}
+
+func (x *NodeSample) GetGpus() []*GPUReading {
+	if x != nil {
+		return x.Gpus
+	}
+	return nil
+}
+
+// JobIterations carries iteration times a training job on the node
+// reported to the agent (the iteration-time client).
+type JobIterations struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// worker is the worker index (-1: the whole job).
+	Worker int32 `protobuf:"varint,2,opt,name=worker,proto3" json:"worker,omitempty"`
+	// seconds are per-iteration times, one sample per entry, in order.
+	Seconds []float64 `protobuf:"fixed64,3,rep,packed,name=seconds,proto3" json:"seconds,omitempty"`
+	// dropped counts iteration times the client discarded before this
+	// report (its buffer was full).
+	Dropped       int64 `protobuf:"varint,4,opt,name=dropped,proto3" json:"dropped,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobIterations) Reset() {
+	*x = JobIterations{}
+	mi := &file_drover_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobIterations) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobIterations) ProtoMessage() {}
+
+func (x *JobIterations) ProtoReflect() protoreflect.Message {
+	mi := &file_drover_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobIterations.ProtoReflect.Descriptor instead.
+func (*JobIterations) Descriptor() ([]byte, []int) {
+	return file_drover_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *JobIterations) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *JobIterations) GetWorker() int32 {
+	if x != nil {
+		return x.Worker
+	}
+	return 0
+}
+
+func (x *JobIterations) GetSeconds() []float64 {
+	if x != nil {
+		return x.Seconds
+	}
+	return nil
+}
+
+func (x *JobIterations) GetDropped() int64 {
+	if x != nil {
+		return x.Dropped
+	}
+	return 0
+}
+
+// Gap says that messages were lost before the server saw them: the agent's
+// bounded buffer overflowed while it was disconnected.
+type Gap struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// samples and iteration_reports count the messages dropped.
+	Samples          int64 `protobuf:"varint,1,opt,name=samples,proto3" json:"samples,omitempty"`
+	IterationReports int64 `protobuf:"varint,2,opt,name=iteration_reports,json=iterationReports,proto3" json:"iteration_reports,omitempty"`
+	// from_unix_nanos and to_unix_nanos bound the time they covered.
+	FromUnixNanos int64 `protobuf:"varint,3,opt,name=from_unix_nanos,json=fromUnixNanos,proto3" json:"from_unix_nanos,omitempty"`
+	ToUnixNanos   int64 `protobuf:"varint,4,opt,name=to_unix_nanos,json=toUnixNanos,proto3" json:"to_unix_nanos,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Gap) Reset() {
+	*x = Gap{}
+	mi := &file_drover_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Gap) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Gap) ProtoMessage() {}
+
+func (x *Gap) ProtoReflect() protoreflect.Message {
+	mi := &file_drover_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Gap.ProtoReflect.Descriptor instead.
+func (*Gap) Descriptor() ([]byte, []int) {
+	return file_drover_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *Gap) GetSamples() int64 {
+	if x != nil {
+		return x.Samples
+	}
+	return 0
+}
+
+func (x *Gap) GetIterationReports() int64 {
+	if x != nil {
+		return x.IterationReports
+	}
+	return 0
+}
+
+func (x *Gap) GetFromUnixNanos() int64 {
+	if x != nil {
+		return x.FromUnixNanos
+	}
+	return 0
+}
+
+func (x *Gap) GetToUnixNanos() int64 {
+	if x != nil {
+		return x.ToUnixNanos
+	}
+	return 0
+}
+
+// AgentMessage is one message of a telemetry stream.
+type AgentMessage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// seq is the message's sequence number (hello is 0 on every stream;
+	// the others start at 1 per agent_id).
+	Seq uint64 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	// Types that are valid to be assigned to Body:
+	//
+	//	*AgentMessage_Hello
+	//	*AgentMessage_Sample
+	//	*AgentMessage_Iterations
+	//	*AgentMessage_Gap
+	Body          isAgentMessage_Body `protobuf_oneof:"body"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentMessage) Reset() {
+	*x = AgentMessage{}
+	mi := &file_drover_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentMessage) ProtoMessage() {}
+
+func (x *AgentMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_drover_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentMessage.ProtoReflect.Descriptor instead.
+func (*AgentMessage) Descriptor() ([]byte, []int) {
+	return file_drover_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *AgentMessage) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *AgentMessage) GetBody() isAgentMessage_Body {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+func (x *AgentMessage) GetHello() *AgentHello {
+	if x != nil {
+		if x, ok := x.Body.(*AgentMessage_Hello); ok {
+			return x.Hello
+		}
+	}
+	return nil
+}
+
+func (x *AgentMessage) GetSample() *NodeSample {
+	if x != nil {
+		if x, ok := x.Body.(*AgentMessage_Sample); ok {
+			return x.Sample
+		}
+	}
+	return nil
+}
+
+func (x *AgentMessage) GetIterations() *JobIterations {
+	if x != nil {
+		if x, ok := x.Body.(*AgentMessage_Iterations); ok {
+			return x.Iterations
+		}
+	}
+	return nil
+}
+
+func (x *AgentMessage) GetGap() *Gap {
+	if x != nil {
+		if x, ok := x.Body.(*AgentMessage_Gap); ok {
+			return x.Gap
+		}
+	}
+	return nil
+}
+
+type isAgentMessage_Body interface {
+	isAgentMessage_Body()
+}
+
+type AgentMessage_Hello struct {
+	Hello *AgentHello `protobuf:"bytes,2,opt,name=hello,proto3,oneof"`
+}
+
+type AgentMessage_Sample struct {
+	Sample *NodeSample `protobuf:"bytes,3,opt,name=sample,proto3,oneof"`
+}
+
+type AgentMessage_Iterations struct {
+	Iterations *JobIterations `protobuf:"bytes,4,opt,name=iterations,proto3,oneof"`
+}
+
+type AgentMessage_Gap struct {
+	Gap *Gap `protobuf:"bytes,5,opt,name=gap,proto3,oneof"`
+}
+
+func (*AgentMessage_Hello) isAgentMessage_Body() {}
+
+func (*AgentMessage_Sample) isAgentMessage_Body() {}
+
+func (*AgentMessage_Iterations) isAgentMessage_Body() {}
+
+func (*AgentMessage_Gap) isAgentMessage_Body() {}
+
+// AgentAck acknowledges a telemetry stream's messages.
+type AgentAck struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// acked_seq is the highest sequence number the server has applied for
+	// this agent: the agent may drop everything up to it.
+	AckedSeq uint64 `protobuf:"varint,1,opt,name=acked_seq,json=ackedSeq,proto3" json:"acked_seq,omitempty"`
+	// stale_after_s is how long the server waits without a message before
+	// it marks the node stale (the agent should send at least this often).
+	StaleAfterS   float64 `protobuf:"fixed64,2,opt,name=stale_after_s,json=staleAfterS,proto3" json:"stale_after_s,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentAck) Reset() {
+	*x = AgentAck{}
+	mi := &file_drover_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentAck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentAck) ProtoMessage() {}
+
+func (x *AgentAck) ProtoReflect() protoreflect.Message {
+	mi := &file_drover_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentAck.ProtoReflect.Descriptor instead.
+func (*AgentAck) Descriptor() ([]byte, []int) {
+	return file_drover_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *AgentAck) GetAckedSeq() uint64 {
+	if x != nil {
+		return x.AckedSeq
+	}
+	return 0
+}
+
+func (x *AgentAck) GetStaleAfterS() float64 {
+	if x != nil {
+		return x.StaleAfterS
+	}
+	return 0
+}
+
 var File_drover_proto protoreflect.FileDescriptor
 
 const file_drover_proto_rawDesc = "" +
@@ -1610,7 +2281,68 @@ const file_drover_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a9\n" +
 	"\vShadowEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01*\"\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xca\x02\n" +
+	"\n" +
+	"AgentHello\x12\x17\n" +
+	"\anode_id\x18\x01 \x01(\tR\x06nodeId\x12\x19\n" +
+	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12\x12\n" +
+	"\x04gpus\x18\x03 \x01(\x05R\x04gpus\x12\x19\n" +
+	"\bgpu_type\x18\x04 \x01(\tR\agpuType\x12\x12\n" +
+	"\x04cpus\x18\x05 \x01(\x05R\x04cpus\x12\x1d\n" +
+	"\n" +
+	"memory_gib\x18\x06 \x01(\x01R\tmemoryGib\x12\x19\n" +
+	"\bnic_gbps\x18\a \x01(\x01R\anicGbps\x12\x12\n" +
+	"\x04rack\x18\b \x01(\x05R\x04rack\x12#\n" +
+	"\rgpu_telemetry\x18\t \x01(\bR\fgpuTelemetry\x12\x19\n" +
+	"\bgpu_note\x18\n" +
+	" \x01(\tR\agpuNote\x12\x1d\n" +
+	"\n" +
+	"interval_s\x18\v \x01(\x01R\tintervalS\x12\x18\n" +
+	"\aversion\x18\f \x01(\tR\aversion\"\xb0\x01\n" +
+	"\n" +
+	"GPUReading\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
+	"\x04util\x18\x02 \x01(\x01R\x04util\x12\x19\n" +
+	"\bmem_used\x18\x03 \x01(\x01R\amemUsed\x12\x1e\n" +
+	"\vpcie_rx_bps\x18\x04 \x01(\x01R\tpcieRxBps\x12\x1e\n" +
+	"\vpcie_tx_bps\x18\x05 \x01(\x01R\tpcieTxBps\x12\x1d\n" +
+	"\n" +
+	"nvlink_bps\x18\x06 \x01(\x01R\tnvlinkBps\"\x8e\x02\n" +
+	"\n" +
+	"NodeSample\x12\x1d\n" +
+	"\n" +
+	"unix_nanos\x18\x01 \x01(\x03R\tunixNanos\x12\x19\n" +
+	"\bcpu_util\x18\x02 \x01(\x01R\acpuUtil\x12\x19\n" +
+	"\bmem_used\x18\x03 \x01(\x01R\amemUsed\x12!\n" +
+	"\fcpu_pressure\x18\x04 \x01(\x01R\vcpuPressure\x12!\n" +
+	"\fmem_pressure\x18\x05 \x01(\x01R\vmemPressure\x12\x1c\n" +
+	"\n" +
+	"net_rx_bps\x18\x06 \x01(\x01R\bnetRxBps\x12\x1c\n" +
+	"\n" +
+	"net_tx_bps\x18\a \x01(\x01R\bnetTxBps\x12)\n" +
+	"\x04gpus\x18\b \x03(\v2\x15.drover.v1.GPUReadingR\x04gpus\"r\n" +
+	"\rJobIterations\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x16\n" +
+	"\x06worker\x18\x02 \x01(\x05R\x06worker\x12\x18\n" +
+	"\aseconds\x18\x03 \x03(\x01R\aseconds\x12\x18\n" +
+	"\adropped\x18\x04 \x01(\x03R\adropped\"\x98\x01\n" +
+	"\x03Gap\x12\x18\n" +
+	"\asamples\x18\x01 \x01(\x03R\asamples\x12+\n" +
+	"\x11iteration_reports\x18\x02 \x01(\x03R\x10iterationReports\x12&\n" +
+	"\x0ffrom_unix_nanos\x18\x03 \x01(\x03R\rfromUnixNanos\x12\"\n" +
+	"\rto_unix_nanos\x18\x04 \x01(\x03R\vtoUnixNanos\"\xe8\x01\n" +
+	"\fAgentMessage\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12-\n" +
+	"\x05hello\x18\x02 \x01(\v2\x15.drover.v1.AgentHelloH\x00R\x05hello\x12/\n" +
+	"\x06sample\x18\x03 \x01(\v2\x15.drover.v1.NodeSampleH\x00R\x06sample\x12:\n" +
+	"\n" +
+	"iterations\x18\x04 \x01(\v2\x18.drover.v1.JobIterationsH\x00R\n" +
+	"iterations\x12\"\n" +
+	"\x03gap\x18\x05 \x01(\v2\x0e.drover.v1.GapH\x00R\x03gapB\x06\n" +
+	"\x04body\"K\n" +
+	"\bAgentAck\x12\x1b\n" +
+	"\tacked_seq\x18\x01 \x01(\x04R\backedSeq\x12\"\n" +
+	"\rstale_after_s\x18\x02 \x01(\x01R\vstaleAfterS*\"\n" +
 	"\x04Arch\x12\r\n" +
 	"\tARCH_RING\x10\x00\x12\v\n" +
 	"\aARCH_PS\x10\x01*H\n" +
@@ -1629,7 +2361,9 @@ const file_drover_proto_rawDesc = "" +
 	"\tScheduler\x12:\n" +
 	"\x05Place\x12\x17.drover.v1.PlaceRequest\x1a\x18.drover.v1.PlaceResponse\x12=\n" +
 	"\x06Report\x12\x18.drover.v1.ReportRequest\x1a\x19.drover.v1.ReportResponse\x12=\n" +
-	"\x06Status\x12\x18.drover.v1.StatusRequest\x1a\x19.drover.v1.StatusResponseB5Z3github.com/drover-sched/drover/serve/proto;droverpbb\x06proto3"
+	"\x06Status\x12\x18.drover.v1.StatusRequest\x1a\x19.drover.v1.StatusResponse2G\n" +
+	"\tTelemetry\x12:\n" +
+	"\x06Stream\x12\x17.drover.v1.AgentMessage\x1a\x13.drover.v1.AgentAck(\x010\x01B5Z3github.com/drover-sched/drover/serve/proto;droverpbb\x06proto3"
 
 var (
 	file_drover_proto_rawDescOnce sync.Once
@@ -1644,7 +2378,7 @@ func file_drover_proto_rawDescGZIP() []byte {
 }
 
 var file_drover_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_drover_proto_goTypes = []any{
 	(Arch)(0),              // 0: drover.v1.Arch
 	(SyncKind)(0),          // 1: drover.v1.SyncKind
@@ -1665,10 +2399,17 @@ var file_drover_proto_goTypes = []any{
 	(*ReportResponse)(nil), // 16: drover.v1.ReportResponse
 	(*StatusRequest)(nil),  // 17: drover.v1.StatusRequest
 	(*StatusResponse)(nil), // 18: drover.v1.StatusResponse
-	nil,                    // 19: drover.v1.StatusResponse.DecisionsEntry
-	nil,                    // 20: drover.v1.StatusResponse.FallbacksEntry
-	nil,                    // 21: drover.v1.StatusResponse.OutcomesEntry
-	nil,                    // 22: drover.v1.StatusResponse.ShadowEntry
+	(*AgentHello)(nil),     // 19: drover.v1.AgentHello
+	(*GPUReading)(nil),     // 20: drover.v1.GPUReading
+	(*NodeSample)(nil),     // 21: drover.v1.NodeSample
+	(*JobIterations)(nil),  // 22: drover.v1.JobIterations
+	(*Gap)(nil),            // 23: drover.v1.Gap
+	(*AgentMessage)(nil),   // 24: drover.v1.AgentMessage
+	(*AgentAck)(nil),       // 25: drover.v1.AgentAck
+	nil,                    // 26: drover.v1.StatusResponse.DecisionsEntry
+	nil,                    // 27: drover.v1.StatusResponse.FallbacksEntry
+	nil,                    // 28: drover.v1.StatusResponse.OutcomesEntry
+	nil,                    // 29: drover.v1.StatusResponse.ShadowEntry
 }
 var file_drover_proto_depIdxs = []int32{
 	4,  // 0: drover.v1.Cluster.nodes:type_name -> drover.v1.Node
@@ -1684,21 +2425,28 @@ var file_drover_proto_depIdxs = []int32{
 	12, // 10: drover.v1.Outcome.iterations:type_name -> drover.v1.Iterations
 	13, // 11: drover.v1.Outcome.finished:type_name -> drover.v1.Finished
 	14, // 12: drover.v1.ReportRequest.outcomes:type_name -> drover.v1.Outcome
-	19, // 13: drover.v1.StatusResponse.decisions:type_name -> drover.v1.StatusResponse.DecisionsEntry
-	20, // 14: drover.v1.StatusResponse.fallbacks:type_name -> drover.v1.StatusResponse.FallbacksEntry
-	21, // 15: drover.v1.StatusResponse.outcomes:type_name -> drover.v1.StatusResponse.OutcomesEntry
-	22, // 16: drover.v1.StatusResponse.shadow:type_name -> drover.v1.StatusResponse.ShadowEntry
-	7,  // 17: drover.v1.Scheduler.Place:input_type -> drover.v1.PlaceRequest
-	15, // 18: drover.v1.Scheduler.Report:input_type -> drover.v1.ReportRequest
-	17, // 19: drover.v1.Scheduler.Status:input_type -> drover.v1.StatusRequest
-	10, // 20: drover.v1.Scheduler.Place:output_type -> drover.v1.PlaceResponse
-	16, // 21: drover.v1.Scheduler.Report:output_type -> drover.v1.ReportResponse
-	18, // 22: drover.v1.Scheduler.Status:output_type -> drover.v1.StatusResponse
-	20, // [20:23] is the sub-list for method output_type
-	17, // [17:20] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	26, // 13: drover.v1.StatusResponse.decisions:type_name -> drover.v1.StatusResponse.DecisionsEntry
+	27, // 14: drover.v1.StatusResponse.fallbacks:type_name -> drover.v1.StatusResponse.FallbacksEntry
+	28, // 15: drover.v1.StatusResponse.outcomes:type_name -> drover.v1.StatusResponse.OutcomesEntry
+	29, // 16: drover.v1.StatusResponse.shadow:type_name -> drover.v1.StatusResponse.ShadowEntry
+	20, // 17: drover.v1.NodeSample.gpus:type_name -> drover.v1.GPUReading
+	19, // 18: drover.v1.AgentMessage.hello:type_name -> drover.v1.AgentHello
+	21, // 19: drover.v1.AgentMessage.sample:type_name -> drover.v1.NodeSample
+	22, // 20: drover.v1.AgentMessage.iterations:type_name -> drover.v1.JobIterations
+	23, // 21: drover.v1.AgentMessage.gap:type_name -> drover.v1.Gap
+	7,  // 22: drover.v1.Scheduler.Place:input_type -> drover.v1.PlaceRequest
+	15, // 23: drover.v1.Scheduler.Report:input_type -> drover.v1.ReportRequest
+	17, // 24: drover.v1.Scheduler.Status:input_type -> drover.v1.StatusRequest
+	24, // 25: drover.v1.Telemetry.Stream:input_type -> drover.v1.AgentMessage
+	10, // 26: drover.v1.Scheduler.Place:output_type -> drover.v1.PlaceResponse
+	16, // 27: drover.v1.Scheduler.Report:output_type -> drover.v1.ReportResponse
+	18, // 28: drover.v1.Scheduler.Status:output_type -> drover.v1.StatusResponse
+	25, // 29: drover.v1.Telemetry.Stream:output_type -> drover.v1.AgentAck
+	26, // [26:30] is the sub-list for method output_type
+	22, // [22:26] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_drover_proto_init() }
@@ -1711,15 +2459,21 @@ func file_drover_proto_init() {
 		(*Outcome_Iterations)(nil),
 		(*Outcome_Finished)(nil),
 	}
+	file_drover_proto_msgTypes[20].OneofWrappers = []any{
+		(*AgentMessage_Hello)(nil),
+		(*AgentMessage_Sample)(nil),
+		(*AgentMessage_Iterations)(nil),
+		(*AgentMessage_Gap)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_drover_proto_rawDesc), len(file_drover_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   19,
+			NumMessages:   26,
 			NumExtensions: 0,
-			NumServices:   1,
+			NumServices:   2,
 		},
 		GoTypes:           file_drover_proto_goTypes,
 		DependencyIndexes: file_drover_proto_depIdxs,

@@ -214,3 +214,117 @@ var Scheduler_ServiceDesc = grpc.ServiceDesc{
 	Streams:  []grpc.StreamDesc{},
 	Metadata: "drover.proto",
 }
+
+const (
+	Telemetry_Stream_FullMethodName = "/drover.v1.Telemetry/Stream"
+)
+
+// TelemetryClient is the client API for Telemetry service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// Telemetry receives node telemetry from `drover agent`, one stream per
+// node. It shares the Scheduler's server, TLS and bearer token.
+type TelemetryClient interface {
+	// Stream carries one node's telemetry. The agent sends an AgentHello
+	// first, then samples, iteration reports and gap notices, each with a
+	// sequence number that grows by one per message of the stream's agent
+	// (across reconnects: the agent resends what was not acknowledged). The
+	// server answers every message it has applied with an AgentAck holding
+	// the highest sequence number applied so far, in order.
+	Stream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[AgentMessage, AgentAck], error)
+}
+
+type telemetryClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewTelemetryClient(cc grpc.ClientConnInterface) TelemetryClient {
+	return &telemetryClient{cc}
+}
+
+func (c *telemetryClient) Stream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[AgentMessage, AgentAck], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Telemetry_ServiceDesc.Streams[0], Telemetry_Stream_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[AgentMessage, AgentAck]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Telemetry_StreamClient = grpc.BidiStreamingClient[AgentMessage, AgentAck]
+
+// TelemetryServer is the server API for Telemetry service.
+// All implementations must embed UnimplementedTelemetryServer
+// for forward compatibility.
+//
+// Telemetry receives node telemetry from `drover agent`, one stream per
+// node. It shares the Scheduler's server, TLS and bearer token.
+type TelemetryServer interface {
+	// Stream carries one node's telemetry. The agent sends an AgentHello
+	// first, then samples, iteration reports and gap notices, each with a
+	// sequence number that grows by one per message of the stream's agent
+	// (across reconnects: the agent resends what was not acknowledged). The
+	// server answers every message it has applied with an AgentAck holding
+	// the highest sequence number applied so far, in order.
+	Stream(grpc.BidiStreamingServer[AgentMessage, AgentAck]) error
+	mustEmbedUnimplementedTelemetryServer()
+}
+
+// UnimplementedTelemetryServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedTelemetryServer struct{}
+
+func (UnimplementedTelemetryServer) Stream(grpc.BidiStreamingServer[AgentMessage, AgentAck]) error {
+	return status.Error(codes.Unimplemented, "method Stream not implemented")
+}
+func (UnimplementedTelemetryServer) mustEmbedUnimplementedTelemetryServer() {}
+func (UnimplementedTelemetryServer) testEmbeddedByValue()                   {}
+
+// UnsafeTelemetryServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to TelemetryServer will
+// result in compilation errors.
+type UnsafeTelemetryServer interface {
+	mustEmbedUnimplementedTelemetryServer()
+}
+
+func RegisterTelemetryServer(s grpc.ServiceRegistrar, srv TelemetryServer) {
+	// If the following call panics, it indicates UnimplementedTelemetryServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&Telemetry_ServiceDesc, srv)
+}
+
+func _Telemetry_Stream_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(TelemetryServer).Stream(&grpc.GenericServerStream[AgentMessage, AgentAck]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Telemetry_StreamServer = grpc.BidiStreamingServer[AgentMessage, AgentAck]
+
+// Telemetry_ServiceDesc is the grpc.ServiceDesc for Telemetry service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var Telemetry_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "drover.v1.Telemetry",
+	HandlerType: (*TelemetryServer)(nil),
+	Methods:     []grpc.MethodDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Stream",
+			Handler:       _Telemetry_Stream_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
+	Metadata: "drover.proto",
+}
