@@ -621,6 +621,12 @@ func (k *Core) respond(s *snapshot, d decision, start time.Time) *pb.PlaceRespon
 	}
 	now := k.clock.Now()
 	rec.At, rec.Latency = now, now.Sub(start)
+	if s.at > 0 {
+		rec.At = time.Unix(0, s.at)
+	}
+	if s.submitted > 0 {
+		rec.Submitted = time.Unix(0, s.submitted)
+	}
 	k.record(rec)
 	return resp
 }

@@ -39,8 +39,12 @@ type Record interface {
 type DecisionRecord struct {
 	// ID is the decision id returned to the client.
 	ID string
-	// At is when the decision was made (the server's clock).
+	// At is when the decision was made: the request's time when it gave
+	// one (PlaceRequest.unix_nanos), else the server's clock.
 	At time.Time
+	// Submitted is when the job was submitted (Job.submit_unix_nanos;
+	// zero: unknown).
+	Submitted time.Time
 	// JobID, Model, Workers, PSShards, Arch, BatchSize and
 	// ExpectedSeconds describe the job as the request gave it: Arch is
 	// "ring" or "ps" (env.Arch's spelling), BatchSize the global batch size

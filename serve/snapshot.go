@@ -22,6 +22,9 @@ type snapshot struct {
 	state   placement.State
 	job     env.JobSpec
 	jobID   string
+	// at and submitted are the request's time and the job's submission
+	// time in Unix nanoseconds (0: not given).
+	at, submitted int64
 
 	index map[string]int // node id -> index, filled by validation
 	used  []int          // checkAlloc's counts, all zero between calls
@@ -80,6 +83,7 @@ func (s *snapshot) fill(req *pb.PlaceRequest) {
 	s.state.Running = int(c.GetRunningJobs())
 	j := req.GetJob()
 	s.jobID = j.GetId()
+	s.at, s.submitted = req.GetUnixNanos(), j.GetSubmitUnixNanos()
 	s.job = env.JobSpec{Name: j.GetId(), GPUs: int(j.GetWorkers()), Duration: j.GetExpectedDurationS(), Model: j.GetModel(),
 		BatchSize: int(j.GetBatchSize()), PSShards: int(j.GetPsShards())}
 	if j.GetArch() == pb.Arch_ARCH_PS {

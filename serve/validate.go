@@ -126,6 +126,12 @@ func validatePlace(req *pb.PlaceRequest, l Limits, ids map[string]int) error {
 	if c.GetRunningJobs() < 0 {
 		return fieldErr("cluster.running_jobs", "negative (%d)", c.GetRunningJobs())
 	}
+	if req.GetUnixNanos() < 0 {
+		return fieldErr("unix_nanos", "negative (%d)", req.GetUnixNanos())
+	}
+	if t := req.GetJob().GetSubmitUnixNanos(); t < 0 {
+		return fieldErr("job.submit_unix_nanos", "negative (%d)", t)
+	}
 
 	j := req.GetJob()
 	if j == nil {

@@ -476,9 +476,13 @@ type Job struct {
 	// unknown).
 	ExpectedDurationS float64 `protobuf:"fixed64,7,opt,name=expected_duration_s,json=expectedDurationS,proto3" json:"expected_duration_s,omitempty"`
 	// exclude_nodes lists node ids the job must not use.
-	ExcludeNodes  []string `protobuf:"bytes,8,rep,name=exclude_nodes,json=excludeNodes,proto3" json:"exclude_nodes,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ExcludeNodes []string `protobuf:"bytes,8,rep,name=exclude_nodes,json=excludeNodes,proto3" json:"exclude_nodes,omitempty"`
+	// submit_unix_nanos is when the job was submitted to the scheduler (0:
+	// unknown); the decision log keeps it, so a replay queues the job from
+	// then.
+	SubmitUnixNanos int64 `protobuf:"varint,9,opt,name=submit_unix_nanos,json=submitUnixNanos,proto3" json:"submit_unix_nanos,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -567,11 +571,22 @@ func (x *Job) GetExcludeNodes() []string {
 	return nil
 }
 
+func (x *Job) GetSubmitUnixNanos() int64 {
+	if x != nil {
+		return x.SubmitUnixNanos
+	}
+	return 0
+}
+
 // PlaceRequest asks where to run a job.
 type PlaceRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Job           *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
-	Cluster       *Cluster               `protobuf:"bytes,2,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Job     *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	Cluster *Cluster               `protobuf:"bytes,2,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	// unix_nanos is the scheduler's clock at the request (0: the server's
+	// clock is used). A scheduler that simulates or replays a cluster sets
+	// it, so that the decision log's times are the cluster's.
+	UnixNanos     int64 `protobuf:"varint,3,opt,name=unix_nanos,json=unixNanos,proto3" json:"unix_nanos,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -618,6 +633,13 @@ func (x *PlaceRequest) GetCluster() *Cluster {
 		return x.Cluster
 	}
 	return nil
+}
+
+func (x *PlaceRequest) GetUnixNanos() int64 {
+	if x != nil {
+		return x.UnixNanos
+	}
+	return 0
 }
 
 // Sync is a synchronization strategy with its parameter.
@@ -2188,7 +2210,7 @@ const file_drover_proto_rawDesc = "" +
 	"\x0fintra_rack_gbps\x18\x02 \x01(\x01R\rintraRackGbps\x12&\n" +
 	"\x0fcross_rack_gbps\x18\x03 \x01(\x01R\rcrossRackGbps\x12!\n" +
 	"\fpending_jobs\x18\x04 \x01(\x05R\vpendingJobs\x12!\n" +
-	"\frunning_jobs\x18\x05 \x01(\x05R\vrunningJobs\"\xfb\x01\n" +
+	"\frunning_jobs\x18\x05 \x01(\x05R\vrunningJobs\"\xa7\x02\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12\x18\n" +
@@ -2198,10 +2220,13 @@ const file_drover_proto_rawDesc = "" +
 	"\n" +
 	"batch_size\x18\x06 \x01(\x05R\tbatchSize\x12.\n" +
 	"\x13expected_duration_s\x18\a \x01(\x01R\x11expectedDurationS\x12#\n" +
-	"\rexclude_nodes\x18\b \x03(\tR\fexcludeNodes\"^\n" +
+	"\rexclude_nodes\x18\b \x03(\tR\fexcludeNodes\x12*\n" +
+	"\x11submit_unix_nanos\x18\t \x01(\x03R\x0fsubmitUnixNanos\"}\n" +
 	"\fPlaceRequest\x12 \n" +
 	"\x03job\x18\x01 \x01(\v2\x0e.drover.v1.JobR\x03job\x12,\n" +
-	"\acluster\x18\x02 \x01(\v2\x12.drover.v1.ClusterR\acluster\"e\n" +
+	"\acluster\x18\x02 \x01(\v2\x12.drover.v1.ClusterR\acluster\x12\x1d\n" +
+	"\n" +
+	"unix_nanos\x18\x03 \x01(\x03R\tunixNanos\"e\n" +
 	"\x04Sync\x12'\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x13.drover.v1.SyncKindR\x04kind\x12\x1c\n" +
 	"\tstaleness\x18\x02 \x01(\x05R\tstaleness\x12\x16\n" +
