@@ -30,7 +30,8 @@ func (s *LogSink) Record(r Record) error {
 // "heuristic:strn" or "learned@v3"), fallback reason, node ids, sync
 // strategy and latency, the shadow decision (policy, worker nodes, sync,
 // failure) and the job as the request gave it (model, GPUs, architecture,
-// batch size, expected run time: the log's job_* columns); an outcome its
+// batch size, expected run time, submission time: the log's job_*
+// columns); an outcome its
 // job, decision id, kind, samples and JCT ("iterations" becomes
 // declog.Iteration).
 func LogRecord(r Record) declog.Record {
@@ -39,7 +40,7 @@ func LogRecord(r Record) declog.Record {
 		return declog.Decision{Time: r.At, RequestID: r.ID, JobID: r.JobID, Source: r.Policy, Fallback: r.Fallback,
 			Workers: r.WorkerNodes, PS: r.PSNodes, Sync: r.Sync, Latency: r.Latency,
 			Shadow: r.Shadow, ShadowWorkers: r.ShadowWorkerNodes, ShadowSync: r.ShadowSync, ShadowFailure: r.ShadowFailure,
-			JobModel: r.Model, JobGPUs: r.Workers, JobArch: r.Arch, JobBatchSize: r.BatchSize, JobExpectedDuration: r.ExpectedSeconds}.Record()
+			JobModel: r.Model, JobGPUs: r.Workers, JobArch: r.Arch, JobBatchSize: r.BatchSize, JobExpectedDuration: r.ExpectedSeconds, JobSubmitted: r.Submitted}.Record()
 	case *OutcomeRecord:
 		kind := declog.OutcomeKind(r.Kind)
 		if r.Kind == OutcomeIterations {

@@ -3,6 +3,7 @@ package serve_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/drover-sched/drover/serve"
 	"github.com/drover-sched/drover/serve/declog"
@@ -22,8 +23,13 @@ func TestLogSink(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ids []string
-	for range 3 {
-		resp, err := k.Place(context.Background(), makeRequest(16, 4, 2))
+	const submitted = 1_796_000_000_123_456_789 // the third request's Job.submit_unix_nanos
+	for i := range 3 {
+		req := makeRequest(16, 4, 2)
+		if i == 2 {
+			req.Job.SubmitUnixNanos = submitted
+		}
+		resp, err := k.Place(context.Background(), req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,6 +60,14 @@ func TestLogSink(t *testing.T) {
 		// (unspecified), default batch size, 7200 s expected.
 		if d.JobModel != "imagenet" || d.JobGPUs != 2 || d.JobArch != "ring" || d.JobBatchSize != 0 || d.JobExpectedDuration != 7200 {
 			t.Errorf("decision %d: job %q, %d GPUs, %q, batch %d, %v s; want imagenet, 2, ring, 0, 7200", i, d.JobModel, d.JobGPUs, d.JobArch, d.JobBatchSize, d.JobExpectedDuration)
+		}
+		// Job.submit_unix_nanos becomes job_submit_unix_nanos; unset, unknown.
+		want := time.Time{}
+		if i == 2 {
+			want = time.Unix(0, submitted)
+		}
+		if !d.JobSubmitted.Equal(want) {
+			t.Errorf("decision %d: submitted %v, want %v", i, d.JobSubmitted, want)
 		}
 	}
 	it, fin := log.Records[3].Outcome, log.Records[4].Outcome

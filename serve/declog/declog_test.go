@@ -274,6 +274,7 @@ func TestReadBeforeShadow(t *testing.T) {
 		d := &want[i].Decision
 		d.Shadow, d.ShadowWorkers, d.ShadowSync, d.ShadowFailure = "", nil, "", ""
 		d.JobModel, d.JobGPUs, d.JobArch, d.JobBatchSize, d.JobExpectedDuration = "", 0, "", 0, 0
+		d.JobSubmitted = time.Time{}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("old file (-want,+got):\n%s", diff)
@@ -320,6 +321,7 @@ func TestReadBeforeJob(t *testing.T) {
 	for i := range want {
 		d := &want[i].Decision
 		d.JobModel, d.JobGPUs, d.JobArch, d.JobBatchSize, d.JobExpectedDuration = "", 0, "", 0, 0
+		d.JobSubmitted = time.Time{}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("old file (-want,+got):\n%s", diff)
@@ -352,5 +354,56 @@ func TestJobColumns(t *testing.T) {
 	}
 	if diff := cmp.Diff(in, got); diff != "" {
 		t.Errorf("round trip (-want,+got):\n%s", diff)
+	}
+}
+
+// TestReadBeforeSubmitted reads a file written before the
+// job_submit_unix_nanos column existed (testdata/v1-before-submitted.parquet,
+// Encode(makeRecords(12)) at the commit before it): it reads as the same
+// records with JobSubmitted zero (unknown), every other job field kept.
+func TestReadBeforeSubmitted(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "v1-before-submitted.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(data, "v1-before-submitted.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := makeRecords(12)
+	for i := range want {
+		want[i].Decision.JobSubmitted = time.Time{}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("old file (-want,+got):\n%s", diff)
+	}
+}
+
+// TestJobSubmitted: the submission time survives the round trip to the
+// nanosecond, the zero time stays unknown, and times at or before 1970
+// are refused with the column's name.
+func TestJobSubmitted(t *testing.T) {
+	in := []Record{
+		Decision{Time: epoch, JobID: "a", JobSubmitted: epoch.Add(-90*time.Minute + 7)}.Record(),
+		Decision{Time: epoch, JobID: "b"}.Record(),
+		Decision{Time: epoch, JobID: "c", JobSubmitted: time.Unix(0, 1).UTC()}.Record(),
+	}
+	data, err := Encode(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(data, "submitted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(in, got); diff != "" {
+		t.Errorf("round trip (-want,+got):\n%s", diff)
+	}
+	for _, bad := range []time.Time{time.Unix(0, 0), time.Unix(-5, 0), time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)} {
+		_, err := Encode([]Record{Decision{JobID: "x", JobSubmitted: bad}.Record()})
+		var fe *FormatError
+		if !errors.As(err, &fe) || fe.Field != "job_submit_unix_nanos" {
+			t.Errorf("Encode(submitted %v): %v, want a FormatError on job_submit_unix_nanos", bad, err)
+		}
 	}
 }

@@ -58,12 +58,15 @@ const (
 	colJobArch             = "job_arch"
 	colJobBatchSize        = "job_batch_size"
 	colJobExpectedDuration = "job_expected_duration_s"
+	// The submission column, added after the job columns; files written
+	// before it read as "submitted at an unknown time".
+	colJobSubmitted = "job_submit_unix_nanos"
 )
 
 // addedLater holds the columns added to version 1 after its first
 // release; a file without them reads as if they held zero values.
 var addedLater = map[string]bool{colShadow: true, colShadowWorkers: true, colShadowSync: true, colShadowFailure: true,
-	colJobModel: true, colJobGPUs: true, colJobArch: true, colJobBatchSize: true, colJobExpectedDuration: true}
+	colJobModel: true, colJobGPUs: true, colJobArch: true, colJobBatchSize: true, colJobExpectedDuration: true, colJobSubmitted: true}
 
 // schema is the Arrow schema of a log file, version 1. Every column is
 // required; the columns of the other kind hold zero values.
@@ -93,6 +96,7 @@ var schema = func() *arrow.Schema {
 		{Name: colJobArch, Type: str},
 		{Name: colJobBatchSize, Type: arrow.PrimitiveTypes.Int64},
 		{Name: colJobExpectedDuration, Type: arrow.PrimitiveTypes.Float64},
+		{Name: colJobSubmitted, Type: arrow.PrimitiveTypes.Int64},
 	}, &md)
 }()
 
@@ -148,6 +152,7 @@ func (b *builder) append(r *Record) {
 	f(19).(*array.StringBuilder).Append(d.JobArch)
 	f(20).(*array.Int64Builder).Append(int64(d.JobBatchSize))
 	f(21).(*array.Float64Builder).Append(d.JobExpectedDuration)
+	f(22).(*array.Int64Builder).Append(unixNanos(d.JobSubmitted))
 	b.n++
 }
 
@@ -327,6 +332,11 @@ func Decode(data []byte, name string) (recs []Record, err error) {
 		{colJobArch, strCol(func(r *Record, s string) { r.Decision.JobArch = s })},
 		{colJobBatchSize, int64Col(func(r *Record, x int64) { r.Decision.JobBatchSize = clampInt(x) })},
 		{colJobExpectedDuration, float64Col(func(r *Record, x float64) { r.Decision.JobExpectedDuration = x })},
+		{colJobSubmitted, int64Col(func(r *Record, x int64) {
+			if x != 0 {
+				r.Decision.JobSubmitted = time.Unix(0, x).UTC()
+			}
+		})},
 	} {
 		if _, ok := cols[c.name]; !ok && addedLater[c.name] {
 			continue // an older file: the zero value
@@ -417,6 +427,15 @@ func float64Col(set func(*Record, float64)) func(*Record, arrow.Array, int) erro
 		set(r, x.Value(i))
 		return nil
 	}
+}
+
+// unixNanos returns t as nanoseconds since the Unix epoch, 0 for the zero
+// time (unknown).
+func unixNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
 }
 
 // clampInt converts a stored int64 to int, saturating where int is

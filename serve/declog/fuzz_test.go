@@ -10,7 +10,8 @@ import (
 // FuzzDecode feeds arbitrary bytes to the reader: it must return records
 // or an error, never panic. Seeds: a valid file, the same file truncated
 // and with flipped bytes (from the fuzz seed), files written before the
-// shadow columns and before the job columns, and non-Parquet input.
+// shadow columns, before the job columns and before the submission column,
+// and non-Parquet input.
 func FuzzDecode(f *testing.F) {
 	valid, err := Encode(makeRecords(9))
 	if err != nil {
@@ -31,6 +32,12 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add(beforeJob, uint64(9))
 	f.Add(beforeJob, uint64(11))
+	beforeSubmitted, err := os.ReadFile(filepath.Join("testdata", "v1-before-submitted.parquet"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(beforeSubmitted, uint64(12))
+	f.Add(beforeSubmitted, uint64(14))
 	f.Add([]byte("PAR1"), uint64(3))
 	f.Add([]byte("PAR1\x00\x00\x00\x00PAR1"), uint64(4))
 	f.Add([]byte{}, uint64(5))

@@ -45,6 +45,7 @@ func makeRecords(n int) []Record {
 			}
 			d.JobModel, d.JobGPUs, d.JobBatchSize, d.JobExpectedDuration = []string{"cifar10", "imagenet", "ncf"}[i%3], 2, 64*(i+1), 600.5+float64(i)
 			d.JobArch = "ring"
+			d.JobSubmitted = epoch.Add(-time.Duration(i) * time.Second)
 			if d.PS != nil {
 				d.JobArch = "ps"
 			}

@@ -35,6 +35,7 @@ type pqRow struct {
 	JobArch        string    `parquet:"job_arch"`
 	JobBatchSize   int64     `parquet:"job_batch_size"`
 	JobExpectedS   float64   `parquet:"job_expected_duration_s"`
+	JobSubmitNS    int64     `parquet:"job_submit_unix_nanos"`
 }
 
 // TestReadWithParquetGo writes a rotated log with the Writer and reads
@@ -97,6 +98,9 @@ func fromPQ(r pqRow) Record {
 	d := Decision{Time: r.Time.UTC(), RequestID: r.RequestID, JobID: r.JobID, Source: r.Source, Fallback: r.Fallback,
 		Sync: r.Sync, Latency: time.Duration(r.LatencyNS), Shadow: r.Shadow, ShadowSync: r.ShadowSync, ShadowFailure: r.ShadowFailure,
 		JobModel: r.JobModel, JobGPUs: int(r.JobGPUs), JobArch: r.JobArch, JobBatchSize: int(r.JobBatchSize), JobExpectedDuration: r.JobExpectedS}
+	if r.JobSubmitNS != 0 {
+		d.JobSubmitted = time.Unix(0, r.JobSubmitNS).UTC()
+	}
 	if len(r.ShadowWorkers) > 0 {
 		d.ShadowWorkers = r.ShadowWorkers
 	}

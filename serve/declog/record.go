@@ -93,6 +93,11 @@ type Decision struct {
 	JobArch             string
 	JobBatchSize        int
 	JobExpectedDuration float64
+	// JobSubmitted is when the job was submitted, as the Place request
+	// gave it (Job.submit_unix_nanos), so that a replay can put its
+	// arrival where it was; the zero time means unknown (files written
+	// before the column existed read so).
+	JobSubmitted time.Time
 }
 
 // Outcome is a report on a placed job, from the cluster back to the server.
@@ -172,6 +177,9 @@ func (r *Record) Validate() error {
 		}
 		if x := d.JobExpectedDuration; math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
 			return fieldErr("job_expected_duration_s", fmt.Errorf("%v, want a finite value >= 0 (0: unknown)", x))
+		}
+		if t := d.JobSubmitted; !t.IsZero() && (!t.After(time.Unix(0, 0)) || !t.Before(time.Unix(0, math.MaxInt64))) {
+			return fieldErr("job_submit_unix_nanos", fmt.Errorf("%v, want a time after 1970-01-01 in int64 nanoseconds (zero: unknown)", t))
 		}
 	case KindOutcome:
 		o := &r.Outcome
