@@ -84,6 +84,7 @@ type Core struct {
 
 	loader PolicyLoader
 	sw     *switcher
+	live   *liveState // nil: stateless (WithState)
 
 	active    atomic.Pointer[Version]
 	candidate atomic.Pointer[Version]
@@ -368,6 +369,9 @@ func (k *Core) Place(ctx context.Context, req *pb.PlaceRequest) (*pb.PlaceRespon
 		return nil, err
 	}
 	s.fill(req)
+	if k.live != nil {
+		k.live.overlay(s, start)
+	}
 	d, err := k.decide(ctx, s, k.shedAbove > 0 && n > k.shedAbove)
 	if !d.abandoned {
 		defer putSnapshot(s)
@@ -432,6 +436,9 @@ func (k *Core) decide(ctx context.Context, s *snapshot, overloaded bool) (decisi
 // same answer, computed on the snapshot's scratch memory), else a fresh
 // policy.
 func (k *Core) runHeuristic(s *snapshot) ([]int, env.Sync, error) {
+	if k.live != nil {
+		return k.runLive(s)
+	}
 	if k.fast == nil {
 		return runHeuristic(k.heuristic, s)
 	}
@@ -553,6 +560,9 @@ func (k *Core) respond(s *snapshot, d decision, start time.Time) *pb.PlaceRespon
 		resp.Reason = d.reason
 	default:
 		resp.Reason = "converged checkpoint"
+	}
+	if s.stale > 0 {
+		resp.Reason += fmt.Sprintf("; %d stale nodes avoided", s.stale)
 	}
 	var ps []int
 	if d.alloc != nil {
@@ -721,6 +731,9 @@ func (k *Core) Report(ctx context.Context, req *pb.ReportRequest) (*pb.ReportRes
 			return resp, fmt.Errorf("serve: record outcome %d: %w", resp.Accepted, err)
 		}
 		k.sw.outcome(r)
+		if k.live != nil {
+			k.live.report(r, now)
+		}
 		k.outcomes[r.Kind].Add(1)
 		if k.metrics != nil {
 			k.metrics.outcomes.WithLabelValues(r.Kind).Inc()

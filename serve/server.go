@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/drover-sched/drover/serve/proto"
+	"github.com/drover-sched/drover/serve/state"
 )
 
 // ServiceName is the gRPC service's full name, as the health service
@@ -138,6 +139,9 @@ func NewServer(core *Core, cfg ServerConfig) (*Server, error) {
 	}
 	s.grpc = grpc.NewServer(opts...)
 	pb.RegisterSchedulerServer(s.grpc, &service{core: core})
+	if st := core.State(); st != nil {
+		pb.RegisterTelemetryServer(s.grpc, state.NewService(st, cfg.Clock.Now))
+	}
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)

@@ -25,6 +25,8 @@ type snapshot struct {
 	// at and submitted are the request's time and the job's submission
 	// time in Unix nanoseconds (0: not given).
 	at, submitted int64
+	// stale counts the request's nodes the live state found stale.
+	stale int
 
 	index map[string]int // node id -> index, filled by validation
 	used  []int          // checkAlloc's counts, all zero between calls
@@ -84,6 +86,7 @@ func (s *snapshot) fill(req *pb.PlaceRequest) {
 	j := req.GetJob()
 	s.jobID = j.GetId()
 	s.at, s.submitted = req.GetUnixNanos(), j.GetSubmitUnixNanos()
+	s.stale = 0
 	s.job = env.JobSpec{Name: j.GetId(), GPUs: int(j.GetWorkers()), Duration: j.GetExpectedDurationS(), Model: j.GetModel(),
 		BatchSize: int(j.GetBatchSize()), PSShards: int(j.GetPsShards())}
 	if j.GetArch() == pb.Arch_ARCH_PS {

@@ -22,6 +22,7 @@ import (
 	"github.com/drover-sched/drover/serve"
 	"github.com/drover-sched/drover/serve/declog"
 	"github.com/drover-sched/drover/serve/extender"
+	"github.com/drover-sched/drover/serve/state"
 )
 
 // serveConfig is drover serve's configuration, from its flags.
@@ -40,6 +41,13 @@ type serveConfig struct {
 	shutdownGrace                time.Duration
 	logDir                       string
 	logSeal                      time.Duration
+	// The live state (serve/state): stateless answers from requests
+	// alone; stateDir, when set, holds its snapshot, saved every
+	// stateEvery and at shutdown.
+	stateless  bool
+	stateDir   string
+	stateEvery time.Duration
+	staleAfter time.Duration
 	// sw is how a view-level learned checkpoint (strn-rl, sas-rl) is
 	// served, and loader reads one (nil: policies/direct's Load).
 	sw     serve.SwitchConfig
@@ -79,6 +87,10 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&c.sw.Margin, "gate-margin", 0.02, "relative gain (avg TTA, or JCT with -gate-metric jct) the learned policy must show at 95% confidence to answer")
 	fs.Float64Var(&c.sw.BackMargin, "gate-back-margin", 0, "switch back to the heuristic when the gain's lower confidence bound falls to this or below (must be below -gate-margin)")
 	fs.StringVar(&c.sw.Metric, "gate-metric", serve.MetricTTA, "replay cost the gate compares: tta or jct")
+	fs.BoolVar(&c.stateless, "stateless", false, "answer from each request alone: no telemetry service, no live state, STRN with constant sensitivities and BSP (the fast path)")
+	fs.StringVar(&c.stateDir, "state-dir", "", "keep the live state (node telemetry history, jobs' measured iterations and profiles) in DIR/state.json: restored at start, saved atomically every -state-every and at shutdown (empty: in memory only)")
+	fs.DurationVar(&c.stateEvery, "state-every", 30*time.Second, "with -state-dir: save the live state this often")
+	fs.DurationVar(&c.staleAfter, "stale-after", 15*time.Second, "a node whose agent sent nothing for this long is stale and avoided")
 	fs.DurationVar(&c.shutdownGrace, "shutdown-grace", 10*time.Second, "time to finish calls in progress on SIGTERM")
 	gogc := fs.Int("gogc", 400, "the garbage collector's GOGC percentage: the live heap is a few MB, so 400 (Go's default is 100) trades some MB for about 15% less CPU per request; when not given, a GOGC environment variable wins")
 	if err := parse(fs, args); err != nil {
@@ -117,12 +129,63 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 		sink = serve.NewLogSink(w)
 		opts = append(opts, serve.WithSink(sink))
 	}
+	var live *state.Store
+	statePath := ""
+	if !c.stateless {
+		cfg := state.Config{StaleAfter: c.staleAfter}
+		var err error
+		if c.stateDir != "" {
+			if err := os.MkdirAll(c.stateDir, 0o755); err != nil {
+				return err
+			}
+			statePath = filepath.Join(c.stateDir, "state.json")
+			live, err = state.LoadOrEmpty(statePath, cfg)
+		} else {
+			live, err = state.New(cfg)
+		}
+		if err != nil {
+			if sink != nil {
+				sink.Close()
+			}
+			return err
+		}
+		opts = append(opts, serve.WithState(live, nil))
+	}
 	core, err := serve.NewCore(opts...)
 	if err != nil {
 		if sink != nil {
 			sink.Close()
 		}
 		return err
+	}
+	if statePath != "" {
+		fmt.Fprintf(stdout, "drover serve: live state %s (%d nodes, %d jobs restored)\n", statePath, len(live.Nodes(time.Now())), live.Jobs())
+		saveDone := make(chan struct{})
+		saveCtx, cancelSave := context.WithCancel(context.Background())
+		go func() {
+			defer close(saveDone)
+			t := time.NewTicker(c.stateEvery)
+			defer t.Stop()
+			for {
+				select {
+				case <-saveCtx.Done():
+					return
+				case <-t.C:
+					if err := live.Save(statePath, time.Now()); err != nil {
+						fmt.Fprintf(stdout, "drover serve: %v\n", err)
+					}
+				}
+			}
+		}()
+		defer func() {
+			cancelSave()
+			<-saveDone
+			if err := live.Save(statePath, time.Now()); err != nil {
+				fmt.Fprintf(stdout, "drover serve: %v\n", err)
+			} else {
+				fmt.Fprintf(stdout, "drover serve: live state saved to %s\n", statePath)
+			}
+		}()
 	}
 	// On every early return (a bad flag, a busy port) the core still
 	// closes, which flushes and closes the decision log; the normal

@@ -1,0 +1,230 @@
+package serve
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/env/trace"
+	"github.com/drover-sched/drover/policies"
+	"github.com/drover-sched/drover/policies/strn"
+	"github.com/drover-sched/drover/serve/state"
+)
+
+// The stateful server: with WithState, the core answers from the live
+// state its agents and reports build (serve/state) instead of from the
+// request alone.
+//
+//   - Node loads: a node whose agent streams telemetry reads its latest
+//     sampled load instead of the request's numbers; a node whose agent
+//     went silent for longer than the store's StaleAfter is stale and gets
+//     no free GPUs, so no policy places on it. Nodes without an agent keep
+//     the request's values.
+//   - STRN profiles each job as in simulation, by probes (policies/strn's
+//     Sensitivity and ChooseSync), against a prober (liveProber) that is
+//     the per-worker model of the job's model profile where nothing was
+//     measured, and the job's measured iterations where they exist: its
+//     straggling (the measured per-worker iteration times, as the jitter
+//     of every jittered probe, so that BSP pays for the slowest worker
+//     and ASP, SSP and local SGD are scored on the measured spread) and
+//     its CPU and memory sensitivities (fitted by serve/state against its
+//     nodes' measured load). A job without measurements of its own takes
+//     the measured profile of the last finished job of its model, else
+//     the model profile. So the served STRN picks sync strategies other
+//     than BSP, as the simulated one does.
+//   - Reports feed the store: Started gives each worker's node, Iterations
+//     the per-worker iteration times, Finished makes the job's profile its
+//     model's.
+
+// WithState makes the core stateful over st (see live.go's comment):
+// telemetry overlays the requests' node loads, stale nodes are avoided,
+// reports feed st, and STRN (the default heuristic) profiles jobs from
+// their measured iterations. profiles are the model profiles STRN falls
+// back to (nil: the embedded ones).
+func WithState(st *state.Store, profiles map[string]env.Profile) Option {
+	return func(k *Core) error {
+		if st == nil {
+			return errors.New("serve: nil state")
+		}
+		if profiles == nil {
+			p, _, err := trace.Profiles("", "")
+			if err != nil {
+				return fmt.Errorf("serve: state: %w", err)
+			}
+			profiles = p
+		}
+		k.live = &liveState{st: st, profiles: profiles}
+		return nil
+	}
+}
+
+// State returns the core's live state (nil when stateless).
+func (k *Core) State() *state.Store {
+	if k.live == nil {
+		return nil
+	}
+	return k.live.st
+}
+
+// liveState is the core's stateful part.
+type liveState struct {
+	st       *state.Store
+	profiles map[string]env.Profile
+
+	mu      sync.Mutex
+	workers map[int]*env.Workers // per-worker model settings by cluster size
+}
+
+// overlay puts the live state on s at now and remembers the job's model.
+func (l *liveState) overlay(s *snapshot, now time.Time) {
+	s.stale, _ = l.st.Overlay(s.ids, s.state.Load, s.state.Free, now)
+	l.st.JobModel(s.jobID, s.job.Model, now)
+}
+
+// model returns a per-worker model for a cluster of n nodes, with the job
+// admitted, or nil when the job's model has no profile.
+func (l *liveState) model(n int, j *env.Job) (*env.Drover, error) {
+	if _, ok := l.profiles[j.Spec.Model]; !ok {
+		return nil, nil
+	}
+	l.mu.Lock()
+	wk := l.workers[n]
+	if wk == nil {
+		var err error
+		if wk, err = (trace.Stragglers{}).Workers(n); err != nil {
+			l.mu.Unlock()
+			return nil, err
+		}
+		if l.workers == nil {
+			l.workers = map[int]*env.Workers{}
+		}
+		l.workers[n] = wk
+	}
+	l.mu.Unlock()
+	m := &env.Drover{Profiles: l.profiles, Workers: wk}
+	if err := m.Admit(j, &env.Meta{}); err != nil {
+		return nil, nil // no usable profile at this size: STRN's fallback
+	}
+	return m, nil
+}
+
+// liveModel is the env.Model the served STRN sees with a live state: the
+// overlaid loads as telemetry and, when the job's model has a profile,
+// liveProber.
+type liveModel struct {
+	telemetry
+	*liveProber
+}
+
+// liveProber answers STRN's probes for the job being placed.
+type liveProber struct {
+	m    *env.Drover
+	prof state.Profile
+	has  bool
+}
+
+var _ env.Prober = (*liveProber)(nil)
+
+// Probe implements env.Prober: the per-worker model's probe, with the
+// model's response to CPU and memory-bandwidth load replaced by the
+// measured sensitivity where one was measured (1 + CPU x overload of the
+// node's CPU with the job's busiest node's workers added, likewise for
+// memory), and the model's jitter by the measured one: each jittered
+// probe replays the measured per-worker times relative to their mean
+// (workers cycled when the placement has more) under the job's sync
+// strategy (env.Sync.IterTime).
+func (p *liveProber) Probe(j *env.Job, placement []int, load env.Usage, jitter bool) float64 {
+	if !p.has {
+		return p.m.Probe(j, placement, load, jitter)
+	}
+	pr := &p.prof
+	lm := load
+	if pr.HasCPU {
+		lm.CPU = 0
+	}
+	if pr.HasMemBW {
+		lm.MemBW = 0
+	}
+	measuredJitter := jitter && pr.HasStraggling && len(pr.Rel) > 0
+	t := p.m.Probe(j, placement, lm, jitter && !measuredJitter)
+	own := 0
+	w := 0
+	for _, g := range placement {
+		own = max(own, g)
+		w += g
+	}
+	f := 1.0
+	if pr.HasCPU {
+		f += pr.CPU * overloadOf(load.CPU+strn.DefaultWorkerCPU*float64(own))
+	}
+	if pr.HasMemBW {
+		f += pr.MemBW * overloadOf(load.MemBW+strn.DefaultWorkerMemBW*float64(own))
+	}
+	t *= f
+	if !measuredJitter || w == 0 || !(t > 0) || math.IsInf(t, 0) {
+		return t
+	}
+	c := make([][]float64, len(pr.Rel))
+	for k, row := range pr.Rel {
+		c[k] = make([]float64, w)
+		for i := range c[k] {
+			c[k][i] = t * row[i%len(row)]
+		}
+	}
+	return j.Sync.IterTime(c, make([]float64, w))
+}
+
+// overloadOf is STRN's overload at utilisation u, without smoothing.
+func overloadOf(u float64) float64 {
+	return max(0, u-strn.DefaultOverload) / (1 - strn.DefaultOverload)
+}
+
+// runLive asks the heuristic on the live state: a fresh policy on a view
+// whose model is liveModel.
+func (k *Core) runLive(s *snapshot) ([]int, env.Sync, error) {
+	p, err := k.heuristic(policies.Config{Seed: 1})
+	if err != nil {
+		return nil, env.Sync{}, err
+	}
+	job := &env.Job{ID: 0, Spec: s.job, State: env.Pending, FirstStart: math.NaN(), Finish: math.NaN()}
+	lm := liveModel{telemetry: telemetry{s.state.Load}}
+	m, err := k.live.model(len(s.ids), job)
+	if err != nil {
+		return nil, env.Sync{}, err
+	}
+	var model env.Model = lm.telemetry
+	if m != nil {
+		lm.liveProber = &liveProber{m: m}
+		lm.prof, lm.has = k.live.st.Profile(s.jobID, s.job.Model)
+		model = lm
+	}
+	v := &env.View{Cluster: &s.cluster, Free: append([]int(nil), s.state.Free...), Active: []*env.Job{job}, Model: model}
+	ds, err := p.Schedule(v)
+	if err != nil {
+		return nil, env.Sync{}, err
+	}
+	for _, d := range ds {
+		if d.Job == 0 && len(d.Nodes) > 0 {
+			if err := s.checkAlloc(d.Nodes); err != nil {
+				return nil, env.Sync{}, err
+			}
+			return d.Nodes, d.Sync, nil
+		}
+	}
+	return nil, env.Sync{}, nil
+}
+
+// report feeds an outcome to the live state.
+func (l *liveState) report(r *OutcomeRecord, now time.Time) {
+	switch r.Kind {
+	case OutcomeStarted:
+		l.st.JobStarted(r.JobID, "", r.Nodes, r.At, now)
+	case OutcomeIterations:
+		l.st.JobIterations(r.JobID, r.Worker, "", r.IterationSeconds, 0, now)
+	case OutcomeFinished:
+		l.st.JobFinished(r.JobID, now)
+	}
+}

@@ -1,0 +1,128 @@
+package state
+
+import (
+	"time"
+)
+
+// JobStarted records that a job started with its workers on nodes (one id
+// per worker, in worker order), of the given model ("" if unknown).
+func (st *Store) JobStarted(id, model string, nodes []string, at, now time.Time) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	j := st.job(id, now)
+	if model != "" {
+		j.model = model
+	}
+	j.nodes = append(j.nodes[:0], nodes...)
+	j.started = at
+	j.finished = false
+	for w, nd := range nodes {
+		if wk := j.workers[w]; wk != nil && wk.Node == "" {
+			wk.Node = nd
+		}
+	}
+}
+
+// JobModel records a job's model (from its Place request).
+func (st *Store) JobModel(id, model string, now time.Time) {
+	if model == "" {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.job(id, now).model = model
+}
+
+// JobFinished records that a job ended: its measured profile, if it has
+// one, becomes its model's (for later jobs of the model), and the job
+// becomes the first to be forgotten when the store is full.
+func (st *Store) JobFinished(id string, now time.Time) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	j := st.jobs[id]
+	if j == nil {
+		return
+	}
+	j.finished, j.touched = true, now
+	if p, ok := st.profile(j); ok && j.model != "" {
+		st.byMod[j.model] = &p
+	}
+}
+
+// JobIterations records iteration times of a job's worker (-1: the whole
+// job) on node ("" if unknown), reported at now; only the first
+// ProfileIterations per worker are kept.
+func (st *Store) JobIterations(id string, worker int, node string, secs []float64, dropped int64, now time.Time) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.iterations(id, worker, node, secs, dropped, now)
+}
+
+func (st *Store) iterations(id string, wi int, node string, secs []float64, dropped int64, now time.Time) {
+	j := st.job(id, now)
+	w := j.workers[wi]
+	if w == nil {
+		w = &worker{}
+		j.workers[wi] = w
+	}
+	if node != "" {
+		w.Node = node
+	} else if w.Node == "" && wi >= 0 && wi < len(j.nodes) {
+		w.Node = j.nodes[wi]
+	}
+	w.Dropped += dropped
+	if room := st.cfg.ProfileIterations - len(w.Seconds); room > 0 {
+		w.Seconds = append(w.Seconds, secs[:min(room, len(secs))]...)
+	}
+}
+
+// job returns job id, creating it (and making room) when new.
+func (st *Store) job(id string, now time.Time) *job {
+	j := st.jobs[id]
+	if j == nil {
+		if len(st.jobs) >= st.cfg.MaxJobs {
+			st.evict()
+		}
+		j = &job{workers: map[int]*worker{}}
+		st.jobs[id] = j
+	}
+	j.touched = now
+	return j
+}
+
+// evict forgets the least recently touched finished job, else the least
+// recently touched job.
+func (st *Store) evict() {
+	var victim string
+	var vj *job
+	for id, j := range st.jobs {
+		if vj == nil || (j.finished && !vj.finished) || (j.finished == vj.finished && (j.touched.Before(vj.touched) || j.touched.Equal(vj.touched) && id < victim)) {
+			victim, vj = id, j
+		}
+	}
+	delete(st.jobs, victim)
+}
+
+// Jobs returns the number of jobs tracked.
+func (st *Store) Jobs() int {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return len(st.jobs)
+}
+
+// Running returns, per node id, the workers of the jobs that started and
+// have not finished.
+func (st *Store) Running() map[string]int {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	out := map[string]int{}
+	for _, j := range st.jobs {
+		if j.finished || j.started.IsZero() {
+			continue
+		}
+		for _, n := range j.nodes {
+			out[n]++
+		}
+	}
+	return out
+}

@@ -1,0 +1,83 @@
+package state
+
+import (
+	"errors"
+	"io"
+	"time"
+
+	pb "github.com/drover-sched/drover/serve/proto"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Service is the Telemetry gRPC service over a Store: it applies each
+// agent's stream and acknowledges what it applied.
+type Service struct {
+	pb.UnimplementedTelemetryServer
+	st  *Store
+	now func() time.Time
+}
+
+// NewService returns the Telemetry service of st; now is the server's
+// clock (nil: time.Now).
+func NewService(st *Store, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{st: st, now: now}
+}
+
+// Stream implements pb.TelemetryServer. The first message must be the
+// hello; every later one is applied and acknowledged in order. A message
+// the store refuses ends the stream with InvalidArgument naming the
+// field; the agent's resend of it would be refused again, so the agent
+// should log it and drop it.
+func (s *Service) Stream(stream pb.Telemetry_StreamServer) error {
+	first, err := stream.Recv()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		return err
+	}
+	h := first.GetHello()
+	if h == nil {
+		return status.Error(codes.InvalidArgument, "state: the first message of a telemetry stream must be the hello")
+	}
+	seq, err := s.st.Hello(h, s.now())
+	if err != nil {
+		return toStatus(err)
+	}
+	stale := s.st.cfg.StaleAfter.Seconds()
+	if err := stream.Send(&pb.AgentAck{AckedSeq: seq, StaleAfterS: stale}); err != nil {
+		return err
+	}
+	node := h.GetNodeId()
+	for {
+		m, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		seq, err := s.st.Apply(node, m, s.now())
+		if err != nil {
+			return toStatus(err)
+		}
+		if err := stream.Send(&pb.AgentAck{AckedSeq: seq, StaleAfterS: stale}); err != nil {
+			return err
+		}
+	}
+}
+
+func toStatus(err error) error {
+	var fe *FieldError
+	switch {
+	case errors.As(err, &fe):
+		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, ErrTooManyNodes):
+		return status.Error(codes.ResourceExhausted, err.Error())
+	}
+	return status.Error(codes.Internal, err.Error())
+}

@@ -1,0 +1,399 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/drover-sched/drover/env"
+	pb "github.com/drover-sched/drover/serve/proto"
+)
+
+// Config configures a Store. The zero value takes every default.
+type Config struct {
+	// StaleAfter is how long a node may go without a message from its
+	// agent before it is stale (default 15 s: three samples at the
+	// agent's default 5 s interval).
+	StaleAfter time.Duration
+	// History is the number of samples kept per node (default 720: an
+	// hour at 5 s).
+	History int
+	// MaxNodes and MaxJobs bound the nodes and jobs tracked (defaults
+	// 100,000 and 20,000); a hello for a node beyond MaxNodes is refused,
+	// and the oldest finished job (else the oldest job) makes room for a
+	// new one.
+	MaxNodes, MaxJobs int
+	// ProfileIterations is the number of iteration times kept per worker
+	// of a job, its first ones (default 256): STRN profiles a job from its
+	// first iterations.
+	ProfileIterations int
+	// Recorder, when set, receives every sample applied (the telemetry
+	// log); its errors are counted, not returned to the agent.
+	Recorder Recorder
+}
+
+// WithDefaults returns c with every zero field set to its default.
+func (c Config) WithDefaults() Config {
+	if c.StaleAfter == 0 {
+		c.StaleAfter = 15 * time.Second
+	}
+	if c.History == 0 {
+		c.History = 720
+	}
+	if c.MaxNodes == 0 {
+		c.MaxNodes = 100_000
+	}
+	if c.MaxJobs == 0 {
+		c.MaxJobs = 20_000
+	}
+	if c.ProfileIterations == 0 {
+		c.ProfileIterations = 256
+	}
+	return c
+}
+
+func (c Config) check() error {
+	if c.StaleAfter <= 0 || c.History <= 0 || c.MaxNodes <= 0 || c.MaxJobs <= 0 || c.ProfileIterations <= 0 {
+		return fmt.Errorf("state: config %+v: every limit must be positive", c)
+	}
+	return nil
+}
+
+// Recorder receives the samples a Store applies.
+type Recorder interface {
+	Record(node string, s Sample, raw *pb.NodeSample) error
+}
+
+// Sample is one node's load at one time, in the simulator's terms.
+type Sample struct {
+	// Time is the sample's time on the agent's clock.
+	Time time.Time
+	// Usage is the load derived from the agent's reading (see Usage).
+	Usage env.Usage
+}
+
+// NodeInfo is what a node's agent said about it in its hello.
+type NodeInfo struct {
+	ID, AgentID  string
+	GPUs         int
+	GPUType      string
+	CPUs         int
+	MemoryGiB    float64
+	NICGbps      float64
+	Rack         int
+	GPUTelemetry bool
+	GPUNote      string
+	Interval     time.Duration
+	Version      string
+}
+
+// node is a node's state.
+type node struct {
+	info     NodeInfo
+	seen     time.Time // the server's clock at the last message
+	lastSeq  uint64    // highest sequence number applied for info.AgentID
+	hist     []Sample  // ring of the last History samples
+	head     int       // index of the oldest sample when the ring is full
+	last     Sample    // the latest sample (valid when samples > 0)
+	samples  int64     // samples applied
+	lostMsgs int64     // messages the agent reported dropped (Gap)
+}
+
+// worker is one worker's measured iterations.
+type worker struct {
+	Node    string
+	Seconds []float64
+	Dropped int64
+}
+
+// job is what the store knows of a job from reports and agents.
+type job struct {
+	model    string
+	nodes    []string // per worker, from Started
+	workers  map[int]*worker
+	started  time.Time
+	finished bool
+	touched  time.Time // the server's clock at the last report
+}
+
+// Errors of the store.
+var (
+	// ErrTooManyNodes is returned for a hello beyond Config.MaxNodes.
+	ErrTooManyNodes = errors.New("state: too many nodes")
+	// ErrNoHello is returned for a message on a stream before its hello.
+	ErrNoHello = errors.New("state: message before hello")
+)
+
+// Store is the server's live state: per-node telemetry history, which
+// nodes are stale, and per-job measured iteration times. It is safe for
+// concurrent use.
+type Store struct {
+	cfg Config
+
+	mu     sync.RWMutex
+	nodes  map[string]*node
+	jobs   map[string]*job
+	byMod  map[string]*Profile // the latest measured profile per model
+	recErr int64
+}
+
+// New returns an empty store.
+func New(cfg Config) (*Store, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	return &Store{cfg: cfg, nodes: map[string]*node{}, jobs: map[string]*job{}, byMod: map[string]*Profile{}}, nil
+}
+
+// Config returns the store's configuration, defaults applied.
+func (st *Store) Config() Config { return st.cfg }
+
+// Hello registers a node's agent (a new agent on a known node starts its
+// sequence numbers afresh) and returns the highest sequence number
+// already applied for that agent.
+func (st *Store) Hello(h *pb.AgentHello, now time.Time) (uint64, error) {
+	if err := ValidateHello(h); err != nil {
+		return 0, err
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	n := st.nodes[h.GetNodeId()]
+	if n == nil {
+		if len(st.nodes) >= st.cfg.MaxNodes {
+			return 0, fmt.Errorf("%w (%d): node %q refused", ErrTooManyNodes, st.cfg.MaxNodes, h.GetNodeId())
+		}
+		n = &node{}
+		st.nodes[h.GetNodeId()] = n
+	}
+	if n.info.AgentID != h.GetAgentId() {
+		n.lastSeq = 0
+	}
+	n.info = NodeInfo{ID: h.GetNodeId(), AgentID: h.GetAgentId(), GPUs: int(h.GetGpus()), GPUType: h.GetGpuType(), CPUs: int(h.GetCpus()),
+		MemoryGiB: h.GetMemoryGib(), NICGbps: h.GetNicGbps(), Rack: int(h.GetRack()), GPUTelemetry: h.GetGpuTelemetry(), GPUNote: h.GetGpuNote(),
+		Interval: time.Duration(h.GetIntervalS() * float64(time.Second)), Version: h.GetVersion()}
+	n.seen = now
+	return n.lastSeq, nil
+}
+
+// Apply applies one message of node's stream, received at now, and
+// returns the highest sequence number applied for the node's agent. A
+// message at or below it is a resend and is skipped.
+func (st *Store) Apply(nodeID string, m *pb.AgentMessage, now time.Time) (uint64, error) {
+	if err := ValidateMessage(m); err != nil {
+		return 0, err
+	}
+	st.mu.Lock()
+	n := st.nodes[nodeID]
+	if n == nil {
+		st.mu.Unlock()
+		return 0, ErrNoHello
+	}
+	n.seen = now
+	if m.GetSeq() <= n.lastSeq {
+		seq := n.lastSeq
+		st.mu.Unlock()
+		return seq, nil
+	}
+	n.lastSeq = m.GetSeq()
+	var rec *pb.NodeSample
+	var s Sample
+	switch b := m.GetBody().(type) {
+	case *pb.AgentMessage_Sample:
+		s = Sample{Time: time.Unix(0, b.Sample.GetUnixNanos()), Usage: Usage(b.Sample, n.info.NICGbps, n.last.Usage)}
+		n.push(s, st.cfg.History)
+		rec = b.Sample
+	case *pb.AgentMessage_Iterations:
+		st.iterations(b.Iterations.GetJobId(), int(b.Iterations.GetWorker()), nodeID, b.Iterations.GetSeconds(), b.Iterations.GetDropped(), now)
+	case *pb.AgentMessage_Gap:
+		n.lostMsgs += b.Gap.GetSamples() + b.Gap.GetIterationReports()
+	}
+	seq := n.lastSeq
+	r := st.cfg.Recorder
+	st.mu.Unlock()
+	if rec != nil && r != nil {
+		if err := r.Record(nodeID, s, rec); err != nil {
+			st.mu.Lock()
+			st.recErr++
+			st.mu.Unlock()
+		}
+	}
+	return seq, nil
+}
+
+// push appends s to the node's ring of capacity c.
+func (n *node) push(s Sample, c int) {
+	n.last = s
+	n.samples++
+	if len(n.hist) < c {
+		n.hist = append(n.hist, s)
+		return
+	}
+	n.hist[n.head] = s
+	n.head = (n.head + 1) % len(n.hist)
+}
+
+// history returns the node's samples, oldest first, appended to dst.
+func (n *node) history(dst []Sample) []Sample {
+	dst = append(dst, n.hist[n.head:]...)
+	return append(dst, n.hist[:n.head]...)
+}
+
+// Usage turns an agent's reading into the simulator's load shares, which
+// is what the policies read (env.Telemetry):
+//
+//   - CPU is cpu_util.
+//   - MemBW is mem_pressure, the share of time some task stalled on
+//     memory (PSI). Linux exposes no memory-bandwidth counter in /proc;
+//     stalls are the contention the simulator's MemBW overload stands for.
+//   - Net is the busier direction's bit rate over the NIC's bandwidth,
+//     max(rx, tx) x 8 / (nicGbps x 1e9); without a NIC bandwidth it is 0.
+//
+// Each share is clamped to [0, 1]. A field the agent could not measure
+// (NaN) keeps its value in prev, the node's previous load.
+func Usage(s *pb.NodeSample, nicGbps float64, prev env.Usage) env.Usage {
+	u := prev
+	if x := s.GetCpuUtil(); !math.IsNaN(x) {
+		u.CPU = clamp01(x)
+	}
+	if x := s.GetMemPressure(); !math.IsNaN(x) {
+		u.MemBW = clamp01(x)
+	}
+	rx, tx := s.GetNetRxBps(), s.GetNetTxBps()
+	if nicGbps > 0 && !math.IsNaN(rx) && !math.IsNaN(tx) {
+		u.Net = clamp01(max(rx, tx) * 8 / (nicGbps * 1e9))
+	}
+	return u
+}
+
+func clamp01(x float64) float64 { return min(max(x, 0), 1) }
+
+// NodeView is a node's state as Node reports it.
+type NodeView struct {
+	Info NodeInfo
+	// Seen is the server's clock at the node's last message.
+	Seen time.Time
+	// Stale is true when Seen is more than StaleAfter ago.
+	Stale bool
+	// Last is the latest sample; Samples counts the samples applied and
+	// Lost the messages its agent reported dropped.
+	Last          Sample
+	Samples, Lost int64
+	// LastSeq is the highest sequence number applied for the agent.
+	LastSeq uint64
+}
+
+// Node returns node id's state at now.
+func (st *Store) Node(id string, now time.Time) (NodeView, bool) {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	n := st.nodes[id]
+	if n == nil {
+		return NodeView{}, false
+	}
+	return st.view(n, now), true
+}
+
+func (st *Store) view(n *node, now time.Time) NodeView {
+	return NodeView{Info: n.info, Seen: n.seen, Stale: now.Sub(n.seen) > st.cfg.StaleAfter, Last: n.last,
+		Samples: n.samples, Lost: n.lostMsgs, LastSeq: n.lastSeq}
+}
+
+// Nodes returns every node's state at now, by id.
+func (st *Store) Nodes(now time.Time) []NodeView {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	out := make([]NodeView, 0, len(st.nodes))
+	for _, n := range st.nodes {
+		out = append(out, st.view(n, now))
+	}
+	slices.SortFunc(out, func(a, b NodeView) int { return cmpString(a.Info.ID, b.Info.ID) })
+	return out
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// History returns node id's samples, oldest first.
+func (st *Store) History(id string) []Sample {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	n := st.nodes[id]
+	if n == nil {
+		return nil
+	}
+	return n.history(nil)
+}
+
+// Overlay puts the live state on a request's view of the cluster: for
+// each node ids[i] the store knows, a stale node gets no free GPUs (it is
+// avoided) and a fresh one with samples the latest sampled load in
+// load[i]. Nodes without an agent keep the request's values. It returns
+// the number of stale nodes and of nodes whose load it set.
+func (st *Store) Overlay(ids []string, load []env.Usage, free []int, now time.Time) (stale, live int) {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	if len(st.nodes) == 0 {
+		return 0, 0
+	}
+	for i, id := range ids {
+		n := st.nodes[id]
+		if n == nil {
+			continue
+		}
+		if now.Sub(n.seen) > st.cfg.StaleAfter {
+			free[i] = 0
+			stale++
+			continue
+		}
+		if n.samples > 0 {
+			load[i] = n.last.Usage
+			live++
+		}
+	}
+	return stale, live
+}
+
+// Mean returns node id's mean load over the samples in (from, to], and
+// their number.
+func (st *Store) Mean(id string, from, to time.Time) (env.Usage, int) {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	n := st.nodes[id]
+	if n == nil {
+		return env.Usage{}, 0
+	}
+	var u env.Usage
+	k := 0
+	for _, s := range n.hist {
+		if s.Time.After(from) && !s.Time.After(to) {
+			u.CPU += s.Usage.CPU
+			u.MemBW += s.Usage.MemBW
+			u.Net += s.Usage.Net
+			k++
+		}
+	}
+	if k > 0 {
+		u.CPU /= float64(k)
+		u.MemBW /= float64(k)
+		u.Net /= float64(k)
+	}
+	return u, k
+}
+
+// RecordErrors counts the samples the Recorder failed to record.
+func (st *Store) RecordErrors() int64 {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return st.recErr
+}
