@@ -7,7 +7,7 @@
 // A Source answers At(node, t) with a Usage. Usage is constant on steps of
 // Source.Step() seconds and a pure function of (node, t), so the simulator
 // can recompute speeds only at step boundaries and the same seed always
-// gives the same trajectory. There are three sources and one wrapper:
+// gives the same trajectory. There are four sources and one wrapper:
 //
 //   - Replay replays measured machine series (the Alibaba
 //     cluster-trace-v2018 machine_usage table), resampled to the step, on
@@ -15,6 +15,10 @@
 //   - Stochastic draws each node's load from a seeded process fitted to the
 //     trace by Fit. Default is the fit to the trace at DefaultStep, embedded
 //     from params.json, so a binary needs no trace files.
+//   - Recorded replays a live cluster's recorded telemetry
+//     (serve/telemlog), resampled to the step; Subtract first turns the
+//     measured total load into background by taking away the load the
+//     model attributes to the jobs that ran there.
 //   - Constant is a fixed load on every node (Constant{} is no load).
 //   - Scaled multiplies a source's load, for experiments "under load".
 //

@@ -1,0 +1,147 @@
+package background
+
+import (
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func cpu(x float64) Usage { return Usage{CPU: x} }
+
+// TestRecordedAt: the last reading at or before the step's start, the
+// first before any, the fallback for a node without readings.
+func TestRecordedAt(t *testing.T) {
+	r, err := NewRecorded([][]Reading{
+		{{T: 120, Usage: cpu(0.3)}, {T: 0, Usage: cpu(0.1)}, {T: 50, Usage: cpu(0.2)}}, // unsorted on purpose
+		{{T: 75, Usage: cpu(0.6)}},
+		nil,
+	}, 50, Constant{Usage: cpu(0.05)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		node int
+		t    float64
+		want float64
+	}{
+		{"before 0 reads 0", 0, -5, 0.1},
+		{"inside the first step", 0, 49.9, 0.1},
+		{"at a reading on a boundary", 0, 50, 0.2},
+		{"the step's start decides", 0, 100, 0.2}, // the reading at 120 is inside step [100, 150)
+		{"next step", 0, 150, 0.3},
+		{"long after", 0, 1e6, 0.3},
+		{"before the first reading", 1, 10, 0.6},
+		{"no readings: fallback", 2, 500, 0.05},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := r.At(tt.node, tt.t).CPU; got != tt.want {
+				t.Errorf("At(%d, %v) = %v, want %v", tt.node, tt.t, got, tt.want)
+			}
+		})
+	}
+	if r.Step() != 50 {
+		t.Errorf("Step() = %v, want 50", r.Step())
+	}
+	// Without fallback a node without readings is idle.
+	r, err = NewRecorded([][]Reading{nil}, 50, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := r.At(0, 10); u != (Usage{}) {
+		t.Errorf("no readings, no fallback: %+v, want zero", u)
+	}
+}
+
+// TestRecordedContract: At is constant on every step and a pure function
+// of (node, t), however the readings fall.
+func TestRecordedContract(t *testing.T) {
+	var rs []Reading
+	for i := range 40 {
+		rs = append(rs, Reading{T: 7.3 * float64(i), Usage: cpu(float64(i) / 40)})
+	}
+	r, err := NewRecorded([][]Reading{rs}, 20, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range 20 {
+		start := r.At(0, float64(k)*20)
+		for _, d := range []float64{0.001, 5, 13.7, 19.999} {
+			if got := r.At(0, float64(k)*20+d); got != start {
+				t.Fatalf("step %d: At(+%v) = %v, want %v (the step's start)", k, d, got, start)
+			}
+		}
+	}
+}
+
+func TestNewRecordedErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		readings [][]Reading
+		step     float64
+		fallback Source
+	}{
+		{"no nodes", nil, 50, nil},
+		{"zero step", [][]Reading{nil}, 0, nil},
+		{"NaN time", [][]Reading{{{T: math.NaN()}}}, 50, nil},
+		{"usage above 1", [][]Reading{{{T: 1, Usage: Usage{Net: 1.5}}}}, 50, nil},
+		{"fallback step not a multiple", [][]Reading{nil}, 200, Constant{}}, // 300 / 200
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := NewRecorded(tt.readings, tt.step, tt.fallback); err == nil {
+				t.Error("no error")
+			}
+		})
+	}
+}
+
+// TestSubtract checks the subtraction against numbers worked by hand, in
+// binary fractions so that every difference is exact. Per worker: CPU
+// 1/16, MemBW 1/8; a flow at duty 1: half the NIC. Jobs: A, 2 workers on
+// node 0 and 2 on node 1 over [10, 100), BSP (duty 1); B, 1 worker on
+// node 0 over [50, 200); C, 1 worker on node 0 and 1 on node 2 over
+// [85, 95), duty 1/2.
+func TestSubtract(t *testing.T) {
+	load := WorkerLoad{CPU: 1.0 / 16, MemBW: 1.0 / 8, NetPerFlow: 0.5}
+	occ := []Occupant{
+		{Start: 10, End: 100, Nodes: []int{0, 0, 1, 1}, Duty: 1},
+		{Start: 50, End: 200, Nodes: []int{0}, Duty: 1},
+		{Start: 85, End: 95, Nodes: []int{0, 2}, Duty: 0.5},
+	}
+	measured := [][]Reading{
+		{
+			{T: 0, Usage: Usage{CPU: 0.25, MemBW: 0.125, Net: 0.25}},     // nothing runs
+			{T: 60, Usage: Usage{CPU: 0.4375, MemBW: 0.5, Net: 0.75}},    // A (2) + B (1): 3 workers, A's flow
+			{T: 70, Usage: Usage{CPU: 0.5, MemBW: 0.5, Net: 1}},          // Net saturated: 1 - 0.5 = 0.5 > 0.25
+			{T: 90, Usage: Usage{CPU: 0.5, MemBW: 1, Net: 1}},            // + C: 4 workers, flows 1.5: Net bound 0.25 < 0.5 kept; MemBW bound 0.5 > 0.125
+			{T: 100, Usage: Usage{CPU: 0.3125, MemBW: 0.25, Net: 0.125}}, // A gone at its End: B alone, no flow
+		},
+		{
+			{T: 60, Usage: Usage{CPU: 0.25, MemBW: 0.25, Net: 0.5}}, // A's 2 workers and flow: CPU 0.125 left, the rest 0
+		},
+		{
+			{T: 90, Usage: Usage{CPU: 0.0625, MemBW: 0.125, Net: 0.5}}, // C's worker, half a flow: Net 0.25 left
+		},
+	}
+	want := [][]Reading{
+		{
+			{T: 0, Usage: Usage{CPU: 0.25, MemBW: 0.125, Net: 0.25}},
+			{T: 60, Usage: Usage{CPU: 0.25, MemBW: 0.125, Net: 0.25}},
+			{T: 70, Usage: Usage{CPU: 0.3125, MemBW: 0.125, Net: 0.5}},
+			{T: 90, Usage: Usage{CPU: 0.25, MemBW: 0.5, Net: 0.5}},
+			{T: 100, Usage: Usage{CPU: 0.25, MemBW: 0.125, Net: 0.125}},
+		},
+		{
+			{T: 60, Usage: Usage{CPU: 0.125, MemBW: 0, Net: 0}},
+		},
+		{
+			{T: 90, Usage: Usage{CPU: 0, MemBW: 0, Net: 0.25}},
+		},
+	}
+	if diff := cmp.Diff(want, Subtract(measured, occ, load)); diff != "" {
+		t.Errorf("Subtract (-want,+got):\n%s", diff)
+	}
+}
