@@ -4,12 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/trace"
 	"github.com/drover-sched/drover/policies"
+	"github.com/drover-sched/drover/policies/sas"
 	"github.com/drover-sched/drover/policies/strn"
 	"github.com/drover-sched/drover/serve/state"
 )
@@ -76,6 +79,13 @@ type liveState struct {
 
 	mu      sync.Mutex
 	workers map[int]*env.Workers // per-worker model settings by cluster size
+
+	// A SAS heuristic is kept across requests, so that its predictor and
+	// groups have history; sasMu serialises its decisions.
+	sasMu   sync.Mutex
+	sas     *sas.SAS
+	sasKey  string    // the node ids it was sized for, joined
+	sasLast time.Time // the last sample fed to it
 }
 
 // overlay puts the live state on s at now and remembers the job's model.
@@ -182,12 +192,17 @@ func overloadOf(u float64) float64 {
 	return max(0, u-strn.DefaultOverload) / (1 - strn.DefaultOverload)
 }
 
-// runLive asks the heuristic on the live state: a fresh policy on a view
-// whose model is liveModel.
+// runLive asks the heuristic on the live state: a fresh policy (the kept
+// one for SAS) on a view whose model is liveModel.
 func (k *Core) runLive(s *snapshot) ([]int, env.Sync, error) {
 	p, err := k.heuristic(policies.Config{Seed: 1})
 	if err != nil {
 		return nil, env.Sync{}, err
+	}
+	if _, ok := p.(*sas.SAS); ok {
+		k.live.sasMu.Lock()
+		defer k.live.sasMu.Unlock()
+		p = k.live.keptSAS(s, p.(*sas.SAS), k.clock.Now())
 	}
 	job := &env.Job{ID: 0, Spec: s.job, State: env.Pending, FirstStart: math.NaN(), Finish: math.NaN()}
 	lm := liveModel{telemetry: telemetry{s.state.Load}}
@@ -201,7 +216,10 @@ func (k *Core) runLive(s *snapshot) ([]int, env.Sync, error) {
 		lm.prof, lm.has = k.live.st.Profile(s.jobID, s.job.Model)
 		model = lm
 	}
-	v := &env.View{Cluster: &s.cluster, Free: append([]int(nil), s.state.Free...), Active: []*env.Job{job}, Model: model}
+	v := &env.View{Now: unixSeconds(k.clock.Now()), Cluster: &s.cluster, Free: append([]int(nil), s.state.Free...), Active: []*env.Job{job}, Model: model}
+	if _, ok := p.(*sas.SAS); ok {
+		v.Active = append(v.Active, k.live.running(s)...)
+	}
 	ds, err := p.Schedule(v)
 	if err != nil {
 		return nil, env.Sync{}, err
@@ -215,6 +233,83 @@ func (k *Core) runLive(s *snapshot) ([]int, env.Sync, error) {
 		}
 	}
 	return nil, env.Sync{}, nil
+}
+
+// running returns the jobs the store knows are running on s's nodes, as
+// running env.Jobs (IDs from 1, in job id order) whose Alloc holds the
+// node index of each worker on one of s's nodes: SAS counts its own jobs'
+// load on a node from them.
+func (l *liveState) running(s *snapshot) []*env.Job {
+	rj := l.st.RunningJobs()
+	ids := make([]string, 0, len(rj))
+	for id := range rj {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var out []*env.Job
+	for _, id := range ids {
+		var alloc []int
+		for _, n := range rj[id] {
+			if i, ok := s.index[n]; ok {
+				alloc = append(alloc, i)
+			}
+		}
+		if len(alloc) > 0 {
+			out = append(out, &env.Job{ID: len(out) + 1, Spec: env.JobSpec{Name: id, GPUs: len(alloc)}, State: env.Running, Alloc: alloc,
+				FirstStart: math.NaN(), Finish: math.NaN()})
+		}
+	}
+	return out
+}
+
+// unixSeconds is t in seconds since the Unix epoch: the live views' clock.
+func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+// keptSAS returns the SAS kept for s's cluster (fresh, a new one of the
+// same settings, when the cluster's nodes changed), with the samples it
+// would have taken since the last request fed from the store's history:
+// at each SamplePeriod boundary up to now, each node's mean measured load
+// over the period, less WorkerLoad for every worker the store knows runs
+// there (SAS records background, not its own jobs' load). A node without
+// samples in a period reads its load in the request; a period in which no
+// node reported is skipped. The store keeps an hour of samples by default,
+// so after a restart SAS has up to an hour of history back, twelve of its
+// 300 s samples.
+func (l *liveState) keptSAS(s *snapshot, fresh *sas.SAS, now time.Time) *sas.SAS {
+	key := strings.Join(s.ids, "\x00")
+	if l.sas == nil || l.sasKey != key {
+		l.sas, l.sasKey, l.sasLast = fresh, key, time.Time{}
+	}
+	p := l.sas
+	period := time.Duration(p.SamplePeriod * float64(time.Second))
+	if period <= 0 {
+		return p
+	}
+	v := &env.View{Cluster: &s.cluster}
+	from := now.Add(-time.Duration(p.History) * period)
+	if l.sasLast.After(from) {
+		from = l.sasLast
+	}
+	running := l.st.Running()
+	loads := make([]env.Usage, len(s.ids))
+	for t := from.Truncate(period).Add(period); !t.After(now); t = t.Add(period) {
+		seen := false
+		for i, id := range s.ids {
+			u, c := l.st.Mean(id, t.Add(-period), t)
+			if c == 0 {
+				u = s.state.Load[i]
+			}
+			seen = seen || c > 0
+			w := float64(running[id])
+			loads[i] = env.Usage{CPU: max(0, u.CPU-p.WorkerLoad.CPU*w), MemBW: max(0, u.MemBW-p.WorkerLoad.MemBW*w), Net: u.Net}
+		}
+		if seen {
+			// A period no agent reported in is no evidence.
+			p.Observe(v, unixSeconds(t), loads)
+			l.sasLast = t
+		}
+	}
+	return p
 }
 
 // report feeds an outcome to the live state.

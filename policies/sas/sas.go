@@ -128,6 +128,25 @@ func New(policies.Config) (policies.Policy, error) {
 	}, nil
 }
 
+// Observe records a sample of every node's background load (loads, one
+// per node of v's cluster, the policy's own workers already taken out) at
+// time at, as Begin records the telemetry when a sample is due; it reports
+// whether the sample was due and recorded. A caller that keeps a policy
+// across decision points and has telemetry between them (the policy
+// server's live state) feeds the samples Begin would have taken had it
+// been called then, oldest first, before Schedule. It sizes the policy for
+// v's cluster first, as Begin does.
+func (s *SAS) Observe(v *env.View, at float64, loads []env.Usage) bool {
+	if s.pred == nil || s.pred.Nodes() != len(v.Cluster.Nodes) {
+		s.reset(v)
+	}
+	if !s.pred.Observe(at, loads) {
+		return false
+	}
+	s.fresh = true
+	return true
+}
+
 // Predictor returns the node predictor (nil before the first Schedule).
 func (s *SAS) Predictor() *Predictor { return s.pred }
 

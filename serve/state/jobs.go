@@ -126,3 +126,17 @@ func (st *Store) Running() map[string]int {
 	}
 	return out
 }
+
+// RunningJobs returns the node of each worker of every job that started
+// and has not finished, by job id.
+func (st *Store) RunningJobs() map[string][]string {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	out := map[string][]string{}
+	for id, j := range st.jobs {
+		if !j.finished && !j.started.IsZero() && len(j.nodes) > 0 {
+			out[id] = append([]string(nil), j.nodes...)
+		}
+	}
+	return out
+}

@@ -1,0 +1,237 @@
+package serve_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drover-sched/drover/serve"
+	pb "github.com/drover-sched/drover/serve/proto"
+	"github.com/drover-sched/drover/serve/state"
+)
+
+// liveCore is a stateful core on a fake clock, with n agents (nodes
+// "n0".."n<n-1>", 4 GPUs each, rack i/2) that said hello.
+func liveCore(t *testing.T, n int, opts ...serve.Option) (*serve.Core, *state.Store, *fakeClock) {
+	t.Helper()
+	clock := newFakeClock()
+	st, err := state.New(state.Config{StaleAfter: 15 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, err := serve.NewCore(append([]serve.Option{serve.WithClock(clock), serve.WithState(st, nil)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { core.Close() })
+	for i := range n {
+		h := &pb.AgentHello{NodeId: fmt.Sprintf("n%d", i), AgentId: "a", Gpus: 4, Cpus: 32, MemoryGib: 256, NicGbps: 25, Rack: int32(i / 2), IntervalS: 5}
+		if _, err := st.Hello(h, clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return core, st, clock
+}
+
+// sample feeds node id a sample of CPU load cpu (and memory pressure mem)
+// at the clock's time.
+func sample(t *testing.T, st *state.Store, clock *fakeClock, id string, seq uint64, cpu, mem float64) {
+	t.Helper()
+	m := &pb.AgentMessage{Seq: seq, Body: &pb.AgentMessage_Sample{Sample: &pb.NodeSample{UnixNanos: clock.Now().UnixNano(),
+		CpuUtil: cpu, MemPressure: mem, NetRxBps: 0, NetTxBps: 0}}}
+	if _, err := st.Apply(id, m, clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// liveRequest asks for a job of w workers on n nodes of 4 GPUs whose
+// request says every node is idle.
+func liveRequest(job, model string, w, n int) *pb.PlaceRequest {
+	c := &pb.Cluster{IntraRackGbps: 100, CrossRackGbps: 25}
+	for i := range n {
+		c.Nodes = append(c.Nodes, &pb.Node{Id: fmt.Sprintf("n%d", i), Gpus: 4, FreeGpus: 4, Cpus: 32, MemoryGib: 256, NicGbps: 25, Rack: int32(i / 2)})
+	}
+	return &pb.PlaceRequest{Cluster: c, Job: &pb.Job{Id: job, Model: model, Workers: int32(w)}}
+}
+
+func nodesOf(r *pb.PlaceResponse) []string {
+	var out []string
+	for _, a := range r.GetAssignments() {
+		out = append(out, a.GetNodeId())
+	}
+	return out
+}
+
+// TestLiveLoadMovesSTRN: the request says every node is idle, the agents
+// say otherwise; STRN answers from the agents, so when the node it chose
+// becomes overloaded its next answer moves, and a node whose agent went
+// silent is avoided.
+func TestLiveLoadMovesSTRN(t *testing.T) {
+	core, st, clock := liveCore(t, 4)
+	ctx := context.Background()
+	seq := uint64(1)
+	feed := func(hot string) {
+		for i := range 4 {
+			id := fmt.Sprintf("n%d", i)
+			cpu, mem := 0.2, 0.01
+			if id == hot {
+				cpu, mem = 0.99, 0.5
+			}
+			sample(t, st, clock, id, seq, cpu, mem)
+		}
+		seq++
+	}
+	feed("")
+	r1, err := core.Place(ctx, liveRequest("j1", "imagenet", 4, 4))
+	if err != nil || !r1.GetPlaced() {
+		t.Fatalf("place: %v, %v", r1, err)
+	}
+	first := nodesOf(r1)[0]
+	clock.Advance(5 * time.Second)
+	feed(first)
+	r2, err := core.Place(ctx, liveRequest("j2", "imagenet", 4, 4))
+	if err != nil || !r2.GetPlaced() {
+		t.Fatalf("place: %v, %v", r2, err)
+	}
+	for _, n := range nodesOf(r2) {
+		if n == first {
+			t.Errorf("after %s's CPU rose to 0.99, STRN still placed on it: %v", first, nodesOf(r2))
+		}
+	}
+	// Every agent but n3's keeps reporting; 20 s later n3 is stale.
+	for range 4 {
+		clock.Advance(5 * time.Second)
+		for i := range 3 {
+			sample(t, st, clock, fmt.Sprintf("n%d", i), seq, 0.2, 0.01)
+		}
+		seq++
+	}
+	for j := range 6 {
+		r, err := core.Place(ctx, liveRequest(fmt.Sprintf("s%d", j), "imagenet", 2+2*(j%2), 4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range nodesOf(r) {
+			if n == "n3" {
+				t.Fatalf("stale node n3 used: %v", nodesOf(r))
+			}
+		}
+		if !strings.Contains(r.GetReason(), "1 stale nodes avoided") {
+			t.Errorf("reason %q does not say a stale node was avoided", r.GetReason())
+		}
+	}
+}
+
+// TestLiveMeasuredSync: the served sync strategy follows the job's
+// measured iterations. A 4-worker imagenet job on one idle node gets BSP
+// from the model profile (its jitter costs BSP less than the other
+// strategies' convergence penalties); the same job whose workers report
+// even iteration times keeps BSP; one whose last worker takes 1.0 s
+// instead of 0.5 s every other iteration gets ASP, which does not wait:
+// its mean time is (3 x 32 x 0.5 + 16 x 0.5 + 16 x 1.0) / 128 = 0.5625 s,
+// BSP's mean of the slowest is (0.5 + 1.0) / 2 = 0.75 s, a measured
+// straggling of 0.75 / 0.5625 - 1 = 1/3.
+func TestLiveMeasuredSync(t *testing.T) {
+	core, st, clock := liveCore(t, 4)
+	ctx := context.Background()
+	for i := range 4 {
+		sample(t, st, clock, fmt.Sprintf("n%d", i), 1, 0.1, 0.01)
+	}
+	place := func(job string) pb.SyncKind {
+		t.Helper()
+		r, err := core.Place(ctx, liveRequest(job, "imagenet", 4, 4))
+		if err != nil || !r.GetPlaced() {
+			t.Fatalf("place %s: %v, %v", job, r, err)
+		}
+		return r.GetSync().GetKind()
+	}
+	report := func(job string, secs func(w, k int) float64) {
+		t.Helper()
+		var outs []*pb.Outcome
+		for w := range 4 {
+			s := make([]float64, 32)
+			for k := range s {
+				s[k] = secs(w, k)
+			}
+			outs = append(outs, &pb.Outcome{JobId: job, Event: &pb.Outcome_Iterations{Iterations: &pb.Iterations{Worker: int32(w), Seconds: s}}})
+		}
+		if _, err := core.Report(ctx, &pb.ReportRequest{Outcomes: outs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := place("even"); got != pb.SyncKind_SYNC_BSP {
+		t.Fatalf("unmeasured imagenet x4: sync %v, want BSP from the model profile", got)
+	}
+	report("even", func(w, k int) float64 { return 0.5 })
+	if got := place("even"); got != pb.SyncKind_SYNC_BSP {
+		t.Errorf("measured even iterations: sync %v, want BSP", got)
+	}
+	report("strag", func(w, k int) float64 {
+		if w == 3 && k%2 == 1 {
+			return 1.0
+		}
+		return 0.5
+	})
+	if got := place("strag"); got != pb.SyncKind_SYNC_ASP {
+		t.Errorf("measured straggling: sync %v, want ASP", got)
+	}
+	// The profile outlives the job for its model: a new imagenet job after
+	// "strag" finished is placed with strag's measurements.
+	if _, err := core.Report(ctx, &pb.ReportRequest{Outcomes: []*pb.Outcome{{JobId: "strag", Event: &pb.Outcome_Finished{Finished: &pb.Finished{Success: true, JctS: 100}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := place("next"); got != pb.SyncKind_SYNC_ASP {
+		t.Errorf("a new imagenet job after a straggling one finished: sync %v, want ASP (the model's measured profile)", got)
+	}
+}
+
+// TestLiveSASHistory: SAS is kept across requests and fed the agents'
+// history, so it avoids nodes that were overloaded for the past hour even
+// when their latest sample looks like everyone else's. A stateless SAS,
+// which sees only the latest loads, is asked the same question to show
+// the history is what decides.
+func TestLiveSASHistory(t *testing.T) {
+	core, st, clock := liveCore(t, 4, serve.WithHeuristic("sas"))
+	seq := uint64(1)
+	for k := range 120 {
+		clock.Advance(time.Minute)
+		for i := range 4 {
+			cpu := 0.2 + 0.05*float64(k%3)
+			if i < 2 && k < 119 {
+				cpu = 0.9 + 0.05*float64(k%3)
+			}
+			sample(t, st, clock, fmt.Sprintf("n%d", i), seq, cpu, 0.01)
+		}
+		seq++
+	}
+	req := func() *pb.PlaceRequest {
+		r := liveRequest("j", "imagenet", 4, 4)
+		for _, n := range r.Cluster.Nodes {
+			n.CpuUtil, n.MemBwUtil = 0.2, 0.01 // what the latest samples say too
+		}
+		return r
+	}
+	r, err := core.Place(context.Background(), req())
+	if err != nil || !r.GetPlaced() {
+		t.Fatalf("place: %v, %v", r, err)
+	}
+	for _, n := range nodesOf(r) {
+		if n == "n0" || n == "n1" {
+			t.Errorf("stateful SAS placed on %s, overloaded for the last two hours: %v", n, nodesOf(r))
+		}
+	}
+	stateless, err := serve.NewCore(serve.WithHeuristic("sas"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stateless.Close()
+	r0, err := stateless.Place(context.Background(), req())
+	if err != nil || !r0.GetPlaced() {
+		t.Fatalf("stateless place: %v, %v", r0, err)
+	}
+	if n := nodesOf(r0)[0]; n != "n0" {
+		t.Errorf("stateless SAS chose %s; the test assumes it takes n0 when every node looks alike", n)
+	}
+}
