@@ -1,0 +1,38 @@
+// Package remote is a policies.Policy that delegates every placement to a
+// drover policy server (drover serve) over gRPC: the simulator, or any
+// driver of env.Sim, becomes the server's client, the way a cluster
+// scheduler is. A simulation run through it is a recorded run: the
+// server's decision log (serve/declog) holds every decision with the job's
+// submission and the simulation's clock (Epoch + simulation time), and the
+// Started and Finished outcomes Remote reports, so that drover eval --log
+// can re-score the run offline.
+//
+// At each decision point Remote asks about the pending jobs in arrival
+// order with backfilling, one Place request per job that fits in the free
+// GPUs. A request describes the cluster as the view shows it: node ids
+// (env.Node.Name, or "n<i>"), GPUs, free GPUs, GPU type and speed, CPUs,
+// memory, NIC, rack, and each node's CPU, memory-bandwidth and network
+// utilisation from the model's env.Telemetry (idle without one), with the
+// placements made earlier in the same decision point booked on it
+// (Config.WorkerCPU, Config.WorkerMemBW, as STRN books its own); the
+// pending and running job counts; unix_nanos = Epoch + View.Now and the
+// job's submit_unix_nanos = Epoch + its submit time. The answer's worker
+// node ids become node indices and its sync strategy the decision's.
+//
+// The server's heuristic STRN answers a request as policies/strn does for
+// a view with that one pending job and a model without env.Prober: it
+// cannot probe the job's sensitivities or its sync strategies, so it uses
+// strn.Fallback and BSP. A simulation through Remote against a server
+// with heuristic strn therefore gives exactly the per-job JCTs of strn in
+// the simulator behind a telemetry-only model (TestRemoteMatchesServedSTRN),
+// not those of strn with the simulator's probes: on the built-in workload
+// (16 x 4 GPUs, per-worker model, seed 1) the served STRN's average JCT is
+// 3749 s against the probing STRN's 2497 s.
+//
+// # Usage
+//
+//	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
+//	r, err := remote.New(remote.Config{Client: pb.NewSchedulerClient(conn)})
+//	res, err := trace.Run(trace.Options{Workload: w, Policy: r, ...})
+//	err = r.Flush() // report the finishes after the last decision point
+package remote
