@@ -335,3 +335,27 @@ func TestDockerfile(t *testing.T) {
 		t.Errorf("USER %q, want a non-root user", user)
 	}
 }
+
+// FuzzDecodeFile feeds arbitrary files to the decoder and, when they
+// decode, to the checks: errors, never panics.
+func FuzzDecodeFile(f *testing.F) {
+	names, err := fs.Glob(os.DirFS("."), "*.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {ports: [{port: 1}]}\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ms, err := decodeFile("f.yaml", b)
+		if err != nil || len(ms) == 0 {
+			return
+		}
+		_ = check(ms, stubFlags)
+	})
+}
