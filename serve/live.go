@@ -14,7 +14,9 @@ import (
 	"github.com/drover-sched/drover/policies"
 	"github.com/drover-sched/drover/policies/sas"
 	"github.com/drover-sched/drover/policies/strn"
+	pb "github.com/drover-sched/drover/serve/proto"
 	"github.com/drover-sched/drover/serve/state"
+	"github.com/drover-sched/drover/serve/telemlog"
 )
 
 // The stateful server: with WithState, the core answers from the live
@@ -322,4 +324,26 @@ func (l *liveState) report(r *OutcomeRecord, now time.Time) {
 	case OutcomeFinished:
 		l.st.JobFinished(r.JobID, now)
 	}
+}
+
+// TelemetryLog is a state.Recorder that appends every applied sample to a
+// telemetry log (serve/telemlog), beside the decision log, so that
+// `drover eval --log` can replay the nodes' load.
+type TelemetryLog struct{ W *telemlog.Writer }
+
+var _ state.Recorder = TelemetryLog{}
+
+// Record implements state.Recorder.
+func (l TelemetryLog) Record(node string, s state.Sample, raw *pb.NodeSample) error {
+	g := math.NaN()
+	if gs := raw.GetGpus(); len(gs) > 0 {
+		g = 0
+		for _, x := range gs {
+			g += x.GetUtil()
+		}
+		g /= float64(len(gs))
+	}
+	return l.W.Write(telemlog.Sample{Node: node, Time: s.Time, CPU: s.Usage.CPU, MemBW: s.Usage.MemBW, Net: s.Usage.Net,
+		CPUUtil: raw.GetCpuUtil(), MemUsed: raw.GetMemUsed(), CPUPressure: raw.GetCpuPressure(), MemPressure: raw.GetMemPressure(),
+		NetRxBps: raw.GetNetRxBps(), NetTxBps: raw.GetNetTxBps(), GPUUtil: g})
 }

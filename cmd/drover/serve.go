@@ -23,6 +23,7 @@ import (
 	"github.com/drover-sched/drover/serve/declog"
 	"github.com/drover-sched/drover/serve/extender"
 	"github.com/drover-sched/drover/serve/state"
+	"github.com/drover-sched/drover/serve/telemlog"
 )
 
 // serveConfig is drover serve's configuration, from its flags.
@@ -76,7 +77,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&c.maxRequestBytes, "max-request-bytes", 4<<20, "largest request accepted, in bytes")
 	fs.IntVar(&c.shedAbove, "shed-above", 64, "concurrent Place requests above which the cheap first-fit heuristic answers (0: off)")
 	fs.IntVar(&c.maxInFlight, "max-inflight", 1024, "concurrent Place requests above which Place answers ResourceExhausted (0: off)")
-	fs.StringVar(&c.logDir, "log-dir", "", "append every decision and reported outcome to Parquet files in this directory (serve/declog; read with drover eval --log DIR)")
+	fs.StringVar(&c.logDir, "log-dir", "", "append every decision and reported outcome to Parquet files in this directory (serve/declog), and the agents' telemetry (serve/telemlog); read with drover eval --log DIR")
 	fs.DurationVar(&c.logSeal, "log-seal", time.Minute, "with -log-dir: seal the current log file this often (a crash loses at most this much)")
 	fs.StringVar(&c.sw.Mode, "switch", serve.SwitchGate, "how a strn-rl/sas-rl checkpoint is served: gate (in shadow until the gate passes on a replay of the served arrivals, then answering until the live gate fails), shadow (never answers; the gate is only reported) or converged (answers when the checkpoint says converged)")
 	fs.IntVar(&c.sw.Every, "gate-every", 100, "evaluate the gate after this many new arrivals (distinct job ids; negative: never by count)")
@@ -121,6 +122,7 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 		serve.WithModelTimeout(c.modelTimeout), serve.WithCanary(c.canary, c.promoteAfter), serve.WithLoadShedding(c.shedAbove, c.maxInFlight),
 		serve.WithPolicyLoader(c.loader), serve.WithSwitch(c.sw)}
 	var sink *serve.LogSink
+	var tlog *telemlog.Writer
 	if c.logDir != "" {
 		w, err := declog.NewWriter(c.logDir)
 		if err != nil {
@@ -128,11 +130,25 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 		}
 		sink = serve.NewLogSink(w)
 		opts = append(opts, serve.WithSink(sink))
+		if !c.stateless {
+			if tlog, err = telemlog.NewWriter(c.logDir, telemlog.Options{SealInterval: c.logSeal}); err != nil {
+				sink.Close()
+				return err
+			}
+			defer func() {
+				if err := tlog.Close(); err != nil {
+					fmt.Fprintf(stdout, "drover serve: telemetry log: %v\n", err)
+				}
+			}()
+		}
 	}
 	var live *state.Store
 	statePath := ""
 	if !c.stateless {
 		cfg := state.Config{StaleAfter: c.staleAfter}
+		if tlog != nil {
+			cfg.Recorder = serve.TelemetryLog{W: tlog}
+		}
 		var err error
 		if c.stateDir != "" {
 			if err := os.MkdirAll(c.stateDir, 0o755); err != nil {
