@@ -42,7 +42,10 @@ type State struct {
 	// Pending lists the jobs waiting for GPUs. Name is the job's id (it
 	// names the job in Decision.Job and must be unique among Pending and
 	// Running), Submit its submission time on the source's clock. They
-	// are decided in order of Submit, ties in the order given.
+	// are decided in order of Submit, ties in the order given. A job whose
+	// Decision the Actuator accepted must not be listed here again (list
+	// it in Running, with the decision's nodes, even before it has
+	// started): a pending job is decided again.
 	Pending []env.JobSpec
 	// Running lists the jobs holding GPUs.
 	Running []Running
