@@ -35,6 +35,15 @@
 // tests), the observations, masks and rewards are sched.Env's bit for
 // bit.
 //
+// policies/direct.Policy, the deployed form of the same checkpoints,
+// differs from sched.Env (and so from this package) in two ways: it reads
+// telemetry only at decision points where some job fits, and within one
+// decision point it observes later jobs with the earlier ones still
+// counted as pending. Where every snapshot has something to decide and
+// one decision, the two agree exactly (see the tests); elsewhere this
+// package follows sched.Env, the distribution the policies were trained
+// on.
+//
 // The reward is sched.Env's: minus the time elapsed between two
 // snapshots, in hours, times the jobs running over it (plus
 // Config.WaitWeight times the pending ones), counted from the earlier
