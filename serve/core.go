@@ -267,6 +267,9 @@ func NewCore(opts ...Option) (*Core, error) {
 		k.reasons[r] = "fallback: " + r
 	}
 	k.canaryReason = fmt.Sprintf("canary (%g of requests)", k.canary)
+	if k.live != nil && k.metrics != nil {
+		k.live.register(k.metrics, k.clock)
+	}
 	return k, nil
 }
 
@@ -789,6 +792,11 @@ func (k *Core) Status() *pb.StatusResponse {
 	k.refusedMu.Lock()
 	st.LastRefused = k.refused
 	k.refusedMu.Unlock()
+	if k.live != nil {
+		sum := k.live.st.Summarize(k.clock.Now())
+		st.Live = &pb.LiveState{Nodes: sum.Nodes, StaleNodes: sum.Stale, StaleAfterS: k.live.st.Config().StaleAfter.Seconds(),
+			LostMessages: sum.Lost, Jobs: sum.Jobs, ProfiledJobs: sum.ProfiledJobs, ProfiledModels: sum.ProfiledModels}
+	}
 	return st
 }
 

@@ -17,6 +17,7 @@ import (
 	pb "github.com/drover-sched/drover/serve/proto"
 	"github.com/drover-sched/drover/serve/state"
 	"github.com/drover-sched/drover/serve/telemlog"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // The stateful server: with WithState, the core answers from the live
@@ -346,4 +347,34 @@ func (l TelemetryLog) Record(node string, s state.Sample, raw *pb.NodeSample) er
 	return l.W.Write(telemlog.Sample{Node: node, Time: s.Time, CPU: s.Usage.CPU, MemBW: s.Usage.MemBW, Net: s.Usage.Net,
 		CPUUtil: raw.GetCpuUtil(), MemUsed: raw.GetMemUsed(), CPUPressure: raw.GetCpuPressure(), MemPressure: raw.GetMemPressure(),
 		NetRxBps: raw.GetNetRxBps(), NetTxBps: raw.GetNetTxBps(), GPUUtil: g})
+}
+
+// register adds the live state's gauges to m: drover_live_nodes{state},
+// drover_live_lost_messages, drover_live_jobs{kind}, computed at each
+// scrape.
+func (l *liveState) register(m *Metrics, clock Clock) {
+	var mu sync.Mutex
+	var at time.Time
+	var sum state.Summary
+	// One summary per scrape serves every gauge.
+	get := func() state.Summary {
+		mu.Lock()
+		defer mu.Unlock()
+		if now := clock.Now(); now.Sub(at) > time.Second {
+			sum, at = l.st.Summarize(now), now
+		}
+		return sum
+	}
+	gauge := func(name, help string, labels prometheus.Labels, f func(state.Summary) int64) {
+		m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels},
+			func() float64 { return float64(f(get())) }))
+	}
+	const nodesHelp = "Nodes whose agent said hello, by state (stale: silent for longer than the stale timeout)."
+	gauge("drover_live_nodes", nodesHelp, prometheus.Labels{"state": "fresh"}, func(s state.Summary) int64 { return s.Nodes - s.Stale })
+	gauge("drover_live_nodes", nodesHelp, prometheus.Labels{"state": "stale"}, func(s state.Summary) int64 { return s.Stale })
+	gauge("drover_live_lost_messages", "Telemetry messages agents reported dropped (their buffer overflowed while disconnected).", nil,
+		func(s state.Summary) int64 { return s.Lost })
+	const jobsHelp = "Jobs the live state tracks (all), and those with enough measured iterations for a profile (profiled)."
+	gauge("drover_live_jobs", jobsHelp, prometheus.Labels{"kind": "all"}, func(s state.Summary) int64 { return s.Jobs })
+	gauge("drover_live_jobs", jobsHelp, prometheus.Labels{"kind": "profiled"}, func(s state.Summary) int64 { return s.ProfiledJobs })
 }

@@ -235,3 +235,33 @@ func TestLiveSASHistory(t *testing.T) {
 		t.Errorf("stateless SAS chose %s; the test assumes it takes n0 when every node looks alike", n)
 	}
 }
+
+// TestLiveStatusAndMetrics: Status and the Prometheus gauges count the
+// live state: 3 nodes, one of them stale after 20 s of silence.
+func TestLiveStatusAndMetrics(t *testing.T) {
+	m := serve.NewMetrics()
+	core, st, clock := liveCore(t, 3, serve.WithMetrics(m))
+	clock.Advance(20 * time.Second)
+	sample(t, st, clock, "n0", 1, 0.3, 0.01)
+	sample(t, st, clock, "n1", 1, 0.3, 0.01)
+	live := core.Status().GetLive()
+	if live.GetNodes() != 3 || live.GetStaleNodes() != 1 || live.GetStaleAfterS() != 15 {
+		t.Errorf("status live %v, want 3 nodes, 1 stale, stale after 15 s", live)
+	}
+	mfs, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "drover_live_nodes" {
+			continue
+		}
+		for _, x := range mf.GetMetric() {
+			got[x.GetLabel()[0].GetValue()] = x.GetGauge().GetValue()
+		}
+	}
+	if got["fresh"] != 2 || got["stale"] != 1 {
+		t.Errorf("drover_live_nodes %v, want fresh 2, stale 1", got)
+	}
+}

@@ -1339,7 +1339,10 @@ type StatusResponse struct {
 	GateEvaluations int64   `protobuf:"varint,19,opt,name=gate_evaluations,json=gateEvaluations,proto3" json:"gate_evaluations,omitempty"`
 	// shadow counts the shadow policy's decisions by result ("decided",
 	// "held", "deadline", "error", "infeasible").
-	Shadow        map[string]int64 `protobuf:"bytes,20,rep,name=shadow,proto3" json:"shadow,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	Shadow map[string]int64 `protobuf:"bytes,20,rep,name=shadow,proto3" json:"shadow,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// live describes the live state the agents feed (absent on a stateless
+	// server).
+	Live          *LiveState `protobuf:"bytes,21,opt,name=live,proto3" json:"live,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1514,6 +1517,111 @@ func (x *StatusResponse) GetShadow() map[string]int64 {
 	return nil
 }
 
+func (x *StatusResponse) GetLive() *LiveState {
+	if x != nil {
+		return x.Live
+	}
+	return nil
+}
+
+// LiveState is the server's live state (serve/state) at a Status call.
+type LiveState struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// nodes counts the nodes whose agent ever said hello, stale_nodes those
+	// silent for longer than stale_after_s.
+	Nodes       int64   `protobuf:"varint,1,opt,name=nodes,proto3" json:"nodes,omitempty"`
+	StaleNodes  int64   `protobuf:"varint,2,opt,name=stale_nodes,json=staleNodes,proto3" json:"stale_nodes,omitempty"`
+	StaleAfterS float64 `protobuf:"fixed64,3,opt,name=stale_after_s,json=staleAfterS,proto3" json:"stale_after_s,omitempty"`
+	// lost_messages counts the messages agents reported dropped (Gap).
+	LostMessages int64 `protobuf:"varint,4,opt,name=lost_messages,json=lostMessages,proto3" json:"lost_messages,omitempty"`
+	// jobs counts the jobs tracked, profiled_jobs those with a measured
+	// profile, profiled_models the models with one.
+	Jobs           int64 `protobuf:"varint,5,opt,name=jobs,proto3" json:"jobs,omitempty"`
+	ProfiledJobs   int64 `protobuf:"varint,6,opt,name=profiled_jobs,json=profiledJobs,proto3" json:"profiled_jobs,omitempty"`
+	ProfiledModels int64 `protobuf:"varint,7,opt,name=profiled_models,json=profiledModels,proto3" json:"profiled_models,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *LiveState) Reset() {
+	*x = LiveState{}
+	mi := &file_drover_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LiveState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LiveState) ProtoMessage() {}
+
+func (x *LiveState) ProtoReflect() protoreflect.Message {
+	mi := &file_drover_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LiveState.ProtoReflect.Descriptor instead.
+func (*LiveState) Descriptor() ([]byte, []int) {
+	return file_drover_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *LiveState) GetNodes() int64 {
+	if x != nil {
+		return x.Nodes
+	}
+	return 0
+}
+
+func (x *LiveState) GetStaleNodes() int64 {
+	if x != nil {
+		return x.StaleNodes
+	}
+	return 0
+}
+
+func (x *LiveState) GetStaleAfterS() float64 {
+	if x != nil {
+		return x.StaleAfterS
+	}
+	return 0
+}
+
+func (x *LiveState) GetLostMessages() int64 {
+	if x != nil {
+		return x.LostMessages
+	}
+	return 0
+}
+
+func (x *LiveState) GetJobs() int64 {
+	if x != nil {
+		return x.Jobs
+	}
+	return 0
+}
+
+func (x *LiveState) GetProfiledJobs() int64 {
+	if x != nil {
+		return x.ProfiledJobs
+	}
+	return 0
+}
+
+func (x *LiveState) GetProfiledModels() int64 {
+	if x != nil {
+		return x.ProfiledModels
+	}
+	return 0
+}
+
 // AgentHello introduces a node: what it is and which agent runs on it.
 type AgentHello struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1547,7 +1655,7 @@ type AgentHello struct {
 
 func (x *AgentHello) Reset() {
 	*x = AgentHello{}
-	mi := &file_drover_proto_msgTypes[15]
+	mi := &file_drover_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1559,7 +1667,7 @@ func (x *AgentHello) String() string {
 func (*AgentHello) ProtoMessage() {}
 
 func (x *AgentHello) ProtoReflect() protoreflect.Message {
-	mi := &file_drover_proto_msgTypes[15]
+	mi := &file_drover_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1572,7 +1680,7 @@ func (x *AgentHello) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentHello.ProtoReflect.Descriptor instead.
 func (*AgentHello) Descriptor() ([]byte, []int) {
-	return file_drover_proto_rawDescGZIP(), []int{15}
+	return file_drover_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *AgentHello) GetNodeId() string {
@@ -1679,7 +1787,7 @@ type GPUReading struct {
 
 func (x *GPUReading) Reset() {
 	*x = GPUReading{}
-	mi := &file_drover_proto_msgTypes[16]
+	mi := &file_drover_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1691,7 +1799,7 @@ func (x *GPUReading) String() string {
 func (*GPUReading) ProtoMessage() {}
 
 func (x *GPUReading) ProtoReflect() protoreflect.Message {
-	mi := &file_drover_proto_msgTypes[16]
+	mi := &file_drover_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1704,7 +1812,7 @@ func (x *GPUReading) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GPUReading.ProtoReflect.Descriptor instead.
 func (*GPUReading) Descriptor() ([]byte, []int) {
-	return file_drover_proto_rawDescGZIP(), []int{16}
+	return file_drover_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GPUReading) GetIndex() int32 {
@@ -1773,7 +1881,7 @@ type NodeSample struct {
 
 func (x *NodeSample) Reset() {
 	*x = NodeSample{}
-	mi := &file_drover_proto_msgTypes[17]
+	mi := &file_drover_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1785,7 +1893,7 @@ func (x *NodeSample) String() string {
 func (*NodeSample) ProtoMessage() {}
 
 func (x *NodeSample) ProtoReflect() protoreflect.Message {
-	mi := &file_drover_proto_msgTypes[17]
+	mi := &file_drover_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1798,7 +1906,7 @@ func (x *NodeSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeSample.ProtoReflect.Descriptor instead.
 func (*NodeSample) Descriptor() ([]byte, []int) {
-	return file_drover_proto_rawDescGZIP(), []int{17}
+	return file_drover_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *NodeSample) GetUnixNanos() int64 {
@@ -1875,7 +1983,7 @@ type JobIterations struct {
 
 func (x *JobIterations) Reset() {
 	*x = JobIterations{}
-	mi := &file_drover_proto_msgTypes[18]
+	mi := &file_drover_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1887,7 +1995,7 @@ func (x *JobIterations) String() string {
 func (*JobIterations) ProtoMessage() {}
 
 func (x *JobIterations) ProtoReflect() protoreflect.Message {
-	mi := &file_drover_proto_msgTypes[18]
+	mi := &file_drover_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1900,7 +2008,7 @@ func (x *JobIterations) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobIterations.ProtoReflect.Descriptor instead.
 func (*JobIterations) Descriptor() ([]byte, []int) {
-	return file_drover_proto_rawDescGZIP(), []int{18}
+	return file_drover_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *JobIterations) GetJobId() string {
@@ -1947,7 +2055,7 @@ type Gap struct {
 
 func (x *Gap) Reset() {
 	*x = Gap{}
-	mi := &file_drover_proto_msgTypes[19]
+	mi := &file_drover_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1959,7 +2067,7 @@ func (x *Gap) String() string {
 func (*Gap) ProtoMessage() {}
 
 func (x *Gap) ProtoReflect() protoreflect.Message {
-	mi := &file_drover_proto_msgTypes[19]
+	mi := &file_drover_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1972,7 +2080,7 @@ func (x *Gap) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Gap.ProtoReflect.Descriptor instead.
 func (*Gap) Descriptor() ([]byte, []int) {
-	return file_drover_proto_rawDescGZIP(), []int{19}
+	return file_drover_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Gap) GetSamples() int64 {
@@ -2022,7 +2130,7 @@ type AgentMessage struct {
 
 func (x *AgentMessage) Reset() {
 	*x = AgentMessage{}
-	mi := &file_drover_proto_msgTypes[20]
+	mi := &file_drover_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2034,7 +2142,7 @@ func (x *AgentMessage) String() string {
 func (*AgentMessage) ProtoMessage() {}
 
 func (x *AgentMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_drover_proto_msgTypes[20]
+	mi := &file_drover_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2047,7 +2155,7 @@ func (x *AgentMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentMessage.ProtoReflect.Descriptor instead.
 func (*AgentMessage) Descriptor() ([]byte, []int) {
-	return file_drover_proto_rawDescGZIP(), []int{20}
+	return file_drover_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *AgentMessage) GetSeq() uint64 {
@@ -2143,7 +2251,7 @@ type AgentAck struct {
 
 func (x *AgentAck) Reset() {
 	*x = AgentAck{}
-	mi := &file_drover_proto_msgTypes[21]
+	mi := &file_drover_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2155,7 +2263,7 @@ func (x *AgentAck) String() string {
 func (*AgentAck) ProtoMessage() {}
 
 func (x *AgentAck) ProtoReflect() protoreflect.Message {
-	mi := &file_drover_proto_msgTypes[21]
+	mi := &file_drover_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2168,7 +2276,7 @@ func (x *AgentAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentAck.ProtoReflect.Descriptor instead.
 func (*AgentAck) Descriptor() ([]byte, []int) {
-	return file_drover_proto_rawDescGZIP(), []int{21}
+	return file_drover_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *AgentAck) GetAckedSeq() uint64 {
@@ -2271,7 +2379,7 @@ const file_drover_proto_rawDesc = "" +
 	"\boutcomes\x18\x01 \x03(\v2\x12.drover.v1.OutcomeR\boutcomes\",\n" +
 	"\x0eReportResponse\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\x05R\baccepted\"\x0f\n" +
-	"\rStatusRequest\"\xe2\b\n" +
+	"\rStatusRequest\"\x8c\t\n" +
 	"\x0eStatusResponse\x12#\n" +
 	"\ractive_policy\x18\x01 \x01(\tR\factivePolicy\x12\x1c\n" +
 	"\theuristic\x18\x02 \x01(\tR\theuristic\x12#\n" +
@@ -2294,7 +2402,8 @@ const file_drover_proto_rawDesc = "" +
 	"\fgate_verdict\x18\x11 \x01(\tR\vgateVerdict\x12(\n" +
 	"\x10gate_lower_bound\x18\x12 \x01(\x01R\x0egateLowerBound\x12)\n" +
 	"\x10gate_evaluations\x18\x13 \x01(\x03R\x0fgateEvaluations\x12=\n" +
-	"\x06shadow\x18\x14 \x03(\v2%.drover.v1.StatusResponse.ShadowEntryR\x06shadow\x1a<\n" +
+	"\x06shadow\x18\x14 \x03(\v2%.drover.v1.StatusResponse.ShadowEntryR\x06shadow\x12(\n" +
+	"\x04live\x18\x15 \x01(\v2\x14.drover.v1.LiveStateR\x04live\x1a<\n" +
 	"\x0eDecisionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a<\n" +
@@ -2306,7 +2415,16 @@ const file_drover_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a9\n" +
 	"\vShadowEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xca\x02\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xed\x01\n" +
+	"\tLiveState\x12\x14\n" +
+	"\x05nodes\x18\x01 \x01(\x03R\x05nodes\x12\x1f\n" +
+	"\vstale_nodes\x18\x02 \x01(\x03R\n" +
+	"staleNodes\x12\"\n" +
+	"\rstale_after_s\x18\x03 \x01(\x01R\vstaleAfterS\x12#\n" +
+	"\rlost_messages\x18\x04 \x01(\x03R\flostMessages\x12\x12\n" +
+	"\x04jobs\x18\x05 \x01(\x03R\x04jobs\x12#\n" +
+	"\rprofiled_jobs\x18\x06 \x01(\x03R\fprofiledJobs\x12'\n" +
+	"\x0fprofiled_models\x18\a \x01(\x03R\x0eprofiledModels\"\xca\x02\n" +
 	"\n" +
 	"AgentHello\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\tR\x06nodeId\x12\x19\n" +
@@ -2403,7 +2521,7 @@ func file_drover_proto_rawDescGZIP() []byte {
 }
 
 var file_drover_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_drover_proto_goTypes = []any{
 	(Arch)(0),              // 0: drover.v1.Arch
 	(SyncKind)(0),          // 1: drover.v1.SyncKind
@@ -2424,17 +2542,18 @@ var file_drover_proto_goTypes = []any{
 	(*ReportResponse)(nil), // 16: drover.v1.ReportResponse
 	(*StatusRequest)(nil),  // 17: drover.v1.StatusRequest
 	(*StatusResponse)(nil), // 18: drover.v1.StatusResponse
-	(*AgentHello)(nil),     // 19: drover.v1.AgentHello
-	(*GPUReading)(nil),     // 20: drover.v1.GPUReading
-	(*NodeSample)(nil),     // 21: drover.v1.NodeSample
-	(*JobIterations)(nil),  // 22: drover.v1.JobIterations
-	(*Gap)(nil),            // 23: drover.v1.Gap
-	(*AgentMessage)(nil),   // 24: drover.v1.AgentMessage
-	(*AgentAck)(nil),       // 25: drover.v1.AgentAck
-	nil,                    // 26: drover.v1.StatusResponse.DecisionsEntry
-	nil,                    // 27: drover.v1.StatusResponse.FallbacksEntry
-	nil,                    // 28: drover.v1.StatusResponse.OutcomesEntry
-	nil,                    // 29: drover.v1.StatusResponse.ShadowEntry
+	(*LiveState)(nil),      // 19: drover.v1.LiveState
+	(*AgentHello)(nil),     // 20: drover.v1.AgentHello
+	(*GPUReading)(nil),     // 21: drover.v1.GPUReading
+	(*NodeSample)(nil),     // 22: drover.v1.NodeSample
+	(*JobIterations)(nil),  // 23: drover.v1.JobIterations
+	(*Gap)(nil),            // 24: drover.v1.Gap
+	(*AgentMessage)(nil),   // 25: drover.v1.AgentMessage
+	(*AgentAck)(nil),       // 26: drover.v1.AgentAck
+	nil,                    // 27: drover.v1.StatusResponse.DecisionsEntry
+	nil,                    // 28: drover.v1.StatusResponse.FallbacksEntry
+	nil,                    // 29: drover.v1.StatusResponse.OutcomesEntry
+	nil,                    // 30: drover.v1.StatusResponse.ShadowEntry
 }
 var file_drover_proto_depIdxs = []int32{
 	4,  // 0: drover.v1.Cluster.nodes:type_name -> drover.v1.Node
@@ -2450,28 +2569,29 @@ var file_drover_proto_depIdxs = []int32{
 	12, // 10: drover.v1.Outcome.iterations:type_name -> drover.v1.Iterations
 	13, // 11: drover.v1.Outcome.finished:type_name -> drover.v1.Finished
 	14, // 12: drover.v1.ReportRequest.outcomes:type_name -> drover.v1.Outcome
-	26, // 13: drover.v1.StatusResponse.decisions:type_name -> drover.v1.StatusResponse.DecisionsEntry
-	27, // 14: drover.v1.StatusResponse.fallbacks:type_name -> drover.v1.StatusResponse.FallbacksEntry
-	28, // 15: drover.v1.StatusResponse.outcomes:type_name -> drover.v1.StatusResponse.OutcomesEntry
-	29, // 16: drover.v1.StatusResponse.shadow:type_name -> drover.v1.StatusResponse.ShadowEntry
-	20, // 17: drover.v1.NodeSample.gpus:type_name -> drover.v1.GPUReading
-	19, // 18: drover.v1.AgentMessage.hello:type_name -> drover.v1.AgentHello
-	21, // 19: drover.v1.AgentMessage.sample:type_name -> drover.v1.NodeSample
-	22, // 20: drover.v1.AgentMessage.iterations:type_name -> drover.v1.JobIterations
-	23, // 21: drover.v1.AgentMessage.gap:type_name -> drover.v1.Gap
-	7,  // 22: drover.v1.Scheduler.Place:input_type -> drover.v1.PlaceRequest
-	15, // 23: drover.v1.Scheduler.Report:input_type -> drover.v1.ReportRequest
-	17, // 24: drover.v1.Scheduler.Status:input_type -> drover.v1.StatusRequest
-	24, // 25: drover.v1.Telemetry.Stream:input_type -> drover.v1.AgentMessage
-	10, // 26: drover.v1.Scheduler.Place:output_type -> drover.v1.PlaceResponse
-	16, // 27: drover.v1.Scheduler.Report:output_type -> drover.v1.ReportResponse
-	18, // 28: drover.v1.Scheduler.Status:output_type -> drover.v1.StatusResponse
-	25, // 29: drover.v1.Telemetry.Stream:output_type -> drover.v1.AgentAck
-	26, // [26:30] is the sub-list for method output_type
-	22, // [22:26] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	27, // 13: drover.v1.StatusResponse.decisions:type_name -> drover.v1.StatusResponse.DecisionsEntry
+	28, // 14: drover.v1.StatusResponse.fallbacks:type_name -> drover.v1.StatusResponse.FallbacksEntry
+	29, // 15: drover.v1.StatusResponse.outcomes:type_name -> drover.v1.StatusResponse.OutcomesEntry
+	30, // 16: drover.v1.StatusResponse.shadow:type_name -> drover.v1.StatusResponse.ShadowEntry
+	19, // 17: drover.v1.StatusResponse.live:type_name -> drover.v1.LiveState
+	21, // 18: drover.v1.NodeSample.gpus:type_name -> drover.v1.GPUReading
+	20, // 19: drover.v1.AgentMessage.hello:type_name -> drover.v1.AgentHello
+	22, // 20: drover.v1.AgentMessage.sample:type_name -> drover.v1.NodeSample
+	23, // 21: drover.v1.AgentMessage.iterations:type_name -> drover.v1.JobIterations
+	24, // 22: drover.v1.AgentMessage.gap:type_name -> drover.v1.Gap
+	7,  // 23: drover.v1.Scheduler.Place:input_type -> drover.v1.PlaceRequest
+	15, // 24: drover.v1.Scheduler.Report:input_type -> drover.v1.ReportRequest
+	17, // 25: drover.v1.Scheduler.Status:input_type -> drover.v1.StatusRequest
+	25, // 26: drover.v1.Telemetry.Stream:input_type -> drover.v1.AgentMessage
+	10, // 27: drover.v1.Scheduler.Place:output_type -> drover.v1.PlaceResponse
+	16, // 28: drover.v1.Scheduler.Report:output_type -> drover.v1.ReportResponse
+	18, // 29: drover.v1.Scheduler.Status:output_type -> drover.v1.StatusResponse
+	26, // 30: drover.v1.Telemetry.Stream:output_type -> drover.v1.AgentAck
+	27, // [27:31] is the sub-list for method output_type
+	23, // [23:27] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_drover_proto_init() }
@@ -2484,7 +2604,7 @@ func file_drover_proto_init() {
 		(*Outcome_Iterations)(nil),
 		(*Outcome_Finished)(nil),
 	}
-	file_drover_proto_msgTypes[20].OneofWrappers = []any{
+	file_drover_proto_msgTypes[21].OneofWrappers = []any{
 		(*AgentMessage_Hello)(nil),
 		(*AgentMessage_Sample)(nil),
 		(*AgentMessage_Iterations)(nil),
@@ -2496,7 +2616,7 @@ func file_drover_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_drover_proto_rawDesc), len(file_drover_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   26,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

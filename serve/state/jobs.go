@@ -140,3 +140,43 @@ func (st *Store) RunningJobs() map[string][]string {
 	}
 	return out
 }
+
+// Summary is a count of what a Store holds, for status and metrics.
+type Summary struct {
+	// Nodes, Stale and Lost count the nodes, the stale ones and the
+	// messages agents reported dropped.
+	Nodes, Stale, Lost int64
+	// Jobs, ProfiledJobs and ProfiledModels count the jobs tracked, those
+	// with MinIterations iteration times or more from some worker (enough
+	// for a profile) and the models with a profile.
+	Jobs, ProfiledJobs, ProfiledModels int64
+}
+
+// Summarize counts what the store holds at now.
+func (st *Store) Summarize(now time.Time) Summary {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	s := Summary{Nodes: int64(len(st.nodes)), Jobs: int64(len(st.jobs)), ProfiledModels: int64(len(st.byMod))}
+	for _, n := range st.nodes {
+		if now.Sub(n.seen) > st.cfg.StaleAfter {
+			s.Stale++
+		}
+		s.Lost += n.lostMsgs
+	}
+	for _, j := range st.jobs {
+		if profiled(j) {
+			s.ProfiledJobs++
+		}
+	}
+	return s
+}
+
+// profiled reports whether some worker of j has MinIterations samples.
+func profiled(j *job) bool {
+	for _, w := range j.workers {
+		if len(w.Seconds) >= MinIterations {
+			return true
+		}
+	}
+	return false
+}
