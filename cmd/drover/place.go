@@ -2,21 +2,15 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/drover-sched/drover/serve"
 	pb "github.com/drover-sched/drover/serve/proto"
 )
 
@@ -41,11 +35,7 @@ func runPlace(args []string, stdout, stderr io.Writer) error {
 	ps := fs.Int("ps", 0, "job: parameter servers (ps only)")
 	duration := fs.Float64("duration", 3600, "job: expected duration in seconds")
 	timeout := fs.Duration("timeout", time.Second, "request deadline")
-	tokenFile := fs.String("token-file", "", "file holding the bearer token")
-	caFile := fs.String("tls-ca", "", "CA (PEM) of the server's certificate; turns TLS on")
-	certFile := fs.String("tls-cert", "", "client certificate (PEM), for mTLS")
-	keyFile := fs.String("tls-key", "", "client key (PEM), for mTLS")
-	serverName := fs.String("tls-server-name", "", "server name to verify (default: the address's host)")
+	dial := addClientFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -61,33 +51,9 @@ func runPlace(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, string(b))
 		return nil
 	}
-	creds := insecure.NewCredentials()
-	if *caFile != "" {
-		cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: *serverName}
-		pem, err := os.ReadFile(*caFile)
-		if err != nil {
-			return err
-		}
-		cfg.RootCAs = x509.NewCertPool()
-		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-			return fmt.Errorf("%s: no PEM certificates", *caFile)
-		}
-		if *certFile != "" {
-			c, err := tls.LoadX509KeyPair(*certFile, *keyFile)
-			if err != nil {
-				return err
-			}
-			cfg.Certificates = []tls.Certificate{c}
-		}
-		creds = credentials.NewTLS(cfg)
-	}
-	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
-	if *tokenFile != "" {
-		b, err := os.ReadFile(*tokenFile)
-		if err != nil {
-			return err
-		}
-		opts = append(opts, grpc.WithPerRPCCredentials(serve.BearerToken{Token: strings.TrimSpace(string(b)), AllowInsecure: *caFile == ""}))
+	opts, err := dial.dialOptions()
+	if err != nil {
+		return err
 	}
 	conn, err := grpc.NewClient(*addr, opts...)
 	if err != nil {

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/drover-sched/drover/serve"
+)
+
+// clientFlags are the flags of a drover server's clients (drover place,
+// drover agent): the bearer token and the client side of TLS and mTLS.
+type clientFlags struct {
+	tokenFile, caFile, certFile, keyFile, serverName *string
+}
+
+// addClientFlags defines the client flags on fs.
+func addClientFlags(fs *flag.FlagSet) *clientFlags {
+	return &clientFlags{
+		tokenFile:  fs.String("token-file", "", "file holding the bearer token"),
+		caFile:     fs.String("tls-ca", "", "CA (PEM) of the server's certificate; turns TLS on"),
+		certFile:   fs.String("tls-cert", "", "client certificate (PEM), for mTLS"),
+		keyFile:    fs.String("tls-key", "", "client key (PEM), for mTLS"),
+		serverName: fs.String("tls-server-name", "", "server name to verify (default: the address's host)"),
+	}
+}
+
+// dialOptions returns the gRPC dial options the flags ask for: TLS when
+// -tls-ca is given (plaintext otherwise), and the bearer token, which is
+// sent over plaintext too (for loopback use).
+func (c *clientFlags) dialOptions() ([]grpc.DialOption, error) {
+	creds := insecure.NewCredentials()
+	if *c.caFile != "" {
+		cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: *c.serverName}
+		pem, err := os.ReadFile(*c.caFile)
+		if err != nil {
+			return nil, err
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%s: no PEM certificates", *c.caFile)
+		}
+		if *c.certFile != "" {
+			cert, err := tls.LoadX509KeyPair(*c.certFile, *c.keyFile)
+			if err != nil {
+				return nil, err
+			}
+			cfg.Certificates = []tls.Certificate{cert}
+		}
+		creds = credentials.NewTLS(cfg)
+	}
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
+	if *c.tokenFile != "" {
+		b, err := os.ReadFile(*c.tokenFile)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, grpc.WithPerRPCCredentials(serve.BearerToken{Token: strings.TrimSpace(string(b)), AllowInsecure: *c.caFile == ""}))
+	}
+	return opts, nil
+}
