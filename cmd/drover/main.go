@@ -25,6 +25,7 @@ func commands() []command {
 		{"serve", "serve placement decisions over gRPC (heuristic fallback, learned checkpoints)", runServe},
 		{"place", "ask a drover server where a job goes (or -status)", runPlace},
 		{"eval", "compare policies over seeds (table, plots, JSON), or summarise a decision log (--log)", runEval},
+		{"agent", "stream this node's telemetry (CPU, memory pressure, network, GPUs) and jobs' iteration times to a drover server", runAgent},
 		{"help", "show this help", nil},
 	}
 }
@@ -61,11 +62,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "drover %s: %v\n", name, err)
 			return 1
 		}
-	}
-	switch name {
-	case "agent":
-		fmt.Fprintf(stderr, "drover %s: not built yet (see the project's open issues)\n", name)
-		return 2
 	}
 	fmt.Fprintf(stderr, "drover: unknown command %q\n\n", name)
 	usage(stderr)
