@@ -252,7 +252,7 @@ func (l *liveState) running(s *snapshot) []*env.Job {
 	var out []*env.Job
 	for _, id := range ids {
 		var alloc []int
-		for _, n := range rj[id] {
+		for _, n := range rj[id].Nodes {
 			if i, ok := s.index[n]; ok {
 				alloc = append(alloc, i)
 			}

@@ -127,15 +127,25 @@ func (st *Store) Running() map[string]int {
 	return out
 }
 
-// RunningJobs returns the node of each worker of every job that started
-// and has not finished, by job id.
-func (st *Store) RunningJobs() map[string][]string {
+// RunningJob is a job that started and has not finished.
+type RunningJob struct {
+	// Model is the job's model ("" if unknown).
+	Model string
+	// Nodes is the node of each worker.
+	Nodes []string
+	// Started is when it started.
+	Started time.Time
+}
+
+// RunningJobs returns the jobs that started and have not finished, by job
+// id.
+func (st *Store) RunningJobs() map[string]RunningJob {
 	st.mu.RLock()
 	defer st.mu.RUnlock()
-	out := map[string][]string{}
+	out := map[string]RunningJob{}
 	for id, j := range st.jobs {
 		if !j.finished && !j.started.IsZero() && len(j.nodes) > 0 {
-			out[id] = append([]string(nil), j.nodes...)
+			out[id] = RunningJob{Model: j.model, Nodes: append([]string(nil), j.nodes...), Started: j.started}
 		}
 	}
 	return out
