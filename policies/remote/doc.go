@@ -19,15 +19,15 @@
 // job's submit_unix_nanos = Epoch + its submit time. The answer's worker
 // node ids become node indices and its sync strategy the decision's.
 //
-// The server's heuristic STRN answers a request as policies/strn does for
-// a view with that one pending job and a model without env.Prober: it
-// cannot probe the job's sensitivities or its sync strategies, so it uses
-// strn.Fallback and BSP. A simulation through Remote against a server
-// with heuristic strn therefore gives exactly the per-job JCTs of strn in
-// the simulator behind a telemetry-only model (TestRemoteMatchesServedSTRN),
-// not those of strn with the simulator's probes: on the built-in workload
-// (16 x 4 GPUs, per-worker model, seed 1) the served STRN's average JCT is
-// 3749 s against the probing STRN's 2497 s.
+// Against a server whose heuristic is strn, a simulation through Remote
+// gives exactly the per-job JCTs of strn run in the simulator
+// (TestRemoteMatchesSTRN): the stateful server (drover serve's default,
+// serve.WithState) probes each job's sensitivities and sync strategies as
+// the simulator's STRN does. A stateless server (drover serve -stateless)
+// cannot probe and answers with strn.Fallback sensitivities and BSP, which
+// is strn behind a telemetry-only model, also matched exactly; on the
+// built-in workload (16 x 4 GPUs, per-worker model, seed 1) its average
+// JCT is 3749 s against the probing STRN's 2497 s.
 //
 // # Usage
 //

@@ -19,13 +19,14 @@ import (
 	"github.com/drover-sched/drover/policies/strn"
 	"github.com/drover-sched/drover/serve"
 	pb "github.com/drover-sched/drover/serve/proto"
+	"github.com/drover-sched/drover/serve/state"
 )
 
 // startServer serves a fresh core answering with heuristic over bufconn,
 // with every record kept in sink; it is shut down when the test ends.
-func startServer(t *testing.T, heuristic string, sink serve.Sink) pb.SchedulerClient {
+func startServer(t *testing.T, heuristic string, sink serve.Sink, opts ...serve.Option) pb.SchedulerClient {
 	t.Helper()
-	core, err := serve.NewCore(serve.WithHeuristic(heuristic), serve.WithSink(sink))
+	core, err := serve.NewCore(append([]serve.Option{serve.WithHeuristic(heuristic), serve.WithSink(sink)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,39 +90,69 @@ func run(t *testing.T, p policies.Policy, n int) *trace.Result {
 	return res
 }
 
-// TestRemoteMatchesServedSTRN: a simulation that asks a server answering
-// with STRN gives the same per-job JCTs as STRN run in the simulator on
-// what a Place request shows it (the telemetry, no probe): the server's
-// answer for one request is STRN's decision for that job. Every placed
+// TestRemoteMatchesSTRN: a simulation that asks a server answering with
+// STRN gives the same per-job JCTs as STRN in the simulator. The stateful
+// server (serve.WithState, drover serve's default) probes each job as the
+// simulator's STRN does, so it matches policy strn itself; the stateless
+// one (drover serve -stateless) cannot probe (strn.Fallback sensitivities,
+// BSP), so it matches strn behind a telemetry-only model. Every placed
 // job's start and finish reach the server's log, with the job's submit
 // time and the finish's JCT.
-func TestRemoteMatchesServedSTRN(t *testing.T) {
+func TestRemoteMatchesSTRN(t *testing.T) {
 	const n = 400
-	sink := &serve.MemorySink{}
-	r, err := remote.New(remote.Config{Client: startServer(t, strn.Name, sink)})
+	stateless, err := strn.New(policies.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := run(t, r, n)
-	if err := r.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	local, err := strn.New(policies.Config{})
+	stateful, err := strn.New(policies.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := run(t, telemetryOnly{local}, n)
-	if got.Summary.Finished != n || want.Summary.Finished != n {
-		t.Fatalf("finished %d remote, %d local, want %d", got.Summary.Finished, want.Summary.Finished, n)
+	store, err := state.New(state.Config{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i := range want.Jobs {
-		if g, w := got.Jobs[i], want.Jobs[i]; g.JCT != w.JCT || g.Start != w.Start {
-			t.Fatalf("job %s: remote start %v JCT %v, local STRN start %v JCT %v", w.Name, g.Start, g.JCT, w.Start, w.JCT)
-		}
+	tests := []struct {
+		name string
+		opts []serve.Option
+		want policies.Policy
+	}{
+		{"stateful", []serve.Option{serve.WithState(store, nil)}, stateful},
+		{"stateless", nil, telemetryOnly{stateless}},
 	}
+	avg := map[string]float64{}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sink := &serve.MemorySink{}
+			r, err := remote.New(remote.Config{Client: startServer(t, strn.Name, sink, tt.opts...)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := run(t, r, n)
+			if err := r.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			want := run(t, tt.want, n)
+			if got.Summary.Finished != n || want.Summary.Finished != n {
+				t.Fatalf("finished %d remote, %d local, want %d", got.Summary.Finished, want.Summary.Finished, n)
+			}
+			for i := range want.Jobs {
+				if g, w := got.Jobs[i], want.Jobs[i]; g.JCT != w.JCT || g.Start != w.Start {
+					t.Fatalf("job %s: remote start %v JCT %v, local STRN start %v JCT %v", w.Name, g.Start, g.JCT, w.Start, w.JCT)
+				}
+			}
+			avg[tt.name] = got.Summary.AvgJCT
+			checkLog(t, sink, got, n)
+		})
+	}
+	t.Logf("avg JCT: stateful served STRN (= strn in the simulator) %.2f s, stateless served STRN %.2f s", avg["stateful"], avg["stateless"])
+}
 
-	// The log: one decision per job (each was asked only when it fit and
-	// placed then), with its submission; one start and one finish each.
+// checkLog checks what the server heard of a run of n jobs: one decision
+// per job (each was asked only when it fit, and placed then), with its
+// submission; one start and one finish each, at the simulated times.
+func checkLog(t *testing.T, sink *serve.MemorySink, got *trace.Result, n int) {
+	t.Helper()
 	ds := sink.Decisions()
 	if len(ds) != n {
 		t.Errorf("%d decisions, want %d", len(ds), n)
@@ -132,8 +163,8 @@ func TestRemoteMatchesServedSTRN(t *testing.T) {
 	}
 	for _, d := range ds {
 		j := jobs[d.JobID]
-		if !d.Placed || d.Policy != "heuristic:strn" || d.Sync != "bsp" {
-			t.Errorf("decision %s: placed %v by %s with %s, want placed by heuristic:strn with bsp", d.ID, d.Placed, d.Policy, d.Sync)
+		if !d.Placed || d.Policy != "heuristic:strn" {
+			t.Errorf("decision %s: placed %v by %s, want placed by heuristic:strn", d.ID, d.Placed, d.Policy)
 		}
 		if want := remote.DefaultEpoch.UnixNano() + int64(j.Submit*1e9); d.Submitted.UnixNano() != want {
 			t.Errorf("job %s: submitted %v, want epoch + %v s", d.JobID, d.Submitted, j.Submit)
@@ -158,18 +189,6 @@ func TestRemoteMatchesServedSTRN(t *testing.T) {
 	if started != n || finished != n {
 		t.Errorf("%d started and %d finished outcomes, want %d each", started, finished, n)
 	}
-
-	// STRN in the simulator probes each job's sensitivities through the
-	// model (env.Prober) and picks its sync strategy by probing; a Place
-	// request carries no model, so the served STRN assumes strn.Fallback
-	// and BSP. The two differ: this is the size of the difference.
-	plain, err := strn.New(policies.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	full := run(t, plain, n)
-	t.Logf("avg JCT: served STRN (remote) %.2f s, STRN in the simulator (probing) %.2f s (%+.2f%%)",
-		got.Summary.AvgJCT, full.Summary.AvgJCT, 100*(full.Summary.AvgJCT/got.Summary.AvgJCT-1))
 }
 
 // TestRemoteErrors: a server that cannot be reached fails Schedule with
