@@ -274,6 +274,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	sampler := procfs.New(cfg.Root)
 	first, err := sampler.Sample(cfg.Clock.Now())
 	if err != nil {
+		if cfg.IterListener != nil {
+			cfg.IterListener.Close()
+		}
 		return fmt.Errorf("agent: first sample: %w", err)
 	}
 	hello := a.hello(first, gpu)

@@ -2,6 +2,8 @@ package agent_test
 
 import (
 	"math"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -299,4 +301,36 @@ func TestRunFailsOnMissingRoot(t *testing.T) {
 	if err := a.Run(t.Context()); err != agent.ErrRunning {
 		t.Errorf("second Run: %v, want ErrRunning", err)
 	}
+}
+
+// An iteration report posted to the running agent's endpoint reaches the
+// server as a JobIterations message in the stream's sequence.
+func TestIterationsEndToEnd(t *testing.T) {
+	checkNoLeak(t)
+	h := newHarness(t)
+	h.start()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := h.config(fixtureRoot(t, "node-a", "t0"))
+	cfg.IterListener = lis
+	h.run(t, cfg)
+	h.next(t) // hello
+	h.next(t) // first sample
+	resp, err := http.Post("http://"+lis.Addr().String()+agent.IterationsPath, "application/json",
+		strings.NewReader(`{"job_id":"job-9","worker":1,"seconds":[0.5,0.25],"dropped":3}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("POST: %s", resp.Status)
+	}
+	want := &pb.AgentMessage{Seq: 2, Body: &pb.AgentMessage_Iterations{Iterations: &pb.JobIterations{
+		JobId: "job-9", Worker: 1, Seconds: []float64{0.5, 0.25}, Dropped: 3}}}
+	if diff := cmp.Diff(want, h.next(t), protocmp.Transform()); diff != "" {
+		t.Errorf("(-want,+got):\n%s", diff)
+	}
+	http.DefaultClient.CloseIdleConnections()
 }
