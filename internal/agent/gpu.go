@@ -6,6 +6,9 @@ import (
 	pb "github.com/drover-sched/drover/serve/proto"
 )
 
+// NoNVMLNote is the hello's gpu_note in a build without NVML.
+const NoNVMLNote = "built without NVML (build with -tags nvml)"
+
 // GPUSource reads the node's GPUs at each sample. The default,
 // NewGPUSource, is NVML in a build with -tags nvml and a stub otherwise.
 type GPUSource interface {

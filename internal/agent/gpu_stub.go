@@ -8,9 +8,6 @@ import (
 	pb "github.com/drover-sched/drover/serve/proto"
 )
 
-// NoNVMLNote is the hello's gpu_note in a build without NVML.
-const NoNVMLNote = "built without NVML (build with -tags nvml)"
-
 // NewGPUSource returns the build's GPU source. This build has no NVML
 // (it is cgo-free): the source reports no GPU readings and says so.
 func NewGPUSource() GPUSource { return noNVML{} }
