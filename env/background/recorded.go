@@ -98,14 +98,20 @@ func (r *Recorded) Step() float64 { return r.step }
 // Occupant is a job whose load the model adds to its nodes' measured
 // load while it runs: what Subtract takes away.
 type Occupant struct {
-	// Start and End bound the time the job held its nodes, [Start, End),
-	// in seconds (simulation time): from its Started outcome to its
-	// Finished one (End = +Inf while it runs).
+	// Start and End bound the time the job held its nodes, in seconds
+	// (simulation time): from its Started outcome to its Finished one
+	// (End = +Inf while it runs). It counts in the readings strictly
+	// between the two: a reading at a step boundary is taken after the
+	// jobs ending then have left and before the jobs starting then are
+	// placed (the simulator refreshes its loads before each decision
+	// point).
 	Start, End float64
 	// Nodes holds the node index of each worker.
 	Nodes []int
 	// Duty is the share of time the job's NIC flows are active (1 under
-	// BSP and local SGD); it counts only for a job on two or more nodes.
+	// BSP; below 1 under ASP, SSP and local SGD, where it depends on the
+	// job's compute and exchange times); NaN when unknown. It counts only
+	// for a job on two or more nodes.
 	Duty float64
 }
 
@@ -122,7 +128,7 @@ type WorkerLoad struct {
 // Subtract turns measured total node loads (the telemetry, which includes
 // the jobs' own load) into background load, reading by reading, for a
 // Recorded source. For node n at a reading's time t, with the occupants
-// running there at t (Start <= t < End):
+// running there at t (Start < t < End):
 //
 //	modelled.CPU   = load.CPU   x (workers on n)
 //	modelled.MemBW = load.MemBW x (workers on n)
@@ -130,17 +136,24 @@ type WorkerLoad struct {
 //	background     = max(0, measured - modelled), per resource
 //
 // the inverse of env.Drover's NodeLoad (background + modelled, capped at
-// 1). A measured share of 1 is saturated: the cap hid part of the sum, and
-// the difference is only a lower bound on the background, so there
-// Subtract keeps the larger of that bound and the node's previous
-// estimate of the resource (the bound alone at the node's first reading).
+// 1). That difference is exact where the measured share is below 1 and,
+// for Net, every multi-node occupant's Duty is known. Elsewhere it is not:
+// a measured share of 1 is saturated (the cap hid part of the sum), and an
+// unknown Duty (NaN: an asynchronous job, whose duty cycle the log does
+// not hold) leaves the modelled share open. There Subtract takes the
+// node's nearest exact estimate of the resource in time (the earlier one
+// on ties), raised to at least the lower bound max(0, measured -
+// modelled) with unknown duties counted as 1; without any exact estimate
+// on the node, the bound itself. The background moves slowly next to the
+// readings (the fitted Net process has a time constant of 2.6 days, CPU
+// of 24 minutes), which is what makes the nearest estimate a good one.
 // measured[n] must be sorted by time. The result has measured's shape.
 func Subtract(measured [][]Reading, occupants []Occupant, load WorkerLoad) [][]Reading {
 	// Each node's share of each occupant: its workers there and its flow.
 	type share struct {
 		start, end float64
 		workers    int
-		flow       float64
+		flow       float64 // NaN: unknown duty
 	}
 	on := make([][]share, len(measured))
 	for _, o := range occupants {
@@ -166,37 +179,57 @@ func Subtract(measured [][]Reading, occupants []Occupant, load WorkerLoad) [][]R
 		}
 	}
 	out := make([][]Reading, len(measured))
+	var exact [3][]bool
 	for n, rs := range measured {
 		out[n] = make([]Reading, len(rs))
-		var prev Usage
+		for r := range exact {
+			exact[r] = append(exact[r][:0], make([]bool, len(rs))...)
+		}
 		for i, x := range rs {
-			workers, flows := 0, 0.0
+			workers, flows, unknown := 0, 0.0, false
 			for _, sh := range on[n] {
-				if sh.start <= x.T && x.T < sh.end {
+				if sh.start < x.T && x.T < sh.end {
 					workers += sh.workers
-					flows += sh.flow
+					if math.IsNaN(sh.flow) {
+						flows++
+						unknown = true
+					} else {
+						flows += sh.flow
+					}
 				}
 			}
 			w := float64(workers)
 			m := x.Usage
-			bg := Usage{
+			out[n][i] = Reading{T: x.T, Usage: Usage{
 				CPU:   max(0, m.CPU-load.CPU*w),
 				MemBW: max(0, m.MemBW-load.MemBW*w),
 				Net:   max(0, m.Net-load.NetPerFlow*flows),
+			}}
+			exact[0][i], exact[1][i], exact[2][i] = m.CPU < 1, m.MemBW < 1, m.Net < 1 && !unknown
+		}
+		// The inexact readings: the nearest exact estimate, at least the bound.
+		for r, get := range []func(*Usage) *float64{
+			func(u *Usage) *float64 { return &u.CPU },
+			func(u *Usage) *float64 { return &u.MemBW },
+			func(u *Usage) *float64 { return &u.Net },
+		} {
+			row := out[n]
+			for i := range row {
+				if exact[r][i] {
+					continue
+				}
+				best, bestDist := -1, math.Inf(1)
+				for k := range row {
+					if exact[r][k] {
+						if d := math.Abs(row[k].T - row[i].T); d < bestDist {
+							best, bestDist = k, d
+						}
+					}
+				}
+				if best >= 0 {
+					*get(&row[i].Usage) = max(*get(&row[i].Usage), *get(&row[best].Usage))
+				}
 			}
-			if i > 0 {
-				if m.CPU >= 1 {
-					bg.CPU = max(bg.CPU, prev.CPU)
-				}
-				if m.MemBW >= 1 {
-					bg.MemBW = max(bg.MemBW, prev.MemBW)
-				}
-				if m.Net >= 1 {
-					bg.Net = max(bg.Net, prev.Net)
-				}
-			}
-			prev = bg
-			out[n][i] = Reading{T: x.T, Usage: bg}
 		}
 	}
 	return out

@@ -103,19 +103,22 @@ func TestNewRecordedErrors(t *testing.T) {
 // 1/16, MemBW 1/8; a flow at duty 1: half the NIC. Jobs: A, 2 workers on
 // node 0 and 2 on node 1 over [10, 100), BSP (duty 1); B, 1 worker on
 // node 0 over [50, 200); C, 1 worker on node 0 and 1 on node 2 over
-// [85, 95), duty 1/2.
+// [85, 95), duty 1/2; D, 1 worker on node 1 and 1 on node 2 over
+// [120, 200), duty unknown (NaN). Inexact readings (saturated, or under
+// an unknown duty) take the nearest exact estimate, at least their bound.
 func TestSubtract(t *testing.T) {
 	load := WorkerLoad{CPU: 1.0 / 16, MemBW: 1.0 / 8, NetPerFlow: 0.5}
 	occ := []Occupant{
 		{Start: 10, End: 100, Nodes: []int{0, 0, 1, 1}, Duty: 1},
 		{Start: 50, End: 200, Nodes: []int{0}, Duty: 1},
 		{Start: 85, End: 95, Nodes: []int{0, 2}, Duty: 0.5},
+		{Start: 120, End: 200, Nodes: []int{1, 2}, Duty: math.NaN()},
 	}
 	measured := [][]Reading{
 		{
 			{T: 0, Usage: Usage{CPU: 0.25, MemBW: 0.125, Net: 0.25}},     // nothing runs
 			{T: 60, Usage: Usage{CPU: 0.4375, MemBW: 0.5, Net: 0.75}},    // A (2) + B (1): 3 workers, A's flow
-			{T: 70, Usage: Usage{CPU: 0.5, MemBW: 0.5, Net: 1}},          // Net saturated: 1 - 0.5 = 0.5 > 0.25
+			{T: 70, Usage: Usage{CPU: 0.5, MemBW: 0.5, Net: 1}},          // Net saturated: bound 1 - 0.5 = 0.5 > 0.25 (T=60, nearest)
 			{T: 90, Usage: Usage{CPU: 0.5, MemBW: 1, Net: 1}},            // + C: 4 workers, flows 1.5: Net bound 0.25 < 0.5 kept; MemBW bound 0.5 > 0.125
 			{T: 100, Usage: Usage{CPU: 0.3125, MemBW: 0.25, Net: 0.125}}, // A gone at its End: B alone, no flow
 		},
@@ -123,7 +126,8 @@ func TestSubtract(t *testing.T) {
 			{T: 60, Usage: Usage{CPU: 0.25, MemBW: 0.25, Net: 0.5}}, // A's 2 workers and flow: CPU 0.125 left, the rest 0
 		},
 		{
-			{T: 90, Usage: Usage{CPU: 0.0625, MemBW: 0.125, Net: 0.5}}, // C's worker, half a flow: Net 0.25 left
+			{T: 90, Usage: Usage{CPU: 0.0625, MemBW: 0.125, Net: 0.5}},  // C's worker, half a flow: Net 0.25 left
+			{T: 150, Usage: Usage{CPU: 0.125, MemBW: 0.25, Net: 0.375}}, // D, duty unknown: Net bound 0 < 0.25 (T=90)
 		},
 	}
 	want := [][]Reading{
@@ -131,7 +135,7 @@ func TestSubtract(t *testing.T) {
 			{T: 0, Usage: Usage{CPU: 0.25, MemBW: 0.125, Net: 0.25}},
 			{T: 60, Usage: Usage{CPU: 0.25, MemBW: 0.125, Net: 0.25}},
 			{T: 70, Usage: Usage{CPU: 0.3125, MemBW: 0.125, Net: 0.5}},
-			{T: 90, Usage: Usage{CPU: 0.25, MemBW: 0.5, Net: 0.5}},
+			{T: 90, Usage: Usage{CPU: 0.25, MemBW: 0.5, Net: 0.25}},
 			{T: 100, Usage: Usage{CPU: 0.25, MemBW: 0.125, Net: 0.125}},
 		},
 		{
@@ -139,6 +143,7 @@ func TestSubtract(t *testing.T) {
 		},
 		{
 			{T: 90, Usage: Usage{CPU: 0, MemBW: 0, Net: 0.25}},
+			{T: 150, Usage: Usage{CPU: 0.0625, MemBW: 0.125, Net: 0.25}},
 		},
 	}
 	if diff := cmp.Diff(want, Subtract(measured, occ, load)); diff != "" {
