@@ -238,7 +238,9 @@ func (r *Remote) Schedule(v *env.View) ([]env.Decision, error) {
 func (r *Remote) request(v *env.View, j *env.Job, pending, running int) *pb.PlaceRequest {
 	for i, n := range r.nodes {
 		n.FreeGpus = int32(r.free[i])
-		n.CpuUtil, n.MemBwUtil, n.NetUtil = r.load[i].CPU, r.load[i].MemBW, r.load[i].Net
+		// A model's load sums and takes away shares, which may leave a
+		// rounding error below 0; a request must not carry one.
+		n.CpuUtil, n.MemBwUtil, n.NetUtil = max(0, r.load[i].CPU), max(0, r.load[i].MemBW), max(0, r.load[i].Net)
 	}
 	s := j.Spec
 	job := &pb.Job{Id: s.Name, Model: s.Model, Workers: int32(s.GPUs), BatchSize: int32(s.BatchSize),
