@@ -99,6 +99,8 @@ type Server struct {
 	cfg    ServerConfig
 	grpc   *grpc.Server
 	health *health.Server
+	// telemetry is the Telemetry service of a stateful core (nil: none).
+	telemetry *state.Service
 
 	// Place's metrics, looked up once.
 	placeLatency prometheus.Observer
@@ -140,7 +142,8 @@ func NewServer(core *Core, cfg ServerConfig) (*Server, error) {
 	s.grpc = grpc.NewServer(opts...)
 	pb.RegisterSchedulerServer(s.grpc, &service{core: core})
 	if st := core.State(); st != nil {
-		pb.RegisterTelemetryServer(s.grpc, state.NewService(st, cfg.Clock.Now))
+		s.telemetry = state.NewService(st, cfg.Clock.Now)
+		pb.RegisterTelemetryServer(s.grpc, s.telemetry)
 	}
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
@@ -155,12 +158,17 @@ func (s *Server) GRPC() *grpc.Server { return s.grpc }
 // Serve accepts connections on lis until Shutdown.
 func (s *Server) Serve(lis net.Listener) error { return s.grpc.Serve(lis) }
 
-// Shutdown reports NOT_SERVING to health checks, stops accepting calls,
+// Shutdown reports NOT_SERVING to health checks, ends the agents'
+// telemetry streams (they reconnect to the next server), stops accepting calls,
 // waits for the calls in progress (GracefulStop; when ctx ends first, it
 // cancels them with Stop), then closes the core, which flushes and closes
 // the decision sink.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.health.Shutdown()
+	if s.telemetry != nil {
+		// Agents' streams never end by themselves.
+		s.telemetry.Close()
+	}
 	done := make(chan struct{})
 	go func() {
 		s.grpc.GracefulStop()

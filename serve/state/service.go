@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"io"
+	"sync"
 	"time"
 
 	pb "github.com/drover-sched/drover/serve/proto"
@@ -14,8 +15,10 @@ import (
 // agent's stream and acknowledges what it applied.
 type Service struct {
 	pb.UnimplementedTelemetryServer
-	st  *Store
-	now func() time.Time
+	st   *Store
+	now  func() time.Time
+	done chan struct{}
+	once sync.Once
 }
 
 // NewService returns the Telemetry service of st; now is the server's
@@ -24,8 +27,16 @@ func NewService(st *Store, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{st: st, now: now}
+	return &Service{st: st, now: now, done: make(chan struct{})}
 }
+
+// Close ends every stream in progress with Unavailable and refuses new
+// ones, so that a server's graceful stop does not wait for agents' streams,
+// which never end by themselves; the agents reconnect to the next server.
+func (s *Service) Close() { s.once.Do(func() { close(s.done) }) }
+
+// errClosing is the status a stream ends with when the service closes.
+var errClosing = status.Error(codes.Unavailable, "state: server shutting down")
 
 // Stream implements pb.TelemetryServer. The first message must be the
 // hello; every later one is applied and acknowledged in order. A message
@@ -33,7 +44,35 @@ func NewService(st *Store, now func() time.Time) *Service {
 // field; the agent's resend of it would be refused again, so the agent
 // should log it and drop it.
 func (s *Service) Stream(stream pb.Telemetry_StreamServer) error {
-	first, err := stream.Recv()
+	// Recv runs on its own goroutine so that Close can end the stream
+	// while it waits; it ends when the stream does.
+	type recv struct {
+		m   *pb.AgentMessage
+		err error
+	}
+	msgs := make(chan recv)
+	go func() {
+		for {
+			m, err := stream.Recv()
+			select {
+			case msgs <- recv{m, err}:
+			case <-stream.Context().Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	next := func() (*pb.AgentMessage, error) {
+		select {
+		case r := <-msgs:
+			return r.m, r.err
+		case <-s.done:
+			return nil, errClosing
+		}
+	}
+	first, err := next()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil
@@ -54,7 +93,7 @@ func (s *Service) Stream(stream pb.Telemetry_StreamServer) error {
 	}
 	node := h.GetNodeId()
 	for {
-		m, err := stream.Recv()
+		m, err := next()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
