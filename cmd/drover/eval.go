@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -41,7 +42,8 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	parallel := fs.Int("parallel", 0, "simulations at a time (0 = GOMAXPROCS); the decision-time column is clean only with 1")
 	outDir := fs.String("out", "", "directory for table.md, summary.json and the plots (default: a new runs/eval-WORKLOAD-TIME)")
 	bins := fs.Int("bins", 60, "time bins of the stragglers-over-time plot")
-	logDir := fs.String("log", "", "summarise the decision log in this directory (serve/declog) instead of simulating")
+	logDir := fs.String("log", "", "a log directory (serve/declog) instead of a workload: alone, summarise its decisions; with --policies, re-score a recorded run (drover serve -log-dir DIR + drover sim --remote --record DIR): replay the served workload on the recorded cluster and telemetry under each policy and under the served policy as the server answers it, beside the logged figures")
+	servedStateless := fs.Bool("served-stateless", false, "with --log --policies: replay the served heuristic as a stateless server (drover serve -stateless) answers, not a stateful one")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	// The workload, cluster and model flags of drover sim.
 	workload := fs.String("workload", "builtin", "workload file, or builtin for the embedded default")
@@ -67,7 +69,13 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *logDir != "" {
-		return evalLog(*logDir, stdout)
+		given := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		if !given["policies"] {
+			return evalLog(*logDir, stdout)
+		}
+		return evalLogReplay(logReplayFlags{dir: *logDir, policies: *policyList, seeds: *seedsFlag, seedsGiven: given["seeds"], out: *outDir,
+			parallel: *parallel, bins: *bins, quiet: *quiet, stateless: *servedStateless, syncFlag: *syncFlag, args: args}, stdout, stderr)
 	}
 
 	names, dirs, err := evalPolicies(*policyList)

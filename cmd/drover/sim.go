@@ -20,6 +20,8 @@ import (
 	"github.com/drover-sched/drover/internal/progress"
 	"github.com/drover-sched/drover/policies"
 	"github.com/drover-sched/drover/policies/builtin"
+	"github.com/drover-sched/drover/policies/remote"
+	pb "github.com/drover-sched/drover/serve/proto"
 )
 
 func runSim(args []string, stdout, stderr io.Writer) error {
@@ -51,8 +53,15 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	syncFlag := fs.String("sync", "bsp", "sync strategy for policies that do not choose one: bsp, asp, ssp(S), local(H) (a composed <policy>+<sync> keeps its own)")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	quiet := fs.Bool("quiet", false, "no progress output")
+	remoteAddr := fs.String("remote", "", "ask the drover server at this address for every placement (policies/remote) instead of running --policy: a recorded run when the server logs (drover serve -log-dir DIR)")
+	tokenFile := fs.String("token-file", "", "with --remote: file holding the server's bearer token")
+	tlsCA := fs.String("tls-ca", "", "with --remote: CA (PEM) of the server's certificate; turns TLS on")
+	recordDir := fs.String("record", "", "with --remote: write the simulated nodes' telemetry (serve/telemlog, each node's total load at every refresh of the per-worker model) and the run manifest ("+ManifestFile+") to this directory, normally the server's -log-dir, for drover eval --log")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *recordDir != "" && *remoteAddr == "" {
+		return fmt.Errorf("--record needs --remote")
 	}
 	w, cluster, clusterDesc, err := loadSetup(fs, *workload, *format, *skipBad, model, *clusterSpec, *nodes, *gpn)
 	if err != nil {
@@ -62,16 +71,29 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	p, err := reg.New(*policy, policies.Config{Seed: *seed})
-	if err != nil {
-		return err
-	}
-	syncStrategy, err := env.ParseSync(*syncFlag)
-	if err != nil {
-		return err
-	}
-	if syncStrategy != (env.Sync{}) && !strings.Contains(*policy, "+") { // a composed name keeps its sync
-		p = policies.WithSync(p, syncStrategy)
+	var p policies.Policy
+	var rem *remote.Remote
+	if *remoteAddr != "" {
+		conn, err := dialServer(*remoteAddr, *tokenFile, *tlsCA)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		if rem, err = remote.New(remote.Config{Client: pb.NewSchedulerClient(conn)}); err != nil {
+			return err
+		}
+		p, *policy = rem, "remote "+*remoteAddr
+	} else {
+		if p, err = reg.New(*policy, policies.Config{Seed: *seed}); err != nil {
+			return err
+		}
+		syncStrategy, err := env.ParseSync(*syncFlag)
+		if err != nil {
+			return err
+		}
+		if syncStrategy != (env.Sync{}) && !strings.Contains(*policy, "+") { // a composed name keeps its sync
+			p = policies.WithSync(p, syncStrategy)
+		}
 	}
 	opts := trace.Options{
 		Workload: w, Model: *model, Profiles: profiles, Policy: p, Cluster: &cluster,
@@ -99,7 +121,16 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		opts.Progress = func(done, _ int) { bar.Set(done) }
 	}
 	start := time.Now()
-	res, err := trace.Run(opts)
+	var res *trace.Result
+	if rem != nil {
+		res, err = runRemote(rem, opts, *recordDir, runManifest{Version: 1, Workload: *workload, Format: *format, Jobs: len(w.Jobs),
+			Model: *model, Profiles: *profilesDir, Cluster: *clusterSpec, NodeCap: nodeCap(fs, *clusterSpec, *nodes), GPUsPerNode: *gpn,
+			ClusterDesc: clusterDesc, Interval: *interval, RestartDelay: *restart, Seed: *seed, Stragglers: opts.Stragglers != nil,
+			Background: *bg, Load: *load, NoJitter: *noJitter, Threshold: *threshold, Mitigation: *mitigation, Regime: *regimeFlag,
+			Epoch: remote.DefaultEpoch})
+	} else {
+		res, err = trace.Run(opts)
+	}
 	wall := time.Since(start)
 	if bar != nil {
 		bar.Finish()
@@ -232,20 +263,27 @@ func loadSetup(fs *flag.FlagSet, workload, format string, skipBad bool, model *s
 			*model = trace.ModelPollux
 		}
 	}
-	nodeCap := nodes
-	if clusterSpec != "homogeneous" && clusterSpec != "" {
-		nodeCap = 0
-		fs.Visit(func(f *flag.Flag) {
-			if f.Name == "nodes" {
-				nodeCap = nodes
-			}
-		})
-	}
-	cluster, desc, err := trace.LoadCluster(clusterSpec, nodeCap, gpn)
+	cluster, desc, err := trace.LoadCluster(clusterSpec, nodeCap(fs, clusterSpec, nodes), gpn)
 	if err != nil {
 		return nil, env.Cluster{}, "", err
 	}
 	return w, cluster, desc, nil
+}
+
+// nodeCap is the node cap of trace.LoadCluster for the --cluster and
+// --nodes flags: --nodes for a homogeneous cluster, else --nodes only when
+// given (0: all nodes).
+func nodeCap(fs *flag.FlagSet, clusterSpec string, nodes int) int {
+	if clusterSpec == "homogeneous" || clusterSpec == "" {
+		return nodes
+	}
+	c := 0
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "nodes" {
+			c = nodes
+		}
+	})
+	return c
 }
 
 func hasDurations(w *datasets.Workload) bool {
