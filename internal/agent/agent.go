@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
@@ -111,6 +112,14 @@ type Config struct {
 	IterListener net.Listener
 }
 
+// The server's limits on the hello (serve/state): ids and names, the GPU
+// note, the GPU count.
+const (
+	maxIDBytes   = 256
+	maxNoteBytes = 4 * maxIDBytes
+	maxGPUs      = 1024
+)
+
 // withDefaults checks c and returns it with its defaults filled in.
 func (c Config) withDefaults() (Config, error) {
 	switch {
@@ -126,6 +135,10 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("agent: Config.MinBackoff %v and MaxBackoff %v must not be negative", c.MinBackoff, c.MaxBackoff)
 	case c.GPUs < 0 || c.CPUs < 0 || c.MemoryGiB < 0 || c.NICGbps < 0:
 		return c, fmt.Errorf("agent: Config GPUs %d, CPUs %d, MemoryGiB %v, NICGbps %v must not be negative", c.GPUs, c.CPUs, c.MemoryGiB, c.NICGbps)
+	case len(c.NodeID) > maxIDBytes || len(c.AgentID) > maxIDBytes || len(c.GPUType) > maxIDBytes || len(c.Version) > maxIDBytes:
+		return c, fmt.Errorf("agent: Config NodeID, AgentID, GPUType and Version must be at most %d bytes", maxIDBytes)
+	case c.GPUs > maxGPUs:
+		return c, fmt.Errorf("agent: Config.GPUs is %d, want at most %d", c.GPUs, maxGPUs)
 	case c.Rack < RackUnknown:
 		return c, fmt.Errorf("agent: Config.Rack is %d, want a rack index or RackUnknown (-1)", c.Rack)
 	}
@@ -229,6 +242,10 @@ type Stats struct {
 	// Dropped counts samples and iteration reports dropped from the full
 	// buffer (each is counted in a Gap notice).
 	Dropped uint64 `json:"dropped"`
+	// Rejected counts messages the server refused as invalid
+	// (InvalidArgument after it acknowledged the hello); each is dropped
+	// so that it does not block the stream, and logged.
+	Rejected uint64 `json:"rejected"`
 	// Reconnects counts streams opened after the first.
 	Reconnects uint64 `json:"reconnects"`
 	// Buffered is the number of messages waiting for acknowledgement.
@@ -351,11 +368,12 @@ func (a *Agent) hello(first procfs.Reading, gpu GPUInfo) *pb.AgentHello {
 		IntervalS: c.Interval.Seconds(), Version: c.Version,
 	}
 	if h.Gpus == 0 {
-		h.Gpus = int32(gpu.Count)
+		h.Gpus = int32(min(gpu.Count, maxGPUs))
 	}
 	if h.GpuType == "" {
-		h.GpuType = gpu.Type
+		h.GpuType = truncate(gpu.Type, maxIDBytes)
 	}
+	h.GpuNote = truncate(h.GpuNote, maxNoteBytes)
 	if h.Cpus == 0 {
 		h.Cpus = int32(first.NumCPU)
 	}
@@ -363,6 +381,17 @@ func (a *Agent) hello(first procfs.Reading, gpu GPUInfo) *pb.AgentHello {
 		h.MemoryGib = float64(first.Mem.TotalBytes) / (1 << 30)
 	}
 	return h
+}
+
+// truncate cuts s to at most n bytes, on a UTF-8 boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // sampleLoop samples at every tick until ctx ends.

@@ -334,3 +334,33 @@ func TestIterationsEndToEnd(t *testing.T) {
 	}
 	http.DefaultClient.CloseIdleConnections()
 }
+
+// A message the server refuses (InvalidArgument) is dropped after the
+// stream fails, so it does not block the ones behind it.
+func TestRefusedMessageIsDropped(t *testing.T) {
+	checkNoLeak(t)
+	h := newHarness(t)
+	h.start()
+	a, _ := h.run(t, h.config(fixtureRoot(t, "node-a", "t0")))
+	h.next(t) // hello
+	h.next(t) // sample 1
+	waitFor(t, "ack of 1", func() bool { return a.Stats().AckedSeq == 1 })
+	postIterations(t, a, `{"job_id":"poison","seconds":[1]}`, 202)
+	if m := h.next(t); m.Seq != 2 {
+		t.Fatalf("got %v, want the poison report, seq 2", m)
+	}
+	h.clock.tick(t, t0.Add(time.Second))
+	if m := h.next(t); m.GetHello() == nil {
+		t.Fatalf("got %v, want a new stream's hello", m)
+	}
+	if m := h.next(t); m.Seq != 3 || m.GetSample() == nil {
+		t.Fatalf("got %v, want sample 3 (not the poison again)", m)
+	}
+	waitFor(t, "ack of 3", func() bool { return a.Stats().AckedSeq == 3 })
+	if st := a.Stats(); st.Rejected != 1 || st.Buffered != 0 {
+		t.Errorf("Stats %+v, want 1 rejected, none buffered", st)
+	}
+	if !strings.Contains(h.log.String(), "the server refused a message") {
+		t.Errorf("log lacks the refusal:\n%s", h.log)
+	}
+}

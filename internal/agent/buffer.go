@@ -43,7 +43,7 @@ type buffer struct {
 	// wake receives a value (non-blocking) after each push.
 	wake chan struct{}
 
-	sent, ackedN, dropped, reconnects uint64
+	sent, ackedN, dropped, rejected, reconnects uint64
 }
 
 func newBuffer(limit int) *buffer {
@@ -148,6 +148,23 @@ func (b *buffer) ack(seq uint64) (n int, ok bool) {
 	return n, ok
 }
 
+// reject drops the first unacknowledged message, which the server
+// refused, and returns it (nil when there is none).
+func (b *buffer) reject() *pb.AgentMessage {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.q) == 0 {
+		return nil
+	}
+	e := b.q[0]
+	b.q = b.q[1:]
+	if !e.gap {
+		b.n--
+	}
+	b.rejected++
+	return e.msg
+}
+
 // countSent adds n to the messages sent.
 func (b *buffer) countSent(n int) {
 	b.mu.Lock()
@@ -167,7 +184,7 @@ func (b *buffer) stats() Stats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return Stats{
-		Sent: b.sent, Acked: b.ackedN, Dropped: b.dropped, Reconnects: b.reconnects,
+		Sent: b.sent, Acked: b.ackedN, Dropped: b.dropped, Rejected: b.rejected, Reconnects: b.reconnects,
 		Buffered: len(b.q), LastSeq: b.seq, AckedSeq: b.acked,
 	}
 }

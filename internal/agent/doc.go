@@ -26,8 +26,11 @@
 // never dropped itself. A Gap counts every message dropped before its
 // acknowledgement, including ones sent on a stream that broke before the
 // server acknowledged them; the server, which knows what it applied, can
-// tell those from the sequence numbers. Stats counts what was sent,
-// acknowledged and dropped, and the reconnections.
+// tell those from the sequence numbers. A message the server refuses as
+// invalid (InvalidArgument after it acknowledged the hello; the agent
+// checks its messages against serve/state's limits, so this should not
+// happen) is dropped and logged rather than resent forever. Stats counts
+// what was sent, acknowledged, dropped and refused, and the reconnections.
 //
 // # Samples
 //

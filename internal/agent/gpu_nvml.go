@@ -108,12 +108,12 @@ func (s *nvmlSource) Read(now time.Time) ([]*pb.GPUReading, error) {
 			continue
 		}
 		if u, ret := d.GetUtilizationRates(); ret == nvml.SUCCESS {
-			r.Util = float64(u.Gpu) / 100
+			r.Util = float64(min(u.Gpu, 100)) / 100
 		} else {
 			fail(i, "utilisation", ret)
 		}
 		if m, ret := d.GetMemoryInfo(); ret == nvml.SUCCESS && m.Total > 0 {
-			r.MemUsed = float64(m.Used) / float64(m.Total)
+			r.MemUsed = min(float64(m.Used)/float64(m.Total), 1)
 		} else if ret != nvml.SUCCESS {
 			fail(i, "memory", ret)
 		}

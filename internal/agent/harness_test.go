@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/drover-sched/drover/internal/agent"
@@ -75,9 +77,11 @@ type fakeTicker struct{ c chan time.Time }
 func (f fakeTicker) C() <-chan time.Time { return f.c }
 func (f fakeTicker) Stop()               {}
 
-// telemetry is a fake Telemetry server. It records every message and
-// acknowledges, in order, each one up to ackUpTo, keeping its applied
-// sequence number across restarts (as a real server keeps it per agent).
+// telemetry is a fake Telemetry server. It records every message, applies
+// those above the highest applied so far and up to ackUpTo, and
+// acknowledges the highest applied, keeping it across restarts (as
+// serve/state keeps it per agent). It refuses an iteration report for job
+// "poison" as invalid.
 type telemetry struct {
 	pb.UnimplementedTelemetryServer
 	msgs chan *pb.AgentMessage
@@ -107,11 +111,12 @@ func (s *telemetry) Stream(st pb.Telemetry_StreamServer) error {
 			return err
 		}
 		s.msgs <- m
+		if m.GetIterations().GetJobId() == "poison" {
+			return status.Error(codes.InvalidArgument, "iterations.job_id: poison")
+		}
 		s.mu.Lock()
-		if m.Seq == s.applied+1 || (m.GetGap() != nil && m.Seq > s.applied) {
-			if m.Seq <= s.ackUpTo {
-				s.applied = m.Seq
-			}
+		if m.Seq > s.applied && m.Seq <= s.ackUpTo {
+			s.applied = m.Seq // as serve/state: a resend at or below is skipped
 		}
 		ack := &pb.AgentAck{AckedSeq: s.applied, StaleAfterS: 60}
 		s.mu.Unlock()

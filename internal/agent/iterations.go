@@ -19,6 +19,8 @@ const (
 	MaxSecondsPerReport = 4096
 	// MaxReportBytes bounds the request body.
 	MaxReportBytes = 1 << 20
+	// MaxWorker is the largest worker index (the server's limit too).
+	MaxWorker = 1 << 20
 )
 
 // IterationsPath is the iteration endpoint's path.
@@ -82,8 +84,8 @@ func (r *IterationReport) check() error {
 		return errors.New("job_id: missing or empty")
 	case len(r.JobID) > MaxJobIDBytes:
 		return fmt.Errorf("job_id: %d bytes, more than %d", len(r.JobID), MaxJobIDBytes)
-	case r.Worker != nil && (*r.Worker < -1 || *r.Worker > math.MaxInt32):
-		return fmt.Errorf("worker: %d is not a worker index (0 to %d, or -1 for the whole job)", *r.Worker, math.MaxInt32)
+	case r.Worker != nil && (*r.Worker < -1 || *r.Worker > MaxWorker):
+		return fmt.Errorf("worker: %d is not a worker index (0 to %d, or -1 for the whole job)", *r.Worker, MaxWorker)
 	case r.Dropped < 0:
 		return fmt.Errorf("dropped: %d is negative", r.Dropped)
 	case len(r.Seconds) > MaxSecondsPerReport:

@@ -57,7 +57,8 @@ func TestIterationsEndpoint(t *testing.T) {
 		{"no seconds", `{"job_id":"j"}`, 400, "seconds"},
 		{"too many seconds", `{"job_id":"j","seconds":` + many + `}`, 400, "seconds"},
 		{"worker below -1", `{"job_id":"j","worker":-2,"seconds":[1]}`, 400, "worker"},
-		{"worker too big", `{"job_id":"j","worker":3000000000,"seconds":[1]}`, 400, "worker"},
+		{"worker too big", `{"job_id":"j","worker":1048577,"seconds":[1]}`, 400, "worker"},
+		{"worker not an int", `{"job_id":"j","worker":1e30,"seconds":[1]}`, 400, "worker"},
 		{"negative dropped", `{"job_id":"j","seconds":[1],"dropped":-1}`, 400, "dropped"},
 		{"unknown field", `{"job_id":"j","seconds":[1],"secs":[1]}`, 400, `"secs"`},
 		{"not JSON", `job_id=j`, 400, "body"},
@@ -138,7 +139,7 @@ func FuzzIterations(f *testing.F) {
 			}
 			return
 		}
-		if it.JobId == "" || len(it.JobId) > agent.MaxJobIDBytes || it.Worker < -1 || it.Dropped < 0 ||
+		if it.JobId == "" || len(it.JobId) > agent.MaxJobIDBytes || it.Worker < -1 || it.Worker > agent.MaxWorker || it.Dropped < 0 ||
 			len(it.Seconds) > agent.MaxSecondsPerReport || (len(it.Seconds) == 0 && it.Dropped == 0) {
 			t.Fatalf("accepted %v", it)
 		}

@@ -7,6 +7,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	pb "github.com/drover-sched/drover/serve/proto"
 )
 
@@ -22,6 +25,14 @@ func (a *Agent) streamLoop(ctx context.Context, client pb.TelemetryClient, hello
 		}
 		if acked {
 			failures = 0
+		}
+		if status.Code(err) == codes.InvalidArgument && acked {
+			// The server acknowledged the hello and every message up to
+			// the one it refused, the first unacknowledged one: resending
+			// it would fail again, so it goes.
+			if m := a.buf.reject(); m != nil {
+				a.log.Error("the server refused a message; it is dropped", "seq", m.Seq, "err", err)
+			}
 		}
 		d := a.backoff(failures)
 		failures++
