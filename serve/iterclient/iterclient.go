@@ -38,8 +38,11 @@ const (
 	EnvRank   = "RANK"
 )
 
-// maxPerReport is the agent's limit on times per report.
-const maxPerReport = 4096
+// The agent's limits: times per report, the largest worker index.
+const (
+	maxPerReport = 4096
+	maxWorker    = 1 << 20
+)
 
 // Config configures a Client. Every field has a default.
 type Config struct {
@@ -95,8 +98,8 @@ func (c Config) withDefaults(getenv func(string) string) (Config, error) {
 		return c, fmt.Errorf("iterclient: Config.JobID is empty and %s is not set", EnvJobID)
 	case len(c.JobID) > 256:
 		return c, fmt.Errorf("iterclient: Config.JobID is %d bytes, more than 256", len(c.JobID))
-	case c.Worker < -1:
-		return c, fmt.Errorf("iterclient: Config.Worker is %d, want an index or -1 (the whole job)", c.Worker)
+	case c.Worker < -1 || c.Worker > maxWorker:
+		return c, fmt.Errorf("iterclient: Config.Worker is %d, want an index up to %d or -1 (the whole job)", c.Worker, maxWorker)
 	case c.Interval < 0 || c.Batch < 0 || c.Buffer < 0 || c.Timeout < 0:
 		return c, fmt.Errorf("iterclient: Config Interval %v, Batch %d, Buffer %d, Timeout %v must not be negative", c.Interval, c.Batch, c.Buffer, c.Timeout)
 	}
