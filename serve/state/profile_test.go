@@ -453,3 +453,27 @@ func TestProfileNodeFromStarted(t *testing.T) {
 		}
 	}
 }
+
+func TestRunningJobs(t *testing.T) {
+	st := newStore(t, state.Config{})
+	st.JobStarted("a", "bert", []string{"n1", "n2"}, at(1), at(1))
+	st.JobStarted("b", "", []string{"n1"}, at(2), at(2))
+	st.JobModel("b", "ncf", at(3))
+	st.JobModel("c", "m", at(1))                          // placed, not started
+	st.JobStarted("d", "m", []string{"n3"}, at(1), at(1)) // finished
+	st.JobFinished("d", at(2))
+	st.JobIterations("e", 0, "n4", []float64{1}, 0, at(1)) // only reported
+	want := map[string]state.RunningJob{
+		"a": {Model: "bert", Nodes: []string{"n1", "n2"}, Started: at(1)},
+		"b": {Model: "ncf", Nodes: []string{"n1"}, Started: at(2)},
+	}
+	got := st.RunningJobs()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("RunningJobs (-want,+got):\n%s", diff)
+	}
+	// The result is a copy.
+	got["a"].Nodes[0] = "changed"
+	if n := st.RunningJobs()["a"].Nodes[0]; n != "n1" {
+		t.Errorf("RunningJobs shares the store's slice: %q", n)
+	}
+}
