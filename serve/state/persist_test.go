@@ -394,7 +394,7 @@ func TestSnapshotStoreInvariants(t *testing.T) {
 // TestHugeIterationTimes: an agent may send any finite time > 0; times
 // near the float64 limit overflow the profile's sums.
 func TestHugeIterationTimes(t *testing.T) {
-	t.Skip("BUG: ValidateMessage accepts iteration times up to math.MaxFloat64; two workers of 8 x 1e308 s make Profile's sums +Inf and Straggling Inf/Inf = NaN (max(0, NaN) is NaN in Go), which JobFinished copies to the model's profile, after which every Save fails (json: unsupported value: NaN); a bound on iteration times (e.g. at most a day) in ValidateMessage, or a finite check before a profile is kept, would fix it")
+	t.Skip("BUG: ValidateMessage accepts iteration times up to math.MaxFloat64; two workers of 8 x 1e308 s make Profile's sums +Inf, Base +Inf (median averages two 1e308s: (1e308 + 1e308)/2 overflows) and Straggling Inf/Inf = NaN (max(0, NaN) is NaN in Go), which JobFinished copies to the model's profile, after which every Save fails (json: unsupported value: NaN); a bound on iteration times (e.g. at most a day) in ValidateMessage, or a finite check before a profile is kept, would fix it")
 	st := newStore(t, state.Config{})
 	for _, id := range []string{"n1", "n2"} {
 		mustHello(t, st, hello(id, "a"), at(0))
@@ -426,5 +426,35 @@ func checkSaveLoad(t *testing.T, st *state.Store) {
 	}
 	if _, err := state.Load(path, st.Config()); err != nil {
 		t.Errorf("Load of what Save wrote: %v", err)
+	}
+}
+
+// TestLoadNodeInfo: a snapshot's node info is held to what a hello may
+// say; serve.LiveSource turns Info.GPUs into free GPUs.
+func TestLoadNodeInfo(t *testing.T) {
+	t.Skip("BUG: restore checks a node's ID but none of its other hello fields, so Load accepts a snapshot with \"GPUs\":-1 (or 5000 > MaxGPUs, \"NICGbps\":-25, \"CPUs\":-1, \"Rack\":-7) that ValidateHello would refuse; serve.LiveSource then reports Free = Info.GPUs - used = -1 for the node. restore should validate the info as ValidateHello does and name the field (nodes[0].info.GPUs)")
+	valid := string(mustMarshal(t, fixtureStore(t)))
+	tests := []struct{ name, from, to, field string }{
+		{"negative GPUs", `"GPUs":8`, `"GPUs":-1`, "gpus"},
+		{"too many GPUs", `"GPUs":8`, `"GPUs":5000`, "gpus"},
+		{"negative CPUs", `"CPUs":64`, `"CPUs":-1`, "cpus"},
+		{"negative NIC", `"NICGbps":25`, `"NICGbps":-25`, "nic"},
+		{"rack below -1", `"Rack":0`, `"Rack":-7`, "rack"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := strings.Replace(valid, tt.from, tt.to, 1)
+			if data == valid {
+				t.Fatalf("no %s in the snapshot", tt.from)
+			}
+			path := filepath.Join(t.TempDir(), "snap.json")
+			if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := state.Load(path, state.Config{})
+			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(strings.ToLower(err.Error()), "nodes[0].info."+tt.field) {
+				t.Errorf("Load: %v; want an error naming %s and nodes[0].info.%s", err, path, tt.field)
+			}
+		})
 	}
 }
