@@ -3,10 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +15,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/serve"
+	"github.com/drover-sched/drover/serve/iterclient"
 	pb "github.com/drover-sched/drover/serve/proto"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -156,7 +155,8 @@ func fixtureRoot(t *testing.T, node string) string {
 // TestLiveClusterEndToEnd is issue 17's acceptance test: a server, three
 // agents as separate processes on loopback (two reading synthetic /proc
 // roots the test drives, one the machine's own /proc), and a fake
-// training job reporting iteration times through the agents' endpoints.
+// training job whose workers report iteration times through the Go
+// iteration client to their nodes' agents.
 //   - STRN's answer changes when the node it chose becomes overloaded;
 //   - the served sync strategy is not always BSP: a job whose measured
 //     iterations straggle gets ASP where the model profile gave BSP;
@@ -309,16 +309,19 @@ func TestLiveClusterEndToEnd(t *testing.T) {
 	if s := place("train-1", "imagenet", 2).GetSync().GetKind(); s != pb.SyncKind_SYNC_BSP {
 		t.Fatalf("train-1 unmeasured: sync %v, want BSP from the model profile", s)
 	}
-	post := func(node string, worker int, secs []float64) {
+	// The training job's workers time their iterations with the Go
+	// iteration client (serve/iterclient), each to its node's agent.
+	train := func(node string, worker int, secs []float64) {
 		t.Helper()
-		b, _ := json.Marshal(map[string]any{"job_id": "train-1", "worker": worker, "seconds": secs})
-		resp, err := http.Post("http://"+iterAddr[node]+"/v1/iterations", "application/json", bytes.NewReader(b))
+		c, err := iterclient.New(iterclient.Config{Addr: iterAddr[node], JobID: "train-1", Worker: worker})
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
-		if resp.StatusCode/100 != 2 {
-			t.Fatalf("iterations to %s: %s", node, resp.Status)
+		for _, x := range secs {
+			c.Observe(time.Duration(x * float64(time.Second)))
+		}
+		if err := c.Close(); err != nil {
+			t.Fatalf("iteration client of worker %d: %v", worker, err)
 		}
 	}
 	even, strag := make([]float64, 32), make([]float64, 32)
@@ -328,8 +331,8 @@ func TestLiveClusterEndToEnd(t *testing.T) {
 			strag[k] = 1.0
 		}
 	}
-	post("fa", 0, even)
-	post("fb", 1, strag)
+	train("fa", 0, even)
+	train("fb", 1, strag)
 	waitFor("train-1 profiled", 10*time.Second, func() bool { return status().GetProfiledJobs() >= 1 })
 	if s := place("train-1", "imagenet", 2).GetSync().GetKind(); s != pb.SyncKind_SYNC_ASP {
 		t.Errorf("train-1 measured straggling: sync %v, want ASP", s)
