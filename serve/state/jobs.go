@@ -44,14 +44,15 @@ func (st *Store) JobFinished(id string, now time.Time) {
 		return
 	}
 	j.finished, j.touched = true, now
-	if p, ok := st.profile(j); ok && j.model != "" {
+	if p, ok := st.profile(j); ok && j.model != "" && p.finite() {
 		st.byMod[j.model] = &p
 	}
 }
 
 // JobIterations records iteration times of a job's worker (-1: the whole
 // job) on node ("" if unknown), reported at now; only the first
-// ProfileIterations per worker are kept.
+// ProfileIterations per worker are kept, and times outside (0,
+// MaxIterationSeconds] are dropped (counted in the worker's Dropped).
 func (st *Store) JobIterations(id string, worker int, node string, secs []float64, dropped int64, now time.Time) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -71,8 +72,18 @@ func (st *Store) iterations(id string, wi int, node string, secs []float64, drop
 		w.Node = j.nodes[wi]
 	}
 	w.Dropped += dropped
-	if room := st.cfg.ProfileIterations - len(w.Seconds); room > 0 {
-		w.Seconds = append(w.Seconds, secs[:min(room, len(secs))]...)
+	for _, x := range secs {
+		if len(w.Seconds) >= st.cfg.ProfileIterations {
+			break
+		}
+		// Reports through Place's Report carry times serve validated as
+		// finite and >= 0 only; a time a profile cannot use is dropped
+		// and counted.
+		if !usableSeconds(x) {
+			w.Dropped++
+			continue
+		}
+		w.Seconds = append(w.Seconds, x)
 	}
 }
 

@@ -193,6 +193,9 @@ func (st *Store) restore(b []byte) error {
 		if _, dup := st.nodes[sn.Info.ID]; dup {
 			return fieldErr(f+".info.ID", "%q twice", sn.Info.ID)
 		}
+		if err := validateInfo(f+".info", sn.Info); err != nil {
+			return err
+		}
 		n := &node{info: sn.Info, seen: fromNanos(sn.Seen), lastSeq: sn.LastSeq, samples: sn.Samples, lostMsgs: sn.Lost}
 		h := sn.History
 		if len(h) > st.cfg.History {
@@ -224,8 +227,8 @@ func (st *Store) restore(b []byte) error {
 				return fieldErr(fmt.Sprintf("%s.workers[%d].index", f, k), "%d, want -1..%d", w.Index, MaxWorker)
 			}
 			for q, x := range w.Seconds {
-				if !(x > 0) || !finite(x) {
-					return fieldErr(fmt.Sprintf("%s.workers[%d].seconds[%d]", f, k, q), "%v, want a finite time > 0", x)
+				if !usableSeconds(x) {
+					return fieldErr(fmt.Sprintf("%s.workers[%d].seconds[%d]", f, k, q), "%v, want a time in (0, %v] seconds", x, MaxIterationSeconds)
 				}
 			}
 			if len(w.Seconds) > st.cfg.ProfileIterations {
@@ -236,7 +239,7 @@ func (st *Store) restore(b []byte) error {
 		st.jobs[sj.ID] = j
 	}
 	for m, p := range s.Profiles {
-		if p == nil || !finite(p.Base) || !finite(p.Straggling) || !finite(p.CPU) || !finite(p.MemBW) {
+		if p == nil || !p.finite() {
 			return fieldErr("profiles["+m+"]", "missing or not finite")
 		}
 		for _, row := range p.Rel {

@@ -57,6 +57,21 @@ func (st *Store) Profile(id, model string) (Profile, bool) {
 	return Profile{}, false
 }
 
+// finite reports whether every number of p is finite.
+func (p *Profile) finite() bool {
+	if !finite(p.Base) || !finite(p.Straggling) || !finite(p.CPU) || !finite(p.MemBW) {
+		return false
+	}
+	for _, row := range p.Rel {
+		for _, x := range row {
+			if !finite(x) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // profile computes j's profile; the caller holds st.mu.
 func (st *Store) profile(j *job) (Profile, bool) {
 	var ws []int
@@ -107,6 +122,9 @@ func (st *Store) profile(j *job) (Profile, bool) {
 		p.Straggling, p.HasStraggling = max(0, slowest/float64(k)/mean-1), true
 	}
 	st.fitLoad(j, ws, means, &p)
+	if !p.finite() {
+		return Profile{}, false
+	}
 	return p, true
 }
 

@@ -65,6 +65,13 @@ func (s *Service) Stream(stream pb.Telemetry_StreamServer) error {
 		}
 	}()
 	next := func() (*pb.AgentMessage, error) {
+		// A closed service ends the stream even when a message is ready
+		// too (select would pick either).
+		select {
+		case <-s.done:
+			return nil, errClosing
+		default:
+		}
 		select {
 		case r := <-msgs:
 			return r.m, r.err
@@ -91,7 +98,7 @@ func (s *Service) Stream(stream pb.Telemetry_StreamServer) error {
 	if err := stream.Send(&pb.AgentAck{AckedSeq: seq, StaleAfterS: stale}); err != nil {
 		return err
 	}
-	node := h.GetNodeId()
+	node, agent := h.GetNodeId(), h.GetAgentId()
 	for {
 		m, err := next()
 		if errors.Is(err, io.EOF) {
@@ -100,7 +107,7 @@ func (s *Service) Stream(stream pb.Telemetry_StreamServer) error {
 		if err != nil {
 			return err
 		}
-		seq, err := s.st.Apply(node, m, s.now())
+		seq, err := s.st.ApplyFrom(node, agent, m, s.now())
 		if err != nil {
 			return toStatus(err)
 		}
@@ -117,6 +124,8 @@ func toStatus(err error) error {
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, ErrTooManyNodes):
 		return status.Error(codes.ResourceExhausted, err.Error())
+	case errors.Is(err, ErrSuperseded):
+		return status.Error(codes.Aborted, err.Error())
 	}
 	return status.Error(codes.Internal, err.Error())
 }

@@ -125,6 +125,11 @@ var (
 	ErrTooManyNodes = errors.New("state: too many nodes")
 	// ErrNoHello is returned for a message on a stream before its hello.
 	ErrNoHello = errors.New("state: message before hello")
+	// ErrSuperseded is returned for a message of an agent whose node has
+	// since said hello through another agent (a restarted agent): its
+	// stream ends, so the old agent's sequence numbers cannot be mistaken
+	// for the new one's.
+	ErrSuperseded = errors.New("state: agent superseded by a newer agent of the node")
 )
 
 // Store is the server's live state: per-node telemetry history, which
@@ -183,6 +188,13 @@ func (st *Store) Hello(h *pb.AgentHello, now time.Time) (uint64, error) {
 // returns the highest sequence number applied for the node's agent. A
 // message at or below it is a resend and is skipped.
 func (st *Store) Apply(nodeID string, m *pb.AgentMessage, now time.Time) (uint64, error) {
+	return st.ApplyFrom(nodeID, "", m, now)
+}
+
+// ApplyFrom is Apply for a message of agent agentID (empty: the node's
+// current agent); a message of another agent than the node's current one
+// is refused with ErrSuperseded.
+func (st *Store) ApplyFrom(nodeID, agentID string, m *pb.AgentMessage, now time.Time) (uint64, error) {
 	if err := ValidateMessage(m); err != nil {
 		return 0, err
 	}
@@ -191,6 +203,10 @@ func (st *Store) Apply(nodeID string, m *pb.AgentMessage, now time.Time) (uint64
 	if n == nil {
 		st.mu.Unlock()
 		return 0, ErrNoHello
+	}
+	if agentID != "" && agentID != n.info.AgentID {
+		st.mu.Unlock()
+		return 0, fmt.Errorf("%w: node %s, agent %s (now %s)", ErrSuperseded, nodeID, agentID, n.info.AgentID)
 	}
 	n.seen = now
 	if m.GetSeq() <= n.lastSeq {

@@ -17,7 +17,15 @@ const (
 	MaxIterations = 4096
 	// MaxWorker is the largest worker index.
 	MaxWorker = 1 << 20
+	// MaxIterationSeconds is the longest iteration time accepted: a day.
+	// Longer ones are reporting errors, and values near the largest float
+	// would overflow a profile's sums.
+	MaxIterationSeconds = 86400.0
 )
+
+// usableSeconds reports whether x is an iteration time a profile can use:
+// in (0, MaxIterationSeconds].
+func usableSeconds(x float64) bool { return x > 0 && x <= MaxIterationSeconds }
 
 // FieldError is a message the store refused, naming the field.
 type FieldError struct {
@@ -60,6 +68,28 @@ func share(field string, x float64) error {
 func rate(field string, x float64) error {
 	if !math.IsNaN(x) && (!(x >= 0) || math.IsInf(x, 0)) {
 		return fieldErr(field, "%v, want a finite rate >= 0 (NaN: not measured)", x)
+	}
+	return nil
+}
+
+// validateInfo checks a restored node's hello fields as ValidateHello
+// checks a hello's; field names the node in the snapshot.
+func validateInfo(field string, in NodeInfo) error {
+	switch {
+	case in.GPUs < 0 || in.GPUs > MaxGPUs:
+		return fieldErr(field+".GPUs", "%d, want 0..%d", in.GPUs, MaxGPUs)
+	case in.CPUs < 0:
+		return fieldErr(field+".CPUs", "%d, want >= 0", in.CPUs)
+	case !(in.MemoryGiB >= 0) || math.IsInf(in.MemoryGiB, 0):
+		return fieldErr(field+".MemoryGiB", "%v, want a finite value >= 0", in.MemoryGiB)
+	case !(in.NICGbps >= 0) || math.IsInf(in.NICGbps, 0):
+		return fieldErr(field+".NICGbps", "%v, want a finite value >= 0", in.NICGbps)
+	case in.Rack < -1:
+		return fieldErr(field+".Rack", "%d, want >= -1", in.Rack)
+	case in.Interval < 0:
+		return fieldErr(field+".Interval", "%v, want >= 0", in.Interval)
+	case len(in.AgentID) > MaxIDLen || len(in.GPUType) > MaxIDLen || len(in.GPUNote) > 4*MaxIDLen || len(in.Version) > MaxIDLen:
+		return fieldErr(field, "AgentID, GPUType, GPUNote or Version too long")
 	}
 	return nil
 }
@@ -157,8 +187,8 @@ func ValidateMessage(m *pb.AgentMessage) error {
 			return fieldErr("iterations.seconds", "%d samples, want at most %d", n, MaxIterations)
 		}
 		for i, x := range it.GetSeconds() {
-			if !(x > 0) || math.IsInf(x, 0) {
-				return fieldErr(fmt.Sprintf("iterations.seconds[%d]", i), "%v, want a finite time > 0", x)
+			if !usableSeconds(x) {
+				return fieldErr(fmt.Sprintf("iterations.seconds[%d]", i), "%v, want a time in (0, %v] seconds", x, MaxIterationSeconds)
 			}
 		}
 		if it.GetDropped() < 0 {
