@@ -8,6 +8,8 @@ import (
 	"io"
 	"math"
 
+	"github.com/drover-sched/drover/serve/state"
+
 	pb "github.com/drover-sched/drover/serve/proto"
 )
 
@@ -96,6 +98,9 @@ func (r *IterationReport) check() error {
 	for i, s := range r.Seconds {
 		if !(s > 0) || math.IsInf(s, 0) {
 			return fmt.Errorf("seconds[%d]: %v is not a positive number of seconds", i, s)
+		}
+		if s > state.MaxIterationSeconds {
+			return fmt.Errorf("seconds[%d]: %v is longer than the server accepts (%v s)", i, s, state.MaxIterationSeconds)
 		}
 	}
 	return nil

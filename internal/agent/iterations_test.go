@@ -52,6 +52,7 @@ func TestIterationsEndpoint(t *testing.T) {
 		{"job not a string", `{"job_id":7,"seconds":[0.3]}`, 400, "job_id"},
 		{"zero seconds", `{"job_id":"j","seconds":[0.3,0]}`, 400, "seconds[1]"},
 		{"negative seconds", `{"job_id":"j","seconds":[-1]}`, 400, "seconds[0]"},
+		{"seconds longer than a day", `{"job_id":"j","seconds":[0.3,86401]}`, 400, "seconds[1]"},
 		{"overflowing seconds", `{"job_id":"j","seconds":[1e400]}`, 400, "seconds"},
 		{"seconds not numbers", `{"job_id":"j","seconds":["fast"]}`, 400, "seconds"},
 		{"no seconds", `{"job_id":"j"}`, 400, "seconds"},
