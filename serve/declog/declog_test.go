@@ -407,3 +407,33 @@ func TestJobSubmitted(t *testing.T) {
 		}
 	}
 }
+
+// TestReadDirIgnoresTelemetry: the telemetry log's files (serve/telemlog,
+// telemetry-NNNNNN.parquet, which share the log directory) are not read
+// as decision-log files, sealed or not.
+func TestReadDirIgnoresTelemetry(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewWriter(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := makeRecords(4)
+	if err := w.Append(recs...); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"telemetry-000001.parquet", "telemetry-000002.parquet.tmp"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("PAR1 not a decision log"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log, err := ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(recs, log.Records); diff != "" || len(log.Partial) != 0 {
+		t.Errorf("records (-want,+got):\n%s\npartial %v, want none", diff, log.Partial)
+	}
+}
