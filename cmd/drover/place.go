@@ -169,6 +169,12 @@ func printStatus(w io.Writer, s *pb.StatusResponse) {
 		}
 	}
 	fmt.Fprintf(w, "decisions %v  fallbacks %v  outcomes %v  shed %d\n", s.GetDecisions(), s.GetFallbacks(), s.GetOutcomes(), s.GetShed())
+	if l := s.GetLive(); l != nil {
+		fmt.Fprintf(w, "live state: %d nodes (%d stale: silent > %gs), %d messages lost by agents; %d jobs (%d profiled), %d models profiled\n",
+			l.GetNodes(), l.GetStaleNodes(), l.GetStaleAfterS(), l.GetLostMessages(), l.GetJobs(), l.GetProfiledJobs(), l.GetProfiledModels())
+	} else {
+		fmt.Fprintln(w, "live state: none (stateless server)")
+	}
 }
 
 // orDash is s, or "-" when empty.
