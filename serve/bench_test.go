@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/drover-sched/drover/serve"
 	pb "github.com/drover-sched/drover/serve/proto"
+	"github.com/drover-sched/drover/serve/state"
 )
 
 // BenchmarkPlace measures one Place decision for a job on a 64-node
@@ -23,6 +25,37 @@ func BenchmarkPlace(b *testing.B) {
 			core, err := serve.NewCore()
 			if err != nil {
 				b.Fatal(err)
+			}
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := core.Place(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		// The stateful core (drover serve's default): every node streams
+		// telemetry, and STRN probes the per-worker model for the job's
+		// sensitivities and sync strategy.
+		b.Run(fmt.Sprintf("core-live/nodes=64/workers=%d", workers), func(b *testing.B) {
+			st, err := state.New(state.Config{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			core, err := serve.NewCore(serve.WithState(st, nil))
+			if err != nil {
+				b.Fatal(err)
+			}
+			now := time.Now()
+			for i, n := range req.Cluster.Nodes {
+				if _, err := st.Hello(&pb.AgentHello{NodeId: n.Id, AgentId: "a", Gpus: n.Gpus, Rack: n.Rack, NicGbps: 100}, now); err != nil {
+					b.Fatal(err)
+				}
+				m := &pb.AgentMessage{Seq: 1, Body: &pb.AgentMessage_Sample{Sample: &pb.NodeSample{UnixNanos: now.UnixNano(),
+					CpuUtil: float64(i%10) / 10, MemPressure: float64(i%10) / 20}}}
+				if _, err := st.Apply(n.Id, m, now); err != nil {
+					b.Fatal(err)
+				}
 			}
 			ctx := context.Background()
 			b.ReportAllocs()
