@@ -57,14 +57,17 @@ type loggedJob struct {
 
 // servedLog is a recorded run rebuilt from its logs.
 type servedLog struct {
-	jobs     []*loggedJob // in arrival order
-	dropped  map[string]int
-	sources  map[string]int
-	served   string // the policy that placed the most jobs
-	files    int
-	partial  []string
-	samples  int
-	telFiles int
+	jobs    []*loggedJob   // in arrival order
+	dropped map[string]int // jobs left out of the replay, by reason
+	// fromOutcomes counts the replayed jobs whose run time came from their
+	// Started and Finished outcomes (no expected run time logged).
+	fromOutcomes int
+	sources      map[string]int
+	served       string // the policy that placed the most jobs
+	files        int
+	partial      []string
+	samples      int
+	telFiles     int
 }
 
 // readServedLog reads the decision log of dir and gathers each job.
@@ -154,7 +157,7 @@ func (s *servedLog) workload(epoch time.Time, profiles map[string]env.Profile, g
 		d := datasets.Job{Name: j.id, Submit: max(0, j.submitted.Sub(epoch).Seconds()), GPUs: j.gpus, Model: j.model, BatchSize: j.batch, Duration: j.expect}
 		if !(d.Duration > 0) && !j.started.IsZero() && j.finished.After(j.started) {
 			d.Duration = j.finished.Sub(j.started).Seconds()
-			s.dropped["run time from outcomes (not dropped)"]++
+			s.fromOutcomes++
 		}
 		if !(d.Duration > 0) && j.jct > 0 {
 			d.Duration = j.jct
@@ -441,13 +444,16 @@ func evalLogReplay(f logReplayFlags, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "skipped    %s (unsealed)\n", p)
 	}
 	fmt.Fprintf(stdout, "workload   %d of %d logged jobs replayed", len(w.Jobs), len(sl.jobs))
+	if sl.fromOutcomes > 0 {
+		fmt.Fprintf(stdout, ", %d with run times from their outcomes (no expected run time logged)", sl.fromOutcomes)
+	}
 	if len(sl.dropped) > 0 {
 		var parts []string
 		for k, v := range sl.dropped {
 			parts = append(parts, fmt.Sprintf("%d %s", v, k))
 		}
 		slices.Sort(parts)
-		fmt.Fprintf(stdout, " (%s)", strings.Join(parts, ", "))
+		fmt.Fprintf(stdout, "; left out: %s", strings.Join(parts, ", "))
 	}
 	fmt.Fprintf(stdout, "\ncluster    %s\nmodel      %s (profiles: %s)\nserved     %s (%d jobs placed; %s)\n", clusterDesc, modelDesc, profSrc, sl.served, sl.sources[sl.served], servedMode(f.stateless))
 	fmt.Fprintf(stdout, "policies   %s\nseeds      %v\n", strings.Join(contenderNames(contenders), ", "), seeds)
