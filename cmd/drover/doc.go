@@ -19,4 +19,6 @@
 //	drover eval --seeds 1-5     # heuristics over seeds: table, JSON, PNG plots
 //	drover serve                # gRPC policy server on 127.0.0.1:50051
 //	drover place -nodes 16 -workers 4   # ask a server where a job goes
+//	drover sim --remote 127.0.0.1:50051 --record DIR    # a recorded run (drover serve -log-dir DIR)
+//	drover eval --log DIR --policies first-fit,strn,sas,checkpoints/sas-rl   # re-score it
 package main
