@@ -83,6 +83,12 @@ type liveState struct {
 	mu      sync.Mutex
 	workers map[int]*env.Workers // per-worker model settings by cluster size
 
+	// sens caches STRN's probed sensitivities of jobs without measured
+	// profiles: they depend only on the job's spec and the prober, which
+	// is the model profile on a cluster of a size (sensKey).
+	sensMu sync.Mutex
+	sens   map[sensKey]strn.Sensitivity
+
 	// A SAS heuristic is kept across requests, so that its predictor and
 	// groups have history; sasMu serialises its decisions.
 	sasMu   sync.Mutex
@@ -122,6 +128,46 @@ func (l *liveState) model(n int, j *env.Job) (*env.Drover, error) {
 		return nil, nil // no usable profile at this size: STRN's fallback
 	}
 	return m, nil
+}
+
+// sensKey is what a probed sensitivity depends on without a measured
+// profile: the job's spec as the per-worker model reads it, and the
+// cluster's size and largest node (the packed placement probed).
+type sensKey struct {
+	model           string
+	gpus, batch, ps int
+	arch            env.Arch
+	nodes, gpn      int
+}
+
+// maxSensCache bounds the sensitivity cache; a full cache is cleared.
+const maxSensCache = 4096
+
+// memo returns STRN's Memo for a job without a measured profile on s's
+// cluster.
+func (l *liveState) memo(s *snapshot) func(*env.Job, func() strn.Sensitivity) strn.Sensitivity {
+	gpn := 0
+	for _, n := range s.cluster.Nodes {
+		gpn = max(gpn, n.GPUs)
+	}
+	return func(j *env.Job, probe func() strn.Sensitivity) strn.Sensitivity {
+		k := sensKey{model: j.Spec.Model, gpus: j.Spec.GPUs, batch: j.Spec.BatchSize, ps: j.Spec.PSShards, arch: j.Spec.Arch,
+			nodes: len(s.cluster.Nodes), gpn: gpn}
+		l.sensMu.Lock()
+		sn, ok := l.sens[k]
+		l.sensMu.Unlock()
+		if ok {
+			return sn
+		}
+		sn = probe()
+		l.sensMu.Lock()
+		if l.sens == nil || len(l.sens) >= maxSensCache {
+			l.sens = map[sensKey]strn.Sensitivity{}
+		}
+		l.sens[k] = sn
+		l.sensMu.Unlock()
+		return sn
+	}
 }
 
 // liveModel is the env.Model the served STRN sees with a live state: the
@@ -218,6 +264,9 @@ func (k *Core) runLive(s *snapshot) ([]int, env.Sync, error) {
 		lm.liveProber = &liveProber{m: m}
 		lm.prof, lm.has = k.live.st.Profile(s.jobID, s.job.Model)
 		model = lm
+		if sp, ok := p.(*strn.STRN); ok && !lm.has {
+			sp.Memo = k.live.memo(s)
+		}
 	}
 	v := &env.View{Now: unixSeconds(k.clock.Now()), Cluster: &s.cluster, Free: append([]int(nil), s.state.Free...), Active: []*env.Job{job}, Model: model}
 	if _, ok := p.(*sas.SAS); ok {

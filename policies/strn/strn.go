@@ -96,6 +96,13 @@ type STRN struct {
 	// Syncs lists the candidate sync strategies, preferred first
 	// (DefaultSyncs).
 	Syncs []env.Sync
+	// Memo, when set, is asked for every job's sensitivity STRN does not
+	// have cached: it returns a stored value, or calls probe (STRN's
+	// probing) and may store what it returns. A caller that builds a fresh
+	// STRN per decision and knows which jobs probe alike (the policy
+	// server: same model, size and batch on the same prober) shares the
+	// probes' cost across decisions with it.
+	Memo func(j *env.Job, probe func() Sensitivity) Sensitivity
 
 	cache map[int]cached // probed sensitivities by job ID
 	free  []int
@@ -324,6 +331,20 @@ func (s *STRN) Sensitivity(v *env.View, j *env.Job) Sensitivity {
 	if c, ok := s.cache[j.ID]; ok && c.name == j.Spec.Name {
 		return c.sens
 	}
+	var sn Sensitivity
+	if s.Memo != nil {
+		sn = s.Memo(j, func() Sensitivity { return s.probe(v, j, pr) })
+	} else {
+		sn = s.probe(v, j, pr)
+	}
+	s.cache[j.ID] = cached{name: j.Spec.Name, sens: sn}
+	return sn
+}
+
+// probe measures j's sensitivities by probes of pr (see the package
+// doc).
+func (s *STRN) probe(v *env.View, j *env.Job, pr env.Prober) Sensitivity {
+	var sn Sensitivity
 	g := j.Spec.GPUs
 	gpn := 0
 	for _, n := range v.Cluster.Nodes {
@@ -334,7 +355,6 @@ func (s *STRN) Sensitivity(v *env.View, j *env.Job) Sensitivity {
 	probe := func(p []int, u env.Usage, jitter bool) float64 { return pr.Probe(&job, p, u, jitter) }
 	p := split(g, (g+gpn-1)/gpn)
 	base := probe(p, env.Usage{}, false)
-	var sn Sensitivity
 	if usable(base) {
 		own := float64(p[0])
 		sn.CPU = perUnit(slowdown(probe(p, env.Usage{CPU: probeLoad}, false), base), s.overload(probeLoad+s.WorkerCPU*own))
@@ -354,7 +374,6 @@ func (s *STRN) Sensitivity(v *env.View, j *env.Job) Sensitivity {
 			sn.Net = slowdown(probe(q, env.Usage{Net: probeLoad}, false), qb) / contention(probeLoad)
 		}
 	}
-	s.cache[j.ID] = cached{name: j.Spec.Name, sens: sn}
 	return sn
 }
 
