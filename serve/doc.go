@@ -72,11 +72,31 @@
 // refused while the old one keeps serving; WithCanary routes a fixed,
 // deterministic share of jobs to a candidate version.
 //
+// # The live state
+//
+// WithState makes the core stateful over a serve/state.Store, which the
+// Telemetry service (registered by NewServer on a stateful core) fills
+// from `drover agent`s and Report fills with jobs' iteration times. A
+// node's load in a request is then its agent's latest sample, a stale
+// node (its agent silent for the store's StaleAfter) gets no free GPUs,
+// STRN profiles each job by probes of a per-worker model whose jitter
+// and load response are the job's measured ones (live.go: liveProber;
+// probed sensitivities of unmeasured jobs are cached by spec and
+// cluster size), and SAS is one policy kept across requests, fed the
+// agents' history (its predictor and groups). Status.live and the
+// drover_live_* gauges describe the state; TelemetryLog records the
+// samples beside the decision log; LiveSource runs env/live over the
+// state, so a policy trained in simulation acts on the live cluster.
+// `drover serve` is stateful unless -stateless; the stateless core
+// answers from each request alone (STRN's fast path, constant
+// sensitivities, BSP).
+//
 // Server wraps a Core in a grpc.Server with the health service, server
 // reflection (grpcurl works), Prometheus request metrics (Metrics, served
 // on a separate HTTP listener), optional TLS/mTLS (LoadTLS) and bearer
 // token (BearerToken on the client), and Shutdown: health NOT_SERVING,
-// GracefulStop, then Core.Close, which flushes and closes the sink.
+// the agents' telemetry streams ended, GracefulStop, then Core.Close,
+// which flushes and closes the sink.
 // `drover serve` binds 127.0.0.1:50051 by default.
 //
 // # Usage

@@ -17,7 +17,8 @@
 //	drover train --env strn-rl --algo ppo --out runs/strn-rl   # the direct learned STRN
 //	drover train --env strn-rl --from-log DIR --init checkpoints/strn-rl
 //	drover eval --seeds 1-5     # heuristics over seeds: table, JSON, PNG plots
-//	drover serve                # gRPC policy server on 127.0.0.1:50051
+//	drover serve                # gRPC policy server on 127.0.0.1:50051 (stateful: -state-dir DIR keeps it)
+//	drover agent -server HOST:50051 -node NAME   # one per node: telemetry and jobs' iteration times
 //	drover place -nodes 16 -workers 4   # ask a server where a job goes
 //	drover sim --remote 127.0.0.1:50051 --record DIR    # a recorded run (drover serve -log-dir DIR)
 //	drover eval --log DIR --policies first-fit,strn,sas,checkpoints/sas-rl   # re-score it
