@@ -1,9 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -220,18 +223,14 @@ func (s *servedLog) servedRun(w *datasets.Workload) compare.Run {
 	return compare.Run{Summary: sum, JCTs: jcts}
 }
 
-// recordedBackground reads the telemetry log of dir and turns it into the
-// replay's background: node ids mapped to c's nodes (remote.NodeID), times
+// recordedBackground turns the telemetry log tl into the replay's
+// background: node ids mapped to c's nodes (remote.NodeID), times
 // from epoch, and the load the model attributes to the served jobs taken
 // away (background.Subtract with the per-worker loads of env.Workers'
 // defaults, each job on its logged workers between its Started and
-// Finished outcomes, duty 1 under BSP and unknown otherwise). Samples of nodes c does not have are
-// counted and left out.
-func (s *servedLog) recordedBackground(dir string, c *env.Cluster, epoch time.Time, step float64) (*background.Recorded, int, error) {
-	tl, err := telemlog.ReadDir(dir)
-	if err != nil {
-		return nil, 0, err
-	}
+// Finished outcomes, duty 1 under BSP and unknown otherwise). Samples of
+// nodes c does not have are counted and left out.
+func (s *servedLog) recordedBackground(tl *telemlog.Log, c *env.Cluster, epoch time.Time, step float64) (*background.Recorded, int, error) {
 	s.samples, s.telFiles = len(tl.Samples), len(tl.Files)
 	index := map[string]int{}
 	for i := range c.Nodes {
@@ -334,22 +333,42 @@ type logReplayFlags struct {
 	quiet, stateless          bool
 	syncFlag                  string
 	args                      []string
+	// live is the run description for a log without a manifest (a live
+	// cluster's): eval's cluster and model flags.
+	live runManifest
 }
 
 // evalLogReplay re-scores a recorded run: it rebuilds the served workload
-// and the cluster (the run manifest drover sim --remote --record wrote),
+// and the cluster (the run manifest drover sim --remote --record wrote;
+// for a log without one, a live cluster's, f.live: eval's flags, see
+// nameNodes and servedLog.origin),
 // the background from the recorded telemetry minus the served jobs'
 // modelled load, replays them under each policy and under the served
 // policy as the server answers it, and prints the comparison table with
 // the logged figures as ServedLogName and the served policy's match.
 func evalLogReplay(f logReplayFlags, stdout, stderr io.Writer) error {
 	m, err := readManifest(f.dir)
-	if err != nil {
-		return fmt.Errorf("--log %s: %w (a recorded run of drover sim --remote --record holds it)", f.dir, err)
+	live := errors.Is(err, fs.ErrNotExist)
+	switch {
+	case live:
+		m = &f.live
+	case err != nil:
+		return fmt.Errorf("--log %s: %w", f.dir, err)
 	}
 	sl, err := readServedLog(f.dir)
 	if err != nil {
 		return err
+	}
+	telDir := f.dir
+	if m.TelemetryDir != "" {
+		telDir = filepath.Join(f.dir, m.TelemetryDir)
+	}
+	tl, err := telemlog.ReadDir(telDir)
+	if err != nil {
+		return err
+	}
+	if live {
+		m.Epoch = sl.origin(tl)
 	}
 	model := m.Model
 	if model != trace.ModelDrover || !m.Stragglers {
@@ -358,6 +377,20 @@ func evalLogReplay(f logReplayFlags, stdout, stderr io.Writer) error {
 	cluster, clusterDesc, err := trace.LoadCluster(m.Cluster, m.NodeCap, m.GPUsPerNode)
 	if err != nil {
 		return err
+	}
+	if live {
+		renamed, err := nameNodes(&cluster, sl.nodeIDs(tl))
+		if err != nil {
+			return fmt.Errorf("--log %s (no %s: the cluster comes from --cluster, --nodes and --gpus-per-node): %w", f.dir, ManifestFile, err)
+		}
+		clusterDesc += " (from the flags: the log has no " + ManifestFile
+		if renamed > 0 {
+			clusterDesc += fmt.Sprintf("; the first %d nodes take the log's node ids", renamed)
+		}
+		clusterDesc += ")"
+	}
+	if m.Regime == "" || m.Regime == trace.RegimeAuto {
+		m.Regime = trace.AutoRegime("", &cluster)
 	}
 	profiles, profSrc, err := trace.Profiles(m.Profiles, m.Workload)
 	if err != nil {
@@ -371,15 +404,11 @@ func evalLogReplay(f logReplayFlags, stdout, stderr io.Writer) error {
 	if len(w.Jobs) == 0 {
 		return fmt.Errorf("--log %s: no replayable job", f.dir)
 	}
-	telDir := f.dir
-	if m.TelemetryDir != "" {
-		telDir = filepath.Join(f.dir, m.TelemetryDir)
-	}
 	step := m.TelemetryStep
 	if !(step > 0) {
 		step = env.DefaultWorkerPeriod
 	}
-	bg, unknown, err := sl.recordedBackground(telDir, &cluster, m.Epoch, step)
+	bg, unknown, err := sl.recordedBackground(tl, &cluster, m.Epoch, step)
 	if err != nil {
 		return err
 	}
@@ -559,4 +588,100 @@ func servedLogResult(runs []compare.Run) compare.PolicyResult {
 		DecisionTime:  nan,
 		CallTime:      nan,
 	}
+}
+
+// origin is the wall-clock time a log without a manifest replays from:
+// the earliest job submission (or first decision) or telemetry sample,
+// truncated to the second.
+func (s *servedLog) origin(tl *telemlog.Log) time.Time {
+	var t time.Time
+	for _, j := range s.jobs {
+		if t.IsZero() || j.submitted.Before(t) {
+			t = j.submitted
+		}
+	}
+	if len(tl.Samples) > 0 && (t.IsZero() || tl.Samples[0].Time.Before(t)) {
+		t = tl.Samples[0].Time
+	}
+	return t.Truncate(time.Second)
+}
+
+// nodeIDs returns the node ids the log names (the placements' workers and
+// the telemetry's nodes), distinct, in natural order (node-2 before
+// node-10).
+func (s *servedLog) nodeIDs(tl *telemlog.Log) []string {
+	seen := map[string]bool{}
+	var ids []string
+	add := func(id string) {
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	for _, j := range s.jobs {
+		for _, id := range j.workers {
+			add(id)
+		}
+	}
+	for _, id := range tl.Nodes() {
+		add(id)
+	}
+	slices.SortFunc(ids, naturalCompare)
+	return ids
+}
+
+// nameNodes makes c's node ids (remote.NodeID) cover ids: when some id is
+// not one of c's, c's first len(ids) nodes are renamed ids, in order, and
+// the count is returned. More ids than nodes is an error.
+func nameNodes(c *env.Cluster, ids []string) (int, error) {
+	have := map[string]bool{}
+	for i := range c.Nodes {
+		have[remote.NodeID(c, i)] = true
+	}
+	missing := false
+	for _, id := range ids {
+		missing = missing || !have[id]
+	}
+	if !missing {
+		return 0, nil
+	}
+	if len(ids) > len(c.Nodes) {
+		return 0, fmt.Errorf("the log names %d nodes, the cluster has %d", len(ids), len(c.Nodes))
+	}
+	for i, id := range ids {
+		c.Nodes[i].Name = id
+	}
+	return len(ids), nil
+}
+
+// naturalCompare orders strings with their digit runs compared as numbers.
+func naturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digits(a), digits(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if c := cmp.Compare(len(na), len(nb)); c != 0 {
+				return c
+			}
+			if c := strings.Compare(na, nb); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// digits returns the length of s's leading run of ASCII digits.
+func digits(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/drover-sched/drover/datasets"
+	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/trace"
 	"github.com/drover-sched/drover/policies/remote"
 	"github.com/drover-sched/drover/serve"
@@ -135,6 +137,72 @@ func TestRecordAndRescore(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, "eval", name)); err != nil {
 			t.Error(err)
 		}
+	}
+
+	// The same log as a live cluster's: no manifest, the telemetry beside
+	// the decision log (as drover serve -log-dir writes the agents'). The
+	// cluster and model come from eval's flags (here their defaults: the
+	// recorded run's), and the replay matches as well.
+	if err := os.Remove(filepath.Join(logDir, ManifestFile)); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range tl.Files {
+		if err := os.Rename(p, filepath.Join(logDir, filepath.Base(p))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut = drover(t, "eval", "--quiet", "--log", logDir, "--policies", "strn", "--out", filepath.Join(dir, "eval-live"))
+	if code != 0 {
+		t.Fatalf("eval of the live log: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "(from the flags: the log has no "+ManifestFile+")") {
+		t.Errorf("output does not say where the cluster came from:\n%s", out)
+	}
+	if m := matchRE.FindStringSubmatch(out); m == nil || m[1] != strconv.FormatFloat(logged, 'f', 2, 64) {
+		t.Errorf("live log: match line %q, want the logged %.2f s", m, logged)
+	} else if r, _ := strconv.ParseFloat(m[2], 64); r/logged-1 < -0.01 || r/logged-1 > 0.01 {
+		t.Errorf("live log: replayed %v s, logged %v s: want within 1%%", r, logged)
+	}
+}
+
+// TestNameNodes: a log whose node ids the cluster lacks names the
+// cluster's first nodes, in natural order; ids the cluster has change
+// nothing; more ids than nodes is an error.
+func TestNameNodes(t *testing.T) {
+	tests := []struct {
+		name    string
+		ids     []string
+		want    []string // the cluster's node names after
+		renamed int
+		err     bool
+	}{
+		{"the cluster's own", []string{"node-2", "node-0"}, []string{"node-0", "node-1", "node-2"}, 0, false},
+		{"other ids", []string{"gpu-a", "gpu-b"}, []string{"gpu-a", "gpu-b", "node-2"}, 2, false},
+		{"too many", []string{"a", "b", "c", "d"}, nil, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := env.Homogeneous(3, 4)
+			n, err := nameNodes(&c, tt.ids)
+			if (err != nil) != tt.err {
+				t.Fatalf("err %v, want error %v", err, tt.err)
+			}
+			if err != nil {
+				return
+			}
+			var got []string
+			for _, nd := range c.Nodes {
+				got = append(got, nd.Name)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" || n != tt.renamed {
+				t.Errorf("names (-want,+got):\n%s renamed %d, want %d", diff, n, tt.renamed)
+			}
+		})
+	}
+	ids := []string{"node-10", "node-2", "node-1", "b", "a", "node-02x"}
+	slices.SortFunc(ids, naturalCompare)
+	if diff := cmp.Diff([]string{"a", "b", "node-1", "node-2", "node-02x", "node-10"}, ids); diff != "" {
+		t.Errorf("natural order (-want,+got):\n%s", diff)
 	}
 }
 
