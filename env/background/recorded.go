@@ -141,13 +141,15 @@ type WorkerLoad struct {
 // a measured share of 1 is saturated (the cap hid part of the sum), and an
 // unknown Duty (NaN: an asynchronous job, whose duty cycle the log does
 // not hold) leaves the modelled share open. There Subtract takes the
-// node's nearest exact estimate of the resource in time (the earlier one
-// on ties), raised to at least the lower bound max(0, measured -
+// node's nearest exact estimate of the resource in time (on ties the last
+// reading before it, else the first after it), raised to at least the lower bound max(0, measured -
 // modelled) with unknown duties counted as 1; without any exact estimate
 // on the node, the bound itself. The background moves slowly next to the
 // readings (the fitted Net process has a time constant of 2.6 days, CPU
 // of 24 minutes), which is what makes the nearest estimate a good one.
-// measured[n] must be sorted by time. The result has measured's shape.
+// The result has measured's shape, each node's readings sorted by time.
+// It costs O(R log R + J log J) for R readings and J occupants, plus the
+// occupants running at each reading.
 func Subtract(measured [][]Reading, occupants []Occupant, load WorkerLoad) [][]Reading {
 	// Each node's share of each occupant: its workers there and its flow.
 	type share struct {
@@ -180,22 +182,44 @@ func Subtract(measured [][]Reading, occupants []Occupant, load WorkerLoad) [][]R
 	}
 	out := make([][]Reading, len(measured))
 	var exact [3][]bool
+	var next []int
+	var active []share
 	for n, rs := range measured {
+		if !sort.SliceIsSorted(rs, func(a, b int) bool { return rs[a].T < rs[b].T }) {
+			rs = append([]Reading(nil), rs...)
+			sort.SliceStable(rs, func(a, b int) bool { return rs[a].T < rs[b].T })
+		}
 		out[n] = make([]Reading, len(rs))
 		for r := range exact {
 			exact[r] = append(exact[r][:0], make([]bool, len(rs))...)
 		}
+		// Sweep the readings in time order over the node's occupants by
+		// start: active holds those started before the reading and not
+		// yet ended.
+		shares := on[n]
+		sort.SliceStable(shares, func(a, b int) bool { return shares[a].start < shares[b].start })
+		active = active[:0]
+		at := 0
 		for i, x := range rs {
+			for at < len(shares) && shares[at].start < x.T {
+				active = append(active, shares[at])
+				at++
+			}
+			keep := active[:0]
+			for _, sh := range active {
+				if sh.end > x.T {
+					keep = append(keep, sh)
+				}
+			}
+			active = keep
 			workers, flows, unknown := 0, 0.0, false
-			for _, sh := range on[n] {
-				if sh.start < x.T && x.T < sh.end {
-					workers += sh.workers
-					if math.IsNaN(sh.flow) {
-						flows++
-						unknown = true
-					} else {
-						flows += sh.flow
-					}
+			for _, sh := range active {
+				workers += sh.workers
+				if math.IsNaN(sh.flow) {
+					flows++
+					unknown = true
+				} else {
+					flows += sh.flow
 				}
 			}
 			w := float64(workers)
@@ -214,17 +238,24 @@ func Subtract(measured [][]Reading, occupants []Occupant, load WorkerLoad) [][]R
 			func(u *Usage) *float64 { return &u.Net },
 		} {
 			row := out[n]
+			// next[i]: the first exact reading at or after i (-1: none).
+			next = append(next[:0], make([]int, len(row))...)
+			k := -1
+			for i := len(row) - 1; i >= 0; i-- {
+				if exact[r][i] {
+					k = i
+				}
+				next[i] = k
+			}
+			prev := -1 // the last exact reading before i
 			for i := range row {
 				if exact[r][i] {
+					prev = i
 					continue
 				}
-				best, bestDist := -1, math.Inf(1)
-				for k := range row {
-					if exact[r][k] {
-						if d := math.Abs(row[k].T - row[i].T); d < bestDist {
-							best, bestDist = k, d
-						}
-					}
+				best := prev
+				if nx := next[i]; nx >= 0 && (best < 0 || row[nx].T-row[i].T < row[i].T-row[best].T) {
+					best = nx
 				}
 				if best >= 0 {
 					*get(&row[i].Usage) = max(*get(&row[i].Usage), *get(&row[best].Usage))

@@ -2,9 +2,12 @@ package background
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
+	"testing/quick"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func cpu(x float64) Usage { return Usage{CPU: x} }
@@ -148,5 +151,128 @@ func TestSubtract(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, Subtract(measured, occ, load)); diff != "" {
 		t.Errorf("Subtract (-want,+got):\n%s", diff)
+	}
+}
+
+// naiveSubtract is Subtract written the obvious way: every occupant
+// checked at every reading, every reading searched for the nearest exact
+// one.
+func naiveSubtract(measured [][]Reading, occupants []Occupant, load WorkerLoad) [][]Reading {
+	out := make([][]Reading, len(measured))
+	for n, rs := range measured {
+		type est struct {
+			v     [3]float64
+			exact [3]bool
+		}
+		es := make([]est, len(rs))
+		for i, x := range rs {
+			w, flows, unknown := 0.0, 0.0, false
+			for _, o := range occupants {
+				if !(o.Start < x.T && x.T < o.End) {
+					continue
+				}
+				here, nodes := 0, map[int]bool{}
+				for _, m := range o.Nodes {
+					nodes[m] = true
+					if m == n {
+						here++
+					}
+				}
+				if here == 0 {
+					continue
+				}
+				w += float64(here)
+				if len(nodes) > 1 {
+					if math.IsNaN(o.Duty) {
+						flows++
+						unknown = true
+					} else {
+						flows += o.Duty
+					}
+				}
+			}
+			u := x.Usage
+			es[i].v = [3]float64{max(0, u.CPU-load.CPU*w), max(0, u.MemBW-load.MemBW*w), max(0, u.Net-load.NetPerFlow*flows)}
+			es[i].exact = [3]bool{u.CPU < 1, u.MemBW < 1, u.Net < 1 && !unknown}
+		}
+		out[n] = make([]Reading, len(rs))
+		for i := range rs {
+			var v [3]float64
+			for r := range 3 {
+				v[r] = es[i].v[r]
+				if es[i].exact[r] {
+					continue
+				}
+				// The nearest in time; on ties the last one before i, else
+				// the first one after it.
+				best := -1
+				for k := range rs {
+					if !es[k].exact[r] {
+						continue
+					}
+					d, bd := math.Abs(rs[k].T-rs[i].T), math.Inf(1)
+					if best >= 0 {
+						bd = math.Abs(rs[best].T - rs[i].T)
+					}
+					if d < bd || d == bd && k < i {
+						best = k
+					}
+				}
+				if best >= 0 {
+					v[r] = max(v[r], es[best].v[r])
+				}
+			}
+			out[n][i] = Reading{T: rs[i].T, Usage: Usage{CPU: v[0], MemBW: v[1], Net: v[2]}}
+		}
+	}
+	return out
+}
+
+// TestSubtractNaive checks Subtract against naiveSubtract on random nodes,
+// readings (some saturated) and occupants (some of unknown duty), the
+// randomness from quick's seed.
+func TestSubtractNaive(t *testing.T) {
+	f := func(seed uint64) bool {
+		r := rand.New(rand.NewPCG(seed, 2))
+		nodes := 1 + r.IntN(4)
+		measured := make([][]Reading, nodes)
+		for n := range measured {
+			tm := 0.0
+			for range r.IntN(30) {
+				tm += float64(r.IntN(3)) * 50 // repeated times too
+				u := func() float64 {
+					if r.IntN(5) == 0 {
+						return 1
+					}
+					return r.Float64()
+				}
+				measured[n] = append(measured[n], Reading{T: tm, Usage: Usage{CPU: u(), MemBW: u(), Net: u()}})
+			}
+		}
+		var occ []Occupant
+		for range r.IntN(12) {
+			start := float64(r.IntN(40)) * 25
+			o := Occupant{Start: start, End: start + float64(1+r.IntN(30))*25, Duty: r.Float64()}
+			if r.IntN(4) == 0 {
+				o.End = math.Inf(1)
+			}
+			if r.IntN(4) == 0 {
+				o.Duty = math.NaN()
+			}
+			for range 1 + r.IntN(6) {
+				o.Nodes = append(o.Nodes, r.IntN(nodes))
+			}
+			occ = append(occ, o)
+		}
+		load := WorkerLoad{CPU: 1.0 / 16, MemBW: 0.08, NetPerFlow: 0.5}
+		got, want := Subtract(measured, occ, load), naiveSubtract(measured, occ, load)
+		if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-12), cmpopts.EquateEmpty()); diff != "" {
+			t.Logf("seed %d (-naive,+Subtract):\n%s", seed, diff)
+			return false
+		}
+		return true
+	}
+	if err := quick.Check(f, &quick.Config{MaxCount: 500}); err != nil {
+		t.Error(err)
 	}
 }
