@@ -272,19 +272,14 @@ func (k *Core) runLive(s *snapshot) ([]int, env.Sync, error) {
 	if _, ok := p.(*sas.SAS); ok {
 		v.Active = append(v.Active, k.live.running(s)...)
 	}
-	ds, err := p.Schedule(v)
-	if err != nil {
+	alloc, sy, err := scheduleView(p, v)
+	if err != nil || alloc == nil {
 		return nil, env.Sync{}, err
 	}
-	for _, d := range ds {
-		if d.Job == 0 && len(d.Nodes) > 0 {
-			if err := s.checkAlloc(d.Nodes); err != nil {
-				return nil, env.Sync{}, err
-			}
-			return d.Nodes, d.Sync, nil
-		}
+	if err := s.checkAlloc(alloc); err != nil {
+		return nil, env.Sync{}, err
 	}
-	return nil, env.Sync{}, nil
+	return alloc, sy, nil
 }
 
 // running returns the jobs the store knows are running on s's nodes, as

@@ -147,6 +147,12 @@ func runHeuristic(f policies.Factory, s *snapshot) ([]int, env.Sync, error) {
 func schedule(p policies.Policy, s *snapshot) ([]int, env.Sync, error) {
 	job := &env.Job{ID: 0, Spec: s.job, State: env.Pending, FirstStart: math.NaN(), Finish: math.NaN()}
 	v := &env.View{Cluster: &s.cluster, Free: append([]int(nil), s.state.Free...), Active: []*env.Job{job}, Model: telemetry{s.state.Load}}
+	return scheduleView(p, v)
+}
+
+// scheduleView asks p for its decisions on v and returns those of the job
+// of ID 0, the request's (nil nodes: not placed), unchecked.
+func scheduleView(p policies.Policy, v *env.View) ([]int, env.Sync, error) {
 	ds, err := p.Schedule(v)
 	if err != nil {
 		return nil, env.Sync{}, err

@@ -2,6 +2,8 @@ package state
 
 import (
 	"math"
+
+	"github.com/drover-sched/drover/env"
 	"slices"
 	"time"
 )
@@ -150,20 +152,10 @@ func (st *Store) fitLoad(j *job, ws []int, means []float64, p *Profile) {
 	p.CPU, p.MemBW, p.HasCPU, p.HasMemBW = nnls2(y, x1, x2)
 }
 
-// meanSince returns the mean load of n's samples after from.
-func meanSince(n *node, from time.Time) (u struct{ CPU, MemBW float64 }, k int) {
-	for _, s := range n.hist {
-		if s.Time.After(from) || from.IsZero() {
-			u.CPU += s.Usage.CPU
-			u.MemBW += s.Usage.MemBW
-			k++
-		}
-	}
-	if k > 0 {
-		u.CPU /= float64(k)
-		u.MemBW /= float64(k)
-	}
-	return u, k
+// meanSince returns the mean load of n's samples after from (all of them
+// when from is zero).
+func meanSince(n *node, from time.Time) (env.Usage, int) {
+	return n.mean(func(t time.Time) bool { return from.IsZero() || t.After(from) })
 }
 
 func overload(u float64) float64 { return max(0, (u-Overload)/(1-Overload)) }

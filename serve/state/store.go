@@ -389,10 +389,16 @@ func (st *Store) Mean(id string, from, to time.Time) (env.Usage, int) {
 	if n == nil {
 		return env.Usage{}, 0
 	}
+	return n.mean(func(t time.Time) bool { return t.After(from) && !t.After(to) })
+}
+
+// mean returns the mean load of n's samples whose time keep accepts, and
+// their number.
+func (n *node) mean(keep func(time.Time) bool) (env.Usage, int) {
 	var u env.Usage
 	k := 0
 	for _, s := range n.hist {
-		if s.Time.After(from) && !s.Time.After(to) {
+		if keep(s.Time) {
 			u.CPU += s.Usage.CPU
 			u.MemBW += s.Usage.MemBW
 			u.Net += s.Usage.Net
