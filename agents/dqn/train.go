@@ -1,7 +1,8 @@
 package dqn
 
 import (
-	"errors"
+	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/drover-sched/drover/agents/nn"
@@ -46,6 +47,56 @@ func DefaultConfig() Config {
 	}
 }
 
+// MaxReplayValues caps the replay buffer's observations (its size times
+// twice the observation size: each transition and its successor), 2^28
+// float32 values or 1 GiB, so that a mistyped buffer_size is an error
+// rather than an out-of-memory crash.
+const MaxReplayValues = 1 << 28
+
+// Validate reports whether c can train, naming the config key (dqn's
+// snake_case field name) that cannot: positive total_steps, batch_size,
+// buffer_size, train_every and target_every, with batch_size at most
+// buffer_size (a batch is sampled from the buffer); learning_starts >= 0;
+// a positive finite lr; gamma in [0, 1]; start_e and end_e in [0, 1];
+// exploration_fraction in (0, 1]; hidden widths in [1, nn.MaxWidth]
+// within nn.MaxParams (nn.CheckHidden). Train calls it first, so a bad
+// config is an error, never a panic.
+func (c Config) Validate() error {
+	in01 := func(x float64) bool { return x >= 0 && x <= 1 }
+	switch {
+	case c.TotalSteps <= 0:
+		return fmt.Errorf("dqn: config: total_steps %d, want > 0", c.TotalSteps)
+	case c.BufferSize <= 0:
+		return fmt.Errorf("dqn: config: buffer_size %d, want > 0", c.BufferSize)
+	case c.BufferSize > MaxReplayValues/2:
+		return fmt.Errorf("dqn: config: buffer_size %d, want at most %d", c.BufferSize, MaxReplayValues/2)
+	case c.BatchSize <= 0:
+		return fmt.Errorf("dqn: config: batch_size %d, want > 0", c.BatchSize)
+	case c.BatchSize > c.BufferSize:
+		return fmt.Errorf("dqn: config: batch_size %d is more than buffer_size %d: a batch is drawn from the buffer", c.BatchSize, c.BufferSize)
+	case c.TrainEvery <= 0:
+		return fmt.Errorf("dqn: config: train_every %d, want > 0", c.TrainEvery)
+	case c.TargetEvery <= 0:
+		return fmt.Errorf("dqn: config: target_every %d, want > 0", c.TargetEvery)
+	case c.LearningStarts < 0:
+		return fmt.Errorf("dqn: config: learning_starts %d, want >= 0", c.LearningStarts)
+	case !(c.LR > 0) || math.IsInf(c.LR, 0):
+		return fmt.Errorf("dqn: config: lr %v, want a positive finite number", c.LR)
+	case !in01(float64(c.Gamma)):
+		return fmt.Errorf("dqn: config: gamma %v, want a discount in [0, 1]", c.Gamma)
+	case !in01(c.StartE):
+		return fmt.Errorf("dqn: config: start_e %v, want a probability in [0, 1]", c.StartE)
+	case !in01(c.EndE):
+		return fmt.Errorf("dqn: config: end_e %v, want a probability in [0, 1]", c.EndE)
+	case !(c.ExplorationFraction > 0 && c.ExplorationFraction <= 1):
+		return fmt.Errorf("dqn: config: exploration_fraction %v, want (0, 1]", c.ExplorationFraction)
+	}
+	if err := nn.CheckHidden(c.Hidden); err != nil {
+		return fmt.Errorf("dqn: config: hidden %v: %w", c.Hidden, err)
+	}
+	return nil
+}
+
 // Update is what Train reports about each finished episode.
 type Update struct {
 	// Step is the environment step at which the episode ended.
@@ -77,10 +128,16 @@ func NewQNetwork(obsDim, actions int, hidden []int, src rand.Source) *nn.MLP {
 // maximise over the next state's valid actions (MaskedTargets). The same
 // config gives the same network, bit for bit.
 func Train(cfg Config, env gym.Env, report func(Update)) (*nn.MLP, error) {
-	if cfg.TotalSteps <= 0 || cfg.BatchSize <= 0 || cfg.TrainEvery <= 0 || cfg.TargetEvery <= 0 || cfg.BufferSize <= 0 {
-		return nil, errors.New("dqn: config: steps, batch, buffer and frequencies must be positive")
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	obsDim, nA := env.ObservationSpace().Shape(), env.ActionSpace().N
+	if err := nn.CheckSizes(append(append([]int{obsDim}, cfg.Hidden...), nA)); err != nil {
+		return nil, fmt.Errorf("dqn: %d observations, hidden %v, %d actions: %w", obsDim, cfg.Hidden, nA, err)
+	}
+	if obsDim > MaxReplayValues/cfg.BufferSize/2 {
+		return nil, fmt.Errorf("dqn: config: buffer_size %d x %d observations is more than %d values", cfg.BufferSize, obsDim, MaxReplayValues)
+	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x64716e))
 	q := NewQNetwork(obsDim, nA, cfg.Hidden, rng)
 	target := NewQNetwork(obsDim, nA, cfg.Hidden, rng)

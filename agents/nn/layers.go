@@ -65,6 +65,8 @@ type Linear struct {
 
 // NewLinear returns a zero-initialised in -> out layer whose parameters are
 // named "weight" and "bias" (MLP renames them "<index>.weight" and so on).
+// A width below 1 is a programmer error and panics; check widths that come
+// from a config or a file with CheckSizes first.
 func NewLinear(in, out int) *Linear {
 	if in <= 0 || out <= 0 {
 		panic(fmt.Sprintf("nn: NewLinear(%d, %d): widths must be positive", in, out))
@@ -230,7 +232,10 @@ func NewOrthogonalMLP(sizes []int, act func() Layer, hiddenGain, outputGain floa
 
 // NewStack returns a zero-initialised MLP of Linear layers of the given
 // widths (sizes[0] inputs, sizes[len-1] outputs) with a new activation from
-// act after every hidden layer: the shape every Drover network has.
+// act after every hidden layer: the shape every Drover network has. It
+// panics on fewer than two sizes or a width below 1 (a programmer error)
+// and allocates whatever it is asked, so check sizes that come from a
+// config or a file with CheckSizes (or CheckHidden) first.
 func NewStack(sizes []int, act func() Layer) *MLP {
 	if len(sizes) < 2 {
 		panic("nn: an MLP needs at least two sizes")

@@ -1,7 +1,6 @@
 package ppo
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -64,16 +63,54 @@ func DefaultConfig() Config {
 	}
 }
 
-func (c Config) validate() error {
+// Validate reports whether c can train, naming the config key (ppo's
+// snake_case field name) that cannot: positive steps, envs, minibatches
+// and epochs with the batch divisible into the minibatches; a positive,
+// finite learning rate, clip and max grad norm; gamma and gae_lambda in
+// [0, 1]; finite, non-negative ent_coef and vf_coef; hidden widths in
+// [1, nn.MaxWidth] within nn.MaxParams (nn.CheckHidden). Train calls it
+// first, so a bad config is an error, never a panic.
+func (c Config) Validate() error {
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 	switch {
-	case c.TotalSteps <= 0, c.NumEnvs <= 0, c.NumSteps <= 0, c.NumMinibatches <= 0, c.UpdateEpochs <= 0:
-		return errors.New("ppo: config: steps, envs, minibatches and epochs must be positive")
+	case c.TotalSteps <= 0:
+		return fmt.Errorf("ppo: config: total_steps %d, want > 0", c.TotalSteps)
+	case c.NumEnvs <= 0:
+		return fmt.Errorf("ppo: config: num_envs %d, want > 0", c.NumEnvs)
+	case c.NumSteps <= 0:
+		return fmt.Errorf("ppo: config: num_steps %d, want > 0", c.NumSteps)
+	case c.NumMinibatches <= 0:
+		return fmt.Errorf("ppo: config: num_minibatches %d, want > 0", c.NumMinibatches)
+	case c.UpdateEpochs <= 0:
+		return fmt.Errorf("ppo: config: update_epochs %d, want > 0", c.UpdateEpochs)
+	case c.NumEnvs > 1<<16 || c.NumSteps > 1<<24 || c.NumEnvs*c.NumSteps > 1<<24:
+		return fmt.Errorf("ppo: config: num_envs x num_steps = %d x %d, want a batch of at most %d", c.NumEnvs, c.NumSteps, 1<<24)
 	case (c.NumEnvs*c.NumSteps)%c.NumMinibatches != 0:
-		return fmt.Errorf("ppo: config: batch %d not divisible into %d minibatches", c.NumEnvs*c.NumSteps, c.NumMinibatches)
-	case !(c.LR > 0), !(c.Clip > 0), !(c.MaxGradNorm > 0):
-		return errors.New("ppo: config: learning rate, clip and max grad norm must be positive")
+		return fmt.Errorf("ppo: config: batch %d (num_envs x num_steps) not divisible into %d minibatches (num_minibatches)", c.NumEnvs*c.NumSteps, c.NumMinibatches)
+	case !(c.LR > 0) || !finite(c.LR):
+		return fmt.Errorf("ppo: config: lr %v, want a positive finite number", c.LR)
+	case !(c.Clip > 0) || !finite(float64(c.Clip)):
+		return fmt.Errorf("ppo: config: clip %v, want a positive finite number", c.Clip)
+	case !(c.MaxGradNorm > 0) || !finite(c.MaxGradNorm):
+		return fmt.Errorf("ppo: config: max_grad_norm %v, want a positive finite number", c.MaxGradNorm)
+	case !(c.Gamma >= 0 && c.Gamma <= 1):
+		return fmt.Errorf("ppo: config: gamma %v, want a discount in [0, 1]", c.Gamma)
+	case !(c.Lambda >= 0 && c.Lambda <= 1):
+		return fmt.Errorf("ppo: config: lambda %v, want GAE's lambda in [0, 1]", c.Lambda)
+	case !(c.EntCoef >= 0) || !finite(float64(c.EntCoef)):
+		return fmt.Errorf("ppo: config: ent_coef %v, want a finite number >= 0", c.EntCoef)
+	case !(c.VfCoef >= 0) || !finite(float64(c.VfCoef)):
+		return fmt.Errorf("ppo: config: vf_coef %v, want a finite number >= 0", c.VfCoef)
 	case c.CriticWarmup < 0:
-		return fmt.Errorf("ppo: config: critic warm-up of %d updates, want >= 0", c.CriticWarmup)
+		return fmt.Errorf("ppo: config: critic_warmup %d updates, want >= 0", c.CriticWarmup)
+	}
+	for i, b := range c.ActionPrior {
+		if !finite(float64(b)) {
+			return fmt.Errorf("ppo: config: action_prior[%d] is %v, want a finite number", i, b)
+		}
+	}
+	if err := nn.CheckHidden(c.Hidden); err != nil {
+		return fmt.Errorf("ppo: config: hidden %v: %w", c.Hidden, err)
 	}
 	return nil
 }
@@ -87,7 +124,8 @@ type Agent struct {
 
 // NewAgent builds the networks with CleanRL's layer_init: orthogonal
 // weights, gain sqrt(2) in hidden layers, 0.01 at the actor's output and 1
-// at the critic's.
+// at the critic's. Like nn.NewStack it panics on a width below 1; check
+// hidden widths from a config with Config.Validate (or nn.CheckSizes).
 func NewAgent(obsDim, actions int, hidden []int, src rand.Source) *Agent {
 	sizes := func(out int) []int { return append(append([]int{obsDim}, hidden...), out) }
 	return &Agent{
@@ -127,7 +165,7 @@ type Update struct {
 // and when updating, as MaskablePPO does. The same config and seed give the
 // same agent, bit for bit.
 func Train(cfg Config, makeEnv func(i int) gym.Env, report func(Update)) (*Agent, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	envs, err := gym.NewVector(makeEnv, cfg.NumEnvs, gym.SameStep, cfg.Parallel)
@@ -136,6 +174,9 @@ func Train(cfg Config, makeEnv func(i int) gym.Env, report func(Update)) (*Agent
 	}
 	defer envs.Close()
 	obsDim, nA := envs.ObservationSpace().Shape(), envs.ActionSpace().N
+	if err := nn.CheckSizes(append(append([]int{obsDim}, cfg.Hidden...), nA)); err != nil {
+		return nil, fmt.Errorf("ppo: %d observations, hidden %v, %d actions: %w", obsDim, cfg.Hidden, nA, err)
+	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x70706f))
 	agent := NewAgent(obsDim, nA, cfg.Hidden, rng)
 	if cfg.Init != nil {
