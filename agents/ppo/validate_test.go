@@ -26,7 +26,7 @@ func TestConfigValidate(t *testing.T) {
 		{name: "lr infinite", edit: func(c *Config) { c.LR = math.Inf(1) }, key: "lr"},
 		{name: "ent_coef negative", edit: func(c *Config) { c.EntCoef = -1 }, key: "ent_coef"},
 		{name: "no steps", edit: func(c *Config) { c.TotalSteps = 0 }, key: "total_steps"},
-		{name: "huge batch", edit: func(c *Config) { c.NumEnvs, c.NumSteps = 1 << 16, 1 << 16 }, key: "num_envs"},
+		{name: "huge batch", edit: func(c *Config) { c.NumEnvs, c.NumSteps = 1<<16, 1<<16 }, key: "num_envs"},
 		{name: "indivisible batch", edit: func(c *Config) { c.NumMinibatches = 3 }, key: "num_minibatches"},
 		{name: "action prior NaN", edit: func(c *Config) { c.ActionPrior = []float32{float32(math.NaN())} }, key: "action_prior"},
 	}
