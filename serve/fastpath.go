@@ -164,7 +164,14 @@ func (p *strnParams) greedy(s *snapshot, f *fastScratch, g, gpn, rack int) bool 
 // each worker, in f.alloc; nil when it does not fit) and sync strategy
 // (always BSP: nothing to probe).
 func fastSTRN(s *snapshot, f *fastScratch) ([]int, env.Sync) {
-	p := &defaultSTRN
+	return fastSTRNWith(&defaultSTRN, s, f)
+}
+
+// fastSTRNWith is fastSTRN with p's settings (the stateful server's: the
+// job's probed sensitivity). The winner's nodes are left in f.best and
+// f.bestT, in the order of f.idx (rack, then index: STRN's order), for
+// the sync choice.
+func fastSTRNWith(p *strnParams, s *snapshot, f *fastScratch) ([]int, env.Sync) {
 	c := &s.cluster
 	g := s.job.GPUs
 	gpn := 0

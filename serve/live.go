@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -79,6 +80,9 @@ func (k *Core) State() *state.Store {
 type liveState struct {
 	st       *state.Store
 	profiles map[string]env.Profile
+	// slowSTRN makes STRN run as a policy on a view (the reference
+	// runLiveSTRN is checked against; tests only).
+	slowSTRN bool
 
 	mu      sync.Mutex
 	workers map[int]*env.Workers // per-worker model settings by cluster size
@@ -88,6 +92,13 @@ type liveState struct {
 	// is the model profile on a cluster of a size (sensKey).
 	sensMu sync.Mutex
 	sens   map[sensKey]strn.Sensitivity
+
+	// syncs caches STRN's sync choice for jobs without measured profiles:
+	// it depends only on the job's spec, the placement's shape and the
+	// chosen nodes' peak load (exact values: under load many requests
+	// fall between two samples of the same nodes).
+	syncMu sync.Mutex
+	syncs  map[syncKey]env.Sync
 
 	// A SAS heuristic is kept across requests, so that its predictor and
 	// groups have history; sasMu serialises its decisions.
@@ -146,13 +157,8 @@ const maxSensCache = 4096
 // memo returns STRN's Memo for a job without a measured profile on s's
 // cluster.
 func (l *liveState) memo(s *snapshot) func(*env.Job, func() strn.Sensitivity) strn.Sensitivity {
-	gpn := 0
-	for _, n := range s.cluster.Nodes {
-		gpn = max(gpn, n.GPUs)
-	}
 	return func(j *env.Job, probe func() strn.Sensitivity) strn.Sensitivity {
-		k := sensKey{model: j.Spec.Model, gpus: j.Spec.GPUs, batch: j.Spec.BatchSize, ps: j.Spec.PSShards, arch: j.Spec.Arch,
-			nodes: len(s.cluster.Nodes), gpn: gpn}
+		k := l.sensKeyOf(s, j)
 		l.sensMu.Lock()
 		sn, ok := l.sens[k]
 		l.sensMu.Unlock()
@@ -168,6 +174,92 @@ func (l *liveState) memo(s *snapshot) func(*env.Job, func() strn.Sensitivity) st
 		l.sensMu.Unlock()
 		return sn
 	}
+}
+
+// syncKey is what STRN's sync choice depends on without a measured
+// profile.
+type syncKey struct {
+	sensKey
+	shape string // GPUs per chosen node, in STRN's order, as bytes
+	peak  env.Usage
+}
+
+// runLiveSTRN is runLive for STRN, computed as STRN computes it with a
+// prober: the job's sensitivity probed (STRN.Sensitivity, through the
+// cache), the placement by the fast path's arithmetic with that
+// sensitivity (fastSTRNWith; TestLiveFastMatchesSTRN checks it against
+// STRN itself), and the sync strategy by strn.ChooseSync on the chosen
+// nodes' peak load (cached for jobs without measured profiles).
+func (k *Core) runLiveSTRN(s *snapshot) ([]int, env.Sync, error) {
+	job := &env.Job{ID: 0, Spec: s.job, State: env.Pending, FirstStart: math.NaN(), Finish: math.NaN()}
+	m, err := k.live.model(len(s.ids), job)
+	if err != nil {
+		return nil, env.Sync{}, err
+	}
+	params := defaultSTRN
+	var pr *liveProber
+	if m != nil {
+		pr = &liveProber{m: m}
+		pr.prof, pr.has = k.live.st.Profile(s.jobID, s.job.Model)
+		st := &strn.STRN{}
+		if !pr.has {
+			st.Memo = k.live.memo(s)
+		}
+		v := &env.View{Cluster: &s.cluster, Model: liveModel{telemetry: telemetry{s.state.Load}, liveProber: pr}}
+		params.sens = st.Sensitivity(v, job)
+	}
+	alloc, _ := fastSTRNWith(&params, s, &s.fast)
+	if alloc == nil {
+		return nil, env.Sync{}, nil
+	}
+	if err := s.checkAlloc(alloc); err != nil {
+		return nil, env.Sync{}, err
+	}
+	if pr == nil || s.job.GPUs < 2 {
+		return alloc, env.Sync{}, nil
+	}
+	f := &s.fast
+	take := make([]int, len(f.idx))
+	var peak env.Usage
+	shape := make([]byte, 0, 2*len(f.idx))
+	for i, bi := range f.idx {
+		take[i] = f.bestT[bi]
+		u := s.state.Load[f.best[bi]]
+		peak = env.Usage{CPU: max(peak.CPU, u.CPU), MemBW: max(peak.MemBW, u.MemBW), Net: max(peak.Net, u.Net)}
+		shape = binary.AppendUvarint(shape, uint64(take[i]))
+	}
+	choose := func() env.Sync {
+		sy, _ := strn.ChooseSync(pr, job, take, peak, strn.DefaultSyncs, strn.DefaultSyncMargin)
+		return sy
+	}
+	if pr.has {
+		return alloc, choose(), nil
+	}
+	key := syncKey{sensKey: k.live.sensKeyOf(s, job), shape: string(shape), peak: peak}
+	l := k.live
+	l.syncMu.Lock()
+	sy, ok := l.syncs[key]
+	l.syncMu.Unlock()
+	if !ok {
+		sy = choose()
+		l.syncMu.Lock()
+		if l.syncs == nil || len(l.syncs) >= maxSensCache {
+			l.syncs = map[syncKey]env.Sync{}
+		}
+		l.syncs[key] = sy
+		l.syncMu.Unlock()
+	}
+	return alloc, sy, nil
+}
+
+// sensKeyOf is the sensitivity cache's key of j on s's cluster.
+func (l *liveState) sensKeyOf(s *snapshot, j *env.Job) sensKey {
+	gpn := 0
+	for _, n := range s.cluster.Nodes {
+		gpn = max(gpn, n.GPUs)
+	}
+	return sensKey{model: j.Spec.Model, gpus: j.Spec.GPUs, batch: j.Spec.BatchSize, ps: j.Spec.PSShards, arch: j.Spec.Arch,
+		nodes: len(s.cluster.Nodes), gpn: gpn}
 }
 
 // liveModel is the env.Model the served STRN sees with a live state: the
@@ -244,6 +336,9 @@ func overloadOf(u float64) float64 {
 // runLive asks the heuristic on the live state: a fresh policy (the kept
 // one for SAS) on a view whose model is liveModel.
 func (k *Core) runLive(s *snapshot) ([]int, env.Sync, error) {
+	if k.heurName == strn.Name && !k.live.slowSTRN {
+		return k.runLiveSTRN(s)
+	}
 	p, err := k.heuristic(policies.Config{Seed: 1})
 	if err != nil {
 		return nil, env.Sync{}, err

@@ -1,0 +1,96 @@
+package serve_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/drover-sched/drover/serve"
+	pb "github.com/drover-sched/drover/serve/proto"
+	"github.com/drover-sched/drover/serve/state"
+)
+
+// TestLiveFastMatchesSTRN: the stateful server's STRN fast path
+// (runLiveSTRN: probed sensitivity, the fast path's placement arithmetic,
+// strn.ChooseSync, both cached) answers exactly as STRN itself run as a
+// policy on the live view, over 300 random requests on random clusters
+// and loads, for jobs with and without measured profiles, each asked
+// twice (the second answer from the caches).
+func TestLiveFastMatchesSTRN(t *testing.T) {
+	clock := newFakeClock()
+	st, err := state.New(state.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast, err := serve.NewCore(serve.WithClock(clock), serve.WithState(st, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fast.Close()
+	slow, err := serve.NewCore(serve.WithClock(clock), serve.WithState(st, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	serve.SlowLiveSTRN(slow)
+	rng := rand.New(rand.NewPCG(7, 11))
+	models := []string{"cifar10", "imagenet", "bert", "deepspeech2", "yolov3", "ncf", "unknown-model"}
+	ctx := context.Background()
+	seq := uint64(0)
+	for i := range 300 {
+		nodes := 4 + rng.IntN(28)
+		gpus := []int32{4, 8}[rng.IntN(2)]
+		req := &pb.PlaceRequest{Cluster: &pb.Cluster{IntraRackGbps: 100, CrossRackGbps: 25}}
+		seq++
+		for n := range nodes {
+			id := fmt.Sprintf("c%d-n%d", i%5, n)
+			free := rng.Int32N(gpus + 1)
+			req.Cluster.Nodes = append(req.Cluster.Nodes, &pb.Node{Id: id, Gpus: gpus, FreeGpus: free, Cpus: 32, MemoryGib: 256,
+				NicGbps: 25, Rack: int32(n / 4), CpuUtil: rng.Float64(), MemBwUtil: rng.Float64() / 4, NetUtil: rng.Float64() / 2})
+			if rng.IntN(2) == 0 { // about half the nodes have an agent
+				if _, err := st.Hello(&pb.AgentHello{NodeId: id, AgentId: "a", Gpus: gpus, NicGbps: 25, Rack: int32(n / 4)}, clock.Now()); err != nil {
+					t.Fatal(err)
+				}
+				m := &pb.AgentMessage{Seq: seq, Body: &pb.AgentMessage_Sample{Sample: &pb.NodeSample{UnixNanos: clock.Now().UnixNano(),
+					CpuUtil: rng.Float64(), MemPressure: rng.Float64() / 3, NetRxBps: rng.Float64() * 2e9, NetTxBps: 0}}}
+				if _, err := st.Apply(id, m, clock.Now()); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		w := 1 + rng.IntN(int(gpus)*3)
+		job := fmt.Sprintf("j%d", i)
+		if rng.IntN(3) == 0 { // a measured job
+			var outs []*pb.Outcome
+			for k := range w {
+				secs := make([]float64, 16)
+				for q := range secs {
+					secs[q] = 0.5 * (1 + rng.Float64()*float64(k%3))
+				}
+				outs = append(outs, &pb.Outcome{JobId: job, Event: &pb.Outcome_Iterations{Iterations: &pb.Iterations{Worker: int32(k), Seconds: secs}}})
+			}
+			if _, err := fast.Report(ctx, &pb.ReportRequest{Outcomes: outs}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		req.Job = &pb.Job{Id: job, Model: models[rng.IntN(len(models))], Workers: int32(w)}
+		for round := range 2 {
+			a, err := fast.Place(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := slow.Place(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(nodesOf(a), nodesOf(b)) || a.GetSync().String() != b.GetSync().String() || a.GetPlaced() != b.GetPlaced() {
+				t.Fatalf("request %d (%s x%d on %d nodes), round %d: fast %v %v, STRN %v %v", i, req.Job.Model, w, nodes, round,
+					nodesOf(a), a.GetSync(), nodesOf(b), b.GetSync())
+			}
+		}
+		clock.Advance(time.Second)
+	}
+}
