@@ -82,10 +82,13 @@ func (c *Cluster) validate() error {
 	if len(c.Nodes) == 0 {
 		return fmt.Errorf("%w: no nodes", ErrBadCluster)
 	}
+	if len(c.Nodes) > MaxNodes {
+		return fmt.Errorf("%w: %d nodes, want at most %d", ErrBadCluster, len(c.Nodes), MaxNodes)
+	}
 	for i, n := range c.Nodes {
 		switch {
-		case n.GPUs <= 0:
-			return fmt.Errorf("%w: node %d (%s): GPUs = %d, want > 0", ErrBadCluster, i, n.Name, n.GPUs)
+		case n.GPUs <= 0 || n.GPUs > MaxGPUsPerNode:
+			return fmt.Errorf("%w: node %d (%s): GPUs = %d, want 1 to %d", ErrBadCluster, i, n.Name, n.GPUs, MaxGPUsPerNode)
 		case n.Speed < 0 || n.Speed != n.Speed:
 			return fmt.Errorf("%w: node %d (%s): speed = %v, want >= 0", ErrBadCluster, i, n.Name, n.Speed)
 		case n.NICGbps < 0 || n.NICGbps != n.NICGbps:

@@ -2,7 +2,6 @@ package env
 
 import (
 	"fmt"
-	"math"
 	"slices"
 )
 
@@ -35,10 +34,10 @@ func (s *JobSpec) validate() error {
 		return fmt.Errorf("%w: empty name", ErrBadJob)
 	case s.GPUs <= 0:
 		return fmt.Errorf("%w: job %s: GPUs = %d, want > 0", ErrBadJob, s.Name, s.GPUs)
-	case math.IsNaN(s.Submit) || math.IsInf(s.Submit, 0) || s.Submit < 0:
-		return fmt.Errorf("%w: job %s: submit = %v, want a finite time >= 0", ErrBadJob, s.Name, s.Submit)
-	case math.IsNaN(s.Duration) || math.IsInf(s.Duration, 0) || s.Duration < 0:
-		return fmt.Errorf("%w: job %s: duration = %v, want a finite time >= 0", ErrBadJob, s.Name, s.Duration)
+	case !(s.Submit >= 0 && s.Submit <= MaxTime):
+		return fmt.Errorf("%w: job %s: submit = %v s, want a time in [0, %g] s", ErrBadJob, s.Name, s.Submit, float64(MaxTime))
+	case !(s.Duration >= 0 && s.Duration <= MaxTime):
+		return fmt.Errorf("%w: job %s: duration = %v s, want a time in [0, %g] s", ErrBadJob, s.Name, s.Duration, float64(MaxTime))
 	case s.PSShards < 0:
 		return fmt.Errorf("%w: job %s: PS shards = %d, want >= 0", ErrBadJob, s.Name, s.PSShards)
 	case s.BatchSize < 0:

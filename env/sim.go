@@ -12,6 +12,30 @@ import (
 // the Pollux simulator (which charges it on the first start too).
 const DefaultRestartDelay = 30
 
+// Bounds on what a simulation accepts. They keep a run's cost and its
+// times sane: a replay costs time in proportion to its events, and the
+// per-worker model's refreshes (one every Workers.Period while a job runs)
+// are events, so an absurd duration would be an absurd run.
+const (
+	// MaxTime is the largest job submit time and duration, in seconds
+	// (about 3.2 years): eight times the longest job and the longest span
+	// of the traces Drover ships importers for (Alibaba PAI v2023: a
+	// 145-day job in a 149-day trace), and far inside float64's exact
+	// seconds. JobSpec values beyond it are ErrBadJob.
+	MaxTime = 1e8
+	// MinInterval is the shortest positive scheduling interval, in
+	// seconds: every tick is a decision point, so a shorter one costs a
+	// decision per MinInterval of simulated time with nothing to decide.
+	// An interval of 0 (decide at every arrival and completion) is the
+	// finer-grained choice.
+	MinInterval = 1
+	// MaxNodes is the most nodes a cluster may have (the PAI v2023 node
+	// list has 1,213 GPU nodes; a million nodes take a few hundred MB).
+	MaxNodes = 1 << 20
+	// MaxGPUsPerNode is the most GPUs one node may have.
+	MaxGPUsPerNode = 1024
+)
+
 // Config sets up a simulation run.
 type Config struct {
 	// Cluster is the machines to schedule on.
@@ -111,8 +135,8 @@ func New(cfg Config, specs []JobSpec) (*Sim, error) {
 	if err := cfg.Cluster.validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Interval < 0 || math.IsNaN(cfg.Interval) || math.IsInf(cfg.Interval, 0) {
-		return nil, fmt.Errorf("env: config: interval = %v, want >= 0", cfg.Interval)
+	if !(cfg.Interval == 0 || cfg.Interval >= MinInterval) || math.IsInf(cfg.Interval, 0) {
+		return nil, fmt.Errorf("env: config: interval = %v s, want 0 (event-driven) or a finite interval >= %v s", cfg.Interval, float64(MinInterval))
 	}
 	if cfg.RestartDelay < 0 || math.IsNaN(cfg.RestartDelay) || math.IsInf(cfg.RestartDelay, 0) {
 		return nil, fmt.Errorf("env: config: restart delay = %v, want >= 0", cfg.RestartDelay)
@@ -242,6 +266,12 @@ func (s *Sim) refreshUntil(t float64) {
 		return
 	}
 	for s.nextDyn <= t {
+		if len(s.running) == 0 {
+			// Nothing to refresh: skip the empty refreshes up to t, so
+			// that idle simulated time costs nothing.
+			s.skipRefreshes(t)
+			return
+		}
 		at := s.nextDyn
 		s.advanceAll(at)
 		for _, j := range s.running {
@@ -250,6 +280,26 @@ func (s *Sim) refreshUntil(t float64) {
 		}
 		s.nextDyn += s.period
 	}
+}
+
+// skipRefreshes moves the next refresh to the first refresh time after t
+// without running the ones on the way (no job runs). The refresh times
+// stay the multiples of the period that stepping one by one would reach.
+func (s *Sim) skipRefreshes(t float64) {
+	s.nextDyn = nextRefresh(s.nextDyn, s.period, t)
+}
+
+// nextRefresh returns the first of next, next+period, next+2*period, ...
+// after t, in one step for a long gap.
+func nextRefresh(next, period, t float64) float64 {
+	if next > t {
+		return next
+	}
+	next += math.Floor((t-next)/period) * period
+	for next <= t {
+		next += period
+	}
+	return next
 }
 
 // reschedule moves j's finish event (event-driven runs only) to its
@@ -268,6 +318,10 @@ func (s *Sim) event() error {
 	for idle := 0; s.dynamic != nil && t >= s.nextDyn; idle++ {
 		if math.IsInf(t, 1) && (len(s.running) == 0 || idle > maxIdleRefreshes) {
 			break // nothing can happen: stalled
+		}
+		if len(s.running) == 0 {
+			s.skipRefreshes(t) // nothing runs until the arrival at t
+			break
 		}
 		s.refreshUntil(s.nextDyn)
 		t = s.nextEventTime()

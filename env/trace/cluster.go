@@ -168,7 +168,7 @@ func PAICluster(nodes []datasets.Node, o ClusterOptions) (env.Cluster, error) {
 const SynthPrefix = "synth:"
 
 // MaxSynthNodes bounds N in LoadCluster's "synth:N".
-const MaxSynthNodes = 1 << 20
+const MaxSynthNodes = env.MaxNodes
 
 // SynthNodes returns n node-list rows made by cycling the GPU nodes of
 // nodes in order (rows without GPUs are skipped): row i is a copy of the
@@ -211,8 +211,9 @@ func SynthNodes(nodes []datasets.Node, n int) ([]datasets.Node, error) {
 func LoadCluster(spec string, nodes, gpusPerNode int) (env.Cluster, string, error) {
 	switch spec {
 	case "", "homogeneous":
-		if nodes <= 0 || gpusPerNode <= 0 {
-			return env.Cluster{}, "", fmt.Errorf("trace: homogeneous cluster of %d nodes x %d GPUs", nodes, gpusPerNode)
+		if nodes <= 0 || nodes > env.MaxNodes || gpusPerNode <= 0 || gpusPerNode > env.MaxGPUsPerNode {
+			return env.Cluster{}, "", fmt.Errorf("trace: homogeneous cluster of %d nodes x %d GPUs, want 1 to %d nodes of 1 to %d GPUs",
+				nodes, gpusPerNode, env.MaxNodes, env.MaxGPUsPerNode)
 		}
 		c := env.Homogeneous(nodes, gpusPerNode)
 		return c, fmt.Sprintf("homogeneous: %d nodes x %d GPUs", nodes, gpusPerNode), nil

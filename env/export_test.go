@@ -1,0 +1,4 @@
+package env
+
+// SkipRefreshes exposes nextRefresh to the external tests.
+var SkipRefreshes = nextRefresh
