@@ -286,7 +286,7 @@ func TestAssignModel(t *testing.T) {
 func TestJobsRoundTrip(t *testing.T) {
 	w := &Workload{Name: "rt", Format: FormatJobs, Jobs: []Job{
 		{Name: "a", Submit: 0, GPUs: 1, Duration: 0.1, Model: "bert", BatchSize: 32, Cluster: "vc,1", Status: `say "hi"`, CPUMilli: 1000, MemoryMiB: 2048},
-		{Name: " b", Submit: 1e-7, GPUs: 64, Duration: 1e300, Model: "yolov3"},
+		{Name: " b", Submit: 1e-7, GPUs: 64, Duration: MaxSeconds, Model: "yolov3"}, // the largest duration a reader accepts
 		{Name: "c\nd", Submit: 12345.678, GPUs: 3, Duration: 0, Model: "ncf"},
 	}}
 	got, err := Decode(FormatAuto, Encode(w, nil), Options{Source: "rt"})

@@ -25,9 +25,11 @@
 //
 // # Validation
 //
-// A malformed row, a negative or non-finite submit time or duration, a GPU
-// count below 1, an unknown model name or a repeated job name is reported
-// as a *ParseError naming the file, the 1-based line and the field. With
+// A malformed row, a negative or non-finite submit time or duration, a
+// submit time (after rebasing) or duration beyond MaxSeconds (1e8 s, about
+// 3.2 years: ErrTooLarge), a GPU count below 1, an unknown model name or a
+// repeated job name is reported as a *ParseError naming the file, the
+// 1-based line and the field. With
 // Options.SkipBad such rows are skipped instead and counted by reason (the
 // Reason* constants). A workload with no jobs left is an error (ErrEmpty).
 // Options.MinDuration and Options.MaxGPUTime filter jobs;

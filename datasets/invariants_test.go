@@ -20,7 +20,7 @@ func checkInvariants(t testing.TB, w *Workload) {
 			t.Fatalf("job %s has %d GPUs", j.Name, j.GPUs)
 		}
 		for _, v := range []float64{j.Submit, j.Duration} {
-			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > MaxSeconds {
 				t.Fatalf("job %s has submit %v duration %v", j.Name, j.Submit, j.Duration)
 			}
 		}

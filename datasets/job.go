@@ -187,7 +187,17 @@ var (
 	ErrDuplicateName = errors.New("datasets: duplicate job name")
 	ErrVersion       = errors.New("datasets: unsupported format version")
 	ErrBadArch       = errors.New("datasets: bad architecture")
+	ErrTooLarge      = errors.New("datasets: beyond the bound")
 )
+
+// MaxSeconds bounds a job's submit time (after rebasing: its distance from
+// the workload's first job) and its duration, in seconds: 1e8 s, about 3.2
+// years, eight times the longest job and the longest span of the shipped
+// traces (Alibaba PAI v2023: a 145-day job in a 149-day trace). It is the
+// simulator's bound (env.MaxTime): a row beyond it is a data error
+// (ErrTooLarge), reported like any other, rather than a replay that never
+// ends.
+const MaxSeconds = 1e8
 
 // ParseError reports a problem with one field of one row of an input file.
 // Decoders return it (possibly wrapped) for every data problem; use
@@ -215,6 +225,9 @@ type builder struct {
 	names map[string]struct{}
 	// ps decides the rows that do not say their architecture.
 	ps PSRule
+	// lines holds the line (or row) each job of w.Jobs was read from, for
+	// the checks finish makes after rebasing.
+	lines []int
 	// absolute is set by formats whose Submit values are absolute times.
 	absolute bool
 	// columns maps a Job field name ("submit", "gpus", ...) to the format's
@@ -276,6 +289,8 @@ func (b *builder) addArch(line int, j Job, known bool) error {
 		return b.bad(line, "duration", ReasonBadDuration, ErrNotFinite)
 	case j.Duration < 0:
 		return b.bad(line, "duration", ReasonBadDuration, fmt.Errorf("%w: %v", ErrNegative, j.Duration))
+	case j.Duration > MaxSeconds:
+		return b.bad(line, "duration", ReasonBadDuration, fmt.Errorf("%w: %v s, want at most %g s (MaxSeconds)", ErrTooLarge, j.Duration, float64(MaxSeconds)))
 	case j.GPUs <= 0:
 		return b.bad(line, "gpus", ReasonBadGPUs, fmt.Errorf("%w: got %d", ErrBadGPUs, j.GPUs))
 	case j.BatchSize < 0:
@@ -310,30 +325,57 @@ func (b *builder) addArch(line int, j Job, known bool) error {
 	}
 	b.names[j.Name] = struct{}{}
 	b.w.Jobs = append(b.w.Jobs, j)
+	b.lines = append(b.lines, line)
 	return nil
 }
 
-// finish rebases (when asked; Origin records the shift), sorts and checks
-// for emptiness.
+// finish rebases (when asked; Origin records the shift), checks the
+// submit times against MaxSeconds, sorts and checks for emptiness.
 func (b *builder) finish(rebase bool) (*Workload, error) {
 	w := b.w
 	if len(w.Jobs) == 0 {
 		return nil, &ParseError{File: b.o.Source, Field: "row", Err: ErrEmpty}
 	}
 	if rebase {
-		min := w.Jobs[0].Submit
-		for _, j := range w.Jobs[1:] {
-			min = math.Min(min, j.Submit)
+		b.rebase()
+	}
+	kept := w.Jobs[:0]
+	for i, j := range w.Jobs {
+		if j.Submit > MaxSeconds {
+			what := "submit"
+			if rebase {
+				what = "submit after the first job's"
+			}
+			if err := b.bad(b.lines[i], "submit", ReasonBadSubmit, fmt.Errorf("%w: %s %v s, want at most %g s (MaxSeconds)", ErrTooLarge, what, j.Submit, float64(MaxSeconds))); err != nil {
+				return nil, err
+			}
+			delete(b.names, j.Name)
+			continue
 		}
-		for i := range w.Jobs {
-			w.Jobs[i].Submit -= min
-		}
-		if b.absolute {
-			w.Origin = int64(min)
-		}
+		kept = append(kept, j)
+	}
+	w.Jobs = kept
+	if len(w.Jobs) == 0 {
+		return nil, &ParseError{File: b.o.Source, Field: "row", Err: ErrEmpty}
 	}
 	sortJobs(w.Jobs)
 	return w, nil
+}
+
+// rebase shifts the submit times so that the earliest is 0, recording
+// the shift in Origin for a trace of absolute times.
+func (b *builder) rebase() {
+	w := b.w
+	min := w.Jobs[0].Submit
+	for _, j := range w.Jobs[1:] {
+		min = math.Min(min, j.Submit)
+	}
+	for i := range w.Jobs {
+		w.Jobs[i].Submit -= min
+	}
+	if b.absolute {
+		w.Origin = int64(min)
+	}
 }
 
 // sortJobs sorts by Submit, keeping input order among equal times.

@@ -23,7 +23,7 @@ func TestParquetRoundTrip(t *testing.T) {
 		{"handmade", func(*testing.T) *Workload {
 			return &Workload{Name: "h", Format: FormatJobs, Jobs: []Job{
 				{Name: "a", Submit: 0.5, GPUs: 2, Duration: 1e-3, Model: "bert", BatchSize: 64, Cluster: "vc", Status: "ok", CPUMilli: 1, MemoryMiB: 2},
-				{Name: "ü,\"", Submit: 1e9, GPUs: 1 << 20, Model: "imagenet"},
+				{Name: "ü,\"", Submit: MaxSeconds, GPUs: 1 << 20, Model: "imagenet"}, // the latest submit a reader accepts
 			}}
 		}},
 	}
