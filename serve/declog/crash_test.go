@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // crashEnv names the directory the crashing child process writes to.
@@ -16,10 +17,12 @@ const crashEnv = "DECLOG_CRASH_DIR"
 
 // crashed is how many records the child appends before it kills itself:
 // with 20 records a file, 60 are sealed in 3 files and 13 are in the
-// unsealed fourth (of which 10 were written as a row group).
+// unsealed fourth (of which 10 were written as a row group, and all 13 to
+// its write-ahead log).
 const crashed = 73
 
-// TestCrashHelper is the child of TestCrash: it appends records and kills
+// TestCrashHelper is the child of TestCrash: it appends records, waits
+// until the queue has written them to the write-ahead log, and kills
 // itself with SIGKILL, never closing the Writer.
 func TestCrashHelper(t *testing.T) {
 	dir := os.Getenv(crashEnv)
@@ -33,13 +36,17 @@ func TestCrashHelper(t *testing.T) {
 	if err := w.Append(makeRecords(crashed)...); err != nil {
 		t.Fatal(err)
 	}
+	if err := w.drain(); err != nil {
+		t.Fatal(err)
+	}
 	syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	select {} // wait for the signal
 }
 
 // TestCrash kills a writing process without Close: the sealed files are
 // intact and readable, the unsealed one is skipped and reported, and a new
-// Writer continues after it.
+// Writer seals the unsealed file's records from its write-ahead log (all
+// but a torn last frame, which it reports) and continues after it.
 func TestCrash(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashHelper$")
@@ -58,7 +65,8 @@ func TestCrash(t *testing.T) {
 		t.Errorf("records of the sealed files (-want,+got):\n%s", diff)
 	}
 	tmp := filepath.Join(dir, "decisions-000004.parquet.tmp")
-	if diff := cmp.Diff([]string{tmp}, log.Partial); diff != "" {
+	wal := filepath.Join(dir, "decisions-000004.wal")
+	if diff := cmp.Diff([]string{tmp, wal}, log.Partial); diff != "" {
 		t.Errorf("partial files (-want,+got):\n%s", diff)
 	}
 	if st, err := os.Stat(tmp); err != nil || st.Size() == 0 {
@@ -68,10 +76,23 @@ func TestCrash(t *testing.T) {
 	if _, err := ReadFile(tmp); err == nil {
 		t.Error("ReadFile of the unsealed file: no error")
 	}
-	// A restarted writer leaves it alone and writes after it.
+	// A torn last frame: the process died inside a write.
+	torn := []byte{40, 0, 0, 0, 1, 2, 3}
+	f, err := os.OpenFile(wal, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(torn)
+	f.Close()
+	// A restarted writer seals the 13 records of the write-ahead log as
+	// decisions-000004.parquet, reports the torn bytes, and writes after it.
 	w, err := NewWriter(dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	want := []Recovery{{File: filepath.Join(dir, "decisions-000004.parquet"), Records: 13, LostBytes: int64(len(torn))}}
+	if diff := cmp.Diff(want, w.Recovered(), cmpopts.IgnoreFields(Recovery{}, "Lost")); diff != "" {
+		t.Errorf("recovered (-want,+got):\n%s", diff)
 	}
 	more := makeRecords(5)
 	if err := w.Append(more...); err != nil {
@@ -87,7 +108,82 @@ func TestCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(append(recs[:60:60], more...), log.Records); diff != "" {
+	if diff := cmp.Diff(append(recs[:crashed:crashed], more...), log.Records); diff != "" {
 		t.Errorf("records after restart (-want,+got):\n%s", diff)
+	}
+	if len(log.Files) != 5 || len(log.Partial) != 0 {
+		t.Errorf("files %v, partial %v; want 5 files, none partial", log.Files, log.Partial)
+	}
+}
+
+// TestRecoverUnreadable: what a new Writer cannot recover stays in place
+// and is reported with its size, naming it; a write-ahead log beside its
+// sealed file (a crash between the seal and the log's removal) is removed;
+// sealed files are never touched.
+func TestRecoverUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewWriter(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := makeRecords(4)
+	if err := w.Append(recs...); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sealed, err := os.ReadFile(filepath.Join(dir, FileName(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"decisions-000001.wal":         "DWAL stale: the sealed file has it all",
+		"decisions-000002.parquet.tmp": "PAR1 an unsealed file of an older writer",
+		"decisions-000003.wal":         "XXXX not a write-ahead log",
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err = NewWriter(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Recovery{
+		{File: filepath.Join(dir, "decisions-000002.parquet.tmp"), LostBytes: int64(len(files["decisions-000002.parquet.tmp"]))},
+		{File: filepath.Join(dir, "decisions-000003.wal"), LostBytes: int64(len(files["decisions-000003.wal"]))},
+	}
+	got := w.Recovered()
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(Recovery{}, "Lost")); diff != "" {
+		t.Errorf("recovered (-want,+got):\n%s", diff)
+	}
+	for i := range got {
+		if got[i].Lost == "" {
+			t.Errorf("%s: no reason for the lost bytes", got[i].File)
+		}
+	}
+	if err := w.Append(recs...); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{filepath.Join(dir, FileName(4))}, w.Files()); diff != "" {
+		t.Errorf("files (-want,+got):\n%s", diff)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "decisions-000001.wal")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stale write-ahead log: %v, want removed", err)
+	}
+	if again, err := os.ReadFile(filepath.Join(dir, FileName(1))); err != nil || string(again) != string(sealed) {
+		t.Errorf("sealed file changed: %v", err)
+	}
+	log, err := ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(append(recs[:4:4], recs...), log.Records); diff != "" {
+		t.Errorf("records (-want,+got):\n%s", diff)
 	}
 }

@@ -3,14 +3,21 @@
 // to Parquet files for offline evaluation (drover eval --log) and
 // retraining. The format is specified in docs/format/decision-log.md.
 //
-// A Writer buffers records in memory (at most one row group), writes row
-// groups to DIR/decisions-NNNNNN.parquet.tmp, and seals a file when it
+// A Writer never does I/O on the caller's goroutine: Append validates and
+// stamps the records and puts them in a bounded queue (WithQueue, default
+// 65,536 records); when the queue is full it drops them and counts them
+// (Dropped) rather than block. One background goroutine writes the
+// queue: each record to the current file's write-ahead log,
+// DIR/decisions-NNNNNN.wal, and, a row group at a time (at most one in
+// memory), to DIR/decisions-NNNNNN.parquet.tmp. It seals a file when it
 // reaches a record or byte limit, on Flush and on Close: footer, fsync,
-// rename to .parquet, fsync of the directory. Sealed files are never
-// written again, so a crash can lose only the records of the unsealed file,
-// which readers skip and report. Writers never use the wall clock except
-// through the clock option (WithClock), which stamps records without a
-// time.
+// rename to .parquet, fsync of the directory, removal of the write-ahead
+// log. Sealed files are never written again. A killed process loses only
+// the records still in the queue: the next NewWriter on the directory
+// seals the records of every leftover write-ahead log and reports what it
+// could not recover (Recovered). Readers skip and report unsealed files.
+// Writers never use the wall clock except through the clock option
+// (WithClock), which stamps records without a time.
 //
 // Encoding is separate from I/O: Encode and Decode turn records into one
 // Parquet file's bytes and back; Writer, ReadFile and ReadDir put files on

@@ -1,22 +1,16 @@
 package declog
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/drover-sched/drover/internal/pqlog"
 )
 
 // Version is the version of the log's schema (docs/format/decision-log.md),
@@ -100,29 +94,29 @@ var schema = func() *arrow.Schema {
 	}, &md)
 }()
 
-// writerProps are the Parquet properties of every log file: format 2.6
-// (nanosecond timestamps), zstd, statistics on. (zstd over Snappy: 2.6
-// against 3.7 us per appended record in BenchmarkAppend, and smaller files.)
-func writerProps() *parquet.WriterProperties {
-	return parquet.NewWriterProperties(
-		parquet.WithVersion(parquet.V2_6),
-		parquet.WithCompression(compress.Codecs.Zstd),
-		parquet.WithCreatedBy("drover declog v"+strconv.Itoa(Version)),
-	)
+// format is the decision log for internal/pqlog: names, schema, and the
+// codecs between a Record, a row and a write-ahead-log frame.
+var format = &pqlog.Format[Record]{
+	Log:          "declog",
+	Prefix:       FilePrefix,
+	Schema:       schema,
+	VersionKey:   VersionKey,
+	Version:      strconv.Itoa(Version),
+	ErrVersion:   ErrVersion,
+	ErrClosed:    ErrClosed,
+	CreatedBy:    "drover declog v" + strconv.Itoa(Version),
+	Append:       appendRow,
+	Columns:      columns,
+	Finish:       finish,
+	Validate:     (*Record).Validate,
+	FrameVersion: frameVersion,
+	AppendFrame:  appendFrame,
+	DecodeFrame:  decodeFrame,
 }
 
-// builder accumulates records into an Arrow record batch.
-type builder struct {
-	b *array.RecordBuilder
-	n int
-}
-
-func newBuilder() *builder {
-	return &builder{b: array.NewRecordBuilder(memory.DefaultAllocator, schema)}
-}
-
-func (b *builder) append(r *Record) {
-	f := b.b.Field
+// appendRow appends r to b as one row of the schema.
+func appendRow(b *array.RecordBuilder, r *Record) {
+	f := b.Field
 	d, o := &r.Decision, &r.Outcome
 	f(0).(*array.StringBuilder).Append(r.Kind.String())
 	f(1).(*array.TimestampBuilder).Append(arrow.Timestamp(r.Time().UnixNano()))
@@ -153,7 +147,6 @@ func (b *builder) append(r *Record) {
 	f(20).(*array.Int64Builder).Append(int64(d.JobBatchSize))
 	f(21).(*array.Float64Builder).Append(d.JobExpectedDuration)
 	f(22).(*array.Int64Builder).Append(unixNanos(d.JobSubmitted))
-	b.n++
 }
 
 func appendStrings(lb *array.ListBuilder, xs []string) {
@@ -164,214 +157,103 @@ func appendStrings(lb *array.ListBuilder, xs []string) {
 	}
 }
 
-// batch returns the records appended so far as one record batch and
-// resets the builder.
-func (b *builder) batch() arrow.RecordBatch {
-	b.n = 0
-	return b.b.NewRecordBatch()
-}
-
-func (b *builder) release() { b.b.Release() }
-
 // Encode returns recs as one complete log file (one row group). It checks
 // every record first; the error names the bad record's row and field.
-func Encode(recs []Record) ([]byte, error) {
-	for i := range recs {
-		if err := recs[i].Validate(); err != nil {
-			var fe *FormatError
-			if errors.As(err, &fe) {
-				fe.Row = i + 1
-			}
-			return nil, err
-		}
-	}
-	var buf bytes.Buffer
-	fw, err := pqarrow.NewFileWriter(schema, &buf, writerProps(), pqarrow.DefaultWriterProps())
-	if err != nil {
-		return nil, fmt.Errorf("declog: %w", err)
-	}
-	b := newBuilder()
-	defer b.release()
-	for i := range recs {
-		b.append(&recs[i])
-	}
-	rec := b.batch()
-	defer rec.Release()
-	if err := fw.Write(rec); err != nil {
-		fw.Close()
-		return nil, fmt.Errorf("declog: %w", err)
-	}
-	if err := fw.Close(); err != nil {
-		return nil, fmt.Errorf("declog: %w", err)
-	}
-	return buf.Bytes(), nil
-}
+func Encode(recs []Record) ([]byte, error) { return pqlog.Encode(format, recs) }
 
 // Decode reads the records of one log file held in data; name is the
 // file's name for error messages. It checks the version, the columns and
 // every row, and returns a *FormatError naming the file, row and column of
 // the first problem. Corrupt input never panics: a panic inside the
 // Parquet library is recovered and returned as an error.
-func Decode(data []byte, name string) (recs []Record, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			recs, err = nil, &FormatError{File: name, Field: "file", Err: fmt.Errorf("corrupt parquet: %v", p)}
+func Decode(data []byte, name string) ([]Record, error) { return pqlog.Decode(format, data, name) }
+
+// finish keeps only the fields of a decoded record's kind.
+func finish(r *Record) {
+	if r.Kind == KindDecision {
+		r.Outcome = Outcome{}
+	} else {
+		r.Decision = Decision{}
+	}
+}
+
+// columns decode a file's columns, in schema order; the columns added
+// after version 1's first release are optional.
+var columns = []pqlog.Column[Record]{
+	{Name: colKind, Optional: addedLater[colKind], Set: func(r *Record, a arrow.Array, i int) error {
+		s, err := str(a, i)
+		switch {
+		case err != nil:
+			return err
+		case s == "decision":
+			r.Kind = KindDecision
+		case s == "outcome":
+			r.Kind = KindOutcome
+		default:
+			return fmt.Errorf("unknown kind %q (want decision or outcome)", s)
 		}
-	}()
-	fail := func(row int, field string, err error) ([]Record, error) {
-		return nil, &FormatError{File: name, Row: row, Field: field, Err: err}
-	}
-	pf, err := file.NewParquetReader(bytes.NewReader(data))
-	if err != nil {
-		return fail(0, "file", err)
-	}
-	defer pf.Close()
-	v := pf.MetaData().KeyValueMetadata().FindValue(VersionKey)
-	if v == nil {
-		return fail(0, VersionKey, fmt.Errorf("%w: key missing", ErrVersion))
-	}
-	if *v != strconv.Itoa(Version) {
-		return fail(0, VersionKey, fmt.Errorf("%w: %q (this build reads %d)", ErrVersion, *v, Version))
-	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		return fail(0, "file", err)
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		return fail(0, "file", err)
-	}
-	defer tbl.Release()
-	n := int(tbl.NumRows())
-	cols := map[string]*arrow.Chunked{}
-	for i := 0; i < int(tbl.NumCols()); i++ {
-		c := tbl.Column(i)
-		cols[c.Name()] = c.Data()
-	}
-	get := func(name string) ([]arrow.Array, error) {
-		c, ok := cols[name]
+		return nil
+	}},
+	{Name: colTime, Optional: addedLater[colTime], Set: func(r *Record, a arrow.Array, i int) error {
+		ts, ok := a.(*array.Timestamp)
 		if !ok {
-			return nil, errors.New("column missing")
+			return fmt.Errorf("type %s, want timestamp", a.DataType())
 		}
-		if c.Len() != n {
-			return nil, fmt.Errorf("column has %d rows, want %d", c.Len(), n)
+		if ts.IsNull(i) {
+			return errors.New("null")
 		}
-		return c.Chunks(), nil
-	}
-	recs = make([]Record, n)
-	for _, c := range []struct {
-		name string
-		set  func(r *Record, a arrow.Array, i int) error
-	}{
-		{colKind, func(r *Record, a arrow.Array, i int) error {
-			s, err := str(a, i)
-			switch {
-			case err != nil:
-				return err
-			case s == "decision":
-				r.Kind = KindDecision
-			case s == "outcome":
-				r.Kind = KindOutcome
-			default:
-				return fmt.Errorf("unknown kind %q (want decision or outcome)", s)
-			}
+		t := time.Unix(0, 0).UTC()
+		if u, ok := ts.DataType().(*arrow.TimestampType); ok {
+			t = ts.Value(i).ToTime(u.Unit)
+		}
+		r.Decision.Time, r.Outcome.Time = t, t
+		return nil
+	}},
+	{Name: colRequestID, Optional: addedLater[colRequestID], Set: strCol(func(r *Record, s string) { r.Decision.RequestID, r.Outcome.RequestID = s, s })},
+	{Name: colJobID, Optional: addedLater[colJobID], Set: strCol(func(r *Record, s string) { r.Decision.JobID, r.Outcome.JobID = s, s })},
+	{Name: colSource, Optional: addedLater[colSource], Set: strCol(func(r *Record, s string) { r.Decision.Source = s })},
+	{Name: colFallback, Optional: addedLater[colFallback], Set: strCol(func(r *Record, s string) { r.Decision.Fallback = s })},
+	{Name: colWorkers, Optional: addedLater[colWorkers], Set: strList(func(r *Record, s []string) { r.Decision.Workers = s })},
+	{Name: colPS, Optional: addedLater[colPS], Set: strList(func(r *Record, s []string) { r.Decision.PS = s })},
+	{Name: colSync, Optional: addedLater[colSync], Set: strCol(func(r *Record, s string) { r.Decision.Sync = s })},
+	{Name: colLatency, Optional: addedLater[colLatency], Set: int64Col(func(r *Record, x int64) { r.Decision.Latency = time.Duration(x) })},
+	{Name: colOutcome, Optional: addedLater[colOutcome], Set: strCol(func(r *Record, s string) { r.Outcome.Kind = OutcomeKind(s) })},
+	{Name: colIterationTimes, Optional: addedLater[colIterationTimes], Set: func(r *Record, a arrow.Array, i int) error {
+		l, ok := a.(*array.List)
+		if !ok {
+			return fmt.Errorf("type %s, want list<double>", a.DataType())
+		}
+		vs, ok := l.ListValues().(*array.Float64)
+		if !ok {
+			return fmt.Errorf("type %s, want list<double>", a.DataType())
+		}
+		if l.IsNull(i) {
 			return nil
-		}},
-		{colTime, func(r *Record, a arrow.Array, i int) error {
-			ts, ok := a.(*array.Timestamp)
-			if !ok {
-				return fmt.Errorf("type %s, want timestamp", a.DataType())
-			}
-			if ts.IsNull(i) {
-				return errors.New("null")
-			}
-			t := time.Unix(0, 0).UTC()
-			if u, ok := ts.DataType().(*arrow.TimestampType); ok {
-				t = ts.Value(i).ToTime(u.Unit)
-			}
-			r.Decision.Time, r.Outcome.Time = t, t
-			return nil
-		}},
-		{colRequestID, strCol(func(r *Record, s string) { r.Decision.RequestID, r.Outcome.RequestID = s, s })},
-		{colJobID, strCol(func(r *Record, s string) { r.Decision.JobID, r.Outcome.JobID = s, s })},
-		{colSource, strCol(func(r *Record, s string) { r.Decision.Source = s })},
-		{colFallback, strCol(func(r *Record, s string) { r.Decision.Fallback = s })},
-		{colWorkers, strList(func(r *Record, s []string) { r.Decision.Workers = s })},
-		{colPS, strList(func(r *Record, s []string) { r.Decision.PS = s })},
-		{colSync, strCol(func(r *Record, s string) { r.Decision.Sync = s })},
-		{colLatency, int64Col(func(r *Record, x int64) { r.Decision.Latency = time.Duration(x) })},
-		{colOutcome, strCol(func(r *Record, s string) { r.Outcome.Kind = OutcomeKind(s) })},
-		{colIterationTimes, func(r *Record, a arrow.Array, i int) error {
-			l, ok := a.(*array.List)
-			if !ok {
-				return fmt.Errorf("type %s, want list<double>", a.DataType())
-			}
-			vs, ok := l.ListValues().(*array.Float64)
-			if !ok {
-				return fmt.Errorf("type %s, want list<double>", a.DataType())
-			}
-			if l.IsNull(i) {
-				return nil
-			}
-			lo, hi := l.ValueOffsets(i)
-			if lo < 0 || hi > int64(vs.Len()) || lo > hi {
-				return fmt.Errorf("list offsets [%d,%d) out of range", lo, hi)
-			}
-			if hi > lo {
-				r.Outcome.IterationTimes = append([]float64(nil), vs.Float64Values()[lo:hi]...)
-			}
-			return nil
-		}},
-		{colJCT, float64Col(func(r *Record, x float64) { r.Outcome.JCT = x })},
-		{colShadow, strCol(func(r *Record, s string) { r.Decision.Shadow = s })},
-		{colShadowWorkers, strList(func(r *Record, s []string) { r.Decision.ShadowWorkers = s })},
-		{colShadowSync, strCol(func(r *Record, s string) { r.Decision.ShadowSync = s })},
-		{colShadowFailure, strCol(func(r *Record, s string) { r.Decision.ShadowFailure = s })},
-		{colJobModel, strCol(func(r *Record, s string) { r.Decision.JobModel = s })},
-		{colJobGPUs, int64Col(func(r *Record, x int64) { r.Decision.JobGPUs = clampInt(x) })},
-		{colJobArch, strCol(func(r *Record, s string) { r.Decision.JobArch = s })},
-		{colJobBatchSize, int64Col(func(r *Record, x int64) { r.Decision.JobBatchSize = clampInt(x) })},
-		{colJobExpectedDuration, float64Col(func(r *Record, x float64) { r.Decision.JobExpectedDuration = x })},
-		{colJobSubmitted, int64Col(func(r *Record, x int64) {
-			if x != 0 {
-				r.Decision.JobSubmitted = time.Unix(0, x).UTC()
-			}
-		})},
-	} {
-		if _, ok := cols[c.name]; !ok && addedLater[c.name] {
-			continue // an older file: the zero value
 		}
-		chunks, err := get(c.name)
-		if err != nil {
-			return fail(0, c.name, err)
+		lo, hi := l.ValueOffsets(i)
+		if lo < 0 || hi > int64(vs.Len()) || lo > hi {
+			return fmt.Errorf("list offsets [%d,%d) out of range", lo, hi)
 		}
-		row := 0
-		for _, a := range chunks {
-			for i := 0; i < a.Len(); i++ {
-				if err := c.set(&recs[row], a, i); err != nil {
-					return fail(row+1, c.name, err)
-				}
-				row++
-			}
+		if hi > lo {
+			r.Outcome.IterationTimes = append([]float64(nil), vs.Float64Values()[lo:hi]...)
 		}
-	}
-	// Keep only the fields of each record's kind, then check it.
-	for i := range recs {
-		r := &recs[i]
-		if r.Kind == KindDecision {
-			r.Outcome = Outcome{}
-		} else {
-			r.Decision = Decision{}
+		return nil
+	}},
+	{Name: colJCT, Optional: addedLater[colJCT], Set: float64Col(func(r *Record, x float64) { r.Outcome.JCT = x })},
+	{Name: colShadow, Optional: addedLater[colShadow], Set: strCol(func(r *Record, s string) { r.Decision.Shadow = s })},
+	{Name: colShadowWorkers, Optional: addedLater[colShadowWorkers], Set: strList(func(r *Record, s []string) { r.Decision.ShadowWorkers = s })},
+	{Name: colShadowSync, Optional: addedLater[colShadowSync], Set: strCol(func(r *Record, s string) { r.Decision.ShadowSync = s })},
+	{Name: colShadowFailure, Optional: addedLater[colShadowFailure], Set: strCol(func(r *Record, s string) { r.Decision.ShadowFailure = s })},
+	{Name: colJobModel, Optional: addedLater[colJobModel], Set: strCol(func(r *Record, s string) { r.Decision.JobModel = s })},
+	{Name: colJobGPUs, Optional: addedLater[colJobGPUs], Set: int64Col(func(r *Record, x int64) { r.Decision.JobGPUs = clampInt(x) })},
+	{Name: colJobArch, Optional: addedLater[colJobArch], Set: strCol(func(r *Record, s string) { r.Decision.JobArch = s })},
+	{Name: colJobBatchSize, Optional: addedLater[colJobBatchSize], Set: int64Col(func(r *Record, x int64) { r.Decision.JobBatchSize = clampInt(x) })},
+	{Name: colJobExpectedDuration, Optional: addedLater[colJobExpectedDuration], Set: float64Col(func(r *Record, x float64) { r.Decision.JobExpectedDuration = x })},
+	{Name: colJobSubmitted, Optional: addedLater[colJobSubmitted], Set: int64Col(func(r *Record, x int64) {
+		if x != 0 {
+			r.Decision.JobSubmitted = time.Unix(0, x).UTC()
 		}
-		if err := r.Validate(); err != nil {
-			var fe *FormatError
-			if errors.As(err, &fe) {
-				fe.File, fe.Row = name, i+1
-			}
-			return nil, err
-		}
-	}
-	return recs, nil
+	})},
 }
 
 func str(a arrow.Array, i int) (string, error) {
@@ -481,6 +363,62 @@ func strList(set func(*Record, []string)) func(*Record, arrow.Array, int) error 
 	}
 }
 
-// nopCloser hides a sink's Close from the Parquet writer, which closes
-// sinks that have one; the Writer closes its files itself, after fsync.
-type nopCloser struct{ io.Writer }
+// frameVersion is the version of appendFrame's encoding, in every
+// write-ahead log's header (docs/format/decision-log.md).
+const frameVersion = 1
+
+// appendFrame appends r's write-ahead-log encoding to b: the kind (1
+// byte), then the fields of its kind in the columns' order, as
+// internal/pqlog encodes them.
+func appendFrame(b []byte, r *Record) []byte {
+	b = append(b, byte(r.Kind))
+	if r.Kind == KindOutcome {
+		o := &r.Outcome
+		b = pqlog.AppendTime(b, o.Time)
+		b = pqlog.AppendString(b, o.RequestID)
+		b = pqlog.AppendString(b, o.JobID)
+		b = pqlog.AppendString(b, string(o.Kind))
+		b = pqlog.AppendFloats(b, o.IterationTimes)
+		return pqlog.AppendFloat(b, o.JCT)
+	}
+	d := &r.Decision
+	b = pqlog.AppendTime(b, d.Time)
+	for _, s := range []string{d.RequestID, d.JobID, d.Source, d.Fallback} {
+		b = pqlog.AppendString(b, s)
+	}
+	b = pqlog.AppendStrings(b, d.Workers)
+	b = pqlog.AppendStrings(b, d.PS)
+	b = pqlog.AppendString(b, d.Sync)
+	b = pqlog.AppendInt(b, int64(d.Latency))
+	b = pqlog.AppendString(b, d.Shadow)
+	b = pqlog.AppendStrings(b, d.ShadowWorkers)
+	for _, s := range []string{d.ShadowSync, d.ShadowFailure, d.JobModel} {
+		b = pqlog.AppendString(b, s)
+	}
+	b = pqlog.AppendInt(b, int64(d.JobGPUs))
+	b = pqlog.AppendString(b, d.JobArch)
+	b = pqlog.AppendInt(b, int64(d.JobBatchSize))
+	b = pqlog.AppendFloat(b, d.JobExpectedDuration)
+	return pqlog.AppendTime(b, d.JobSubmitted)
+}
+
+// decodeFrame decodes what appendFrame wrote.
+func decodeFrame(d *pqlog.Dec) Record {
+	kind := Kind(d.Byte())
+	if kind == KindOutcome {
+		o := Outcome{Time: d.Time(), RequestID: d.String(), JobID: d.String(), Kind: OutcomeKind(d.String()), IterationTimes: d.Floats()}
+		o.JCT = d.Float()
+		return o.Record()
+	}
+	x := Decision{Time: d.Time(), RequestID: d.String(), JobID: d.String(), Source: d.String(), Fallback: d.String(),
+		Workers: d.Strings(), PS: d.Strings(), Sync: d.String(), Latency: time.Duration(d.Int()),
+		Shadow: d.String(), ShadowWorkers: d.Strings(), ShadowSync: d.String(), ShadowFailure: d.String(), JobModel: d.String()}
+	x.JobGPUs = clampInt(d.Int())
+	x.JobArch = d.String()
+	x.JobBatchSize = clampInt(d.Int())
+	x.JobExpectedDuration = d.Float()
+	x.JobSubmitted = d.Time()
+	r := x.Record()
+	r.Kind = kind // an unknown kind fails validation
+	return r
+}

@@ -1,11 +1,6 @@
 package declog
 
-import (
-	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
-)
+import "github.com/drover-sched/drover/internal/pqlog"
 
 // Log is what ReadDir found in a log directory.
 type Log struct {
@@ -14,57 +9,24 @@ type Log struct {
 	Records []Record
 	// Files lists the sealed files read, in order.
 	Files []string
-	// Partial lists the unsealed .tmp files that were skipped: the file a
-	// live Writer is writing, or one a crash left behind. Their records
-	// are not in Records.
+	// Partial lists the unsealed files that were skipped (.tmp and .wal):
+	// those a live Writer is writing, or those a crash left behind (the
+	// next Writer on the directory recovers them). Their records are not
+	// in Records.
 	Partial []string
 }
 
 // ReadDir reads every sealed log file of dir in index order and returns
-// their records in the order they were appended. Unsealed .tmp files are
+// their records in the order they were appended. Unsealed files are
 // skipped and listed in Log.Partial; files with other names are ignored.
 // A sealed file that cannot be read is an error naming it.
 func ReadDir(dir string) (*Log, error) {
-	ents, err := os.ReadDir(dir)
+	l, err := pqlog.ReadDir(format, dir)
 	if err != nil {
-		return nil, fmt.Errorf("declog: %w", err)
+		return nil, err
 	}
-	type entry struct {
-		index int
-		name  string
-	}
-	var sealed []entry
-	log := &Log{}
-	for _, e := range ents {
-		i, tmp, ok := parseName(e.Name())
-		if !ok || e.IsDir() {
-			continue
-		}
-		p := filepath.Join(dir, e.Name())
-		if tmp {
-			log.Partial = append(log.Partial, p)
-			continue
-		}
-		sealed = append(sealed, entry{i, p})
-	}
-	sort.Slice(sealed, func(a, b int) bool { return sealed[a].index < sealed[b].index })
-	sort.Strings(log.Partial)
-	for _, s := range sealed {
-		recs, err := ReadFile(s.name)
-		if err != nil {
-			return nil, err
-		}
-		log.Records = append(log.Records, recs...)
-		log.Files = append(log.Files, s.name)
-	}
-	return log, nil
+	return &Log{Records: l.Records, Files: l.Files, Partial: l.Partial}, nil
 }
 
 // ReadFile reads the records of one sealed log file.
-func ReadFile(path string) ([]Record, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("declog: %w", err)
-	}
-	return Decode(data, path)
-}
+func ReadFile(path string) ([]Record, error) { return pqlog.ReadFile(format, path) }

@@ -3,26 +3,23 @@ package declog
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"regexp"
-	"strconv"
-	"sync"
 	"time"
 
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/drover-sched/drover/internal/pqlog"
 )
 
 // File naming: DIR/decisions-000001.parquet once sealed; the file being
-// written carries TmpSuffix.
+// written carries TmpSuffix, and its write-ahead log is
+// DIR/decisions-000001.wal.
 const (
 	// FilePrefix starts every log file's name.
 	FilePrefix = "decisions-"
 	// FileSuffix ends a sealed log file's name.
-	FileSuffix = ".parquet"
+	FileSuffix = pqlog.FileSuffix
 	// TmpSuffix is appended to the name of a file still being written.
-	TmpSuffix = ".tmp"
+	TmpSuffix = pqlog.TmpSuffix
+	// WALSuffix ends the name of an unsealed file's write-ahead log.
+	WALSuffix = pqlog.WALSuffix
 )
 
 // Defaults of the Writer's options.
@@ -33,287 +30,138 @@ const (
 	DefaultMaxBytes = 64 << 20
 	// DefaultRowGroupRecords is the records buffered in memory per row group.
 	DefaultRowGroupRecords = 4096
+	// DefaultQueue is the records Append queues before it drops.
+	DefaultQueue = pqlog.DefaultQueue
 )
 
 // ErrClosed is returned by Append and Flush after Close.
 var ErrClosed = errors.New("declog: writer closed")
 
-var fileRE = regexp.MustCompile(`^` + FilePrefix + `([0-9]{6,})` + regexp.QuoteMeta(FileSuffix) + `(` + regexp.QuoteMeta(TmpSuffix) + `)?$`)
-
 // FileName returns the name of the sealed log file with index i.
-func FileName(i int) string { return fmt.Sprintf("%s%06d%s", FilePrefix, i, FileSuffix) }
-
-// parseName returns the index of a log file name and whether it is a
-// temporary (unsealed) file; ok is false for other names.
-func parseName(name string) (index int, tmp, ok bool) {
-	m := fileRE.FindStringSubmatch(name)
-	if m == nil {
-		return 0, false, false
-	}
-	i, err := strconv.Atoi(m[1])
-	if err != nil {
-		return 0, false, false
-	}
-	return i, m[2] != "", true
-}
+func FileName(i int) string { return format.FileName(i) }
 
 // Option configures a Writer.
-type Option func(*Writer)
+type Option func(*config)
+
+type config struct {
+	now func() time.Time
+	pq  pqlog.Config[Record]
+}
 
 // WithClock sets the clock that stamps records appended with a zero Time
 // (default time.Now).
-func WithClock(now func() time.Time) Option { return func(w *Writer) { w.now = now } }
+func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
 // WithMaxRecords seals a file once it holds n records (default
 // DefaultMaxRecords; n <= 0 means no limit).
-func WithMaxRecords(n int) Option { return func(w *Writer) { w.maxRecords = n } }
+func WithMaxRecords(n int) Option { return func(c *config) { c.pq.MaxRecords = n } }
 
 // WithMaxBytes seals a file once its written row groups reach n bytes
 // (default DefaultMaxBytes; n <= 0 means no limit).
-func WithMaxBytes(n int64) Option { return func(w *Writer) { w.maxBytes = n } }
+func WithMaxBytes(n int64) Option { return func(c *config) { c.pq.MaxBytes = n } }
 
 // WithRowGroupRecords bounds the records buffered in memory: a row group is
 // written every n records (default DefaultRowGroupRecords).
-func WithRowGroupRecords(n int) Option { return func(w *Writer) { w.rowGroup = n } }
+func WithRowGroupRecords(n int) Option { return func(c *config) { c.pq.RowGroup = n } }
+
+// WithQueue sets how many records Append queues for the background
+// goroutine before it drops (default DefaultQueue). n <= 0 means no queue:
+// Append encodes and writes on the caller's goroutine, under the Writer's
+// lock, and never drops (for offline writers that prefer waiting to
+// losing records).
+func WithQueue(n int) Option { return func(c *config) { c.pq.Queue = n } }
 
 // Writer appends records to the log files of one directory. It is safe for
-// concurrent use. Records are buffered in memory up to the row-group size,
-// then written as a row group to the current file, DIR/decisions-N.parquet.tmp;
-// a file is sealed (footer written, fsync, renamed to .parquet, directory
-// fsynced) when it reaches the record or byte limit, on Flush and on
-// Close. A crash loses at most the records of the unsealed file and never
-// touches sealed ones.
+// concurrent use. Append validates and stamps the records and queues them;
+// one background goroutine writes them: first to the current file's
+// write-ahead log, DIR/decisions-N.wal, then, a row group at a time, to
+// DIR/decisions-N.parquet.tmp. A file is sealed (footer written, fsync,
+// renamed to .parquet, directory fsynced, write-ahead log removed) when it
+// reaches the record or byte limit, on Flush and on Close. A killed
+// process loses only the records still in the queue: the next Writer on
+// the directory seals the write-ahead log's records (Recovered). Sealed
+// files are never written again.
 type Writer struct {
-	dir        string
-	now        func() time.Time
-	maxRecords int
-	maxBytes   int64
-	rowGroup   int
-
-	mu      sync.Mutex
-	next    int // index of the next file to create
-	f       *os.File
-	cw      *countingWriter
-	fw      *pqarrow.FileWriter
-	b       *builder
-	records int // records in the current file, buffered ones included
-	sealed  []string
-	err     error // sticky: the first write error
-	closed  bool
+	w *pqlog.Writer[Record]
 }
 
+// Recovery is what NewWriter found of one unsealed file: the records it
+// recovered into a sealed file, and the bytes it could not recover, with
+// the file they were in.
+type Recovery = pqlog.Recovery
+
 // NewWriter returns a Writer for dir, creating the directory if needed.
-// File numbering continues after the highest index already in dir (sealed
-// or not), so a restarted server never overwrites or reuses a file.
+// It first recovers the files earlier writers left unsealed (see
+// Recovered). File numbering continues after the highest index already in
+// dir (sealed or not), so a restarted server never overwrites or reuses a
+// file.
 func NewWriter(dir string, opts ...Option) (*Writer, error) {
-	w := &Writer{dir: dir, now: time.Now, maxRecords: DefaultMaxRecords, maxBytes: DefaultMaxBytes, rowGroup: DefaultRowGroupRecords}
+	c := config{now: time.Now, pq: pqlog.Config[Record]{MaxRecords: DefaultMaxRecords, MaxBytes: DefaultMaxBytes,
+		RowGroup: DefaultRowGroupRecords, Queue: DefaultQueue}}
 	for _, o := range opts {
-		o(w)
+		o(&c)
 	}
-	if w.now == nil {
+	if c.now == nil {
 		return nil, errors.New("declog: nil clock")
 	}
-	if w.rowGroup <= 0 {
-		return nil, fmt.Errorf("declog: row group of %d records, want > 0", w.rowGroup)
+	if c.pq.RowGroup <= 0 {
+		return nil, fmt.Errorf("declog: row group of %d records, want > 0", c.pq.RowGroup)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("declog: %w", err)
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("declog: %w", err)
-	}
-	w.next = 1
-	for _, e := range ents {
-		if i, _, ok := parseName(e.Name()); ok && i >= w.next {
-			w.next = i + 1
+	now := c.now
+	c.pq.Stamp = func(r *Record) {
+		if r.Time().IsZero() {
+			if r.Kind == KindDecision {
+				r.Decision.Time = now()
+			} else {
+				r.Outcome.Time = now()
+			}
 		}
 	}
-	w.b = newBuilder()
-	return w, nil
+	w, err := pqlog.NewWriter(format, dir, c.pq)
+	if err != nil {
+		return nil, err
+	}
+	return &Writer{w: w}, nil
 }
 
 // Append adds records to the log. Records with a zero Time are stamped
 // with the Writer's clock. It returns a *FormatError for an invalid record
 // (nothing of the call is logged then), ErrClosed after Close, and the
-// first I/O error the Writer met (the Writer is unusable after one).
+// first I/O error the Writer met (the Writer is unusable after one). It
+// never blocks on I/O: when the queue is full it drops the records that do
+// not fit and counts them (Dropped).
 func (w *Writer) Append(recs ...Record) error {
 	for i := range recs {
 		if err := recs[i].Validate(); err != nil {
 			return err
 		}
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed {
-		return ErrClosed
-	}
-	if w.err != nil {
-		return w.err
-	}
-	for i := range recs {
-		r := recs[i]
-		if r.Time().IsZero() {
-			if r.Kind == KindDecision {
-				r.Decision.Time = w.now()
-			} else {
-				r.Outcome.Time = w.now()
-			}
-		}
-		w.b.append(&r)
-		w.records++
-		if w.b.n >= w.rowGroup {
-			if err := w.writeRowGroup(); err != nil {
-				return w.fail(err)
-			}
-		}
-		if (w.maxRecords > 0 && w.records >= w.maxRecords) || (w.maxBytes > 0 && w.cw != nil && w.cw.n >= w.maxBytes) {
-			if err := w.seal(); err != nil {
-				return w.fail(err)
-			}
-		}
-	}
-	return nil
+	return w.w.Write(recs...)
 }
 
-// Flush makes every record appended so far durable and readable: it seals
-// the current file (if it holds any record). A server calls it
-// periodically to bound what a crash can lose.
-func (w *Writer) Flush() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed {
-		return ErrClosed
-	}
-	if w.err != nil {
-		return w.err
-	}
-	if err := w.seal(); err != nil {
-		return w.fail(err)
-	}
-	return nil
-}
+// Flush makes every record appended so far durable and readable: it waits
+// for the queue to write them and seals the current file (if it holds any
+// record). A server calls it periodically to bound what a crash of the
+// machine can lose.
+func (w *Writer) Flush() error { return w.w.Flush() }
 
-// Close seals the current file and releases the Writer. Closing twice
-// returns nil.
-func (w *Writer) Close() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed {
-		return nil
-	}
-	w.closed = true
-	var err error
-	if w.err == nil {
-		err = w.seal()
-	} else if w.f != nil {
-		w.f.Close() // leave the broken .tmp for readers to report
-	}
-	w.b.release()
-	return err
-}
+// Close writes the queued records, seals the current file and releases
+// the Writer. Closing twice returns nil.
+func (w *Writer) Close() error { return w.w.Close() }
 
 // Files returns the paths of the files this Writer has sealed, in order.
-func (w *Writer) Files() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]string(nil), w.sealed...)
-}
+func (w *Writer) Files() []string { return w.w.Files() }
 
-func (w *Writer) fail(err error) error {
-	w.err = err
-	return err
-}
+// Dropped returns how many records Append dropped because the queue was
+// full.
+func (w *Writer) Dropped() int64 { return w.w.Dropped() }
 
-// writeRowGroup writes the buffered records as one row group, opening a
-// new file first when none is open.
-func (w *Writer) writeRowGroup() error {
-	if w.b.n == 0 {
-		return nil
-	}
-	if w.fw == nil {
-		if err := w.open(); err != nil {
-			return err
-		}
-	}
-	rec := w.b.batch()
-	defer rec.Release()
-	if err := w.fw.Write(rec); err != nil {
-		return fmt.Errorf("declog: write %s: %w", w.f.Name(), err)
-	}
-	return nil
-}
+// Recovered returns what NewWriter found unsealed in the directory, one
+// entry per file, in index order: the records it sealed from the file's
+// write-ahead log, and the bytes it could not recover (a torn last frame,
+// or a .tmp without a write-ahead log, left in place), naming the file.
+func (w *Writer) Recovered() []Recovery { return w.w.Recovered() }
 
-func (w *Writer) open() error {
-	path := filepath.Join(w.dir, FileName(w.next)+TmpSuffix)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("declog: %w", err)
-	}
-	w.next++
-	cw := &countingWriter{w: f}
-	fw, err := pqarrow.NewFileWriter(schema, nopCloser{cw}, writerProps(), pqarrow.DefaultWriterProps())
-	if err != nil {
-		f.Close()
-		return fmt.Errorf("declog: %s: %w", path, err)
-	}
-	w.f, w.cw, w.fw = f, cw, fw
-	return nil
-}
-
-// seal writes the buffered records, the footer, fsyncs and renames the
-// current file to its final name, then fsyncs the directory.
-func (w *Writer) seal() error {
-	if err := w.writeRowGroup(); err != nil {
-		return err
-	}
-	if w.fw == nil {
-		return nil
-	}
-	tmp := w.f.Name()
-	if err := w.fw.Close(); err != nil {
-		return fmt.Errorf("declog: close %s: %w", tmp, err)
-	}
-	if err := w.f.Sync(); err != nil {
-		return fmt.Errorf("declog: sync %s: %w", tmp, err)
-	}
-	if err := w.f.Close(); err != nil {
-		return fmt.Errorf("declog: close %s: %w", tmp, err)
-	}
-	final := tmp[:len(tmp)-len(TmpSuffix)]
-	if err := os.Rename(tmp, final); err != nil {
-		return fmt.Errorf("declog: %w", err)
-	}
-	if err := syncDir(w.dir); err != nil {
-		return err
-	}
-	w.f, w.cw, w.fw = nil, nil, nil
-	w.records = 0
-	w.sealed = append(w.sealed, final)
-	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("declog: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("declog: sync %s: %w", dir, err)
-	}
-	return nil
-}
-
-// countingWriter counts the bytes written through it.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-// Write implements io.Writer.
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
+// drain waits until every record appended so far is in the current
+// file's write-ahead log (tests: a crash after it loses nothing).
+func (w *Writer) drain() error { return w.w.Drain() }

@@ -1,20 +1,14 @@
 package telemlog
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/drover-sched/drover/internal/pqlog"
 )
 
 // Version is the version of the log's schema (docs/format/telemetry-log.md),
@@ -76,127 +70,52 @@ var schema = func() *arrow.Schema {
 	return arrow.NewSchema(fields, &md)
 }()
 
-// writerProps are the Parquet properties of every log file: format 2.6
-// (nanosecond timestamps), zstd, as the decision log's.
-func writerProps() *parquet.WriterProperties {
-	return parquet.NewWriterProperties(
-		parquet.WithVersion(parquet.V2_6),
-		parquet.WithCompression(compress.Codecs.Zstd),
-		parquet.WithCreatedBy("drover telemlog v"+strconv.Itoa(Version)),
-	)
+// format is the telemetry log for internal/pqlog: names, schema, and the
+// codecs between a Sample, a row and a write-ahead-log frame.
+var format = &pqlog.Format[Sample]{
+	Log:          "telemlog",
+	Prefix:       FilePrefix,
+	Schema:       schema,
+	VersionKey:   VersionKey,
+	Version:      strconv.Itoa(Version),
+	ErrVersion:   ErrVersion,
+	ErrClosed:    ErrClosed,
+	CreatedBy:    "drover telemlog v" + strconv.Itoa(Version),
+	Append:       appendRow,
+	Columns:      columns(),
+	Finish:       func(s *Sample) { s.Time = s.Time.UTC() },
+	Validate:     (*Sample).Validate,
+	FrameVersion: frameVersion,
+	AppendFrame:  appendFrame,
+	DecodeFrame:  decodeFrame,
 }
 
-// builder accumulates samples into an Arrow record batch.
-type builder struct {
-	b *array.RecordBuilder
-	n int
-}
-
-func newBuilder() *builder {
-	return &builder{b: array.NewRecordBuilder(memory.DefaultAllocator, schema)}
-}
-
-func (b *builder) append(s *Sample) {
-	f := b.b.Field
+// appendRow appends s to b as one row of the schema.
+func appendRow(b *array.RecordBuilder, s *Sample) {
+	f := b.Field
 	f(0).(*array.StringBuilder).Append(s.Node)
 	f(1).(*array.TimestampBuilder).Append(arrow.Timestamp(s.Time.UnixNano()))
 	for i, c := range floatCols {
 		f(2 + i).(*array.Float64Builder).Append(*c.get(s))
 	}
-	b.n++
 }
-
-// batch returns the samples appended so far as one record batch and
-// resets the builder.
-func (b *builder) batch() arrow.RecordBatch {
-	b.n = 0
-	return b.b.NewRecordBatch()
-}
-
-func (b *builder) release() { b.b.Release() }
 
 // Encode returns samples as one complete log file (one row group). It
 // checks every sample first; the error names the bad sample's row and
 // field.
-func Encode(samples []Sample) ([]byte, error) {
-	for i := range samples {
-		if err := samples[i].Validate(); err != nil {
-			var fe *FormatError
-			if errors.As(err, &fe) {
-				fe.Row = i + 1
-			}
-			return nil, err
-		}
-	}
-	var buf bytes.Buffer
-	fw, err := pqarrow.NewFileWriter(schema, &buf, writerProps(), pqarrow.DefaultWriterProps())
-	if err != nil {
-		return nil, fmt.Errorf("telemlog: %w", err)
-	}
-	b := newBuilder()
-	defer b.release()
-	for i := range samples {
-		b.append(&samples[i])
-	}
-	rec := b.batch()
-	defer rec.Release()
-	if err := fw.Write(rec); err != nil {
-		fw.Close()
-		return nil, fmt.Errorf("telemlog: %w", err)
-	}
-	if err := fw.Close(); err != nil {
-		return nil, fmt.Errorf("telemlog: %w", err)
-	}
-	return buf.Bytes(), nil
-}
+func Encode(samples []Sample) ([]byte, error) { return pqlog.Encode(format, samples) }
 
 // Decode reads the samples of one log file held in data, in file order;
 // name is the file's name for error messages. It checks the version, the
 // columns and every row, and returns a *FormatError naming the file, row
 // and column of the first problem. Corrupt input never panics: a panic
 // inside the Parquet library is recovered and returned as an error.
-func Decode(data []byte, name string) (out []Sample, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			out, err = nil, &FormatError{File: name, Field: "file", Err: fmt.Errorf("corrupt parquet: %v", p)}
-		}
-	}()
-	fail := func(row int, field string, err error) ([]Sample, error) {
-		return nil, &FormatError{File: name, Row: row, Field: field, Err: err}
-	}
-	pf, err := file.NewParquetReader(bytes.NewReader(data))
-	if err != nil {
-		return fail(0, "file", err)
-	}
-	defer pf.Close()
-	v := pf.MetaData().KeyValueMetadata().FindValue(VersionKey)
-	if v == nil {
-		return fail(0, VersionKey, fmt.Errorf("%w: key missing", ErrVersion))
-	}
-	if *v != strconv.Itoa(Version) {
-		return fail(0, VersionKey, fmt.Errorf("%w: %q (this build reads %d)", ErrVersion, *v, Version))
-	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		return fail(0, "file", err)
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		return fail(0, "file", err)
-	}
-	defer tbl.Release()
-	n := int(tbl.NumRows())
-	cols := map[string]*arrow.Chunked{}
-	for i := 0; i < int(tbl.NumCols()); i++ {
-		c := tbl.Column(i)
-		cols[c.Name()] = c.Data()
-	}
-	type setter func(s *Sample, a arrow.Array, i int) error
-	all := []struct {
-		name string
-		set  setter
-	}{
-		{colNode, func(s *Sample, a arrow.Array, i int) error {
+func Decode(data []byte, name string) ([]Sample, error) { return pqlog.Decode(format, data, name) }
+
+// columns decode a file's columns, in schema order.
+func columns() []pqlog.Column[Sample] {
+	all := []pqlog.Column[Sample]{
+		{Name: colNode, Set: func(s *Sample, a arrow.Array, i int) error {
 			x, ok := a.(*array.String)
 			if !ok {
 				return fmt.Errorf("type %s, want string", a.DataType())
@@ -207,7 +126,7 @@ func Decode(data []byte, name string) (out []Sample, err error) {
 			s.Node = x.Value(i)
 			return nil
 		}},
-		{colTime, func(s *Sample, a arrow.Array, i int) error {
+		{Name: colTime, Set: func(s *Sample, a arrow.Array, i int) error {
 			ts, ok := a.(*array.Timestamp)
 			if !ok {
 				return fmt.Errorf("type %s, want timestamp", a.DataType())
@@ -225,10 +144,7 @@ func Decode(data []byte, name string) (out []Sample, err error) {
 	}
 	for _, c := range floatCols {
 		get := c.get
-		all = append(all, struct {
-			name string
-			set  setter
-		}{c.name, func(s *Sample, a arrow.Array, i int) error {
+		all = append(all, pqlog.Column[Sample]{Name: c.name, Set: func(s *Sample, a arrow.Array, i int) error {
 			x, ok := a.(*array.Float64)
 			if !ok {
 				return fmt.Errorf("type %s, want double", a.DataType())
@@ -240,38 +156,29 @@ func Decode(data []byte, name string) (out []Sample, err error) {
 			return nil
 		}})
 	}
-	out = make([]Sample, n)
-	for _, c := range all {
-		ch, ok := cols[c.name]
-		if !ok {
-			return fail(0, c.name, errors.New("column missing"))
-		}
-		if ch.Len() != n {
-			return fail(0, c.name, fmt.Errorf("column has %d rows, want %d", ch.Len(), n))
-		}
-		row := 0
-		for _, a := range ch.Chunks() {
-			for i := 0; i < a.Len(); i++ {
-				if err := c.set(&out[row], a, i); err != nil {
-					return fail(row+1, c.name, err)
-				}
-				row++
-			}
-		}
-	}
-	for i := range out {
-		out[i].Time = out[i].Time.UTC()
-		if err := out[i].Validate(); err != nil {
-			var fe *FormatError
-			if errors.As(err, &fe) {
-				fe.File, fe.Row = name, i+1
-			}
-			return nil, err
-		}
-	}
-	return out, nil
+	return all
 }
 
-// nopCloser hides a sink's Close from the Parquet writer, which closes
-// sinks that have one; the Writer closes its files itself, after fsync.
-type nopCloser struct{ io.Writer }
+// frameVersion is the version of appendFrame's encoding, in every
+// write-ahead log's header (docs/format/telemetry-log.md).
+const frameVersion = 1
+
+// appendFrame appends s's write-ahead-log encoding to b: node, time, then
+// the double columns in schema order, as internal/pqlog encodes them.
+func appendFrame(b []byte, s *Sample) []byte {
+	b = pqlog.AppendString(b, s.Node)
+	b = pqlog.AppendTime(b, s.Time)
+	for _, c := range floatCols {
+		b = pqlog.AppendFloat(b, *c.get(s))
+	}
+	return b
+}
+
+// decodeFrame decodes what appendFrame wrote.
+func decodeFrame(d *pqlog.Dec) Sample {
+	s := Sample{Node: d.String(), Time: d.Time()}
+	for _, c := range floatCols {
+		*c.get(&s) = d.Float()
+	}
+	return s
+}

@@ -2,11 +2,9 @@ package telemlog
 
 import (
 	"cmp"
-	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
-	"sort"
+
+	"github.com/drover-sched/drover/internal/pqlog"
 )
 
 // Log is what ReadDir found in a log directory.
@@ -16,9 +14,10 @@ type Log struct {
 	Samples []Sample
 	// Files lists the sealed files read, in index order.
 	Files []string
-	// Partial lists the unsealed .tmp files that were skipped: the file a
-	// live Writer is writing, or one a crash left behind. Their samples
-	// are not in Samples.
+	// Partial lists the unsealed files that were skipped (.tmp and .wal):
+	// those a live Writer is writing, or those a crash left behind (the
+	// next Writer on the directory recovers them). Their samples are not
+	// in Samples.
 	Partial []string
 }
 
@@ -37,43 +36,16 @@ func (l *Log) Nodes() []string {
 }
 
 // ReadDir reads every sealed telemetry file of dir (telemetry-*.parquet)
-// and returns their samples sorted by time, then node. Unsealed .tmp files
-// are skipped and listed in Log.Partial; files with other names (a
-// decision log's among them) are ignored. A sealed file that cannot be
-// read is an error naming it (a *FormatError with its path).
+// and returns their samples sorted by time, then node. Unsealed files
+// (.tmp and .wal) are skipped and listed in Log.Partial; files with other
+// names (a decision log's among them) are ignored. A sealed file that
+// cannot be read is an error naming it (a *FormatError with its path).
 func ReadDir(dir string) (*Log, error) {
-	ents, err := os.ReadDir(dir)
+	l, err := pqlog.ReadDir(format, dir)
 	if err != nil {
-		return nil, fmt.Errorf("telemlog: %w", err)
+		return nil, err
 	}
-	type entry struct {
-		index int
-		path  string
-	}
-	var sealed []entry
-	log := &Log{}
-	for _, e := range ents {
-		i, tmp, ok := parseName(e.Name())
-		if !ok || e.IsDir() {
-			continue
-		}
-		p := filepath.Join(dir, e.Name())
-		if tmp {
-			log.Partial = append(log.Partial, p)
-			continue
-		}
-		sealed = append(sealed, entry{i, p})
-	}
-	sort.Slice(sealed, func(a, b int) bool { return sealed[a].index < sealed[b].index })
-	sort.Strings(log.Partial)
-	for _, s := range sealed {
-		samples, err := ReadFile(s.path)
-		if err != nil {
-			return nil, err
-		}
-		log.Samples = append(log.Samples, samples...)
-		log.Files = append(log.Files, s.path)
-	}
+	log := &Log{Samples: l.Records, Files: l.Files, Partial: l.Partial}
 	slices.SortStableFunc(log.Samples, func(a, b Sample) int {
 		if c := a.Time.Compare(b.Time); c != 0 {
 			return c
@@ -84,10 +56,4 @@ func ReadDir(dir string) (*Log, error) {
 }
 
 // ReadFile reads the samples of one sealed log file, in file order.
-func ReadFile(path string) ([]Sample, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("telemlog: %w", err)
-	}
-	return Decode(data, path)
-}
+func ReadFile(path string) ([]Sample, error) { return pqlog.ReadFile(format, path) }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/drover-sched/drover/internal/pqlog"
 )
 
 // Sample is one node's telemetry at one time: the load shares the server
@@ -38,34 +40,12 @@ func Raw(node string, t time.Time, cpu, membw, net float64) Sample {
 
 // FormatError is a problem with a sample or a log file: the file (empty
 // for in-memory data), the 1-based row (0 when the whole file is bad) and
-// the column.
-type FormatError struct {
-	// File is the log file's path.
-	File string
-	// Row is the 1-based row within the file, or 0.
-	Row int
-	// Field is the column name.
-	Field string
-	// Err is what is wrong.
-	Err error
+// the column. Its message reads "telemlog: FILE:ROW: FIELD: problem".
+type FormatError = pqlog.FormatError
+
+func fieldErr(field string, err error) error {
+	return &FormatError{Log: "telemlog", Field: field, Err: err}
 }
-
-// Error implements error: "telemlog: FILE:ROW: FIELD: problem".
-func (e *FormatError) Error() string {
-	where := e.File
-	if where == "" {
-		where = "<data>"
-	}
-	if e.Row > 0 {
-		where = fmt.Sprintf("%s:%d", where, e.Row)
-	}
-	return fmt.Sprintf("telemlog: %s: %s: %v", where, e.Field, e.Err)
-}
-
-// Unwrap returns the underlying error.
-func (e *FormatError) Unwrap() error { return e.Err }
-
-func fieldErr(field string, err error) error { return &FormatError{Field: field, Err: err} }
 
 // Validate checks the sample's fields and returns a *FormatError naming
 // the first bad one (as the log's column names it).

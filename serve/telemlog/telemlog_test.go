@@ -140,7 +140,11 @@ func TestSealInterval(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The write at 75 s sealed the first three samples; the last two wait.
+	// The write at 75 s sealed the first three samples (once the queue
+	// reached it); the last two wait.
+	if err := w.drain(); err != nil {
+		t.Fatal(err)
+	}
 	log, err := ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)

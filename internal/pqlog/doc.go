@@ -1,0 +1,23 @@
+// Package pqlog is the machinery Drover's Parquet logs share (the decision
+// log, serve/declog, and the telemetry log, serve/telemlog): a directory
+// of sealed Parquet files written by one background goroutine, and the
+// reader of such a directory. A Format describes one log: its file names,
+// its Arrow schema, how a record becomes a row and a row a record, and
+// how a record is framed in the write-ahead log.
+//
+// A Writer takes records on the caller's goroutine into a bounded queue
+// (a full queue drops and counts, never blocks) and a background goroutine
+// appends them to the current file's write-ahead log,
+// DIR/PREFIX-NNNNNN.wal, builds row groups, writes them to
+// DIR/PREFIX-NNNNNN.parquet.tmp and seals the file (footer, fsync, rename
+// to .parquet, fsync of the directory, removal of the .wal) by size, by
+// interval, on Flush and on Close. A new Writer on the directory first
+// turns every leftover .wal into a sealed file, so the records of a
+// killed process's unsealed file survive; what cannot be recovered is
+// reported (Writer.Recovered), never deleted. The file formats are
+// specified in docs/format/decision-log.md and telemetry-log.md.
+//
+// Encoding is separate from I/O: Encode and Decode turn records into one
+// Parquet file's bytes and back, AppendFrame and ReadFrames frame records
+// for the write-ahead log; Writer, ReadDir and ReadFile put them on disk.
+package pqlog

@@ -1,0 +1,528 @@
+package pqlog
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// DefaultQueue is the records a Writer's queue holds before it drops.
+const DefaultQueue = 65536
+
+// Config sets a Writer's limits.
+type Config[T any] struct {
+	// MaxRecords seals a file once it holds this many records (<= 0: no
+	// limit).
+	MaxRecords int
+	// MaxBytes seals a file once its written row groups reach this many
+	// bytes (<= 0: no limit).
+	MaxBytes int64
+	// RowGroup is the records per row group, the most buffered in memory
+	// (> 0).
+	RowGroup int
+	// SealInterval seals the current file at the first record accepted
+	// this long after the file's first record (<= 0: never by time).
+	SealInterval time.Duration
+	// Now is the clock of SealInterval, read on the caller's goroutine
+	// (time.Now when nil).
+	Now func() time.Time
+	// Stamp, when set, completes each record on the caller's goroutine,
+	// in queue order, before it is queued (the decision log stamps
+	// records without a time).
+	Stamp func(r *T)
+	// Queue is the records the queue holds: Write queues records and one
+	// background goroutine writes them; when the queue is full Write
+	// drops the record and counts it (Dropped). Queue <= 0: no queue,
+	// Write encodes and writes on the caller's goroutine under the
+	// Writer's lock and never drops.
+	Queue int
+}
+
+// item is one queued record and when it was accepted.
+type item[T any] struct {
+	rec T
+	at  time.Time
+}
+
+// Writer appends records to the log files of one directory (see the
+// package comment). It is safe for concurrent use.
+type Writer[T any] struct {
+	f   *Format[T]
+	dir string
+	cfg Config[T]
+
+	// The queue: what Write accepted and the background goroutine has not
+	// taken yet.
+	qmu     sync.Mutex
+	pending []item[T]
+	flushes []chan error // Flush calls waiting for the records before them
+	drains  []chan error // drain calls, likewise
+	closed  bool
+	err     error // sticky: the first write error, as the queue's users see it
+	dropped atomic.Int64
+	wake    chan struct{}
+	done    chan struct{} // closed when the background goroutine ends
+
+	// The files: owned by the background goroutine, or by the caller
+	// holding mu when there is no queue.
+	mu        sync.Mutex
+	next      int // index of the next file to create
+	cur       int // index of the current file (0: none)
+	wal       *os.File
+	walBuf    []byte // frames not yet written to wal
+	f2        *os.File
+	cw        *countingWriter
+	fw        *pqarrow.FileWriter
+	b         *array.RecordBuilder
+	rows      int // records in the builder
+	records   int // records in the current file, buffered ones included
+	opened    time.Time
+	sealed    []string
+	recovered []Recovery
+	ferr      error // the first write error, as the files' owner sees it
+	closeErr  error
+}
+
+// NewWriter returns a Writer for dir, creating the directory if needed.
+// It first recovers what earlier writers left unsealed (Recover); file
+// numbering continues after the highest index in dir, so a restarted
+// server never overwrites or reuses a file. With cfg.Queue > 0 it starts
+// the background goroutine, which Close ends.
+func NewWriter[T any](f *Format[T], dir string, cfg Config[T]) (*Writer[T], error) {
+	if cfg.RowGroup <= 0 {
+		return nil, fmt.Errorf("%s: row group of %d records, want > 0", f.Log, cfg.RowGroup)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Log, err)
+	}
+	rec, next, err := recoverDir(f, dir, cfg.RowGroup)
+	if err != nil {
+		return nil, err
+	}
+	w := &Writer[T]{f: f, dir: dir, cfg: cfg, next: next, recovered: rec, b: f.newBuilder()}
+	if cfg.Queue > 0 {
+		w.wake = make(chan struct{}, 1)
+		w.done = make(chan struct{})
+		go w.run()
+	}
+	return w, nil
+}
+
+// Write adds records to the log, in order. With a queue it only queues
+// them (dropping, and counting, those the full queue cannot take); the
+// error is ErrClosed after Close, or the first I/O error the background
+// goroutine met (records accepted before it may be lost; the Writer is
+// unusable after one). Without a queue it writes them, and returns the
+// I/O error it meets. Records are not validated here.
+func (w *Writer[T]) Write(recs ...T) error {
+	if w.cfg.Queue <= 0 {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.closed {
+			return w.f.ErrClosed
+		}
+		if w.ferr != nil {
+			return w.ferr
+		}
+		at := w.now()
+		for i := range recs {
+			r := recs[i]
+			if w.cfg.Stamp != nil {
+				w.cfg.Stamp(&r)
+			}
+			if err := w.add(item[T]{r, at}); err != nil {
+				return w.fail(err)
+			}
+		}
+		return w.flushWAL()
+	}
+	w.qmu.Lock()
+	if w.closed {
+		w.qmu.Unlock()
+		return w.f.ErrClosed
+	}
+	if w.err != nil {
+		err := w.err
+		w.qmu.Unlock()
+		return err
+	}
+	at := w.now()
+	for i := range recs {
+		if len(w.pending) >= w.cfg.Queue {
+			w.dropped.Add(int64(len(recs) - i))
+			break
+		}
+		r := recs[i]
+		if w.cfg.Stamp != nil {
+			w.cfg.Stamp(&r)
+		}
+		w.pending = append(w.pending, item[T]{r, at})
+	}
+	w.qmu.Unlock()
+	w.signal()
+	return nil
+}
+
+// now reads the clock of SealInterval, only when there is one.
+func (w *Writer[T]) now() time.Time {
+	if w.cfg.SealInterval > 0 {
+		return w.cfg.Now()
+	}
+	return time.Time{}
+}
+
+func (w *Writer[T]) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Dropped returns how many records Write dropped because the queue was
+// full.
+func (w *Writer[T]) Dropped() int64 { return w.dropped.Load() }
+
+// Flush makes every record written so far durable and readable: it waits
+// for the queue to reach them and seals the current file (if it holds any
+// record).
+func (w *Writer[T]) Flush() error {
+	return w.request(func(w *Writer[T]) *[]chan error { return &w.flushes })
+}
+
+// Drain waits until every record written so far has reached the current
+// file's write-ahead log (from where a restart recovers it after a crash
+// of the process), without sealing.
+func (w *Writer[T]) Drain() error {
+	return w.request(func(w *Writer[T]) *[]chan error { return &w.drains })
+}
+
+func (w *Writer[T]) request(list func(*Writer[T]) *[]chan error) error {
+	if w.cfg.Queue <= 0 {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.closed {
+			return w.f.ErrClosed
+		}
+		if w.ferr != nil {
+			return w.ferr
+		}
+		if list(w) == &w.flushes {
+			return w.fail(w.seal())
+		}
+		return nil
+	}
+	w.qmu.Lock()
+	if w.closed {
+		w.qmu.Unlock()
+		return w.f.ErrClosed
+	}
+	if w.err != nil {
+		err := w.err
+		w.qmu.Unlock()
+		return err
+	}
+	ch := make(chan error, 1)
+	l := list(w)
+	*l = append(*l, ch)
+	w.qmu.Unlock()
+	w.signal()
+	return <-ch
+}
+
+// Close writes what the queue holds, seals the current file and releases
+// the Writer. Closing twice returns nil.
+func (w *Writer[T]) Close() error {
+	if w.cfg.Queue <= 0 {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.closed {
+			return nil
+		}
+		w.closed = true
+		return w.shutdown()
+	}
+	w.qmu.Lock()
+	if w.closed {
+		w.qmu.Unlock()
+		return nil
+	}
+	w.closed = true
+	w.qmu.Unlock()
+	w.signal()
+	<-w.done
+	return w.closeErr
+}
+
+// Files returns the paths of the files this Writer has sealed, in order
+// (files recovered at NewWriter not included).
+func (w *Writer[T]) Files() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.sealed...)
+}
+
+// Recovered returns what NewWriter found unsealed in the directory: one
+// entry per unsealed file, recovered or not.
+func (w *Writer[T]) Recovered() []Recovery {
+	return append([]Recovery(nil), w.recovered...)
+}
+
+// run is the background goroutine: it takes the queue's records in
+// batches, writes them, answers Flush and drain calls, and on Close seals
+// and ends.
+func (w *Writer[T]) run() {
+	defer close(w.done)
+	var spare []item[T]
+	for {
+		<-w.wake
+		w.qmu.Lock()
+		batch := w.pending
+		w.pending = spare[:0]
+		flushes, drains, closed := w.flushes, w.drains, w.closed
+		w.flushes, w.drains = nil, nil
+		w.qmu.Unlock()
+
+		w.mu.Lock()
+		if w.ferr == nil {
+			for _, it := range batch {
+				if err := w.add(it); err != nil {
+					w.fail(err)
+					break
+				}
+			}
+			if w.ferr == nil {
+				w.fail(w.flushWAL())
+			}
+		}
+		for _, ch := range drains {
+			ch <- w.ferr
+		}
+		if len(flushes) > 0 && w.ferr == nil {
+			w.fail(w.seal())
+		}
+		for _, ch := range flushes {
+			ch <- w.ferr
+		}
+		if closed {
+			w.closeErr = w.shutdown()
+		}
+		if w.ferr != nil {
+			w.qmu.Lock()
+			w.err = w.ferr
+			w.qmu.Unlock()
+		}
+		w.mu.Unlock()
+		if closed {
+			return
+		}
+		clear(batch) // let the records' memory go
+		spare = batch[:0]
+	}
+}
+
+// fail records the first write error; it returns err.
+func (w *Writer[T]) fail(err error) error {
+	if err != nil && w.ferr == nil {
+		w.ferr = err
+	}
+	return err
+}
+
+// shutdown seals the current file (unless a write failed: then the
+// broken .tmp and .wal stay for the next Writer to recover) and releases
+// the builder.
+func (w *Writer[T]) shutdown() error {
+	var err error
+	if w.ferr == nil {
+		err = w.seal()
+	} else {
+		if w.f2 != nil {
+			w.f2.Close()
+		}
+		if w.wal != nil {
+			w.wal.Close()
+		}
+		err = w.ferr
+		if w.cfg.Queue <= 0 {
+			err = nil // the caller has had it from Write
+		}
+	}
+	w.b.Release()
+	return err
+}
+
+// add appends one record to the current file: its frame to the
+// write-ahead log's buffer, its row to the builder; it writes a full row
+// group and seals by the limits.
+func (w *Writer[T]) add(it item[T]) error {
+	if w.records > 0 && w.cfg.SealInterval > 0 && it.at.Sub(w.opened) >= w.cfg.SealInterval {
+		if err := w.seal(); err != nil {
+			return err
+		}
+	}
+	if w.records == 0 {
+		if err := w.openWAL(); err != nil {
+			return err
+		}
+		w.opened = it.at
+	}
+	w.walBuf = AppendFrame(w.f, w.walBuf, &it.rec)
+	w.f.Append(w.b, &it.rec)
+	w.rows++
+	w.records++
+	if w.rows >= w.cfg.RowGroup {
+		if err := w.writeRowGroup(); err != nil {
+			return err
+		}
+	}
+	if (w.cfg.MaxRecords > 0 && w.records >= w.cfg.MaxRecords) || (w.cfg.MaxBytes > 0 && w.cw != nil && w.cw.n >= w.cfg.MaxBytes) {
+		return w.seal()
+	}
+	return nil
+}
+
+// openWAL starts the next file: its write-ahead log, with its header.
+func (w *Writer[T]) openWAL() error {
+	path := filepath.Join(w.dir, w.f.walName(w.next))
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("%s: %w", w.f.Log, err)
+	}
+	w.cur = w.next
+	w.next++
+	w.wal = f
+	w.walBuf = w.f.appendHeader(w.walBuf[:0])
+	return nil
+}
+
+// flushWAL writes the buffered frames to the write-ahead log.
+func (w *Writer[T]) flushWAL() error {
+	if w.wal == nil || len(w.walBuf) == 0 {
+		return nil
+	}
+	if _, err := w.wal.Write(w.walBuf); err != nil {
+		return fmt.Errorf("%s: write %s: %w", w.f.Log, w.wal.Name(), err)
+	}
+	w.walBuf = w.walBuf[:0]
+	return nil
+}
+
+// writeRowGroup writes the buffered records as one row group, opening the
+// current file's .tmp first when it is not open. The write-ahead log gets
+// the records first, so it always holds every record of the .tmp.
+func (w *Writer[T]) writeRowGroup() error {
+	if w.rows == 0 {
+		return nil
+	}
+	if err := w.flushWAL(); err != nil {
+		return err
+	}
+	if w.fw == nil {
+		if err := w.open(); err != nil {
+			return err
+		}
+	}
+	rec := w.b.NewRecordBatch()
+	w.rows = 0
+	defer rec.Release()
+	if err := w.fw.Write(rec); err != nil {
+		return fmt.Errorf("%s: write %s: %w", w.f.Log, w.f2.Name(), err)
+	}
+	return nil
+}
+
+func (w *Writer[T]) open() error {
+	path := filepath.Join(w.dir, w.f.FileName(w.cur)+TmpSuffix)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("%s: %w", w.f.Log, err)
+	}
+	cw := &countingWriter{w: f}
+	fw, err := pqarrow.NewFileWriter(w.f.Schema, nopCloser{cw}, w.f.writerProps(), pqarrow.DefaultWriterProps())
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %s: %w", w.f.Log, path, err)
+	}
+	w.f2, w.cw, w.fw = f, cw, fw
+	return nil
+}
+
+// seal writes the buffered records, the footer, fsyncs and renames the
+// current file to its final name, fsyncs the directory, and removes the
+// file's write-ahead log.
+func (w *Writer[T]) seal() error {
+	if w.records == 0 {
+		return nil
+	}
+	if err := w.writeRowGroup(); err != nil {
+		return err
+	}
+	tmp := w.f2.Name()
+	if err := w.fw.Close(); err != nil {
+		return fmt.Errorf("%s: close %s: %w", w.f.Log, tmp, err)
+	}
+	if err := w.f2.Sync(); err != nil {
+		return fmt.Errorf("%s: sync %s: %w", w.f.Log, tmp, err)
+	}
+	if err := w.f2.Close(); err != nil {
+		return fmt.Errorf("%s: close %s: %w", w.f.Log, tmp, err)
+	}
+	final := tmp[:len(tmp)-len(TmpSuffix)]
+	if err := os.Rename(tmp, final); err != nil {
+		return fmt.Errorf("%s: %w", w.f.Log, err)
+	}
+	if err := syncDir(w.f.Log, w.dir); err != nil {
+		return err
+	}
+	w.f2, w.cw, w.fw = nil, nil, nil
+	w.records = 0
+	w.sealed = append(w.sealed, final)
+	// The sealed file holds every record of the write-ahead log; a crash
+	// before the removal leaves a log that the next Writer removes.
+	wal := w.wal.Name()
+	w.wal.Close()
+	w.wal, w.walBuf = nil, w.walBuf[:0]
+	if err := os.Remove(wal); err != nil {
+		return fmt.Errorf("%s: %w", w.f.Log, err)
+	}
+	return nil
+}
+
+func syncDir(log, dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("%s: %w", log, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("%s: sync %s: %w", log, dir, err)
+	}
+	return nil
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+// Write implements io.Writer.
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// nopCloser hides a sink's Close from the Parquet writer, which closes
+// sinks that have one; the Writer closes its files itself, after fsync.
+type nopCloser struct{ io.Writer }
