@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -51,7 +52,19 @@ type Config struct {
 	MaxJobs int
 	// MaxBodyBytes is the largest request body accepted (default 32 MiB:
 	// kube-scheduler sends whole Node objects unless nodeCacheCapable).
+	// A longer body is refused with 413 as soon as the limit is read.
 	MaxBodyBytes int64
+	// MaxConcurrent bounds the calls decoded and answered at once
+	// (default 4; kube-scheduler makes one call at a time per profile);
+	// a call beyond it is refused at once with 429, before its body is
+	// read. With MaxBodyBytes and Limits.MaxNodes it bounds the memory
+	// the extender's requests take.
+	MaxConcurrent int
+	// ReadTimeout bounds the reading of one request's body, from the
+	// moment the handler starts (default 10 s); a slower body is refused
+	// with 408 and its connection closed. The http.Server's own
+	// ReadHeaderTimeout must bound the headers.
+	ReadTimeout time.Duration
 	// Timeout bounds one Place call of the Core (default 1 s).
 	Timeout time.Duration
 	// IntraRackGbps and CrossRackGbps are the cluster's bandwidths between
@@ -61,7 +74,9 @@ type Config struct {
 	// requests are answered with an Error).
 	Nodes NodeGetter
 	// Limits are the Core's request limits, which each node is checked
-	// against on its own (zero: serve.DefaultLimits).
+	// against on its own (zero: serve.DefaultLimits). Limits.MaxNodes
+	// also bounds the nodes (or node names) of a request while it is
+	// read: the node after the last one allowed is refused with 413.
 	Limits serve.Limits
 	// Clock times the placements' TTL (default serve.RealClock).
 	Clock serve.Clock
@@ -74,6 +89,8 @@ type Handler struct {
 	placer Placer
 	cfg    Config
 	plans  *cache
+	// calls holds a token per call being decoded or answered.
+	calls chan struct{}
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -83,8 +100,8 @@ func New(p Placer, cfg Config) (*Handler, error) {
 	if p == nil {
 		return nil, errors.New("extender: nil placer")
 	}
-	if cfg.TTL < 0 || cfg.MaxJobs < 0 || cfg.MaxBodyBytes < 0 || cfg.Timeout < 0 {
-		return nil, fmt.Errorf("extender: config %+v: negative TTL, MaxJobs, MaxBodyBytes or Timeout", cfg)
+	if cfg.TTL < 0 || cfg.MaxJobs < 0 || cfg.MaxBodyBytes < 0 || cfg.Timeout < 0 || cfg.MaxConcurrent < 0 || cfg.ReadTimeout < 0 {
+		return nil, fmt.Errorf("extender: config %+v: negative TTL, MaxJobs, MaxBodyBytes, Timeout, MaxConcurrent or ReadTimeout", cfg)
 	}
 	if cfg.TTL == 0 {
 		cfg.TTL = 5 * time.Minute
@@ -98,17 +115,25 @@ func New(p Placer, cfg Config) (*Handler, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = time.Second
 	}
+	if cfg.MaxConcurrent == 0 {
+		cfg.MaxConcurrent = 4
+	}
+	if cfg.ReadTimeout == 0 {
+		cfg.ReadTimeout = 10 * time.Second
+	}
 	if cfg.Limits == (serve.Limits{}) {
 		cfg.Limits = serve.DefaultLimits
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = serve.RealClock{}
 	}
-	return &Handler{placer: p, cfg: cfg, plans: newCache(cfg.TTL, cfg.MaxJobs)}, nil
+	return &Handler{placer: p, cfg: cfg, plans: newCache(cfg.TTL, cfg.MaxJobs), calls: make(chan struct{}, cfg.MaxConcurrent)}, nil
 }
 
-// RequestError is the body of a 400 answer: a request that is not an
-// ExtenderArgs. Field names its first bad part, e.g. "Pod" or "body".
+// RequestError is the body of a 4xx answer: a request that is not an
+// ExtenderArgs (400), too large (413), too slow (408) or one too many at
+// once (429). Field names its first bad part, e.g. "Pod", "Nodes.items"
+// or "body".
 type RequestError struct {
 	// Field is the bad part of the request.
 	Field string `json:"field"`
@@ -120,9 +145,11 @@ type RequestError struct {
 func (e *RequestError) Error() string { return e.Field + ": " + e.Problem }
 
 // ServeHTTP serves POST FilterPath and POST PrioritizePath. A malformed
-// request (bad JSON, a body over MaxBodyBytes, no Pod, no nodes) is
-// answered 400 with a RequestError; everything else 200, with scheduling
-// problems in ExtenderFilterResult.Error (see the package doc).
+// request (bad JSON, no Pod, no nodes) is answered 400 with a
+// RequestError, one over MaxBodyBytes or Limits.MaxNodes 413, one whose
+// body is not read within ReadTimeout 408, one beyond MaxConcurrent 429;
+// everything else 200, with scheduling problems in
+// ExtenderFilterResult.Error (see the package doc).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != FilterPath && r.URL.Path != PrioritizePath {
 		http.NotFound(w, r)
@@ -133,9 +160,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusMethodNotAllowed, &RequestError{Field: "method", Problem: r.Method + ", want POST"})
 		return
 	}
-	args, rerr := h.decode(w, r)
+	select {
+	case h.calls <- struct{}{}:
+		defer func() { <-h.calls }()
+	default:
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusTooManyRequests, &RequestError{Field: "request",
+			Problem: fmt.Sprintf("%d calls in progress, the most this extender takes at once; retry", cap(h.calls))})
+		return
+	}
+	// Not supported by every ResponseWriter (httptest's recorder): then
+	// only the server's own timeouts apply.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.cfg.ReadTimeout))
+	args, code, rerr := h.decode(w, r)
 	if rerr != nil {
-		writeJSON(w, http.StatusBadRequest, rerr)
+		writeJSON(w, code, rerr)
 		return
 	}
 	if r.URL.Path == FilterPath {
@@ -146,41 +185,49 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, list)
 }
 
-// decode reads the request's ExtenderArgs.
-func (h *Handler) decode(w http.ResponseWriter, r *http.Request) (*extenderv1.ExtenderArgs, *RequestError) {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
-	args := &extenderv1.ExtenderArgs{}
-	err := dec.Decode(args)
-	if err == nil {
-		// One JSON value and nothing after it.
-		if err = dec.Decode(&struct{}{}); err == io.EOF {
-			err = nil
-		} else if err == nil {
-			return nil, &RequestError{Field: "body", Problem: "more than one JSON value"}
-		}
-	}
+// decode reads the request's ExtenderArgs (decodeArgs), at most
+// MaxBodyBytes of it, and returns the HTTP status of a refusal.
+func (h *Handler) decode(w http.ResponseWriter, r *http.Request) (*extenderv1.ExtenderArgs, int, *RequestError) {
+	args, err := decodeArgs(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes), h.cfg.Limits.MaxNodes)
 	var (
 		mbe *http.MaxBytesError
+		tme *tooManyError
 		ute *json.UnmarshalTypeError
 		se  *json.SyntaxError
+		fe  *fieldError
 	)
+	field := "body"
+	if errors.As(err, &fe) {
+		field = fe.field
+	}
 	switch {
 	case err == nil:
 	case errors.As(err, &mbe):
-		return nil, &RequestError{Field: "body", Problem: fmt.Sprintf("larger than %d bytes", mbe.Limit)}
+		return nil, http.StatusRequestEntityTooLarge, &RequestError{Field: "body", Problem: fmt.Sprintf("larger than %d bytes", mbe.Limit)}
+	case errors.As(err, &tme):
+		return nil, http.StatusRequestEntityTooLarge, &RequestError{Field: field, Problem: tme.Error()}
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return nil, http.StatusRequestTimeout, &RequestError{Field: "body", Problem: fmt.Sprintf("not read within %v", h.cfg.ReadTimeout)}
 	case errors.Is(err, io.EOF):
-		return nil, &RequestError{Field: "body", Problem: "empty, want a JSON ExtenderArgs"}
-	case errors.As(err, &ute) && ute.Field != "":
-		return nil, &RequestError{Field: ute.Field, Problem: fmt.Sprintf("JSON %s, want %v", ute.Value, ute.Type)}
+		return nil, http.StatusBadRequest, &RequestError{Field: "body", Problem: "empty, want a JSON ExtenderArgs"}
+	case errors.As(err, &ute):
+		if ute.Field != "" {
+			field = joinField(field, ute.Field)
+		}
+		return nil, http.StatusBadRequest, &RequestError{Field: field, Problem: fmt.Sprintf("JSON %s, want %v", ute.Value, ute.Type)}
 	case errors.As(err, &se):
-		return nil, &RequestError{Field: "body", Problem: fmt.Sprintf("invalid JSON at byte %d: %v", se.Offset, se)}
+		return nil, http.StatusBadRequest, &RequestError{Field: "body", Problem: fmt.Sprintf("invalid JSON at byte %d: %v", se.Offset, se)}
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return nil, http.StatusBadRequest, &RequestError{Field: "body", Problem: "unexpected EOF: truncated JSON"}
+	case fe != nil:
+		return nil, http.StatusBadRequest, &RequestError{Field: field, Problem: fe.err.Error()}
 	default:
-		return nil, &RequestError{Field: "body", Problem: err.Error()}
+		return nil, http.StatusBadRequest, &RequestError{Field: "body", Problem: err.Error()}
 	}
 	if rerr := checkArgs(args); rerr != nil {
-		return nil, rerr
+		return nil, http.StatusBadRequest, rerr
 	}
-	return args, nil
+	return args, http.StatusOK, nil
 }
 
 // checkArgs reports what an ExtenderArgs lacks.

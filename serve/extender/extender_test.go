@@ -358,18 +358,19 @@ func TestMalformedRequests(t *testing.T) {
 		body      string
 		wantField string
 		wantText  string
+		wantCode  int
 	}{
-		{"not JSON", `{"Pod": `, "body", "unexpected EOF"},
-		{"empty body", ``, "body", "empty"},
-		{"not an object", `[1, 2]`, "body", "array"},
-		{"two values", `{"Pod":` + pod + `,"Nodes":` + nodes + `} {}`, "body", "more than one JSON value"},
-		{"wrong type", `{"Pod": 3, "Nodes":` + nodes + `}`, "Pod", "number"},
-		{"wrong nested type", `{"Pod": {"metadata": {"name": 3}}, "Nodes":` + nodes + `}`, "Pod.metadata.name", "number"},
-		{"bad quantity", `{"Pod": {"spec": {"containers": [{"resources": {"limits": {"nvidia.com/gpu": "lots"}}}]}}, "Nodes":` + nodes + `}`, "body", "quantit"},
-		{"missing pod", `{"Nodes":` + nodes + `}`, "Pod", "missing"},
-		{"null pod", `{"Pod": null, "Nodes":` + nodes + `}`, "Pod", "missing"},
-		{"no nodes", `{"Pod":` + pod + `}`, "Nodes", "missing"},
-		{"oversized", `{"Pod":` + pod + `,"Nodes":` + nodes + `,"pad":"` + strings.Repeat("x", 1024) + `"}`, "body", "larger than 1024 bytes"},
+		{"not JSON", `{"Pod": `, "body", "unexpected EOF", http.StatusBadRequest},
+		{"empty body", ``, "body", "empty", http.StatusBadRequest},
+		{"not an object", `[1, 2]`, "body", "array", http.StatusBadRequest},
+		{"two values", `{"Pod":` + pod + `,"Nodes":` + nodes + `} {}`, "body", "more than one JSON value", http.StatusBadRequest},
+		{"wrong type", `{"Pod": 3, "Nodes":` + nodes + `}`, "Pod", "number", http.StatusBadRequest},
+		{"wrong nested type", `{"Pod": {"metadata": {"name": 3}}, "Nodes":` + nodes + `}`, "Pod.metadata.name", "number", http.StatusBadRequest},
+		{"bad quantity", `{"Pod": {"spec": {"containers": [{"resources": {"limits": {"nvidia.com/gpu": "lots"}}}]}}, "Nodes":` + nodes + `}`, "Pod", "quantit", http.StatusBadRequest},
+		{"missing pod", `{"Nodes":` + nodes + `}`, "Pod", "missing", http.StatusBadRequest},
+		{"null pod", `{"Pod": null, "Nodes":` + nodes + `}`, "Pod", "missing", http.StatusBadRequest},
+		{"no nodes", `{"Pod":` + pod + `}`, "Nodes", "missing", http.StatusBadRequest},
+		{"oversized", `{"Pod":` + pod + `,"Nodes":` + nodes + `,"pad":"` + strings.Repeat("x", 1024) + `"}`, "body", "larger than 1024 bytes", http.StatusRequestEntityTooLarge},
 	}
 	s, _ := startExtender(t, newCore(t), extender.Config{MaxBodyBytes: 1024})
 	for _, tt := range tests {
@@ -377,8 +378,9 @@ func TestMalformedRequests(t *testing.T) {
 			t.Run(tt.name+"/"+verb, func(t *testing.T) {
 				var res json.RawMessage
 				code, err := s.post(verb, []byte(tt.body), &res)
-				if err == nil || code != http.StatusBadRequest {
-					t.Fatalf("status %d, err %v; want 400", code, err)
+				want := tt.wantCode
+				if err == nil || code != want {
+					t.Fatalf("status %d, err %v; want %d", code, err, want)
 				}
 				got := rawError(t, s, verb, tt.body)
 				if got.Field != tt.wantField || !strings.Contains(got.Problem, tt.wantText) {

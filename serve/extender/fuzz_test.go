@@ -14,7 +14,8 @@ import (
 )
 
 // FuzzExtenderFilter posts arbitrary bodies to /filter and /prioritize:
-// the handler must never panic, must answer 200 or 400, and a 200 filter
+// the handler must never panic, must answer 200, 400 or 413 (more nodes
+// than the cap, or a body over MaxBodyBytes), and a 200 filter
 // answer keeps only nodes of the request, none of them also failed, with
 // prioritize scores in 0..10.
 func FuzzExtenderFilter(f *testing.F) {
@@ -35,6 +36,7 @@ func FuzzExtenderFilter(f *testing.F) {
 	for _, s := range []string{``, `{}`, `null`, `{"Pod":null}`, `{"Pod":{},"Nodes":{"items":[{}]}}`, `{"Pod":{},"NodeNames":[]}`,
 		`{"Pod":{"metadata":{"annotations":{"drover.io/workers":"99999999999"}}},"Nodes":{"items":[{"metadata":{"name":"a"},"status":{"allocatable":{"nvidia.com/gpu":"1e3"}}}]}}`,
 		`{"Pod":{"spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":"-2"}}}]}},"Nodes":{"items":[{"metadata":{"name":"a","annotations":{"drover.io/free-gpus":"-1"}},"status":{"allocatable":{"nvidia.com/gpu":"9223372036854775807"}}}]}}`,
+		`{"Pod":{},"Nodes":{"items":[` + strings.Repeat(`{},`, 4096) + `{}]}}`, // over the node cap: 413
 	} {
 		f.Add([]byte(s))
 	}
@@ -52,10 +54,10 @@ func FuzzExtenderFilter(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, extender.FilterPath, strings.NewReader(string(body))))
-		if rec.Code == http.StatusBadRequest {
+		if rec.Code == http.StatusBadRequest || rec.Code == http.StatusRequestEntityTooLarge {
 			var e extender.RequestError
 			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Field == "" {
-				t.Fatalf("400 without a field: %s", rec.Body)
+				t.Fatalf("%d without a field: %s", rec.Code, rec.Body)
 			}
 			return
 		}
