@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"fmt"
 	"math"
 	"unicode/utf8"
 
@@ -35,8 +36,22 @@ func (codec) Name() string { return "proto" }
 // Marshal implements encoding.CodecV2.
 func (c codec) Marshal(v any) (mem.BufferSlice, error) { return c.base.Marshal(v) }
 
-// Unmarshal implements encoding.CodecV2.
+// Unmarshal implements encoding.CodecV2. A *decodeTarget is decoded
+// into its message, and a decoding error is kept in it, not returned:
+// gRPC answers a codec error with Internal before the handler runs, and
+// the server answers InvalidArgument (see withDecodeStatus).
 func (c codec) Unmarshal(data mem.BufferSlice, v any) error {
+	t, ok := v.(*decodeTarget)
+	if !ok {
+		return c.unmarshal(data, v)
+	}
+	if err := c.unmarshal(data, t.m); err != nil {
+		t.err = fmt.Errorf("%s: %w", malformedRequest, err)
+	}
+	return nil
+}
+
+func (c codec) unmarshal(data mem.BufferSlice, v any) error {
 	if m, ok := v.(*pb.PlaceRequest); ok {
 		var b []byte
 		if len(data) == 1 {
@@ -50,6 +65,17 @@ func (c codec) Unmarshal(data mem.BufferSlice, v any) error {
 	}
 	return c.base.Unmarshal(data, v)
 }
+
+// decodeTarget is a request message for the codec to decode into m,
+// with the decoding error, if any, in err.
+type decodeTarget struct {
+	m   any
+	err error
+}
+
+// malformedRequest starts the message of a request the codec cannot
+// decode.
+const malformedRequest = "drover: malformed protobuf request"
 
 // decodePlaceRequest decodes b into m, which must be empty, and reports
 // whether it could; when it could not, m is left empty. The strings in m

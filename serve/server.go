@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -140,12 +141,12 @@ func NewServer(core *Core, cfg ServerConfig) (*Server, error) {
 		opts = append(opts, grpc.MaxRecvMsgSize(cfg.MaxRecvMsgSize))
 	}
 	s.grpc = grpc.NewServer(opts...)
-	pb.RegisterSchedulerServer(s.grpc, &service{core: core})
+	s.grpc.RegisterService(withDecodeStatus(&pb.Scheduler_ServiceDesc), &service{core: core})
 	if st := core.State(); st != nil {
 		s.telemetry = state.NewService(st, cfg.Clock.Now)
 		pb.RegisterTelemetryServer(s.grpc, s.telemetry)
 	}
-	healthpb.RegisterHealthServer(s.grpc, s.health)
+	s.grpc.RegisterService(withDecodeStatus(&healthpb.Health_ServiceDesc), s.health)
 	reflection.Register(s.grpc)
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	s.health.SetServingStatus(ServiceName, healthpb.HealthCheckResponse_SERVING)
@@ -238,8 +239,46 @@ func (s *Server) authStream(srv any, ss grpc.ServerStream, info *grpc.StreamServ
 	if err := s.authorized(ss.Context(), info.FullMethod); err != nil {
 		return err
 	}
-	return handler(srv, ss)
+	return handler(srv, decodeStatusStream{ss})
 }
+
+// recvDecoded receives a message into m through recv, and answers
+// InvalidArgument when the message does not decode: the client sent bad
+// bytes, the server is fine. The codec keeps the error in a decodeTarget
+// instead of returning it, which gRPC would answer with Internal before
+// any handler or interceptor could choose the code.
+func recvDecoded(recv func(any) error, m any) error {
+	t := &decodeTarget{m: m}
+	if err := recv(t); err != nil {
+		return err
+	}
+	if t.err != nil {
+		return status.Error(codes.InvalidArgument, t.err.Error())
+	}
+	return nil
+}
+
+// withDecodeStatus returns a copy of sd whose unary methods answer
+// InvalidArgument for a request that does not decode (recvDecoded).
+// Its streams get the same from the stream interceptor (authStream).
+func withDecodeStatus(sd *grpc.ServiceDesc) *grpc.ServiceDesc {
+	c := *sd
+	c.Methods = slices.Clone(sd.Methods)
+	for i := range c.Methods {
+		h := c.Methods[i].Handler
+		c.Methods[i].Handler = func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
+			return h(srv, ctx, func(m any) error { return recvDecoded(dec, m) }, ic)
+		}
+	}
+	return &c
+}
+
+// decodeStatusStream is a server stream whose RecvMsg answers
+// InvalidArgument for a message that does not decode.
+type decodeStatusStream struct{ grpc.ServerStream }
+
+// RecvMsg implements grpc.ServerStream.
+func (s decodeStatusStream) RecvMsg(m any) error { return recvDecoded(s.ServerStream.RecvMsg, m) }
 
 // LoadTLS returns a server TLS configuration (TLS 1.2 or later) from PEM
 // files; with clientCA it requires and verifies client certificates
