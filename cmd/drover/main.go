@@ -26,6 +26,7 @@ func commands() []command {
 		{"place", "ask a drover server where a job goes (or -status)", runPlace},
 		{"eval", "compare policies over seeds (table, plots, JSON), or summarise a decision log (--log)", runEval},
 		{"agent", "stream this node's telemetry (CPU, memory pressure, network, GPUs) and jobs' iteration times to a drover server", runAgent},
+		{"bench", "open-loop load generator for a drover server (bench place: latency from intended send times, CPU per request)", runBench},
 		{"help", "show this help", nil},
 	}
 }

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/drover-sched/drover/internal/loadgen"
+	pb "github.com/drover-sched/drover/serve/proto"
+)
+
+// runBench is `drover bench place`: an open-loop load generator for a
+// drover server's Place (internal/loadgen), reporting latency percentiles
+// from the requests' intended send times, errors by code, the achieved
+// rate, its own CPU per request and, with -server-pid, the server's.
+func runBench(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench place", stderr)
+	addr := fs.String("addr", "127.0.0.1:50051", "server address")
+	rate := fs.Float64("rate", 1000, "arrival rate, requests per second: request i is due at the start plus i/rate")
+	duration := fs.Duration("duration", 10*time.Second, "length of the measured run (rate x duration requests)")
+	n := fs.Int("n", 0, "number of measured requests (overrides -duration)")
+	conns := fs.Int("conns", 2, "gRPC connections")
+	concurrency := fs.Int("concurrency", 64, "in-flight slots: a request due while all are busy waits, and its wait counts in its latency")
+	reqFile := fs.String("request", "", "PlaceRequest as JSON (protojson, as drover place -print-request writes it; default: 64 nodes of 4 GPUs, an 8-worker job)")
+	timeout := fs.Duration("timeout", 5*time.Second, "each request's deadline")
+	warmup := fs.Duration("warmup", time.Second, "unmeasured run at the same rate before the measured one")
+	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	serverPID := fs.Int("server-pid", 0, "the server's process id on this machine: report its CPU time per request and its peak RSS (from /proc)")
+	dial := addClientFlags(fs)
+	switch {
+	case len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help"):
+		fmt.Fprintln(stderr, "usage: drover bench place [flags]")
+		fs.PrintDefaults()
+		return flag.ErrHelp
+	case len(args) == 0 || args[0] != "place":
+		fmt.Fprintln(stderr, "usage: drover bench place [flags]   (drover bench -h for the flags)")
+		return errUsage
+	}
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "drover bench place: unexpected arguments %q\n", fs.Args())
+		return errUsage
+	}
+	if !(*rate > 0) || math.IsInf(*rate, 0) {
+		return fmt.Errorf("-rate %g: want a positive rate", *rate)
+	}
+	total := *n
+	if total == 0 {
+		total = int(math.Round(*rate * duration.Seconds()))
+	}
+	if total <= 0 {
+		return fmt.Errorf("-n %d, -duration %v: no requests to send", *n, *duration)
+	}
+	if *conns <= 0 || *concurrency <= 0 {
+		return fmt.Errorf("-conns %d, -concurrency %d: want > 0", *conns, *concurrency)
+	}
+	// The default request is drover place's: -nodes 64 -workers 8.
+	req, err := placeRequest(*reqFile, 64, 4, -1, 8, 0.3, "job-1", "cifar10", 8, "ring", 0, 3600)
+	if err != nil {
+		return err
+	}
+	payload, err := proto.Marshal(req)
+	if err != nil {
+		return err
+	}
+	opts, err := dial.dialOptions()
+	if err != nil {
+		return err
+	}
+	cc := make([]grpc.ClientConnInterface, *conns)
+	for i := range cc {
+		c, err := grpc.NewClient(*addr, opts...)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if err := waitReady(c, *timeout); err != nil {
+			return fmt.Errorf("connect %s: %w", *addr, err)
+		}
+		cc[i] = c
+	}
+	cfg := loadgen.Config{Conns: cc, Method: pb.Scheduler_Place_FullMethodName, Payload: payload,
+		Rate: *rate, Concurrency: *concurrency, Timeout: *timeout}
+	ctx := context.Background()
+	if w := int(math.Round(*rate * warmup.Seconds())); w > 0 {
+		cfg.N = w
+		if _, err := loadgen.Run(ctx, cfg); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+	}
+	var watch *loadgen.ProcWatch
+	if *serverPID > 0 {
+		if watch, err = loadgen.WatchProc(*serverPID, 100*time.Millisecond); err != nil {
+			return fmt.Errorf("-server-pid: %w", err)
+		}
+	}
+	cfg.N = total
+	res, err := loadgen.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	rep := benchReport{Addr: *addr, Rate: *rate, Requests: total, Conns: *conns, Concurrency: *concurrency,
+		RequestBytes: len(payload), Nodes: len(req.GetCluster().GetNodes()), Workers: int(req.GetJob().GetWorkers()),
+		Sent: res.Sent, OK: res.OK, Errors: res.Errors, Achieved: res.Achieved(), ElapsedS: res.Elapsed.Seconds(),
+		Latency: res.Latency.Summary(), Lag: res.Lag.Summary(),
+		ClientCPUS: res.ClientCPU.Seconds(), ClientCPUPerRequestUS: us(res.ClientCPUPerRequest())}
+	if res.Elapsed > 0 {
+		rep.ClientCores = res.ClientCPU.Seconds() / res.Elapsed.Seconds()
+	}
+	if watch != nil {
+		u, err := watch.Stop()
+		if err != nil {
+			return fmt.Errorf("-server-pid: %w", err)
+		}
+		s := &benchServer{PID: *serverPID, CPUS: u.CPU.Seconds(), PeakRSSMB: float64(u.PeakRSS) / (1 << 20), HWMMB: float64(u.HWM) / (1 << 20)}
+		if res.Sent > 0 {
+			s.CPUPerRequestUS = us(u.CPU / time.Duration(res.Sent))
+		}
+		if res.Elapsed > 0 {
+			s.Cores = u.CPU.Seconds() / res.Elapsed.Seconds()
+		}
+		rep.Server = s
+	}
+	if *jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	rep.print(stdout)
+	return nil
+}
+
+// waitReady connects c and waits until it is ready or timeout passes.
+func waitReady(c *grpc.ClientConn, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	c.Connect()
+	for s := c.GetState(); s != connectivity.Ready; s = c.GetState() {
+		if !c.WaitForStateChange(ctx, s) {
+			return fmt.Errorf("not ready after %v (%v)", timeout, s)
+		}
+		if s == connectivity.Shutdown {
+			return errors.New("connection shut down")
+		}
+	}
+	return nil
+}
+
+func us(d time.Duration) float64 { return float64(d) / 1e3 }
+
+// benchReport is what drover bench place prints (-json: as JSON).
+type benchReport struct {
+	Addr         string  `json:"addr"`
+	Rate         float64 `json:"rate"`
+	Requests     int     `json:"requests"`
+	Conns        int     `json:"conns"`
+	Concurrency  int     `json:"concurrency"`
+	RequestBytes int     `json:"request_bytes"`
+	Nodes        int     `json:"nodes"`
+	Workers      int     `json:"workers"`
+
+	Sent     uint64            `json:"sent"`
+	OK       uint64            `json:"ok"`
+	Errors   map[string]uint64 `json:"errors"`
+	Achieved float64           `json:"achieved_rate"`
+	ElapsedS float64           `json:"elapsed_s"`
+	// Latency is from each request's intended send time.
+	Latency loadgen.Summary `json:"latency"`
+	// Lag is each request's send time minus its intended send time.
+	Lag loadgen.Summary `json:"lag"`
+
+	ClientCPUS            float64 `json:"client_cpu_s"`
+	ClientCPUPerRequestUS float64 `json:"client_cpu_us_per_request"`
+	ClientCores           float64 `json:"client_cores"`
+
+	Server *benchServer `json:"server,omitempty"`
+}
+
+// benchServer is the server's side of a report, from /proc.
+type benchServer struct {
+	PID             int     `json:"pid"`
+	CPUS            float64 `json:"cpu_s"`
+	CPUPerRequestUS float64 `json:"cpu_us_per_request"`
+	Cores           float64 `json:"cores"`
+	PeakRSSMB       float64 `json:"peak_rss_mib"`
+	HWMMB           float64 `json:"vmhwm_mib"`
+}
+
+func (r benchReport) print(w io.Writer) {
+	fmt.Fprintf(w, "Place on %s: %d nodes, %d workers (%d bytes); asked %g/s, %d requests, %d connections, %d in-flight slots\n",
+		r.Addr, r.Nodes, r.Workers, r.RequestBytes, r.Rate, r.Requests, r.Conns, r.Concurrency)
+	errs := "none"
+	if len(r.Errors) > 0 {
+		var parts []string
+		for c, n := range r.Errors {
+			parts = append(parts, fmt.Sprintf("%s %d", c, n))
+		}
+		sort.Strings(parts)
+		errs = strings.Join(parts, ", ")
+	}
+	fmt.Fprintf(w, "sent %d, ok %d, errors %s; achieved %.0f/s over %.2f s\n", r.Sent, r.OK, errs, r.Achieved, r.ElapsedS)
+	pct := func(s loadgen.Summary) string {
+		return fmt.Sprintf("p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f ms (mean %.3f)", s.P50, s.P90, s.P99, s.P999, s.Max, s.Mean)
+	}
+	fmt.Fprintf(w, "latency from intended send: %s\n", pct(r.Latency))
+	fmt.Fprintf(w, "send lag (sent - intended): %s\n", pct(r.Lag))
+	fmt.Fprintf(w, "client CPU %.2f s = %.1f us/request (%.2f cores)\n", r.ClientCPUS, r.ClientCPUPerRequestUS, r.ClientCores)
+	if s := r.Server; s != nil {
+		fmt.Fprintf(w, "server (pid %d) CPU %.2f s = %.1f us/request (%.2f cores); RSS peak %.1f MiB (VmHWM %.1f MiB)\n",
+			s.PID, s.CPUS, s.CPUPerRequestUS, s.Cores, s.PeakRSSMB, s.HWMMB)
+	}
+}

@@ -1,0 +1,35 @@
+// Package loadgen is an open-loop load generator for a unary gRPC method,
+// and the latency histogram it reports with; `drover bench place` drives
+// a drover server's Place with it.
+//
+// Open loop: request i is due at the start plus i/Rate whatever happened
+// to the requests before it, and its latency is measured from the time it
+// was due, not the time it was sent. A closed-loop client (send, wait,
+// send) sends less while the server stalls and so never measures the
+// requests that would have queued behind the stall ("coordinated
+// omission"); here a request that finds every in-flight slot busy, or a
+// generator that wakes late, waits, and the wait counts. The request is
+// encoded once and its bytes sent as they are (a pass-through gRPC
+// codec), and answers are not decoded, so the generator's CPU per request
+// is mostly gRPC's own; Result reports it (ClientCPU) beside Lag, the
+// lateness of the sends, so a report shows whether the client limited
+// the measurement.
+//
+// Histogram is HdrHistogram's idea at two significant digits: log-spaced
+// buckets with 0.78% relative precision, fixed memory, and Merge, so each
+// in-flight slot records into its own and the report merges them.
+//
+// ProcWatch reads another process's CPU time and RSS from /proc (the
+// server, when it runs on the same machine), for its CPU per request.
+//
+// # Usage
+//
+//	payload, _ := proto.Marshal(req)
+//	res, err := loadgen.Run(ctx, loadgen.Config{
+//		Conns:  []grpc.ClientConnInterface{conn1, conn2},
+//		Method: pb.Scheduler_Place_FullMethodName, Payload: payload,
+//		Rate:   10000, N: 100000, Concurrency: 64, Timeout: 5 * time.Second,
+//	})
+//	s := res.Latency.Summary() // p50, p90, p99, p99.9, max in ms
+//	fmt.Println(res.Achieved(), s.P99, res.ClientCPUPerRequest())
+package loadgen
