@@ -1,13 +1,19 @@
 package serve
 
 import (
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/drover-sched/drover/serve/declog"
+	"github.com/drover-sched/drover/serve/telemlog"
 )
 
 // LogSink is the Sink that appends every decision and outcome to a Parquet
-// decision log (serve/declog). Records are buffered by the log's Writer;
-// Flush seals the current file (a crash loses at most the records since
-// the last Flush), and Close seals and closes the log.
+// decision log (serve/declog). Record only queues the record: the log's
+// Writer encodes and writes it on its own goroutine, and when its queue is
+// full drops it and counts it (Dropped, drover_log_dropped_total), so a
+// slow disk never delays a Place. Flush seals the current file, and Close
+// writes the queue, seals and closes the log; a killed process loses only
+// the queued records (the next Writer recovers the unsealed file).
 type LogSink struct {
 	w *declog.Writer
 }
@@ -52,8 +58,41 @@ func LogRecord(r Record) declog.Record {
 	panic("serve: unknown record type")
 }
 
-// Flush implements Flusher: it seals the log's current file.
+// Dropped returns how many records the log dropped because its queue was
+// full.
+func (s *LogSink) Dropped() int64 { return s.w.Dropped() }
+
+// RegisterLogs adds drover_log_dropped_total{log="decisions"} (from
+// decisions) and drover_log_dropped_total{log="telemetry"} (from
+// telemetry) to m's registry: the records each log dropped because its
+// queue was full, read at each scrape. A nil log is left out. A server
+// calls it once, after NewMetrics and before serving.
+func (m *Metrics) RegisterLogs(decisions *LogSink, telemetry *telemlog.Writer) error {
+	for _, l := range []struct {
+		name    string
+		dropped func() int64
+	}{
+		{"decisions", func() int64 { return decisions.Dropped() }},
+		{"telemetry", func() int64 { return telemetry.Dropped() }},
+	} {
+		if (l.name == "decisions" && decisions == nil) || (l.name == "telemetry" && telemetry == nil) {
+			continue
+		}
+		c := prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "drover_log_dropped_total",
+			Help:        "Records a log (decisions, telemetry) dropped because its write queue was full.",
+			ConstLabels: prometheus.Labels{"log": l.name},
+		}, func() float64 { return float64(l.dropped()) })
+		if err := m.Registry.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Flush implements Flusher: it waits for the queued records and seals the
+// log's current file.
 func (s *LogSink) Flush() error { return s.w.Flush() }
 
-// Close seals and closes the log.
+// Close writes the queued records, seals and closes the log.
 func (s *LogSink) Close() error { return s.w.Close() }

@@ -5,9 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/drover-sched/drover/serve"
 	"github.com/drover-sched/drover/serve/declog"
 	pb "github.com/drover-sched/drover/serve/proto"
+	"github.com/drover-sched/drover/serve/telemlog"
 )
 
 // Decisions and outcomes reach the Parquet log and read back after the
@@ -73,5 +76,58 @@ func TestLogSink(t *testing.T) {
 	it, fin := log.Records[3].Outcome, log.Records[4].Outcome
 	if it.Kind != declog.Iteration || len(it.IterationTimes) != 2 || it.IterationTimes[1] != 2 || fin.Kind != declog.Finished || fin.JCT != 60 || fin.RequestID != ids[0] {
 		t.Errorf("outcomes %+v, %+v", it, fin)
+	}
+}
+
+// TestLogDroppedMetric: drover_log_dropped_total{log} reports each log's
+// Dropped at scrape time, one series per log given.
+func TestLogDroppedMetric(t *testing.T) {
+	dir := t.TempDir()
+	w, err := declog.NewWriter(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := serve.NewLogSink(w)
+	tw, err := telemlog.NewWriter(dir, telemlog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := serve.NewMetrics()
+	if err := m.RegisterLogs(sink, tw); err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Record(&serve.DecisionRecord{ID: "d1", JobID: "j", At: time.Unix(1e9, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	mfs, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "drover_log_dropped_total" {
+			continue
+		}
+		for _, mt := range mf.GetMetric() {
+			for _, lp := range mt.GetLabel() {
+				if lp.GetName() == "log" {
+					got[lp.GetValue()] = mt.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	want := map[string]float64{"decisions": float64(sink.Dropped()), "telemetry": float64(tw.Dropped())}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("drover_log_dropped_total (-want,+got):\n%s", diff)
+	}
+	// A server without a telemetry log registers the decisions' series only.
+	if err := serve.NewMetrics().RegisterLogs(sink, nil); err != nil {
+		t.Error(err)
 	}
 }
