@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,6 +16,7 @@ import (
 	"github.com/drover-sched/drover/agents/bandit"
 	"github.com/drover-sched/drover/agents/nn"
 	"github.com/drover-sched/drover/checkpoints"
+	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/placement"
 	"github.com/drover-sched/drover/env/trace"
@@ -68,46 +70,41 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *logDir != "" {
-		given := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-		if !given["policies"] {
-			return evalLog(*logDir, stdout)
+	// Every flag is checked before the first simulation (and before the
+	// workload or the log is read): a bad one costs no run.
+	if err := checkEvalFlags(evalChecks{bins: *bins, parallel: *parallel, nodes: *nodes, gpn: *gpn, interval: *interval, restart: *restart,
+		load: *load, threshold: *threshold, model: *model, mitigation: *mitigation, regime: *regimeFlag, format: *format,
+		cluster: *clusterSpec, ps: psRule(fs)}); err != nil {
+		return err
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if *logDir != "" && !given["policies"] {
+		return evalLog(*logDir, stdout)
+	}
+	syncStrategy, err := env.ParseSync(*syncFlag)
+	if err != nil {
+		return fmt.Errorf("--sync: %w", err)
+	}
+	contenders, names, err := evalContenders(reg, *policyList, syncStrategy)
+	if err != nil {
+		return err
+	}
+	var seeds []uint64 // with --log, nil unless given: the recorded run's seed
+	if *logDir == "" || given["seeds"] {
+		if seeds, err = parseSeeds(*seedsFlag); err != nil {
+			return fmt.Errorf("--seeds: %w", err)
 		}
-		return evalLogReplay(logReplayFlags{dir: *logDir, policies: *policyList, seeds: *seedsFlag, seedsGiven: given["seeds"], out: *outDir,
-			parallel: *parallel, bins: *bins, quiet: *quiet, stateless: *servedStateless, syncFlag: *syncFlag, args: args,
+	}
+	if *logDir != "" {
+		return evalLogReplay(logReplayFlags{dir: *logDir, contenders: contenders, seeds: seeds, out: *outDir,
+			parallel: *parallel, bins: *bins, quiet: *quiet, stateless: *servedStateless, args: args,
 			live: runManifest{Version: 1, Workload: "builtin", Model: trace.ModelDrover, Profiles: *profilesDir, Cluster: *clusterSpec,
 				NodeCap: nodeCap(fs, *clusterSpec, *nodes), GPUsPerNode: *gpn, Interval: *interval, RestartDelay: *restart, Seed: 1,
 				Stragglers: true, Background: *bg, Load: *load, NoJitter: *noJitter, Threshold: *threshold, Mitigation: *mitigation,
 				Regime: *regimeFlag}}, stdout, stderr)
 	}
 
-	names, dirs, err := evalPolicies(*policyList)
-	if err != nil {
-		return err
-	}
-	seeds, err := parseSeeds(*seedsFlag)
-	if err != nil {
-		return fmt.Errorf("--seeds: %w", err)
-	}
-	syncStrategy, err := env.ParseSync(*syncFlag)
-	if err != nil {
-		return err
-	}
-	contenders, err := compare.Heuristics(reg, names, syncStrategy)
-	if err != nil {
-		return err
-	}
-	for i := range contenders {
-		contenders[i].Baseline = builtin.IsBaseline(contenders[i].Name)
-	}
-	for _, d := range dirs {
-		c, err := learnedContender(d)
-		if err != nil {
-			return err
-		}
-		contenders = append(contenders, c)
-	}
 	w, cluster, clusterDesc, err := loadSetup(fs, *workload, *format, *skipBad, model, *clusterSpec, *nodes, *gpn)
 	if err != nil {
 		return err
@@ -117,7 +114,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	// than a short run.
 	profiles, profSrc, err := trace.Profiles(*profilesDir, *workload)
 	if err != nil {
-		return err
+		return fmt.Errorf("--profiles: %w", err)
 	}
 	perWorker := *model == trace.ModelDrover && *stragglers
 	regime, err := resolveRegime(*regimeFlag, w, &cluster)
@@ -130,7 +127,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if perWorker {
 		st := trace.Stragglers{Background: *bg, Regime: regime}
 		if ref, err = st.NewReference(len(cluster.Nodes)); err != nil {
-			return err
+			return fmt.Errorf("--background: %w", err)
 		}
 	}
 	options := func(seed uint64) (trace.Options, error) {
@@ -153,12 +150,8 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "policies   %s\nseeds      %s (%d)\n", strings.Join(names, ", "), *seedsFlag, len(seeds))
 	fmt.Fprintf(stdout, "timing     %s\n", timingNote(*parallel, len(contenders)*len(seeds)))
 
-	dir := *outDir
-	if dir == "" {
-		base := strings.TrimSuffix(filepath.Base(w.Name), filepath.Ext(w.Name))
-		dir = filepath.Join("runs", fmt.Sprintf("eval-%s-%s", base, time.Now().Format("20060102-150405")))
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := evalOutDir(*outDir, "eval-"+strings.TrimSuffix(filepath.Base(w.Name), filepath.Ext(w.Name)))
+	if err != nil {
 		return err
 	}
 
@@ -167,17 +160,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	origin := time.Now()
 	cfg := compare.Config{Policies: contenders, Seeds: seeds, Options: options, Parallel: *parallel,
 		Clock: func() time.Duration { return time.Since(origin) }}
-	var bar *progress.Bar
-	if !*quiet {
-		bar = progress.New(stderr, "eval", len(contenders)*len(seeds))
-		cfg.Progress = func(done, _ int) { bar.Set(done) }
-	}
-	start := time.Now()
-	res, err := compare.Compare(cfg)
-	wall := time.Since(start)
-	if bar != nil {
-		bar.Finish()
-	}
+	res, wall, err := compareWithProgress(cfg, *quiet, stderr)
 	if err != nil {
 		return err
 	}
@@ -191,6 +174,130 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 
 	meta := compare.Meta{Workload: w.Name, Model: modelDesc, Cluster: clusterDesc, Profiles: profSrc, Command: "drover eval " + strings.Join(args, " ")}
 	title := fmt.Sprintf("%s, %d seeds", filepath.Base(w.Name), len(seeds))
+	return writeEvalFiles(stdout, dir, res, meta, title, *bins)
+}
+
+// evalChecks are the values of drover eval's flags that checkEvalFlags
+// checks.
+type evalChecks struct {
+	bins, parallel, nodes, gpn                 int
+	interval, restart, load, threshold         float64
+	model, mitigation, regime, format, cluster string
+	ps                                         *datasets.PSRule
+}
+
+// checkEvalFlags checks drover eval's flags before anything is read or
+// run, with an error that names the flag: --bins (the stragglers plot,
+// drawn after every run), --parallel, --nodes and --gpus-per-node
+// (within env's bounds), --interval (0, env.MinInterval or more, or
+// negative: the model's default) and --restart-delay (finite; negative
+// picks the default), --load and --straggler-threshold (finite and
+// positive: 0 would silently mean the default, 1 and 0.2), --model,
+// --mitigation, --regime, --format and --ps-share. The sync strategy,
+// the policies and the seeds are checked as runEval parses them next,
+// also before the workload, the log or any simulation.
+func checkEvalFlags(c evalChecks) error {
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	switch {
+	case c.bins < 1:
+		return fmt.Errorf("--bins %d: want 1 or more time bins", c.bins)
+	case c.parallel < 0:
+		return fmt.Errorf("--parallel %d: want 0 (GOMAXPROCS) or more simulations at a time", c.parallel)
+	case c.nodes < 0 || c.nodes > env.MaxNodes || c.nodes == 0 && (c.cluster == "homogeneous" || c.cluster == ""):
+		return fmt.Errorf("--nodes %d: want 1 to %d nodes (0: all of a node list's)", c.nodes, env.MaxNodes)
+	case c.gpn < 1 || c.gpn > env.MaxGPUsPerNode:
+		return fmt.Errorf("--gpus-per-node %d: want 1 to %d GPUs", c.gpn, env.MaxGPUsPerNode)
+	case !finite(c.interval) || c.interval > 0 && c.interval < env.MinInterval:
+		return fmt.Errorf("--interval %v: want 0 (event-driven), a finite interval >= %v s, or -1 (the model's default)", c.interval, float64(env.MinInterval))
+	case !finite(c.restart):
+		return fmt.Errorf("--restart-delay %v: want a finite number of seconds", c.restart)
+	case !finite(c.load) || c.load <= 0:
+		return fmt.Errorf("--load %v: want a finite factor > 0 (--background none for no background load)", c.load)
+	case !finite(c.threshold) || c.threshold <= 0:
+		return fmt.Errorf("--straggler-threshold %v: want a finite fraction > 0", c.threshold)
+	}
+	switch c.model {
+	case "auto", trace.ModelPollux, trace.ModelDrover:
+	default:
+		return fmt.Errorf("--model %q: want %s, %s or auto", c.model, trace.ModelPollux, trace.ModelDrover)
+	}
+	switch c.mitigation {
+	case "", env.MitigationNone, env.MitigationSTRET, env.MitigationReplace:
+	default:
+		return fmt.Errorf("--mitigation %q: want %s, %s or %s", c.mitigation, env.MitigationNone, env.MitigationSTRET, env.MitigationReplace)
+	}
+	if _, err := trace.ParseRegime(c.regime); err != nil {
+		return fmt.Errorf("--regime: %w", err)
+	}
+	if f := datasets.Format(c.format); f != "" && f != datasets.FormatAuto && !slices.Contains(datasets.Formats, f) {
+		return fmt.Errorf("--format %q: want auto or one of %v", c.format, datasets.Formats)
+	}
+	if err := c.ps.Validate(); err != nil {
+		return fmt.Errorf("--ps-share: %w", err)
+	}
+	return nil
+}
+
+// evalContenders returns the contenders of a --policies list: its
+// heuristics under the sync strategy (marked as baselines where they are
+// builtin's), then its checkpoints (learnedContender), and the
+// heuristics' names.
+func evalContenders(reg policies.Registry, list string, sync env.Sync) ([]compare.Policy, []string, error) {
+	names, dirs, err := evalPolicies(list)
+	if err != nil {
+		return nil, nil, err
+	}
+	contenders, err := compare.Heuristics(reg, names, sync)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--policies: %w", err)
+	}
+	for i := range contenders {
+		contenders[i].Baseline = builtin.IsBaseline(contenders[i].Name)
+	}
+	for _, d := range dirs {
+		c, err := learnedContender(d)
+		if err != nil {
+			return nil, nil, err
+		}
+		contenders = append(contenders, c)
+	}
+	return contenders, names, nil
+}
+
+// evalOutDir returns the directory of an eval's files, created: out, or
+// by default runs/NAME-TIME.
+func evalOutDir(out, name string) (string, error) {
+	dir := out
+	if dir == "" {
+		dir = filepath.Join("runs", fmt.Sprintf("%s-%s", name, time.Now().Format("20060102-150405")))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// compareWithProgress runs the comparison cfg with a progress bar on
+// stderr (none when quiet) and returns its result and wall time.
+func compareWithProgress(cfg compare.Config, quiet bool, stderr io.Writer) (*compare.Result, time.Duration, error) {
+	var bar *progress.Bar
+	if !quiet {
+		bar = progress.New(stderr, "eval", len(cfg.Policies)*len(cfg.Seeds))
+		cfg.Progress = func(done, _ int) { bar.Set(done) }
+	}
+	start := time.Now()
+	res, err := compare.Compare(cfg)
+	wall := time.Since(start)
+	if bar != nil {
+		bar.Finish()
+	}
+	return res, wall, err
+}
+
+// writeEvalFiles writes an eval's files into dir and names each on
+// stdout: table.md, summary.json (with meta), the JCT CDF and the
+// stragglers over time (bins time bins), the plots titled after title.
+func writeEvalFiles(stdout io.Writer, dir string, res *compare.Result, meta compare.Meta, title string, bins int) error {
 	outputs := []struct {
 		name  string
 		write func(io.Writer) error
@@ -199,7 +306,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		{"summary.json", func(f io.Writer) error { return compare.WriteJSON(f, res, meta) }},
 		{"jct_cdf.png", func(f io.Writer) error { return compare.JCTCDF(f, res, "JCT CDF: "+title) }},
 		{"stragglers.png", func(f io.Writer) error {
-			return compare.StragglersPlot(f, res, *bins, "stragglers over time: "+title+" (mean over seeds)")
+			return compare.StragglersPlot(f, res, bins, "stragglers over time: "+title+" (mean over seeds)")
 		}},
 	}
 	for _, o := range outputs {

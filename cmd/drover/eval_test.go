@@ -196,6 +196,65 @@ func TestEvalErrors(t *testing.T) {
 	}
 }
 
+// TestEvalFlagsCheckedFirst (issue 18): a bad flag fails drover eval
+// before anything runs, with an error naming the flag. --bins 0 used to
+// fail only after every simulation, when the stragglers plot was drawn.
+// Nothing printed and no output directory show that no workload was
+// loaded and no simulation ran; with --log, the bad flag is reported
+// before the (empty) log is read.
+func TestEvalFlagsCheckedFirst(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bins 0", []string{"--bins", "0"}, "--bins 0: want 1 or more"},
+		{"bins negative", []string{"--bins", "-1"}, "--bins -1"},
+		{"parallel negative", []string{"--parallel", "-2"}, "--parallel -2"},
+		{"nodes 0", []string{"--nodes", "0"}, "--nodes 0"},
+		{"gpus per node 0", []string{"--gpus-per-node", "0"}, "--gpus-per-node 0"},
+		{"interval NaN", []string{"--interval", "NaN"}, "--interval NaN"},
+		{"interval below a second", []string{"--interval", "0.5"}, "--interval 0.5"},
+		{"gpus per node too many", []string{"--gpus-per-node", "2000"}, "--gpus-per-node 2000"},
+		{"restart delay Inf", []string{"--restart-delay", "Inf"}, "--restart-delay +Inf"},
+		{"load 0", []string{"--load", "0"}, "--load 0"},
+		{"threshold negative", []string{"--straggler-threshold", "-0.1"}, "--straggler-threshold -0.1"},
+		{"model", []string{"--model", "nope"}, `--model "nope"`},
+		{"mitigation", []string{"--mitigation", "nope"}, `--mitigation "nope"`},
+		{"regime", []string{"--regime", "nope"}, "--regime: "},
+		{"format", []string{"--format", "nope"}, `--format "nope"`},
+		{"ps share", []string{"--ps-share", "2"}, "--ps-share: "},
+		{"sync", []string{"--sync", "nope"}, "--sync: "},
+		{"policies", []string{"--policies", "first-fit,nope"}, `--policies: policies: unknown policy "nope"`},
+		{"policies empty", []string{"--policies", ","}, "--policies: empty list"},
+		{"seeds", []string{"--seeds", "2,2"}, "--seeds: seed 2 listed twice"},
+		{"log replay bins 0", []string{"--log", "DIR", "--policies", "strn", "--bins", "0"}, "--bins 0"},
+		{"log replay seeds", []string{"--log", "DIR", "--policies", "strn", "--seeds", "x"}, "--seeds: "},
+		{"log replay policies", []string{"--log", "DIR", "--policies", "nope"}, `--policies: policies: unknown policy "nope"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			args := append([]string{"eval", "--quiet", "--out", out, "--policies", "first-fit", "--seeds", "1"}, tt.args...)
+			for i, a := range args {
+				if a == "DIR" {
+					args[i] = t.TempDir()
+				}
+			}
+			code, stdout, stderr := drover(t, args...)
+			if code != 1 || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want exit 1 mentioning %q", code, stderr, tt.want)
+			}
+			if stdout != "" {
+				t.Errorf("printed before failing (a workload was loaded):\n%s", stdout)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s was created: the flag was checked too late", out)
+			}
+		})
+	}
+}
+
 func TestParseSeeds(t *testing.T) {
 	tests := []struct {
 		in   string

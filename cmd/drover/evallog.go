@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,10 +19,7 @@ import (
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/background"
 	"github.com/drover-sched/drover/env/trace"
-	"github.com/drover-sched/drover/internal/plot"
-	"github.com/drover-sched/drover/internal/progress"
 	"github.com/drover-sched/drover/policies"
-	"github.com/drover-sched/drover/policies/builtin"
 	"github.com/drover-sched/drover/policies/compare"
 	"github.com/drover-sched/drover/policies/remote"
 	"github.com/drover-sched/drover/serve"
@@ -53,9 +49,7 @@ type loggedJob struct {
 	workers   []string // the placement's worker nodes
 	ps        int      // the placement's parameter servers
 	sync      string
-	started   time.Time
-	finished  time.Time
-	jct       float64 // the last Finished outcome's JCT (NaN: none)
+	run       compare.JobRun // its outcomes (run.JCT NaN: no Finished outcome)
 }
 
 // servedLog is a recorded run rebuilt from its logs.
@@ -91,7 +85,7 @@ func readServedLog(dir string) (*servedLog, error) {
 			d := r.Decision
 			j := byID[d.JobID]
 			if j == nil {
-				j = &loggedJob{id: d.JobID, order: nd, first: d.Time, jct: math.NaN()}
+				j = &loggedJob{id: d.JobID, order: nd, first: d.Time, run: compare.JobRun{JCT: math.NaN()}}
 				byID[d.JobID] = j
 				order = append(order, j)
 			}
@@ -109,18 +103,8 @@ func readServedLog(dir string) (*servedLog, error) {
 				}
 			}
 		case declog.KindOutcome:
-			o := r.Outcome
-			j := byID[o.JobID]
-			if j == nil {
-				continue
-			}
-			switch o.Kind {
-			case declog.Started:
-				if j.started.IsZero() {
-					j.started = o.Time
-				}
-			case declog.Finished:
-				j.finished, j.jct = o.Time, o.JCT
+			if j := byID[r.Outcome.JobID]; j != nil {
+				j.run.Add(&r.Outcome)
 			}
 		}
 	}
@@ -158,12 +142,12 @@ func (s *servedLog) workload(epoch time.Time, profiles map[string]env.Profile, g
 	w := &datasets.Workload{Name: "served log"}
 	for _, j := range s.jobs {
 		d := datasets.Job{Name: j.id, Submit: max(0, j.submitted.Sub(epoch).Seconds()), GPUs: j.gpus, Model: j.model, BatchSize: j.batch, Duration: j.expect}
-		if !(d.Duration > 0) && !j.started.IsZero() && j.finished.After(j.started) {
-			d.Duration = j.finished.Sub(j.started).Seconds()
+		if span, ok := j.run.Span(); !(d.Duration > 0) && ok {
+			d.Duration = span
 			s.fromOutcomes++
 		}
-		if !(d.Duration > 0) && j.jct > 0 {
-			d.Duration = j.jct
+		if !(d.Duration > 0) && j.run.JCT > 0 {
+			d.Duration = j.run.JCT
 		}
 		switch _, ok := profiles[j.model]; {
 		case !ok:
@@ -200,12 +184,12 @@ func (s *servedLog) servedRun(w *datasets.Workload) compare.Run {
 	var jcts []float64
 	gpuSec := 0.0
 	for _, j := range s.jobs {
-		if !in[j.id] || math.IsNaN(j.jct) {
+		if !in[j.id] || math.IsNaN(j.run.JCT) {
 			continue
 		}
-		jcts = append(jcts, j.jct)
-		if !j.started.IsZero() && j.finished.After(j.started) {
-			gpuSec += float64(len(j.workers)) * j.finished.Sub(j.started).Seconds()
+		jcts = append(jcts, j.run.JCT)
+		if span, ok := j.run.Span(); ok {
+			gpuSec += float64(len(j.workers)) * span
 		}
 	}
 	sum := env.Summary{Jobs: len(w.Jobs), Finished: len(jcts), AvgTTA: math.NaN(), Stragglers: math.NaN(), StragglerFrac: math.NaN(),
@@ -248,15 +232,15 @@ func (s *servedLog) recordedBackground(tl *telemlog.Log, c *env.Cluster, epoch t
 	}
 	var occ []background.Occupant
 	for _, j := range s.jobs {
-		if j.started.IsZero() || len(j.workers) == 0 {
+		if j.run.Started.IsZero() || len(j.workers) == 0 {
 			continue
 		}
-		o := background.Occupant{Start: j.started.Sub(epoch).Seconds(), End: math.Inf(1), Duty: 1}
+		o := background.Occupant{Start: j.run.Started.Sub(epoch).Seconds(), End: math.Inf(1), Duty: 1}
 		if j.sync != "" && j.sync != "bsp" {
 			o.Duty = math.NaN() // the log does not say how much of its time it communicates
 		}
-		if !j.finished.IsZero() {
-			o.End = j.finished.Sub(epoch).Seconds()
+		if !j.run.Finished.IsZero() {
+			o.End = j.run.Finished.Sub(epoch).Seconds()
 		}
 		for _, id := range j.workers {
 			if n, ok := index[id]; ok {
@@ -325,14 +309,17 @@ func servedContender(source string, stateless bool, epoch time.Time, profiles ma
 	}}, nil
 }
 
-// logReplayFlags are drover eval's flags that --log --policies uses.
+// logReplayFlags are drover eval's flags that --log --policies uses,
+// checked and parsed.
 type logReplayFlags struct {
-	dir, policies, seeds, out string
-	seedsGiven                bool
-	parallel, bins            int
-	quiet, stateless          bool
-	syncFlag                  string
-	args                      []string
+	dir, out string
+	// contenders are the --policies (evalContenders); seeds the --seeds,
+	// nil when not given (the recorded run's seed).
+	contenders       []compare.Policy
+	seeds            []uint64
+	parallel, bins   int
+	quiet, stateless bool
+	args             []string
 	// live is the run description for a log without a manifest (a live
 	// cluster's): eval's cluster and model flags.
 	live runManifest
@@ -413,41 +400,15 @@ func evalLogReplay(f logReplayFlags, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	names, dirs, err := evalPolicies(f.policies)
-	if err != nil {
-		return err
+	seeds := f.seeds
+	if seeds == nil {
+		seeds = []uint64{m.Seed}
 	}
-	seeds := []uint64{m.Seed}
-	if f.seedsGiven {
-		if seeds, err = parseSeeds(f.seeds); err != nil {
-			return fmt.Errorf("--seeds: %w", err)
-		}
-	}
-	syncStrategy, err := env.ParseSync(f.syncFlag)
-	if err != nil {
-		return err
-	}
-	reg := builtin.Registry()
 	served, err := servedContender(sl.served, f.stateless, m.Epoch, profiles)
 	if err != nil {
 		return err
 	}
-	contenders := []compare.Policy{served}
-	hs, err := compare.Heuristics(reg, names, syncStrategy)
-	if err != nil {
-		return err
-	}
-	for i := range hs {
-		hs[i].Baseline = builtin.IsBaseline(hs[i].Name)
-	}
-	contenders = append(contenders, hs...)
-	for _, d := range dirs {
-		c, err := learnedContender(d)
-		if err != nil {
-			return err
-		}
-		contenders = append(contenders, c)
-	}
+	contenders := append([]compare.Policy{served}, f.contenders...)
 	st := trace.Stragglers{Background: m.Background, Regime: m.Regime}
 	ref, err := st.NewReference(len(cluster.Nodes))
 	if err != nil {
@@ -487,23 +448,11 @@ func evalLogReplay(f logReplayFlags, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "\ncluster    %s\nmodel      %s (profiles: %s)\nserved     %s (%d jobs placed; %s)\n", clusterDesc, modelDesc, profSrc, sl.served, sl.sources[sl.served], servedMode(f.stateless))
 	fmt.Fprintf(stdout, "policies   %s\nseeds      %v\n", strings.Join(contenderNames(contenders), ", "), seeds)
 
-	dir := f.out
-	if dir == "" {
-		dir = filepath.Join("runs", fmt.Sprintf("eval-log-%s-%s", filepath.Base(filepath.Clean(f.dir)), time.Now().Format("20060102-150405")))
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := evalOutDir(f.out, "eval-log-"+filepath.Base(filepath.Clean(f.dir)))
+	if err != nil {
 		return err
 	}
-	cfg := compare.Config{Policies: contenders, Seeds: seeds, Options: options, Parallel: f.parallel}
-	var bar *progress.Bar
-	if !f.quiet {
-		bar = progress.New(stderr, "eval", len(contenders)*len(seeds))
-		cfg.Progress = func(done, _ int) { bar.Set(done) }
-	}
-	res, err := compare.Compare(cfg)
-	if bar != nil {
-		bar.Finish()
-	}
+	res, _, err := compareWithProgress(compare.Config{Policies: contenders, Seeds: seeds, Options: options, Parallel: f.parallel}, f.quiet, stderr)
 	if err != nil {
 		return err
 	}
@@ -527,25 +476,7 @@ func evalLogReplay(f logReplayFlags, stdout, stderr io.Writer) error {
 
 	meta := compare.Meta{Workload: "served log " + f.dir, Model: modelDesc, Cluster: clusterDesc, Profiles: profSrc, Command: "drover eval " + strings.Join(f.args, " ")}
 	title := fmt.Sprintf("%s, %d seeds", filepath.Base(filepath.Clean(f.dir)), len(seeds))
-	outputs := []struct {
-		name  string
-		write func(io.Writer) error
-	}{
-		{"table.md", func(w io.Writer) error { return compare.WriteTable(w, res) }},
-		{"summary.json", func(w io.Writer) error { return compare.WriteJSON(w, res, meta) }},
-		{"jct_cdf.png", func(w io.Writer) error { return compare.JCTCDF(w, res, "JCT CDF: "+title) }},
-		{"stragglers.png", func(w io.Writer) error {
-			return compare.StragglersPlot(w, res, f.bins, "stragglers over time: "+title+" (mean over seeds)")
-		}},
-	}
-	for _, o := range outputs {
-		p := filepath.Join(dir, o.name)
-		if err := plot.WriteFile(p, o.write); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "wrote      %s\n", p)
-	}
-	return nil
+	return writeEvalFiles(stdout, dir, res, meta, title, f.bins)
 }
 
 func servedMode(stateless bool) string {

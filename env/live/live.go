@@ -214,23 +214,16 @@ func (e *Env) advance() (terminated, truncated bool) {
 				}
 			}
 		}
-		running, pending, t0 := 0, 0, e.view.Now
+		rate, t0 := 0.0, e.view.Now
 		if e.have {
-			for _, j := range e.view.Active {
-				switch j.State {
-				case env.Running:
-					running++
-				case env.Pending:
-					pending++
-				}
-			}
+			rate = sched.CostRate(e.view.Active, e.cfg.WaitWeight)
 		}
 		if err := e.snapshot(); err != nil {
 			e.err = err
 			return false, true
 		}
 		if e.have {
-			e.area += (float64(running) + e.cfg.WaitWeight*float64(pending)) * (e.view.Now - t0)
+			e.area += rate * (e.view.Now - t0)
 		} else {
 			e.start = e.view.Now
 		}
@@ -357,16 +350,7 @@ func (e *Env) StepInto(dst []float64, action int) ([]float64, float64, bool, boo
 
 // observe builds the observation in dst when it has room.
 func (e *Env) observe(dst []float64) []float64 {
-	n := sched.ObsDim(e.cfg.Encoder.Groups, len(e.cfg.Encoder.Syncs))
-	if cap(dst) < n {
-		dst = make([]float64, 0, n)
-	}
-	if e.job == nil {
-		dst = dst[:n]
-		clear(dst)
-		return dst
-	}
-	return e.enc.Observe(dst[:0], &e.view, e.job)
+	return sched.ObserveJob(dst, sched.ObsDim(e.cfg.Encoder.Groups, len(e.cfg.Encoder.Syncs)), e.enc, &e.view, e.job)
 }
 
 // Err returns the error that ended the episode: a Source error, a

@@ -129,20 +129,13 @@ func (e *Env) advance() {
 				}
 			}
 		}
-		running, pending, t0 := 0, 0, e.sim.Now()
+		rate, t0 := 0.0, e.sim.Now()
 		if e.view != nil {
-			for _, j := range e.view.Active {
-				switch j.State {
-				case env.Running:
-					running++
-				case env.Pending:
-					pending++
-				}
-			}
+			rate = CostRate(e.view.Active, e.cfg.WaitWeight)
 		}
 		v, err := e.sim.Next()
 		if err == nil || errors.Is(err, env.ErrDone) {
-			e.area += (float64(running) + e.cfg.WaitWeight*float64(pending)) * (e.sim.Now() - t0)
+			e.area += rate * (e.sim.Now() - t0)
 		}
 		if errors.Is(err, env.ErrDone) {
 			e.done, e.job = true, nil
@@ -197,16 +190,40 @@ func (e *Env) StepInto(dst []float64, action int) ([]float64, float64, bool, boo
 
 // observe builds the observation in dst when it has room.
 func (e *Env) observe(dst []float64) []float64 {
-	n := e.enc.ObsDim()
+	return ObserveJob(dst, e.enc.ObsDim(), e.enc, e.view, e.job)
+}
+
+// CostRate is what the reward charges per second until the next decision
+// point for the jobs of a decision point (View.Active): the running jobs
+// plus waitWeight times the pending ones (EnvConfig.WaitWeight). Env and
+// env/live's Env both charge it.
+func CostRate(active []*env.Job, waitWeight float64) float64 {
+	running, pending := 0, 0
+	for _, j := range active {
+		switch j.State {
+		case env.Running:
+			running++
+		case env.Pending:
+			pending++
+		}
+	}
+	return float64(running) + waitWeight*float64(pending)
+}
+
+// ObserveJob returns the observation of job j at v in dst, reused when it
+// has room: enc's (Encoder.Observe), or n zeros when there is no job to
+// decide (j nil; enc and v are then not read). n is the observation's
+// length, enc.ObsDim(). Env and env/live's Env both observe with it.
+func ObserveJob(dst []float64, n int, enc *Encoder, v *env.View, j *env.Job) []float64 {
 	if cap(dst) < n {
 		dst = make([]float64, 0, n)
 	}
-	if e.job == nil {
+	if j == nil {
 		dst = dst[:n]
 		clear(dst)
 		return dst
 	}
-	return e.enc.Observe(dst[:0], e.view, e.job)
+	return enc.Observe(dst[:0], v, j)
 }
 
 // View returns the current decision point (nil before the first).

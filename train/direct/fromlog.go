@@ -14,6 +14,7 @@ import (
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/trace"
+	"github.com/drover-sched/drover/policies/compare"
 	pdirect "github.com/drover-sched/drover/policies/direct"
 	"github.com/drover-sched/drover/serve/declog"
 )
@@ -123,8 +124,7 @@ type logJob struct {
 	batch  int
 	expect float64
 
-	started, finished time.Time // first started, last finished outcome
-	jct               float64   // the last finished outcome's JCT
+	run compare.JobRun // its outcomes: first started, last finished
 }
 
 // FromLog rebuilds the workload a deployment served from its decision log
@@ -201,20 +201,12 @@ func FromLog(dir string, cluster env.Cluster, profiles map[string]env.Profile) (
 			j.expect = cmp.Or(j.expect, d.JobExpectedDuration)
 		case declog.KindOutcome:
 			sum.Outcomes++
-			o := &r.Outcome
-			j := jobs[o.JobID]
+			j := jobs[r.Outcome.JobID]
 			if j == nil {
 				sum.Orphans++
 				continue
 			}
-			switch o.Kind {
-			case declog.Started:
-				if j.started.IsZero() {
-					j.started = o.Time
-				}
-			case declog.Finished:
-				j.finished, j.jct = o.Time, o.JCT
-			}
+			j.run.Add(&r.Outcome)
 		}
 	}
 	sum.Jobs = len(order)
@@ -224,13 +216,13 @@ func FromLog(dir string, cluster env.Cluster, profiles map[string]env.Profile) (
 	var runs []float64
 	for _, j := range order {
 		gpus := cmp.Or(j.gpus, j.placed)
-		var run float64
+		run, spanned := j.run.Span()
 		var from *int
 		switch {
-		case !j.started.IsZero() && !j.finished.IsZero() && j.finished.After(j.started):
-			run, from = j.finished.Sub(j.started).Seconds(), &sum.FromOutcomes
-		case j.jct > 0:
-			run, from = j.jct, &sum.FromJCT
+		case spanned:
+			from = &sum.FromOutcomes
+		case j.run.JCT > 0:
+			run, from = j.run.JCT, &sum.FromJCT
 		case j.expect > 0:
 			run, from = j.expect, &sum.FromExpected
 		}
