@@ -60,13 +60,13 @@ type serveConfig struct {
 func runServe(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", stderr)
 	var c serveConfig
-	fs.StringVar(&c.addr, "addr", "127.0.0.1:50051", "gRPC listen address")
-	fs.StringVar(&c.metricsAddr, "metrics-addr", "127.0.0.1:9464", "Prometheus /metrics listen address (empty: none)")
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:50051", "gRPC listen address; a port alone (:50051) binds 127.0.0.1, as for every listen address here: name the host (0.0.0.0:50051) to serve other hosts")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "127.0.0.1:9464", "Prometheus /metrics listen address (empty: none): plain HTTP with no authentication and no TLS (-token-file and -tls-* do not apply), so keep it on loopback or a network only the scraper reaches")
 	fs.StringVar(&c.extenderAddr, "extender-addr", "", "kube-scheduler extender (POST /filter, /prioritize) listen address; a port alone binds 127.0.0.1 (empty: none; see docs/kube-scheduler-extender.md)")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "TLS certificate (PEM); with -tls-key serves TLS (gRPC and the extender)")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "TLS private key (PEM)")
 	fs.StringVar(&c.tlsClientCA, "tls-client-ca", "", "CA (PEM) that client certificates must be signed by (mTLS, gRPC and the extender)")
-	fs.StringVar(&c.tokenFile, "token-file", "", "file holding the bearer token every call must carry")
+	fs.StringVar(&c.tokenFile, "token-file", "", "file holding the bearer token every gRPC call must carry; without -tls-cert the token travels in plaintext, so it is refused unless -addr is a loopback address (127.0.0.1, ::1, localhost), where it is accepted with a warning")
 	fs.StringVar(&c.checkpoints, "checkpoints", "", "checkpoint directory: numbered versions (0001, 0002, ...) watched for hot reload, or one checkpoint; a placement/sync checkpoint answers when it says converged, a strn-rl/sas-rl one (policies/direct) runs in shadow beside the heuristic and answers as -switch says (default: the embedded pretrained placement policy, not converged, so the heuristic answers)")
 	fs.StringVar(&c.heuristic, "heuristic", "strn", "fallback heuristic (a policies/builtin name)")
 	fs.Float64Var(&c.canary, "canary", 0, "share of jobs routed to a new converged version before it is promoted, in [0, 1)")
@@ -156,6 +156,10 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 			}
 			statePath = filepath.Join(c.stateDir, "state.json")
 			live, err = state.LoadOrEmpty(statePath, cfg)
+			if err == nil {
+				// The server's downtime is not the agents' silence.
+				live.Resume(time.Now())
+			}
 		} else {
 			live, err = state.New(cfg)
 		}
@@ -239,13 +243,23 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 			return err
 		}
 	}
+	addr, metricsAddr := loopbackDefault(c.addr), c.metricsAddr
+	if metricsAddr != "" {
+		metricsAddr = loopbackDefault(metricsAddr)
+	}
 	if c.tokenFile != "" {
+		if scfg.TLS == nil && !isLoopback(addr) {
+			return fmt.Errorf("-token-file without -tls-cert would take the bearer token in plaintext on %s: add -tls-cert and -tls-key, or listen on loopback (-addr 127.0.0.1:PORT)", addr)
+		}
 		b, err := os.ReadFile(c.tokenFile)
 		if err != nil {
 			return err
 		}
 		if scfg.Token = strings.TrimSpace(string(b)); scfg.Token == "" {
 			return fmt.Errorf("token file %s is empty", c.tokenFile)
+		}
+		if scfg.TLS == nil {
+			fmt.Fprintf(stdout, "drover serve: warning: -token-file without TLS: the token travels in plaintext (accepted on loopback %s only)\n", addr)
 		}
 	}
 	wctx, cancelWatch := context.WithCancel(ctx)
@@ -294,21 +308,21 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 	if err != nil {
 		return err
 	}
-	lis, err := net.Listen("tcp", c.addr)
+	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	var hs *http.Server
 	maddr := ""
 	if c.metricsAddr != "" {
-		mlis, err := net.Listen("tcp", c.metricsAddr)
+		mlis, err := net.Listen("tcp", metricsAddr)
 		if err != nil {
 			lis.Close()
 			return err
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", metrics.Handler())
-		hs = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		hs = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 		maddr = mlis.Addr().String()
 		go hs.Serve(mlis)
 	}
@@ -336,7 +350,10 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 			ecfg.NextProtos = []string{"http/1.1"}
 			elis = tls.NewListener(elis, ecfg)
 		}
-		es = &http.Server{Handler: ext, ReadHeaderTimeout: 5 * time.Second}
+		// The handler bounds the body's reading (extender.Config.ReadTimeout,
+		// 10 s), the concurrent calls and the nodes per call; the server
+		// bounds the headers and, as a backstop, the whole request.
+		es = &http.Server{Handler: ext, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
 		eaddr = elis.Addr().String()
 		if scfg.Token != "" && (scfg.TLS == nil || scfg.TLS.ClientCAs == nil) {
 			// kube-scheduler's extender configuration has no bearer token:
@@ -388,7 +405,8 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 }
 
 // loopbackDefault binds an address given as a port alone (":8888",
-// "8888") to 127.0.0.1.
+// "8888") to 127.0.0.1: drover serve's -addr, -metrics-addr and
+// -extender-addr listen on loopback unless a host is named.
 func loopbackDefault(addr string) string {
 	if !strings.Contains(addr, ":") {
 		addr = ":" + addr

@@ -251,3 +251,16 @@ func (st *Store) restore(b []byte) error {
 	}
 	return nil
 }
+
+// Resume starts every node's stale timeout afresh at now. A server that
+// restored a snapshot calls it at start: its own downtime is not the
+// agents' silence, and without it every node would be stale (and avoided)
+// until its agent reconnected, which the agents' backoff can take tens of
+// seconds to do.
+func (st *Store) Resume(now time.Time) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, n := range st.nodes {
+		n.seen = now
+	}
+}
