@@ -5,6 +5,8 @@ import (
 	"crypto/x509"
 	"flag"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"strings"
 
@@ -24,7 +26,7 @@ type clientFlags struct {
 // addClientFlags defines the client flags on fs.
 func addClientFlags(fs *flag.FlagSet) *clientFlags {
 	return &clientFlags{
-		tokenFile:  fs.String("token-file", "", "file holding the bearer token"),
+		tokenFile:  fs.String("token-file", "", "file holding the bearer token; without -tls-ca it would travel in plaintext, so it is sent only to a loopback -addr (127.0.0.1, ::1, localhost), with a warning"),
 		caFile:     fs.String("tls-ca", "", "CA (PEM) of the server's certificate; turns TLS on"),
 		certFile:   fs.String("tls-cert", "", "client certificate (PEM), for mTLS"),
 		keyFile:    fs.String("tls-key", "", "client key (PEM), for mTLS"),
@@ -65,4 +67,36 @@ func (c *clientFlags) dialOptions() ([]grpc.DialOption, error) {
 		opts = append(opts, grpc.WithPerRPCCredentials(serve.BearerToken{Token: strings.TrimSpace(string(b)), AllowInsecure: *c.caFile == ""}))
 	}
 	return opts, nil
+}
+
+// checkToken refuses to send the bearer token in plaintext (no -tls-ca)
+// to an address off loopback, and warns on w when it is sent in
+// plaintext to loopback.
+func (c *clientFlags) checkToken(addr string, w io.Writer) error {
+	if *c.tokenFile == "" || *c.caFile != "" {
+		return nil
+	}
+	if !isLoopback(addr) {
+		return fmt.Errorf("-token-file without -tls-ca would send the bearer token in plaintext to %s: add -tls-ca (the server's -tls-cert), or reach the server on loopback", addr)
+	}
+	fmt.Fprintf(w, "warning: -token-file without -tls-ca: the token travels in plaintext (to loopback %s only)\n", addr)
+	return nil
+}
+
+// isLoopback reports whether addr (host:port, a gRPC target such as
+// dns:///host:port, or a host alone) names this machine: a loopback IP,
+// "localhost", or no host at all (":50051").
+func isLoopback(addr string) bool {
+	if i := strings.Index(addr, ":///"); i >= 0 {
+		addr = addr[i+4:]
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = strings.Trim(addr, "[]")
+	}
+	if host == "" || strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -5,18 +5,24 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/drover-sched/drover/env/profile"
 	pb "github.com/drover-sched/drover/serve/proto"
 )
 
 // runPlace is `drover place`: a client that sends one Place request (from
 // flags or a JSON file) to a drover server and prints the answer, or asks
-// for the server's status.
+// for the server's status. When the server answers that the job is not
+// placed, it prints the answer and returns errNotPlaced, exit status 3
+// (ExitCode).
 func runPlace(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("place", stderr)
 	addr := fs.String("addr", "127.0.0.1:50051", "server address")
@@ -27,9 +33,9 @@ func runPlace(args []string, stdout, stderr io.Writer) error {
 	gpus := fs.Int("gpus", 4, "cluster: GPUs per node")
 	free := fs.Int("free", -1, "cluster: free GPUs per node (-1: all)")
 	rackSize := fs.Int("rack-size", 8, "cluster: nodes per rack")
-	util := fs.Float64("util", 0.3, "cluster: CPU, memory-bandwidth and NIC utilisation of every node")
+	util := fs.Float64("util", 0.3, "cluster: CPU, memory-bandwidth and NIC utilisation of every node, in [0, 1]")
 	jobID := fs.String("job", "job-1", "job: id")
-	model := fs.String("model", "cifar10", "job: model profile")
+	model := fs.String("model", "cifar10", "job: model profile, one of "+strings.Join(profile.BuiltinNames(), ", "))
 	workers := fs.Int("workers", 4, "job: GPU workers")
 	arch := fs.String("arch", "ring", "job: ring or ps")
 	ps := fs.Int("ps", 0, "job: parameter servers (ps only)")
@@ -50,6 +56,9 @@ func runPlace(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintln(stdout, string(b))
 		return nil
+	}
+	if err := dial.checkToken(*addr, stderr); err != nil {
+		return err
 	}
 	opts, err := dial.dialOptions()
 	if err != nil {
@@ -77,8 +86,26 @@ func runPlace(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	printPlace(stdout, resp, time.Since(start))
+	if !resp.GetPlaced() {
+		return &notPlacedError{reason: resp.GetReason()}
+	}
 	return nil
 }
+
+// notPlacedError is drover place's answer when the server did not place
+// the job: exit status 3, so that scripts can tell it from a failed call
+// (1) and a usage error (2).
+type notPlacedError struct{ reason string }
+
+func (e *notPlacedError) Error() string {
+	if e.reason == "" {
+		return "not placed"
+	}
+	return "not placed: " + e.reason
+}
+
+// ExitCode is drover's exit status for the error.
+func (e *notPlacedError) ExitCode() int { return 3 }
 
 // placeRequest reads the request from file, or builds it from the flags.
 func placeRequest(file string, nodes, gpus, free, rackSize int, util float64, jobID, model string, workers int, arch string, ps int, duration float64) (*pb.PlaceRequest, error) {
@@ -93,11 +120,31 @@ func placeRequest(file string, nodes, gpus, free, rackSize int, util float64, jo
 		}
 		return req, nil
 	}
+	switch {
+	case nodes <= 0:
+		return nil, fmt.Errorf("-nodes %d: want > 0", nodes)
+	case gpus <= 0:
+		return nil, fmt.Errorf("-gpus %d: want > 0", gpus)
+	case free > gpus:
+		return nil, fmt.Errorf("-free %d: want at most -gpus (%d), or -1 for all", free, gpus)
+	case free < -1:
+		return nil, fmt.Errorf("-free %d: want >= 0, or -1 for all", free)
+	case rackSize <= 0:
+		return nil, errors.New("-rack-size must be positive")
+	case !(util >= 0 && util <= 1): // NaN too
+		return nil, fmt.Errorf("-util %g: want a share in [0, 1]", util)
+	case workers <= 0:
+		return nil, fmt.Errorf("-workers %d: want > 0", workers)
+	case ps < 0:
+		return nil, fmt.Errorf("-ps %d: want >= 0", ps)
+	case !(duration >= 0) || math.IsInf(duration, 1):
+		return nil, fmt.Errorf("-duration %g: want a finite number of seconds >= 0", duration)
+	}
+	if known := profile.BuiltinNames(); !slices.Contains(known, model) {
+		return nil, fmt.Errorf("-model %q: unknown, want one of %s", model, strings.Join(known, ", "))
+	}
 	if free < 0 {
 		free = gpus
-	}
-	if rackSize <= 0 {
-		return nil, errors.New("-rack-size must be positive")
 	}
 	c := &pb.Cluster{IntraRackGbps: 100, CrossRackGbps: 40, PendingJobs: 1}
 	for i := range nodes {
