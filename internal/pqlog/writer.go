@@ -126,14 +126,10 @@ func NewWriter[T any](f *Format[T], dir string, cfg Config[T]) (*Writer[T], erro
 // I/O error it meets. Records are not validated here.
 func (w *Writer[T]) Write(recs ...T) error {
 	if w.cfg.Queue <= 0 {
-		w.mu.Lock()
+		if err := w.lockFiles(); err != nil {
+			return err
+		}
 		defer w.mu.Unlock()
-		if w.closed {
-			return w.f.ErrClosed
-		}
-		if w.ferr != nil {
-			return w.ferr
-		}
 		at := w.now()
 		for i := range recs {
 			r := recs[i]
@@ -146,14 +142,7 @@ func (w *Writer[T]) Write(recs ...T) error {
 		}
 		return w.flushWAL()
 	}
-	w.qmu.Lock()
-	if w.closed {
-		w.qmu.Unlock()
-		return w.f.ErrClosed
-	}
-	if w.err != nil {
-		err := w.err
-		w.qmu.Unlock()
+	if err := w.lockQueue(); err != nil {
 		return err
 	}
 	at := w.now()
@@ -171,6 +160,33 @@ func (w *Writer[T]) Write(recs ...T) error {
 	w.qmu.Unlock()
 	w.signal()
 	return nil
+}
+
+// lockQueue locks the queue for a call, unless the Writer is closed
+// (ErrClosed) or failed (its error): then it returns the error, unlocked.
+func (w *Writer[T]) lockQueue() error {
+	w.qmu.Lock()
+	err := w.err
+	if w.closed {
+		err = w.f.ErrClosed
+	}
+	if err != nil {
+		w.qmu.Unlock()
+	}
+	return err
+}
+
+// lockFiles is lockQueue for a Writer without a queue: it locks the files.
+func (w *Writer[T]) lockFiles() error {
+	w.mu.Lock()
+	err := w.ferr
+	if w.closed {
+		err = w.f.ErrClosed
+	}
+	if err != nil {
+		w.mu.Unlock()
+	}
+	return err
 }
 
 // now reads the clock of SealInterval, only when there is one.
@@ -208,27 +224,16 @@ func (w *Writer[T]) Drain() error {
 
 func (w *Writer[T]) request(list func(*Writer[T]) *[]chan error) error {
 	if w.cfg.Queue <= 0 {
-		w.mu.Lock()
+		if err := w.lockFiles(); err != nil {
+			return err
+		}
 		defer w.mu.Unlock()
-		if w.closed {
-			return w.f.ErrClosed
-		}
-		if w.ferr != nil {
-			return w.ferr
-		}
 		if list(w) == &w.flushes {
 			return w.fail(w.seal())
 		}
 		return nil
 	}
-	w.qmu.Lock()
-	if w.closed {
-		w.qmu.Unlock()
-		return w.f.ErrClosed
-	}
-	if w.err != nil {
-		err := w.err
-		w.qmu.Unlock()
+	if err := w.lockQueue(); err != nil {
 		return err
 	}
 	ch := make(chan error, 1)

@@ -1,11 +1,10 @@
 package declog
 
 import (
-	"bytes"
 	"flag"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/drover-sched/drover/internal/pqlog/pqlogtest"
 )
 
 // updateGolden rewrites the golden files of TestGoldenBytes. Run it only
@@ -36,31 +35,8 @@ func TestGoldenBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string][]byte{"golden-encode.parquet": enc}
-	for _, p := range w.Files() {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got["golden-"+filepath.Base(p)] = data
+	if n := len(w.Files()); n != 2 {
+		t.Fatalf("%d files sealed, want 2", n)
 	}
-	if len(got) != 3 {
-		t.Fatalf("%d files, want 3 (Encode and two sealed)", len(got))
-	}
-	for name, data := range got {
-		path := filepath.Join("testdata", name)
-		if *updateGolden {
-			if err := os.WriteFile(path, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(want, data) {
-			t.Errorf("%s: %d bytes differ from the golden %d bytes", name, len(data), len(want))
-		}
-	}
+	pqlogtest.Golden(t, map[string][]byte{"golden-encode.parquet": enc}, w.Files(), *updateGolden)
 }
