@@ -15,8 +15,10 @@
 # ("off on"), PORT (50081), MPORT (9481), DROVER (a drover binary to
 # measure instead of building this checkout's), OUT (a directory for the
 # JSON reports and the server's output; default a temporary one), PIN (1:
-# taskset; 0: no pinning). Needs jq and taskset. It is a benchmark: it
-# prints figures and judges nothing.
+# taskset; 0: no pinning), NICE (e.g. -10: run the server and the
+# generator at that nice value, so that other processes on a shared
+# machine take less of their cores; empty: as started). Needs jq, taskset
+# and curl. It is a benchmark: it prints figures and judges nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,10 +37,14 @@ mkdir -p "$OUT"
 
 for t in jq taskset curl; do command -v $t >/dev/null || { echo "need $t" >&2; exit 2; }; done
 srv_cpu=() gen_cpu=()
+if [ -n "${NICE:-}" ]; then
+	srv_cpu=(nice -n "$NICE")
+	gen_cpu=(nice -n "$NICE")
+fi
 if [ "$PIN" = 1 ]; then
 	[ "$(nproc)" -ge 2 ] || { echo "pinning needs 2 CPUs (PIN=0 to run unpinned)" >&2; exit 2; }
-	srv_cpu=(taskset -c 0)
-	gen_cpu=(taskset -c 1)
+	srv_cpu+=(taskset -c 0)
+	gen_cpu+=(taskset -c 1)
 fi
 
 if [ -n "${DROVER:-}" ]; then
@@ -47,9 +53,15 @@ else
 	go build -o "$OUT/drover" ./cmd/drover
 fi
 
-echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ)  commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- serve cmd internal 2>/dev/null || echo '+dirty')  $(nproc) CPUs  loadavg $(cut -d' ' -f1-3 /proc/loadavg)  $(go version 2>/dev/null | cut -d' ' -f3)"
+if [ -n "${DROVER:-}" ]; then
+	what="binary $DROVER"
+else
+	what="commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo '+uncommitted changes')"
+fi
+echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ)  $what  $(nproc) CPUs  loadavg $(cut -d' ' -f1-3 /proc/loadavg)  $(go version 2>/dev/null | cut -d' ' -f3)"
 echo "# server: ${srv_cpu[*]:-unpinned} GOMAXPROCS=1; generator: ${gen_cpu[*]:-unpinned}; $CONNS connections, $CONCURRENCY in-flight slots; $DURATION per rate after $WARMUP warm-up; 64-node, 8-worker Place"
 
+answers=
 SRV_PID=
 start_server() { # extra flags...
 	(
@@ -109,7 +121,9 @@ for mode in $MODES; do
 				| @tsv' "$OUT/$name.json" |
 				awk -F'\t' '{printf "%-9s %-3s %6s %8s %7s %7s %7s %7s %7s %6s %9s %6s %8s %9s %8s %7s\n", $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16}'
 		done
+		answers+="#   $mode, log $log: $(jq -r .answer "$OUT/$name.json")"$'\n'
 		stop_server
 	done
 done
+printf '# answers (the first, decoded):\n%s' "$answers"
 echo "# loadavg $(cut -d' ' -f1-3 /proc/loadavg) at the end; reports in $OUT"

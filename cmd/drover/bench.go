@@ -92,6 +92,21 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		}
 		cc[i] = c
 	}
+	// One decoded answer first, so the report says what the server
+	// answers (the load generator leaves answers undecoded).
+	probeCtx, cancel := context.WithTimeout(context.Background(), *timeout)
+	probe, err := pb.NewSchedulerClient(cc[0]).Place(probeCtx, req)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("first Place: %w", err)
+	}
+	answer := probe.GetPolicy()
+	if probe.GetReason() != "" {
+		answer += " (" + probe.GetReason() + ")"
+	}
+	if !probe.GetPlaced() {
+		answer += ", not placed"
+	}
 	cfg := loadgen.Config{Conns: cc, Method: pb.Scheduler_Place_FullMethodName, Payload: payload,
 		Rate: *rate, Concurrency: *concurrency, Timeout: *timeout}
 	ctx := context.Background()
@@ -113,7 +128,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	rep := benchReport{Addr: *addr, Rate: *rate, Requests: total, Conns: *conns, Concurrency: *concurrency,
-		RequestBytes: len(payload), Nodes: len(req.GetCluster().GetNodes()), Workers: int(req.GetJob().GetWorkers()),
+		RequestBytes: len(payload), Answer: answer, Nodes: len(req.GetCluster().GetNodes()), Workers: int(req.GetJob().GetWorkers()),
 		Sent: res.Sent, OK: res.OK, Errors: res.Errors, Achieved: res.Achieved(), ElapsedS: res.Elapsed.Seconds(),
 		Latency: res.Latency.Summary(), Lag: res.Lag.Summary(),
 		ClientCPUS: res.ClientCPU.Seconds(), ClientCPUPerRequestUS: us(res.ClientCPUPerRequest())}
@@ -169,8 +184,10 @@ type benchReport struct {
 	Conns        int     `json:"conns"`
 	Concurrency  int     `json:"concurrency"`
 	RequestBytes int     `json:"request_bytes"`
-	Nodes        int     `json:"nodes"`
-	Workers      int     `json:"workers"`
+	// Answer is the policy of the first answer (decoded once, before the run).
+	Answer  string `json:"answer"`
+	Nodes   int    `json:"nodes"`
+	Workers int    `json:"workers"`
 
 	Sent     uint64            `json:"sent"`
 	OK       uint64            `json:"ok"`
@@ -211,6 +228,7 @@ func (r benchReport) print(w io.Writer) {
 		sort.Strings(parts)
 		errs = strings.Join(parts, ", ")
 	}
+	fmt.Fprintf(w, "answer: %s\n", r.Answer)
 	fmt.Fprintf(w, "sent %d, ok %d, errors %s; achieved %.0f/s over %.2f s\n", r.Sent, r.OK, errs, r.Achieved, r.ElapsedS)
 	pct := func(s loadgen.Summary) string {
 		return fmt.Sprintf("p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f ms (mean %.3f)", s.P50, s.P90, s.P99, s.P999, s.Max, s.Mean)

@@ -38,7 +38,7 @@ func (s *stallingScheduler) Place(_ context.Context, req *pb.PlaceRequest) (*pb.
 	if i == s.stall {
 		time.Sleep(50 * time.Millisecond)
 	}
-	return &pb.PlaceResponse{Placed: true}, nil
+	return &pb.PlaceResponse{Placed: true, Policy: "stalling"}, nil
 }
 
 // serveStalling serves s on a loopback port.
@@ -64,7 +64,7 @@ func serveStalling(t *testing.T, s *stallingScheduler) string {
 // least 10 ms. Timed from the actual send (closed loop), only the max
 // would show the stall.
 func TestBenchPlaceCountsQueueing(t *testing.T) {
-	s := &stallingScheduler{stall: 10}
+	s := &stallingScheduler{stall: 11} // the first call is the decoded probe
 	addr := serveStalling(t, s)
 	code, out, errOut := drover(t, "bench", "place", "-addr", addr, "-rate", "100", "-n", "40", "-conns", "1",
 		"-concurrency", "1", "-warmup", "0", "-json", "-server-pid", strconv.Itoa(os.Getpid()))
@@ -75,9 +75,9 @@ func TestBenchPlaceCountsQueueing(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v:\n%s", err, out)
 	}
-	if rep.Sent != 40 || rep.OK != 40 || len(rep.Errors) != 0 || rep.Latency.Count != 40 || s.calls.Load() != 40 {
-		t.Errorf("sent %d, ok %d, errors %v, %d latencies, server saw %d; want 40, 40, none, 40, 40",
-			rep.Sent, rep.OK, rep.Errors, rep.Latency.Count, s.calls.Load())
+	if rep.Sent != 40 || rep.OK != 40 || len(rep.Errors) != 0 || rep.Latency.Count != 40 || s.calls.Load() != 41 || rep.Answer != "stalling" {
+		t.Errorf("sent %d, ok %d, errors %v, %d latencies, server saw %d, answer %q; want 40, 40, none, 40, 41 (the probe), stalling",
+			rep.Sent, rep.OK, rep.Errors, rep.Latency.Count, s.calls.Load(), rep.Answer)
 	}
 	// Lower bounds only: a loaded machine can add, not remove, latency.
 	// The 12th request, due 10 ms into the stall, is sent when it ends:
@@ -109,14 +109,14 @@ func TestBenchPlaceText(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"64 nodes, 8 workers", "asked 200/s, 40 requests, 2 connections", "sent 40, ok 40, errors none",
+	for _, want := range []string{"64 nodes, 8 workers", "asked 200/s, 40 requests, 2 connections", "answer: stalling\n", "sent 40, ok 40, errors none",
 		"latency from intended send: p50", "client CPU"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if got := s.calls.Load(); got != 50 {
-		t.Errorf("server saw %d calls, want 50 (10 warm-up, 40 measured)", got)
+	if got := s.calls.Load(); got != 51 {
+		t.Errorf("server saw %d calls, want 51 (the probe, 10 warm-up, 40 measured)", got)
 	}
 }
 
