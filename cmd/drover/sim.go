@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -57,7 +58,17 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	tokenFile := fs.String("token-file", "", "with --remote: file holding the server's bearer token")
 	tlsCA := fs.String("tls-ca", "", "with --remote: CA (PEM) of the server's certificate; turns TLS on")
 	recordDir := fs.String("record", "", "with --remote: write the simulated nodes' telemetry (serve/telemlog, each node's total load at every refresh of the per-worker model) and the run manifest ("+ManifestFile+") to this directory, normally the server's -log-dir, for drover eval --log")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: drover sim [flags] [FILE]\n\nReplays a workload in the cluster simulator. FILE is the same as --workload FILE\n(flags may follow it); without either, the embedded built-in workload.")
+		fs.PrintDefaults()
+	}
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := simOperand(fs, workload); err != nil {
+		return err
+	}
+	if err := checkSimFlags(fs, *nodes, *gpn, *interval, *restart, *load, *threshold); err != nil {
 		return err
 	}
 	if *recordDir != "" && *remoteAddr == "" {
@@ -193,7 +204,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if opts.Stragglers != nil {
 		modelName += fmt.Sprintf(" per-worker (regime %s, background %s x%g, jitter %v, mitigation %s)", *regimeFlag, *bg, *load, !*noJitter, *mitigation)
 	}
-	fmt.Fprintf(stdout, ")\ncluster    %s\nmodel      %s (profiles: %s)\npolicy     %s (seed %d)\n", clusterDesc, modelName, src, *policy, *seed)
+	fmt.Fprintf(stdout, ")\ncluster    %s\nmodel      %s\nprofiles   %s\npolicy     %s (seed %d)\n", clusterDesc, modelName, profilesHeader(*profilesDir, src), *policy, *seed)
 	fmt.Fprintf(stdout, "finished   %d/%d jobs\n", s.Finished, s.Jobs)
 	fmt.Fprintf(stdout, "avg JCT    %s (%.2f s)\n", hms(s.AvgJCT), s.AvgJCT)
 	fmt.Fprintf(stdout, "p50 JCT    %s\np99 JCT    %s\n", hms(s.P50JCT), hms(s.P99JCT))
@@ -209,6 +220,75 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	ev := res.Sim.EventCount()
 	fmt.Fprintf(stdout, "events     %d (%d decision points)\n", ev, res.Sim.DecisionPoints())
 	fmt.Fprintf(stdout, "wall time  %s (%.0f events/s)\n", wall.Round(time.Millisecond), float64(ev)/wall.Seconds())
+	return nil
+}
+
+// profilesHeader says which model profiles a run used and why: results
+// depend on whether measured profiles sit near the workload file.
+func profilesHeader(flag, src string) string {
+	switch {
+	case flag != "":
+		return fmt.Sprintf("%s (--profiles %s)", src, flag)
+	case src == trace.BuiltinProfiles:
+		return src + " (no measured profiles near the workload; --profiles DIR for measured ones)"
+	}
+	return fmt.Sprintf("measured, %s (found near the workload; --profiles builtin for the fitted ones)", src)
+}
+
+// simOperand takes drover sim's positional FILE as --workload FILE. Flags
+// may follow it; a second operand, or FILE with --workload, is a usage
+// error.
+func simOperand(fs *flag.FlagSet, workload *string) error {
+	if fs.NArg() == 0 {
+		return nil
+	}
+	file := fs.Arg(0)
+	if isSet(fs, "workload") {
+		fmt.Fprintf(fs.Output(), "drover sim: workload given twice: --workload %s and %q\n", *workload, file)
+		return errUsage
+	}
+	// The flags after FILE: flag parsing stops at the first operand.
+	if err := fs.Parse(fs.Args()[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		return unexpectedArgs(fs, fs.Args())
+	}
+	*workload = file
+	return nil
+}
+
+// isSet reports whether the flag name was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// checkSimFlags refuses drover sim's numeric flags outside their ranges,
+// naming the flag: a value the simulator would take silently for another
+// (a negative --restart-delay or --straggler-threshold 0 read as the
+// default) or one that would run for ever or exhaust memory (a
+// microsecond --interval, --nodes 100000000).
+func checkSimFlags(fs *flag.FlagSet, nodes, gpn int, interval, restart, load, threshold float64) error {
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	switch {
+	case nodes < 1 || nodes > env.MaxNodes:
+		return fmt.Errorf("--nodes %d: want 1 to %d", nodes, env.MaxNodes)
+	case gpn < 1 || gpn > env.MaxGPUsPerNode:
+		return fmt.Errorf("--gpus-per-node %d: want 1 to %d", gpn, env.MaxGPUsPerNode)
+	case !(interval == -1 || interval == 0 || interval >= env.MinInterval && finite(interval)):
+		return fmt.Errorf("--interval %v: want 0 (decide at every arrival and completion), -1 (the model's default) or at least %v s", interval, float64(env.MinInterval))
+	case !(restart >= 0 && restart <= env.MaxTime):
+		return fmt.Errorf("--restart-delay %v: want seconds in [0, %g]", restart, float64(env.MaxTime))
+	case !(load > 0 && finite(load)):
+		return fmt.Errorf("--load %v: want a positive multiple of the background load (1 = as fitted; --background none for no load)", load)
+	case !(threshold > 0 && finite(threshold)):
+		return fmt.Errorf("--straggler-threshold %v: want a positive fraction (0.2: 20%% slower than the job's median)", threshold)
+	}
 	return nil
 }
 
@@ -295,12 +375,23 @@ func hasDurations(w *datasets.Workload) bool {
 	return false
 }
 
-// hms formats seconds as 1h02m03s.
+// hms formats seconds, rounded, like time.Duration (1h2m3s), also beyond
+// the ~292 years a time.Duration holds.
 func hms(sec float64) string {
 	if math.IsNaN(sec) || math.IsInf(sec, 0) {
 		return "-"
 	}
-	return time.Duration(math.Round(sec) * float64(time.Second)).String()
+	r := math.Round(sec)
+	if math.Abs(r) < 1e9 {
+		return time.Duration(r * float64(time.Second)).String()
+	}
+	sign := ""
+	if r < 0 {
+		sign, r = "-", -r
+	}
+	h := math.Floor(r / 3600)
+	m := math.Floor((r - h*3600) / 60)
+	return fmt.Sprintf("%s%.0fh%.0fm%.0fs", sign, h, m, r-h*3600-m*60)
 }
 
 func writeJobs(path string, jobs []env.JobResult) error {
@@ -356,19 +447,37 @@ func printMitigation(w io.Writer, name string, m env.MitigationSummary) {
 }
 
 // writeFile writes a file atomically: to a temporary file beside it, then
-// renamed over it, so a failure never leaves a half-written file.
+// renamed over it, so a failure never leaves a half-written file. Its
+// errors name path, never the temporary file.
 func writeFile(path string, write func(io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), ".drover-*")
 	if err != nil {
-		return err
+		return writeErr(path, err)
 	}
 	defer os.Remove(f.Name())
 	if err := write(f); err != nil {
 		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
+		return writeErr(path, err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return writeErr(path, err)
 	}
-	return os.Rename(f.Name(), path)
+	if err := os.Rename(f.Name(), path); err != nil {
+		return writeErr(path, err)
+	}
+	return nil
+}
+
+// writeErr is "write PATH: CAUSE", with the cause stripped of the
+// temporary file's name (an *os.PathError's or *os.LinkError's path).
+func writeErr(path string, err error) error {
+	var pe *os.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe) && strings.Contains(filepath.Base(pe.Path), ".drover-"):
+		err = pe.Err
+	case errors.As(err, &le):
+		err = le.Err
+	}
+	return fmt.Errorf("write %s: %w", path, err)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -11,12 +12,24 @@ import (
 	"github.com/drover-sched/drover/train"
 )
 
+// traceUsage is drover trace's usage: its subcommands.
+const traceUsage = `usage: drover trace inspect|convert|synth [flags]
+
+  inspect [flags] FILE|builtin           job count, time span, GPU histogram, durations
+  convert [flags] -o OUT FILE|builtin    convert to Parquet (.parquet) or Drover's job CSV (.csv)
+  synth [flags]                          generate the default synthetic workload (job CSV)
+
+Run "drover trace SUBCOMMAND -h" for its flags.`
+
 func runTrace(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: drover trace inspect|convert|synth [flags]")
+		fmt.Fprintln(stderr, traceUsage)
 		return errUsage
 	}
 	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(stderr, traceUsage)
+		return flag.ErrHelp
 	case "inspect":
 		return traceInspect(args[1:], stdout, stderr)
 	case "convert":

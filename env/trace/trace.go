@@ -91,6 +91,9 @@ func NewModel(name string, profiles map[string]env.Profile, gpusPerNode int) (en
 	return nil, fmt.Errorf("trace: unknown model %q (want %s or %s)", name, ModelPollux, ModelDrover)
 }
 
+// BuiltinProfiles is what Profiles says of the embedded fitted profiles.
+const BuiltinProfiles = "builtin (fitted)"
+
 // Profiles loads model profiles. With dir set it loads the measured
 // profiles under dir (one subdirectory per model, as in pollux_apps). With
 // dir empty it looks for a pollux_apps directory near workloadPath (the
@@ -112,7 +115,7 @@ func Profiles(dir, workloadPath string) (map[string]env.Profile, string, error) 
 			}
 			ps[n] = p
 		}
-		return ps, "builtin (fitted)", nil
+		return ps, BuiltinProfiles, nil
 	}
 	ms, err := profile.LoadAll(dir)
 	if err != nil {
