@@ -287,6 +287,7 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 			if err != nil {
 				return err
 			}
+			w.SetLog(stdout)
 			if err := w.Poll(); err != nil {
 				return err
 			}
