@@ -6,16 +6,16 @@
 // docs/format/telemetry-log.md.
 //
 // A Writer follows the decision log's design (both are built on
-// internal/pqlog): Write validates the sample and puts it in a bounded
-// queue (Options.Queue; a full queue drops and counts, Dropped, never
-// blocks); one background goroutine writes each sample to the current
-// file's write-ahead log, DIR/telemetry-NNNNNN.wal, and, a row group at a
+// internal/pqlog): Write validates the sample and writes it or, with
+// Options.Queue (a server's choice), puts it in a bounded queue for one
+// background goroutine (a full queue drops and counts, Dropped, never
+// blocks). Each sample goes to the current file's write-ahead log, DIR/telemetry-NNNNNN.wal, and, a row group at a
 // time, to DIR/telemetry-NNNNNN.parquet.tmp, and seals a file (footer,
 // fsync, rename to .parquet, fsync of the directory, removal of the
 // write-ahead log) when it holds Options.MaxSamples samples, at the first
 // Write Options.SealInterval after the file's first sample, on Flush and
 // on Close. Sealed files are never written again; a killed process loses
-// only the queued samples, since the next NewWriter seals the leftover
+// only queued samples, since the next NewWriter seals the leftover
 // write-ahead logs (Recovered). Readers skip and report unsealed files
 // (Log.Partial). The file names differ from the decision log's
 // ("telemetry-" against "decisions-"), so the two logs share a directory

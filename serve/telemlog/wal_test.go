@@ -1,6 +1,7 @@
 package telemlog
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -56,40 +57,45 @@ func FuzzDecodeWAL(f *testing.F) {
 }
 
 // TestRestartRecovers: samples written and never closed (a crash of the
-// process once the queue wrote them) are sealed by the next Writer, after
-// the samples sealed before them.
+// process once they reached the write-ahead log) are sealed by the next
+// Writer, after the samples sealed before them, with a queue or without.
 func TestRestartRecovers(t *testing.T) {
-	dir := t.TempDir()
-	w, err := NewWriter(dir, Options{MaxSamples: 4, RowGroupSamples: 3, SealInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := makeSamples(10)
-	for _, s := range in {
-		if err := w.Write(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.drain(); err != nil {
-		t.Fatal(err)
-	}
-	// No Close: the process "dies" here; its goroutine stays blocked on
-	// its empty queue, and its open files are abandoned.
-	w2, err := NewWriter(dir, Options{SealInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := w2.Recovered(); len(got) != 1 || got[0].Records != 2 || got[0].LostBytes != 0 || got[0].File != filepath.Join(dir, FileName(3)) {
-		t.Errorf("recovered %+v, want 2 samples into %s", got, FileName(3))
-	}
-	if err := w2.Close(); err != nil {
-		t.Fatal(err)
-	}
-	log, err := ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(in, log.Samples, nanEqual); diff != "" {
-		t.Errorf("samples (-want,+got):\n%s", diff)
+	for _, queue := range []int{0, DefaultQueue} {
+		t.Run(fmt.Sprintf("queue=%d", queue), func(t *testing.T) {
+			dir := t.TempDir()
+			w, err := NewWriter(dir, Options{MaxSamples: 4, RowGroupSamples: 3, SealInterval: -1, Queue: queue})
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := makeSamples(10)
+			for _, s := range in {
+				if err := w.Write(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.drain(); err != nil {
+				t.Fatal(err)
+			}
+			// No Close: the process "dies" here; its open files are
+			// abandoned (and its goroutine, if any, waits on an empty queue).
+			w2, err := NewWriter(dir, Options{SealInterval: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []Recovery{{File: filepath.Join(dir, FileName(3)), Records: 2}}
+			if diff := cmp.Diff(want, w2.Recovered()); diff != "" {
+				t.Errorf("recovered (-want,+got):\n%s", diff)
+			}
+			if err := w2.Close(); err != nil {
+				t.Fatal(err)
+			}
+			log, err := ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(in, log.Samples, nanEqual); diff != "" {
+				t.Errorf("samples (-want,+got):\n%s", diff)
+			}
+		})
 	}
 }

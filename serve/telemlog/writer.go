@@ -35,7 +35,8 @@ const (
 	// DefaultSealInterval is how long a file stays open before the next
 	// Write seals it.
 	DefaultSealInterval = time.Minute
-	// DefaultQueue is the samples Write queues before it drops.
+	// DefaultQueue is the queue a server sets (Options.Queue): the
+	// samples Write queues before it drops.
 	DefaultQueue = pqlog.DefaultQueue
 )
 
@@ -62,21 +63,25 @@ type Options struct {
 	// Now is the clock of SealInterval (time.Now when nil), read by
 	// Write. Samples keep their own times.
 	Now func() time.Time
-	// Queue is how many samples Write queues for the background goroutine
-	// before it drops (DefaultQueue when 0; negative: no queue, Write
-	// encodes and writes on the caller's goroutine and never drops).
+	// Queue, when positive, is how many samples Write queues for a
+	// background goroutine that writes them: Write then does no I/O, and
+	// when the queue is full it drops the sample and counts it (Dropped).
+	// A server sets DefaultQueue. When 0 or negative (the default), Write
+	// encodes and writes on the caller's goroutine and never drops, as an
+	// offline recorder (drover sim --record) wants.
 	Queue int
 }
 
 // Writer appends samples to the telemetry log files of one directory. It
-// is safe for concurrent use. Write queues the sample; one background
-// goroutine writes it to the current file's write-ahead log,
+// is safe for concurrent use. Write writes the sample (or, with
+// Options.Queue, queues it for one background goroutine that does) to the
+// current file's write-ahead log,
 // DIR/telemetry-N.wal, and, a row group at a time, to
 // DIR/telemetry-N.parquet.tmp; a file is sealed (footer written, fsync,
 // renamed to .parquet, directory fsynced, write-ahead log removed) when
 // it reaches MaxSamples, at the first Write SealInterval or more after
 // the file's first sample, on Flush and on Close. A killed process loses
-// only the samples still in the queue: the next Writer on the directory
+// only the samples still in a queue: the next Writer on the directory
 // seals the write-ahead log's samples (Recovered). Sealed files are never
 // touched; a sample Write accepted is in a sealed file after the next
 // seal.
@@ -109,9 +114,6 @@ func NewWriter(dir string, opts Options) (*Writer, error) {
 	if opts.SealInterval == 0 {
 		opts.SealInterval = DefaultSealInterval
 	}
-	if opts.Queue == 0 {
-		opts.Queue = DefaultQueue
-	}
 	w, err := pqlog.NewWriter(format, dir, pqlog.Config[Sample]{MaxRecords: opts.MaxSamples, RowGroup: opts.RowGroupSamples,
 		SealInterval: opts.SealInterval, Now: opts.Now, Queue: opts.Queue})
 	if err != nil {
@@ -122,9 +124,9 @@ func NewWriter(dir string, opts Options) (*Writer, error) {
 
 // Write adds one sample to the log. It returns a *FormatError for an
 // invalid sample (nothing is logged then), ErrClosed after Close, and the
-// first I/O error the Writer met (the Writer is unusable after one). It
-// never blocks on I/O: when the queue is full it drops the sample and
-// counts it (Dropped).
+// first I/O error the Writer met (the Writer is unusable after one). With
+// a queue it never blocks on I/O: when the queue is full it drops the
+// sample and counts it (Dropped).
 func (w *Writer) Write(s Sample) error {
 	if err := s.Validate(); err != nil {
 		return err
@@ -133,11 +135,11 @@ func (w *Writer) Write(s Sample) error {
 }
 
 // Flush makes every sample written so far durable and readable: it waits
-// for the queue to write them and seals the current file (if it holds any
+// for the queue (if any) to write them and seals the current file (if it holds any
 // sample).
 func (w *Writer) Flush() error { return w.w.Flush() }
 
-// Close writes the queued samples, seals the current file and releases
+// Close writes the queued samples (if any), seals the current file and releases
 // the Writer. Closing twice returns nil.
 func (w *Writer) Close() error { return w.w.Close() }
 
