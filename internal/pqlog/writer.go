@@ -16,6 +16,11 @@ import (
 // DefaultQueue is the records a Writer's queue holds before it drops.
 const DefaultQueue = 65536
 
+// maxSpare is the capacity of the largest batch buffer the background
+// goroutine keeps for reuse: a burst's larger buffer goes back to the
+// garbage collector, so an idle writer holds little memory.
+const maxSpare = 4096
+
 // Config sets a Writer's limits.
 type Config[T any] struct {
 	// MaxRecords seals a file once it holds this many records (<= 0: no
@@ -332,6 +337,9 @@ func (w *Writer[T]) run() {
 		}
 		clear(batch) // let the records' memory go
 		spare = batch[:0]
+		if cap(spare) > maxSpare {
+			spare = nil // a burst's buffer: do not keep it
+		}
 	}
 }
 
