@@ -2,6 +2,7 @@ package trace
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env"
@@ -53,6 +54,14 @@ func (st Stragglers) Workers(nodes int) (*env.Workers, error) {
 	}
 	if regime == RegimeAuto {
 		regime = RegimeDedicated
+	}
+	// Zero values mean the defaults; a negative or non-finite value is a
+	// mistake the model would otherwise take silently.
+	if !(st.Load >= 0 && st.Load <= math.MaxFloat64) {
+		return nil, fmt.Errorf("trace: background load multiplier %v, want > 0 (0: as fitted)", st.Load)
+	}
+	if !(st.Threshold >= 0 && st.Threshold <= math.MaxFloat64) {
+		return nil, fmt.Errorf("trace: straggler threshold %v, want > 0 (0: the default, %v)", st.Threshold, 0.2)
 	}
 	w := &env.Workers{Seed: st.Seed, Threshold: st.Threshold}
 	switch st.Mitigation {
