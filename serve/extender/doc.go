@@ -73,18 +73,22 @@
 // # Errors and HTTP status
 //
 // kube-scheduler treats every answer but 200 as a failed call. The
-// extender keeps 4xx for requests that are not extender calls at all:
-// a body that is not JSON or not an ExtenderArgs, one over
-// Config.MaxBodyBytes, a missing Pod, or neither Nodes nor NodeNames
-// answer 400 with a RequestError naming the field ({"field": "Pod",
-// "error": "missing"}); another path is 404, another method 405. A
-// well-formed call that Drover cannot answer (a malformed pod
-// annotation, a job the Core refuses, such as "job.workers: want > 0 (got
-// 0)", an overloaded or closing Core) is a scheduling-level failure: 200
-// with ExtenderFilterResult.Error, which kube-scheduler reports on the
-// pod (or ignores, for an ignorable extender). Prioritize, whose answer
-// has no error field and whose errors kube-scheduler ignores, scores
-// every node 0 then.
+// extender keeps 4xx for requests that are not extender calls at all, or
+// that it will not read: a body that is not JSON or not an ExtenderArgs,
+// a missing Pod, or neither Nodes nor NodeNames answer 400 with a
+// RequestError naming the field ({"field": "Pod", "error": "missing"});
+// a body over Config.MaxBodyBytes, or more nodes (or node names) than the
+// Core's Limits.MaxNodes, 413 (the node cap is checked while the nodes
+// are read, so a request of 240,000 nodes costs the memory of 4,096, not
+// of 240,000); a body not read within Config.ReadTimeout 408; a call
+// beyond Config.MaxConcurrent at once 429 with Retry-After; another path
+// is 404, another method 405. A well-formed call that Drover cannot
+// answer (a malformed pod annotation, a job the Core refuses, such as
+// "job.workers: want > 0 (got 0)", an overloaded or closing Core) is a
+// scheduling-level failure: 200 with ExtenderFilterResult.Error, which
+// kube-scheduler reports on the pod (or ignores, for an ignorable
+// extender). Prioritize, whose answer has no error field and whose
+// errors kube-scheduler ignores, scores every node 0 then.
 //
 // # Usage
 //
@@ -93,7 +97,7 @@
 //
 //	core, _ := serve.NewCore()
 //	ext, _ := extender.New(core, extender.Config{})
-//	hs := &http.Server{Handler: ext, ReadHeaderTimeout: 5 * time.Second}
+//	hs := &http.Server{Handler: ext, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second}
 //	lis, _ := net.Listen("tcp", "127.0.0.1:8888")
 //	go hs.Serve(lis)
 //	<-sigterm
