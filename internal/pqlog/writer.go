@@ -128,7 +128,8 @@ func NewWriter[T any](f *Format[T], dir string, cfg Config[T]) (*Writer[T], erro
 // error is ErrClosed after Close, or the first I/O error the background
 // goroutine met (records accepted before it may be lost; the Writer is
 // unusable after one). Without a queue it writes them, and returns the
-// I/O error it meets. Records are not validated here.
+// I/O error it meets. Records are not validated here. The queue keeps
+// the records (and what they point to) until it writes them.
 func (w *Writer[T]) Write(recs ...T) error {
 	if w.cfg.Queue <= 0 {
 		if err := w.lockFiles(); err != nil {

@@ -129,7 +129,9 @@ func NewWriter(dir string, opts ...Option) (*Writer, error) {
 // (nothing of the call is logged then), ErrClosed after Close, and the
 // first I/O error the Writer met (the Writer is unusable after one). It
 // never blocks on I/O: when the queue is full it drops the records that do
-// not fit and counts them (Dropped).
+// not fit and counts them (Dropped). The queue keeps the records' slices
+// (Workers, PS, ...) until it writes them: do not modify them after the
+// call.
 func (w *Writer) Append(recs ...Record) error {
 	for i := range recs {
 		if err := recs[i].Validate(); err != nil {
