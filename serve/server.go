@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"runtime"
 	"slices"
@@ -308,16 +309,39 @@ func LoadTLS(certFile, keyFile, clientCA string) (*tls.Config, error) {
 type BearerToken struct {
 	// Token is the token.
 	Token string
-	// AllowInsecure sends it over plaintext connections too (loopback
-	// only, for tests and local use).
+	// AllowInsecure sends it over plaintext connections too, but only to
+	// a loopback address (LoopbackHost): for tests and local use.
 	AllowInsecure bool
 }
 
 var _ credentials.PerRPCCredentials = BearerToken{}
 
-// GetRequestMetadata implements credentials.PerRPCCredentials.
-func (b BearerToken) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+// GetRequestMetadata implements credentials.PerRPCCredentials. Over a
+// plaintext connection (AllowInsecure) it refuses, with Unauthenticated,
+// to send the token to a server whose address is not loopback.
+func (b BearerToken) GetRequestMetadata(ctx context.Context, uri ...string) (map[string]string, error) {
+	if b.AllowInsecure {
+		ri, _ := credentials.RequestInfoFromContext(ctx)
+		if ri.AuthInfo != nil && credentials.CheckSecurityLevel(ri.AuthInfo, credentials.PrivacyAndIntegrity) != nil {
+			for _, u := range uri {
+				if pu, err := url.Parse(u); err != nil || !LoopbackHost(pu.Hostname()) {
+					return nil, status.Errorf(codes.Unauthenticated, "drover: refusing to send the bearer token in plaintext to %s, which is not loopback: use TLS", u)
+				}
+			}
+		}
+	}
 	return map[string]string{"authorization": "Bearer " + b.Token}, nil
+}
+
+// LoopbackHost reports whether host (a name or an IP, without a port)
+// is this machine: a loopback IP, "localhost", or empty.
+func LoopbackHost(host string) bool {
+	host = strings.Trim(host, "[]")
+	if host == "" || strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // RequireTransportSecurity implements credentials.PerRPCCredentials.

@@ -92,11 +92,7 @@ func isLoopback(addr string) bool {
 	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		host = strings.Trim(addr, "[]")
+		host = addr
 	}
-	if host == "" || strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return serve.LoopbackHost(host)
 }
