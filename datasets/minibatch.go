@@ -25,6 +25,21 @@ var (
 	ErrDuplicateRow = errors.New("datasets: duplicate iteration and worker")
 )
 
+// Bounds on the mini-batch data's values beyond which a value is absurd
+// rather than rare: a *ParseError wrapping ErrOutOfRange.
+const (
+	// MaxCoV bounds a per-iteration CoV. The CoV of n non-negative times
+	// is at most sqrt(n-1) (one worker takes all the time), so 100 would
+	// take over 10,000 workers; the PAI data's largest is 3.15.
+	MaxCoV = 100
+	// MaxBatchTimeNorm bounds batch_time_norm: PAI normalised the times
+	// to 0-1000.
+	MaxBatchTimeNorm = 1000
+	// MaxGPUShare bounds the gpu column, a worker's share of one GPU in
+	// percent: 800 is eight whole GPUs (the PAI data has 20-50).
+	MaxGPUShare = 800
+)
+
 // CoVSeries is one job's row of the CoV table: the coefficient of variation
 // of its workers' mini-batch times, one value per iteration.
 type CoVSeries struct {
@@ -64,8 +79,9 @@ func (t CoVTable) Len() int {
 // cells after the job's last iteration. It is pure: no I/O.
 //
 // An empty cell before a job's last value, a job without values, a negative
-// or non-finite value or a malformed row is a *ParseError naming the line
-// and the column (the header's name for it) unless o.SkipBad, which drops
+// or non-finite value, one above MaxCoV (ErrOutOfRange) or a malformed row
+// is a *ParseError naming the line and the column (the header's name for
+// it) unless o.SkipBad, which drops
 // the job's row and counts it in CoVTable.Skipped. A table without jobs is
 // ErrEmpty.
 func DecodeCoV(data []byte, o Options) (CoVTable, error) {
@@ -132,6 +148,8 @@ func covRow(rec, header []string) (CoVSeries, string, error) {
 			return CoVSeries{}, col(i), ErrNotFinite
 		case v < 0:
 			return CoVSeries{}, col(i), ErrNegative
+		case v > MaxCoV:
+			return CoVSeries{}, col(i), fmt.Errorf("%w: CoV %g, want at most %d", ErrOutOfRange, v, MaxCoV)
 		}
 		s.CoV = append(s.CoV, v)
 	}
@@ -165,6 +183,23 @@ type MiniBatch struct {
 	// Incomplete counts the iterations dropped under Options.SkipBad
 	// because they lack some worker.
 	Incomplete int
+	// Repeated counts the rows dropped under Options.SkipBad as exact
+	// repeats of an earlier row (same iteration, worker and time; PAI's
+	// job_2 has one), a part of Skipped.
+	Repeated int
+	// Bad counts the other rows dropped under Options.SkipBad, for their
+	// values (malformed, negative, not finite, out of range, a second
+	// time for one iteration and worker), a part of Skipped; FirstBad is
+	// the first of them, with its line and field. A caller that skips
+	// only for incomplete iterations (the PAI jobs' last iterations lack
+	// workers) and repeats refuses the data when FirstBad is set.
+	Bad      int
+	FirstBad *ParseError
+}
+
+func hasKey(m map[[2]int]float64, k [2]int) bool {
+	_, ok := m[k]
+	return ok
 }
 
 // DecodeMiniBatch parses a PAI v2020 job_N_norm.csv (optionally gzipped),
@@ -172,7 +207,9 @@ type MiniBatch struct {
 // per worker and iteration. It is pure: no I/O.
 //
 // A malformed row, a negative worker id, a non-integral iteration, a
-// negative or non-finite time, a repeated (iteration, worker) and an
+// negative or non-finite time or gpu share, a time above MaxBatchTimeNorm
+// or a share above MaxGPUShare (ErrOutOfRange), a repeated (iteration,
+// worker) and an
 // iteration that lacks one of the job's workers (ErrIncomplete) are
 // *ParseErrors unless o.SkipBad, which drops the row (or the iteration) and
 // counts it. No complete iteration left is ErrEmpty.
@@ -194,7 +231,7 @@ func DecodeMiniBatch(data []byte, o Options) (MiniBatch, error) {
 		mb      MiniBatch
 		iters   = map[int][]cell{}
 		gpu     = map[int]float64{}
-		seen    = map[[2]int]bool{}
+		seen    = map[[2]int]float64{} // (iteration, worker) -> time
 		_, hasG = t.cols["gpu"]
 	)
 	for {
@@ -203,6 +240,7 @@ func DecodeMiniBatch(data []byte, o Options) (MiniBatch, error) {
 			break
 		}
 		field := "row"
+		exact := false // a repeat of an earlier row, time and all
 		if err == nil {
 			r := row{t: t, rec: rec}
 			w := r.int("worker")
@@ -222,15 +260,20 @@ func DecodeMiniBatch(data []byte, o Options) (MiniBatch, error) {
 				r.fail("batch_time_norm", ErrNotFinite)
 			case v < 0:
 				r.fail("batch_time_norm", ErrNegative)
+			case v > MaxBatchTimeNorm:
+				r.fail("batch_time_norm", fmt.Errorf("%w: %g, want at most %d (the data is normalised to 0-1000)", ErrOutOfRange, v, MaxBatchTimeNorm))
 			case math.IsNaN(g) || math.IsInf(g, 0):
 				r.fail("gpu", ErrNotFinite)
 			case g < 0:
 				r.fail("gpu", ErrNegative)
-			case seen[[2]int{int(it), int(w)}]:
+			case g > MaxGPUShare:
+				r.fail("gpu", fmt.Errorf("%w: %g%% of a GPU, want at most %d", ErrOutOfRange, g, MaxGPUShare))
+			case hasKey(seen, [2]int{int(it), int(w)}):
 				r.fail("worker", ErrDuplicateRow)
+				exact = seen[[2]int{int(it), int(w)}] == v
 			}
 			if r.err == nil {
-				seen[[2]int{int(it), int(w)}] = true
+				seen[[2]int{int(it), int(w)}] = v
 				iters[int(it)] = append(iters[int(it)], cell{int(w), v, line})
 				if _, ok := gpu[int(w)]; !ok {
 					gpu[int(w)] = g
@@ -239,10 +282,20 @@ func DecodeMiniBatch(data []byte, o Options) (MiniBatch, error) {
 			}
 			field, err = r.field, r.err
 		}
+		pe := &ParseError{File: o.Source, Line: line, Field: field, Err: err}
 		if !o.SkipBad {
-			return MiniBatch{}, &ParseError{File: o.Source, Line: line, Field: field, Err: err}
+			return MiniBatch{}, pe
 		}
 		mb.Skipped++
+		switch {
+		case exact:
+			mb.Repeated++
+		default:
+			mb.Bad++
+			if mb.FirstBad == nil {
+				mb.FirstBad = pe
+			}
+		}
 	}
 	mb.Workers = make([]int, 0, len(gpu))
 	for w := range gpu {

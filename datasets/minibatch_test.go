@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"reflect"
@@ -30,6 +31,7 @@ func TestDecodeCoV(t *testing.T) {
 		{name: "NaN", in: ",0,1\njob_00,NaN,1\n", line: 2, field: "0", wantErr: ErrNotFinite},
 		{name: "all blank", in: ",0,1\njob_00,,\n", line: 2, field: "row", wantErr: ErrBlank},
 		{name: "empty", in: ",0,1\n", field: "row", wantErr: ErrEmpty},
+		{name: "CoV 1e308", in: ",0,1\njob_00,0.5,1e308\n", line: 2, field: "1", wantErr: ErrOutOfRange},
 		{
 			name: "skip bad rows",
 			in:   ",0,1,2\njob_00,0.5,,1\njob_01,x,1,1\njob_02,1,1,1\n",
@@ -85,8 +87,21 @@ func TestDecodeMiniBatch(t *testing.T) {
 			in:   head + "0,0,25,1,1\n1,1,25,1,2\n2,0,25,2,3\n3,1,25,3,x\n",
 			skip: true,
 			want: MiniBatch{Workers: []int{0, 1}, GPU: []float64{25, 25}, Iterations: []int{1},
-				Times: [][]float64{{1, 2}}, Skipped: 2, Incomplete: 1},
+				Times: [][]float64{{1, 2}}, Skipped: 2, Incomplete: 1, Bad: 1,
+				FirstBad: &ParseError{File: "mb", Line: 5, Field: "batch_time_norm", Err: fmt.Errorf("parse %q as number", "x")}},
 		},
+		{
+			name: "skip an exact repeat apart",
+			in:   head + "0,0,25,1,1\n1,1,25,1,2\n2,1,25,1,2\n3,1,25,1,5\n",
+			skip: true,
+			want: MiniBatch{Workers: []int{0, 1}, GPU: []float64{25, 25}, Iterations: []int{1},
+				Times: [][]float64{{1, 2}}, Skipped: 2, Repeated: 1, Bad: 1,
+				FirstBad: &ParseError{File: "mb", Line: 5, Field: "worker", Err: ErrDuplicateRow}},
+		},
+		// Issue 18: absurd values are refused, not averaged in.
+		{name: "time above 1000", in: head + "0,0,25,1,1e308\n", line: 2, wantErr: ErrOutOfRange},
+		{name: "gpu share absurd", in: head + "0,0,1e308,1,5\n", line: 2, wantErr: ErrOutOfRange},
+		{name: "NaN time", in: head + "0,0,25,1,1\n1,0,25,2,NaN\n", line: 3, wantErr: ErrNotFinite},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

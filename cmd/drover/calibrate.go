@@ -91,10 +91,20 @@ func calibrateShared(data string, seed uint64, fit bool, stdout io.Writer) (ok b
 	}
 	real := jitter.Data{CoV: tab.Values()}
 	for _, f := range minibatchFiles {
-		// The jobs' last iterations lack some workers; leave them out.
+		// The jobs' last iterations lack some workers, and job_2 repeats
+		// a row: leave them out and say so. A row with a bad value
+		// (malformed, NaN, negative, past datasets.MaxBatchTimeNorm, a
+		// second time for one iteration and worker) is refused with its
+		// file:line and field, not dropped.
 		mb, err := datasets.ReadMiniBatch(filepath.Join(data, f), datasets.Options{SkipBad: true})
 		if err != nil {
 			return false, err
+		}
+		if mb.FirstBad != nil {
+			return false, fmt.Errorf("calibration data: %w (%d bad rows in %s; only iterations that lack a worker and exact repeats are left out)", mb.FirstBad, mb.Bad, f)
+		}
+		if mb.Incomplete > 0 || mb.Repeated > 0 {
+			fmt.Fprintf(stdout, "%s: left out %d iterations that lack a worker and %d repeated rows (%d rows in all)\n", f, mb.Incomplete, mb.Repeated, mb.Skipped)
 		}
 		real.Traces = append(real.Traces, jitter.Trace{Name: f, Times: mb.Times})
 	}
