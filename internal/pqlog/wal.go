@@ -55,6 +55,9 @@ var ErrWALHeader = errors.New("not a write-ahead log of this format and version"
 // is an error wrapping ErrWALHeader; it never panics.
 func ReadFrames[T any](f *Format[T], data []byte) (recs []T, lost int, err error) {
 	h := f.appendHeader(nil)
+	if len(data) < len(h) && string(data) == string(h[:len(data)]) {
+		return nil, len(data), nil // torn inside the header: no record yet
+	}
 	if len(data) < len(h) || string(data[:len(h)]) != string(h) {
 		n := min(len(data), len(h))
 		return nil, len(data), fmt.Errorf("%w: header %q, want %q", ErrWALHeader, data[:n], h)

@@ -5,8 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -185,5 +188,87 @@ func TestRecoverUnreadable(t *testing.T) {
 	}
 	if diff := cmp.Diff(append(recs[:4:4], recs...), log.Records); diff != "" {
 		t.Errorf("records (-want,+got):\n%s", diff)
+	}
+}
+
+// killEnv names the directory the child of TestKillAnywhere writes to.
+const killEnv = "DECLOG_KILL_DIR"
+
+// TestKillHelper is the child of TestKillAnywhere: it appends numbered
+// records until it is killed.
+func TestKillHelper(t *testing.T) {
+	dir := os.Getenv(killEnv)
+	if dir == "" {
+		t.Skip("run by TestKillAnywhere")
+	}
+	w, err := NewWriter(dir, WithMaxRecords(300), WithRowGroupRecords(64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "started"), nil, 0o644)
+	for i := 0; ; i++ {
+		if err := w.Append(Decision{Time: epoch, RequestID: strconv.Itoa(i), JobID: "j", Source: "heuristic:strn"}.Record()); err != nil {
+			t.Fatal(err)
+		}
+		if i%200 == 0 {
+			time.Sleep(time.Millisecond) // let the queue drain: few drops
+		}
+	}
+}
+
+// TestKillAnywhere kills a writing process at arbitrary moments (inside a
+// frame, a row group, a seal): the next Writer always opens, reports no
+// unreadable file, and the log then holds the appended records in order,
+// from the first on, each once, with gaps only where the queue dropped.
+func TestKillAnywhere(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills child processes")
+	}
+	for round := range 3 {
+		dir := t.TempDir()
+		cmd := exec.Command(os.Args[0], "-test.run=^TestKillHelper$")
+		cmd.Env = append(os.Environ(), killEnv+"="+dir)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
+				break
+			}
+		}
+		time.Sleep(time.Duration(200+400*round) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		w, err := NewWriter(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range w.Recovered() {
+			if r.Records == 0 && r.LostBytes > 0 && r.Lost != "" && !strings.Contains(r.Lost, "torn") {
+				t.Errorf("round %d: unreadable: %v", round, r)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		log, err := ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(log.Partial) != 0 {
+			t.Errorf("round %d: unsealed files after recovery: %v", round, log.Partial)
+		}
+		prev := -1
+		for _, r := range log.Records {
+			i, err := strconv.Atoi(r.Decision.RequestID)
+			if err != nil || i <= prev {
+				t.Fatalf("round %d: record %q after %d", round, r.Decision.RequestID, prev)
+			}
+			prev = i
+		}
+		if len(log.Records) == 0 || log.Records[0].Decision.RequestID != "0" {
+			t.Errorf("round %d: %d records, want the first appended (0) first", round, len(log.Records))
+		}
+		t.Logf("round %d: %d records in %d files (last appended id seen %d); recovered %v", round, len(log.Records), len(log.Files), prev, w.Recovered())
 	}
 }
