@@ -3,8 +3,8 @@ package train
 import "cmp"
 
 // Config is the pipeline's own settings, the `train:` section of a run's
-// config file (docs/format/train-config.md); drover train's flags of the
-// same names set them too. The agents' settings are ppo.Config and
+// config file (docs/format/train-config.md, with each field's bounds:
+// Run.Validate); drover train's flags of the same names set them too. The agents' settings are ppo.Config and
 // dqn.Config, beside it in Run.
 type Config struct {
 	// Env is the environment: placement, sync, sas-rl, strn-rl or cartpole.
@@ -12,7 +12,8 @@ type Config struct {
 	// Algo is the algorithm: ppo or dqn (cartpole); ppo or bandit
 	// (sas-rl, strn-rl); ppo (placement, sync).
 	Algo string
-	// Steps is the number of environment steps (0: the env's default).
+	// Steps is the number of environment steps, at most MaxSteps (0: the
+	// env's default; a config file's steps: 0 is an error, DecodeConfig).
 	Steps int
 	// Seed seeds everything.
 	Seed uint64

@@ -24,6 +24,7 @@ type Run struct {
 	// Dir is the run directory: config.yaml, the TensorBoard event file,
 	// scalars.csv, the learning curve and the checkpoint. Empty: Execute
 	// sets it to runs/<env>__<algo>__<seed>__<unix time> (runlog.RunName).
+	// It must not hold files yet (runlog.CheckFreshDir).
 	Dir string
 	// Train is the pipeline's config: environment, algorithm, steps,
 	// seed, workloads and held-out evaluation.
@@ -113,20 +114,27 @@ func (r *Run) resolve() error {
 	return nil
 }
 
-// Execute runs the pipeline: it checks the config and fills in its
-// defaults, opens the run directory and reports the config, trains,
+// Execute runs the pipeline: it checks the config (Validate) and fills in
+// its defaults, refuses a Dir that holds files (runlog.CheckFreshDir: a
+// run never mixes its logs with an earlier run's), opens the run directory and reports the config, trains,
 // evaluates (for the cluster environments: against the heuristics on
 // held-out episodes, with the gate's verdict), saves the checkpoint and
 // plots the learning curve. Training on placement, sync, sas-rl and
 // strn-rl reads the shared traces from ../shared/traces relative to the
 // working directory when it evaluates on Helios and PAI.
 func (r *Run) Execute() (Result, error) {
+	if err := r.Validate(); err != nil {
+		return Result{}, err
+	}
 	if err := r.resolve(); err != nil {
 		return Result{}, err
 	}
 	r.w = cmp.Or(r.Out, io.Writer(io.Discard))
 	if r.Dir == "" {
 		r.Dir = filepath.Join("runs", runlog.RunName(r.Train.Env, r.Train.Algo, r.Train.Seed, time.Now()))
+	}
+	if err := runlog.CheckFreshDir(r.Dir); err != nil {
+		return Result{}, err
 	}
 	if err := r.open(); err != nil {
 		return Result{}, err
@@ -186,7 +194,11 @@ func (r *Run) cluster() (Result, error) {
 
 // ppoHyper lists PPO's hyperparameters for the checkpoint metadata.
 func ppoHyper(cfg ppo.Config) map[string]float64 {
-	return map[string]float64{"lr": cfg.LR, "gamma": float64(cfg.Gamma), "gae_lambda": float64(cfg.Lambda), "clip": float64(cfg.Clip),
+	h := map[string]float64{"lr": cfg.LR, "gamma": float64(cfg.Gamma), "gae_lambda": float64(cfg.Lambda), "clip": float64(cfg.Clip),
 		"ent_coef": float64(cfg.EntCoef), "vf_coef": float64(cfg.VfCoef), "max_grad_norm": cfg.MaxGradNorm,
 		"num_envs": float64(cfg.NumEnvs), "num_steps": float64(cfg.NumSteps), "num_minibatches": float64(cfg.NumMinibatches), "update_epochs": float64(cfg.UpdateEpochs)}
+	if cfg.Init != nil {
+		h["init"] = 1 // started from a checkpoint (ResumeFrom)
+	}
+	return h
 }

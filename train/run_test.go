@@ -70,9 +70,10 @@ func TestRunSmoke(t *testing.T) {
 	}
 }
 
-// A config the pipeline cannot run is an error: the wrong algorithm for
-// an environment before anything is written, a bad bandit or workload
-// setting once the run has started.
+// A config the pipeline cannot run is an error: a value Validate refuses
+// (the field named) or the wrong algorithm for an environment before
+// anything is written, a workload setting that needs files (the cluster's
+// node list) once the run has started.
 func TestRunRejects(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -80,14 +81,14 @@ func TestRunRejects(t *testing.T) {
 		wantErr string
 		written bool // whether the run directory exists by then
 	}{
-		{name: "unknown environment", cfg: Config{Env: "pong", Algo: "ppo"}, wantErr: "unknown environment"},
-		{name: "bandit on cartpole", cfg: Config{Env: "cartpole", Algo: "bandit"}, wantErr: "unknown environment or algorithm cartpole/bandit"},
-		{name: "dqn on sync", cfg: Config{Env: "sync", Algo: "dqn"}, wantErr: "trains with --algo ppo so far"},
+		{name: "unknown environment", cfg: Config{Env: "pong", Algo: "ppo"}, wantErr: "train.env: \"pong\""},
+		{name: "bandit on cartpole", cfg: Config{Env: "cartpole", Algo: "bandit"}, wantErr: "train.algo: \"bandit\" with env cartpole"},
+		{name: "dqn on sync", cfg: Config{Env: "sync", Algo: "dqn"}, wantErr: "train.algo: \"dqn\" with env sync"},
 		{name: "dqn on sas-rl", cfg: Config{Env: "sas-rl", Algo: "dqn"}, wantErr: "trains with --algo ppo or bandit"},
-		{name: "credit", cfg: Config{Env: "sas-rl", Algo: "bandit", Steps: 100, Credit: "nope"}, wantErr: "train.credit", written: true},
-		{name: "support", cfg: Config{Env: "sas-rl", Algo: "bandit", Steps: 100, Support: "box"}, wantErr: "train.support", written: true},
-		{name: "workers", cfg: Config{Env: "sas-rl", Algo: "bandit", Steps: 100, Workers: -2}, wantErr: "train.workers -2", written: true},
-		{name: "split", cfg: Config{Env: "strn-rl", Algo: "bandit", Steps: 100, Workload: tinyTrace, Split: 1.5}, wantErr: "train.split", written: true},
+		{name: "credit", cfg: Config{Env: "sas-rl", Algo: "bandit", Steps: 100, Credit: "nope"}, wantErr: "train.credit"},
+		{name: "support", cfg: Config{Env: "sas-rl", Algo: "bandit", Steps: 100, Support: "box"}, wantErr: "train.support"},
+		{name: "workers", cfg: Config{Env: "sas-rl", Algo: "bandit", Steps: 100, Workers: -2}, wantErr: "train.workers: -2"},
+		{name: "split", cfg: Config{Env: "strn-rl", Algo: "bandit", Steps: 100, Workload: tinyTrace, Split: 1.5}, wantErr: "train.split"},
 		{name: "cluster", cfg: Config{Env: "strn-rl", Algo: "ppo", Steps: 100, Cluster: "nowhere.csv"}, wantErr: "train.cluster", written: true},
 	}
 	for _, tt := range tests {

@@ -38,6 +38,7 @@ type directRun struct {
 	quiet      bool
 
 	fromLog, init string // --from-log DIR, --init CKPT
+	resume        string // --resume CKPT (without --from-log)
 	cluster       string // --cluster, --nodes (given or not), --gpus-per-node
 	nodes         int
 	nodesSet      bool
@@ -77,7 +78,18 @@ func runTrainDirect(r directRun, stdout, stderr io.Writer) error {
 	start := time.Now()
 	heur := map[string]string{pdirect.STRNRL: "strn", pdirect.SASRL: "sas"}[r.name]
 	fmt.Fprintf(stdout, "%s: direct policy (node group or cluster x sync strategy per job, no heuristic in the loop), %s; teacher %s\n", r.name, r.algo, map[string]string{pdirect.STRNRL: "strn", pdirect.SASRL: "sas+strn-sync"}[r.name])
-	res, err := direct.Train(direct.Config{Name: r.name, Algo: r.algo, Seed: r.seed, Steps: r.steps, Log: log})
+	cfg := direct.Config{Name: r.name, Algo: r.algo, Seed: r.seed, Steps: r.steps, Log: log}
+	if r.resume != "" {
+		m, nets, err := checkpoints.Load(r.resume)
+		if err != nil {
+			return fmt.Errorf("--resume %s: %w", r.resume, err)
+		}
+		if err := cfg.InitFrom(m, nets); err != nil {
+			return fmt.Errorf("--resume %s: %w", r.resume, err)
+		}
+		fmt.Fprintf(stdout, "starting from %s (%s/%s, %d groups, hold %v, hidden %v): a warm start of the actor\n", r.resume, m.Env, m.Algo, cfg.Groups, cfg.Hold, cfg.Hidden)
+	}
+	res, err := direct.Train(cfg)
 	if err != nil {
 		return err
 	}
