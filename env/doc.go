@@ -25,6 +25,16 @@
 // Policies see a View and answer with Decisions (an allocation per job);
 // side effects leave the core as data: the caller applies them with Apply.
 //
+// # Cost and bounds
+//
+// A run costs time in proportion to its events: arrivals, completions,
+// decision points and, under the per-worker model, one refresh per
+// Workers.Period while a job runs (idle stretches are skipped, however
+// long). New refuses what would make that absurd: submit times and
+// durations beyond MaxTime (1e8 s), a positive interval below MinInterval
+// (1 s; each tick is a decision point), and more than MaxNodes nodes or
+// MaxGPUsPerNode GPUs on a node.
+//
 // # Usage
 //
 //	s, err := env.New(env.Config{Cluster: env.Homogeneous(16, 4), Model: model, Interval: 60, RestartDelay: 30}, jobs)
