@@ -156,6 +156,8 @@ func TestPositionalArguments(t *testing.T) {
 		{[]string{"place", "x"}, `drover place: unexpected argument "x"`},
 		{[]string{"trace", "synth", "x"}, `drover trace synth: unexpected argument "x"`},
 		{[]string{"version", "x"}, `drover version: unexpected argument "x"`},
+		{[]string{"trace", "inspect", "builtin", "extra"}, `drover trace inspect: unexpected argument "extra"`},
+		{[]string{"trace", "convert", "-o", "x.csv", "builtin", "extra"}, `drover trace convert: unexpected argument "extra"`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

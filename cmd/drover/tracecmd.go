@@ -53,6 +53,9 @@ func traceInspect(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if fs.NArg() > 1 {
+		return unexpectedArgs(fs, fs.Args()[1:])
+	}
 	if fs.NArg() != 1 {
 		fs.Usage()
 		return errUsage
@@ -79,6 +82,9 @@ func traceConvert(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if fs.NArg() > 1 {
+		return unexpectedArgs(fs, fs.Args()[1:])
 	}
 	if fs.NArg() != 1 || *out == "" {
 		fs.Usage()
