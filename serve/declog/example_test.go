@@ -3,6 +3,7 @@ package declog_test
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/drover-sched/drover/serve/declog"
@@ -52,4 +53,34 @@ func Example() {
 	// Dec  2 09:00:00.001 bert-7 heuristic:strn unconverged [node-3 node-3 node-5] [node-3] ssp(3) 180µs
 	// Dec  2 09:00:00.002 bert-7 started 0
 	// Dec  2 09:00:00.003 bert-7 finished 5400
+}
+
+// A process that dies without Close leaves its unsealed file's
+// write-ahead log; the next Writer on the directory seals its records and
+// says so.
+func ExampleWriter_Recovered() {
+	dir, _ := os.MkdirTemp("", "declog")
+	defer os.RemoveAll(dir)
+	at := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+
+	// No queue: each Append is in the write-ahead log when it returns.
+	w, _ := declog.NewWriter(dir, declog.WithQueue(0))
+	w.Append(declog.Decision{Time: at, RequestID: "r1", JobID: "a"}.Record(),
+		declog.Decision{Time: at, RequestID: "r2", JobID: "b"}.Record())
+	// ... killed here: no Close.
+
+	w, err := declog.NewWriter(dir)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer w.Close()
+	for _, r := range w.Recovered() {
+		fmt.Println(filepath.Base(r.File), r.Records, "records,", r.LostBytes, "bytes lost")
+	}
+	log, _ := declog.ReadDir(dir)
+	fmt.Println(len(log.Records), "records readable,", len(log.Partial), "unsealed files")
+	// Output:
+	// decisions-000001.parquet 2 records, 0 bytes lost
+	// 2 records readable, 0 unsealed files
 }
