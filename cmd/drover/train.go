@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/drover-sched/drover/checkpoints"
@@ -85,6 +86,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := checkLogFlags(logFlags, direct, r.Train.Env, r.Train.Algo); err != nil {
 		return err
+	}
+	if direct {
+		if keys := directIgnored(r); len(keys) > 0 {
+			return fmt.Errorf("%s: %s --algo %s trains a direct policy, which takes env, algo, steps, seed and eval_seeds from the config and would ignore %s", *configFile, r.Train.Env, r.Train.Algo, strings.Join(keys, ", "))
+		}
 	}
 	if *resume != "" && given["from-log"] {
 		return errors.New("--resume goes without --from-log: a log's fine-tuning starts from --init")

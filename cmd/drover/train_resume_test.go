@@ -84,3 +84,28 @@ func TestTrainResume(t *testing.T) {
 		})
 	}
 }
+
+// TestTrainResumeDirect checks --resume for a direct policy: behaviour
+// cloning starts from the checkpoint's actor (direct.Config.InitFrom),
+// marked init = 1; DQN, which has no actor to start from, is refused.
+func TestTrainResumeDirect(t *testing.T) {
+	dir := t.TempDir()
+	first, second := filepath.Join(dir, "first"), filepath.Join(dir, "second")
+	if code, _, stderr := drover(t, "train", "--env", "strn-rl", "--algo", "bc", "--eval-seeds", "0", "--quiet", "--out", first); code != 0 {
+		t.Fatalf("first run: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := drover(t, "train", "--env", "strn-rl", "--algo", "bc", "--eval-seeds", "0", "--quiet", "--resume", first, "--out", second)
+	if code != 0 {
+		t.Fatalf("resumed run: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "starting from "+first) {
+		t.Errorf("stdout does not say where it started from:\n%s", stdout)
+	}
+	if meta, _, err := checkpoints.Load(second); err != nil || meta.Hyperparams["init"] != 1 {
+		t.Errorf("resumed checkpoint: %v, hyperparameters %v lack init = 1", err, meta.Hyperparams)
+	}
+	code, _, stderr = drover(t, "train", "--env", "strn-rl", "--algo", "dqn", "--eval-seeds", "0", "--quiet", "--resume", first, "--out", filepath.Join(dir, "dqn"))
+	if code == 0 || !strings.Contains(stderr, "DQN does not start from an actor") {
+		t.Errorf("dqn --resume: exit %d, stderr %q", code, stderr)
+	}
+}

@@ -26,6 +26,8 @@ func TestTrainConfigRefused(t *testing.T) {
 		{name: "eval seeds negative", yaml: "train: {env: strn-rl, algo: bc, eval_seeds: -1}\n", want: "train.eval_seeds"},
 		{name: "gamma 2.5", yaml: "train: {env: cartpole}\nppo: {gamma: 2.5}\n", want: "gamma"},
 		{name: "dqn batch above buffer", yaml: "train: {env: cartpole, algo: dqn}\ndqn: {batch_size: 20000}\n", want: "batch_size"},
+		{name: "direct ignores nodes", yaml: "train: {env: strn-rl, algo: ppo, nodes: 32}\n", want: "train.nodes"},
+		{name: "direct ignores ppo", yaml: "train: {env: sas-rl, algo: bc}\nppo: {hidden: [32]}\n", want: "ppo.hidden"},
 		{name: "flag eval seeds negative", yaml: "train: {env: cartpole}\n", args: []string{"--eval-seeds", "-1"}, want: "--eval-seeds"},
 		{name: "flag steps zero", yaml: "train: {env: cartpole}\n", args: []string{"--steps", "0"}, want: "--steps"},
 		{name: "flag nodes negative", yaml: "train: {env: cartpole}\n", args: []string{"--nodes", "-3"}, want: "--nodes"},

@@ -5,10 +5,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/drover-sched/drover/agents/dqn"
 	"github.com/drover-sched/drover/agents/nn"
+	"github.com/drover-sched/drover/agents/ppo"
 	"github.com/drover-sched/drover/checkpoints"
 	"github.com/drover-sched/drover/env/trace"
 	"github.com/drover-sched/drover/internal/plot"
@@ -19,6 +23,7 @@ import (
 	pdirect "github.com/drover-sched/drover/policies/direct"
 	"github.com/drover-sched/drover/train"
 	"github.com/drover-sched/drover/train/direct"
+	"github.com/drover-sched/drover/train/runlog"
 )
 
 // isDirectAlgo reports whether --env sas-rl or strn-rl with algo trains the
@@ -43,6 +48,31 @@ type directRun struct {
 	nodes         int
 	nodesSet      bool
 	gpusPerNode   int
+}
+
+// directIgnored lists the config keys r sets (away from their defaults)
+// that a direct policy's training does not read: it takes the policy,
+// algorithm, steps, seed and held-out seeds from the train section, and
+// its network, PPO and DQN settings are train/direct's own.
+func directIgnored(r *train.Run) []string {
+	var keys []string
+	diff := func(section string, got, def any) {
+		g, d := reflect.ValueOf(got), reflect.ValueOf(def)
+		for i := range g.NumField() {
+			f := g.Type().Field(i)
+			key := runlog.SnakeCase(f.Name)
+			if section == "train" && slices.Contains([]string{"env", "algo", "steps", "seed", "eval_seeds"}, key) {
+				continue
+			}
+			if f.IsExported() && !reflect.DeepEqual(g.Field(i).Interface(), d.Field(i).Interface()) {
+				keys = append(keys, section+"."+key)
+			}
+		}
+	}
+	diff("train", r.Train, train.Config{})
+	diff("ppo", r.PPO, ppo.DefaultConfig())
+	diff("dqn", r.DQN, dqn.DefaultConfig())
+	return keys
 }
 
 // checkLogFlags refuses --from-log and its flags (given: the flags named
@@ -95,6 +125,9 @@ func runTrainDirect(r directRun, stdout, stderr io.Writer) error {
 	}
 	printTrained(stdout, res, start)
 	meta := res.Meta
+	if r.resume != "" {
+		meta.Hyperparams["init"] = 1
+	}
 	meta.Eval = map[string]float64{}
 	if r.evalSeeds > 0 {
 		held, missing, err := direct.DefaultHeldOut()
