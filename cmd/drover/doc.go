@@ -4,7 +4,9 @@
 // # Usage
 //
 //	drover                      # simulate the embedded default workload
-//	drover sim -h               # the simulator's flags
+//	drover sim -h               # the simulator's flags (drover help sim: the same)
+//	drover sim workload.csv     # a positional workload file is --workload
+//	drover version              # module version, VCS revision, Go version
 //	drover sim --workload ../shared/traces/philly/pollux_workloads/workload-6.csv --policy tiresias
 //	drover trace inspect FILE   # job count, time span, GPU histogram, durations
 //	drover trace convert -o OUT.parquet FILE
