@@ -222,7 +222,7 @@ func checkCoVTable(t *testing.T, tab CoVTable) {
 			t.Fatalf("job %q without values", j.Name)
 		}
 		for _, v := range j.CoV {
-			if !(v >= 0) || math.IsInf(v, 0) {
+			if !(v >= 0) || math.IsInf(v, 0) || v > MaxCoV {
 				t.Fatalf("job %q: value %v", j.Name, v)
 			}
 		}
@@ -233,6 +233,7 @@ func FuzzDecodeCoV(f *testing.F) {
 	f.Add([]byte(""))
 	f.Add([]byte(",0,1,2\njob_00,0.5,0.25,\njob_01,1,2,3\n"))
 	f.Add([]byte(",0,1\njob_00,,1\njob_01,-1,NaN\n"))
+	f.Add([]byte(",0,1\njob_00,0.5,1e308\n")) // issue 18: accepted before MaxCoV
 	f.Add([]byte{0x1f, 0x8b, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, skip := range []bool{false, true} {
@@ -275,10 +276,13 @@ func FuzzDecodeMiniBatch(f *testing.F) {
 					t.Fatalf("iterations not ascending: %v", mb.Iterations)
 				}
 				for _, v := range row {
-					if !(v >= 0) || math.IsInf(v, 0) {
+					if !(v >= 0) || math.IsInf(v, 0) || v > MaxBatchTimeNorm {
 						t.Fatalf("time %v", v)
 					}
 				}
+			}
+			if mb.Bad+mb.Repeated > mb.Skipped || (mb.FirstBad != nil) != (mb.Bad > 0) {
+				t.Fatalf("skipped %d, bad %d (first %v), repeated %d", mb.Skipped, mb.Bad, mb.FirstBad, mb.Repeated)
 			}
 		}
 	})
