@@ -71,6 +71,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 				return 2
 			}
 			fmt.Fprintf(stderr, "drover %s: %v\n", name, err)
+			// An error may carry its own exit status (drover place: 3 when
+			// the job was not placed).
+			var ec interface{ ExitCode() int }
+			if errors.As(err, &ec) {
+				return ec.ExitCode()
+			}
 			return 1
 		}
 	}

@@ -51,8 +51,8 @@ func TestPlaceNotPlacedFails(t *testing.T) {
 	if !errors.As(err, &np) || np.ExitCode() != 3 || !strings.Contains(o.String(), "not placed") {
 		t.Fatalf("runPlace: %v\n%s%s; want notPlacedError (exit 3)", err, &o, &e)
 	}
-	if code, _, e := drover(t, "place", "-addr", addrs[0], "-nodes", "2", "-gpus", "4", "-workers", "64"); code == 0 || !strings.Contains(e, "not placed") {
-		t.Errorf("exit %d: %s; want non-zero", code, e)
+	if code, _, e := drover(t, "place", "-addr", addrs[0], "-nodes", "2", "-gpus", "4", "-workers", "64"); code != 3 || !strings.Contains(e, "not placed") {
+		t.Errorf("exit %d: %s; want 3", code, e)
 	}
 	if code, _, e := drover(t, "place", "-addr", addrs[0], "-nodes", "4", "-workers", "4"); code != 0 {
 		t.Errorf("placed job: exit %d: %s", code, e)
