@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -314,6 +315,7 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 		return err
 	}
 	var hs *http.Server
+	var stopping atomic.Bool
 	maddr := ""
 	if c.metricsAddr != "" {
 		mlis, err := net.Listen("tcp", metricsAddr)
@@ -323,6 +325,16 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", metrics.Handler())
+		// /healthz is the probe for deployments whose gRPC port needs TLS
+		// (the kubelet's gRPC probe speaks plaintext only): 200 while the
+		// server serves, 503 once it is shutting down.
+		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+			if stopping.Load() {
+				http.Error(w, "shutting down", http.StatusServiceUnavailable)
+				return
+			}
+			fmt.Fprintln(w, "ok")
+		})
 		hs = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 		maddr = mlis.Addr().String()
 		go hs.Serve(mlis)
@@ -386,6 +398,7 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 		return err
 	}
 	fmt.Fprintln(stdout, "drover serve: shutting down")
+	stopping.Store(true)
 	cancelWatch()
 	<-watchDone
 	<-switchDone
