@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/checkpoints"
+	"github.com/drover-sched/drover/internal/pqlog"
 	"github.com/drover-sched/drover/policies/direct"
 	"github.com/drover-sched/drover/serve"
 	"github.com/drover-sched/drover/serve/declog"
@@ -129,18 +130,26 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 		if err != nil {
 			return err
 		}
+		printRecovered(stdout, "decision log", w.Recovered())
 		sink = serve.NewLogSink(w)
 		opts = append(opts, serve.WithSink(sink))
 		if !c.stateless {
-			if tlog, err = telemlog.NewWriter(c.logDir, telemlog.Options{SealInterval: c.logSeal}); err != nil {
+			// The server's samples arrive from many streams: queued, so a
+			// slow disk never holds an agent's stream (drops are counted).
+			if tlog, err = telemlog.NewWriter(c.logDir, telemlog.Options{SealInterval: c.logSeal, Queue: telemlog.DefaultQueue}); err != nil {
 				sink.Close()
 				return err
 			}
+			printRecovered(stdout, "telemetry log", tlog.Recovered())
 			defer func() {
 				if err := tlog.Close(); err != nil {
 					fmt.Fprintf(stdout, "drover serve: telemetry log: %v\n", err)
 				}
 			}()
+		}
+		if err := metrics.RegisterLogs(sink, tlog); err != nil {
+			sink.Close()
+			return err
 		}
 	}
 	var live *state.Store
@@ -416,6 +425,18 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 	}
 	<-errc
 	return err
+}
+
+// printRecovered reports what a log writer recovered at start from the
+// files a crash left unsealed.
+func printRecovered(w io.Writer, what string, rs []pqlog.Recovery) {
+	for _, r := range rs {
+		fmt.Fprintf(w, "drover serve: %s: recovered %d records into %s", what, r.Records, r.File)
+		if r.LostBytes > 0 {
+			fmt.Fprintf(w, "; %d bytes lost: %s", r.LostBytes, r.Lost)
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 // loopbackDefault binds an address given as a port alone (":8888",
