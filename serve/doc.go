@@ -69,7 +69,9 @@
 //
 // A Watcher polls a directory of numbered checkpoint versions and swaps a
 // validated new version in atomically; corrupt or unconverged versions are
-// refused while the old one keeps serving; WithCanary routes a fixed,
+// refused (and logged once, with the reason) while the old one keeps
+// serving; at start, the newest converged version answers if there is
+// one, else the newest valid one. WithCanary routes a fixed,
 // deterministic share of jobs to a candidate version.
 //
 // # The live state
@@ -97,7 +99,12 @@
 // token (BearerToken on the client), and Shutdown: health NOT_SERVING,
 // the agents' telemetry streams ended, GracefulStop, then Core.Close,
 // which flushes and closes the sink.
-// `drover serve` binds 127.0.0.1:50051 by default.
+// `drover serve` binds 127.0.0.1:50051 by default, and a port alone
+// (":50051") binds loopback for every listener; a bearer token without
+// TLS is refused off loopback, on the server and on the client
+// (BearerToken sends it in plaintext to loopback only). A malformed
+// request is InvalidArgument, never Internal (the codec keeps the decode
+// error for the handler).
 //
 // # Usage
 //
