@@ -301,6 +301,8 @@ func TestHelpCommand(t *testing.T) {
 		{[]string{"trace", "-h"}, 0, []string{"inspect", "convert", "synth"}},
 		{[]string{"help", "trace"}, 0, []string{"inspect", "convert", "synth"}},
 		{[]string{"help", "trace", "convert"}, 0, []string{"usage: drover trace convert", "-late"}},
+		{[]string{"profile", "-h"}, 0, []string{"usage: drover profile fit", "fit"}},
+		{[]string{"help", "profile"}, 0, []string{"usage: drover profile fit"}},
 		{[]string{"help"}, 0, []string{"version", "help COMMAND"}},
 		{[]string{"help", "nope"}, 2, []string{`unknown command "nope"`}},
 	}

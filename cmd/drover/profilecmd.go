@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,8 +19,13 @@ import (
 // fits, shows a progress bar on stderr, and refuses a directory with no
 // model profile in it rather than writing an empty {}.
 func runProfile(args []string, stdout, stderr io.Writer) error {
+	const usage = "usage: drover profile fit [-o env/profile/builtin.json] POLLUX_APPS_DIR\n\nSubcommands:\n  fit   fit the embedded per-model profile parameters from measured Pollux profiles\n\nRun \"drover profile fit -h\" for its flags."
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		fmt.Fprintln(stdout, usage)
+		return flag.ErrHelp
+	}
 	if len(args) == 0 || args[0] != "fit" {
-		fmt.Fprintln(stderr, "usage: drover profile fit [-o env/profile/builtin.json] POLLUX_APPS_DIR")
+		fmt.Fprintln(stderr, usage)
 		return errUsage
 	}
 	fs := newFlags("profile fit", stderr)
