@@ -24,9 +24,9 @@ func commands() []command {
 		{"train", "train a policy: strn-rl and sas-rl (behaviour cloning, PPO, DQN; --from-log), placement and sync PPO, CartPole's known answers", runTrain},
 		{"calibrate", "check the per-worker straggler model's two calibrations (PAI mini-batch times; STRET's dedicated-GPU inflation), PASS/FAIL", runCalibrate},
 		{"forecast", "score SAS's learned node-load forecaster against the window, or refit it (eval|fit)", runForecast},
-		{"serve", "serve placement decisions over gRPC (heuristic fallback, learned checkpoints)", runServe},
+		{"serve", "serve placement decisions over gRPC: STRN/SAS on the agents' live telemetry, learned checkpoints in shadow behind a gate", runServe},
 		{"place", "ask a drover server where a job goes (or -status)", runPlace},
-		{"eval", "compare policies over seeds (table, plots, JSON), or summarise a decision log (--log)", runEval},
+		{"eval", "compare policies over seeds (table, plots, JSON); summarise a decision log (--log), or re-score a recorded run (--log --policies)", runEval},
 		{"agent", "stream this node's telemetry (CPU, memory pressure, network, GPUs) and jobs' iteration times to a drover server", runAgent},
 		{"bench", "open-loop load generator for a drover server (bench place: latency from intended send times, CPU per request)", runBench},
 		{"version", "print the version, the VCS revision and the Go version", runVersion},
@@ -90,7 +90,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nUsage: drover <command> [flags]   (no command: drover sim on the built-in workload)")
 	fmt.Fprintln(w, "\nCommands:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun \"drover help <command>\" or \"drover <command> -h\" for a command's flags; \"drover --version\" for the version.")
 }
