@@ -12,7 +12,9 @@
 #
 # Environment: RATES (default "1000 5000 10000"), DURATION (10s), WARMUP
 # (2s), CONNS (2), CONCURRENCY (64), MODES ("stateful stateless"), LOGS
-# ("off on"), PORT (50081), MPORT (9481), DROVER (a drover binary to
+# ("off on"), FLOOR (1: also drive the server's health check, an empty
+# call with no Drover code on its path, at the top rate: the floor that
+# gRPC, the generator and the machine set; 0: not), PORT (50081), MPORT (9481), DROVER (a drover binary to
 # measure instead of building this checkout's), OUT (a directory for the
 # JSON reports and the server's output; default a temporary one), PIN (1:
 # taskset; 0: no pinning), NICE (e.g. -10: run the server and the
@@ -29,6 +31,7 @@ CONNS=${CONNS:-2}
 CONCURRENCY=${CONCURRENCY:-64}
 MODES=${MODES:-"stateful stateless"}
 LOGS=${LOGS:-"off on"}
+FLOOR=${FLOOR:-1}
 PORT=${PORT:-50081}
 MPORT=${MPORT:-9481}
 PIN=${PIN:-1}
@@ -93,8 +96,8 @@ place_hist() {
 		END {printf "%d %d", a, n}'
 }
 
-printf '%-9s %-3s %6s %8s %7s %7s %7s %7s %7s %6s %9s %6s %8s %9s %8s %7s\n' \
-	server log asked reached p50_ms p90_ms p99_ms p99.9ms max_ms errors srv_us/req srv_cores srv_rss_MiB srv_le1ms% gen_us/req lag_p99
+printf '%-9s %-3s %-6s %6s %8s %7s %7s %7s %7s %7s %6s %9s %6s %8s %9s %8s %7s\n' \
+	server log call asked reached p50_ms p90_ms p99_ms p99.9ms max_ms errors srv_us/req srv_cores srv_rss_MiB srv_le1ms% gen_us/req lag_p99
 for mode in $MODES; do
 	for log in $LOGS; do
 		flags=()
@@ -104,24 +107,33 @@ for mode in $MODES; do
 			flags+=(-log-dir "$OUT/log-$mode")
 		fi
 		start_server "${flags[@]}"
-		for rate in $RATES; do
-			name="$mode-log$log-$rate"
+		top=
+		for rate in $RATES; do top=$rate; done
+		runs=()
+		for rate in $RATES; do runs+=("place $rate"); done
+		[ "$FLOOR" = 1 ] && runs+=("health $top")
+		for run in "${runs[@]}"; do
+			read -r call rate <<<"$run"
+			name="$mode-log$log-$call-$rate"
+			extra=()
+			[ "$call" = health ] && extra=(-health)
 			h0=$(place_hist)
 			"${gen_cpu[@]}" "$OUT/drover" bench place -addr 127.0.0.1:$PORT -rate "$rate" -duration "$DURATION" -warmup "$WARMUP" \
-				-conns "$CONNS" -concurrency "$CONCURRENCY" -server-pid "$SRV_PID" -json >"$OUT/$name.json"
-			# The measured run's share within 1 ms inside the server: the
-			# difference of the counts after and before (warm-up included).
+				-conns "$CONNS" -concurrency "$CONCURRENCY" -server-pid "$SRV_PID" -json "${extra[@]}" >"$OUT/$name.json"
+			# The measured run's share of Place calls within 1 ms inside the
+			# server: the difference of the counts after and before
+			# (warm-up included; "-" for the health check).
 			le1=$(echo "$h0 $(place_hist)" | awk '{ if ($4 > $2) printf "%.2f", 100 * ($3 - $1) / ($4 - $2); else printf "-" }')
-			jq -r --arg mode "$mode" --arg log "$log" --arg le1 "$le1" '
+			jq -r --arg mode "$mode" --arg log "$log" --arg call "$call" --arg le1 "$le1" '
 				def f(x): x * 1000 | round / 1000;
-				[$mode, $log, .rate, (.achieved_rate | round), f(.latency.p50_ms), f(.latency.p90_ms), f(.latency.p99_ms),
+				[$mode, $log, $call, .rate, (.achieved_rate | round), f(.latency.p50_ms), f(.latency.p90_ms), f(.latency.p99_ms),
 				 f(.latency["p99.9_ms"]), f(.latency.max_ms), ([.errors[]] | add // 0),
 				 (.server.cpu_us_per_request * 10 | round / 10), (.server.cores * 100 | round / 100), (.server.peak_rss_mib * 10 | round / 10),
 				 $le1, (.client_cpu_us_per_request * 10 | round / 10), f(.lag.p99_ms)]
 				| @tsv' "$OUT/$name.json" |
-				awk -F'\t' '{printf "%-9s %-3s %6s %8s %7s %7s %7s %7s %7s %6s %9s %6s %8s %9s %8s %7s\n", $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16}'
+				awk -F'\t' '{printf "%-9s %-3s %-6s %6s %8s %7s %7s %7s %7s %7s %6s %9s %6s %8s %9s %8s %7s\n", $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17}'
 		done
-		answers+="#   $mode, log $log: $(jq -r .answer "$OUT/$name.json")"$'\n'
+		answers+="#   $mode, log $log: $(jq -r .answer "$OUT/$mode-log$log-place-$top.json")"$'\n'
 		stop_server
 	done
 done

@@ -14,6 +14,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/connectivity"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/drover-sched/drover/internal/loadgen"
@@ -36,6 +37,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	timeout := fs.Duration("timeout", 5*time.Second, "each request's deadline")
 	warmup := fs.Duration("warmup", time.Second, "unmeasured run at the same rate before the measured one")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	health := fs.Bool("health", false, "send grpc.health.v1.Health/Check (an empty request, a constant answer, no Drover code on its path) instead of Place: the floor that the server's gRPC stack, the generator and the machine set")
 	serverPID := fs.Int("server-pid", 0, "the server's process id on this machine: report its CPU time per request and its peak RSS (from /proc)")
 	dial := addClientFlags(fs)
 	switch {
@@ -92,22 +94,15 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		}
 		cc[i] = c
 	}
-	// One decoded answer first, so the report says what the server
-	// answers (the load generator leaves answers undecoded).
-	probeCtx, cancel := context.WithTimeout(context.Background(), *timeout)
-	probe, err := pb.NewSchedulerClient(cc[0]).Place(probeCtx, req)
-	cancel()
+	method := pb.Scheduler_Place_FullMethodName
+	if *health {
+		method, payload = healthpb.Health_Check_FullMethodName, nil // an empty HealthCheckRequest
+	}
+	answer, err := firstAnswer(cc[0], req, *health, *timeout)
 	if err != nil {
-		return fmt.Errorf("first Place: %w", err)
+		return err
 	}
-	answer := probe.GetPolicy()
-	if probe.GetReason() != "" {
-		answer += " (" + probe.GetReason() + ")"
-	}
-	if !probe.GetPlaced() {
-		answer += ", not placed"
-	}
-	cfg := loadgen.Config{Conns: cc, Method: pb.Scheduler_Place_FullMethodName, Payload: payload,
+	cfg := loadgen.Config{Conns: cc, Method: method, Payload: payload,
 		Rate: *rate, Concurrency: *concurrency, Timeout: *timeout}
 	ctx := context.Background()
 	if w := int(math.Round(*rate * warmup.Seconds())); w > 0 {
@@ -127,7 +122,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rep := benchReport{Addr: *addr, Rate: *rate, Requests: total, Conns: *conns, Concurrency: *concurrency,
+	rep := benchReport{Addr: *addr, Method: method, Rate: *rate, Requests: total, Conns: *conns, Concurrency: *concurrency,
 		RequestBytes: len(payload), Answer: answer, Nodes: len(req.GetCluster().GetNodes()), Workers: int(req.GetJob().GetWorkers()),
 		Sent: res.Sent, OK: res.OK, Errors: res.Errors, Achieved: res.Achieved(), ElapsedS: res.Elapsed.Seconds(),
 		Latency: res.Latency.Summary(), Lag: res.Lag.Summary(),
@@ -158,6 +153,33 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// firstAnswer sends one request and decodes its answer, so that the
+// report says what the server answers (the load generator leaves answers
+// undecoded): Place's policy, or the health check's status.
+func firstAnswer(c grpc.ClientConnInterface, req *pb.PlaceRequest, health bool, timeout time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if health {
+		resp, err := healthpb.NewHealthClient(c).Check(ctx, &healthpb.HealthCheckRequest{})
+		if err != nil {
+			return "", fmt.Errorf("first health check: %w", err)
+		}
+		return "health " + resp.GetStatus().String(), nil
+	}
+	resp, err := pb.NewSchedulerClient(c).Place(ctx, req)
+	if err != nil {
+		return "", fmt.Errorf("first Place: %w", err)
+	}
+	answer := resp.GetPolicy()
+	if resp.GetReason() != "" {
+		answer += " (" + resp.GetReason() + ")"
+	}
+	if !resp.GetPlaced() {
+		answer += ", not placed"
+	}
+	return answer, nil
+}
+
 // waitReady connects c and waits until it is ready or timeout passes.
 func waitReady(c *grpc.ClientConn, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -179,6 +201,7 @@ func us(d time.Duration) float64 { return float64(d) / 1e3 }
 // benchReport is what drover bench place prints (-json: as JSON).
 type benchReport struct {
 	Addr         string  `json:"addr"`
+	Method       string  `json:"method"`
 	Rate         float64 `json:"rate"`
 	Requests     int     `json:"requests"`
 	Conns        int     `json:"conns"`
@@ -217,8 +240,12 @@ type benchServer struct {
 }
 
 func (r benchReport) print(w io.Writer) {
-	fmt.Fprintf(w, "Place on %s: %d nodes, %d workers (%d bytes); asked %g/s, %d requests, %d connections, %d in-flight slots\n",
-		r.Addr, r.Nodes, r.Workers, r.RequestBytes, r.Rate, r.Requests, r.Conns, r.Concurrency)
+	call := fmt.Sprintf("Place on %s: %d nodes, %d workers (%d bytes)", r.Addr, r.Nodes, r.Workers, r.RequestBytes)
+	if r.Method != pb.Scheduler_Place_FullMethodName {
+		call = fmt.Sprintf("%s on %s (%d bytes)", r.Method, r.Addr, r.RequestBytes)
+	}
+	fmt.Fprintf(w, "%s; asked %g/s, %d requests, %d connections, %d in-flight slots\n",
+		call, r.Rate, r.Requests, r.Conns, r.Concurrency)
 	errs := "none"
 	if len(r.Errors) > 0 {
 		var parts []string

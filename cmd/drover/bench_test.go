@@ -15,6 +15,8 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/drover-sched/drover/serve/proto"
@@ -50,6 +52,7 @@ func serveStalling(t *testing.T, s *stallingScheduler) string {
 	}
 	srv := grpc.NewServer()
 	pb.RegisterSchedulerServer(srv, s)
+	healthpb.RegisterHealthServer(srv, health.NewServer())
 	go srv.Serve(lis)
 	t.Cleanup(srv.Stop)
 	return lis.Addr().String()
@@ -117,6 +120,25 @@ func TestBenchPlaceText(t *testing.T) {
 	}
 	if got := s.calls.Load(); got != 51 {
 		t.Errorf("server saw %d calls, want 51 (the probe, 10 warm-up, 40 measured)", got)
+	}
+}
+
+// TestBenchHealth sends the health check, the floor, with its empty
+// request.
+func TestBenchHealth(t *testing.T) {
+	s := &stallingScheduler{stall: -1}
+	addr := serveStalling(t, s)
+	code, out, errOut := drover(t, "bench", "place", "-health", "-addr", addr, "-rate", "200", "-n", "20", "-warmup", "0", "-json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep benchReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if rep.Method != healthpb.Health_Check_FullMethodName || rep.RequestBytes != 0 || rep.OK != 20 || rep.Answer != "health SERVING" || s.calls.Load() != 0 {
+		t.Errorf("method %s, %d bytes, ok %d, answer %q, %d Place calls; want the health check, 0 bytes, 20, SERVING, none",
+			rep.Method, rep.RequestBytes, rep.OK, rep.Answer, s.calls.Load())
 	}
 }
 
