@@ -71,13 +71,26 @@ func check(ms []manifest, flags flagLister) []error {
 			if _, ok := o.Spec.Resources.Requests[corev1.ResourceStorage]; !ok {
 				c.errorf(m, "no storage request")
 			}
+		case *corev1.Secret:
+			if o.Type == corev1.SecretTypeTLS {
+				for _, k := range []string{corev1.TLSCertKey, corev1.TLSPrivateKeyKey} {
+					if !c.hasKey("Secret", m.namespace, m.name, k) {
+						c.errorf(m, "type %s without the key %q, which the API server requires", o.Type, k)
+					}
+				}
+			}
 		}
 	}
 	for _, w := range c.workloads {
 		for _, ct := range w.spec.Containers {
 			args := droverArgs(ct.Args, nil)
 			if v, ok := args.values["server"]; ok {
-				c.serviceRef(w.m, "-server "+v, v, "addr")
+				c.serviceRef(w.m, "-server "+v, v, "addr", clientTLS{
+					tls:  args.values["tls-ca"] != "",
+					cert: args.values["tls-cert"] != "" && args.values["tls-key"] != "",
+					how:  "-tls-ca",
+					cred: "-tls-cert and -tls-key",
+				})
 			}
 		}
 	}
@@ -177,6 +190,19 @@ func (c *checker) volume(m manifest, v corev1.Volume) {
 	case v.PersistentVolumeClaim != nil:
 		if _, ok := c.find("PersistentVolumeClaim", m.namespace, v.PersistentVolumeClaim.ClaimName); !ok {
 			c.errorf(m, "volume %s: no PersistentVolumeClaim %q", v.Name, v.PersistentVolumeClaim.ClaimName)
+		}
+	case v.Projected != nil:
+		for _, src := range v.Projected.Sources {
+			switch {
+			case src.Secret != nil:
+				if _, ok := c.find("Secret", m.namespace, src.Secret.Name); !ok {
+					c.errorf(m, "volume %s: no Secret %q", v.Name, src.Secret.Name)
+				}
+			case src.ConfigMap != nil:
+				if _, ok := c.find("ConfigMap", m.namespace, src.ConfigMap.Name); !ok {
+					c.errorf(m, "volume %s: no ConfigMap %q", v.Name, src.ConfigMap.Name)
+				}
+			}
 		}
 	}
 }
@@ -307,6 +333,12 @@ func (c *checker) container(w *workload, ct corev1.Container, volumes map[string
 		where("drover %s: arguments after the flags, %q (drover's commands take none; a flag after them is ignored)", args.cmd, args.rest)
 	}
 
+	// The bearer token travels over TLS only, as drover serve and its
+	// clients insist at start (or, for the agent, at every call).
+	if err := tokenTransport(args); err != nil {
+		where("%v", err)
+	}
+
 	// Listen flags (-addr, -*-addr) bind declared ports, and every declared
 	// port is bound by one.
 	listening := map[int32]string{}
@@ -323,6 +355,8 @@ func (c *checker) container(w *workload, ct corev1.Container, volumes map[string
 		listening[int32(port)] = f
 		if _, ok := containerPort(ct, intstr.FromInt32(int32(port))); !ok {
 			where("-%s listens on %d, which the container does not declare", f, port)
+		} else if a := listenAddr(args.values[f]); loopbackAddr(a) {
+			where("-%s %s binds %s, which the kubelet and the Service cannot reach (a port alone binds 127.0.0.1): name the host, 0.0.0.0:%d", f, args.values[f], a, port)
 		}
 	}
 	for _, p := range ct.Ports {
@@ -374,6 +408,32 @@ func (c *checker) onVolume(m manifest, ct corev1.Container, volumes map[string]c
 		if !c.hasFile("ConfigMap", m.namespace, v.ConfigMap.Name, v.ConfigMap.Items, rel) {
 			return fmt.Errorf("ConfigMap %q mounted at %s has no key %q", v.ConfigMap.Name, best.MountPath, rel)
 		}
+	case v.Projected != nil:
+		// The file is one source's: the item whose path it is, or, for a
+		// source without items, one of its keys. A Downward API or token
+		// source is not checked.
+		for _, src := range v.Projected.Sources {
+			var kind, name string
+			var items []corev1.KeyToPath
+			switch {
+			case src.Secret != nil:
+				kind, name, items = "Secret", src.Secret.Name, src.Secret.Items
+			case src.ConfigMap != nil:
+				kind, name, items = "ConfigMap", src.ConfigMap.Name, src.ConfigMap.Items
+			default:
+				return nil
+			}
+			if i := slices.IndexFunc(items, func(it corev1.KeyToPath) bool { return it.Path == rel }); i >= 0 {
+				if !c.hasKey(kind, m.namespace, name, items[i].Key) {
+					return fmt.Errorf("%s %q has no key %q (projected at %s)", kind, name, items[i].Key, path.Join(best.MountPath, rel))
+				}
+				return nil
+			}
+			if len(items) == 0 && c.hasKey(kind, m.namespace, name, rel) {
+				return nil
+			}
+		}
+		return fmt.Errorf("no source of the projected volume %s mounted at %s has the file %q", v.Name, best.MountPath, rel)
 	}
 	return nil
 }
@@ -496,17 +556,41 @@ func (c *checker) configMap(m manifest, cm *corev1.ConfigMap) {
 			if (u.Scheme == "https") != e.EnableHTTPS {
 				c.errorf(m, "%s: urlPrefix %q with enableHTTPS %v", where, e.URLPrefix, e.EnableHTTPS)
 			}
-			c.serviceRef(m, where+" urlPrefix "+e.URLPrefix, u.Host, "extender-addr")
+			tc := e.TLSConfig
+			if tc == nil {
+				tc = &extenderTLSConfig{}
+			}
+			switch {
+			case e.EnableHTTPS && tc.Insecure:
+				c.errorf(m, "%s: tlsConfig.insecure: kube-scheduler would not check drover's certificate", where)
+			case e.EnableHTTPS && tc.CAFile == "" && len(tc.CAData) == 0:
+				c.errorf(m, "%s: enableHTTPS without tlsConfig.caFile or caData: kube-scheduler then checks no certificate at all (it turns insecure on)", where)
+			}
+			c.serviceRef(m, where+" urlPrefix "+e.URLPrefix, u.Host, "extender-addr", clientTLS{
+				tls:  u.Scheme == "https",
+				cert: (tc.CertFile != "" || len(tc.CertData) > 0) && (tc.KeyFile != "" || len(tc.KeyData) > 0),
+				how:  "an https:// urlPrefix with enableHTTPS and tlsConfig.caFile",
+				cred: "tlsConfig.certFile and keyFile",
+			})
 		}
 	}
 }
 
 var svcHost = regexp.MustCompile(`^([a-z0-9-]+)\.([a-z0-9-]+)\.svc(\.cluster\.local)?\.?$`)
 
+// clientTLS is how a client of drover serve reaches it.
+type clientTLS struct {
+	tls  bool   // over TLS
+	cert bool   // presenting a client certificate
+	how  string // what turns TLS on in the client, for messages
+	cred string // what gives it a client certificate, for messages
+}
+
 // serviceRef checks an in-cluster address NAME.NAMESPACE.svc:PORT: the
-// Service exists and has that port, and the container behind it listens
-// there with the flag -flag.
-func (c *checker) serviceRef(m manifest, what, addr, flag string) {
+// Service exists and has that port, the container behind it listens
+// there with the flag -flag, and the client speaks TLS (with a client
+// certificate) exactly when drover serve does (asks for one).
+func (c *checker) serviceRef(m manifest, what, addr, flag string, client clientTLS) {
 	host, p, err := net.SplitHostPort(addr)
 	port, err2 := strconv.Atoi(p)
 	sm := svcHost.FindStringSubmatch(host)
@@ -538,11 +622,90 @@ func (c *checker) serviceRef(m manifest, what, addr, flag string) {
 		if !ok {
 			continue // service() reports it
 		}
-		listen := droverArgs(ct.Args, nil).values[flag]
+		server := droverArgs(ct.Args, nil)
+		listen := server.values[flag]
 		if _, lp, err := net.SplitHostPort(listen); err != nil || lp != strconv.Itoa(int(cport)) {
 			c.errorf(m, "%s: Service port %d leads to %s's port %d, where drover listens with -%s=%q", what, port, w.m, cport, flag, listen)
+			continue
+		}
+		serverTLS := server.values["tls-cert"] != ""
+		switch {
+		case serverTLS && !client.tls:
+			c.errorf(m, "%s: drover serve (%s) serves TLS there (-tls-cert), the client speaks plaintext: it needs %s", what, w.m, client.how)
+		case !serverTLS && client.tls:
+			c.errorf(m, "%s: the client speaks TLS, drover serve (%s) does not (no -tls-cert)", what, w.m)
+		case serverTLS && server.values["tls-client-ca"] != "" && !client.cert:
+			c.errorf(m, "%s: drover serve (%s) requires a client certificate (-tls-client-ca), the client presents none: it needs %s", what, w.m, client.cred)
 		}
 	}
+}
+
+// tokenTransport mirrors drover's own rule for the bearer token: `drover
+// serve -token-file` needs -tls-cert and -tls-key unless its -addr is
+// loopback (a port alone binds 127.0.0.1), and a client (`drover agent`,
+// `drover place`) with -token-file needs -tls-ca unless its server
+// address is loopback. -tls-cert and -tls-key go together, and serve's
+// -tls-client-ca needs them.
+func tokenTransport(d droverCall) error {
+	_, token := d.values["token-file"]
+	switch d.cmd {
+	case "serve":
+		cert, key := d.values["tls-cert"] != "", d.values["tls-key"] != ""
+		if cert != key || d.values["tls-client-ca"] != "" && !cert {
+			return fmt.Errorf("drover serve: -tls-cert and -tls-key go together, and -tls-client-ca needs them")
+		}
+		addr, ok := d.values["addr"]
+		if !ok {
+			addr = "127.0.0.1:50051" // drover serve's default
+		}
+		if token && !cert && !loopbackAddr(listenAddr(addr)) {
+			return fmt.Errorf("drover serve -token-file without -tls-cert and -tls-key on -addr %s, not loopback: drover serve refuses to start (the token would travel in plaintext)", addr)
+		}
+	case "agent", "place":
+		flag := map[string]string{"agent": "server", "place": "addr"}[d.cmd]
+		if (d.values["tls-cert"] != "") != (d.values["tls-key"] != "") {
+			return fmt.Errorf("drover %s: -tls-cert and -tls-key go together", d.cmd)
+		}
+		addr, ok := d.values[flag]
+		if !ok {
+			addr = "127.0.0.1:50051" // the clients' default
+		}
+		if token && d.values["tls-ca"] == "" && !loopbackAddr(addr) {
+			return fmt.Errorf("drover %s -token-file without -tls-ca to -%s %s, not loopback: drover %s refuses to send the token in plaintext", d.cmd, flag, addr, d.cmd)
+		}
+	}
+	return nil
+}
+
+// listenAddr is the address a listen flag binds: a port alone (":8888",
+// "8888") binds 127.0.0.1, as drover serve's flags do.
+func listenAddr(addr string) string {
+	if !strings.Contains(addr, ":") {
+		addr = ":" + addr
+	}
+	if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
+		return net.JoinHostPort("127.0.0.1", port)
+	}
+	return addr
+}
+
+// loopbackAddr reports whether addr (host:port, a gRPC target such as
+// dns:///host:port, or a host alone) is this machine as drover decides it
+// (serve.LoopbackHost): a loopback IP, "localhost", or no host.
+func loopbackAddr(addr string) bool {
+	if i := strings.Index(addr, ":///"); i >= 0 {
+		addr = addr[i+4:]
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	host = strings.Trim(host, "[]")
+	if host == "" || strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // probePort is the port a probe connects to.

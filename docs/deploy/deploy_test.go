@@ -15,6 +15,7 @@ import (
 	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
+	"go.yaml.in/yaml/v3"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -80,6 +81,47 @@ func TestParseHelpFlags(t *testing.T) {
 	}
 }
 
+// TestTokenTransport checks the mirror of drover's rule for the bearer
+// token (cmd/drover serve.go and dial.go): TLS, or a loopback address.
+func TestTokenTransport(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string // in the error; "" for none
+	}{
+		{"serve token on 0.0.0.0", []string{"serve", "-addr", "0.0.0.0:50051", "-token-file", "/t"}, "refuses to start"},
+		{"serve token on a pod IP", []string{"serve", "-addr", "10.0.0.7:50051", "-token-file", "/t"}, "refuses to start"},
+		{"serve token with TLS", []string{"serve", "-addr", "0.0.0.0:50051", "-token-file", "/t", "-tls-cert", "/c", "-tls-key", "/k"}, ""},
+		{"serve token on 127.0.0.1", []string{"serve", "-addr", "127.0.0.1:50051", "-token-file", "/t"}, ""},
+		{"serve token on ::1", []string{"serve", "-addr", "[::1]:50051", "-token-file", "/t"}, ""},
+		{"serve token on localhost", []string{"serve", "-addr", "localhost:50051", "-token-file", "/t"}, ""},
+		{"serve token on a port alone", []string{"serve", "-addr", ":50051", "-token-file", "/t"}, ""},
+		{"serve token on the default", []string{"serve", "-token-file", "/t"}, ""},
+		{"serve without token", []string{"serve", "-addr", "0.0.0.0:50051"}, ""},
+		{"serve cert without key", []string{"serve", "-addr", "0.0.0.0:50051", "-tls-cert", "/c"}, "go together"},
+		{"serve client CA without cert", []string{"serve", "-tls-client-ca", "/ca"}, "go together"},
+		{"agent token to a Service", []string{"agent", "-server", "drover.drover-system.svc:50051", "-token-file", "/t"}, "refuses to send the token"},
+		{"agent token to a Service with CA", []string{"agent", "-server", "drover.drover-system.svc:50051", "-token-file", "/t", "-tls-ca", "/ca"}, ""},
+		{"agent token to loopback", []string{"agent", "-server", "127.0.0.1:50051", "-token-file", "/t"}, ""},
+		{"agent token to a dns:/// loopback target", []string{"agent", "-server", "dns:///localhost:50051", "-token-file", "/t"}, ""},
+		{"agent token to the default", []string{"agent", "-token-file", "/t"}, ""},
+		{"agent client cert without key", []string{"agent", "-tls-ca", "/ca", "-tls-cert", "/c"}, "go together"},
+		{"place token off loopback", []string{"place", "-addr", "10.1.2.3:50051", "-token-file", "/t"}, "drover place -token-file without -tls-ca"},
+		{"eval is not a client", []string{"eval", "-token-file", "/t"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tokenTransport(droverArgs(tt.args, nil))
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("unexpected: %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("got %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
 // TestManifests decodes every manifest strictly and runs every check, with
 // the flags of the drover binary built from this tree.
 func TestManifests(t *testing.T) {
@@ -96,8 +138,8 @@ func TestManifests(t *testing.T) {
 // are the only problems whether or not the binary has them yet.
 func stubFlags(cmd string) (map[string]bool, error) {
 	known := map[string]map[string]bool{
-		"serve": {"addr": true, "metrics-addr": true, "extender-addr": true, "log-dir": true, "state-dir": true, "token-file": true},
-		"agent": {"server": true, "node": true, "root": true, "interval": true, "iter-addr": true, "token-file": true},
+		"serve": {"addr": true, "metrics-addr": true, "extender-addr": true, "log-dir": true, "state-dir": true, "token-file": true, "tls-cert": true, "tls-key": true, "tls-client-ca": true},
+		"agent": {"server": true, "node": true, "root": true, "interval": true, "iter-addr": true, "token-file": true, "tls-ca": true, "tls-cert": true, "tls-key": true, "tls-server-name": true},
 		"eval":  {"workload": true, "seeds": true, "parallel": true, "quiet": false, "out": true},
 	}
 	if f, ok := known[cmd]; ok {
@@ -127,7 +169,7 @@ func TestManifestsRejectMistakes(t *testing.T) {
 		{name: "no limits", file: "agent-daemonset.yaml", old: "            limits:\n              cpu: 200m\n              memory: 128Mi\n", want: "container agent: no cpu limit"},
 		{name: "request above limit", file: "agent-daemonset.yaml", old: "cpu: 20m", new: "cpu: 300m", want: "cpu request 300m above its limit 200m"},
 		{name: "selector misses template", file: "server.yaml", old: "    matchLabels:\n      app.kubernetes.io/name: drover\n", new: "    matchLabels:\n      app.kubernetes.io/name: drover-server\n", want: "does not select the pod template's labels"},
-		{name: "no readiness probe", file: "server.yaml", old: "          readinessProbe:\n            grpc:\n              port: 50051\n            periodSeconds: 5\n            failureThreshold: 2\n", want: "without a liveness and a readiness probe"},
+		{name: "no readiness probe", file: "server.yaml", old: "          readinessProbe:\n            httpGet:\n              path: /healthz\n              port: metrics\n            periodSeconds: 5\n            failureThreshold: 2\n", want: "without a liveness and a readiness probe"},
 		{name: "probe on undeclared port", file: "agent-daemonset.yaml", old: "              port: iter\n            initialDelaySeconds", new: "              port: 9466\n            initialDelaySeconds", want: "liveness probe on port 9466"},
 		{name: "service target port", file: "server.yaml", old: "targetPort: metrics", new: "targetPort: metric", want: "targets metric"},
 		{name: "service selects nothing", file: "server.yaml", old: "  selector:\n    app.kubernetes.io/name: drover\n", new: "  selector:\n    app.kubernetes.io/name: drover-srv\n", want: "selects no Deployment"},
@@ -136,7 +178,7 @@ func TestManifestsRejectMistakes(t *testing.T) {
 		{name: "flag without value", file: "eval-job.yaml", old: "            - -out\n            - /results/shard-$(SHARD)\n", new: "            - -out\n", want: "drover eval -out needs a value"},
 		{name: "listen port not declared", file: "server.yaml", old: "            - 0.0.0.0:8888", new: "            - 0.0.0.0:8889", want: "-extender-addr listens on 8889"},
 		{name: "extender URL port", file: "scheduler-extender.yaml", old: "drover-system.svc:8888", new: "drover-system.svc:8889", want: "Service drover has no port 8889"},
-		{name: "extender URL service", file: "scheduler-extender.yaml", old: "http://drover.drover-system", new: "http://drovr.drover-system", want: "no Service drovr"},
+		{name: "extender URL service", file: "scheduler-extender.yaml", old: "https://drover.drover-system", new: "https://drovr.drover-system", want: "no Service drovr"},
 		{name: "extender URL on the gRPC port", file: "scheduler-extender.yaml", old: "drover-system.svc:8888", new: "drover-system.svc:50051", want: "where drover listens with -extender-addr"},
 		{name: "extender verb", file: "scheduler-extender.yaml", old: "filterVerb: filter", new: "filterVerb: filters", want: "drover serves filter and prioritize only"},
 		{name: "scheduler config field", file: "scheduler-extender.yaml", old: "nodeCacheCapable: false", new: "nodeCacheCapible: false", want: `unknown field "nodeCacheCapible"`},
@@ -152,6 +194,19 @@ func TestManifestsRejectMistakes(t *testing.T) {
 		{name: "shell command", file: "eval-job.yaml", old: "          args:\n            - eval", new: "          command: [sh, -c]\n          args:\n            - eval", want: "the image has no shell"},
 		{name: "writable root", file: "eval-job.yaml", old: "readOnlyRootFilesystem: true", new: "readOnlyRootFilesystem: false", want: "readOnlyRootFilesystem is not true"},
 		{name: "root user", file: "agent-daemonset.yaml", old: "        runAsNonRoot: true\n", want: "runAsNonRoot is not true"},
+		// The bearer token over TLS only (issue 18), and both ends of each
+		// connection agreeing on TLS.
+		{name: "serve token without TLS", file: "server.yaml", old: "            - -tls-cert\n            - /etc/drover/tls/tls.crt\n            - -tls-key\n            - /etc/drover/tls/tls.key\n", want: "drover serve -token-file without -tls-cert and -tls-key on -addr 0.0.0.0:50051"},
+		{name: "listen on a port alone", file: "server.yaml", old: "            - 0.0.0.0:50051\n", new: "            - :50051\n", want: "-addr :50051 binds 127.0.0.1:50051"},
+		{name: "serve cert without key", file: "server.yaml", old: "            - -tls-key\n            - /etc/drover/tls/tls.key\n", want: "-tls-cert and -tls-key go together"},
+		{name: "agent token without CA", file: "agent-daemonset.yaml", old: "            - -tls-ca\n            - /etc/drover/tls/ca.crt\n", want: "drover agent -token-file without -tls-ca to -server drover.drover-system.svc:50051"},
+		{name: "agent CA not projected", file: "agent-daemonset.yaml", old: "                    - key: ca.crt\n                      path: tls/ca.crt\n", new: "                    - key: ca.crt\n                      path: ca.crt\n", want: `has the file "tls/ca.crt"`},
+		{name: "TLS secret key", file: "server.yaml", old: "  tls.key: REPLACE", new: "  tls.pem: REPLACE", want: `has no key "tls.key"`},
+		{name: "TLS secret missing", file: "agent-daemonset.yaml", old: "                  name: drover-tls\n", new: "                  name: drover-certs\n", want: `no Secret "drover-certs"`},
+		{name: "extender over plaintext", file: "scheduler-extender.yaml", old: "urlPrefix: https://drover.drover-system.svc:8888\n        enableHTTPS: true\n", new: "urlPrefix: http://drover.drover-system.svc:8888\n", want: "serves TLS there (-tls-cert), the client speaks plaintext"},
+		{name: "extender without CA", file: "scheduler-extender.yaml", old: "          caFile: /etc/kubernetes/drover/ca.crt\n", want: "enableHTTPS without tlsConfig.caFile"},
+		{name: "extender insecure", file: "scheduler-extender.yaml", old: "          caFile: /etc/kubernetes/drover/ca.crt\n", new: "          insecure: true\n", want: "tlsConfig.insecure"},
+		{name: "mutual TLS without client certificates", file: "server.yaml", old: "            - /etc/drover/tls/tls.key\n", new: "            - /etc/drover/tls/tls.key\n            - -tls-client-ca\n            - /etc/drover/tls/tls.crt\n", want: "requires a client certificate (-tls-client-ca), the client presents none: it needs tlsConfig.certFile"},
 	}
 	base := fstest.MapFS{}
 	names, err := fs.Glob(os.DirFS("."), "*.yaml")
@@ -241,24 +296,38 @@ func TestSplitDocuments(t *testing.T) {
 }
 
 // TestSchedulerConfigMatchesDocs checks that the ConfigMap's scheduler
-// configuration is the one docs/kube-scheduler-extender.md explains, but
-// for the extender's address (loopback there, the Service here).
+// configuration is the one docs/kube-scheduler-extender.md explains but
+// for the transport (urlPrefix, enableHTTPS, tlsConfig: loopback plaintext
+// for the sidecar there, the Service over TLS here), and that the
+// transport is the extender entry of the doc's TLS section.
 func TestSchedulerConfigMatchesDocs(t *testing.T) {
 	doc, err := os.ReadFile("../kube-scheduler-extender.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var fromDocs *schedulerConfig
+	var tlsDocs []extender
 	for _, sm := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllSubmatch(doc, -1) {
-		if bytes.Contains(sm[1], []byte("kind: KubeSchedulerConfiguration")) {
+		switch {
+		case fromDocs == nil && bytes.Contains(sm[1], []byte("kind: KubeSchedulerConfiguration")):
 			if fromDocs, err = decodeSchedulerConfig(sm[1]); err != nil {
 				t.Fatalf("kube-scheduler-extender.md: %v", err)
 			}
-			break
+		case tlsDocs == nil && bytes.Contains(sm[1], []byte("enableHTTPS: true")):
+			var v any
+			if err := yaml.Unmarshal(sm[1], &v); err != nil {
+				t.Fatalf("kube-scheduler-extender.md, TLS example: %v", err)
+			}
+			if err := decodeStrict(v, &tlsDocs); err != nil {
+				t.Fatalf("kube-scheduler-extender.md, TLS example: %v", err)
+			}
 		}
 	}
 	if fromDocs == nil {
 		t.Fatal("kube-scheduler-extender.md: no yaml block with a KubeSchedulerConfiguration")
+	}
+	if len(tlsDocs) != 1 {
+		t.Fatalf("kube-scheduler-extender.md: %d extenders in the TLS example (a yaml block with enableHTTPS: true), want 1", len(tlsDocs))
 	}
 	ms, err := load(os.DirFS("."))
 	if err != nil {
@@ -275,9 +344,22 @@ func TestSchedulerConfigMatchesDocs(t *testing.T) {
 	if here == nil {
 		t.Fatal("no ConfigMap with a KubeSchedulerConfiguration under config.yaml")
 	}
+	if len(here.Extenders) != 1 {
+		t.Fatalf("%d extenders in the ConfigMap, want 1", len(here.Extenders))
+	}
+	type transport struct {
+		URLPrefix   string
+		EnableHTTPS bool
+		TLSConfig   *extenderTLSConfig
+	}
+	e := here.Extenders[0]
+	want := transport{tlsDocs[0].URLPrefix, tlsDocs[0].EnableHTTPS, tlsDocs[0].TLSConfig}
+	if diff := cmp.Diff(want, transport{e.URLPrefix, e.EnableHTTPS, e.TLSConfig}); diff != "" {
+		t.Errorf("the extender's transport differs from kube-scheduler-extender.md's TLS example (-docs,+here):\n%s", diff)
+	}
 	for _, c := range []*schedulerConfig{fromDocs, here} {
 		for i := range c.Extenders {
-			c.Extenders[i].URLPrefix = ""
+			c.Extenders[i].URLPrefix, c.Extenders[i].EnableHTTPS, c.Extenders[i].TLSConfig = "", false, nil
 		}
 	}
 	if diff := cmp.Diff(fromDocs, here); diff != "" {

@@ -18,9 +18,13 @@
 // entrypoint; every flag passed to `drover <command>` is one that
 // `drover <command> -h` lists (the test builds cmd/drover once); every
 // in-cluster address (drover.drover-system.svc:PORT) is a Service port that
-// leads to the container listening for it; every file a flag names lies on
-// a volume (the root filesystem is read-only), and a Secret's file on one
-// of its keys; $(VAR) references are defined; the namespace is applied
-// first. TestManifestsRejectMistakes changes the manifests one mistake at a
+// leads to the container listening for it (not on loopback), and the client
+// speaks TLS exactly when drover serve does; the bearer token travels over
+// TLS only, as drover itself insists (serve's -token-file with -tls-cert
+// and -tls-key unless -addr is loopback, the agent's with -tls-ca unless
+// -server is); an HTTPS extender checks drover's certificate (caFile);
+// every file a flag names lies on a volume (the root filesystem is
+// read-only), and a Secret's file, directly or projected, on one of its
+// keys; $(VAR) references are defined; the namespace is applied first. TestManifestsRejectMistakes changes the manifests one mistake at a
 // time and checks that each is caught.
 package deploy

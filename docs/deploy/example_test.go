@@ -24,6 +24,7 @@ func Example() {
 	// scheduler-extender.yaml ConfigMap/drover-scheduler-config
 	// server.yaml             ServiceAccount/drover
 	// server.yaml             Secret/drover-token
+	// server.yaml             Secret/drover-tls
 	// server.yaml             PersistentVolumeClaim/drover-state
 	// server.yaml             Deployment/drover
 	// server.yaml             Service/drover
