@@ -49,6 +49,9 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 	if *buffer <= 0 {
 		return errors.New("-buffer must be positive")
 	}
+	if err := dial.checkToken(*server, stderr); err != nil {
+		return err
+	}
 	opts, err := dial.dialOptions()
 	if err != nil {
 		return err

@@ -157,7 +157,7 @@ func TestAgentCommandRefusesBadFlags(t *testing.T) {
 	}
 	var stdout bytes.Buffer
 	run([]string{"help"}, &stdout, &stdout)
-	if !strings.Contains(stdout.String(), "agent    stream this node's telemetry") {
+	if !strings.Contains(stdout.String(), "agent      stream this node's telemetry") {
 		t.Errorf("help lacks the agent:\n%s", stdout.String())
 	}
 }
