@@ -90,15 +90,13 @@ type liveState struct {
 	// sens caches STRN's probed sensitivities of jobs without measured
 	// profiles: they depend only on the job's spec and the prober, which
 	// is the model profile on a cluster of a size (sensKey).
-	sensMu sync.Mutex
-	sens   map[sensKey]strn.Sensitivity
+	sens memoCache[sensKey, strn.Sensitivity]
 
 	// syncs caches STRN's sync choice for jobs without measured profiles:
 	// it depends only on the job's spec, the placement's shape and the
 	// chosen nodes' peak load (exact values: under load many requests
 	// fall between two samples of the same nodes).
-	syncMu sync.Mutex
-	syncs  map[syncKey]env.Sync
+	syncs memoCache[syncKey, env.Sync]
 
 	// A SAS heuristic is kept across requests, so that its predictor and
 	// groups have history; sasMu serialises its decisions.
@@ -151,28 +149,41 @@ type sensKey struct {
 	nodes, gpn      int
 }
 
-// maxSensCache bounds the sensitivity cache; a full cache is cleared.
-const maxSensCache = 4096
+// maxMemo bounds each of the live state's caches; a full cache is
+// cleared.
+const maxMemo = 4096
+
+// memoCache memoises a function by key, for concurrent requests: a map
+// cleared when it holds maxMemo entries. Two requests missing the same key
+// at once both compute it; the answers are equal.
+type memoCache[K comparable, V any] struct {
+	mu sync.Mutex
+	m  map[K]V
+}
+
+// get returns the value of k, computing it with f when it is not cached.
+func (c *memoCache[K, V]) get(k K, f func() V) V {
+	c.mu.Lock()
+	v, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return v
+	}
+	v = f()
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxMemo {
+		c.m = map[K]V{}
+	}
+	c.m[k] = v
+	c.mu.Unlock()
+	return v
+}
 
 // memo returns STRN's Memo for a job without a measured profile on s's
 // cluster.
 func (l *liveState) memo(s *snapshot) func(*env.Job, func() strn.Sensitivity) strn.Sensitivity {
 	return func(j *env.Job, probe func() strn.Sensitivity) strn.Sensitivity {
-		k := l.sensKeyOf(s, j)
-		l.sensMu.Lock()
-		sn, ok := l.sens[k]
-		l.sensMu.Unlock()
-		if ok {
-			return sn
-		}
-		sn = probe()
-		l.sensMu.Lock()
-		if l.sens == nil || len(l.sens) >= maxSensCache {
-			l.sens = map[sensKey]strn.Sensitivity{}
-		}
-		l.sens[k] = sn
-		l.sensMu.Unlock()
-		return sn
+		return l.sens.get(l.sensKeyOf(s, j), probe)
 	}
 }
 
@@ -236,20 +247,7 @@ func (k *Core) runLiveSTRN(s *snapshot) ([]int, env.Sync, error) {
 		return alloc, choose(), nil
 	}
 	key := syncKey{sensKey: k.live.sensKeyOf(s, job), shape: string(shape), peak: peak}
-	l := k.live
-	l.syncMu.Lock()
-	sy, ok := l.syncs[key]
-	l.syncMu.Unlock()
-	if !ok {
-		sy = choose()
-		l.syncMu.Lock()
-		if l.syncs == nil || len(l.syncs) >= maxSensCache {
-			l.syncs = map[syncKey]env.Sync{}
-		}
-		l.syncs[key] = sy
-		l.syncMu.Unlock()
-	}
-	return alloc, sy, nil
+	return alloc, k.live.syncs.get(key, choose), nil
 }
 
 // sensKeyOf is the sensitivity cache's key of j on s's cluster.
