@@ -364,3 +364,41 @@ func TestRefusedMessageIsDropped(t *testing.T) {
 		t.Errorf("log lacks the refusal:\n%s", h.log)
 	}
 }
+
+// An agent the server says was superseded by another agent of its node
+// (Aborted: a rolling update runs the old pod beside the new one) waits
+// the longest backoff before it says hello again, instead of taking the
+// node back at once; its messages stay buffered and are resent.
+func TestSupersededWaitsLongest(t *testing.T) {
+	checkNoLeak(t)
+	h := newHarness(t)
+	h.start()
+	cfg := h.config(fixtureRoot(t, "node-a", "t0"))
+	a, _ := h.run(t, cfg)
+	h.next(t) // hello
+	h.next(t) // sample 1
+	waitFor(t, "ack of 1", func() bool { return a.Stats().AckedSeq == 1 })
+	postIterations(t, a, `{"job_id":"supersede","seconds":[1]}`, 202)
+	if m := h.next(t); m.Seq != 2 {
+		t.Fatalf("got %v, want the report, seq 2", m)
+	}
+	if m := h.next(t); m.GetHello() == nil {
+		t.Fatalf("got %v, want a new stream's hello", m)
+	}
+	if m := h.next(t); m.Seq != 2 || m.GetIterations().GetJobId() != "supersede" {
+		t.Fatalf("got %v, want the report resent (seq 2)", m)
+	}
+	h.clock.mu.Lock()
+	waits := append([]time.Duration(nil), h.clock.waits...)
+	h.clock.mu.Unlock()
+	max := agent.DefaultMaxBackoff
+	if cfg.MaxBackoff > 0 {
+		max = cfg.MaxBackoff
+	}
+	if len(waits) == 0 || waits[len(waits)-1] < max/2 {
+		t.Errorf("waits %v: the wait after Aborted is below half the longest backoff (%v)", waits, max)
+	}
+	if !strings.Contains(h.log.String(), "superseded by another agent") {
+		t.Errorf("log lacks the supersession:\n%s", h.log)
+	}
+}

@@ -86,10 +86,11 @@ type telemetry struct {
 	pb.UnimplementedTelemetryServer
 	msgs chan *pb.AgentMessage
 
-	mu      sync.Mutex
-	ackUpTo uint64
-	applied uint64
-	streams int
+	mu         sync.Mutex
+	ackUpTo    uint64
+	applied    uint64
+	streams    int
+	superseded bool // the "supersede" report was refused once (Aborted)
 }
 
 func (s *telemetry) setAckUpTo(n uint64) {
@@ -113,6 +114,15 @@ func (s *telemetry) Stream(st pb.Telemetry_StreamServer) error {
 		s.msgs <- m
 		if m.GetIterations().GetJobId() == "poison" {
 			return status.Error(codes.InvalidArgument, "iterations.job_id: poison")
+		}
+		if m.GetIterations().GetJobId() == "supersede" {
+			s.mu.Lock()
+			first := !s.superseded
+			s.superseded = true
+			s.mu.Unlock()
+			if first {
+				return status.Error(codes.Aborted, "state: agent superseded by a newer agent of the node")
+			}
 		}
 		s.mu.Lock()
 		if m.Seq > s.applied && m.Seq <= s.ackUpTo {

@@ -23,8 +23,18 @@ func (a *Agent) streamLoop(ctx context.Context, client pb.TelemetryClient, hello
 		if ctx.Err() != nil {
 			return
 		}
-		if acked {
+		superseded := status.Code(err) == codes.Aborted
+		if acked && !superseded {
 			failures = 0
+		}
+		if superseded {
+			// Another agent of this node said hello after this one (a
+			// rolling update running the old pod beside the new one):
+			// coming back at once would supersede it in turn, and the two
+			// would take the node from each other at every reconnection.
+			// Wait the longest backoff; the old pod is usually gone by then.
+			failures = 62
+			a.log.Warn("superseded by another agent of this node", "err", err)
 		}
 		if status.Code(err) == codes.InvalidArgument && acked {
 			// The server acknowledged the hello and every message up to
