@@ -110,14 +110,9 @@ func runTrainDirect(r directRun, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "%s: direct policy (node group or cluster x sync strategy per job, no heuristic in the loop), %s; teacher %s\n", r.name, r.algo, map[string]string{pdirect.STRNRL: "strn", pdirect.SASRL: "sas+strn-sync"}[r.name])
 	cfg := direct.Config{Name: r.name, Algo: r.algo, Seed: r.seed, Steps: r.steps, Log: log}
 	if r.resume != "" {
-		m, nets, err := checkpoints.Load(r.resume)
-		if err != nil {
-			return fmt.Errorf("--resume %s: %w", r.resume, err)
+		if _, _, err := warmStart(&cfg, "--resume", r.resume, stdout); err != nil {
+			return err
 		}
-		if err := cfg.InitFrom(m, nets); err != nil {
-			return fmt.Errorf("--resume %s: %w", r.resume, err)
-		}
-		fmt.Fprintf(stdout, "starting from %s (%s/%s, %d groups, hold %v, hidden %v): a warm start of the actor\n", r.resume, m.Env, m.Algo, cfg.Groups, cfg.Hold, cfg.Hidden)
 	}
 	res, err := direct.Train(cfg)
 	if err != nil {
@@ -248,13 +243,9 @@ func runTrainFromLog(r directRun, stdout, stderr io.Writer) error {
 	var initMeta checkpoints.Meta
 	var initNets map[string]*nn.MLP
 	if r.init != "" {
-		if initMeta, initNets, err = checkpoints.Load(r.init); err != nil {
+		if initMeta, initNets, err = warmStart(&cfg, "--init", r.init, stdout); err != nil {
 			return err
 		}
-		if err := cfg.InitFrom(initMeta, initNets); err != nil {
-			return fmt.Errorf("--init %s: %w", r.init, err)
-		}
-		fmt.Fprintf(stdout, "starting from %s (%s/%s, %d groups, hold %v, hidden %v)\n", r.init, initMeta.Env, initMeta.Algo, cfg.Groups, cfg.Hold, cfg.Hidden)
 	}
 	res, err := direct.Train(cfg)
 	if err != nil {
@@ -344,4 +335,19 @@ func printTrained(stdout io.Writer, res direct.Result, start time.Time) {
 		fmt.Fprintf(stdout, "behaviour cloning: %d teacher decisions, agreement on held-back ones %.1f%%\n", res.Samples, 100*res.Agreement)
 	}
 	fmt.Fprintf(stdout, "trained in %s\n", time.Since(start).Round(time.Millisecond))
+}
+
+// warmStart loads the checkpoint at path (the value of flag, named in
+// errors) into cfg's initial actor (direct.Config.InitFrom), says so on
+// stdout, and returns the checkpoint.
+func warmStart(cfg *direct.Config, flag, path string, stdout io.Writer) (checkpoints.Meta, map[string]*nn.MLP, error) {
+	m, nets, err := checkpoints.Load(path)
+	if err != nil {
+		return m, nil, fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	if err := cfg.InitFrom(m, nets); err != nil {
+		return m, nil, fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	fmt.Fprintf(stdout, "starting from %s (%s/%s, %d groups, hold %v, hidden %v): a warm start of the actor\n", path, m.Env, m.Algo, cfg.Groups, cfg.Hold, cfg.Hidden)
+	return m, nets, nil
 }
