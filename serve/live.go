@@ -139,6 +139,20 @@ func (l *liveState) model(n int, j *env.Job) (*env.Drover, error) {
 	return m, nil
 }
 
+// prober returns the prober of the snapshot's job, admitted as job: the
+// per-worker model with the job's measured profile, if any; nil when the
+// job's model has no profile (STRN then takes its fallback sensitivity
+// and BSP).
+func (k *Core) prober(s *snapshot, job *env.Job) (*liveProber, error) {
+	m, err := k.live.model(len(s.ids), job)
+	if err != nil || m == nil {
+		return nil, err
+	}
+	pr := &liveProber{m: m}
+	pr.prof, pr.has = k.live.st.Profile(s.jobID, s.job.Model)
+	return pr, nil
+}
+
 // sensKey is what a probed sensitivity depends on without a measured
 // profile: the job's spec as the per-worker model reads it, and the
 // cluster's size and largest node (the packed placement probed).
@@ -203,15 +217,12 @@ type syncKey struct {
 // nodes' peak load (cached for jobs without measured profiles).
 func (k *Core) runLiveSTRN(s *snapshot) ([]int, env.Sync, error) {
 	job := &env.Job{ID: 0, Spec: s.job, State: env.Pending, FirstStart: math.NaN(), Finish: math.NaN()}
-	m, err := k.live.model(len(s.ids), job)
+	pr, err := k.prober(s, job)
 	if err != nil {
 		return nil, env.Sync{}, err
 	}
 	params := defaultSTRN
-	var pr *liveProber
-	if m != nil {
-		pr = &liveProber{m: m}
-		pr.prof, pr.has = k.live.st.Profile(s.jobID, s.job.Model)
+	if pr != nil {
 		st := &strn.STRN{}
 		if !pr.has {
 			st.Memo = k.live.memo(s)
@@ -307,10 +318,10 @@ func (p *liveProber) Probe(j *env.Job, placement []int, load env.Usage, jitter b
 	}
 	f := 1.0
 	if pr.HasCPU {
-		f += pr.CPU * overloadOf(load.CPU+strn.DefaultWorkerCPU*float64(own))
+		f += pr.CPU * state.OverloadOf(load.CPU+strn.DefaultWorkerCPU*float64(own))
 	}
 	if pr.HasMemBW {
-		f += pr.MemBW * overloadOf(load.MemBW+strn.DefaultWorkerMemBW*float64(own))
+		f += pr.MemBW * state.OverloadOf(load.MemBW+strn.DefaultWorkerMemBW*float64(own))
 	}
 	t *= f
 	if !measuredJitter || w == 0 || !(t > 0) || math.IsInf(t, 0) {
@@ -324,11 +335,6 @@ func (p *liveProber) Probe(j *env.Job, placement []int, load env.Usage, jitter b
 		}
 	}
 	return j.Sync.IterTime(c, make([]float64, w))
-}
-
-// overloadOf is STRN's overload at utilisation u, without smoothing.
-func overloadOf(u float64) float64 {
-	return max(0, u-strn.DefaultOverload) / (1 - strn.DefaultOverload)
 }
 
 // runLive asks the heuristic on the live state: a fresh policy (the kept
@@ -347,17 +353,14 @@ func (k *Core) runLive(s *snapshot) ([]int, env.Sync, error) {
 		p = k.live.keptSAS(s, p.(*sas.SAS), k.clock.Now())
 	}
 	job := &env.Job{ID: 0, Spec: s.job, State: env.Pending, FirstStart: math.NaN(), Finish: math.NaN()}
-	lm := liveModel{telemetry: telemetry{s.state.Load}}
-	m, err := k.live.model(len(s.ids), job)
+	pr, err := k.prober(s, job)
 	if err != nil {
 		return nil, env.Sync{}, err
 	}
-	var model env.Model = lm.telemetry
-	if m != nil {
-		lm.liveProber = &liveProber{m: m}
-		lm.prof, lm.has = k.live.st.Profile(s.jobID, s.job.Model)
-		model = lm
-		if sp, ok := p.(*strn.STRN); ok && !lm.has {
+	var model env.Model = telemetry{s.state.Load}
+	if pr != nil {
+		model = liveModel{telemetry: telemetry{s.state.Load}, liveProber: pr}
+		if sp, ok := p.(*strn.STRN); ok && !pr.has {
 			sp.Memo = k.live.memo(s)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/policies/strn"
 	"slices"
 	"time"
 )
@@ -37,7 +38,7 @@ type Profile struct {
 
 // Overload is the utilisation above which the profile counts a resource
 // as overloaded (env.Workers' and STRN's default).
-const Overload = 0.8
+const Overload = strn.DefaultOverload
 
 // MinIterations is the fewest aligned iterations a profile is computed
 // from.
@@ -146,8 +147,8 @@ func (st *Store) fitLoad(j *job, ws []int, means []float64, p *Profile) {
 			continue
 		}
 		y = append(y, means[i]/fastest-1)
-		x1 = append(x1, overload(u.CPU))
-		x2 = append(x2, overload(u.MemBW))
+		x1 = append(x1, OverloadOf(u.CPU))
+		x2 = append(x2, OverloadOf(u.MemBW))
 	}
 	p.CPU, p.MemBW, p.HasCPU, p.HasMemBW = nnls2(y, x1, x2)
 }
@@ -158,7 +159,11 @@ func meanSince(n *node, from time.Time) (env.Usage, int) {
 	return n.mean(func(t time.Time) bool { return from.IsZero() || t.After(from) })
 }
 
-func overload(u float64) float64 { return max(0, (u-Overload)/(1-Overload)) }
+// OverloadOf is the overload of a resource at utilisation u, (u -
+// Overload) / (1 - Overload) above Overload and 0 below: the unit of a
+// profile's CPU and MemBW sensitivities (STRN's, unsmoothed), which the
+// server's prober multiplies them by.
+func OverloadOf(u float64) float64 { return max(0, u-Overload) / (1 - Overload) }
 
 // nnls2 fits y = a x1 + b x2 with a, b >= 0 by least squares. A
 // coefficient is identified (its flag true) only when its regressor takes
