@@ -36,6 +36,15 @@ type Config struct {
 	Hidden []int
 	// Double uses double Q-learning targets.
 	Double bool
+	// Backend is the NN backend the training steps run on: "" or "go"
+	// (the pure-Go default), or "torch" in a binary built with the torch
+	// tag (nn.OpenBackend). Acting and the target network use the Go
+	// network, which the trained weights are copied into after every
+	// training step.
+	Backend string
+	// Device is the backend's device: "" (cpu), "cpu", "cuda" or "cuda:N"
+	// (torch only).
+	Device string
 }
 
 // DefaultConfig returns CleanRL's dqn.py defaults (CartPole-v1, 500k steps).
@@ -94,6 +103,9 @@ func (c Config) Validate() error {
 	if err := nn.CheckHidden(c.Hidden); err != nil {
 		return fmt.Errorf("dqn: config: hidden %v: %w", c.Hidden, err)
 	}
+	if err := nn.CheckBackend(c.Backend); err != nil {
+		return fmt.Errorf("dqn: config: backend: %w", err)
+	}
 	return nil
 }
 
@@ -142,7 +154,16 @@ func Train(cfg Config, env gym.Env, report func(Update)) (*nn.MLP, error) {
 	q := NewQNetwork(obsDim, nA, cfg.Hidden, rng)
 	target := NewQNetwork(obsDim, nA, cfg.Hidden, rng)
 	copyParams(target, q)
-	opt := nn.NewAdam(q.Params(), cfg.LR, 1e-8)
+	be, err := nn.OpenBackend(cfg.Backend, cfg.Device)
+	if err != nil {
+		return nil, fmt.Errorf("dqn: %w", err)
+	}
+	tr, err := be.NewTrainer([]*nn.MLP{q}, cfg.LR, 1e-8)
+	if err != nil {
+		return nil, fmt.Errorf("dqn: %w", err)
+	}
+	defer tr.Close()
+	online := tr.Module(0)
 	buf := NewReplay(cfg.BufferSize, obsDim, rand.NewPCG(cfg.Seed, 0x627566))
 
 	masker, _ := env.(gym.Masker)
@@ -196,16 +217,21 @@ func Train(cfg Config, env gym.Env, report func(Update)) (*nn.MLP, error) {
 					qo = q.Forward(nextM).Clone().Data
 				}
 				MaskedTargets(b.Reward, b.Terminated, qt.Data, qo, b.NextMask, nA, cfg.Gamma, cfg.Double, y)
-				q.ZeroGrad()
-				pred := q.Forward(nn.MatFrom(cfg.BatchSize, obsDim, b.Obs))
+				tr.ZeroGrad()
+				pred := online.Forward(nn.MatFrom(cfg.BatchSize, obsDim, b.Obs))
 				qa := nn.Gather(pred, b.Action)
 				loss, dq := nn.MSE(qa, nn.MatFrom(cfg.BatchSize, 1, y))
 				tdLoss, qMean = float64(loss), 0
 				for _, v := range qa.Data {
 					qMean += float64(v) / float64(len(qa.Data))
 				}
-				q.Accumulate(nn.GatherGrad(dq, b.Action, nA))
-				opt.Step()
+				online.Accumulate(nn.GatherGrad(dq, b.Action, nA))
+				if err := tr.Step(); err != nil {
+					return nil, fmt.Errorf("dqn: step %d: %w", step+1, err)
+				}
+				if err := tr.Sync(); err != nil {
+					return nil, fmt.Errorf("dqn: step %d: %w", step+1, err)
+				}
 			}
 			if (step+1)%cfg.TargetEvery == 0 {
 				copyParams(target, q)

@@ -246,7 +246,7 @@ func TestLinearBiasGradExact(t *testing.T) {
 // gonum's BLAS; the netlib tag's OpenBLAS rounds differently).
 func TestGemmDispatchMatchesGonum(t *testing.T) {
 	if !gonumBLAS {
-		t.Skipf("gemm runs on %s, which sums in its own order", Backend)
+		t.Skipf("gemm runs on %s, which sums in its own order", BLAS)
 	}
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, beta := range []float32{0, 1, 0.5} {

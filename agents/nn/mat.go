@@ -66,7 +66,7 @@ var (
 // SetBLAS replaces the float32 BLAS used for the matrix products in Linear
 // (the default is gonum's pure-Go implementation, gonum.org/v1/gonum/blas/gonum).
 // Building with the netlib tag (netlib.go) sets OpenBLAS through
-// gonum.org/v1/netlib; Backend says which is in use
+// gonum.org/v1/netlib; BLAS says which is in use
 // (run with OPENBLAS_NUM_THREADS=1 for reproducible timings). SetBLAS is not
 // safe for concurrent use with training; call it once at start-up. A nil b
 // restores the pure-Go default.

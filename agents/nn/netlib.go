@@ -20,5 +20,5 @@ func init() { SetBLAS(openblas()) }
 // openblas returns the OpenBLAS implementation.
 func openblas() netlib.Implementation { return netlib.Implementation{} }
 
-// Backend names the BLAS in use, for reports.
-const Backend = "openblas (netlib tag)"
+// BLAS names the BLAS in use, for reports.
+const BLAS = "openblas (netlib tag)"

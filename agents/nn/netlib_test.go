@@ -11,8 +11,8 @@ import (
 
 // OpenBLAS gives the pure-Go products to float32 rounding.
 func TestNetlibMatchesPureGo(t *testing.T) {
-	if !strings.Contains(Backend, "openblas") {
-		t.Fatalf("backend %q", Backend)
+	if !strings.Contains(BLAS, "openblas") {
+		t.Fatalf("BLAS %q", BLAS)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	l := NewLinear(64, 64)

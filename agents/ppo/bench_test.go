@@ -63,24 +63,39 @@ func benchRollout(agent *Agent, n, obsDim, nA int, masked bool, rng *rand.Rand) 
 // machine; with GOMAXPROCS=1 the two agree on an idle one). The documented
 // comparison with PyTorch is scripts/bench_ppo_ratio.sh.
 func BenchmarkUpdate(b *testing.B) {
-	for _, s := range updateShapes {
-		b.Run(fmt.Sprintf("env=%s/obs=%d/actions=%d", s.name, s.obs, s.actions), func(b *testing.B) {
-			cfg := DefaultConfig()
-			rng := rand.New(rand.NewPCG(1, 2))
-			agent := NewAgent(s.obs, s.actions, cfg.Hidden, rng)
-			r := benchRollout(agent, cfg.NumEnvs*cfg.NumSteps, s.obs, s.actions, s.masked, rng)
-			l := newLearner(cfg, agent, rng)
-			var up Update
-			l.update(&r, &up) // allocate the learner's buffers
-			b.ReportAllocs()
-			cpu0, ok := cpuTime()
-			for b.Loop() {
-				l.update(&r, &up)
+	for _, be := range nn.Backends() {
+		for _, s := range updateShapes {
+			name := fmt.Sprintf("env=%s/obs=%d/actions=%d", s.name, s.obs, s.actions)
+			if be != nn.GoBackend {
+				name = "backend=" + be + "/" + name // the Go backend's names stay as they were
 			}
-			b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/update")
-			if cpu1, ok1 := cpuTime(); ok && ok1 {
-				b.ReportMetric((cpu1-cpu0).Seconds()*1e3/float64(b.N), "cpu-ms/update")
-			}
-		})
+			b.Run(name, func(b *testing.B) {
+				cfg := DefaultConfig()
+				cfg.Backend = be
+				rng := rand.New(rand.NewPCG(1, 2))
+				agent := NewAgent(s.obs, s.actions, cfg.Hidden, rng)
+				r := benchRollout(agent, cfg.NumEnvs*cfg.NumSteps, s.obs, s.actions, s.masked, rng)
+				l, err := newLearner(cfg, agent, rng)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer l.tr.Close()
+				var up Update
+				if err := l.update(&r, &up); err != nil { // allocate the learner's buffers
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				cpu0, ok := cpuTime()
+				for b.Loop() {
+					if err := l.update(&r, &up); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/update")
+				if cpu1, ok1 := cpuTime(); ok && ok1 {
+					b.ReportMetric((cpu1-cpu0).Seconds()*1e3/float64(b.N), "cpu-ms/update")
+				}
+			})
+		}
 	}
 }

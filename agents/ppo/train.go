@@ -51,6 +51,14 @@ type Config struct {
 	// only, so that a pretrained actor (Init) is not pushed around by the
 	// advantages of an untrained critic.
 	CriticWarmup int
+	// Backend is the NN backend the updates run on: "" or "go" (the
+	// pure-Go default), or "torch" in a binary built with the torch tag
+	// (nn.OpenBackend). Rollouts act on the Go networks, which the
+	// backend's trained weights are copied into after every update.
+	Backend string
+	// Device is the backend's device: "" (cpu), "cpu", "cuda" or "cuda:N"
+	// (torch only).
+	Device string
 }
 
 // DefaultConfig returns CleanRL's ppo.py defaults (CartPole-v1, 500k steps).
@@ -111,6 +119,9 @@ func (c Config) Validate() error {
 	}
 	if err := nn.CheckHidden(c.Hidden); err != nil {
 		return fmt.Errorf("ppo: config: hidden %v: %w", c.Hidden, err)
+	}
+	if err := nn.CheckBackend(c.Backend); err != nil {
+		return fmt.Errorf("ppo: config: backend: %w", err)
 	}
 	return nil
 }
@@ -192,8 +203,12 @@ func Train(cfg Config, makeEnv func(i int) gym.Env, report func(Update)) (*Agent
 			ls[len(ls)-1].B.Value[i] += b
 		}
 	}
-	l := newLearner(cfg, agent, rng)
-	opt := l.opt
+	l, err := newLearner(cfg, agent, rng)
+	if err != nil {
+		return nil, err
+	}
+	defer l.tr.Close()
+	opt := l.tr
 
 	N, T := cfg.NumEnvs, cfg.NumSteps
 	B := N * T
@@ -300,7 +315,9 @@ func Train(cfg Config, makeEnv func(i int) gym.Env, report func(Update)) (*Agent
 		}
 		// Optimise.
 		l.frozen = u <= cfg.CriticWarmup
-		l.update(&roll, &up)
+		if err := l.update(&roll, &up); err != nil {
+			return nil, fmt.Errorf("ppo: update %d: %w", u, err)
+		}
 		up.Step, up.LR, up.Agent = step, lr, agent
 		if report != nil {
 			report(up)
@@ -349,11 +366,10 @@ func newRollout(n, obsDim, actions int) rollout {
 // in NumMinibatches shuffled minibatches, one Adam step each. Its buffers
 // are reused from update to update.
 type learner struct {
-	cfg    Config
-	agent  *Agent
-	params []*nn.Param
-	opt    *nn.Adam
-	rng    *rand.Rand
+	cfg   Config
+	agent *Agent
+	tr    nn.Trainer // the backend's networks (0: actor, 1: critic) and Adam
+	rng   *rand.Rand
 
 	idx                                              []int
 	mbObs                                            nn.Mat
@@ -363,15 +379,24 @@ type learner struct {
 	frozen                                           bool // the actor does not learn (critic warm-up)
 }
 
-func newLearner(cfg Config, agent *Agent, rng *rand.Rand) *learner {
-	params := agent.Params()
-	return &learner{cfg: cfg, agent: agent, params: params, opt: nn.NewAdam(params, cfg.LR, 1e-5), rng: rng}
+func newLearner(cfg Config, agent *Agent, rng *rand.Rand) (*learner, error) {
+	be, err := nn.OpenBackend(cfg.Backend, cfg.Device)
+	if err != nil {
+		return nil, fmt.Errorf("ppo: %w", err)
+	}
+	tr, err := be.NewTrainer([]*nn.MLP{agent.Actor, agent.Critic}, cfg.LR, 1e-5)
+	if err != nil {
+		return nil, fmt.Errorf("ppo: %w", err)
+	}
+	return &learner{cfg: cfg, agent: agent, tr: tr, rng: rng}, nil
 }
 
 // update optimises the agent on r (the learning rate is the optimiser's)
-// and records the last epoch's minibatch means in up.
-func (l *learner) update(r *rollout, up *Update) {
-	cfg, agent, rng := l.cfg, l.agent, l.rng
+// and records the last epoch's minibatch means in up. The agent's
+// networks hold the trained weights when it returns.
+func (l *learner) update(r *rollout, up *Update) error {
+	cfg, rng, tr := l.cfg, l.rng, l.tr
+	actor, critic := tr.Module(0), tr.Module(1)
 	B, obsDim, nA := len(r.act), r.obsDim, r.actions
 	mbSize := B / cfg.NumMinibatches
 	if len(l.idx) != B || l.mbObs.Rows != mbSize || l.mbObs.Cols != obsDim {
@@ -410,9 +435,8 @@ func (l *learner) update(r *rollout, up *Update) {
 			if cfg.NormAdv {
 				NormalizeAdvantages(mbAdv)
 			}
-			agent.Actor.ZeroGrad()
-			agent.Critic.ZeroGrad()
-			logits := agent.Actor.Forward(mbObs)
+			tr.ZeroGrad()
+			logits := actor.Forward(mbObs)
 			dist := nn.NewCategorical(logits, mbMask)
 			newLogp := dist.LogProb(mbAct)
 			entropy := dist.Entropy()
@@ -422,7 +446,7 @@ func (l *learner) update(r *rollout, up *Update) {
 				ok += float64(mbOldLogp[k] - newLogp[k])
 			}
 			okl += float32(ok / float64(len(newLogp)))
-			newV := agent.Critic.Forward(mbObs)
+			newV := critic.Forward(mbObs)
 			vloss := ClippedValueLoss(newV.Data, mbOldV, mbRet, cfg.Clip, dV)
 			var e float32
 			for k := range entropy {
@@ -435,20 +459,23 @@ func (l *learner) update(r *rollout, up *Update) {
 				gl.Data[k] += ge.Data[k]
 			}
 			if !l.frozen {
-				agent.Actor.Accumulate(gl)
+				actor.Accumulate(gl)
 			}
 			for k := range dV {
 				dV[k] *= cfg.VfCoef
 			}
-			agent.Critic.Accumulate(nn.MatFrom(mbSize, 1, dV))
-			nn.ClipGradNorm(l.params, cfg.MaxGradNorm)
-			l.opt.Step()
+			critic.Accumulate(nn.MatFrom(mbSize, 1, dV))
+			tr.ClipGradNorm(cfg.MaxGradNorm)
+			if err := tr.Step(); err != nil {
+				return err
+			}
 			pl, vl, ent, kl, cf = pl+p, vl+vloss, ent+e/float32(mbSize), kl+k2, cf+c
 		}
 		m := float32(cfg.NumMinibatches)
 		up.PolicyLoss, up.ValueLoss, up.Entropy, up.OldApproxKL, up.ApproxKL, up.ClipFrac = pl/m, vl/m, ent/m, okl/m, kl/m, cf/m
 	}
 	up.ExplainedVariance = ExplainedVariance(r.value, r.ret)
+	return tr.Sync()
 }
 
 // ExplainedVariance returns 1 - Var(y - pred) / Var(y) (population

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drover-sched/drover/agents/nn"
 	"github.com/drover-sched/drover/checkpoints"
 	"github.com/drover-sched/drover/train"
 	"github.com/drover-sched/drover/train/runlog"
@@ -38,6 +39,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	logCluster := fs.String("cluster", "homogeneous", "with --from-log: the cluster the log's jobs are replayed on: homogeneous (--nodes x --gpus-per-node), pai, synth:N or the path of a PAI-format node list")
 	logNodes := fs.Int("nodes", 16, "with --from-log: number of nodes, 1 to 100000 (with --cluster pai, synth:N or a node list: keep the first N GPU nodes; default all)")
 	logGPN := fs.Int("gpus-per-node", 4, "with --from-log: GPUs per node of a homogeneous cluster, 1 to 64")
+	backend := fs.String("backend", "", "NN backend of the updates (ppo, dqn): go (the default, pure Go) or torch (libtorch, in a binary built with -tags torch: make build-torch); rollouts act on the Go networks and checkpoints are the same files either way")
+	device := fs.String("device", "", "with --backend torch: cpu (the default), cuda or cuda:N")
 	configFile := fs.String("config", "", "YAML file with sections train (env, algo, steps, seed, eval_seeds, ...: docs/format/train-config.md, with each field's bounds), ppo and dqn (the agents' config fields in snake_case); flags given on the command line win")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -73,11 +76,25 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
+	for _, set := range []struct {
+		flag string
+		f    func()
+	}{{"backend", func() { r.PPO.Backend, r.DQN.Backend = *backend, *backend }}, {"device", func() { r.PPO.Device, r.DQN.Device = *device, *device }}} {
+		if given[set.flag] {
+			set.f()
+		}
+	}
 	if err := r.Validate(); err != nil {
 		if *configFile != "" {
 			return fmt.Errorf("%s with the flags: %w", *configFile, err)
 		}
 		return fmt.Errorf("flags: %w", err)
+	}
+	// The device is checked before the run directory is made.
+	for _, c := range [][2]string{{r.PPO.Backend, r.PPO.Device}, {r.DQN.Backend, r.DQN.Device}} {
+		if _, err := nn.OpenBackend(c[0], c[1]); err != nil {
+			return fmt.Errorf("--backend %q --device %q: %w", c[0], c[1], err)
+		}
 	}
 	direct := (r.Train.Env == "strn-rl" || r.Train.Env == "sas-rl") && isDirectAlgo(r.Train.Algo)
 	logFlags := map[string]bool{}
