@@ -213,66 +213,106 @@ func Synthetic(p SynthParams, n int, src rand.Source) *Workload {
 	if err := p.Validate(); err != nil {
 		panic(err)
 	}
-	r := rand.New(src)
-	scale := p.RateScale
-	if scale == 0 {
-		scale = 1
-	}
-	// Cumulative GPU mix after the MaxGPUs cut.
-	cum := make([]float64, len(p.GPUCounts))
-	acc := 0.0
-	for i, g := range p.GPUCounts {
-		if p.MaxGPUs <= 0 || g <= p.MaxGPUs {
-			acc += p.GPUProbs[i]
-		}
-		cum[i] = acc
-	}
+	g := newSynthGen(p, src)
 	w := &Workload{Name: "synthetic", Format: FormatJobs, Jobs: make([]Job, 0, n)}
-	t := 0.0 // hours since start
 	for i := 0; i < n; i++ {
-		// Consume an Exp(1) amount of cumulative hazard hour-slot by slot.
-		e := r.ExpFloat64()
-		for {
-			hod := math.Mod(p.StartHour+t, 24)
-			slot := int(hod)
-			rate := p.HourlyRate[slot] * scale
-			left := float64(slot+1) - hod // hours to the end of this slot
-			if rate*left >= e {
-				t += e / rate
-				break
-			}
-			e -= rate * left
-			t += left
-		}
-		u := r.Float64() * acc
-		gi := 0
-		for gi < len(cum)-1 && u >= cum[gi] {
-			gi++
-		}
-		g := p.GPUCounts[gi]
-		d := sampleDuration(r, p, p.class(g))
-		gt := d * float64(g)
-		var model string
-		switch {
-		case gt < 1*3600:
-			model = [2]string{"cifar10", "ncf"}[r.IntN(2)]
-		case gt < 10*3600:
-			model = [2]string{"deepspeech2", "bert"}[r.IntN(2)]
-		case gt < 100*3600:
-			model = "yolov3"
-		default:
-			model = "imagenet"
-		}
-		w.Jobs = append(w.Jobs, Job{
-			Name:     model + "-" + strconv.Itoa(i),
-			Submit:   math.Round(t * 3600),
-			GPUs:     g,
-			Duration: d,
-			Model:    model,
-		})
+		w.Jobs = append(w.Jobs, g.job(i, g.draw()))
 	}
-	PSRule{Share: p.PSShare, WorkersPerServer: p.PSWorkersPerServer, Seed: r.Uint64()}.Assign(w.Jobs)
+	PSRule{Share: p.PSShare, WorkersPerServer: p.PSWorkersPerServer, Seed: g.r.Uint64()}.Assign(w.Jobs)
 	return w
+}
+
+// synthGen is Synthetic's generator: one job's draws at a time, in the
+// order Synthetic has always made them (an arrival gap, a GPU count, a
+// duration, a model), so that a workload streamed in chunks is the one
+// Synthetic returns.
+type synthGen struct {
+	p     SynthParams
+	r     *rand.Rand
+	scale float64   // the rate scale (RateScale, 0 read as 1)
+	cum   []float64 // the cumulative GPU mix after the MaxGPUs cut
+	acc   float64   // its total
+	t     float64   // hours since the start: the last arrival
+}
+
+// synthDraw is one job's random draws: the Exp(1) cumulative hazard before
+// its arrival, its GPU count, duration and model.
+type synthDraw struct {
+	e     float64
+	gpus  int
+	dur   float64
+	model string
+}
+
+func newSynthGen(p SynthParams, src rand.Source) *synthGen {
+	g := &synthGen{p: p, r: rand.New(src), scale: p.RateScale}
+	if g.scale == 0 {
+		g.scale = 1
+	}
+	g.cum = make([]float64, len(p.GPUCounts))
+	for i, c := range p.GPUCounts {
+		if p.MaxGPUs <= 0 || c <= p.MaxGPUs {
+			g.acc += p.GPUProbs[i]
+		}
+		g.cum[i] = g.acc
+	}
+	return g
+}
+
+// draw makes the next job's draws, without its arrival time.
+func (g *synthGen) draw() synthDraw {
+	r, p := g.r, &g.p
+	e := r.ExpFloat64()
+	u := r.Float64() * g.acc
+	gi := 0
+	for gi < len(g.cum)-1 && u >= g.cum[gi] {
+		gi++
+	}
+	n := p.GPUCounts[gi]
+	d := sampleDuration(r, *p, p.class(n))
+	gt := d * float64(n)
+	var model string
+	switch {
+	case gt < 1*3600:
+		model = [2]string{"cifar10", "ncf"}[r.IntN(2)]
+	case gt < 10*3600:
+		model = [2]string{"deepspeech2", "bert"}[r.IntN(2)]
+	case gt < 100*3600:
+		model = "yolov3"
+	default:
+		model = "imagenet"
+	}
+	return synthDraw{e: e, gpus: n, dur: d, model: model}
+}
+
+// arrive consumes an Exp(1) amount e of cumulative hazard hour-slot by
+// slot from the last arrival and returns the new arrival time in hours.
+func (g *synthGen) arrive(e float64) float64 {
+	for {
+		hod := math.Mod(g.p.StartHour+g.t, 24)
+		slot := int(hod)
+		rate := g.p.HourlyRate[slot] * g.scale
+		left := float64(slot+1) - hod // hours to the end of this slot
+		if rate*left >= e {
+			g.t += e / rate
+			return g.t
+		}
+		e -= rate * left
+		g.t += left
+	}
+}
+
+// job returns job i from its draws, arriving now (its architecture is
+// left to the caller's PSRule).
+func (g *synthGen) job(i int, d synthDraw) Job {
+	t := g.arrive(d.e)
+	return Job{
+		Name:     d.model + "-" + strconv.Itoa(i),
+		Submit:   math.Round(t * 3600),
+		GPUs:     d.gpus,
+		Duration: d.dur,
+		Model:    d.model,
+	}
 }
 
 // sampleDuration draws a rounded duration from c truncated to

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/drover-sched/drover/datasets"
+	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/internal/progress"
 	"github.com/drover-sched/drover/train"
 )
 
@@ -131,15 +133,26 @@ func traceSynth(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", datasets.DefaultSeed, "random seed")
 	out := fs.String("o", "-", "output CSV file (- for stdout)")
 	psShare := fs.Float64("ps-share", datasets.DefaultPSShare, "share of the multi-GPU jobs on parameter servers (as many as their workers), in [0, 1] (the default: PAI's, see datasets.DefaultPSShare)")
+	jobs := fs.Int("jobs", 0, "generate this many jobs from the Philly fit (datasets.ScaleParams) instead of the default workload, streamed")
+	nodes := fs.Int("nodes", 0, "with -jobs: scale the arrival rate to the offered -load on this many nodes of -gpus-per-node GPUs (0: Philly's own rate)")
+	gpn := fs.Int("gpus-per-node", 8, "with -nodes: GPUs per node")
+	load := fs.Float64("load", datasets.DefaultScaleLoad, "with -nodes: offered load (the jobs' GPU-seconds over arrival span x cluster GPUs)")
+	quiet := fs.Bool("quiet", false, "with -jobs: no progress output")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: drover trace synth [flags]\n\nGenerates the default synthetic workload (fitted to Philly) in Drover's job CSV format.\nWith the default seed it reproduces the embedded builtin workload byte for byte.")
+		fmt.Fprintln(stderr, "usage: drover trace synth [flags]\n\nGenerates the default synthetic workload (fitted to Philly) in Drover's job CSV format.\nWith the default seed it reproduces the embedded builtin workload byte for byte.\nWith -jobs N (and -nodes M) it streams N jobs of the Philly fit sized to keep M nodes busy:\n  drover trace synth -jobs 1000000 -nodes 12500 -o /tmp/synth-1m.csv")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		return unexpectedArgs(fs, fs.Args())
+	}
 	if !(*psShare >= 0 && *psShare <= 1) {
 		return fmt.Errorf("-ps-share %v: want a share in [0, 1]", *psShare)
+	}
+	if *jobs != 0 || *nodes != 0 {
+		return traceSynthScaled(fs, *jobs, *nodes, *gpn, *load, *psShare, *seed, *out, *quiet, stdout, stderr)
 	}
 	w := datasets.GenerateDefaultPS(*seed, *psShare)
 	b := datasets.Encode(w, nil)
@@ -148,4 +161,54 @@ func traceSynth(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return writeFile(*out, func(f io.Writer) error { _, err := f.Write(b); return err })
+}
+
+// traceSynthScaled is drover trace synth -jobs: a scaled workload
+// (datasets.WriteScaled), streamed to the output with progress on stderr
+// and what it generated (offered load, span, rate) after it.
+func traceSynthScaled(fs *flag.FlagSet, jobs, nodes, gpn int, load, psShare float64, seed uint64, out string, quiet bool, stdout, stderr io.Writer) error {
+	switch {
+	case jobs < 1:
+		return fmt.Errorf("-jobs %d: want at least 1 (with -nodes)", jobs)
+	case nodes < 0 || nodes > env.MaxNodes:
+		return fmt.Errorf("-nodes %d: want 0 to %d", nodes, env.MaxNodes)
+	case gpn < 1 || gpn > env.MaxGPUsPerNode:
+		return fmt.Errorf("-gpus-per-node %d: want 1 to %d", gpn, env.MaxGPUsPerNode)
+	case !(load > 0) || math.IsInf(load, 0):
+		return fmt.Errorf("-load %v: want a positive load", load)
+	}
+	if nodes == 0 && isSet(fs, "load") {
+		return fmt.Errorf("-load needs -nodes, the cluster it is the load of")
+	}
+	s := datasets.ScaleSpec{Jobs: jobs, GPUs: nodes * gpn, Load: load, Seed: seed}
+	s.Params = datasets.ScaleParams(s.GPUs)
+	s.Params.PSShare = psShare
+	var bar *progress.Bar
+	var prog func(done, total int)
+	if !quiet {
+		bar = progress.New(stderr, "synth", jobs)
+		prog = func(done, _ int) { bar.Set(done) }
+	}
+	var st datasets.ScaleStats
+	write := func(f io.Writer) (err error) { st, err = datasets.WriteScaled(f, s, prog); return err }
+	var err error
+	if out == "-" {
+		err = write(stdout)
+	} else {
+		err = writeFile(out, write)
+	}
+	if bar != nil {
+		bar.Finish()
+	}
+	if err != nil {
+		return err
+	}
+	if !quiet {
+		fmt.Fprintf(stderr, "wrote %d jobs (%.4g GPU-hours over %.4g days", st.Jobs, st.GPUSeconds/3600, st.Span/86400)
+		if s.GPUs > 0 {
+			fmt.Fprintf(stderr, ": offered load %.3f on %d GPUs, Philly's arrival rate x %.4g", st.OfferedLoad, s.GPUs, st.RateScale)
+		}
+		fmt.Fprintln(stderr, ")")
+	}
+	return nil
 }
