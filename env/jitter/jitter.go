@@ -122,23 +122,38 @@ var Dedicated = mustjson.Decode[Params]("jitter: dedicated.json", dedicatedJSON)
 // probabilities StragglerRate and 1/StragglerLength, so the time to the
 // next transition is geometric: the process draws it once per transition
 // (and the magnitude once per episode) instead of a uniform every
-// iteration, which is the same law at a third of the draws.
+// iteration, which is the same law at a third of the draws. The uniform
+// behind a holding time is drawn when the time starts; its logarithm,
+// which turns it into a number of iterations, is only taken when the
+// count could end (see worker), since most jobs end long before a worker's
+// next episode.
 type Process struct {
 	p     Params
-	rng   *rand.Rand // the noise stream
-	ep    *rand.Rand // the episode stream
-	epSrc rand.PCG   // its source
-	level float64    // the job's variation level L
-	base  []float64  // L*sqrt(P)*a[w]
-	noise []float64  // e[w], the AR(1) state
-	slow  []float64  // episode slowdown b[w]; 0 outside an episode
-	left  []int64    // iterations until worker w's next transition
-	scale float64    // L*sqrt(1-P)
-	innov float64    // sqrt(1-NoiseAR^2)
-	exit  float64    // 1/StragglerLength
+	noise rand.Rand // the noise stream, over the caller's source
+	ep    rand.Rand // the episode stream, over epSrc
+	epSrc rand.PCG  // its source
+	level float64   // the job's variation level L
+	w     []worker
+	scale float64 // L*sqrt(1-P)
+	innov float64 // sqrt(1-NoiseAR^2)
+	exit  float64 // 1/StragglerLength
 	// lnStay[0] and lnStay[1] are log(1 - p) for the transition
 	// probability p outside and inside an episode.
 	lnStay [2]float64
+}
+
+// worker is one worker's state, kept together: Next reads all of it.
+type worker struct {
+	base  float64 // L*sqrt(P)*a[w]
+	noise float64 // e[w], the AR(1) state
+	slow  float64 // episode slowdown b[w]; 0 outside an episode
+	// left counts the iterations until the worker's next transition; while
+	// u > 0 the holding time is not resolved yet, and left counts down to
+	// lo instead, a lower bound of it: the exact time, wait(u), is
+	// computed when left reaches 0 (see hold).
+	left int64
+	lo   int64
+	u    float64
 }
 
 // New returns the process of one job with the given number of workers,
@@ -153,32 +168,31 @@ func New(p Params, workers int, src rand.Source) (*Process, error) {
 	if workers < 1 {
 		panic("jitter: workers must be >= 1")
 	}
-	state := make([]float64, 3*workers) // one allocation for the per-worker state
 	q := &Process{
 		p:     p,
-		base:  state[:workers:workers],
-		noise: state[workers : 2*workers : 2*workers],
-		slow:  state[2*workers:],
-		left:  make([]int64, workers),
+		w:     make([]worker, workers),
 		innov: math.Sqrt(1 - p.NoiseAR*p.NoiseAR),
 		exit:  1 / p.StragglerLength,
 	}
-	q.ep = rand.New(&q.epSrc)
+	q.ep = *rand.New(&q.epSrc)
 	q.lnStay = [2]float64{math.Log1p(-p.StragglerRate), math.Log1p(-q.exit)}
-	q.reset(rand.New(src))
+	q.Reset(src)
 	return q, nil
 }
 
 // Reset redraws the process from src as New(p, q.Workers(), src) would,
 // with the same draws, reusing its memory: for callers that draw many
 // independent jobs of one size (a Monte Carlo over jobs).
-func (q *Process) Reset(src rand.Source) { q.reset(rand.New(src)) }
+func (q *Process) Reset(src rand.Source) {
+	q.noise = *rand.New(src)
+	q.reset()
+}
 
 // reset draws the job's level, the per-worker factors and the initial
-// state from r (the noise stream) and the episode stream split off it.
-func (q *Process) reset(r *rand.Rand) {
+// state from the noise stream and the episode stream split off it.
+func (q *Process) reset() {
 	p := q.p
-	q.rng = r
+	r := &q.noise
 	q.epSrc.Seed(r.Uint64(), r.Uint64())
 	z := r.NormFloat64()
 	if z < 0 {
@@ -193,35 +207,56 @@ func (q *Process) reset(r *rand.Rand) {
 	if p.StragglerRate > 0 {
 		on = p.StragglerRate / (p.StragglerRate + q.exit)
 	}
-	for w := range q.base {
+	for i := range q.w {
 		// A fixed number of draws per worker from each stream, whatever
 		// the params, so that runs with different params share their
 		// random numbers.
 		a, e := r.NormFloat64(), r.NormFloat64()
 		u, z := q.ep.Float64(), q.ep.NormFloat64()
-		q.base[w] = pers * a
-		q.noise[w] = e
-		q.slow[w] = 0
+		w := &q.w[i]
+		w.base = pers * a
+		w.noise = e
+		w.slow = 0
 		in := 0
 		if u < on {
-			q.slow[w] = q.magnitude(z)
+			w.slow = q.magnitude(z)
 			in = 1
 		}
 		// Geometric holding times are memoryless: the stationary state's
 		// remaining time has the same law as a fresh one.
-		q.left[w] = q.wait(in)
+		q.hold(w, in)
 	}
 }
 
 // maxWait stands for "never" (a transition probability of 0).
 const maxWait = 1 << 62
 
-// wait draws the number of iterations (>= 1) until the next transition out
-// of state in (0 outside an episode, 1 inside), geometric with success
-// probability p: 1 + floor(log(U) / log(1-p)), U uniform on (0, 1].
-func (q *Process) wait(in int) int64 {
+// hold draws w's holding time in state in (0 outside an episode, 1
+// inside): the number of iterations (>= 1) until its next transition,
+// wait(in, U) for U uniform on (0, 1]. When a lower bound lo >= 1 of it
+// is certain without the logarithm (1 - U <= -log U), it keeps U and
+// counts down to lo; Next resolves the exact time if the count gets there.
+func (q *Process) hold(w *worker, in int) {
 	u := 1 - q.ep.Float64()
 	ln := q.lnStay[in]
+	if ln < 0 && !math.IsInf(ln, 0) {
+		// wait = 1 + floor(log(u)/ln) >= 1 + floor((1-u)/-ln), and the
+		// computed quotient is within a few ulps of the exact one: a
+		// relative margin of 1e-9 keeps lo below wait.
+		if a := (1 - u) / -ln * (1 - 1e-9); a >= 1 && a < 1<<53 {
+			w.lo = int64(a)
+			w.left, w.u = w.lo, u
+			return
+		}
+	}
+	w.left, w.u = wait(u, ln), 0
+}
+
+// wait returns the number of iterations (>= 1) until the next transition
+// out of a state whose staying probability 1-p has logarithm ln, for the
+// uniform u on (0, 1]: 1 + floor(log(u) / ln), geometric with success
+// probability p.
+func wait(u, ln float64) int64 {
 	if ln == 0 { // p = 0: never
 		return maxWait
 	}
@@ -238,21 +273,21 @@ func (q *Process) magnitude(z float64) float64 {
 }
 
 // Workers returns the number of workers.
-func (q *Process) Workers() int { return len(q.base) }
+func (q *Process) Workers() int { return len(q.w) }
 
 // Level returns the job's variation level L drawn by New.
 func (q *Process) Level() float64 { return q.level }
 
 // InEpisode reports whether worker w is in a straggler episode in the
 // iteration last drawn by Next (or initially, before the first Next).
-func (q *Process) InEpisode(w int) bool { return q.slow[w] > 0 }
+func (q *Process) InEpisode(w int) bool { return q.w[w].slow > 0 }
 
 // Episodes returns how many workers are in a straggler episode in the
 // iteration last drawn by Next.
 func (q *Process) Episodes() int {
 	n := 0
-	for _, s := range q.slow {
-		if s > 0 {
+	for i := range q.w {
+		if q.w[i].slow > 0 {
 			n++
 		}
 	}
@@ -267,22 +302,17 @@ const maxLog = 50
 // multiplicative slowdown (> 0; the median worker outside episodes is
 // about 1) into dst. It panics unless len(dst) == Workers().
 func (q *Process) Next(dst []float64) {
-	if len(dst) != len(q.base) {
+	if len(dst) != len(q.w) {
 		panic("jitter: dst length mismatch")
 	}
 	phi := q.p.NoiseAR
-	for w := range dst {
-		q.noise[w] = phi*q.noise[w] + q.innov*q.rng.NormFloat64()
-		if q.left[w]--; q.left[w] == 0 {
-			if q.slow[w] > 0 {
-				q.slow[w] = 0
-				q.left[w] = q.wait(0)
-			} else {
-				q.slow[w] = q.magnitude(q.ep.NormFloat64())
-				q.left[w] = q.wait(1)
-			}
+	for i := range dst {
+		w := &q.w[i]
+		w.noise = phi*w.noise + q.innov*q.noise.NormFloat64()
+		if w.left--; w.left == 0 {
+			q.step(w)
 		}
-		y := q.base[w] + q.scale*q.noise[w]
+		y := w.base + q.scale*w.noise
 		// Clamped by comparisons (min and max on floats carry NaN and
 		// signed-zero rules this loop does not need; y is finite).
 		if y > maxLog {
@@ -291,10 +321,33 @@ func (q *Process) Next(dst []float64) {
 			y = -maxLog
 		}
 		s := fastexp.Exp(y)
-		if q.slow[w] > 0 {
-			s *= q.slow[w]
+		if w.slow > 0 {
+			s *= w.slow
 		}
-		dst[w] = s
+		dst[i] = s
+	}
+}
+
+// step handles w's count reaching 0 in Next: the end of its holding time,
+// a transition, or, for a holding time not resolved yet, its lower bound,
+// where the exact time is computed and the count goes on if it is longer.
+func (q *Process) step(w *worker) {
+	if w.u > 0 {
+		in := 0
+		if w.slow > 0 {
+			in = 1
+		}
+		w.left, w.u = wait(w.u, q.lnStay[in])-w.lo, 0
+		if w.left > 0 {
+			return
+		}
+	}
+	if w.slow > 0 {
+		w.slow = 0
+		q.hold(w, 0)
+	} else {
+		w.slow = q.magnitude(q.ep.NormFloat64())
+		q.hold(w, 1)
 	}
 }
 
