@@ -2,21 +2,25 @@ package datasets
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // Settings of ScaleParams, the generator of large workloads (drover trace
 // synth --jobs N --nodes M).
 const (
-	// DefaultScaleLoad is the offered load a scaled workload is sized to
-	// by default: the jobs' GPU-seconds over (arrival span x cluster
-	// GPUs). At 0.5 the cluster is busy but its queue stays short under
-	// first-fit with either straggler model (the per-worker model runs jobs
-	// somewhat slower, so its effective load is higher).
-	DefaultScaleLoad = 0.5
+	// DefaultScaleLoad is the load a scaled workload is sized to by
+	// default (ScaleSpec.Load: the share of the cluster's GPUs its jobs
+	// keep busy by the end of their arrivals if none waits). At 1 the
+	// cluster is fully booked as the arrivals end and busy but not
+	// overloaded: under first-fit 100k jobs on 10k GPUs wait 3-4 s on
+	// average with either straggler model; at 1.3 they wait about 2,900 s,
+	// a quarter of their mean JCT.
+	DefaultScaleLoad = 1.0
 	// ScaleMaxGPUs caps a scaled workload's GPU counts (Philly's largest
 	// fitted class), and further to the cluster's GPUs.
 	ScaleMaxGPUs = 128
@@ -46,16 +50,24 @@ func ScaleParams(gpus int) SynthParams {
 }
 
 // ScaleSpec describes a large synthetic workload sized to a cluster: Jobs
-// jobs drawn from Params whose arrival rate is scaled so that their offered
-// load on a cluster of GPUs GPUs is Load. The same spec gives the same
-// workload.
+// jobs drawn from Params whose arrival rate is scaled so that they load a
+// cluster of GPUs GPUs to Load. The same spec gives the same workload.
+//
+// The load is the window load: the jobs' GPU-seconds within the arrival
+// span (each job's GPUs x min(duration, span)) over span x GPUs, which is
+// the expected share of the GPUs busy at the end of the arrivals if no job
+// waits. The classic offered load (Workload.OfferedLoad: whole durations)
+// overstates how busy a short window of heavy-tailed jobs keeps the
+// cluster: a 40-day job arriving in a 4-day window adds ten times what it
+// occupies of the window, so at an offered load of 0.85 on 10k GPUs
+// nothing ever waits under first-fit.
 type ScaleSpec struct {
 	// Jobs is the number of jobs, at least 1.
 	Jobs int
 	// GPUs is the cluster's GPU count the load is for; 0 keeps Params'
 	// own rate (RateScale).
 	GPUs int
-	// Load is the target offered load (Workload.OfferedLoad); 0 means
+	// Load is the target window load (see above); 0 means
 	// DefaultScaleLoad.
 	Load float64
 	// Params is the job mix; the zero value (no GPU counts) means
@@ -75,20 +87,21 @@ type ScaleStats struct {
 	Span float64
 	// RateScale is the arrival-rate multiplier the load asked for.
 	RateScale float64
-	// OfferedLoad is the load achieved on ScaleSpec.GPUs (0 without GPUs,
-	// or with fewer than two distinct submit times).
-	OfferedLoad float64
+	// WindowLoad is the window load achieved on ScaleSpec.GPUs and
+	// OfferedLoad the classic offered load (Workload.OfferedLoad); both 0
+	// without GPUs or with fewer than two distinct submit times.
+	WindowLoad, OfferedLoad float64
 }
 
 // GenerateScaled generates the workload s describes and hands its jobs to
 // emit in order, a chunk at a time (the chunk's slice is reused after emit
-// returns); memory does not grow with s.Jobs. The jobs are exactly those of
-// Synthetic(p, s.Jobs, rand.NewPCG(s.Seed, s.Seed)), p being s.Params
-// with the RateScale that meets s.Load: a first pass draws every job to
-// learn the total GPU time and cumulative arrival hazard, the rate is
-// solved for from them, and a second pass draws the jobs again at that
-// rate. progress, when not nil, is called after each chunk with the jobs
-// done so far and s.Jobs.
+// returns). The jobs are exactly those of Synthetic(p, s.Jobs,
+// rand.NewPCG(s.Seed, s.Seed)), p being s.Params with the RateScale that
+// meets s.Load: a first pass draws every job to learn its GPUs and
+// duration (24 bytes a job, the only memory that grows with s.Jobs) and
+// the cumulative arrival hazard, the rate is solved for from them, and a
+// second pass draws the jobs again at that rate. progress, when not nil,
+// is called after each chunk with the jobs done so far and s.Jobs.
 func GenerateScaled(s ScaleSpec, emit func(jobs []Job) error, progress func(done, total int)) (ScaleStats, error) {
 	p := s.Params
 	if len(p.GPUCounts) == 0 {
@@ -111,23 +124,28 @@ func GenerateScaled(s ScaleSpec, emit func(jobs []Job) error, progress func(done
 	}
 	// First pass: the draws alone (no names, no times).
 	g := newSynthGen(p, rand.NewPCG(s.Seed, s.Seed))
-	var first, hazard, gpuSec float64
+	var first, hazard float64
+	w := make(windowLoad, 0, s.Jobs)
 	for i := 0; i < s.Jobs; i++ {
 		d := g.draw()
 		hazard += d.e
 		if i == 0 {
 			first = d.e
 		}
-		gpuSec += d.dur * float64(d.gpus)
+		w = append(w, [3]float64{d.dur, float64(d.gpus), 0})
 	}
 	psSeed := g.r.Uint64()
+	w.prepare()
+	if s.GPUs > 0 && w.gpus() < load*float64(s.GPUs) {
+		return ScaleStats{}, fmt.Errorf("datasets: scaled workload: %d jobs ask for %.0f GPUs in all, fewer than a load of %v on %d GPUs keeps busy: more jobs or a lower load", s.Jobs, w.gpus(), load, s.GPUs)
+	}
 	if s.GPUs > 0 && s.Jobs > 1 {
-		p.RateScale = rateForSpan(p, first, hazard, gpuSec/(load*float64(s.GPUs)))
+		p.RateScale = rateForLoad(p, first, hazard, w, load*float64(s.GPUs))
 	}
 	// Second pass: the jobs, at the solved rate.
 	g = newSynthGen(p, rand.NewPCG(s.Seed, s.Seed))
 	rule := PSRule{Share: p.PSShare, WorkersPerServer: p.PSWorkersPerServer, Seed: psSeed}
-	st := ScaleStats{Jobs: s.Jobs, GPUSeconds: gpuSec, RateScale: g.scale}
+	st := ScaleStats{Jobs: s.Jobs, GPUSeconds: w.upTo(math.Inf(1)), RateScale: g.scale}
 	chunk := make([]Job, 0, min(s.Jobs, scaleChunk))
 	var t0, t1 float64
 	for i := 0; i < s.Jobs; i++ {
@@ -150,25 +168,62 @@ func GenerateScaled(s ScaleSpec, emit func(jobs []Job) error, progress func(done
 	}
 	st.Span = t1 - t0
 	if s.GPUs > 0 && st.Span > 0 {
-		st.OfferedLoad = gpuSec / (st.Span * float64(s.GPUs))
+		st.OfferedLoad = st.GPUSeconds / (st.Span * float64(s.GPUs))
+		st.WindowLoad = w.upTo(st.Span) / (st.Span * float64(s.GPUs))
 	}
 	return st, nil
 }
 
-// rateForSpan returns the rate scale at which the arrivals at cumulative
-// hazards first and last (of the unscaled process) lie span seconds apart.
-// The span shrinks as the rate grows; the diurnal rates make it not quite
-// inversely proportional, so the scale is found by bisection on its
-// logarithm around the constant-rate answer.
-func rateForSpan(p SynthParams, first, last, span float64) float64 {
-	spanAt := func(scale float64) float64 {
-		return 3600 * (hazardTime(p, last, scale) - hazardTime(p, first, scale))
+// windowLoad holds each job's duration and GPUs, then, after prepare,
+// sorted by duration with running sums, so that the GPU-seconds within a
+// window of any length are a binary search away.
+type windowLoad [][3]float64 // (duration, GPUs, 0), then (duration, GPU-seconds of the shorter jobs, GPUs of it and the longer ones)
+
+// prepare sorts by duration and fills in the running sums.
+func (w windowLoad) prepare() {
+	slices.SortFunc(w, func(a, b [3]float64) int { return cmp.Compare(a[0], b[0]) })
+	gs := 0.0
+	for i := range w {
+		d, g := w[i][0], w[i][1]
+		w[i][2] = g
+		w[i][1] = gs
+		gs += d * g
 	}
-	s0 := spanAt(1) / span
-	lo, hi := math.Log(s0)-3, math.Log(s0)+3 // the day's rates differ by far less than e^3
+	for i := len(w) - 2; i >= 0; i-- {
+		w[i][2] += w[i+1][2]
+	}
+}
+
+// upTo returns the GPU-seconds within a window of t seconds: each job's
+// GPUs x min(duration, t). The jobs shorter than t count whole, the others
+// t each.
+func (w windowLoad) upTo(t float64) float64 {
+	k, _ := slices.BinarySearchFunc(w, t, func(e [3]float64, t float64) int { return cmp.Compare(e[0], t) })
+	if k == len(w) {
+		last := w[len(w)-1]
+		return last[1] + last[0]*(last[2])
+	}
+	return w[k][1] + w[k][2]*t
+}
+
+// gpus returns the jobs' GPUs: the most they can hold at once.
+func (w windowLoad) gpus() float64 { return w[0][2] }
+
+// rateForLoad returns the rate scale at which the arrivals at cumulative
+// hazards first and last (of the unscaled process) lie a span apart such
+// that the jobs' GPU-seconds within it are busy x span: busy GPUs on
+// average. The window's load grows with the rate (a shorter span and
+// more of each job inside it), so the scale is found by bisection on its
+// logarithm.
+func rateForLoad(p SynthParams, first, last float64, w windowLoad, busy float64) float64 {
+	loadAt := func(scale float64) float64 {
+		span := 3600 * (hazardTime(p, last, scale) - hazardTime(p, first, scale))
+		return w.upTo(span) / span
+	}
+	lo, hi := math.Log(1e-6), math.Log(1e9)
 	for range 100 {
 		mid := (lo + hi) / 2
-		if spanAt(math.Exp(mid)) > span {
+		if loadAt(math.Exp(mid)) < busy {
 			lo = mid
 		} else {
 			hi = mid

@@ -15,7 +15,7 @@ func TestGenerateScaledIsSynthetic(t *testing.T) {
 	for _, tt := range []struct {
 		jobs, gpus int
 		load       float64
-	}{{1, 64, 0}, {5000, 1000, 0.5}, {9000, 100000, 0.8}, {4096, 512, 0}, {4097, 0, 0}} {
+	}{{1, 0, 0}, {5000, 1000, 0.5}, {90000, 100000, 0.6}, {4096, 512, 0}, {4097, 0, 0}} {
 		s := ScaleSpec{Jobs: tt.jobs, GPUs: tt.gpus, Load: tt.load, Seed: 3}
 		var got []Job
 		st, err := GenerateScaled(s, func(jobs []Job) error { got = append(got, jobs...); return nil }, nil)
@@ -44,8 +44,15 @@ func TestGenerateScaledIsSynthetic(t *testing.T) {
 		}
 		// The solved rate meets the load up to the whole-second rounding
 		// of the submit times, and OfferedLoad agrees with the stats.
-		if math.Abs(st.OfferedLoad/load-1) > 1e-3 {
-			t.Errorf("%+v: offered load %v, want %v", tt, st.OfferedLoad, load)
+		if math.Abs(st.WindowLoad/load-1) > 1e-3 {
+			t.Errorf("%+v: window load %v, want %v", tt, st.WindowLoad, load)
+		}
+		ws := 0.0
+		for _, j := range got {
+			ws += float64(j.GPUs) * min(j.Duration, st.Span)
+		}
+		if wl := ws / (st.Span * float64(tt.gpus)); math.Abs(wl/st.WindowLoad-1) > 1e-9 {
+			t.Errorf("%+v: window load %v by direct sum, stats say %v", tt, wl, st.WindowLoad)
 		}
 		if ol := want.OfferedLoad(tt.gpus); math.Abs(ol/st.OfferedLoad-1) > 1e-12 {
 			t.Errorf("%+v: OfferedLoad %v, stats say %v", tt, ol, st.OfferedLoad)
@@ -60,7 +67,7 @@ func TestGenerateScaledIsSynthetic(t *testing.T) {
 
 // TestGenerateScaledRejects checks the spec's bounds.
 func TestGenerateScaledRejects(t *testing.T) {
-	for _, s := range []ScaleSpec{{Jobs: 0, GPUs: 8}, {Jobs: 10, GPUs: -1}, {Jobs: 10, GPUs: 8, Load: -1}, {Jobs: 10, GPUs: 8, Load: math.Inf(1)}} {
+	for _, s := range []ScaleSpec{{Jobs: 0, GPUs: 8}, {Jobs: 100, GPUs: 1000}, {Jobs: 10, GPUs: -1}, {Jobs: 10, GPUs: 8, Load: -1}, {Jobs: 10, GPUs: 8, Load: math.Inf(1)}} {
 		if _, err := GenerateScaled(s, func([]Job) error { return nil }, nil); err == nil {
 			t.Errorf("%+v: no error", s)
 		}

@@ -136,7 +136,7 @@ func traceSynth(args []string, stdout, stderr io.Writer) error {
 	jobs := fs.Int("jobs", 0, "generate this many jobs from the Philly fit (datasets.ScaleParams) instead of the default workload, streamed")
 	nodes := fs.Int("nodes", 0, "with -jobs: scale the arrival rate to the offered -load on this many nodes of -gpus-per-node GPUs (0: Philly's own rate)")
 	gpn := fs.Int("gpus-per-node", 8, "with -nodes: GPUs per node")
-	load := fs.Float64("load", datasets.DefaultScaleLoad, "with -nodes: offered load (the jobs' GPU-seconds over arrival span x cluster GPUs)")
+	load := fs.Float64("load", datasets.DefaultScaleLoad, "with -nodes: the share of the GPUs the jobs keep busy by the end of their arrivals (their GPU-seconds within the arrival span over span x GPUs; datasets.ScaleSpec)")
 	quiet := fs.Bool("quiet", false, "with -jobs: no progress output")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: drover trace synth [flags]\n\nGenerates the default synthetic workload (fitted to Philly) in Drover's job CSV format.\nWith the default seed it reproduces the embedded builtin workload byte for byte.\nWith -jobs N (and -nodes M) it streams N jobs of the Philly fit sized to keep M nodes busy:\n  drover trace synth -jobs 1000000 -nodes 12500 -o /tmp/synth-1m.csv")
@@ -206,7 +206,7 @@ func traceSynthScaled(fs *flag.FlagSet, jobs, nodes, gpn int, load, psShare floa
 	if !quiet {
 		fmt.Fprintf(stderr, "wrote %d jobs (%.4g GPU-hours over %.4g days", st.Jobs, st.GPUSeconds/3600, st.Span/86400)
 		if s.GPUs > 0 {
-			fmt.Fprintf(stderr, ": offered load %.3f on %d GPUs, Philly's arrival rate x %.4g", st.OfferedLoad, s.GPUs, st.RateScale)
+			fmt.Fprintf(stderr, ": load %.3f on %d GPUs (offered load %.3f), Philly's arrival rate x %.4g", st.WindowLoad, s.GPUs, st.OfferedLoad, st.RateScale)
 		}
 		fmt.Fprintln(stderr, ")")
 	}

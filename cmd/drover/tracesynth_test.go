@@ -10,14 +10,14 @@ import (
 )
 
 // TestTraceSynthScaled checks drover trace synth -jobs -nodes: the file
-// reads back as that many jobs at the asked offered load, the same seed
+// reads back as that many jobs at the asked load, the same seed
 // writes the same bytes, stdout gets the same file, and bad flags are
 // refused.
 func TestTraceSynthScaled(t *testing.T) {
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.csv"), filepath.Join(dir, "b.csv")
 	for _, out := range []string{a, b} {
-		if code, _, e := drover(t, "trace", "synth", "-jobs", "3000", "-nodes", "40", "-load", "0.6", "-o", out); code != 0 || !strings.Contains(e, "offered load 0.600 on 320 GPUs") {
+		if code, _, e := drover(t, "trace", "synth", "-jobs", "3000", "-nodes", "40", "-load", "0.6", "-o", out); code != 0 || !strings.Contains(e, "load 0.600 on 320 GPUs") {
 			t.Fatalf("exit %d: %s", code, e)
 		}
 	}
@@ -36,8 +36,12 @@ func TestTraceSynthScaled(t *testing.T) {
 	if len(w.Jobs) != 3000 {
 		t.Fatalf("%d jobs", len(w.Jobs))
 	}
-	if l := w.OfferedLoad(320); l < 0.599 || l > 0.601 {
-		t.Errorf("offered load %v, want 0.6", l)
+	span, gs := w.Jobs[len(w.Jobs)-1].Submit-w.Jobs[0].Submit, 0.0
+	for _, j := range w.Jobs {
+		gs += float64(j.GPUs) * min(j.Duration, span)
+	}
+	if l := gs / (span * 320); l < 0.599 || l > 0.601 {
+		t.Errorf("load %v, want 0.6", l)
 	}
 	for _, args := range [][]string{
 		{"-jobs", "0", "-nodes", "4"},
