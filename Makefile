@@ -1,7 +1,7 @@
 # Drover's build. `make test` is the one test command (CI runs it through .ci/run).
 GO ?= go
 
-.PHONY: all build test test-netlib vet fmt-check bench bench-serve fuzz-smoke clean proto
+.PHONY: all build build-torch test test-netlib test-torch bench-torch vet fmt-check bench bench-serve fuzz-smoke clean proto
 
 all: build
 
@@ -22,6 +22,28 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+# The libtorch backend of agents/nn (agents/nn/torch: cgo over libtorch's
+# C++ API; Debian's libtorch-dev, CPU only), not part of `make test`, which
+# stays pure Go without cgo. test-torch runs its equality tests, and PPO's
+# and DQN's tests on it (CartPole's 475 with PPO: about 30 s; TORCHFLAGS=-short
+# skips it), and skips cleanly where libtorch is absent. The first build
+# compiles the shim against libtorch's headers (about a minute).
+TORCHFLAGS ?=
+TORCH_HEADER ?= /usr/include/torch/csrc/api/include/torch/torch.h
+have-torch = test -f $(TORCH_HEADER) && { ldconfig -p 2>/dev/null | grep -q 'libtorch\.so' || test -e /usr/lib/x86_64-linux-gnu/libtorch.so; }
+
+test-torch:
+	@if ! { $(have-torch); }; then echo "test-torch: libtorch not found ($(TORCH_HEADER); Debian: apt-get install libtorch-dev): skipped"; exit 0; fi; \
+	set -e; $(GO) vet -tags torch ./agents/... ./cmd/drover; \
+	$(GO) test -tags torch -count=1 $(TORCHFLAGS) ./agents/nn/... ./agents/ppo ./agents/dqn
+
+build-torch:
+	$(GO) build -tags torch -o drover ./cmd/drover
+
+# The speed table of docs/results/learning.md (both backends, one run).
+bench-torch:
+	$(GO) test -tags torch -run '^$$' -bench 'Step|Update' -count 6 ./agents/nn/torch ./agents/ppo | tee bench-torch.txt
 
 # Benchmarks; compare runs with benchstat (go install golang.org/x/perf/cmd/benchstat@latest).
 bench:

@@ -20,9 +20,11 @@
 //
 // The results agree with the Go backend's to float32 rounding (the tests
 // compare forward passes, gradients, clipping and Adam steps within 1e-5
-// relative), not bit for bit: libtorch sums in its own order. On the CPU,
-// libtorch's intra-op threads are set to GOMAXPROCS when the backend is
-// first opened.
+// relative), not bit for bit: libtorch sums in its own order. A run is
+// reproducible on one machine for one thread count. On the CPU, libtorch's
+// intra-op threads are DROVER_TORCH_THREADS, or 1 when unset: one thread is
+// fastest for CleanRL-sized networks, more pay off only for large layers
+// and batches (docs/results/learning.md).
 //
 // Usage:
 //

@@ -91,8 +91,15 @@ int drv_cuda_device_count(void) {
   }
 }
 
+// OpenBLAS (Debian's libtorch multiplies through it) keeps its own thread
+// pool, which torch::set_num_threads does not size; a weak reference
+// finds it when the process has it.
+extern "C" void openblas_set_num_threads(int) __attribute__((weak));
+
 void drv_set_num_threads(int n) {
-  if (n > 0) torch::set_num_threads(n);
+  if (n <= 0) return;
+  torch::set_num_threads(n);
+  if (openblas_set_num_threads) openblas_set_num_threads(n);
 }
 
 int drv_check_device(const char *device) {

@@ -11,9 +11,9 @@ package torch
 import "C"
 
 import (
-	"errors"
 	"fmt"
-	"runtime"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
@@ -33,17 +33,46 @@ func Version() string { return C.GoString(C.drv_version()) }
 // a CPU-only libtorch such as Debian's).
 func CUDADevices() int { return int(C.drv_cuda_device_count()) }
 
-var threadsOnce sync.Once
+var (
+	threadsOnce sync.Once
+	threadsErr  error // a bad DROVER_TORCH_THREADS, reported by every Open
+)
+
+// SetThreads sets libtorch's intra-op threads (the CPU's parallelism
+// within one operation) for the whole process.
+func SetThreads(n int) {
+	threadsOnce.Do(func() {})
+	if n > 0 {
+		C.drv_set_num_threads(C.int(n))
+	}
+}
 
 // Open opens the torch backend on device: "" or "cpu", "cuda" (the
 // current CUDA device) or "cuda:N". The error names the cause when the
-// device cannot be used (no CUDA in this libtorch, no such device). On
-// the CPU, libtorch's intra-op threads are set once to GOMAXPROCS.
+// device cannot be used (no CUDA in this libtorch, no such device). The
+// first Open sets libtorch's intra-op threads (and OpenBLAS's, when
+// libtorch multiplies through it) to DROVER_TORCH_THREADS, or to 1 when
+// that is unset (unless SetThreads came first): more threads only pay off
+// for large layers and batches, and cost the small ones dearly.
 func Open(device string) (nn.Backend, error) {
 	if device == "" {
 		device = "cpu"
 	}
-	threadsOnce.Do(func() { C.drv_set_num_threads(C.int(runtime.GOMAXPROCS(0))) })
+	threadsOnce.Do(func() {
+		n := 1
+		if v := os.Getenv("DROVER_TORCH_THREADS"); v != "" {
+			k, err := strconv.Atoi(v)
+			if err != nil || k < 1 || k > 1024 {
+				threadsErr = fmt.Errorf("nn/torch: DROVER_TORCH_THREADS=%q, want 1 to 1024", v)
+				return
+			}
+			n = k
+		}
+		C.drv_set_num_threads(C.int(n))
+	})
+	if threadsErr != nil {
+		return nil, threadsErr
+	}
 	cs := C.CString(device)
 	defer C.free(unsafe.Pointer(cs))
 	if C.drv_check_device(cs) != 0 {
@@ -116,9 +145,7 @@ func (b backend) NewTrainer(nets []*nn.MLP, lr, eps float64) (nn.Trainer, error)
 	}
 	var first **C.drv_net
 	if len(hs) > 0 {
-		// C memory: cgo forbids passing Go memory holding C pointers? It
-		// allows Go pointers to C pointers; a slice of C pointers is fine.
-		first = &hs[0]
+		first = &hs[0] // Go memory holding C pointers only: cgo allows it
 	}
 	t.opt = C.drv_adam_new(first, C.int(len(hs)), C.double(lr), C.double(eps))
 	if t.opt == nil {
@@ -275,5 +302,3 @@ func (t *Trainer) Close() error {
 	t.mods = nil
 	return nil
 }
-
-var _ = errors.New
