@@ -513,6 +513,15 @@ type occupancy struct {
 	flows   float64 // concurrent NIC flows of multi-node jobs
 }
 
+// background returns Workers.Background's load of node at now (idle
+// without one).
+func (m *Drover) background(node int, now float64) Usage {
+	if m.Workers.Background == nil {
+		return Usage{}
+	}
+	return m.Workers.Background.Load(node, now)
+}
+
 // workerState is a job's per-worker model state.
 type workerState struct {
 	jit     Jitter
@@ -559,8 +568,8 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 		// exchange and compute factors, and the scratch for straggler
 		// counts and medians.
 		buf := make([]float64, (2*K+6)*w)
-		ws.c = make([][]float64, K)
-		ws.nz = make([][]float64, K)
+		rows := make([][]float64, 2*K)
+		ws.c, ws.nz = rows[:K:K], rows[K:]
 		for k := range ws.c {
 			ws.c[k] = buf[k*w : (k+1)*w : (k+1)*w]
 			ws.nz[k] = buf[(K+k)*w : (K+k+1)*w : (K+k+1)*w]
@@ -593,11 +602,8 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 			}
 			continue
 		}
-		var u Usage
-		if wk.Background != nil {
-			u = wk.Background.Load(n, now)
-		}
-		o := m.occ[n]
+		u := m.background(n, now)
+		o := &m.occ[n]
 		ws.slow[i] = nodeSlowdown(wk, sens, u, o.workers, c.Nodes[n].Speed)
 		ws.m[i], ws.q[i] = ws.sync, 0
 		if multi {
@@ -971,12 +977,9 @@ func (m *Drover) NodeLoad(node int, now float64) Usage {
 	if m.Workers == nil {
 		return Usage{}
 	}
-	var u Usage
-	if m.Workers.Background != nil {
-		u = m.Workers.Background.Load(node, now)
-	}
+	u := m.background(node, now)
 	if node < len(m.occ) {
-		o := m.occ[node]
+		o := &m.occ[node]
 		u.CPU += m.Workers.CPUPerWorker * float64(o.workers)
 		u.MemBW += m.Workers.MemBWPerWorker * float64(o.workers)
 		u.Net += 0.5 * o.flows // a flow takes half the NIC in this model's units
@@ -1068,11 +1071,8 @@ func (m *Drover) psFactor(j *Job, s *droverJob, c *Cluster, now float64) float64
 	slow := ws.psSlow[:0]
 	for shard := range k {
 		n := ws.nodes[shard%len(ws.nodes)]
-		var u Usage
-		if wk.Background != nil {
-			u = wk.Background.Load(n, now)
-		}
-		o := m.occ[n]
+		u := m.background(n, now)
+		o := &m.occ[n]
 		slow = append(slow, serverSlowdown(wk, sens, u, o.workers, o.flows, ws.duty))
 	}
 	ws.psSlow = slow
