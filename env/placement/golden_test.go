@@ -106,6 +106,20 @@ func TestGoldenStream(t *testing.T) {
 		}
 		return &env.Drover{Profiles: profiles, Workers: w}
 	}
+	// One Reference for every episode, as drover train and drover eval
+	// share one: its factors do not depend on the seed, so the episodes
+	// are those of a new Reference per episode.
+	ref, err := trace.Stragglers{}.NewReference(nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := func(seed uint64) env.Model {
+		w, err := trace.Stragglers{Seed: seed, Reference: ref}.Workers(nodes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &env.Drover{Profiles: profiles, Workers: w}
+	}
 	job := func(uint64) env.Model { return &env.Drover{Profiles: profiles} }
 	newSAS := func() policies.Proposer {
 		p, err := builtin.Registry().New("sas", policies.Config{})
@@ -123,6 +137,7 @@ func TestGoldenStream(t *testing.T) {
 	}{
 		{name: "job", cfg: placement.Config{NewModel: job}, want: 0x63e3e73ff39d86b9},
 		{name: "worker", cfg: placement.Config{NewModel: worker, StragglerWeight: 0.25}, want: 0xe20a096c174af1b},
+		{name: "worker-shared-ref", cfg: placement.Config{NewModel: shared, StragglerWeight: 0.25}, want: 0xe20a096c174af1b},
 		{name: "worker-tta", cfg: placement.Config{NewModel: worker, Objective: placement.ObjectiveTTAFinish}, want: 0x9691546561c29d59},
 		{name: "sync", cfg: placement.Config{NewModel: worker, Sync: true}, want: 0x98605f62b30b1832},
 		{name: "worker-64", nodes: 64, cfg: placement.Config{NewModel: worker}, want: 0xd292165299145359},

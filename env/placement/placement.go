@@ -79,6 +79,7 @@ var models = []string{"bert", "cifar10", "deepspeech2", "imagenet", "ncf", "yolo
 type Env struct {
 	cfg      Config
 	groups   [][]int // node indices per group
+	gpus     []int   // GPUs per group
 	maxGroup int     // GPUs of the largest group
 	sim      *env.Sim
 	view     *env.View
@@ -99,6 +100,7 @@ type Env struct {
 	// Scratch buffers reused across steps.
 	mask    []bool
 	scratch []int
+	dec     [1]env.Decision // Apply's argument
 }
 
 var _ gym.Env = (*Env)(nil)
@@ -134,6 +136,7 @@ func New(cfg Config) (*Env, error) {
 		for _, n := range g {
 			gpus += cfg.Cluster.Nodes[n].GPUs
 		}
+		e.gpus = append(e.gpus, gpus)
 		e.maxGroup = max(e.maxGroup, gpus)
 	}
 	e.obsDim = 2 + len(models) + 3 + 4*len(e.groups) + 2
@@ -318,6 +321,24 @@ func (e *Env) ActionMask(dst []bool) []bool {
 	return dst
 }
 
+// valid reports whether ActionMask holds action valid, computing that
+// entry only.
+func (e *Env) valid(action int) bool {
+	if e.job == nil || action < 0 || action >= e.ActionSpace().N {
+		return false
+	}
+	switch {
+	case e.prop != nil:
+		return action < len(e.cands)
+	case e.cfg.Sync:
+		return action == 0 || e.job.Spec.GPUs > 1
+	case action < len(e.groups):
+		return e.free(e.groups[action]) >= e.job.Spec.GPUs
+	default:
+		return e.totalFree() >= e.job.Spec.GPUs
+	}
+}
+
 // Step implements gym.Env: it places the current job as the action says
 // and runs the simulation to the next decision.
 func (e *Env) Step(action int) ([]float64, float64, bool, bool, gym.Info) {
@@ -330,10 +351,9 @@ func (e *Env) StepInto(dst []float64, action int) ([]float64, float64, bool, boo
 	if e.done {
 		panic(gym.ErrStepAfterEnd)
 	}
-	e.mask = e.ActionMask(e.mask)
-	mask := e.mask
-	if action < 0 || action >= len(mask) || !mask[action] {
-		panic(fmt.Sprintf("placement: action %d is not valid (mask %v)", action, mask))
+	if !e.valid(action) {
+		e.mask = e.ActionMask(e.mask)
+		panic(fmt.Sprintf("placement: action %d is not valid (mask %v)", action, e.mask))
 	}
 	var d env.Decision
 	switch {
@@ -357,7 +377,10 @@ func (e *Env) StepInto(dst []float64, action int) ([]float64, float64, bool, boo
 		slices.Sort(alloc)
 		d = env.Decision{Job: e.job.ID, Nodes: alloc}
 	}
-	if err := e.sim.Apply([]env.Decision{d}); err != nil {
+	e.dec[0] = d
+	err := e.sim.Apply(e.dec[:])
+	e.dec[0] = env.Decision{}
+	if err != nil {
 		panic(fmt.Sprintf("placement: %v", err))
 	}
 	// The view's jobs and free counts are live: the next pending job that
@@ -415,16 +438,16 @@ func (e *Env) observe(dst []float64) []float64 {
 	base += 3
 	tel, _ := e.view.Model.(env.Telemetry)
 	for g, nodes := range e.groups {
-		gpus, cpu, mem, net := 0, 0.0, 0.0, 0.0
+		free, cpu, mem, net := 0, 0.0, 0.0, 0.0
 		for _, n := range nodes {
-			gpus += e.cfg.Cluster.Nodes[n].GPUs
+			free += e.view.Free[n]
 			if tel != nil {
 				u := tel.NodeLoad(n, e.view.Now)
 				cpu, mem, net = cpu+u.CPU, mem+u.MemBW, net+u.Net
 			}
 		}
 		k := float64(len(nodes))
-		obs[base+4*g] = float64(e.free(nodes)) / float64(gpus)
+		obs[base+4*g] = float64(free) / float64(e.gpus[g])
 		obs[base+4*g+1], obs[base+4*g+2], obs[base+4*g+3] = cpu/k, mem/k, net/k
 	}
 	base += 4 * len(e.groups)

@@ -99,24 +99,41 @@ func TestMaskAndCheck(t *testing.T) {
 }
 
 // BenchmarkStep measures placement decisions per second on 64 nodes x 4
-// GPUs (8 racks), the builtin workload, job-level and per-worker models,
-// per second of wall clock and per second of the process's CPU time (the
-// steadier figure on a shared machine; with GOMAXPROCS=1 it is one core's
-// rate):
+// GPUs (8 racks), the builtin workload, with the lowest valid action:
 //
-//	GOMAXPROCS=1 go test ./env/placement -run '^$' -bench Step
+//   - model=job: the job-level model;
+//   - model=worker: the per-worker model (background load, jitter, burst
+//     noise, the dedicated regime's reference) with one env.Reference for
+//     every episode, as drover train and drover eval share one
+//     (trace.Stragglers.NewReference): the step's own cost;
+//   - model=worker-fresh-ref: the per-worker model with a new Reference
+//     per episode, so each episode also pays the Monte Carlo of its job
+//     shapes' reference factors (the first episode's cost with a shared
+//     one).
+//
+// It reports steps per second of wall clock and per second of the
+// process's CPU time (the steadier figure on a shared machine; with
+// GOMAXPROCS=1 it is one core's rate). Compare two builds with
+//
+//	GOMAXPROCS=1 taskset -c 1 go test ./env/placement -run '^$' -bench Step -cpu 1 -count 6 >new.txt
+//	benchstat old.txt new.txt
 func BenchmarkStep(b *testing.B) {
-	for _, st := range []bool{false, true} {
-		name := "model=job"
-		if st {
-			name = "model=worker"
-		}
-		b.Run(name, func(b *testing.B) {
-			e := newEnv(b, 64, st)
+	for _, model := range []string{"job", "worker", "worker-fresh-ref"} {
+		b.Run("model="+model, func(b *testing.B) {
+			var e *placement.Env
+			switch model {
+			case "job":
+				e = newEnv(b, 64, false)
+			case "worker":
+				e = newEnvRef(b, 64)
+			default:
+				e = newEnv(b, 64, true)
+			}
 			e.Reset(1)
 			steps, seed := 0, uint64(1)
 			var obs []float64
 			var mask []bool
+			b.ReportAllocs()
 			cpu0 := cputime.Seconds()
 			for b.Loop() {
 				// The lowest valid action, as firstValid, without allocating.
@@ -134,6 +151,34 @@ func BenchmarkStep(b *testing.B) {
 			b.ReportMetric(float64(steps)/(cputime.Seconds()-cpu0), "steps/cpu-s")
 		})
 	}
+}
+
+// newEnvRef is newEnv with the per-worker model and one env.Reference
+// shared by every episode, as drover train and drover eval build it.
+func newEnvRef(t testing.TB, nodes int) *placement.Env {
+	t.Helper()
+	profiles, _, err := trace.Profiles("builtin", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := trace.Stragglers{}.NewReference(nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(seed uint64) env.Model {
+		w, err := trace.Stragglers{Seed: seed, Reference: ref}.Workers(nodes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &env.Drover{Profiles: profiles, Workers: w}
+	}
+	e, err := placement.New(placement.Config{
+		Jobs: trace.Specs(datasets.Builtin()), Cluster: env.Homogeneous(nodes, 4), NewModel: mk, RestartDelay: env.DefaultRestartDelay,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
 
 func newSyncEnv(t testing.TB, nodes int) *placement.Env {
