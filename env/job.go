@@ -146,6 +146,7 @@ type Job struct {
 	slot     int     // index in Sim.running while Running
 	heapIdx  int     // index in Sim.finishes, -1 when not there
 	finishAt float64 // the finish event's time while in Sim.finishes
+	applied  int     // the last Sim.Apply call that saw a decision for the job
 	m        any     // the throughput model's per-job state
 }
 

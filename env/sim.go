@@ -53,6 +53,16 @@ type Config struct {
 	RestartDelay float64
 	// Log records every arrival, start, preemption and finish when set.
 	Log bool
+	// LazyAdvance advances a running job only when something needs its
+	// progress: its finish event, its release, a dynamics refresh, or a
+	// decision point whose scheduler is not ProgressBlind. An event then
+	// costs the same whatever the number of running jobs, where by default
+	// every event advances every running job. The two agree up to
+	// floating-point rounding (a job's progress is summed over fewer,
+	// longer steps), so results differ in their last digits; it is off by
+	// default so that published results stay bit for bit. It changes
+	// nothing with a positive Interval (every tick advances every job).
+	LazyAdvance bool
 }
 
 // Decision sets one job's allocation: the node of each worker. An empty
@@ -88,6 +98,29 @@ type View struct {
 	// Model is the run's throughput model (policies may type-assert it to
 	// Oracle).
 	Model Model
+	// Seq numbers the decision points of one Sim's run: 1, 2, ... A View
+	// with Seq 0 (one not made by Sim.Next) has no change lists.
+	Seq int
+	// Changed lists the jobs whose State changed since decision point
+	// Seq-1 (arrived, started, preempted, finished), in the order of the
+	// changes, with repeats; Touched lists the nodes whose Free changed
+	// since then, with repeats. With them a policy can keep its own
+	// indexes of the queue and the free GPUs up to date at a cost that
+	// does not grow with the cluster or the queue, provided it saw
+	// decision point Seq-1 of the same View (the simulator reuses one View
+	// value for its whole run); otherwise it must rebuild them.
+	Changed []*Job
+	Touched []int
+}
+
+// ProgressBlind is an optional ability of a Scheduler. A scheduler whose
+// ProgressBlind returns true reads nothing that advancing a running job
+// changes (its Progress, Attained, Held, iteration and straggler counts,
+// or a model's Oracle answers about it), so that under Config.LazyAdvance
+// the simulator need not bring the running jobs up to date before asking
+// it.
+type ProgressBlind interface {
+	ProgressBlind() bool
 }
 
 // Scheduler decides allocations at each decision point.
@@ -124,6 +157,16 @@ type Sim struct {
 	decided  int  // decision points so far
 	changed  bool // the last Apply changed an allocation
 	nevents  int  // arrivals, starts, preemptions and finishes so far
+
+	// The change lists of the View (View.Changed, View.Touched): filled
+	// from the last handed-out View on, emptied when the next change
+	// comes after it was handed out.
+	chJobs   []*Job
+	chNodes  []int
+	handed   bool  // the lists were handed out in a View
+	need     []int // Apply's GPUs wanted per node (zero between calls)
+	needAt   []int // the nodes need is non-zero on
+	applyGen int   // Apply's call count, marks the jobs it has seen
 }
 
 // New builds a simulation of specs (any order; they are replayed by Submit,
@@ -180,6 +223,7 @@ func New(cfg Config, specs []JobSpec) (*Sim, error) {
 		}
 	}
 	s.free = make([]int, len(cfg.Cluster.Nodes))
+	s.need = make([]int, len(cfg.Cluster.Nodes))
 	for i, n := range cfg.Cluster.Nodes {
 		s.free[i] = n.GPUs
 	}
@@ -220,6 +264,7 @@ func (s *Sim) Next() (*View, error) {
 	if s.idle && len(s.running) == 0 && s.next == len(s.jobs) && !s.changed {
 		return nil, fmt.Errorf("%w at t=%.0f s: %d jobs wait, none runs and the policy placed none", ErrStalled, s.now, len(s.active))
 	}
+	s.unhand()
 	var err error
 	if s.cfg.Interval > 0 {
 		err = s.tick()
@@ -235,6 +280,9 @@ func (s *Sim) Next() (*View, error) {
 	s.compact()
 	s.view.Now = s.now
 	s.view.Active = s.active
+	s.view.Seq = s.decided
+	s.view.Changed, s.view.Touched = s.chJobs, s.chNodes
+	s.handed = true
 	if s.done == len(s.jobs) {
 		return nil, ErrDone
 	}
@@ -339,7 +387,9 @@ func (s *Sim) event() error {
 		s.complete(s.finishes[0])
 	}
 	s.now = t
-	s.advanceAll(t)
+	if !s.cfg.LazyAdvance {
+		s.advanceAll(t)
+	}
 	s.arrive(t)
 	return nil
 }
@@ -411,6 +461,7 @@ func (s *Sim) finish(j *Job, at float64) {
 	j.State = Done
 	s.done++
 	s.finished = append(s.finished, j.ID)
+	s.chJobs = append(s.chJobs, j)
 	s.nevents++
 	if s.cfg.Log {
 		s.events = append(s.events, Event{Time: at, Kind: Finish, Job: j.ID})
@@ -422,6 +473,7 @@ func (s *Sim) arrive(t float64) {
 		j := &s.jobs[s.next]
 		j.State = Pending
 		s.active = append(s.active, j)
+		s.chJobs = append(s.chJobs, j)
 		s.nevents++
 		if s.cfg.Log {
 			s.events = append(s.events, Event{Time: j.Spec.Submit, Kind: Arrive, Job: j.ID})
@@ -471,6 +523,8 @@ func (s *Sim) release(j *Job) {
 	for _, n := range j.Alloc {
 		s.free[n]++
 	}
+	s.chNodes = append(s.chNodes, j.Alloc...)
+	s.chJobs = append(s.chJobs, j)
 	if s.dynamic != nil {
 		s.dynamic.Release(j)
 	}
@@ -492,9 +546,13 @@ func (s *Sim) Apply(ds []Decision) error {
 	if len(ds) == 0 {
 		return nil
 	}
-	// Check: jobs exist, are active, appear once, and the new allocations fit.
-	need := make(map[int]int)
-	seen := make(map[int]bool, len(ds))
+	s.unhand()
+	// Check: jobs exist, are active, appear once, and the new allocations
+	// fit. s.need counts the GPUs wanted per node (on s.needAt) and is
+	// zero again when Apply returns; a job's applied mark says this call
+	// has seen it.
+	s.applyGen++
+	defer s.clearNeed()
 	var change []int
 	for i, d := range ds {
 		if d.Job < 0 || d.Job >= len(s.jobs) {
@@ -504,10 +562,10 @@ func (s *Sim) Apply(ds []Decision) error {
 		if j.State != Pending && j.State != Running {
 			return fmt.Errorf("%w: decision %d: job %s is %s", ErrBadDecision, i, j.Spec.Name, j.State)
 		}
-		if seen[d.Job] {
+		if j.applied == s.applyGen {
 			return fmt.Errorf("%w: decision %d: job %s decided twice", ErrBadDecision, i, j.Spec.Name)
 		}
-		seen[d.Job] = true
+		j.applied = s.applyGen
 		if slices.Equal(d.Nodes, j.Alloc) && (len(d.Nodes) == 0 || d.Sync == j.Sync) {
 			continue
 		}
@@ -515,21 +573,25 @@ func (s *Sim) Apply(ds []Decision) error {
 			if n < 0 || n >= len(s.free) {
 				return fmt.Errorf("%w: decision %d: job %s: unknown node %d", ErrBadDecision, i, j.Spec.Name, n)
 			}
-			need[n]++
+			s.addNeed(n, 1)
 		}
 		for _, n := range j.Alloc {
-			need[n]--
+			s.addNeed(n, -1)
 		}
 		change = append(change, i)
 	}
-	for n, k := range need {
-		if k > s.free[n] {
+	for _, n := range s.needAt {
+		if k := s.need[n]; k > s.free[n] {
 			return fmt.Errorf("%w: node %d (%s) over-committed: %d more GPUs wanted, %d free", ErrBadDecision, n, s.cfg.Cluster.Nodes[n].Name, k, s.free[n])
 		}
 	}
 	for _, i := range change {
 		j := &s.jobs[ds[i].Job]
 		if j.State == Running {
+			// Up to date already unless LazyAdvance left it behind.
+			if s.advance(j, s.now); j.State == Done {
+				continue
+			}
 			s.release(j)
 			if len(ds[i].Nodes) == 0 {
 				j.Preemptions++
@@ -546,6 +608,9 @@ func (s *Sim) Apply(ds []Decision) error {
 			continue
 		}
 		j := &s.jobs[d.Job]
+		if j.State == Done {
+			continue // finished on its way to now (LazyAdvance's rounding)
+		}
 		j.Alloc = slices.Clone(d.Nodes)
 		j.MaxNodes = max(j.MaxNodes, distinctCount(j.Alloc))
 		j.Sync = d.Sync
@@ -553,6 +618,8 @@ func (s *Sim) Apply(ds []Decision) error {
 		for _, n := range d.Nodes {
 			s.free[n]--
 		}
+		s.chNodes = append(s.chNodes, j.Alloc...)
+		s.chJobs = append(s.chJobs, j)
 		j.State = Running
 		j.Starts++
 		j.last, j.placed = s.now, s.now
@@ -575,10 +642,39 @@ func (s *Sim) Apply(ds []Decision) error {
 	return nil
 }
 
+// addNeed adds k to the GPUs Apply wants on node n.
+func (s *Sim) addNeed(n, k int) {
+	if s.need[n] == 0 {
+		s.needAt = append(s.needAt, n)
+	}
+	s.need[n] += k
+}
+
+// clearNeed zeroes Apply's per-node counts.
+func (s *Sim) clearNeed() {
+	for _, n := range s.needAt {
+		s.need[n] = 0
+	}
+	s.needAt = s.needAt[:0]
+}
+
+// unhand empties the change lists if they were handed out in a View: the
+// changes from now on are the next View's.
+func (s *Sim) unhand() {
+	if s.handed {
+		clear(s.chJobs)
+		s.chJobs, s.chNodes = s.chJobs[:0], s.chNodes[:0]
+		s.handed = false
+	}
+}
+
 // Run drives the simulation to the end with policy p. If progress is not
 // nil it is called after every decision point with the number of finished
 // jobs and the total.
 func (s *Sim) Run(p Scheduler, progress func(done, total int)) error {
+	pb, _ := p.(ProgressBlind)
+	blind := pb != nil && pb.ProgressBlind()
+	lazy := s.cfg.LazyAdvance && s.cfg.Interval == 0
 	for {
 		v, err := s.Next()
 		if err == ErrDone {
@@ -589,6 +685,9 @@ func (s *Sim) Run(p Scheduler, progress func(done, total int)) error {
 		}
 		if err != nil {
 			return err
+		}
+		if lazy && !blind {
+			s.advanceAll(s.now)
 		}
 		ds, err := p.Schedule(v)
 		if err != nil {
