@@ -68,4 +68,27 @@
 //	err = nn.Assign(all, tensors)
 //
 // The weight file format is described in docs/format/checkpoint-weights.md.
+//
+// # Backends
+//
+// The agents learn through a [Trainer] from [OpenBackend], so that the
+// same loop runs on the pure-Go backend ("go", the MLPs trained in place,
+// bit for bit the loop above) or on libtorch ("torch", package
+// agents/nn/torch, in a binary built with the torch tag, on a CPU or a
+// CUDA device). The Go MLPs stay canonical: built and initialised here,
+// acting in rollouts, saved in checkpoints; Sync copies a backend's
+// trained weights back into them:
+//
+//	be, err := nn.OpenBackend(cfg.Backend, cfg.Device) // "" and "": Go on the CPU
+//	tr, err := be.NewTrainer([]*nn.MLP{actor, critic}, 2.5e-4, 1e-5)
+//	defer tr.Close()
+//	for _, mb := range minibatches {
+//		tr.ZeroGrad()
+//		dist := nn.NewCategorical(tr.Module(0).Forward(mb.Obs), mb.Mask)
+//		// ... dLogits as above ...
+//		tr.Module(0).Accumulate(dLogits)
+//		tr.ClipGradNorm(0.5)
+//		if err := tr.Step(); err != nil { ... }
+//	}
+//	err = tr.Sync()
 package nn
