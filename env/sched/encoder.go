@@ -136,6 +136,9 @@ type Encoder struct {
 	now       float64
 	templates []template
 	order     []int // scratch
+	ring      []int // scratch: a template's ring order
+	ringNodes []int // scratch: a template's nodes before it
+	ringTake  []int // scratch: and their GPUs
 }
 
 // template is one slot's placement of the current job.
@@ -518,9 +521,9 @@ func (e *Encoder) pack(v *env.View, nodes []int, g int, t *template) int {
 		}
 	}
 	// Ring order: by rack, then index, so the ring crosses racks least.
-	idx := make([]int, len(t.nodes))
-	for i := range idx {
-		idx[i] = i
+	idx := e.ring[:0]
+	for i := range t.nodes {
+		idx = append(idx, i)
 	}
 	slices.SortFunc(idx, func(a, b int) int {
 		na, nb := t.nodes[a], t.nodes[b]
@@ -529,10 +532,11 @@ func (e *Encoder) pack(v *env.View, nodes []int, g int, t *template) int {
 		}
 		return na - nb
 	})
-	nodesCopy, takeCopy := slices.Clone(t.nodes), slices.Clone(t.take)
+	nodesCopy, takeCopy := append(e.ringNodes[:0], t.nodes...), append(e.ringTake[:0], t.take...)
 	for i, k := range idx {
 		t.nodes[i], t.take[i] = nodesCopy[k], takeCopy[k]
 	}
+	e.ring, e.ringNodes, e.ringTake = idx, nodesCopy, takeCopy
 	return free
 }
 
@@ -653,8 +657,11 @@ func (e *Encoder) Commit(d env.Decision) {
 		e.load[n].MemBW += workerMemBW
 	}
 	if multi {
-		for _, n := range slices.Compact(slices.Clone(d.Nodes)) {
-			e.load[n].Net = min(1, e.load[n].Net+0.5)
+		// Once per run of a node in d.Nodes (slices.Compact's runs).
+		for i, n := range d.Nodes {
+			if i == 0 || n != d.Nodes[i-1] {
+				e.load[n].Net = min(1, e.load[n].Net+0.5)
+			}
 		}
 	}
 }
