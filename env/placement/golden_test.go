@@ -106,7 +106,7 @@ func TestGoldenStream(t *testing.T) {
 		}
 		return &env.Drover{Profiles: profiles, Workers: w}
 	}
-	// One Reference for every episode, as drover train and drover eval
+	// One Reference for every episode, as drover eval and train/direct
 	// share one: its factors do not depend on the seed, so the episodes
 	// are those of a new Reference per episode.
 	ref, err := trace.Stragglers{}.NewReference(nodes)
