@@ -378,10 +378,11 @@ func digitSum(s string) int {
 
 // buildND builds the 3-D interpolator on this package's own Delaunay
 // triangulation of ndPoints (see the package documentation for how it
-// differs from scipy's).
+// differs from scipy's), precomputed in triangulations.bin for the shared
+// Pollux traces.
 func (m *Measured) buildND() {
 	pts, vals := m.ndPoints()
-	m.nd = newLinearND(pts, vals, delaunay3(pts))
+	m.nd = newLinearND(pts, vals, triangulate(pts))
 }
 
 // bracket returns the validated batch sizes bracketing batchSize (indices
