@@ -120,9 +120,14 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if direct {
+		be := r.PPO // bc and ppo; dqn's section for dqn
+		if r.Train.Algo == "dqn" {
+			be.Backend, be.Device = r.DQN.Backend, r.DQN.Device
+		}
 		return runTrainDirect(directRun{name: r.Train.Env, algo: r.Train.Algo, seed: r.Train.Seed, steps: r.Train.Steps,
 			evalSeeds: r.Train.EvalSeeds, dir: dir, quiet: *quiet, fromLog: *fromLog, init: *initDir, resume: *resume,
-			cluster: *logCluster, nodes: *logNodes, nodesSet: logFlags["nodes"], gpusPerNode: *logGPN}, stdout, stderr)
+			cluster: *logCluster, nodes: *logNodes, nodesSet: logFlags["nodes"], gpusPerNode: *logGPN,
+			backend: be.Backend, device: be.Device}, stdout, stderr)
 	}
 	if r.Train.Algo == "rerank-ppo" {
 		r.Train.Algo = "ppo" // the candidate re-ranker trained by PPO

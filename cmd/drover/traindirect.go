@@ -44,6 +44,8 @@ type directRun struct {
 
 	fromLog, init string // --from-log DIR, --init CKPT
 	resume        string // --resume CKPT (without --from-log)
+	backend       string // --backend, --device: PPO's and DQN's updates
+	device        string
 	cluster       string // --cluster, --nodes (given or not), --gpus-per-node
 	nodes         int
 	nodesSet      bool
@@ -53,7 +55,8 @@ type directRun struct {
 // directIgnored lists the config keys r sets (away from their defaults)
 // that a direct policy's training does not read: it takes the policy,
 // algorithm, steps, seed and held-out seeds from the train section, and
-// its network, PPO and DQN settings are train/direct's own.
+// its network, PPO and DQN settings are train/direct's own (but for
+// the backend and device of PPO's and DQN's updates).
 func directIgnored(r *train.Run) []string {
 	var keys []string
 	diff := func(section string, got, def any) {
@@ -63,6 +66,9 @@ func directIgnored(r *train.Run) []string {
 			key := runlog.SnakeCase(f.Name)
 			if section == "train" && slices.Contains([]string{"env", "algo", "steps", "seed", "eval_seeds"}, key) {
 				continue
+			}
+			if section != "train" && (key == "backend" || key == "device") {
+				continue // taken: PPO's and DQN's updates run there
 			}
 			if f.IsExported() && !reflect.DeepEqual(g.Field(i).Interface(), d.Field(i).Interface()) {
 				keys = append(keys, section+"."+key)
@@ -108,7 +114,7 @@ func runTrainDirect(r directRun, stdout, stderr io.Writer) error {
 	start := time.Now()
 	heur := map[string]string{pdirect.STRNRL: "strn", pdirect.SASRL: "sas"}[r.name]
 	fmt.Fprintf(stdout, "%s: direct policy (node group or cluster x sync strategy per job, no heuristic in the loop), %s; teacher %s\n", r.name, r.algo, map[string]string{pdirect.STRNRL: "strn", pdirect.SASRL: "sas+strn-sync"}[r.name])
-	cfg := direct.Config{Name: r.name, Algo: r.algo, Seed: r.seed, Steps: r.steps, Log: log}
+	cfg := direct.Config{Name: r.name, Algo: r.algo, Seed: r.seed, Steps: r.steps, Log: log, Backend: r.backend, Device: r.device}
 	if r.resume != "" {
 		if _, _, err := warmStart(&cfg, "--resume", r.resume, stdout); err != nil {
 			return err
@@ -239,7 +245,8 @@ func runTrainFromLog(r directRun, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "%s: fine-tuning on the decision log %s, replayed on %s (%s regime)\n", r.name, r.fromLog, desc, set.Regime)
 	fmt.Fprintln(stdout, sum)
 	fmt.Fprintln(stdout, "learned from: the served jobs' arrivals, GPUs, models and run times, replayed in the simulator; not from the node loads the deployment saw (not in the log: the simulator's background stands in)")
-	cfg := direct.Config{Name: r.name, Algo: r.algo, Seed: r.seed, Steps: r.steps, Log: log, Settings: []direct.Setting{set}}
+	cfg := direct.Config{Name: r.name, Algo: r.algo, Seed: r.seed, Steps: r.steps, Log: log, Settings: []direct.Setting{set},
+		Backend: r.backend, Device: r.device}
 	var initMeta checkpoints.Meta
 	var initNets map[string]*nn.MLP
 	if r.init != "" {

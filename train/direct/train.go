@@ -74,6 +74,10 @@ type Config struct {
 	// are set from this Config; zero values take the defaults below).
 	PPO ppo.Config
 	DQN dqn.Config
+	// Backend and Device are the NN backend and device of PPO's and DQN's
+	// updates (nn.OpenBackend: "" is Go on the CPU; "torch" in a torch
+	// build). Behaviour cloning runs on the Go backend.
+	Backend, Device string
 	// Init, when set, is the actor training starts from (a direct
 	// checkpoint's "actor", of this Config's encoding and Hidden):
 	// behaviour cloning and PPO continue from its weights (fine-tuning).
@@ -206,6 +210,7 @@ func Train(cfg Config) (Result, error) {
 			dc = DefaultDQN(cfg.Steps)
 		}
 		dc.Seed, dc.TotalSteps, dc.Hidden = cfg.Seed, cfg.Steps, cfg.Hidden
+		dc.Backend, dc.Device = cfg.Backend, cfg.Device
 		e, err := newEnv(scfg, &cfg.Settings[0], cfg.WaitWeight)
 		if err != nil {
 			return Result{}, err
@@ -255,6 +260,7 @@ func Train(cfg Config) (Result, error) {
 			pc = DefaultPPO()
 		}
 		pc.Seed, pc.TotalSteps, pc.Hidden, pc.Init = cfg.Seed, cfg.Steps, cfg.Hidden, agent
+		pc.Backend, pc.Device = cfg.Backend, cfg.Device
 		pc.NumEnvs = max(pc.NumEnvs, len(cfg.Settings))
 		pc.NumEnvs -= pc.NumEnvs % len(cfg.Settings)
 		for (pc.NumEnvs*pc.NumSteps)%pc.NumMinibatches != 0 {
