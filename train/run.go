@@ -140,6 +140,13 @@ func (r *Run) Execute() (Result, error) {
 		return Result{}, err
 	}
 	defer r.close()
+	be, dev := r.PPO.Backend, r.PPO.Device
+	if r.Train.Algo == "dqn" {
+		be, dev = r.DQN.Backend, r.DQN.Device
+	}
+	if be != "" && be != nn.GoBackend {
+		fmt.Fprintf(r.w, "updates on the %s backend (device %s)\n", be, cmp.Or(dev, "cpu"))
+	}
 	if r.Train.Env == "cartpole" {
 		return r.cartpole()
 	}

@@ -211,6 +211,9 @@ func Train(cfg Config) (Result, error) {
 		}
 		dc.Seed, dc.TotalSteps, dc.Hidden = cfg.Seed, cfg.Steps, cfg.Hidden
 		dc.Backend, dc.Device = cfg.Backend, cfg.Device
+		if cfg.Backend != "" && cfg.Backend != nn.GoBackend {
+			fmt.Fprintf(cfg.Log, "dqn: updates on the %s backend (device %s)\n", cfg.Backend, cmp.Or(cfg.Device, "cpu"))
+		}
 		e, err := newEnv(scfg, &cfg.Settings[0], cfg.WaitWeight)
 		if err != nil {
 			return Result{}, err
@@ -261,6 +264,9 @@ func Train(cfg Config) (Result, error) {
 		}
 		pc.Seed, pc.TotalSteps, pc.Hidden, pc.Init = cfg.Seed, cfg.Steps, cfg.Hidden, agent
 		pc.Backend, pc.Device = cfg.Backend, cfg.Device
+		if cfg.Backend != "" && cfg.Backend != nn.GoBackend {
+			fmt.Fprintf(cfg.Log, "ppo: updates on the %s backend (device %s)\n", cfg.Backend, cmp.Or(cfg.Device, "cpu"))
+		}
 		pc.NumEnvs = max(pc.NumEnvs, len(cfg.Settings))
 		pc.NumEnvs -= pc.NumEnvs % len(cfg.Settings)
 		for (pc.NumEnvs*pc.NumSteps)%pc.NumMinibatches != 0 {
