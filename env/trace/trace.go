@@ -46,6 +46,11 @@ type Options struct {
 	Progress func(done, total int)
 	// Stragglers, when set, turns on the drover model's per-worker model.
 	Stragglers *Stragglers
+	// LazyAdvance advances running jobs only when needed
+	// (env.Config.LazyAdvance): large runs' events then cost the same
+	// whatever the number of running jobs, at the price of last-digit
+	// differences from the default.
+	LazyAdvance bool
 }
 
 // Result is the outcome of a replay.
@@ -248,7 +253,7 @@ func Run(o Options) (*Result, error) {
 	if rd < 0 {
 		rd = env.DefaultRestartDelay
 	}
-	s, err := env.New(env.Config{Cluster: c, Model: m, Interval: iv, RestartDelay: rd, Log: o.Log}, Specs(o.Workload))
+	s, err := env.New(env.Config{Cluster: c, Model: m, Interval: iv, RestartDelay: rd, Log: o.Log, LazyAdvance: o.LazyAdvance}, Specs(o.Workload))
 	if err != nil {
 		return nil, err
 	}

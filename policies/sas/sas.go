@@ -128,6 +128,13 @@ func New(policies.Config) (policies.Policy, error) {
 	}, nil
 }
 
+var _ env.ProgressBlind = (*SAS)(nil)
+
+// ProgressBlind implements env.ProgressBlind: SAS reads the pending jobs,
+// the free GPUs, the nodes' telemetry and probes, none of which advancing a
+// running job changes.
+func (*SAS) ProgressBlind() bool { return true }
+
 // Observe records a sample of every node's background load (loads, one
 // per node of v's cluster, the policy's own workers already taken out) at
 // time at, as Begin records the telemetry when a sample is due; it reports

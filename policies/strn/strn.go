@@ -130,6 +130,13 @@ var _ policies.Proposer = (*STRN)(nil)
 // randomness, so the seed is ignored.
 func New(policies.Config) (policies.Policy, error) { return &STRN{}, nil }
 
+var _ env.ProgressBlind = (*STRN)(nil)
+
+// ProgressBlind implements env.ProgressBlind: STRN reads the pending jobs,
+// the free GPUs, the nodes' telemetry and probes, none of which advancing a
+// running job changes.
+func (*STRN) ProgressBlind() bool { return true }
+
 // ErrConfig is returned by Schedule when a field of STRN is out of range.
 var ErrConfig = errors.New("strn: bad config")
 

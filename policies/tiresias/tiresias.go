@@ -35,6 +35,12 @@ func New(policies.Config) (policies.Policy, error) {
 	return &Tiresias{Threshold: DefaultThreshold, known: map[int]*jobInfo{}}, nil
 }
 
+var _ env.ProgressBlind = (*Tiresias)(nil)
+
+// ProgressBlind implements env.ProgressBlind: Tiresias keeps its own
+// attained service from the decision times.
+func (*Tiresias) ProgressBlind() bool { return true }
+
 // Schedule implements policies.Policy.
 func (t *Tiresias) Schedule(v *env.View) ([]env.Decision, error) {
 	if len(v.Active) == 0 {
