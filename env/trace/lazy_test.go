@@ -81,4 +81,3 @@ func TestLazyAdvance(t *testing.T) {
 
 // near reports whether a and b agree to 1e-9 relative (or both are 0).
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }
-
