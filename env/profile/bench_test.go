@@ -3,6 +3,7 @@ package profile
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"testing"
 )
@@ -52,7 +53,12 @@ func BenchmarkThroughput(b *testing.B) {
 }
 
 // BenchmarkBuildND builds the 3-D interpolators of all six Pollux models
-// (triangulation and barycentric transforms) per iteration.
+// per iteration: with triangulations triangulated at run time
+// (source=runtime) and read from the embedded triangulations.bin
+// (source=embedded). Barycentric transforms are computed at first query,
+// so neither includes them.
+//
+//	go test ./env/profile -run '^$' -bench BuildND -count 6 | tee new.txt; benchstat new.txt
 func BenchmarkBuildND(b *testing.B) {
 	type set struct {
 		pts  [][3]float64
@@ -63,10 +69,55 @@ func BenchmarkBuildND(b *testing.B) {
 		pts, vals := m.ndPoints()
 		sets = append(sets, set{pts, vals})
 	}
+	for _, src := range []struct {
+		name string
+		tri  func([][3]float64) [][4]int32
+	}{{"runtime", delaunay3}, {"embedded", triangulate}} {
+		b.Run("source="+src.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, s := range sets {
+					newLinearND(s.pts, s.vals, src.tri(s.pts))
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLoadAll loads the six Pollux profiles (file reads, CSV
+// decoding, validation) per iteration, as a drover sim on a Pollux
+// workload does at start.
+func BenchmarkLoadAll(b *testing.B) {
+	root := tracesDir(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		for _, s := range sets {
-			newLinearND(s.pts, s.vals, delaunay3(s.pts))
+		if _, err := LoadAll(root); err != nil {
+			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkReadTable decodes imagenet's placements.csv through
+// encoding/csv and through readTable's fast path for plain files.
+//
+//	go test ./env/profile -run '^$' -bench ReadTable -count 6 | tee new.txt; benchstat new.txt
+func BenchmarkReadTable(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join(tracesDir(b), "imagenet", "placements.csv"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, path := range []struct {
+		name string
+		read func([]byte, []string) (*table, error)
+	}{{"csv", readTableCSV}, {"plain", readTable}} {
+		b.Run("path="+path.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if _, err := path.read(data, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

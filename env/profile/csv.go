@@ -73,14 +73,101 @@ var (
 	errPlacement = errors.New("placement must be digits 1-9")
 )
 
-// table is a decoded CSV: rows addressed by header name.
+// table is a decoded CSV: rows of ncol cells, columns addressed by header
+// name.
 type table struct {
 	cols  map[string]int
-	rows  [][]string
-	lines []int
+	ncol  int
+	cells []string // row-major, ncol per row
+	lines []int    // each row's line number
 }
 
+// nrows returns the number of rows after the header.
+func (t *table) nrows() int { return len(t.lines) }
+
+// cell returns row i's cell in column c, without surrounding space.
+func (t *table) cell(i, c int) string { return strings.TrimSpace(t.cells[i*t.ncol+c]) }
+
+// readTable decodes data as CSV with a header naming at least the columns
+// want. Plain files (no quotes, no carriage returns, as the traces are)
+// take a fast path that splits lines and commas itself; anything else, or
+// anything the fast path would have to refuse, goes through encoding/csv,
+// so the two agree on every input (FuzzReadTable checks) and errors come
+// from encoding/csv.
 func readTable(data []byte, want []string) (*table, error) {
+	if t := readTablePlain(data); t != nil {
+		return t, checkColumns(t, want)
+	}
+	return readTableCSV(data, want)
+}
+
+// readTablePlain is readTable's fast path: nil unless data has no quote or
+// carriage return, a header, and the header's number of fields on every
+// non-empty line (encoding/csv skips empty lines).
+func readTablePlain(data []byte) *table {
+	if bytes.IndexByte(data, '"') >= 0 || bytes.IndexByte(data, '\r') >= 0 {
+		return nil
+	}
+	s := string(data) // one copy; every cell is a substring of it
+	t := &table{ncol: -1}
+	line := 0
+	for len(s) > 0 {
+		line++
+		var l string
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			l, s = s[:i], s[i+1:]
+		} else {
+			l, s = s, ""
+		}
+		if l == "" {
+			continue
+		}
+		n := strings.Count(l, ",") + 1
+		if t.ncol < 0 {
+			t.ncol = n
+			t.cols = make(map[string]int, n)
+			for i := 0; i < n; i++ {
+				f, rest, _ := strings.Cut(l, ",")
+				t.cols[strings.TrimSpace(f)] = i
+				l = rest
+			}
+			if t.cells == nil {
+				rows := strings.Count(s, "\n") + 1
+				t.cells = make([]string, 0, rows*n)
+				t.lines = make([]int, 0, rows)
+			}
+			continue
+		}
+		if n != t.ncol {
+			return nil
+		}
+		for i := 0; i < n-1; i++ {
+			f, rest, _ := strings.Cut(l, ",")
+			t.cells = append(t.cells, f)
+			l = rest
+		}
+		t.cells = append(t.cells, l)
+		t.lines = append(t.lines, line)
+	}
+	if t.ncol < 0 {
+		return nil
+	}
+	return t
+}
+
+// checkColumns returns a ParseError naming the first of want that t's
+// header lacks.
+func checkColumns(t *table, want []string) error {
+	for _, w := range want {
+		if _, ok := t.cols[w]; !ok {
+			return &ParseError{Line: 1, Field: w, Err: errors.New("missing column")}
+		}
+	}
+	return nil
+}
+
+// readTableCSV is readTable through encoding/csv.
+func readTableCSV(data []byte, want []string) (*table, error) {
 	r := csv.NewReader(bytes.NewReader(data))
 	r.ReuseRecord = false
 	header, err := r.Read()
@@ -90,14 +177,12 @@ func readTable(data []byte, want []string) (*table, error) {
 		}
 		return nil, &ParseError{Line: 1, Field: "header", Err: err}
 	}
-	t := &table{cols: make(map[string]int, len(header))}
+	t := &table{cols: make(map[string]int, len(header)), ncol: len(header)}
 	for i, h := range header {
 		t.cols[strings.TrimSpace(h)] = i
 	}
-	for _, w := range want {
-		if _, ok := t.cols[w]; !ok {
-			return nil, &ParseError{Line: 1, Field: w, Err: errors.New("missing column")}
-		}
+	if err := checkColumns(t, want); err != nil {
+		return nil, err
 	}
 	for {
 		rec, err := r.Read()
@@ -113,14 +198,14 @@ func readTable(data []byte, want []string) (*table, error) {
 			return nil, &ParseError{Line: line, Field: "record", Err: err}
 		}
 		line, _ := r.FieldPos(0)
-		t.rows = append(t.rows, rec)
+		t.cells = append(t.cells, rec...)
 		t.lines = append(t.lines, line)
 	}
 	return t, nil
 }
 
 func (t *table) float(i int, col string, check func(float64) error) (float64, error) {
-	s := strings.TrimSpace(t.rows[i][t.cols[col]])
+	s := t.cell(i, t.cols[col])
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
 		return 0, &ParseError{Line: t.lines[i], Field: col, Err: fmt.Errorf("%w: %q", errNotNumber, s)}
@@ -132,7 +217,7 @@ func (t *table) float(i int, col string, check func(float64) error) (float64, er
 }
 
 func (t *table) posInt(i int, col string) (int, error) {
-	s := strings.TrimSpace(t.rows[i][t.cols[col]])
+	s := t.cell(i, t.cols[col])
 	v, err := strconv.Atoi(s)
 	if err != nil || v <= 0 {
 		return 0, &ParseError{Line: t.lines[i], Field: col, Err: fmt.Errorf("%w: %q", errNotInt, s)}
@@ -162,10 +247,10 @@ func ParsePlacements(data []byte) ([]PlacementRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]PlacementRow, 0, len(t.rows))
-	for i := range t.rows {
+	out := make([]PlacementRow, 0, t.nrows())
+	for i := range t.nrows() {
 		var r PlacementRow
-		r.Placement = strings.TrimSpace(t.rows[i][t.cols["placement"]])
+		r.Placement = t.cell(i, t.cols["placement"])
 		if r.Placement == "" || strings.Trim(r.Placement, "123456789") != "" {
 			return nil, &ParseError{Line: t.lines[i], Field: "placement", Err: fmt.Errorf("%w: %q", errPlacement, r.Placement)}
 		}
@@ -190,8 +275,8 @@ func ParseScalability(data []byte) ([]ScalabilityRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]ScalabilityRow, 0, len(t.rows))
-	for i := range t.rows {
+	out := make([]ScalabilityRow, 0, t.nrows())
+	for i := range t.nrows() {
 		var r ScalabilityRow
 		if r.NumNodes, err = t.posInt(i, "num_nodes"); err != nil {
 			return nil, err
@@ -221,8 +306,8 @@ func ParseValidation(data []byte) ([]ValidationRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]ValidationRow, 0, len(t.rows))
-	for i := range t.rows {
+	out := make([]ValidationRow, 0, t.nrows())
+	for i := range t.nrows() {
 		var r ValidationRow
 		if r.Progress, err = t.float(i, "progress", nonNegative); err != nil {
 			return nil, err

@@ -1,6 +1,11 @@
 package profile
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
 
 func FuzzParsePlacements(f *testing.F) {
 	f.Add([]byte("placement,local_bsz,step_time,sync_time\n1,20,0.147,0.0012\n22,28,0.2,0.01\n"))
@@ -54,6 +59,31 @@ func FuzzParseScalability(f *testing.F) {
 			if r.NumNodes <= 0 || r.NumReplicas <= 0 || r.LocalBsz <= 0 || !(r.StepTime >= 0) || !(r.SyncTime >= 0) {
 				t.Fatalf("invalid row accepted: %+v", r)
 			}
+		}
+	})
+}
+
+// FuzzReadTable checks readTable's fast path against encoding/csv: where
+// it answers, it decodes exactly what encoding/csv does.
+func FuzzReadTable(f *testing.F) {
+	f.Add([]byte("placement,local_bsz,step_time,sync_time\n1,20,0.147,0.0012\n22,28,0.2,0.01\n"))
+	f.Add([]byte("a,b\n\n1,2\n\n\n3,4"))
+	f.Add([]byte("a\n \n\n"))
+	f.Add([]byte("a,b\n1,2,3\n"))
+	f.Add([]byte("a,b\r\n1,2\r\n"))
+	f.Add([]byte("\n\n"))
+	f.Add([]byte(" a , b\n1 , 2 \n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast := readTablePlain(data)
+		if fast == nil {
+			return
+		}
+		slow, err := readTableCSV(data, nil)
+		if err != nil {
+			t.Fatalf("fast path decoded what encoding/csv refuses (%v)", err)
+		}
+		if diff := cmp.Diff(slow, fast, cmp.AllowUnexported(table{}), cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("fast path differs from encoding/csv (-csv +fast):\n%s", diff)
 		}
 	})
 }
