@@ -1,6 +1,9 @@
 package profile
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // linearND is a piecewise-linear interpolator over a tetrahedralization of
 // scattered 3-D points, with the semantics of scipy's LinearNDInterpolator:
@@ -8,17 +11,30 @@ import "math"
 // within [-eps, 1+eps] is used, and a query outside every simplex has no
 // value.
 type linearND struct {
-	pts  [][3]float64
-	vals [][2]float64
-	simp [][4]int32
-	// tr holds each simplex's barycentric transform: the inverse of the 3x3
-	// matrix of edge vectors (row-major, 9 numbers) followed by the
-	// coordinates of its last vertex; NaN for simplices too flat to invert
-	// (scipy's rcond < 1000*eps test).
-	tr       [][12]float64
+	pts      [][3]float64
+	vals     [][2]float64
+	simp     [][4]int32
 	lo, hi   [][3]float64 // per-simplex bounding boxes, for a cheap pre-test
 	min, max [3]float64
+
+	// mu guards the barycentric transforms, computed at a simplex's first
+	// bounding-box hit: a run queries few simplices of thousands.
+	mu sync.Mutex
+	// tr holds each simplex's barycentric transform: the inverse of the 3x3
+	// matrix of edge vectors (row-major, 9 numbers) followed by the
+	// coordinates of its last vertex.
+	tr [][12]float64
+	// trState is trUnknown until tr[i] is computed, then trOK, or
+	// trFlat for simplices too flat to invert (scipy's rcond < 1000*eps
+	// test), which are skipped.
+	trState []uint8
 }
+
+const (
+	trUnknown = iota
+	trOK
+	trFlat
+)
 
 // scipy's _do_evaluate uses eps = 100*DBL_EPSILON.
 const (
@@ -26,31 +42,30 @@ const (
 	baryEps = 100 * dblEps
 )
 
+// newLinearND builds the interpolator over the simplices simp of pts, with
+// vals[i] the value at pts[i]. The simplices' barycentric transforms are
+// computed when a query first needs them.
 func newLinearND(pts [][3]float64, vals [][2]float64, simp [][4]int32) *linearND {
+	// The builtin min and max are math.Min and math.Max (NaN and signed
+	// zeros alike), inlined.
 	li := &linearND{pts: pts, vals: vals, simp: simp}
 	li.min, li.max = pts[0], pts[0]
 	for _, p := range pts {
 		for k := range 3 {
-			li.min[k] = math.Min(li.min[k], p[k])
-			li.max[k] = math.Max(li.max[k], p[k])
+			li.min[k] = min(li.min[k], p[k])
+			li.max[k] = max(li.max[k], p[k])
 		}
 	}
 	li.tr = make([][12]float64, len(simp))
+	li.trState = make([]uint8, len(simp))
 	li.lo = make([][3]float64, len(simp))
 	li.hi = make([][3]float64, len(simp))
 	for i, s := range simp {
-		tr, ok := baryTransform(pts, s)
-		if !ok {
-			for k := range tr {
-				tr[k] = math.NaN()
-			}
-		}
-		li.tr[i] = tr
 		lo, hi := pts[s[0]], pts[s[0]]
 		for _, v := range s[1:] {
 			for k := range 3 {
-				lo[k] = math.Min(lo[k], pts[v][k])
-				hi[k] = math.Max(hi[k], pts[v][k])
+				lo[k] = min(lo[k], pts[v][k])
+				hi[k] = max(hi[k], pts[v][k])
 			}
 		}
 		for k := range 3 {
@@ -61,6 +76,24 @@ func newLinearND(pts [][3]float64, vals [][2]float64, simp [][4]int32) *linearND
 		li.lo[i], li.hi[i] = lo, hi
 	}
 	return li
+}
+
+// transform computes simplex i's barycentric transform if it is not yet,
+// and reports whether the simplex is usable (not too flat). li.mu is held.
+func (li *linearND) transform(i int) bool {
+	switch li.trState[i] {
+	case trOK:
+		return true
+	case trFlat:
+		return false
+	}
+	tr, ok := baryTransform(li.pts, li.simp[i])
+	li.tr[i] = tr
+	li.trState[i] = trFlat
+	if ok {
+		li.trState[i] = trOK
+	}
+	return ok
 }
 
 // baryTransform inverts the matrix whose column k is p_k - p_3 by Gaussian
@@ -135,7 +168,9 @@ func (li *linearND) at(x [3]float64) (v [2]float64, ok bool) {
 		}
 	}
 	var c [4]float64
+	li.mu.Lock()
 	i := li.find(x, &c)
+	li.mu.Unlock()
 	if i < 0 {
 		return v, false
 	}
@@ -180,17 +215,14 @@ func (li *linearND) inside(i int, x [3]float64, c *[4]float64, eps float64) bool
 // baryEps (scipy's _find_simplex_bruteforce without its special case for
 // zero-volume simplices, which a Delaunay triangulation from delaunay3 does
 // not contain), or -1. Simplices whose transform scipy would reject are
-// skipped.
+// skipped. li.mu is held.
 func (li *linearND) find(x [3]float64, c *[4]float64) int {
 	for i := range li.simp {
-		if math.IsNaN(li.tr[i][0]) {
-			continue
-		}
 		lo, hi := &li.lo[i], &li.hi[i]
 		if x[0] < lo[0] || x[0] > hi[0] || x[1] < lo[1] || x[1] > hi[1] || x[2] < lo[2] || x[2] > hi[2] {
 			continue
 		}
-		if li.inside(i, x, c, baryEps) {
+		if li.transform(i) && li.inside(i, x, c, baryEps) {
 			return i
 		}
 	}
