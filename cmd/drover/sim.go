@@ -74,14 +74,18 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if *recordDir != "" && *remoteAddr == "" {
 		return fmt.Errorf("--record needs --remote")
 	}
+	var ph phases
+	mark := time.Now()
 	w, cluster, clusterDesc, err := loadSetup(fs, *workload, *format, *skipBad, model, *clusterSpec, *nodes, *gpn)
 	if err != nil {
 		return err
 	}
+	ph.Workload, mark = since(mark)
 	profiles, src, err := trace.Profiles(*profilesDir, *workload)
 	if err != nil {
 		return err
 	}
+	ph.Profiles, mark = since(mark)
 	var p policies.Policy
 	var rem *remote.Remote
 	if *remoteAddr != "" {
@@ -131,7 +135,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		bar = progress.New(stderr, "sim", len(w.Jobs))
 		opts.Progress = func(done, _ int) { bar.Set(done) }
 	}
-	start := time.Now()
+	ph.Build, mark = since(mark)
 	var res *trace.Result
 	if rem != nil {
 		res, err = runRemote(rem, opts, *recordDir, runManifest{Version: 1, Workload: *workload, Format: *format, Jobs: len(w.Jobs),
@@ -142,7 +146,8 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	} else {
 		res, err = trace.Run(opts)
 	}
-	wall := time.Since(start)
+	wall := time.Since(mark)
+	ph.Simulate, mark = wall.Seconds(), mark.Add(wall)
 	if bar != nil {
 		bar.Finish()
 	}
@@ -159,6 +164,8 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	ph.Write, _ = since(mark)
+	ph.Load = ph.Workload + ph.Profiles
 	s := res.Summary
 	if *asJSON {
 		out := struct {
@@ -184,11 +191,13 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 			StragFrac  float64 `json:"iterations_with_straggler"`
 			Events     int     `json:"events"`
 			WallSecond float64 `json:"wall_s"`
+			// Where the command's wall time went, in seconds.
+			Phases phases `json:"phases_s"`
 
 			// With a mitigation: what it did.
 			Mitigation *mitigationJSON `json:"mitigation,omitempty"`
 		}{w.Name, *model, *policy, src, clusterDesc, *seed, w.Skipped, s.Jobs, s.Finished, s.AvgJCT, s.P50JCT, s.P99JCT,
-			s.AvgQueue, s.Makespan, s.GPUUtil, s.GPUHours, s.Restarts, s.AvgTTA, s.Stragglers, s.StragglerFrac, res.Sim.EventCount(), wall.Seconds(), nil}
+			s.AvgQueue, s.Makespan, s.GPUUtil, s.GPUHours, s.Restarts, s.AvgTTA, s.Stragglers, s.StragglerFrac, res.Sim.EventCount(), wall.Seconds(), ph, nil}
 		if opts.Stragglers != nil && *mitigation != env.MitigationNone {
 			out.Mitigation = newMitigationJSON(*mitigation, s.Mitigation)
 		}
@@ -220,8 +229,34 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	ev := res.Sim.EventCount()
 	fmt.Fprintf(stdout, "events     %d (%d decision points)\n", ev, res.Sim.DecisionPoints())
 	fmt.Fprintf(stdout, "wall time  %s (%.0f events/s)\n", wall.Round(time.Millisecond), float64(ev)/wall.Seconds())
+	fmt.Fprintf(stdout, "phases     load %s (workload %s, profiles %s), build %s, simulate %s, write %s\n",
+		ms(ph.Load), ms(ph.Workload), ms(ph.Profiles), ms(ph.Build), ms(ph.Simulate), ms(ph.Write))
 	return nil
 }
+
+// phases is where drover sim's wall time went, in seconds: loading the
+// workload and cluster and the model profiles, building the policy, the
+// simulation (trace.Run: the simulator's construction and the replay,
+// including the profiles' interpolators, which are built at their first
+// query), and writing --jobs-out and --log. The process's start-up (the
+// Go runtime and package initialization) comes before all of them.
+type phases struct {
+	Load     float64 `json:"load"`     // Workload + Profiles
+	Workload float64 `json:"workload"` // the workload and cluster
+	Profiles float64 `json:"profiles"` // the model profiles
+	Build    float64 `json:"build"`    // the policy and run options
+	Simulate float64 `json:"simulate"` // trace.Run (wall_s)
+	Write    float64 `json:"write"`    // --jobs-out and --log files
+}
+
+// since returns the seconds since mark, and the time now as the next mark.
+func since(mark time.Time) (float64, time.Time) {
+	now := time.Now()
+	return now.Sub(mark).Seconds(), now
+}
+
+// ms formats seconds as milliseconds with one decimal.
+func ms(sec float64) string { return strconv.FormatFloat(1e3*sec, 'f', 1, 64) + "ms" }
 
 // profilesHeader says which model profiles a run used and why: results
 // depend on whether measured profiles sit near the workload file.

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSimPhases checks that drover sim says where its wall time went: a
+// phases line after the wall time in the summary, and phases_s in --json
+// (which stays one JSON object), whose simulate phase is wall_s and whose
+// load phase is the workload's and the profiles' together.
+func TestSimPhases(t *testing.T) {
+	p := writeTemp(t, "tiny.csv", tinyJobsHeader+"a,0,4,100,cifar10,0,,,0,0,ring,0\nb,10,2,200,ncf,0,,,0,0,ring,0\n")
+	code, out, errOut := droverWithin(t, 5*time.Second, "sim", "--quiet", "--workload", p)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if n := len(lines); n < 2 || !strings.HasPrefix(lines[n-2], "wall time") || !strings.HasPrefix(lines[n-1], "phases     load ") ||
+		!strings.Contains(lines[n-1], "simulate ") || !strings.Contains(lines[n-1], "write ") {
+		t.Errorf("summary does not end with the wall time and the phases:\n%s", out)
+	}
+	code, out, errOut = droverWithin(t, 5*time.Second, "sim", "--quiet", "--json", "--workload", p)
+	if code != 0 {
+		t.Fatalf("--json: exit %d: %s", code, errOut)
+	}
+	var got struct {
+		Wall   float64 `json:"wall_s"`
+		Phases phases  `json:"phases_s"`
+	}
+	var all map[string]any
+	if err := json.Unmarshal([]byte(out), &all); err != nil {
+		t.Fatalf("--json output is not one JSON object: %v\n%s", err, out)
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	ph := got.Phases
+	for name, v := range map[string]float64{"workload": ph.Workload, "profiles": ph.Profiles, "build": ph.Build, "simulate": ph.Simulate, "write": ph.Write} {
+		if !(v >= 0 && v < 5) {
+			t.Errorf("phase %s = %v s", name, v)
+		}
+	}
+	if ph.Simulate != got.Wall || ph.Simulate == 0 {
+		t.Errorf("simulate phase %v s, wall_s %v", ph.Simulate, got.Wall)
+	}
+	if ph.Load != ph.Workload+ph.Profiles {
+		t.Errorf("load %v s is not workload %v + profiles %v", ph.Load, ph.Workload, ph.Profiles)
+	}
+}
