@@ -141,13 +141,12 @@ type Job struct {
 	// replaced (each replacement paid the restart delay).
 	Replacements int
 
-	last     float64 // sim time up to which the model has advanced the job
-	placed   float64 // sim time of the current placement
-	slot     int     // index in Sim.running while Running
-	heapIdx  int     // index in Sim.finishes, -1 when not there
-	finishAt float64 // the finish event's time while in Sim.finishes
-	applied  int     // the last Sim.Apply call that saw a decision for the job
-	m        any     // the throughput model's per-job state
+	last    float64 // sim time up to which the model has advanced the job
+	placed  float64 // sim time of the current placement
+	slot    int     // index in Sim.running while Running
+	heapIdx int     // index in Sim.finishes, -1 when not there
+	applied int     // the last Sim.Apply call that saw a decision for the job
+	m       any     // the throughput model's per-job state
 }
 
 // Restarts returns the number of times the job was placed after its first start.

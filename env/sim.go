@@ -2,7 +2,6 @@ package env
 
 import (
 	"cmp"
-	"container/heap"
 	"fmt"
 	"math"
 	"slices"
@@ -324,8 +323,14 @@ func (s *Sim) refreshUntil(t float64) {
 		s.advanceAll(at)
 		for _, j := range s.running {
 			s.dynamic.Refresh(j, &s.cfg.Cluster, at)
-			s.reschedule(j, at)
+			if s.cfg.Interval == 0 {
+				// Every running job's finish moves: re-key them all,
+				// then order the heap once (its pop order is fixed by
+				// the keys alone, time then ID).
+				s.finishes[j.heapIdx].at = at + s.model.Remaining(j)
+			}
 		}
+		s.finishes.init()
 		s.nextDyn += s.period
 	}
 }
@@ -383,8 +388,8 @@ func (s *Sim) event() error {
 		return fmt.Errorf("%w at t=%.0f s: %d jobs wait and nothing runs", ErrStalled, s.now, len(s.active))
 	}
 	// Finish the jobs due now, then bring the others up to date.
-	for len(s.finishes) > 0 && s.finishes[0].finishAt <= t {
-		s.complete(s.finishes[0])
+	for len(s.finishes) > 0 && s.finishes[0].at <= t {
+		s.complete(s.finishes[0].j)
 	}
 	s.now = t
 	if !s.cfg.LazyAdvance {
@@ -418,7 +423,7 @@ func (s *Sim) nextEventTime() float64 {
 		t = s.jobs[s.next].Spec.Submit
 	}
 	if len(s.finishes) > 0 {
-		t = min(t, s.finishes[0].finishAt)
+		t = min(t, s.finishes[0].at)
 	}
 	return t
 }
@@ -704,47 +709,101 @@ func (s *Sim) Run(p Scheduler, progress func(done, total int)) error {
 
 // finishHeap holds each running job's finish time, ordered by time, then
 // job ID, so that ties resolve the same way in every run. Each job has at
-// most one entry; Job.heapIdx says where (-1: none).
-type finishHeap []*Job
+// most one entry; Job.heapIdx says where (-1: none). An entry carries its
+// key, so that sifting compares without reaching into the jobs.
+type finishHeap []finishEntry
 
-func (h finishHeap) Len() int { return len(h) }
-func (h finishHeap) Less(a, b int) bool {
-	if h[a].finishAt != h[b].finishAt {
-		return h[a].finishAt < h[b].finishAt
+// finishEntry is one job's finish event.
+type finishEntry struct {
+	at float64 // the finish time
+	id int     // the job's ID, the tie-break
+	j  *Job
+}
+
+func (e *finishEntry) before(f *finishEntry) bool {
+	return e.at < f.at || (e.at == f.at && e.id < f.id)
+}
+
+// up sifts entry i towards the root.
+func (h finishHeap) up(i int) {
+	e := h[i]
+	for i > 0 {
+		p := (i - 1) / 2
+		if !e.before(&h[p]) {
+			break
+		}
+		h[i] = h[p]
+		h[i].j.heapIdx = i
+		i = p
 	}
-	return h[a].ID < h[b].ID
+	h[i] = e
+	e.j.heapIdx = i
 }
-func (h finishHeap) Swap(a, b int) {
-	h[a], h[b] = h[b], h[a]
-	h[a].heapIdx, h[b].heapIdx = a, b
+
+// down sifts entry i towards the leaves and reports whether it moved.
+func (h finishHeap) down(i int) bool {
+	e, start, n := h[i], i, len(h)
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && h[r].before(&h[c]) {
+			c = r
+		}
+		if !h[c].before(&e) {
+			break
+		}
+		h[i] = h[c]
+		h[i].j.heapIdx = i
+		i = c
+	}
+	h[i] = e
+	e.j.heapIdx = i
+	return i > start
 }
-func (h *finishHeap) Push(x any) {
-	j := x.(*Job)
-	j.heapIdx = len(*h)
-	*h = append(*h, j)
+
+// fix restores the order after entry i's key changed.
+func (h finishHeap) fix(i int) {
+	if !h.down(i) {
+		h.up(i)
+	}
 }
-func (h *finishHeap) Pop() any {
-	old := *h
-	j := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	j.heapIdx = -1
-	return j
+
+// init orders the whole heap (after many keys changed at once).
+func (h finishHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
 }
 
 // schedule sets j's finish event to at, adding or moving its heap entry.
 func (s *Sim) schedule(j *Job, at float64) {
-	j.finishAt = at
-	if j.heapIdx >= 0 {
-		heap.Fix(&s.finishes, j.heapIdx)
+	if i := j.heapIdx; i >= 0 {
+		s.finishes[i].at = at
+		s.finishes.fix(i)
 		return
 	}
-	heap.Push(&s.finishes, j)
+	s.finishes = append(s.finishes, finishEntry{at: at, id: j.ID, j: j})
+	s.finishes.up(len(s.finishes) - 1)
 }
 
 // unschedule removes j's finish event, if any.
 func (s *Sim) unschedule(j *Job) {
-	if j.heapIdx >= 0 {
-		heap.Remove(&s.finishes, j.heapIdx)
+	i := j.heapIdx
+	if i < 0 {
+		return
+	}
+	h := s.finishes
+	last := len(h) - 1
+	j.heapIdx = -1
+	if i != last {
+		h[i] = h[last]
+		h[i].j.heapIdx = i
+	}
+	h[last] = finishEntry{}
+	s.finishes = h[:last]
+	if i != last {
+		s.finishes.fix(i)
 	}
 }
