@@ -26,6 +26,7 @@ import (
 )
 
 func runSim(args []string, stdout, stderr io.Writer) error {
+	deferGC(simGCFloor)
 	fs := newFlags("sim", stderr)
 	reg := builtin.Registry()
 	workload := fs.String("workload", "builtin", "workload file, or builtin for the embedded default")
