@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -481,18 +482,20 @@ func WriteBuiltinJSON(w io.Writer, ps map[string]Params) error {
 //go:embed builtin.json
 var builtinJSON []byte
 
-var builtinParams = func() map[string]Params {
+// builtinParams decodes builtin.json at first use, not at start-up: most
+// commands never read it.
+var builtinParams = sync.OnceValue(func() map[string]Params {
 	var ps map[string]Params
 	if err := json.Unmarshal(builtinJSON, &ps); err != nil {
 		panic("profile: corrupt embedded builtin.json: " + err.Error())
 	}
 	return ps
-}()
+})
 
 // Builtin returns the fitted profile of a model from the embedded
 // builtin.json, or ErrUnknownModel.
 func Builtin(name string) (*Fitted, error) {
-	p, ok := builtinParams[name]
+	p, ok := builtinParams()[name]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownModel, name)
 	}
@@ -501,8 +504,8 @@ func Builtin(name string) (*Fitted, error) {
 
 // BuiltinNames returns the models with embedded parameters, sorted.
 func BuiltinNames() []string {
-	names := make([]string, 0, len(builtinParams))
-	for n := range builtinParams {
+	names := make([]string, 0, len(builtinParams()))
+	for n := range builtinParams() {
 		names = append(names, n)
 	}
 	slices.Sort(names)

@@ -36,6 +36,8 @@ type Measured struct {
 	// measured at valBsz[i].
 	valBsz []int
 	val    [][]ValidationRow
+	// progress[e] is Progress(e) for every epoch the curves all reach.
+	progress []float64
 
 	ndOnce sync.Once
 	nd     *linearND
@@ -178,10 +180,16 @@ func newMeasured(name string, pl []PlacementRow, sc []ScalabilityRow, val map[in
 	if m.maxBatchSize < m.minLocalBsz {
 		return nil, fmt.Errorf("load profile %s: max batch size %d below min local batch size %d", name, m.maxBatchSize, m.minLocalBsz)
 	}
+	minLen := math.MaxInt
 	for i, rows := range m.val {
 		if len(rows) < m.maxEpochs {
 			return nil, fmt.Errorf("load profile %s: validation-%d.csv has %d epochs, want %d", name, m.valBsz[i], len(rows), m.maxEpochs)
 		}
+		minLen = min(minLen, len(rows))
+	}
+	m.progress = make([]float64, minLen+1)
+	for e := 1; e <= minLen; e++ {
+		m.progress[e] = m.curvesProgress(e)
 	}
 	return m, nil
 }
@@ -451,6 +459,15 @@ func (m *Measured) Iteration(batchSize int, epoch int) float64 {
 // 0 for epoch 0, else the minimum over the validation curves of
 // progress[epoch-1] (Pollux's get_progress). It panics past the curves.
 func (m *Measured) Progress(epoch int) float64 {
+	if epoch >= 0 && epoch < len(m.progress) {
+		return m.progress[epoch]
+	}
+	return m.curvesProgress(epoch)
+}
+
+// curvesProgress is Progress computed from the curves (newMeasured
+// tabulates it).
+func (m *Measured) curvesProgress(epoch int) float64 {
 	if epoch == 0 {
 		return 0
 	}
