@@ -206,7 +206,7 @@ func readTableCSV(data []byte, want []string) (*table, error) {
 
 func (t *table) float(i int, col string, check func(float64) error) (float64, error) {
 	s := t.cell(i, t.cols[col])
-	v, err := strconv.ParseFloat(s, 64)
+	v, err := parseFloat(s)
 	if err != nil {
 		return 0, &ParseError{Line: t.lines[i], Field: col, Err: fmt.Errorf("%w: %q", errNotNumber, s)}
 	}
