@@ -1,7 +1,6 @@
 package profile
 
 import (
-	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -94,7 +93,7 @@ func (t *table) cell(i, c int) string { return strings.TrimSpace(t.cells[i*t.nco
 // anything the fast path would have to refuse, goes through encoding/csv,
 // so the two agree on every input (FuzzReadTable checks) and errors come
 // from encoding/csv.
-func readTable(data []byte, want []string) (*table, error) {
+func readTable(data string, want []string) (*table, error) {
 	if t := readTablePlain(data); t != nil {
 		return t, checkColumns(t, want)
 	}
@@ -104,11 +103,11 @@ func readTable(data []byte, want []string) (*table, error) {
 // readTablePlain is readTable's fast path: nil unless data has no quote or
 // carriage return, a header, and the header's number of fields on every
 // non-empty line (encoding/csv skips empty lines).
-func readTablePlain(data []byte) *table {
-	if bytes.IndexByte(data, '"') >= 0 || bytes.IndexByte(data, '\r') >= 0 {
+func readTablePlain(s string) *table {
+	if strings.IndexByte(s, '"') >= 0 || strings.IndexByte(s, '\r') >= 0 {
 		return nil
 	}
-	s := string(data) // one copy; every cell is a substring of it
+	// Every cell is a substring of s.
 	t := &table{ncol: -1}
 	line := 0
 	for len(s) > 0 {
@@ -167,8 +166,8 @@ func checkColumns(t *table, want []string) error {
 }
 
 // readTableCSV is readTable through encoding/csv.
-func readTableCSV(data []byte, want []string) (*table, error) {
-	r := csv.NewReader(bytes.NewReader(data))
+func readTableCSV(data string, want []string) (*table, error) {
+	r := csv.NewReader(strings.NewReader(data))
 	r.ReuseRecord = false
 	header, err := r.Read()
 	if err != nil {
@@ -242,7 +241,11 @@ func finite(v float64) error {
 // ParsePlacements decodes the contents of a placements.csv file (columns
 // placement, local_bsz, step_time, sync_time, located by header name).
 // Errors are *ParseError values naming line and field.
-func ParsePlacements(data []byte) ([]PlacementRow, error) {
+func ParsePlacements(data []byte) ([]PlacementRow, error) { return parsePlacements(string(data)) }
+
+// parsePlacements is ParsePlacements on a string, which the rows' strings may
+// share.
+func parsePlacements(data string) ([]PlacementRow, error) {
 	t, err := readTable(data, []string{"placement", "local_bsz", "step_time", "sync_time"})
 	if err != nil {
 		return nil, err
@@ -270,7 +273,11 @@ func ParsePlacements(data []byte) ([]PlacementRow, error) {
 
 // ParseScalability decodes the contents of a scalability.csv file (columns
 // num_nodes, num_replicas, local_bsz, step_time, sync_time).
-func ParseScalability(data []byte) ([]ScalabilityRow, error) {
+func ParseScalability(data []byte) ([]ScalabilityRow, error) { return parseScalability(string(data)) }
+
+// parseScalability is ParseScalability on a string, which the rows' strings may
+// share.
+func parseScalability(data string) ([]ScalabilityRow, error) {
 	t, err := readTable(data, []string{"num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time"})
 	if err != nil {
 		return nil, err
@@ -301,7 +308,11 @@ func ParseScalability(data []byte) ([]ScalabilityRow, error) {
 // ParseValidation decodes the contents of a validation-<bsz>.csv file
 // (columns progress, iteration, metric, grad_sqr, grad_var), one row per
 // epoch.
-func ParseValidation(data []byte) ([]ValidationRow, error) {
+func ParseValidation(data []byte) ([]ValidationRow, error) { return parseValidation(string(data)) }
+
+// parseValidation is ParseValidation on a string, which the rows' strings may
+// share.
+func parseValidation(data string) ([]ValidationRow, error) {
 	t, err := readTable(data, []string{"progress", "iteration", "metric", "grad_sqr", "grad_var"})
 	if err != nil {
 		return nil, err

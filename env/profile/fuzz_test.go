@@ -74,11 +74,11 @@ func FuzzReadTable(f *testing.F) {
 	f.Add([]byte("\n\n"))
 	f.Add([]byte(" a , b\n1 , 2 \n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fast := readTablePlain(data)
+		fast := readTablePlain(string(data))
 		if fast == nil {
 			return
 		}
-		slow, err := readTableCSV(data, nil)
+		slow, err := readTableCSV(string(data), nil)
 		if err != nil {
 			t.Fatalf("fast path decoded what encoding/csv refuses (%v)", err)
 		}

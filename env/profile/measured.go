@@ -3,6 +3,7 @@ package profile
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -61,10 +62,10 @@ var _ Profile = (*Measured)(nil)
 // local batch size) are applied by name.
 func Load(dir string) (*Measured, error) {
 	name := filepath.Base(filepath.Clean(dir))
-	read := func(file string) ([]byte, error) {
-		b, err := os.ReadFile(filepath.Join(dir, file))
+	read := func(file string) (string, error) {
+		b, err := readFileString(filepath.Join(dir, file))
 		if err != nil {
-			return nil, fmt.Errorf("load profile %s: %w", name, err)
+			return "", fmt.Errorf("load profile %s: %w", name, err)
 		}
 		return b, nil
 	}
@@ -78,14 +79,14 @@ func Load(dir string) (*Measured, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl, err := ParsePlacements(b)
+	pl, err := parsePlacements(b)
 	if err != nil {
 		return nil, named("placements.csv", err)
 	}
 	if b, err = read("scalability.csv"); err != nil {
 		return nil, err
 	}
-	sc, err := ParseScalability(b)
+	sc, err := parseScalability(b)
 	if err != nil {
 		return nil, named("scalability.csv", err)
 	}
@@ -103,13 +104,31 @@ func Load(dir string) (*Measured, error) {
 		if b, err = read(base); err != nil {
 			return nil, err
 		}
-		rows, err := ParseValidation(b)
+		rows, err := parseValidation(b)
 		if err != nil {
 			return nil, named(base, err)
 		}
 		val[bsz] = rows
 	}
 	return newMeasured(name, pl, sc, val)
+}
+
+// readFileString is os.ReadFile into a string, without the copy that
+// converting the bytes would take.
+func readFileString(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	var b strings.Builder
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 && fi.Size() < 1<<30 {
+		b.Grow(int(fi.Size()) + 1) // +1: reading to EOF needs room for the final zero-byte read
+	}
+	if _, err := io.Copy(&b, f); err != nil {
+		return "", err
+	}
+	return b.String(), nil
 }
 
 // LoadAll loads every model directory under root (e.g. .../pollux_apps),
@@ -159,15 +178,25 @@ func newMeasured(name string, pl []PlacementRow, sc []ScalabilityRow, val map[in
 	m.initBatchSize = m.valBsz[0]
 	m.maxBatchSize = m.valBsz[len(m.valBsz)-1]
 	m.minLocalBsz, m.maxLocalBsz = pl[0].LocalBsz, pl[0].LocalBsz
-	m.byPlacement = make(map[string][]PlacementRow)
 	for _, r := range pl {
 		m.minLocalBsz = min(m.minLocalBsz, r.LocalBsz)
 		m.maxLocalBsz = max(m.maxLocalBsz, r.LocalBsz)
-		m.byPlacement[r.Placement] = append(m.byPlacement[r.Placement], r)
 	}
-	for _, rows := range m.byPlacement {
-		// interp1d sorts its x values with a stable sort.
-		slices.SortStableFunc(rows, func(a, b PlacementRow) int { return cmp.Compare(a.LocalBsz, b.LocalBsz) })
+	// Each placement's rows, in file order, then stably by local_bsz (as
+	// interp1d sorts its x values): one stable sort of a copy by
+	// (placement, local_bsz) leaves them so, each a run of the copy.
+	sorted := slices.Clone(pl)
+	slices.SortStableFunc(sorted, func(a, b PlacementRow) int {
+		return cmp.Or(strings.Compare(a.Placement, b.Placement), cmp.Compare(a.LocalBsz, b.LocalBsz))
+	})
+	m.byPlacement = make(map[string][]PlacementRow)
+	for i := 0; i < len(sorted); {
+		j := i + 1
+		for j < len(sorted) && sorted[j].Placement == sorted[i].Placement {
+			j++
+		}
+		m.byPlacement[sorted[i].Placement] = sorted[i:j:j]
+		i = j
 	}
 	if o, ok := polluxOverrides[name]; ok {
 		if o.maxEpochs > 0 {
