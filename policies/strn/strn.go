@@ -496,6 +496,7 @@ func (s *STRN) score(c *env.Cluster, g, gpn int, sens Sensitivity) placed {
 // placed is one candidate placement with its score and the score's parts.
 type placed struct {
 	nodes, take     []int // nodes in rack then index order, GPUs on each
+	one             int   // while place selects: the single node + 1, nodes and take not yet made
 	score           float64
 	worst, mean, sd float64
 	cross           bool
@@ -536,11 +537,16 @@ func (s *STRN) place(c *env.Cluster, g int, sens Sensitivity) bool {
 		}
 		s.cands = append(s.cands, pc)
 	}
+	// One candidate per node that holds the whole job: scored here, its
+	// node lists made only for the few leastFirst keeps (a single-GPU job
+	// on a large cluster has a candidate per node).
 	for n, f := range s.free {
 		if f >= g {
 			s.order = append(s.order[:0], n)
 			s.take = append(s.take[:0], g)
-			consider()
+			pc := s.score(c, g, gpn, sens)
+			pc.one = n + 1
+			s.cands = append(s.cands, pc)
 		}
 	}
 	if len(s.cands) == 0 {
@@ -558,6 +564,11 @@ func (s *STRN) place(c *env.Cluster, g int, sens Sensitivity) bool {
 		}
 	}
 	s.cands, s.top = leastFirst(s.cands, MaxPlacements, s.top)
+	for i := range s.cands {
+		if pc := &s.cands[i]; pc.one > 0 {
+			pc.nodes, pc.take, pc.one = []int{pc.one - 1}, []int{g}, 0
+		}
+	}
 	return len(s.cands) > 0
 }
 
