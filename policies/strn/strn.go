@@ -113,6 +113,9 @@ type STRN struct {
 	cands []placed    // this job's candidate placements, best first
 	top   []int       // scratch of leastFirst
 
+	memo     [4]riskMemo // risk's last answers, this decision point
+	memoNext int
+
 	// Per decision point (Begin).
 	tel    env.Telemetry
 	pr     env.Prober
@@ -201,6 +204,7 @@ func (s *STRN) Begin(v *env.View) {
 	s.pr, _ = v.Model.(env.Prober)
 	s.free = append(s.free[:0], v.Free...)
 	s.loaded = false
+	s.memo = [4]riskMemo{}
 }
 
 // MaxPlacements is the most placements Propose offers a job.
@@ -427,6 +431,28 @@ func (s *STRN) overload(u float64) float64 {
 // under the threshold already counts a little and one far over counts in
 // proportion to how far.
 func (s *STRN) risk(u float64) float64 {
+	// Idle telemetry (or none: the job-level model) gives every node the
+	// same few utilisations, so the last answers are kept, with the
+	// settings they were computed under.
+	for i := range s.memo {
+		if m := &s.memo[i]; m.set && m.u == u && m.unc == s.Uncertainty && m.over == s.Overload {
+			return m.r
+		}
+	}
+	r := s.riskOf(u)
+	s.memo[s.memoNext] = riskMemo{u: u, r: r, unc: s.Uncertainty, over: s.Overload, set: true}
+	s.memoNext = (s.memoNext + 1) % len(s.memo)
+	return r
+}
+
+// riskMemo is one remembered answer of risk.
+type riskMemo struct {
+	u, r, unc, over float64
+	set             bool
+}
+
+// riskOf computes risk.
+func (s *STRN) riskOf(u float64) float64 {
 	tau := s.Uncertainty / (1 - s.Overload)
 	x := (u - s.Overload) / (1 - s.Overload) / tau
 	if x > 30 {
