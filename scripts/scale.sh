@@ -80,4 +80,7 @@ done
 echo "# growth exponent of CPU time in jobs (log-log least squares), per GPUs, policy, model" | tee -a "$OUT"
 awk -F'\t' '!/^#/ && $10=="ok" && $6>0 { k=$2"\t"$3"\t"$4; x=log($1); y=log($6); n[k]++; sx[k]+=x; sy[k]+=y; sxx[k]+=x*x; sxy[k]+=x*y }
 	END { for (k in n) if (n[k]>=2) { b=(n[k]*sxy[k]-sx[k]*sy[k])/(n[k]*sxx[k]-sx[k]*sx[k]); printf "%s\t%.2f\t(%d sizes)\n", k, b, n[k] } }' "$OUT" | sort | tee -a "$OUT.exp"
-echo "# rows in $OUT"
+echo "# peak RSS against jobs (least squares RSS = a + b x jobs): b in KiB per job, a in MiB" | tee -a "$OUT.exp"
+awk -F'\t' '!/^#/ && $10=="ok" && $9>0 { k=$2"\t"$3"\t"$4; x=$1; y=$9; n[k]++; sx[k]+=x; sy[k]+=y; sxx[k]+=x*x; sxy[k]+=x*y }
+	END { for (k in n) if (n[k]>=2) { b=(n[k]*sxy[k]-sx[k]*sy[k])/(n[k]*sxx[k]-sx[k]*sx[k]); a=(sy[k]-b*sx[k])/n[k]; printf "%s\t%.2f KiB/job\t%.0f MiB\t(%d sizes)\n", k, b*1024, a, n[k] } }' "$OUT" | sort | tee -a "$OUT.exp"
+echo "# rows in $OUT, exponents in $OUT.exp"
