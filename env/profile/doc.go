@@ -56,6 +56,12 @@
 //	}
 //	err := profile.WriteBuiltinJSON(w, ps)
 //
+// and then run go generate ./env/profile, which writes builtin.json's
+// numbers as Go (builtin_params.go: the binary does not decode JSON at
+// start-up) and the embedded Delaunay triangulations of the Pollux models'
+// interpolation points (triangulations.bin, from ../shared/traces; see
+// docs/format/triangulations.md).
+//
 // Throughput panics where Pollux's own code fails (batch sizes outside the
 // measurements, placements outside their convex hull); Measured.TryThroughput
 // reports those cases instead.

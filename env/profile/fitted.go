@@ -1,7 +1,6 @@
 package profile
 
 import (
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -479,18 +478,13 @@ func WriteBuiltinJSON(w io.Writer, ps map[string]Params) error {
 	return err
 }
 
-//go:embed builtin.json
-var builtinJSON []byte
+// builtinParams is builtin.json's parameters, built at first use from
+// builtin_params.go, which go generate writes from builtin.json (decoding
+// the JSON took half a millisecond of every drover sim's start-up;
+// TestBuiltinParamsGo checks the two agree).
+var builtinParams = sync.OnceValue(builtinParamsGo)
 
-// builtinParams decodes builtin.json at first use, not at start-up: most
-// commands never read it.
-var builtinParams = sync.OnceValue(func() map[string]Params {
-	var ps map[string]Params
-	if err := json.Unmarshal(builtinJSON, &ps); err != nil {
-		panic("profile: corrupt embedded builtin.json: " + err.Error())
-	}
-	return ps
-})
+//go:generate go test -run ^TestBuiltinParamsGo$ -update .
 
 // Builtin returns the fitted profile of a model from the embedded
 // builtin.json, or ErrUnknownModel.
