@@ -79,6 +79,11 @@ type polluxJob struct {
 	// Memo of the current placement's rate (recomputed on epoch change).
 	rateEpoch int
 	goodput   float64
+	// Memo of the current placement's step time (seconds per iteration,
+	// accumulation included), which the epoch does not change; stepOK is
+	// false until it is computed for the placement.
+	stepOK bool
+	step   float64
 }
 
 // Name implements Model.
@@ -109,6 +114,7 @@ func (m *Pollux) Place(j *Job, _ *Cluster) {
 	s.atomicBsz, s.accum = localBatch(s.prof, j.Spec.BatchSize, s.replicas)
 	s.delay = s.restart
 	s.rateEpoch = -1
+	s.stepOK = false
 }
 
 // localBatch returns the per-GPU batch size and gradient-accumulation steps
@@ -135,12 +141,16 @@ func (s *polluxJob) rate() float64 {
 	}
 	batch := s.replicas * s.atomicBsz * (s.accum + 1)
 	scale := float64(batch) / float64(s.prof.InitBatchSize())
-	step, sync := s.prof.Throughput(s.placement, s.atomicBsz)
-	total := step + (step-sync)*float64(s.accum)
+	if !s.stepOK {
+		step, sync := s.prof.Throughput(s.placement, s.atomicBsz)
+		s.step, s.stepOK = step+(step-sync)*float64(s.accum), true
+	}
+	total := s.step
 	sqr, v := s.prof.GradStats(batch, s.epoch)
 	gain := (v + sqr) / (v/scale + sqr)
 	s.goodput = gain / total
 	if !(s.goodput > 0) || math.IsInf(s.goodput, 0) {
+		step, sync := s.prof.Throughput(s.placement, s.atomicBsz)
 		panic(fmt.Sprintf("env: profile %s: goodput %v at batch %d, epoch %d, placement %v (step %v s, sync %v s, grad sqr %v, var %v)",
 			s.prof.Name(), s.goodput, batch, s.epoch, s.placement, step, sync, sqr, v))
 	}
