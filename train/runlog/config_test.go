@@ -237,6 +237,8 @@ ppo:
   parallel: false
   action_prior: []
   critic_warmup: 0
+  backend: ""
+  device: ""
 `
 	if diff := cmp.Diff(want, string(got)); diff != "" {
 		t.Errorf("(-want,+got)\n%s", diff)
