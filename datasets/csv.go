@@ -16,6 +16,10 @@ type table struct {
 	r      *csv.Reader
 	header []string
 	cols   map[string]int
+	// lines is the number of newlines in the data, an upper bound on the
+	// data rows (plus one for an unterminated last line) that lets the
+	// decoders size their slices once.
+	lines int
 }
 
 // openTable reads the header of data. comment enables '#' comment lines
@@ -38,7 +42,7 @@ func openTable(data []byte, src string, comment bool, required ...string) (*tabl
 		}
 		return nil, &ParseError{File: src, Line: line, Field: "header", Err: err}
 	}
-	t := &table{r: r, header: make([]string, len(h)), cols: make(map[string]int, len(h))}
+	t := &table{r: r, header: make([]string, len(h)), cols: make(map[string]int, len(h)), lines: bytes.Count(data, []byte{'\n'})}
 	for i, name := range h {
 		name = strings.TrimSpace(strings.TrimPrefix(name, "\ufeff"))
 		t.header[i] = name

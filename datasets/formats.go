@@ -13,6 +13,7 @@ import (
 // fn read; the others get the builder's PSRule's.
 func scan(t *table, b *builder, fn func(r *row, line int) (Job, bool)) error {
 	r := &row{t: t}
+	b.reserve(t.lines)
 	for {
 		rec, line, err := t.next()
 		if err == io.EOF {
