@@ -144,8 +144,13 @@ func cholesky(a [3][3]float64) (l [3][3]float64, ok bool) {
 	return l, true
 }
 
-// chunkLen is the number of steps a Stochastic node generates at a time.
+// chunkLen is the number of steps of a Stochastic node's chunk: its
+// generator state is kept at the start of every chunk, and one chunk is
+// cached.
 const chunkLen = 256
+
+// initialCache is the capacity of a node's cache when it starts, in steps.
+const initialCache = 32
 
 // Stochastic is a Source that draws each node's background load from the
 // process described by Params: a per-node level per resource plus a
@@ -153,12 +158,13 @@ const chunkLen = 256
 //
 // Each node has its own PCG stream seeded from (seed, node), so a node's
 // series depends only on the parameters, the seed and the node, never on
-// the number of nodes or the order of queries. Series are generated lazily
-// in chunks of 256 steps; the generator state at the start of every chunk
-// is kept (40 bytes a chunk) and one chunk per node is cached, so queries
-// moving forward in time cost O(1) and a query into an earlier chunk
-// regenerates that chunk. At mutates this cache, so a Stochastic must not
-// be shared between goroutines without locking; give each its own.
+// the number of nodes or the order of queries. Series are generated lazily,
+// up to the step asked for, in chunks of 256 steps; the generator state at
+// the start of every chunk is kept (40 bytes a chunk) and one chunk per
+// node is cached, so queries moving forward in time cost O(1) and a query
+// into an earlier chunk regenerates that chunk up to the step asked for.
+// At mutates this cache, so a Stochastic must not be shared between
+// goroutines without locking; give each its own.
 type Stochastic struct {
 	p     Params
 	seed  uint64
@@ -172,8 +178,16 @@ type stochNode struct {
 	started bool
 	level   [3]float64
 	chunk   int          // index of the chunk in cache, -1 for none
-	cache   []Usage      // chunkLen steps of chunk
+	cache   []Usage      // the first len(cache) steps of chunk
 	starts  []checkpoint // generator state at the start of chunks 0, 1, ...
+	gen     *generator   // generator state at step len(cache) of chunk
+}
+
+// generator is a node's live generator: its stream and deviation, and the
+// Rand drawing from that stream (kept so that resuming allocates nothing).
+type generator struct {
+	checkpoint
+	r *rand.Rand // over &checkpoint.rng
 }
 
 type checkpoint struct {
@@ -225,14 +239,15 @@ func (s *Stochastic) At(node int, t float64) Usage {
 	if !n.started {
 		s.start(n, node)
 	}
-	c := k / chunkLen
+	c, i := k/chunkLen, k%chunkLen
+	if n.chunk == c && i < len(n.cache) {
+		return n.cache[i]
+	}
 	for len(n.starts) <= c {
-		s.generate(n, len(n.starts)-1)
+		s.generate(n, len(n.starts)-1, chunkLen)
 	}
-	if n.chunk != c {
-		s.generate(n, c)
-	}
-	return n.cache[k%chunkLen]
+	s.generate(n, c, i+1)
+	return n.cache[i]
 }
 
 // splitmix64 is the SplitMix64 output function, used to derive
@@ -249,7 +264,11 @@ func (s *Stochastic) start(n *stochNode, node int) {
 	src, level, x := s.initial(node)
 	n.level = level
 	n.starts = []checkpoint{{rng: *src, x: x}}
-	n.cache = make([]Usage, chunkLen)
+	// The cache grows as the series is read; short runs (an RL episode of
+	// hours) read a few steps of the first chunk.
+	n.cache = make([]Usage, 0, initialCache)
+	n.gen = &generator{}
+	n.gen.r = rand.New(&n.gen.rng)
 	n.chunk = -1
 	n.started = true
 }
@@ -279,31 +298,40 @@ func (s *Stochastic) Stationary(node int) Usage {
 	return Usage{CPU: sigmoid(level[0] + x[0]), MemBW: sigmoid(level[1] + x[1]), Net: sigmoid(level[2] + x[2])}
 }
 
-// generate fills n.cache with chunk c, whose start must be known, and
-// records the start of chunk c+1 if it is new.
-func (s *Stochastic) generate(n *stochNode, c int) {
-	cp := n.starts[c]
-	src := cp.rng
-	r := rand.New(&src)
-	x := cp.x
-	for i := range chunkLen {
-		n.cache[i] = Usage{
+// generate extends n.cache to the first upto steps of chunk c, whose start
+// must be known, restarting from that start when the cache holds another
+// chunk, and records the start of chunk c+1 if it is new once the chunk is
+// complete. The draws are those of generating the chunk in one go.
+func (s *Stochastic) generate(n *stochNode, c, upto int) {
+	g := n.gen
+	if n.chunk != c {
+		g.checkpoint = n.starts[c]
+		n.cache = n.cache[:0]
+		n.chunk = c
+	}
+	if upto > cap(n.cache) {
+		// Past the initial capacity: room for the whole chunk at once.
+		n.cache = append(make([]Usage, 0, chunkLen), n.cache...)
+	}
+	x := g.x
+	for len(n.cache) < upto {
+		n.cache = append(n.cache, Usage{
 			CPU:   sigmoid(n.level[0] + x[0]),
 			MemBW: sigmoid(n.level[1] + x[1]),
 			Net:   sigmoid(n.level[2] + x[2]),
-		}
+		})
 		var e [3]float64
 		for j := range e {
-			e[j] = r.NormFloat64()
+			e[j] = g.r.NormFloat64()
 		}
 		d := mulLower(&s.innov, e)
 		for j := range x {
 			x[j] = s.phi[j]*x[j] + d[j]
 		}
 	}
-	n.chunk = c
-	if len(n.starts) == c+1 {
-		n.starts = append(n.starts, checkpoint{rng: src, x: x})
+	g.x = x
+	if len(n.cache) == chunkLen && len(n.starts) == c+1 {
+		n.starts = append(n.starts, g.checkpoint)
 	}
 }
 

@@ -260,3 +260,70 @@ func TestStationaryIsAtZero(t *testing.T) {
 		}
 	}
 }
+
+// naiveSeries is node's series of s over steps steps, generated in one
+// straight loop from the node's initial state: the reference that lazy,
+// chunked, partial generation must reproduce bit for bit.
+func naiveSeries(s *Stochastic, node, steps int) []Usage {
+	src, level, x := s.initial(node)
+	r := rand.New(src)
+	out := make([]Usage, steps)
+	for k := range out {
+		out[k] = Usage{CPU: sigmoid(level[0] + x[0]), MemBW: sigmoid(level[1] + x[1]), Net: sigmoid(level[2] + x[2])}
+		var e [3]float64
+		for j := range e {
+			e[j] = r.NormFloat64()
+		}
+		d := mulLower(&s.innov, e)
+		for j := range x {
+			x[j] = s.phi[j]*x[j] + d[j]
+		}
+	}
+	return out
+}
+
+func TestStochasticPartialChunksMatchNaive(t *testing.T) {
+	const nodes, steps = 3, 3*chunkLen + 17
+	tests := []struct {
+		name  string
+		order func(r *rand.Rand) []int // the steps queried, in order
+	}{
+		{"forward", func(*rand.Rand) []int {
+			ks := make([]int, steps)
+			for k := range ks {
+				ks[k] = k
+			}
+			return ks
+		}},
+		{"forward by leaps", func(*rand.Rand) []int {
+			var ks []int
+			for k := 0; k < steps; k += 37 {
+				ks = append(ks, k)
+			}
+			return append(ks, 5, steps-1, chunkLen, 2*chunkLen-1)
+		}},
+		{"random", func(r *rand.Rand) []int {
+			ks := make([]int, 4000)
+			for i := range ks {
+				ks[i] = r.IntN(steps)
+			}
+			return ks
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestStochastic(t, testParams, nodes, 7)
+			want := make([][]Usage, nodes)
+			for n := range want {
+				want[n] = naiveSeries(s, n, steps)
+			}
+			r := rand.New(rand.NewPCG(2, 2))
+			for _, k := range tt.order(r) {
+				n := r.IntN(nodes)
+				if got := s.At(n, float64(k)*s.Step()); got != want[n][k] {
+					t.Fatalf("At(%d, step %d) = %+v, want %+v", n, k, got, want[n][k])
+				}
+			}
+		})
+	}
+}
