@@ -60,6 +60,15 @@ var ErrParams = errors.New("jitter: invalid params")
 
 // Validate reports whether every field is in its documented range.
 func (p Params) Validate() error {
+	if p.valid() {
+		return nil // New validates at every call: the common case is cheap
+	}
+	return p.check()
+}
+
+// check is Validate's table: the error naming the first field out of its
+// range, or nil.
+func (p Params) check() error {
 	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 	check := []struct {
 		name string
@@ -82,6 +91,21 @@ func (p Params) Validate() error {
 		}
 	}
 	return nil
+}
+
+// valid reports what Validate checks, without building its error: every
+// field finite and in range.
+func (p Params) valid() bool {
+	finite := func(v float64) bool { return v-v == 0 } // false for NaN and ±Inf
+	return finite(p.LevelMedian) && p.LevelMedian > 0 &&
+		finite(p.LevelSpreadLow) && p.LevelSpreadLow >= 0 &&
+		finite(p.LevelSpreadHigh) && p.LevelSpreadHigh >= 0 &&
+		p.Persistent >= 0 && p.Persistent <= 1 &&
+		p.NoiseAR >= 0 && p.NoiseAR < 1 &&
+		p.StragglerRate >= 0 && p.StragglerRate <= 1 &&
+		finite(p.StragglerLength) && p.StragglerLength >= 1 &&
+		finite(p.StragglerSlowdown) && p.StragglerSlowdown > 1 &&
+		finite(p.StragglerSpread) && p.StragglerSpread >= 0
 }
 
 //go:embed params.json
@@ -156,6 +180,11 @@ type worker struct {
 	u    float64
 }
 
+// inlineWorkers is the most workers New allocates together with the
+// Process (one: most jobs in the traces have one GPU, and a larger array
+// would cost them memory for nothing).
+const inlineWorkers = 1
+
 // New returns the process of one job with the given number of workers,
 // drawing the job's level, the per-worker factors and the initial state
 // (stationary: the noise at its stationary law, each worker in an episode
@@ -168,12 +197,21 @@ func New(p Params, workers int, src rand.Source) (*Process, error) {
 	if workers < 1 {
 		panic("jitter: workers must be >= 1")
 	}
-	q := &Process{
-		p:     p,
-		w:     make([]worker, workers),
-		innov: math.Sqrt(1 - p.NoiseAR*p.NoiseAR),
-		exit:  1 / p.StragglerLength,
+	var q *Process
+	if workers <= inlineWorkers {
+		// The process and its worker in one object.
+		both := &struct {
+			Process
+			w [inlineWorkers]worker
+		}{}
+		q = &both.Process
+		q.w = both.w[:workers]
+	} else {
+		q = &Process{w: make([]worker, workers)}
 	}
+	q.p = p
+	q.innov = math.Sqrt(1 - p.NoiseAR*p.NoiseAR)
+	q.exit = 1 / p.StragglerLength
 	q.ep = *rand.New(&q.epSrc)
 	q.lnStay = [2]float64{math.Log1p(-p.StragglerRate), math.Log1p(-q.exit)}
 	q.Reset(src)

@@ -247,6 +247,38 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+func TestValidFastPathIsCheck(t *testing.T) {
+	// valid (Validate's fast path) against check (the table that names the
+	// field): same verdict on every field at its edges, NaN and ±Inf, and
+	// on random mixes of those.
+	edges := []float64{math.NaN(), math.Inf(-1), math.Inf(1), -0.1, 0, 0.5, 1, 1.5, math.MaxFloat64}
+	p := Default
+	fields := []*float64{&p.LevelMedian, &p.LevelSpreadLow, &p.LevelSpreadHigh, &p.Persistent, &p.NoiseAR,
+		&p.StragglerRate, &p.StragglerLength, &p.StragglerSlowdown, &p.StragglerSpread}
+	agree := func() bool { return p.valid() == (p.check() == nil) }
+	for i, f := range fields {
+		for _, v := range edges {
+			p = Default
+			*f = v
+			if !agree() {
+				t.Errorf("field %d = %v: valid %v, check %v", i, v, p.valid(), p.check())
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 3))
+	for range 20000 {
+		p = Default
+		for _, f := range fields {
+			if r.IntN(4) == 0 {
+				*f = edges[r.IntN(len(edges))]
+			}
+		}
+		if !agree() {
+			t.Fatalf("%+v: valid %v, check %v", p, p.valid(), p.check())
+		}
+	}
+}
+
 func TestQuantile(t *testing.T) {
 	s := []float64{1, 2, 3, 4, 5}
 	// Type 7: h = q*(n-1); p10 -> h=0.4 -> 1.4; p90 -> 4.6.
