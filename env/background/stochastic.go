@@ -172,6 +172,10 @@ type Stochastic struct {
 	innov [3][3]float64 // Cholesky factor of the innovation covariance
 	stat  [3][3]float64 // Cholesky factor of the stationary covariance
 	node  []stochNode
+	// The time of the last query (NaN before the first) and its chunk and
+	// step within the chunk: the simulator asks every node at one time.
+	lastT        float64
+	lastC, lastI int
 }
 
 type stochNode struct {
@@ -205,7 +209,7 @@ func NewStochastic(p Params, nodes int, seed uint64) (*Stochastic, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Stochastic{p: p, seed: seed, node: make([]stochNode, nodes)}
+	s := &Stochastic{p: p, seed: seed, node: make([]stochNode, nodes), lastT: math.NaN()}
 	c := p.corr()
 	procs := p.processes()
 	var innov, stat [3][3]float64
@@ -234,12 +238,15 @@ func (s *Stochastic) Step() float64 { return s.p.Step }
 // At returns node's usage in the step holding t.
 func (s *Stochastic) At(node int, t float64) Usage {
 	checkNode(node, len(s.node))
-	k := stepIndex(t, s.p.Step)
+	if t != s.lastT { // and for NaN, which stepIndex rejects
+		k := stepIndex(t, s.p.Step)
+		s.lastT, s.lastC, s.lastI = t, k/chunkLen, k%chunkLen
+	}
+	c, i := s.lastC, s.lastI
 	n := &s.node[node]
 	if !n.started {
 		s.start(n, node)
 	}
-	c, i := k/chunkLen, k%chunkLen
 	if n.chunk == c && i < len(n.cache) {
 		return n.cache[i]
 	}

@@ -228,6 +228,16 @@ func TestAtPanics(t *testing.T) {
 			}()
 		}
 	}
+	// NaN after a valid query (which Stochastic remembers) too.
+	s.At(0, 120)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("At(0, NaN) after At(0, 120) did not panic")
+			}
+		}()
+		s.At(0, math.NaN())
+	}()
 	defer func() {
 		if recover() == nil {
 			t.Error("At(2, 0) on 2 nodes did not panic")
