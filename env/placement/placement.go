@@ -222,9 +222,15 @@ func (e *Env) advance() {
 				return
 			}
 		} else if e.view != nil {
-			total := e.totalFree()
+			total := -1 // the free GPUs, counted at the first pending job
 			for _, j := range e.view.Active {
-				if j.State == env.Pending && j.Spec.GPUs <= total {
+				if j.State != env.Pending {
+					continue
+				}
+				if total < 0 {
+					total = e.totalFree()
+				}
+				if j.Spec.GPUs <= total {
 					e.job = j
 					return
 				}
