@@ -164,6 +164,10 @@ type Process struct {
 	// lnStay[0] and lnStay[1] are log(1 - p) for the transition
 	// probability p outside and inside an episode.
 	lnStay [2]float64
+	// loPer[i] is (1-1e-9) / -lnStay[i], which turns 1-u into a lower
+	// bound of a holding time (see hold); used when lnStay[i] is finite
+	// and negative.
+	loPer [2]float64
 }
 
 // worker is one worker's state, kept together: Next reads all of it.
@@ -214,6 +218,9 @@ func New(p Params, workers int, src rand.Source) (*Process, error) {
 	q.exit = 1 / p.StragglerLength
 	q.ep = *rand.New(&q.epSrc)
 	q.lnStay = [2]float64{math.Log1p(-p.StragglerRate), math.Log1p(-q.exit)}
+	for i, ln := range q.lnStay {
+		q.loPer[i] = (1 - 1e-9) / -ln
+	}
 	q.Reset(src)
 	return q, nil
 }
@@ -279,9 +286,11 @@ func (q *Process) hold(w *worker, in int) {
 	ln := q.lnStay[in]
 	if ln < 0 && !math.IsInf(ln, 0) {
 		// wait = 1 + floor(log(u)/ln) >= 1 + floor((1-u)/-ln), and the
-		// computed quotient is within a few ulps of the exact one: a
-		// relative margin of 1e-9 keeps lo below wait.
-		if a := (1 - u) / -ln * (1 - 1e-9); a >= 1 && a < 1<<53 {
+		// computed product is within a few ulps of the exact quotient: a
+		// relative margin of 1e-9 keeps lo below wait. (lo only decides
+		// when wait(u) is computed: the holding time is wait(u) whatever
+		// it is.)
+		if a := (1 - u) * q.loPer[in]; a >= 1 && a < 1<<53 {
 			w.lo = int64(a)
 			w.left, w.u = w.lo, u
 			return
