@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -398,16 +399,9 @@ func (b *builder) rebase() {
 // sort of the jobs themselves moved their 150-byte records O(n log² n)
 // times. No allocation beyond the pairs.
 func sortJobs(jobs []Job) {
-	less := func(a, b float64) int {
-		switch {
-		case a < b:
-			return -1
-		case a > b:
-			return 1
-		}
-		return 0
-	}
-	if slices.IsSortedFunc(jobs, func(a, b Job) int { return less(a.Submit, b.Submit) }) {
+	// Submit times are finite here (addArch refuses the others), where
+	// cmp.Compare is the plain < and > order.
+	if slices.IsSortedFunc(jobs, func(a, b Job) int { return cmp.Compare(a.Submit, b.Submit) }) {
 		return
 	}
 	type key struct {
@@ -419,7 +413,7 @@ func sortJobs(jobs []Job) {
 		keys[i] = key{jobs[i].Submit, i}
 	}
 	slices.SortFunc(keys, func(a, b key) int {
-		if c := less(a.submit, b.submit); c != 0 {
+		if c := cmp.Compare(a.submit, b.submit); c != 0 {
 			return c
 		}
 		return a.i - b.i // input order among equal times: the sort is stable

@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -19,23 +20,13 @@ func TestSortJobsStable(t *testing.T) {
 			jobs[i] = Job{Name: fmt.Sprint("j", i), Submit: float64(rng.IntN(1 + trial%20)), GPUs: i}
 		}
 		if trial%10 == 0 {
-			slices.SortStableFunc(jobs, func(a, b Job) int { return cmpSubmit(a.Submit, b.Submit) })
+			slices.SortStableFunc(jobs, func(a, b Job) int { return cmp.Compare(a.Submit, b.Submit) })
 		}
 		want := slices.Clone(jobs)
-		slices.SortStableFunc(want, func(a, b Job) int { return cmpSubmit(a.Submit, b.Submit) })
+		slices.SortStableFunc(want, func(a, b Job) int { return cmp.Compare(a.Submit, b.Submit) })
 		sortJobs(jobs)
 		if !slices.Equal(jobs, want) {
 			t.Fatalf("trial %d (%d jobs): sortJobs differs from the stable sort", trial, n)
 		}
 	}
-}
-
-func cmpSubmit(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
