@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -48,5 +49,47 @@ func TestSimPhases(t *testing.T) {
 	}
 	if ph.Load != ph.Workload+ph.Profiles {
 		t.Errorf("load %v s is not workload %v + profiles %v", ph.Load, ph.Workload, ph.Profiles)
+	}
+}
+
+// TestSimLazyAdvance checks --lazy-advance: the built-in workload under
+// Tiresias (which reads no progress) gives the same jobs, events and
+// restarts as the default eager run and the same average JCT up to
+// floating-point rounding, under both straggler models; --json says
+// lazy_advance only when it was asked for, and the summary says so too.
+func TestSimLazyAdvance(t *testing.T) {
+	type res struct {
+		Finished int     `json:"finished"`
+		Events   int     `json:"events"`
+		Restarts int     `json:"restarts"`
+		AvgJCT   float64 `json:"avg_jct_s"`
+		Lazy     *bool   `json:"lazy_advance"`
+	}
+	for _, strag := range []string{"--stragglers=false", "--stragglers=true"} {
+		var runs [2]res
+		for i, args := range [][]string{{}, {"--lazy-advance"}} {
+			args = append([]string{"sim", "--quiet", "--json", "--policy", "tiresias", strag}, args...)
+			code, out, errOut := droverWithin(t, 20*time.Second, args...)
+			if code != 0 {
+				t.Fatalf("%v: exit %d: %s", args, code, errOut)
+			}
+			if err := json.Unmarshal([]byte(out), &runs[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		eager, lazy := runs[0], runs[1]
+		if eager.Lazy != nil || lazy.Lazy == nil || !*lazy.Lazy {
+			t.Errorf("%s: lazy_advance eager %v, lazy %v; want absent and true", strag, eager.Lazy, lazy.Lazy)
+		}
+		if eager.Finished != lazy.Finished || eager.Events != lazy.Events || eager.Restarts != lazy.Restarts || eager.Finished == 0 {
+			t.Errorf("%s: eager %+v, lazy %+v", strag, eager, lazy)
+		}
+		if d := math.Abs(eager.AvgJCT-lazy.AvgJCT) / eager.AvgJCT; !(d <= 1e-9) {
+			t.Errorf("%s: avg JCT eager %v, lazy %v (relative difference %g)", strag, eager.AvgJCT, lazy.AvgJCT, d)
+		}
+	}
+	code, out, errOut := droverWithin(t, 20*time.Second, "sim", "--quiet", "--policy", "tiresias", "--lazy-advance")
+	if code != 0 || !strings.Contains(out, "advance    lazy") {
+		t.Errorf("exit %d, summary without the lazy-advance line:\n%s%s", code, out, errOut)
 	}
 }
