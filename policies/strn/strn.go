@@ -108,10 +108,15 @@ type STRN struct {
 	free  []int
 	load  []env.Usage // per node: telemetry plus this call's placements
 	racks []int       // distinct rack indices, ascending
-	order []int       // scratch: candidate nodes
-	take  []int       // scratch: GPUs per node of a candidate set
-	cands []placed    // this job's candidate placements, best first
-	top   []int       // scratch of leastFirst
+	// rackNodes[i] lists the nodes of rack racks[i], ascending; allNodes
+	// is every node index. greedy walks one of them, where it filtered
+	// every node by rack once per rack (O(nodes x racks) per decision).
+	rackNodes [][]int
+	allNodes  []int
+	order     []int    // scratch: candidate nodes
+	take      []int    // scratch: GPUs per node of a candidate set
+	cands     []placed // this job's candidate placements, best first
+	top       []int    // scratch of leastFirst
 
 	memo     [4]riskMemo // risk's last answers, this decision point
 	memoNext int
@@ -308,13 +313,31 @@ func (s *STRN) Commit(v *env.View, j *env.Job, c policies.Candidate) {
 // s.racks with the cluster's racks.
 func (s *STRN) readLoads(v *env.View) {
 	s.load = policies.NodeLoads(v, s.load)
+	nodes := v.Cluster.Nodes
 	s.racks = s.racks[:0]
-	for _, nd := range v.Cluster.Nodes {
-		if !slices.Contains(s.racks, nd.Rack) {
-			s.racks = append(s.racks, nd.Rack)
-		}
+	for _, nd := range nodes {
+		s.racks = append(s.racks, nd.Rack)
 	}
 	slices.Sort(s.racks)
+	s.racks = slices.Compact(s.racks)
+	for i := range s.rackNodes {
+		s.rackNodes[i] = s.rackNodes[i][:0]
+	}
+	if len(s.rackNodes) < len(s.racks) {
+		s.rackNodes = append(s.rackNodes, make([][]int, len(s.racks)-len(s.rackNodes))...)
+	}
+	s.rackNodes = s.rackNodes[:len(s.racks)]
+	s.allNodes = s.allNodes[:0]
+	ri := 0
+	for n, nd := range nodes {
+		// Nodes usually come rack by rack: look next to the last rack
+		// before searching.
+		if s.racks[ri] != nd.Rack {
+			ri, _ = slices.BinarySearch(s.racks, nd.Rack)
+		}
+		s.rackNodes[ri] = append(s.rackNodes[ri], n)
+		s.allNodes = append(s.allNodes, n)
+	}
 }
 
 // Sensitivity returns j's sensitivity profile: probed once per job (and
@@ -577,11 +600,11 @@ func (s *STRN) place(c *env.Cluster, g int, sens Sensitivity) bool {
 	}
 	if len(s.cands) == 0 {
 		for ri := -1; ri < len(s.racks); ri++ {
-			rack := -1
-			if ri >= 0 {
-				rack = s.racks[ri]
+			nodes := s.allNodes
+			if ri >= 0 && s.racks[ri] >= 0 { // a negative rack index has always meant any rack here
+				nodes = s.rackNodes[ri]
 			}
-			if s.greedy(c, g, gpn, rack, sens) {
+			if s.greedy(c, g, gpn, nodes, sens) {
 				consider()
 			}
 			if ri == -1 && len(s.cands) == 0 {
@@ -653,15 +676,13 @@ func leastFirst(cands []placed, m int, top []int) ([]placed, []int) {
 	return append(cands[:0], sel...), top
 }
 
-// greedy builds a multi-node candidate in s.order and s.take from the
-// nodes of rack (any rack when rack < 0). It reports false when they lack
-// the room.
-func (s *STRN) greedy(c *env.Cluster, g, gpn, rack int, sens Sensitivity) bool {
+// greedy builds a multi-node candidate in s.order and s.take from nodes
+// (ascending indices: the whole cluster, or one rack's, from readLoads).
+// It reports false when they lack the room.
+func (s *STRN) greedy(c *env.Cluster, g, gpn int, nodes []int, sens Sensitivity) bool {
 	room := 0
-	for n, f := range s.free {
-		if rack < 0 || c.Nodes[n].Rack == rack {
-			room += f
-		}
+	for _, n := range nodes {
+		room += s.free[n]
 	}
 	if room < g {
 		return false
@@ -669,8 +690,9 @@ func (s *STRN) greedy(c *env.Cluster, g, gpn, rack int, sens Sensitivity) bool {
 	s.order, s.take = s.order[:0], s.take[:0]
 	for left := g; left > 0; {
 		pick, pickK, pickKey := -1, 0, math.Inf(1)
-		for n, f := range s.free {
-			if f == 0 || (rack >= 0 && c.Nodes[n].Rack != rack) || slices.Contains(s.order, n) {
+		for _, n := range nodes {
+			f := s.free[n]
+			if f == 0 || slices.Contains(s.order, n) {
 				continue
 			}
 			k := min(f, left)
