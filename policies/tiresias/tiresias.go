@@ -27,6 +27,9 @@ type Tiresias struct {
 	info  []jobInfo
 	epoch uint64 // stamps the jobs of the current View
 	free  []int  // free GPUs per node, reused between decisions
+	// Scratch, per decision: the jobs started and stopped, and both in
+	// the View's order.
+	start, stop, changed []int
 }
 
 type jobInfo struct {
@@ -40,6 +43,7 @@ type jobInfo struct {
 
 	alive uint64   // == epoch: active in the current View
 	job   *env.Job // when alive
+	pos   int      // when alive: the job's index in View.Active
 	want  []int    // the allocation chosen at this decision, when wanted == epoch
 	// wanted stamps want: the job runs at this decision.
 	wanted uint64
@@ -65,7 +69,7 @@ func (t *Tiresias) Schedule(v *env.View) ([]env.Decision, error) {
 	}
 	now := int64(v.Now)
 	t.epoch++
-	for _, j := range v.Active {
+	for i, j := range v.Active {
 		if j.ID < 0 {
 			return nil, fmt.Errorf("tiresias: job %d: negative ID", j.ID)
 		}
@@ -73,21 +77,23 @@ func (t *Tiresias) Schedule(v *env.View) ([]env.Decision, error) {
 			t.info = slices.Grow(t.info, j.ID+1-len(t.info))[:j.ID+1]
 		}
 		in := &t.info[j.ID]
-		in.alive, in.job = t.epoch, j
+		in.alive, in.job, in.pos = t.epoch, j, i
 	}
 	// Jobs gone from the View leave the queues and are forgotten (every
 	// known job is in exactly one queue).
 	t.q0 = t.keep(t.q0)
 	t.q1 = t.keep(t.q1)
-	for _, j := range v.Active {
-		if in := &t.info[j.ID]; !in.known {
-			*in = jobInfo{known: true, inQ0: true, alive: t.epoch, job: j}
-			t.q0 = append(t.q0, j.ID)
-		}
-	}
-	// Update queues.
+	// New jobs join queue 0 in arrival order; every job's attained
+	// service is brought to now, and a running job past the threshold
+	// moves to the back of queue 1. (One pass: a demotion only removes its
+	// own job from queue 0, so queue 0 keeps the order of the reference's
+	// separate passes.)
 	for _, j := range v.Active {
 		in := &t.info[j.ID]
+		if !in.known {
+			*in = jobInfo{known: true, inQ0: true, alive: t.epoch, job: j, pos: in.pos}
+			t.q0 = append(t.q0, j.ID)
+		}
 		tmp := now - in.lastCheck
 		in.lastCheck = now
 		if in.running {
@@ -103,12 +109,23 @@ func (t *Tiresias) Schedule(v *env.View) ([]env.Decision, error) {
 			in.pending += tmp
 		}
 	}
-	// Update statuses.
+	// Update statuses: walk queue 0 then queue 1, marking a job running
+	// while its GPUs fit in the cluster's count. The free GPUs per node
+	// are those of the jobs kept running: the View's free GPUs plus what
+	// the jobs stopped now hold, when the View has them (else counted
+	// from the nodes' GPUs).
 	gpus := v.Cluster.TotalGPUs()
-	t.free = slices.Grow(t.free[:0], len(v.Cluster.Nodes))[:len(v.Cluster.Nodes)]
-	for i, n := range v.Cluster.Nodes {
-		t.free[i] = n.GPUs
+	nodes := v.Cluster.Nodes
+	t.free = slices.Grow(t.free[:0], len(nodes))[:len(nodes)]
+	fromView := len(v.Free) == len(nodes)
+	if fromView {
+		copy(t.free, v.Free)
+	} else {
+		for i, n := range nodes {
+			t.free[i] = n.GPUs
+		}
 	}
+	t.start, t.stop = t.start[:0], t.stop[:0]
 	for _, q := range [2][]int{t.q0, t.q1} {
 		for _, id := range q {
 			in := &t.info[id]
@@ -116,30 +133,44 @@ func (t *Tiresias) Schedule(v *env.View) ([]env.Decision, error) {
 				in.running = true
 				gpus -= in.job.Spec.GPUs
 				in.want, in.wanted = in.job.Alloc, t.epoch
-				for _, n := range in.want {
-					t.free[n]--
+				if len(in.want) == 0 {
+					t.start = append(t.start, id)
+				} else if !fromView {
+					for _, n := range in.want {
+						t.free[n]--
+					}
 				}
 			} else {
 				in.running = false
+				if len(in.job.Alloc) > 0 {
+					t.stop = append(t.stop, id)
+					if fromView {
+						for _, n := range in.job.Alloc {
+							t.free[n]++
+						}
+					}
+				}
 			}
 		}
 	}
-	// Allocate the newly running jobs.
-	for _, q := range [2][]int{t.q0, t.q1} {
-		for _, id := range q {
-			if in := &t.info[id]; in.running && len(in.want) == 0 {
-				in.want = policies.PackMostFree(t.free, in.job.Spec.GPUs)
-			}
-		}
+	// Allocate the newly running jobs, in queue order.
+	for _, id := range t.start {
+		in := &t.info[id]
+		in.want = policies.PackMostFree(t.free, in.job.Spec.GPUs)
 	}
+	// The changes, in the View's order: the jobs stopped (no nodes) and
+	// the jobs started. A job kept running keeps its allocation.
+	t.changed = append(append(t.changed[:0], t.stop...), t.start...)
+	slices.SortFunc(t.changed, func(a, b int) int { return t.info[a].pos - t.info[b].pos })
 	var ds []env.Decision
-	for _, j := range v.Active {
+	for _, id := range t.changed {
+		in := &t.info[id]
 		var w []int
-		if in := &t.info[j.ID]; in.wanted == t.epoch {
+		if in.running {
 			w = in.want
 		}
-		if !slices.Equal(w, j.Alloc) {
-			ds = append(ds, env.Decision{Job: j.ID, Nodes: w})
+		if !slices.Equal(w, in.job.Alloc) {
+			ds = append(ds, env.Decision{Job: id, Nodes: w})
 		}
 	}
 	return ds, nil
