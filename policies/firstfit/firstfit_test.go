@@ -9,59 +9,13 @@ import (
 	"github.com/drover-sched/drover/env/envtest"
 )
 
-// chaos wraps a scheduler and, from its own random stream, sometimes does
-// not consult it, drops some of its decisions, or preempts a running job:
-// what a composed policy or a live cluster may do to first-fit's
-// incremental state.
-type chaos struct {
-	p env.Scheduler
-	r *rand.Rand
-}
-
-func (c *chaos) Schedule(v *env.View) ([]env.Decision, error) {
-	if c.r.Float64() < 0.1 {
-		return nil, nil
-	}
-	ds, err := c.p.Schedule(v)
-	if err != nil {
-		return nil, err
-	}
-	if len(ds) > 0 && c.r.Float64() < 0.15 {
-		k := c.r.IntN(len(ds))
-		ds = append(ds[:k], ds[k+1:]...)
-	}
-	if c.r.Float64() < 0.1 {
-		for _, j := range v.Active {
-			if j.State == env.Running {
-				ds = append(ds, env.Decision{Job: j.ID})
-				break
-			}
-		}
-	}
-	return ds, nil
-}
-
 // TestIncrementalMatchesScan replays random workloads on random clusters
 // under the incremental first-fit and the direct scan, both wrapped in the
 // same chaos, and wants the same event log and summary.
 func TestIncrementalMatchesScan(t *testing.T) {
 	profiles := envtest.Profiles(envtest.Flat{Step: 1, Sync: 0.2, Epochs: 10, PerEpoch: 0.1})
 	for seed := range uint64(60) {
-		r := rand.New(rand.NewPCG(seed, 9))
-		c := env.Cluster{IntraRackGbps: 100, CrossRackGbps: 40}
-		for i := range 1 + r.IntN(12) {
-			c.Nodes = append(c.Nodes, env.Node{Name: fmt.Sprint(i), GPUs: 1 + r.IntN(8), Speed: 1, NICGbps: 100, Rack: i / 4})
-		}
-		total := c.TotalGPUs()
-		var specs []env.JobSpec
-		for i := range 1 + r.IntN(200) {
-			g := 1 + r.IntN(min(total, 4))
-			if r.IntN(5) == 0 {
-				g = 1 + r.IntN(total)
-			}
-			specs = append(specs, env.JobSpec{Name: fmt.Sprint("j", i), Submit: float64(r.IntN(3000)), GPUs: g,
-				Duration: float64(1 + r.IntN(2000)), Model: envtest.FlatName})
-		}
+		c, specs := envtest.RandomScenario(rand.New(rand.NewPCG(seed, 9)))
 		interval := 0.0
 		if seed%3 == 2 {
 			interval = 60
@@ -74,7 +28,7 @@ func TestIncrementalMatchesScan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := &chaos{p: &FirstFit{naive: naive}, r: rand.New(rand.NewPCG(seed, 1))}
+			p := &envtest.Chaos{P: &FirstFit{naive: naive}, R: rand.New(rand.NewPCG(seed, 1)), Skip: 0.1, Drop: 0.15, Preempt: 0.1}
 			err = s.Run(p, nil)
 			return fmt.Sprint(err, "\n", env.LogString(s.Events(), s.Jobs())), s.Summary()
 		}

@@ -109,41 +109,6 @@ func (t *reference) Schedule(v *env.View) ([]env.Decision, error) {
 	return policies.Diff(v, want), nil
 }
 
-// chaos wraps a scheduler and, from its own random stream, sometimes
-// drops one of its decisions or preempts a running job (what a composed
-// policy or a live cluster may do), and with hideFree hides the View's
-// free GPUs (a View not made by the simulator).
-type chaos struct {
-	p        env.Scheduler
-	r        *rand.Rand
-	hideFree bool
-}
-
-func (c *chaos) Schedule(v *env.View) ([]env.Decision, error) {
-	if c.hideFree {
-		w := *v
-		w.Free = nil
-		v = &w
-	}
-	ds, err := c.p.Schedule(v)
-	if err != nil {
-		return nil, err
-	}
-	if len(ds) > 0 && c.r.Float64() < 0.1 {
-		k := c.r.IntN(len(ds))
-		ds = append(ds[:k], ds[k+1:]...)
-	}
-	if c.r.Float64() < 0.05 {
-		for _, j := range v.Active {
-			if j.State == env.Running {
-				ds = append(ds, env.Decision{Job: j.ID})
-				break
-			}
-		}
-	}
-	return ds, nil
-}
-
 // TestMatchesReference replays random workloads on random clusters (a
 // low threshold, so that jobs are demoted) under the reference and under
 // Schedule, with and without the View's free GPUs, all in the same chaos,
@@ -152,20 +117,7 @@ func TestMatchesReference(t *testing.T) {
 	profiles := envtest.Profiles(envtest.Flat{Step: 1, Sync: 0.2, Epochs: 10, PerEpoch: 0.1})
 	for seed := range uint64(60) {
 		r := rand.New(rand.NewPCG(seed, 11))
-		c := env.Cluster{IntraRackGbps: 100, CrossRackGbps: 40}
-		for i := range 1 + r.IntN(12) {
-			c.Nodes = append(c.Nodes, env.Node{Name: fmt.Sprint(i), GPUs: 1 + r.IntN(8), Speed: 1, NICGbps: 100, Rack: i / 4})
-		}
-		total := c.TotalGPUs()
-		var specs []env.JobSpec
-		for i := range 1 + r.IntN(200) {
-			g := 1 + r.IntN(min(total, 4))
-			if r.IntN(5) == 0 {
-				g = 1 + r.IntN(total)
-			}
-			specs = append(specs, env.JobSpec{Name: fmt.Sprint("j", i), Submit: float64(r.IntN(3000)), GPUs: g,
-				Duration: float64(1 + r.IntN(2000)), Model: envtest.FlatName})
-		}
+		c, specs := envtest.RandomScenario(r)
 		interval := 0.0
 		if seed%3 == 2 {
 			interval = 60
@@ -177,7 +129,7 @@ func TestMatchesReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = s.Run(&chaos{p: p, r: rand.New(rand.NewPCG(seed, 1)), hideFree: hideFree}, nil)
+			err = s.Run(&envtest.Chaos{P: p, R: rand.New(rand.NewPCG(seed, 1)), Drop: 0.1, Preempt: 0.05, HideFree: hideFree}, nil)
 			return fmt.Sprint(err, "\n", env.LogString(s.Events(), s.Jobs())), s.Summary()
 		}
 		logRef, sumRef := run(&reference{threshold: threshold, known: map[int]*refInfo{}}, false)
