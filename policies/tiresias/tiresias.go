@@ -44,9 +44,7 @@ type jobInfo struct {
 	alive uint64   // == epoch: active in the current View
 	job   *env.Job // when alive
 	pos   int      // when alive: the job's index in View.Active
-	want  []int    // the allocation chosen at this decision, when wanted == epoch
-	// wanted stamps want: the job runs at this decision.
-	wanted uint64
+	want  []int    // the nodes packed for it when it last started
 }
 
 var _ policies.Policy = (*Tiresias)(nil)
@@ -132,11 +130,10 @@ func (t *Tiresias) Schedule(v *env.View) ([]env.Decision, error) {
 			if in.job.Spec.GPUs <= gpus {
 				in.running = true
 				gpus -= in.job.Spec.GPUs
-				in.want, in.wanted = in.job.Alloc, t.epoch
-				if len(in.want) == 0 {
+				if len(in.job.Alloc) == 0 {
 					t.start = append(t.start, id)
 				} else if !fromView {
-					for _, n := range in.want {
+					for _, n := range in.job.Alloc {
 						t.free[n]--
 					}
 				}
@@ -159,7 +156,8 @@ func (t *Tiresias) Schedule(v *env.View) ([]env.Decision, error) {
 		in.want = policies.PackMostFree(t.free, in.job.Spec.GPUs)
 	}
 	// The changes, in the View's order: the jobs stopped (no nodes) and
-	// the jobs started. A job kept running keeps its allocation.
+	// the jobs started (the nodes just packed). A job kept running keeps
+	// its allocation.
 	t.changed = append(append(t.changed[:0], t.stop...), t.start...)
 	slices.SortFunc(t.changed, func(a, b int) int { return t.info[a].pos - t.info[b].pos })
 	var ds []env.Decision
