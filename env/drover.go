@@ -30,7 +30,18 @@ type Drover struct {
 	occ     []occupancy // per node, with Workers
 	up      uplinks     // cross-rack traffic, with Workers
 	cluster *Cluster    // the cluster placed on, with Workers
+
+	// slab is where Admit takes the jobs' states from, a chunk at a time.
+	slab []droverJob
+	// spare holds, by worker count, the per-worker states of finished
+	// jobs (with Workers), for the next placements to reuse: only the
+	// running jobs hold one, so a large workload's memory follows the
+	// running jobs and not every job it admits.
+	spare [][]*workerState
 }
+
+// slabJobs is the number of job states Admit allocates at once.
+const slabJobs = 256
 
 var _ Model = (*Drover)(nil)
 var _ Oracle = (*Drover)(nil)
@@ -79,19 +90,11 @@ func (m *Drover) Admit(j *Job, meta *Meta) error {
 		b = max(p.InitBatchSize(), p.MinLocalBsz()*j.Spec.GPUs)
 	}
 	b = min(b, max(p.MaxBatchSize(), p.MinLocalBsz()*j.Spec.GPUs))
-	var s *droverJob
-	if m.Workers != nil {
-		// One allocation for the job and its per-worker state, which
-		// every refresh reads together.
-		both := &struct {
-			droverJob
-			w workerState
-		}{}
-		s = &both.droverJob
-		s.w = &both.w
-	} else {
-		s = &droverJob{}
+	if len(m.slab) == 0 {
+		m.slab = make([]droverJob, slabJobs)
 	}
+	s := &m.slab[0]
+	m.slab = m.slab[1:]
 	s.prof, s.batch, s.restart = p, b, meta.RestartDelay
 	s.ref = iterTime(p, Packed(j.Spec.GPUs, m.gpusPerNode()), b, 1)
 	if !(s.ref > 0) || math.IsInf(s.ref, 0) {
@@ -104,15 +107,66 @@ func (m *Drover) Admit(j *Job, meta *Meta) error {
 	}
 	if m.Workers != nil {
 		m.Workers.defaults()
-		s.w.netSrc.Seed(m.Workers.Seed^0x6e6f697365, uint64(j.ID))
-		s.w.net = rand.New(&s.w.netSrc)
-		if m.Workers.STRET {
-			s.w.stret = &stretState{curve: newCurve(p, b)}
-		}
 	}
 	j.m = s
 	return nil
 }
+
+// workerState returns the per-worker state of s, the state of job j with w
+// workers, set up at its first placement: a finished job's for w workers
+// when there is one, else a new one. Its network noise starts from the
+// job's seed, as if drawn from nothing before.
+func (m *Drover) workerState(j *Job, s *droverJob, w int) *workerState {
+	if s.w != nil {
+		return s.w
+	}
+	var ws *workerState
+	if w < len(m.spare) && len(m.spare[w]) > 0 {
+		k := len(m.spare[w]) - 1
+		ws, m.spare[w][k] = m.spare[w][k], nil
+		m.spare[w] = m.spare[w][:k]
+	} else {
+		ws = &workerState{}
+		ws.net = rand.New(&ws.netSrc)
+	}
+	ws.netSrc.Seed(m.Workers.Seed^0x6e6f697365, uint64(j.ID))
+	if m.Workers.STRET {
+		ws.stret = &stretState{curve: newCurve(s.prof, s.batch)}
+	}
+	s.w = ws
+	return ws
+}
+
+// retire implements retirer: j's per-worker state goes to the spares, for
+// a later placement of as many workers, keeping its buffers and its jitter
+// process (reset, not rebuilt, when that can be) but nothing of j's.
+func (m *Drover) retire(j *Job) {
+	if m.Workers == nil {
+		return
+	}
+	s := j.m.(*droverJob)
+	ws := s.w
+	if ws == nil {
+		return
+	}
+	s.w = nil
+	w := ws.jitSize
+	if ws.jit == nil {
+		w = len(ws.m)
+	}
+	ws.spareJit, ws.jitSize = ws.jitSize, 0
+	ws.stret, ws.replace, ws.shares = nil, nil, nil
+	if w < 1 || w > maxSpareWorkers {
+		return
+	}
+	if len(m.spare) <= w {
+		m.spare = append(m.spare, make([][]*workerState, w+1-len(m.spare))...)
+	}
+	m.spare[w] = append(m.spare[w], ws)
+}
+
+// maxSpareWorkers is the largest worker count whose states retire keeps.
+const maxSpareWorkers = 1024
 
 // Packed returns the placement (GPUs per node) of r GPUs on as few nodes
 // of g GPUs as possible: full nodes, then the remainder.
@@ -184,8 +238,8 @@ func (m *Drover) Place(j *Job, c *Cluster) {
 	}
 	m.cluster = c
 	m.up.size(c)
-	ws := s.w
 	w := len(j.Alloc)
+	ws := m.workerState(j, s, w)
 	ws.compute, ws.sync = split(s.prof, j.Placement(), s.batch)
 	ws.nodes = distinct(j.Alloc, ws.nodes)
 	if m.Workers.Reference != nil {
@@ -201,8 +255,16 @@ func (m *Drover) Place(j *Job, c *Cluster) {
 	if m.Workers.NewJitter != nil && ws.jitSize != w {
 		// A job's jitter process lives as long as its worker count: an
 		// elastic policy that resizes the job starts a new one.
-		ws.jit = m.Workers.NewJitter(w, rand.NewPCG(m.Workers.Seed, uint64(j.ID)<<8|uint64(w&0xff)))
-		ws.jitSize = w
+		seed, stream := m.Workers.Seed, uint64(j.ID)<<8|uint64(w&0xff)
+		if r, ok := ws.jit.(interface{ Reset(rand.Source) }); ok && ws.spareJit == w {
+			// A finished job's process of as many workers, drawn anew
+			// (the same draws as a new one).
+			ws.jitSrc.Seed(seed, stream)
+			r.Reset(&ws.jitSrc)
+		} else {
+			ws.jit = m.Workers.NewJitter(w, rand.NewPCG(seed, stream))
+		}
+		ws.jitSize, ws.spareJit = w, 0
 	}
 	ws.hops = ringHops(j, ws.nodes, c, ws.hops)
 	m.placeMitigation(j, ws)

@@ -66,3 +66,11 @@ type Prober interface {
 	// Probe returns j's mean iteration seconds in the probe setting.
 	Probe(j *Job, placement []int, load Usage, jitter bool) float64
 }
+
+// retirer is implemented by models that can free a job's per-run state
+// once it has finished (the simulator calls retire after the job's
+// release, and asks the model nothing about it but Advance's and
+// Remaining's answers, FinalMetric and the Oracle's afterwards).
+type retirer interface {
+	retire(j *Job)
+}

@@ -136,6 +136,7 @@ type Sim struct {
 	cfg     Config
 	model   Model
 	dynamic Dynamic // the model, when it is Dynamic with a positive period
+	retirer retirer // the model, when it frees finished jobs' state
 	period  float64
 	nextDyn float64 // the next refresh time
 	jobs    []Job
@@ -227,6 +228,7 @@ func New(cfg Config, specs []JobSpec) (*Sim, error) {
 		s.free[i] = n.GPUs
 	}
 	s.view = View{Cluster: &s.cfg.Cluster, Free: s.free, Model: s.model}
+	s.retirer, _ = s.model.(retirer)
 	if d, ok := s.model.(Dynamic); ok && d.Period() > 0 {
 		s.dynamic, s.period, s.nextDyn = d, d.Period(), d.Period()
 	}
@@ -464,6 +466,9 @@ func (s *Sim) finish(j *Job, at float64) {
 	j.Progress = 1
 	s.release(j)
 	j.State = Done
+	if s.retirer != nil {
+		s.retirer.retire(j)
+	}
 	s.done++
 	s.finished = append(s.finished, j.ID)
 	s.chJobs = append(s.chJobs, j)

@@ -524,30 +524,32 @@ func (m *Drover) background(node int, now float64) Usage {
 
 // workerState is a job's per-worker model state.
 type workerState struct {
-	jit     Jitter
-	jitSize int         // workers of jit
-	compute float64     // uncontended per-GPU compute seconds per iteration
-	sync    float64     // measured all-reduce seconds on the placement
-	duty    float64     // share of time the job's NIC flows are active
-	sens    Sensitivity // the job's model's, looked up at placement
-	c       [][]float64
-	m       []float64
-	q       []float64 // per worker: the queueing part of m (burst noise scale)
-	slow    []float64
-	scratch []float64
-	sorted  []float64     // scratch for medians
-	net     *rand.Rand    // network burst noise
-	netSrc  rand.PCG      // its source
-	shares  []float64     // STRET: tuned local batch share x workers (1 = even)
-	nodes   []int         // distinct nodes, for occupancy
-	hops    []rackHop     // per worker: its ring hop's racks
-	psSlow  []float64     // per PS shard: its server's slowdown (scratch)
-	nz      [][]float64   // per sample and worker: the network noise in c
-	ef      []float64     // PS: per worker, the straggler-free exchange
-	ft      []float64     // PS: scratch for the straggler-free times
-	amp     []float64     // per worker: the network noise's scale
-	stret   *stretState   // with Workers.STRET
-	replace *replaceState // with Workers.Replace
+	jit      Jitter
+	jitSize  int         // workers of jit
+	spareJit int         // workers of jit when it is a finished job's (0: none)
+	jitSrc   rand.PCG    // the source of a reused jit
+	compute  float64     // uncontended per-GPU compute seconds per iteration
+	sync     float64     // measured all-reduce seconds on the placement
+	duty     float64     // share of time the job's NIC flows are active
+	sens     Sensitivity // the job's model's, looked up at placement
+	c        [][]float64
+	m        []float64
+	q        []float64 // per worker: the queueing part of m (burst noise scale)
+	slow     []float64
+	scratch  []float64
+	sorted   []float64     // scratch for medians
+	net      *rand.Rand    // network burst noise
+	netSrc   rand.PCG      // its source
+	shares   []float64     // STRET: tuned local batch share x workers (1 = even)
+	nodes    []int         // distinct nodes, for occupancy
+	hops     []rackHop     // per worker: its ring hop's racks
+	psSlow   []float64     // per PS shard: its server's slowdown (scratch)
+	nz       [][]float64   // per sample and worker: the network noise in c
+	ef       []float64     // PS: per worker, the straggler-free exchange
+	ft       []float64     // PS: scratch for the straggler-free times
+	amp      []float64     // per worker: the network noise's scale
+	stret    *stretState   // with Workers.STRET
+	replace  *replaceState // with Workers.Replace
 }
 
 func overload(u, theta float64) float64 {
