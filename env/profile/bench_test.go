@@ -98,7 +98,7 @@ func BenchmarkLoadAll(b *testing.B) {
 }
 
 // BenchmarkReadTable decodes imagenet's placements.csv through
-// encoding/csv and through readTable's fast path for plain files.
+// encoding/csv and through csvRows's fast path for plain files.
 //
 //	go test ./env/profile -run '^$' -bench ReadTable -count 6 | tee new.txt; benchstat new.txt
 func BenchmarkReadTable(b *testing.B) {
@@ -109,13 +109,14 @@ func BenchmarkReadTable(b *testing.B) {
 	text := string(data)
 	for _, path := range []struct {
 		name string
-		read func(string, []string) (*table, error)
-	}{{"csv", readTableCSV}, {"plain", readTable}} {
+		rows func(string, []string, func(int, []string) error) error
+	}{{"csv", tableRows}, {"plain", plainRows}} {
 		b.Run("path="+path.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(data)))
+			n := 0
 			for b.Loop() {
-				if _, err := path.read(text, nil); err != nil {
+				if err := path.rows(text, placementCols, func(int, []string) error { n++; return nil }); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -87,28 +87,54 @@ func (t *table) nrows() int { return len(t.lines) }
 // cell returns row i's cell in column c, without surrounding space.
 func (t *table) cell(i, c int) string { return strings.TrimSpace(t.cells[i*t.ncol+c]) }
 
-// readTable decodes data as CSV with a header naming at least the columns
-// want. Plain files (no quotes, no carriage returns, as the traces are)
-// take a fast path that splits lines and commas itself; anything else, or
-// anything the fast path would have to refuse, goes through encoding/csv,
-// so the two agree on every input (FuzzReadTable checks) and errors come
-// from encoding/csv.
-func readTable(data string, want []string) (*table, error) {
-	if t := readTablePlain(data); t != nil {
-		return t, checkColumns(t, want)
+// csvRows decodes data as CSV with a header naming at least the columns
+// want, and calls row with every data row's line number and its cells in
+// want's columns (in want's order, without surrounding space; row must not
+// keep the slice). Plain files (no quotes, no carriage returns and the
+// header's number of fields on every non-empty line, as the traces are)
+// take a fast path that splits lines and commas itself and allocates
+// nothing per row; anything else goes through encoding/csv, so the two
+// agree on every input (FuzzCSVRows checks) and errors come from
+// encoding/csv.
+func csvRows(data string, want []string, row func(line int, cells []string) error) error {
+	if plainShape(data) {
+		return plainRows(data, want, row)
 	}
-	return readTableCSV(data, want)
+	return tableRows(data, want, row)
 }
 
-// readTablePlain is readTable's fast path: nil unless data has no quote or
+// plainShape reports whether data takes csvRows's fast path: no quote or
 // carriage return, a header, and the header's number of fields on every
 // non-empty line (encoding/csv skips empty lines).
-func readTablePlain(s string) *table {
+func plainShape(s string) bool {
 	if strings.IndexByte(s, '"') >= 0 || strings.IndexByte(s, '\r') >= 0 {
-		return nil
+		return false
 	}
-	// Every cell is a substring of s.
-	t := &table{ncol: -1}
+	ncol := -1
+	for len(s) > 0 {
+		var l string
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			l, s = s[:i], s[i+1:]
+		} else {
+			l, s = s, ""
+		}
+		if l == "" {
+			continue
+		}
+		n := strings.Count(l, ",") + 1
+		if ncol < 0 {
+			ncol = n
+		} else if n != ncol {
+			return false
+		}
+	}
+	return ncol >= 0
+}
+
+// plainRows is csvRows's fast path, for data that plainShape accepts.
+func plainRows(s string, want []string, row func(line int, cells []string) error) error {
+	var fields, cells []string
+	var idx []int
 	line := 0
 	for len(s) > 0 {
 		line++
@@ -121,37 +147,67 @@ func readTablePlain(s string) *table {
 		if l == "" {
 			continue
 		}
-		n := strings.Count(l, ",") + 1
-		if t.ncol < 0 {
-			t.ncol = n
-			t.cols = make(map[string]int, n)
-			for i := 0; i < n; i++ {
-				f, rest, _ := strings.Cut(l, ",")
-				t.cols[strings.TrimSpace(f)] = i
-				l = rest
+		if fields == nil { // the header
+			fields = make([]string, strings.Count(l, ",")+1)
+			split(l, fields)
+			// A repeated name means its last column, as a map from
+			// name to column would.
+			idx = make([]int, len(want))
+			for k, w := range want {
+				idx[k] = -1
+				for c, f := range fields {
+					if strings.TrimSpace(f) == w {
+						idx[k] = c
+					}
+				}
+				if idx[k] < 0 {
+					return missingColumn(w)
+				}
 			}
-			if t.cells == nil {
-				rows := strings.Count(s, "\n") + 1
-				t.cells = make([]string, 0, rows*n)
-				t.lines = make([]int, 0, rows)
-			}
+			cells = make([]string, len(want))
 			continue
 		}
-		if n != t.ncol {
-			return nil
+		split(l, fields)
+		for k, c := range idx {
+			cells[k] = strings.TrimSpace(fields[c])
 		}
-		for i := 0; i < n-1; i++ {
-			f, rest, _ := strings.Cut(l, ",")
-			t.cells = append(t.cells, f)
-			l = rest
+		if err := row(line, cells); err != nil {
+			return err
 		}
-		t.cells = append(t.cells, l)
-		t.lines = append(t.lines, line)
 	}
-	if t.ncol < 0 {
-		return nil
+	return nil
+}
+
+// split cuts l at its commas into fields, which has room for exactly
+// every field.
+func split(l string, fields []string) {
+	for i := range len(fields) - 1 {
+		fields[i], l, _ = strings.Cut(l, ",")
 	}
-	return t
+	fields[len(fields)-1] = l
+}
+
+// tableRows is csvRows through encoding/csv.
+func tableRows(data string, want []string, row func(line int, cells []string) error) error {
+	t, err := readTableCSV(data, want)
+	if err != nil {
+		return err
+	}
+	cells := make([]string, len(want))
+	for i := range t.nrows() {
+		for k, w := range want {
+			cells[k] = t.cell(i, t.cols[w])
+		}
+		if err := row(t.lines[i], cells); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// missingColumn is the error for a header that lacks column w.
+func missingColumn(w string) error {
+	return &ParseError{Line: 1, Field: w, Err: errors.New("missing column")}
 }
 
 // checkColumns returns a ParseError naming the first of want that t's
@@ -159,7 +215,7 @@ func readTablePlain(s string) *table {
 func checkColumns(t *table, want []string) error {
 	for _, w := range want {
 		if _, ok := t.cols[w]; !ok {
-			return &ParseError{Line: 1, Field: w, Err: errors.New("missing column")}
+			return missingColumn(w)
 		}
 	}
 	return nil
@@ -203,23 +259,24 @@ func readTableCSV(data string, want []string) (*table, error) {
 	return t, nil
 }
 
-func (t *table) float(i int, col string, check func(float64) error) (float64, error) {
-	s := t.cell(i, t.cols[col])
+// cellFloat parses cell s of column col on line as a float that check
+// accepts.
+func cellFloat(line int, col, s string, check func(float64) error) (float64, error) {
 	v, err := parseFloat(s)
 	if err != nil {
-		return 0, &ParseError{Line: t.lines[i], Field: col, Err: fmt.Errorf("%w: %q", errNotNumber, s)}
+		return 0, &ParseError{Line: line, Field: col, Err: fmt.Errorf("%w: %q", errNotNumber, s)}
 	}
 	if err := check(v); err != nil {
-		return 0, &ParseError{Line: t.lines[i], Field: col, Err: err}
+		return 0, &ParseError{Line: line, Field: col, Err: err}
 	}
 	return v, nil
 }
 
-func (t *table) posInt(i int, col string) (int, error) {
-	s := t.cell(i, t.cols[col])
+// cellPosInt parses cell s of column col on line as a positive integer.
+func cellPosInt(line int, col, s string) (int, error) {
 	v, err := strconv.Atoi(s)
 	if err != nil || v <= 0 {
-		return 0, &ParseError{Line: t.lines[i], Field: col, Err: fmt.Errorf("%w: %q", errNotInt, s)}
+		return 0, &ParseError{Line: line, Field: col, Err: fmt.Errorf("%w: %q", errNotInt, s)}
 	}
 	return v, nil
 }
@@ -241,32 +298,52 @@ func finite(v float64) error {
 // ParsePlacements decodes the contents of a placements.csv file (columns
 // placement, local_bsz, step_time, sync_time, located by header name).
 // Errors are *ParseError values naming line and field.
-func ParsePlacements(data []byte) ([]PlacementRow, error) { return parsePlacements(string(data)) }
+func ParsePlacements(data []byte) ([]PlacementRow, error) { return parsePlacements(string(data), nil) }
 
-// parsePlacements is ParsePlacements on a string, which the rows' strings may
-// share.
-func parsePlacements(data string) ([]PlacementRow, error) {
-	t, err := readTable(data, []string{"placement", "local_bsz", "step_time", "sync_time"})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]PlacementRow, 0, t.nrows())
-	for i := range t.nrows() {
+var (
+	placementCols   = []string{"placement", "local_bsz", "step_time", "sync_time"}
+	scalabilityCols = []string{"num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time"}
+	validationCols  = []string{"progress", "iteration", "metric", "grad_sqr", "grad_var"}
+)
+
+// rowsHint is the number of rows data can hold at most (its lines), as a
+// capacity for the decoded rows.
+func rowsHint(data string) int { return strings.Count(data, "\n") + 1 }
+
+// parsePlacements is ParsePlacements on a string. With intern nil the rows'
+// placement strings share data; otherwise they are copies, one per
+// distinct placement, kept in intern, so data may be reused.
+func parsePlacements(data string, intern map[string]string) ([]PlacementRow, error) {
+	out := make([]PlacementRow, 0, rowsHint(data))
+	err := csvRows(data, placementCols, func(line int, c []string) error {
 		var r PlacementRow
-		r.Placement = t.cell(i, t.cols["placement"])
+		var err error
+		r.Placement = c[0]
 		if r.Placement == "" || strings.Trim(r.Placement, "123456789") != "" {
-			return nil, &ParseError{Line: t.lines[i], Field: "placement", Err: fmt.Errorf("%w: %q", errPlacement, r.Placement)}
+			return &ParseError{Line: line, Field: "placement", Err: fmt.Errorf("%w: %q", errPlacement, r.Placement)}
 		}
-		if r.LocalBsz, err = t.posInt(i, "local_bsz"); err != nil {
-			return nil, err
+		if intern != nil {
+			p, ok := intern[r.Placement]
+			if !ok {
+				p = strings.Clone(r.Placement)
+				intern[p] = p
+			}
+			r.Placement = p
 		}
-		if r.StepTime, err = t.float(i, "step_time", nonNegative); err != nil {
-			return nil, err
+		if r.LocalBsz, err = cellPosInt(line, "local_bsz", c[1]); err != nil {
+			return err
 		}
-		if r.SyncTime, err = t.float(i, "sync_time", nonNegative); err != nil {
-			return nil, err
+		if r.StepTime, err = cellFloat(line, "step_time", c[2], nonNegative); err != nil {
+			return err
+		}
+		if r.SyncTime, err = cellFloat(line, "sync_time", c[3], nonNegative); err != nil {
+			return err
 		}
 		out = append(out, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -275,32 +352,33 @@ func parsePlacements(data string) ([]PlacementRow, error) {
 // num_nodes, num_replicas, local_bsz, step_time, sync_time).
 func ParseScalability(data []byte) ([]ScalabilityRow, error) { return parseScalability(string(data)) }
 
-// parseScalability is ParseScalability on a string, which the rows' strings may
-// share.
+// parseScalability is ParseScalability on a string; the rows keep nothing
+// of it.
 func parseScalability(data string) ([]ScalabilityRow, error) {
-	t, err := readTable(data, []string{"num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time"})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ScalabilityRow, 0, t.nrows())
-	for i := range t.nrows() {
+	out := make([]ScalabilityRow, 0, rowsHint(data))
+	err := csvRows(data, scalabilityCols, func(line int, c []string) error {
 		var r ScalabilityRow
-		if r.NumNodes, err = t.posInt(i, "num_nodes"); err != nil {
-			return nil, err
+		var err error
+		if r.NumNodes, err = cellPosInt(line, "num_nodes", c[0]); err != nil {
+			return err
 		}
-		if r.NumReplicas, err = t.posInt(i, "num_replicas"); err != nil {
-			return nil, err
+		if r.NumReplicas, err = cellPosInt(line, "num_replicas", c[1]); err != nil {
+			return err
 		}
-		if r.LocalBsz, err = t.posInt(i, "local_bsz"); err != nil {
-			return nil, err
+		if r.LocalBsz, err = cellPosInt(line, "local_bsz", c[2]); err != nil {
+			return err
 		}
-		if r.StepTime, err = t.float(i, "step_time", nonNegative); err != nil {
-			return nil, err
+		if r.StepTime, err = cellFloat(line, "step_time", c[3], nonNegative); err != nil {
+			return err
 		}
-		if r.SyncTime, err = t.float(i, "sync_time", nonNegative); err != nil {
-			return nil, err
+		if r.SyncTime, err = cellFloat(line, "sync_time", c[4], nonNegative); err != nil {
+			return err
 		}
 		out = append(out, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -310,32 +388,33 @@ func parseScalability(data string) ([]ScalabilityRow, error) {
 // epoch.
 func ParseValidation(data []byte) ([]ValidationRow, error) { return parseValidation(string(data)) }
 
-// parseValidation is ParseValidation on a string, which the rows' strings may
-// share.
+// parseValidation is ParseValidation on a string; the rows keep nothing of
+// it.
 func parseValidation(data string) ([]ValidationRow, error) {
-	t, err := readTable(data, []string{"progress", "iteration", "metric", "grad_sqr", "grad_var"})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ValidationRow, 0, t.nrows())
-	for i := range t.nrows() {
+	out := make([]ValidationRow, 0, rowsHint(data))
+	err := csvRows(data, validationCols, func(line int, c []string) error {
 		var r ValidationRow
-		if r.Progress, err = t.float(i, "progress", nonNegative); err != nil {
-			return nil, err
+		var err error
+		if r.Progress, err = cellFloat(line, "progress", c[0], nonNegative); err != nil {
+			return err
 		}
-		if r.Iteration, err = t.float(i, "iteration", nonNegative); err != nil {
-			return nil, err
+		if r.Iteration, err = cellFloat(line, "iteration", c[1], nonNegative); err != nil {
+			return err
 		}
-		if r.Metric, err = t.float(i, "metric", finite); err != nil {
-			return nil, err
+		if r.Metric, err = cellFloat(line, "metric", c[2], finite); err != nil {
+			return err
 		}
-		if r.GradSqr, err = t.float(i, "grad_sqr", finite); err != nil {
-			return nil, err
+		if r.GradSqr, err = cellFloat(line, "grad_sqr", c[3], finite); err != nil {
+			return err
 		}
-		if r.GradVar, err = t.float(i, "grad_var", finite); err != nil {
-			return nil, err
+		if r.GradVar, err = cellFloat(line, "grad_var", c[4], finite); err != nil {
+			return err
 		}
 		out = append(out, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

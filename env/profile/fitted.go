@@ -236,7 +236,7 @@ type perfRow struct {
 
 func perfRows(m *Measured) []perfRow {
 	var rows []perfRow
-	for _, r := range m.placements {
+	for r := range m.filePlacements() {
 		rows = append(rows, perfRow{len(r.Placement), digitSum(r.Placement), float64(r.LocalBsz), r.StepTime, r.SyncTime})
 	}
 	for _, r := range m.scalability {

@@ -3,6 +3,8 @@ package profile
 import (
 	"cmp"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -14,8 +16,19 @@ func TestByPlacementNaive(t *testing.T) {
 	ms := loadAll(t)
 	for _, name := range slices.Sorted(maps.Keys(ms)) {
 		m := ms[name]
+		data, err := os.ReadFile(filepath.Join(tracesDir(t), name, "placements.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		file, err := ParsePlacements(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := slices.Collect(m.filePlacements()); !slices.Equal(got, file) {
+			t.Errorf("%s: rows in file order differ from placements.csv", name)
+		}
 		want := map[string][]PlacementRow{}
-		for _, r := range m.placements {
+		for _, r := range file {
 			want[r.Placement] = append(want[r.Placement], r)
 		}
 		for _, rows := range want {

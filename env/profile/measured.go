@@ -3,10 +3,13 @@ package profile
 import (
 	"cmp"
 	"fmt"
+	"io"
+	"iter"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,7 +32,11 @@ type Measured struct {
 	maxLocalBsz   int
 	maxEpochs     int
 
+	// placements are the rows of placements.csv sorted by (placement,
+	// local_bsz), stably; fileOrder[i] is the index in placements of the
+	// file's row i.
 	placements  []PlacementRow
+	fileOrder   []int32
 	scalability []ScalabilityRow
 	// byPlacement maps a placement id to its rows sorted by local_bsz.
 	byPlacement map[string][]PlacementRow
@@ -60,10 +67,62 @@ var _ Profile = (*Measured)(nil)
 // scalability.csv and validation-<bsz>.csv files); the model name is the
 // base name of dir. Pollux's per-model overrides (max epochs, yolov3's max
 // local batch size) are applied by name.
-func Load(dir string) (*Measured, error) {
+func Load(dir string) (*Measured, error) { return new(loader).load(dir) }
+
+// loader reads profile files through one buffer, reused from file to file
+// and model to model: a start-up on this kind of machine pays for every
+// fresh page it touches, and the decoded rows keep nothing of the files
+// (placement strings are copied once each, in intern).
+type loader struct {
+	buf    []byte
+	intern map[string]string
+}
+
+// read returns the contents of path, valid until the next read.
+func (l *loader) read(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	size := 0
+	if fi, err := f.Stat(); err == nil && fi.Size() < math.MaxInt32 {
+		size = int(fi.Size())
+	}
+	b := l.buf[:0]
+	if cap(b) < size+1 {
+		// Room for the largest measured file (ncf's placements.csv,
+		// 83 KB) at once: pages never written cost nothing.
+		b = make([]byte, 0, max(size+512, 2*cap(b), 128<<10))
+	}
+	for {
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+		if len(b) == cap(b) { // the file grew since Stat
+			b = slices.Grow(b, 4096)
+		}
+	}
+	l.buf = b
+	if len(b) == 0 {
+		return "", nil
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b)), nil
+}
+
+// load is Load through l.
+func (l *loader) load(dir string) (*Measured, error) {
 	name := filepath.Base(filepath.Clean(dir))
+	if l.intern == nil {
+		l.intern = make(map[string]string)
+	}
 	read := func(file string) (string, error) {
-		b, err := readFileString(filepath.Join(dir, file))
+		b, err := l.read(filepath.Join(dir, file))
 		if err != nil {
 			return "", fmt.Errorf("load profile %s: %w", name, err)
 		}
@@ -79,7 +138,7 @@ func Load(dir string) (*Measured, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl, err := parsePlacements(b)
+	pl, err := parsePlacements(b, l.intern)
 	if err != nil {
 		return nil, named("placements.csv", err)
 	}
@@ -113,16 +172,6 @@ func Load(dir string) (*Measured, error) {
 	return newMeasured(name, pl, sc, val)
 }
 
-// readFileString is os.ReadFile into a string, without the copy that
-// converting the bytes would take: nothing else holds or writes them.
-func readFileString(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil || len(b) == 0 {
-		return "", err
-	}
-	return unsafe.String(unsafe.SliceData(b), len(b)), nil
-}
-
 // LoadAll loads every model directory under root (e.g. .../pollux_apps),
 // keyed by model name.
 func LoadAll(root string) (map[string]*Measured, error) {
@@ -131,17 +180,49 @@ func LoadAll(root string) (map[string]*Measured, error) {
 		return nil, fmt.Errorf("load profiles: %w", err)
 	}
 	out := make(map[string]*Measured)
+	var l loader
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
 		}
-		m, err := Load(filepath.Join(root, e.Name()))
+		m, err := l.load(filepath.Join(root, e.Name()))
 		if err != nil {
 			return nil, err
 		}
 		out[m.Name()] = m
 	}
 	return out, nil
+}
+
+// byPlacementBsz sorts placement rows by (placement, local_bsz), moving a
+// permutation with them.
+type byPlacementBsz struct {
+	rows []PlacementRow
+	perm []int32
+}
+
+func (s byPlacementBsz) Len() int { return len(s.rows) }
+func (s byPlacementBsz) Less(i, j int) bool {
+	a, b := &s.rows[i], &s.rows[j]
+	if a.Placement != b.Placement {
+		return a.Placement < b.Placement
+	}
+	return a.LocalBsz < b.LocalBsz
+}
+func (s byPlacementBsz) Swap(i, j int) {
+	s.rows[i], s.rows[j] = s.rows[j], s.rows[i]
+	s.perm[i], s.perm[j] = s.perm[j], s.perm[i]
+}
+
+// filePlacements yields the rows of placements.csv in file order.
+func (m *Measured) filePlacements() iter.Seq[PlacementRow] {
+	return func(yield func(PlacementRow) bool) {
+		for _, i := range m.fileOrder {
+			if !yield(m.placements[i]) {
+				return
+			}
+		}
+	}
 }
 
 // newMeasured validates decoded traces and builds a Measured, applying the
@@ -175,21 +256,29 @@ func newMeasured(name string, pl []PlacementRow, sc []ScalabilityRow, val map[in
 		m.maxLocalBsz = max(m.maxLocalBsz, r.LocalBsz)
 	}
 	// Each placement's rows, in file order, then stably by local_bsz (as
-	// interp1d sorts its x values): one stable sort of a copy by
-	// (placement, local_bsz) leaves them so, each a run of the copy.
-	sorted := slices.Clone(pl)
-	slices.SortStableFunc(sorted, func(a, b PlacementRow) int {
-		return cmp.Or(strings.Compare(a.Placement, b.Placement), cmp.Compare(a.LocalBsz, b.LocalBsz))
-	})
+	// interp1d sorts its x values): one stable sort by (placement,
+	// local_bsz) leaves them so, each a run of the sorted rows. The rows
+	// are sorted in place, with their file order kept as a permutation
+	// (a tenth of a copy's size).
+	m.fileOrder = make([]int32, len(pl))
+	for i := range m.fileOrder {
+		m.fileOrder[i] = int32(i)
+	}
+	sort.Stable(byPlacementBsz{pl, m.fileOrder})
 	m.byPlacement = make(map[string][]PlacementRow)
-	for i := 0; i < len(sorted); {
+	for i := 0; i < len(pl); {
 		j := i + 1
-		for j < len(sorted) && sorted[j].Placement == sorted[i].Placement {
+		for j < len(pl) && pl[j].Placement == pl[i].Placement {
 			j++
 		}
-		m.byPlacement[sorted[i].Placement] = sorted[i:j:j]
+		m.byPlacement[pl[i].Placement] = pl[i:j:j]
 		i = j
 	}
+	inv := make([]int32, len(pl))
+	for i, f := range m.fileOrder {
+		inv[f] = int32(i)
+	}
+	m.fileOrder = inv
 	if o, ok := polluxOverrides[name]; ok {
 		if o.maxEpochs > 0 {
 			m.maxEpochs = o.maxEpochs
@@ -366,16 +455,21 @@ func (m *Measured) ndPoints() (pts [][3]float64, vals [][2]float64) {
 		n         int
 		sum, comp [2]float64
 	}
-	groups := make(map[key]*acc)
-	var keys []key
-	for _, r := range m.placements {
+	// The groups in first-seen order, found by key; sized once (a
+	// start-up pays for every fresh page it touches).
+	index := make(map[key]int32)
+	keys := make([]key, 0, len(m.placements))
+	accs := make([]acc, 0, len(m.placements))
+	for r := range m.filePlacements() {
 		k := key{len(r.Placement), digitSum(r.Placement), r.LocalBsz}
-		a := groups[k]
-		if a == nil {
-			a = &acc{}
-			groups[k] = a
+		g, ok := index[k]
+		if !ok {
+			g = int32(len(accs))
+			index[k] = g
 			keys = append(keys, k)
+			accs = append(accs, acc{})
 		}
+		a := &accs[g]
 		a.n++
 		for j, v := range [2]float64{r.StepTime, r.SyncTime} {
 			y := v - a.comp[j]
@@ -385,8 +479,10 @@ func (m *Measured) ndPoints() (pts [][3]float64, vals [][2]float64) {
 		}
 	}
 	slices.SortFunc(keys, func(a, b key) int { return slices.Compare(a[:], b[:]) })
+	n := len(keys) + len(m.scalability)
+	pts, vals = make([][3]float64, 0, n), make([][2]float64, 0, n)
 	for _, k := range keys {
-		a := groups[k]
+		a := accs[index[k]]
 		pts = append(pts, [3]float64{float64(k[0]), float64(k[1]), float64(k[2])})
 		vals = append(vals, [2]float64{a.sum[0] / float64(a.n), a.sum[1] / float64(a.n)})
 	}
