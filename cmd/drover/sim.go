@@ -83,7 +83,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	ph.Workload, mark = since(mark)
-	profiles, src, err := trace.Profiles(*profilesDir, *workload)
+	profiles, src, err := trace.ProfilesFor(*profilesDir, *workload, trace.Models(w))
 	if err != nil {
 		return err
 	}

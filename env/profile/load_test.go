@@ -39,3 +39,27 @@ func TestByPlacementNaive(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadModels checks that loading some models gives exactly those that
+// have a directory, each as LoadAll loads it.
+func TestLoadModels(t *testing.T) {
+	all := loadAll(t)
+	some, err := LoadModels(tracesDir(t), []string{"ncf", "no-such-model", "bert"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := slices.Sorted(maps.Keys(some)); !slices.Equal(got, []string{"bert", "ncf"}) {
+		t.Fatalf("loaded %v, want [bert ncf]", got)
+	}
+	for name, m := range some {
+		a := all[name]
+		if !slices.Equal(m.placements, a.placements) || !slices.Equal(m.fileOrder, a.fileOrder) ||
+			!slices.Equal(m.scalability, a.scalability) || !slices.Equal(m.valBsz, a.valBsz) ||
+			!slices.EqualFunc(m.val, a.val, slices.Equal) || !slices.Equal(m.progress, a.progress) {
+			t.Errorf("%s: LoadModels and LoadAll differ", name)
+		}
+	}
+	if none, err := LoadModels(tracesDir(t), []string{}); err != nil || len(none) != 0 {
+		t.Errorf("no names: got %d models, %v; want none", len(none), err)
+	}
+}

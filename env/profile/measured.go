@@ -174,7 +174,13 @@ func (l *loader) load(dir string) (*Measured, error) {
 
 // LoadAll loads every model directory under root (e.g. .../pollux_apps),
 // keyed by model name.
-func LoadAll(root string) (map[string]*Measured, error) {
+func LoadAll(root string) (map[string]*Measured, error) { return LoadModels(root, nil) }
+
+// LoadModels is LoadAll for the named models only (all of them when names
+// is nil): a workload that runs two models reads two directories. A name
+// without a directory under root is not an error; the result lacks it, as
+// LoadAll's would.
+func LoadModels(root string, names []string) (map[string]*Measured, error) {
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		return nil, fmt.Errorf("load profiles: %w", err)
@@ -182,7 +188,7 @@ func LoadAll(root string) (map[string]*Measured, error) {
 	out := make(map[string]*Measured)
 	var l loader
 	for _, e := range entries {
-		if !e.IsDir() {
+		if !e.IsDir() || names != nil && !slices.Contains(names, e.Name()) {
 			continue
 		}
 		m, err := l.load(filepath.Join(root, e.Name()))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/drover-sched/drover/datasets"
@@ -108,12 +109,22 @@ const BuiltinProfiles = "builtin (fitted)"
 // for concurrent use (the measured ones memoize answers under a lock), so
 // parallel runs can share one set.
 func Profiles(dir, workloadPath string) (map[string]env.Profile, string, error) {
+	return ProfilesFor(dir, workloadPath, nil)
+}
+
+// ProfilesFor is Profiles for the named models only (all of them when
+// models is nil), so that a run reads and builds only what its workload's
+// jobs use: see Models.
+func ProfilesFor(dir, workloadPath string, models []string) (map[string]env.Profile, string, error) {
 	if dir == "" && workloadPath != "" && workloadPath != "builtin" {
 		dir = findProfiles(workloadPath)
 	}
 	if dir == "" || dir == "builtin" {
 		ps := map[string]env.Profile{}
 		for _, n := range profile.BuiltinNames() {
+			if models != nil && !slices.Contains(models, n) {
+				continue
+			}
 			p, err := profile.Builtin(n)
 			if err != nil {
 				return nil, "", err
@@ -122,7 +133,7 @@ func Profiles(dir, workloadPath string) (map[string]env.Profile, string, error) 
 		}
 		return ps, BuiltinProfiles, nil
 	}
-	ms, err := profile.LoadAll(dir)
+	ms, err := profile.LoadModels(dir, models)
 	if err != nil {
 		return nil, "", fmt.Errorf("load profiles: %w", err)
 	}
@@ -134,6 +145,19 @@ func Profiles(dir, workloadPath string) (map[string]env.Profile, string, error) 
 		}
 	}
 	return ps, dir, nil
+}
+
+// Models returns the distinct models of w's jobs, sorted: what
+// ProfilesFor needs to load for w.
+func Models(w *datasets.Workload) []string {
+	var ms []string
+	for _, j := range w.Jobs {
+		if !slices.Contains(ms, j.Model) {
+			ms = append(ms, j.Model)
+		}
+	}
+	slices.Sort(ms)
+	return ms
 }
 
 // fallback is a measured profile that answers throughput questions beyond
