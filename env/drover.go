@@ -38,6 +38,11 @@ type Drover struct {
 	// running jobs hold one, so a large workload's memory follows the
 	// running jobs and not every job it admits.
 	spare [][]*workerState
+	sink  int // what prefetch read, kept so that its reads stay
+	// bg is each node's background load as last asked (with Workers
+	// bgFor).
+	bg    []bgLoad
+	bgFor *Workers
 }
 
 // slabJobs is the number of job states Admit allocates at once.
@@ -238,6 +243,7 @@ func (m *Drover) Place(j *Job, c *Cluster) {
 	}
 	m.cluster = c
 	m.up.size(c)
+	m.sizeLoads(c)
 	w := len(j.Alloc)
 	ws := m.workerState(j, s, w)
 	ws.compute, ws.sync = split(s.prof, j.Placement(), s.batch)

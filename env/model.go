@@ -74,3 +74,16 @@ type Prober interface {
 type retirer interface {
 	retire(j *Job)
 }
+
+// prefetcher is implemented by Dynamic models whose refreshes read
+// per-job state scattered in memory: before refreshing a batch of at most
+// prefetchJobs running jobs (in order, one by one), the simulator lets
+// the model read what the batch's refreshes will, all jobs at once, so
+// that the memory loads overlap instead of stalling one refresh after
+// another. prefetch must change nothing.
+type prefetcher interface {
+	prefetch(jobs []*Job)
+}
+
+// prefetchJobs is the most jobs one prefetch reads ahead for.
+const prefetchJobs = 32

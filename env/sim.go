@@ -323,13 +323,20 @@ func (s *Sim) refreshUntil(t float64) {
 		}
 		at := s.nextDyn
 		s.advanceAll(at)
-		for _, j := range s.running {
-			s.dynamic.Refresh(j, &s.cfg.Cluster, at)
-			if s.cfg.Interval == 0 {
-				// Every running job's finish moves: re-key them all,
-				// then order the heap once (its pop order is fixed by
-				// the keys alone, time then ID).
-				s.finishes[j.heapIdx].at = at + s.model.Remaining(j)
+		pf, _ := s.dynamic.(prefetcher)
+		for k := 0; k < len(s.running); k += prefetchJobs {
+			batch := s.running[k:min(k+prefetchJobs, len(s.running))]
+			if pf != nil {
+				pf.prefetch(batch)
+			}
+			for _, j := range batch {
+				s.dynamic.Refresh(j, &s.cfg.Cluster, at)
+				if s.cfg.Interval == 0 {
+					// Every running job's finish moves: re-key them
+					// all, then order the heap once (its pop order is
+					// fixed by the keys alone, time then ID).
+					s.finishes[j.heapIdx].at = at + s.model.Remaining(j)
+				}
 			}
 		}
 		s.finishes.init()

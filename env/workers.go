@@ -515,11 +515,39 @@ type occupancy struct {
 
 // background returns Workers.Background's load of node at now (idle
 // without one).
+// A node's load is kept for the time it was last asked at: the jobs on
+// one node ask for it at the same refresh, and Background.Load is
+// deterministic, so it is asked once.
 func (m *Drover) background(node int, now float64) Usage {
-	if m.Workers.Background == nil {
+	b := m.Workers.Background
+	if b == nil {
 		return Usage{}
 	}
-	return m.Workers.Background.Load(node, now)
+	if m.bgFor != m.Workers || node >= len(m.bg) {
+		return b.Load(node, now)
+	}
+	e := &m.bg[node]
+	if e.t != now {
+		e.t, e.u = now, b.Load(node, now)
+	}
+	return e.u
+}
+
+// bgLoad is a node's background load at time t (NaN: none yet).
+type bgLoad struct {
+	t float64
+	u Usage
+}
+
+// sizeLoads makes room for c's nodes' background loads.
+func (m *Drover) sizeLoads(c *Cluster) {
+	if m.bgFor == m.Workers && len(m.bg) >= len(c.Nodes) {
+		return
+	}
+	m.bg, m.bgFor = make([]bgLoad, len(c.Nodes)), m.Workers
+	for i := range m.bg {
+		m.bg[i].t = math.NaN()
+	}
 }
 
 // workerState is a job's per-worker model state.
@@ -554,6 +582,52 @@ type workerState struct {
 
 func overload(u, theta float64) float64 {
 	return max(0, u-theta) / (1 - theta)
+}
+
+// prefetch implements prefetcher: it reads, job by job in stages, the
+// lines of memory that the jobs' refreshes start with (the job, its model
+// state, its per-worker state and samples, its first node's occupancy),
+// so that the loads of one stage overlap across the jobs.
+func (m *Drover) prefetch(jobs []*Job) {
+	if m.Workers == nil || len(jobs) > prefetchJobs {
+		return
+	}
+	var ss [prefetchJobs]*droverJob
+	var ws [prefetchJobs]*workerState
+	sink := 0
+	for i, j := range jobs {
+		ss[i] = j.m.(*droverJob)
+		sink += int(j.Sync.Kind) + len(j.Alloc) + int(j.Spec.Arch)
+	}
+	for i, s := range ss[:len(jobs)] {
+		ws[i] = s.w
+	}
+	var rows [prefetchJobs][]float64
+	for i, w := range ws[:len(jobs)] {
+		if w == nil {
+			continue
+		}
+		sink += w.jitSize + len(w.c) + len(w.m) + len(w.slow) + len(w.sorted) + len(w.shares) +
+			len(w.hops) + len(w.nz) + len(w.amp) + len(w.ft)
+		if w.stret != nil || w.replace != nil {
+			sink++
+		}
+		if len(w.c) > 0 {
+			rows[i] = w.c[0]
+		}
+		if a := jobs[i].Alloc; len(a) > 0 && a[0] < len(m.occ) {
+			sink += m.occ[a[0]].workers
+			if a[0] < len(m.bg) && m.bg[a[0]].t > 0 {
+				sink++
+			}
+		}
+	}
+	for _, r := range rows[:len(jobs)] {
+		if len(r) > 0 && r[0] != 0 {
+			sink++
+		}
+	}
+	m.sink += sink
 }
 
 // refresh recomputes j's iteration time at time now.
