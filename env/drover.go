@@ -43,6 +43,7 @@ type Drover struct {
 	// bgFor).
 	bg    []bgLoad
 	bgFor *Workers
+	place []int // scratch for placements
 }
 
 // slabJobs is the number of job states Admit allocates at once.
@@ -101,7 +102,8 @@ func (m *Drover) Admit(j *Job, meta *Meta) error {
 	s := &m.slab[0]
 	m.slab = m.slab[1:]
 	s.prof, s.batch, s.restart = p, b, meta.RestartDelay
-	s.ref = iterTime(p, Packed(j.Spec.GPUs, m.gpusPerNode()), b, 1)
+	m.place = appendPacked(m.place[:0], j.Spec.GPUs, m.gpusPerNode())
+	s.ref = iterTime(p, m.place, b, 1)
 	if !(s.ref > 0) || math.IsInf(s.ref, 0) {
 		return fmt.Errorf("model %s: no usable iteration time on %d GPUs at batch size %d", p.Name(), j.Spec.GPUs, b)
 	}
@@ -132,7 +134,7 @@ func (m *Drover) workerState(j *Job, s *droverJob, w int) *workerState {
 		m.spare[w] = m.spare[w][:k]
 	} else {
 		ws = &workerState{}
-		ws.net = rand.New(&ws.netSrc)
+		ws.net = *rand.New(&ws.netSrc)
 	}
 	ws.netSrc.Seed(m.Workers.Seed^0x6e6f697365, uint64(j.ID))
 	if m.Workers.STRET {
@@ -175,12 +177,14 @@ const maxSpareWorkers = 1024
 
 // Packed returns the placement (GPUs per node) of r GPUs on as few nodes
 // of g GPUs as possible: full nodes, then the remainder.
-func Packed(r, g int) []int {
-	var p []int
+func Packed(r, g int) []int { return appendPacked(nil, r, g) }
+
+// appendPacked appends Packed(r, g) to dst.
+func appendPacked(dst []int, r, g int) []int {
 	for left := r; left > 0; left -= g {
-		p = append(p, min(left, g))
+		dst = append(dst, min(left, g))
 	}
-	return p
+	return dst
 }
 
 // iterTime returns the seconds of one iteration of a job with global batch
@@ -229,7 +233,8 @@ func (m *Drover) Place(j *Job, c *Cluster) {
 	}
 	s.delay = s.restart
 	if m.Workers == nil {
-		s.rate = s.ref / iterTime(s.prof, j.Placement(), s.batch, speed)
+		m.place = appendPlacement(m.place[:0], j.Alloc)
+		s.rate = s.ref / iterTime(s.prof, m.place, s.batch, speed)
 		if !(s.rate > 0) || math.IsInf(s.rate, 0) {
 			s.rate = 0
 		}
@@ -246,7 +251,8 @@ func (m *Drover) Place(j *Job, c *Cluster) {
 	m.sizeLoads(c)
 	w := len(j.Alloc)
 	ws := m.workerState(j, s, w)
-	ws.compute, ws.sync = split(s.prof, j.Placement(), s.batch)
+	m.place = appendPlacement(m.place[:0], j.Alloc)
+	ws.compute, ws.sync = split(s.prof, m.place, s.batch)
 	ws.nodes = distinct(j.Alloc, ws.nodes)
 	if m.Workers.Reference != nil {
 		r := m.reference(j.Spec, s, w, len(ws.nodes))
@@ -268,7 +274,8 @@ func (m *Drover) Place(j *Job, c *Cluster) {
 			ws.jitSrc.Seed(seed, stream)
 			r.Reset(&ws.jitSrc)
 		} else {
-			ws.jit = m.Workers.NewJitter(w, rand.NewPCG(seed, stream))
+			ws.jitSrc.Seed(seed, stream)
+			ws.jit = m.Workers.NewJitter(w, &ws.jitSrc)
 		}
 		ws.jitSize, ws.spareJit = w, 0
 	}

@@ -178,14 +178,16 @@ func distinctCount(alloc []int) int {
 
 // Placement turns an allocation (a node id per worker) into GPUs per node,
 // one entry per run of equal ids.
-func Placement(alloc []int) []int {
-	var p []int
+func Placement(alloc []int) []int { return appendPlacement(nil, alloc) }
+
+// appendPlacement appends Placement(alloc) to dst.
+func appendPlacement(dst []int, alloc []int) []int {
 	for i, n := range alloc {
 		if i == 0 || n != alloc[i-1] {
-			p = append(p, 1)
+			dst = append(dst, 1)
 		} else {
-			p[len(p)-1]++
+			dst[len(dst)-1]++
 		}
 	}
-	return p
+	return dst
 }

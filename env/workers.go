@@ -566,7 +566,7 @@ type workerState struct {
 	slow     []float64
 	scratch  []float64
 	sorted   []float64     // scratch for medians
-	net      *rand.Rand    // network burst noise
+	net      rand.Rand     // network burst noise
 	netSrc   rand.PCG      // its source
 	shares   []float64     // STRET: tuned local batch share x workers (1 = even)
 	nodes    []int         // distinct nodes, for occupancy
