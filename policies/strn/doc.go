@@ -65,14 +65,26 @@
 // scatter small jobs over the cluster, leaving no whole node for large
 // ones. Exact ties go to the lower node index.
 //
-// Candidates are found in O(nodes) per job (O(nodes x racks x nodes used)
-// for a multi-node job), never by enumeration: a job that fits on one node
+// Candidates are found without enumeration: a job that fits on one node
 // is consolidated and every node with room is a candidate; a larger job is
 // packed greedily, once over the whole cluster and once within each rack
 // that has room, each step taking the node of least risk for the GPUs it
 // would hold plus Spread times the share of a node's worth of GPUs it
 // leaves to further nodes. The chosen nodes are ordered by rack, then
 // index, so that the ring crosses racks as few times as possible.
+//
+// A one-node candidate's score reads only its node's CPU and memory
+// bandwidth load, speed, and free and total GPUs, so STRN keeps the nodes
+// in classes of equal such state, updated across decision points from
+// env.View.Touched and its own placements (and, with telemetry, from a
+// comparison of every node's reading, all that stays O(nodes) per
+// decision point). A one-node job then costs O(classes): each class with
+// room is scored once, and the MaxPlacements best nodes are taken from
+// the best classes, the lower index first among equal scores, exactly as
+// scoring every node picks them. When more than an eighth of the nodes
+// change class at once (the per-worker model's background moving on a
+// step), that decision point scores every node instead. A multi-node job
+// costs O(nodes x racks x nodes used).
 //
 // # Sync strategy
 //

@@ -121,6 +121,14 @@ type STRN struct {
 	memo     [4]riskMemo // risk's last answers, this decision point
 	memoNext int
 
+	ix           classIndex   // the nodes by what a one-node candidate's score reads
+	gpn          int          // the cluster's largest node, in GPUs (of gpnCluster)
+	gpnCluster   *env.Cluster // the cluster gpn was found for, with gpnNodes nodes
+	gpnNodes     int
+	cs           []classScore // scratch of placeOne
+	cn           []candNode   // scratch of placeOne
+	nodesScratch []int        // scratch of placeOne
+
 	// Per decision point (Begin).
 	tel    env.Telemetry
 	pr     env.Prober
@@ -203,13 +211,96 @@ func (s *STRN) Schedule(v *env.View) ([]env.Decision, error) {
 }
 
 // Begin implements policies.Proposer.
+//
+// When v continues the run of the View STRN saw last (the same View, the
+// next Seq, the same cluster), it updates its free GPUs and its class
+// index from v.Touched and its own placements of the last decision point
+// instead of copying every node's.
 func (s *STRN) Begin(v *env.View) {
 	s.defaults()
 	s.tel, _ = v.Model.(env.Telemetry)
 	s.pr, _ = v.Model.(env.Prober)
-	s.free = append(s.free[:0], v.Free...)
 	s.loaded = false
 	s.memo = [4]riskMemo{}
+	ix := &s.ix
+	c := v.Cluster
+	cont := ix.built && v == ix.view && v.Seq != 0 && v.Seq == ix.seq+1 && c == ix.cluster &&
+		len(c.Nodes) == ix.nodes && len(v.Free) == len(c.Nodes) && ix.telem == (s.tel != nil)
+	ix.view, ix.seq = v, v.Seq
+	if !cont {
+		ix.built, ix.synced = false, false
+		ix.booked = ix.booked[:0]
+		s.free = append(s.free[:0], v.Free...)
+		return
+	}
+	ix.changed = ix.changed[:0]
+	for _, n := range v.Touched {
+		s.free[n] = v.Free[n]
+		ix.changed = append(ix.changed, n)
+	}
+	for _, n := range ix.booked {
+		s.free[n] = v.Free[n]
+		if s.tel == nil {
+			s.load[n] = env.Usage{} // without telemetry every node reads idle
+		}
+		ix.changed = append(ix.changed, n)
+	}
+	ix.booked = ix.booked[:0]
+	if s.tel != nil {
+		// Every load is read again at the first Propose, and compared
+		// with the index there.
+		ix.synced = false
+		return
+	}
+	for _, n := range ix.changed {
+		s.move(c, n)
+	}
+}
+
+// sync reads the loads at the first Propose of a decision point and
+// brings the class index up to date with them (rebuilding it when v does
+// not continue the run it was built for). With telemetry, when more than
+// an eighth of the nodes changed class the index is left as it was and
+// this decision point scans the nodes (ix.synced false).
+func (s *STRN) sync(v *env.View) {
+	ix := &s.ix
+	c := v.Cluster
+	if len(v.Free) != len(c.Nodes) {
+		// No free GPUs per node (or not one per node): the scan, as
+		// always.
+		s.readLoads(v)
+		ix.built, ix.synced = false, false
+		return
+	}
+	if !ix.built {
+		s.readLoads(v)
+		s.rebuild(c)
+		ix.built, ix.synced = true, true
+		ix.cluster, ix.nodes, ix.telem = c, len(c.Nodes), s.tel != nil
+		return
+	}
+	if s.tel == nil {
+		ix.synced = true // Begin moved the nodes
+		return
+	}
+	s.load = policies.NodeLoads(v, s.load)
+	ix.changed = ix.changed[:0]
+	for n, u := range s.load {
+		// A node's speed and GPUs are the cluster's, the same at every
+		// decision point of the run the index was built for.
+		k := &ix.cls[ix.of[n]].key
+		if math.Float64bits(u.CPU) != k.cpu || math.Float64bits(u.MemBW) != k.mem || s.free[n] != k.free {
+			ix.changed = append(ix.changed, n)
+		}
+	}
+	if len(ix.changed) > len(c.Nodes)/8+8 {
+		ix.synced = false
+		return
+	}
+	for _, n := range ix.changed {
+		s.move(c, n)
+	}
+	ix.synced = true
 }
 
 // MaxPlacements is the most placements Propose offers a job.
@@ -233,7 +324,7 @@ func (s *STRN) CandidateFeatures() int { return numCandidateFeatures }
 // not probed), and the strategy one-hot (BSP, SSP, ASP, local SGD).
 func (s *STRN) Propose(v *env.View, j *env.Job) []policies.Candidate {
 	if !s.loaded {
-		s.readLoads(v)
+		s.sync(v)
 		s.loaded = true
 	}
 	sens := s.Sensitivity(v, j)
@@ -241,10 +332,7 @@ func (s *STRN) Propose(v *env.View, j *env.Job) []policies.Candidate {
 	if !s.place(v.Cluster, g, sens) {
 		return nil
 	}
-	gpn := 0
-	for _, n := range v.Cluster.Nodes {
-		gpn = max(gpn, n.GPUs)
-	}
+	gpn := s.gpnOf(v.Cluster)
 	fewest := float64((g + gpn - 1) / gpn)
 	var out []policies.Candidate
 	add := func(pc placed, sy env.Sync, rel float64) {
@@ -306,13 +394,34 @@ func (s *STRN) Commit(v *env.View, j *env.Job, c policies.Candidate) {
 		s.free[n] -= take[k]
 	}
 	policies.BookLoad(s.load, nodes, take, s.WorkerCPU, s.WorkerMemBW)
+	if s.ix.built {
+		s.ix.booked = append(s.ix.booked, nodes...)
+		if s.ix.synced {
+			for _, n := range nodes {
+				s.move(v.Cluster, n)
+			}
+		}
+	}
 	delete(s.cache, j.ID) // placed for good: STRN never preempts
+}
+
+// gpnOf returns the GPUs of c's largest node.
+func (s *STRN) gpnOf(c *env.Cluster) int {
+	if c != s.gpnCluster || len(c.Nodes) != s.gpnNodes {
+		s.gpn = 0
+		for _, n := range c.Nodes {
+			s.gpn = max(s.gpn, n.GPUs)
+		}
+		s.gpnCluster, s.gpnNodes = c, len(c.Nodes)
+	}
+	return s.gpn
 }
 
 // readLoads fills s.load with each node's telemetry (idle without it) and
 // s.racks with the cluster's racks.
 func (s *STRN) readLoads(v *env.View) {
 	s.load = policies.NodeLoads(v, s.load)
+	s.gpnCluster = nil // the cluster may have changed
 	nodes := v.Cluster.Nodes
 	s.racks = s.racks[:0]
 	for _, nd := range nodes {
@@ -380,10 +489,7 @@ func (s *STRN) Sensitivity(v *env.View, j *env.Job) Sensitivity {
 func (s *STRN) probe(v *env.View, j *env.Job, pr env.Prober) Sensitivity {
 	var sn Sensitivity
 	g := j.Spec.GPUs
-	gpn := 0
-	for _, n := range v.Cluster.Nodes {
-		gpn = max(gpn, n.GPUs)
-	}
+	gpn := s.gpnOf(v.Cluster)
 	job := *j
 	job.Sync = env.Sync{Kind: env.BSP}
 	probe := func(p []int, u env.Usage, jitter bool) float64 { return pr.Probe(&job, p, u, jitter) }
@@ -562,10 +668,7 @@ type placed struct {
 // crosses racks as few times as possible. It reports false when the job
 // does not fit.
 func (s *STRN) place(c *env.Cluster, g int, sens Sensitivity) bool {
-	gpn := 0
-	for _, n := range c.Nodes {
-		gpn = max(gpn, n.GPUs)
-	}
+	gpn := s.gpnOf(c)
 	s.cands = s.cands[:0]
 	consider := func() {
 		pc := s.score(c, g, gpn, sens)
@@ -586,16 +689,20 @@ func (s *STRN) place(c *env.Cluster, g int, sens Sensitivity) bool {
 		}
 		s.cands = append(s.cands, pc)
 	}
-	// One candidate per node that holds the whole job: scored here, its
-	// node lists made only for the few leastFirst keeps (a single-GPU job
-	// on a large cluster has a candidate per node).
-	for n, f := range s.free {
-		if f >= g {
-			s.order = append(s.order[:0], n)
-			s.take = append(s.take[:0], g)
-			pc := s.score(c, g, gpn, sens)
-			pc.one = n + 1
-			s.cands = append(s.cands, pc)
+	// One candidate per node that holds the whole job: from the class
+	// index when it is up to date, else scored here, each its node lists
+	// made only for the few leastFirst keeps (a single-GPU job on a large
+	// cluster has a candidate per node).
+	if !s.ix.synced || !s.placeOne(c, g, gpn, sens) {
+		s.cands = s.cands[:0]
+		for n, f := range s.free {
+			if f >= g {
+				s.order = append(s.order[:0], n)
+				s.take = append(s.take[:0], g)
+				pc := s.score(c, g, gpn, sens)
+				pc.one = n + 1
+				s.cands = append(s.cands, pc)
+			}
 		}
 	}
 	if len(s.cands) == 0 {
