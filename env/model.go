@@ -77,12 +77,13 @@ type retirer interface {
 
 // prefetcher is implemented by Dynamic models whose refreshes read
 // per-job state scattered in memory: before refreshing a batch of at most
-// prefetchJobs running jobs (in order, one by one), the simulator lets
-// the model read what the batch's refreshes will, all jobs at once, so
-// that the memory loads overlap instead of stalling one refresh after
-// another. prefetch must change nothing.
+// prefetchJobs running jobs at now (in order, one by one), the simulator
+// lets the model read what the batch's refreshes will, all jobs at once,
+// so that the memory loads overlap instead of stalling one refresh after
+// another. prefetch must change nothing that the refreshes or anything
+// else could tell.
 type prefetcher interface {
-	prefetch(jobs []*Job)
+	prefetch(jobs []*Job, now float64)
 }
 
 // prefetchJobs is the most jobs one prefetch reads ahead for.

@@ -327,7 +327,7 @@ func (s *Sim) refreshUntil(t float64) {
 		for k := 0; k < len(s.running); k += prefetchJobs {
 			batch := s.running[k:min(k+prefetchJobs, len(s.running))]
 			if pf != nil {
-				pf.prefetch(batch)
+				pf.prefetch(batch, at)
 			}
 			for _, j := range batch {
 				s.dynamic.Refresh(j, &s.cfg.Cluster, at)

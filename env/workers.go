@@ -587,8 +587,9 @@ func overload(u, theta float64) float64 {
 // prefetch implements prefetcher: it reads, job by job in stages, the
 // lines of memory that the jobs' refreshes start with (the job, its model
 // state, its per-worker state and samples, its first node's occupancy),
-// so that the loads of one stage overlap across the jobs.
-func (m *Drover) prefetch(jobs []*Job) {
+// so that the loads of one stage overlap across the jobs, and asks the
+// background load of the jobs' nodes at now.
+func (m *Drover) prefetch(jobs []*Job, now float64) {
 	if m.Workers == nil || len(jobs) > prefetchJobs {
 		return
 	}
@@ -617,8 +618,20 @@ func (m *Drover) prefetch(jobs []*Job) {
 		}
 		if a := jobs[i].Alloc; len(a) > 0 && a[0] < len(m.occ) {
 			sink += m.occ[a[0]].workers
-			if a[0] < len(m.bg) && m.bg[a[0]].t > 0 {
-				sink++
+		}
+	}
+	if m.Workers.Background != nil && now >= 0 {
+		// The nodes' loads, asked one after another: a node's load is
+		// the same whenever it is asked at now, and asking in a row lets
+		// the loads' memory reads overlap.
+		for _, w := range ws[:len(jobs)] {
+			if w == nil {
+				continue
+			}
+			for _, n := range w.nodes {
+				if n < len(m.bg) {
+					m.background(n, now)
+				}
 			}
 		}
 	}

@@ -184,14 +184,15 @@ type stochNode struct {
 	chunk   int          // index of the chunk in cache, -1 for none
 	cache   []Usage      // the first len(cache) steps of chunk
 	starts  []checkpoint // generator state at the start of chunks 0, 1, ...
-	gen     *generator   // generator state at step len(cache) of chunk
+	gen     generator    // generator state at step len(cache) of chunk
 }
 
 // generator is a node's live generator: its stream and deviation, and the
 // Rand drawing from that stream (kept so that resuming allocates nothing).
+// It lives in its node's entry of Stochastic.node, which never moves.
 type generator struct {
 	checkpoint
-	r *rand.Rand // over &checkpoint.rng
+	r rand.Rand // over &checkpoint.rng
 }
 
 type checkpoint struct {
@@ -274,8 +275,7 @@ func (s *Stochastic) start(n *stochNode, node int) {
 	// The cache grows as the series is read; short runs (an RL episode of
 	// hours) read a few steps of the first chunk.
 	n.cache = make([]Usage, 0, initialCache)
-	n.gen = &generator{}
-	n.gen.r = rand.New(&n.gen.rng)
+	n.gen.r = *rand.New(&n.gen.rng)
 	n.chunk = -1
 	n.started = true
 }
@@ -310,7 +310,7 @@ func (s *Stochastic) Stationary(node int) Usage {
 // chunk, and records the start of chunk c+1 if it is new once the chunk is
 // complete. The draws are those of generating the chunk in one go.
 func (s *Stochastic) generate(n *stochNode, c, upto int) {
-	g := n.gen
+	g := &n.gen
 	if n.chunk != c {
 		g.checkpoint = n.starts[c]
 		n.cache = n.cache[:0]
