@@ -23,28 +23,38 @@ type Tiresias struct {
 	// info is indexed by job ID (env.Job.ID, the job's index in the
 	// workload): the per-job state that maps keyed by ID held before,
 	// rebuilt at every decision (a 10k-job replay on 10k GPUs spent
-	// three quarters of its time in map operations).
+	// three quarters of its time in map operations). It is kept small
+	// (48 bytes) and read once per active job per decision: on a large
+	// cluster a decision is a walk over tens of thousands of jobs, bound
+	// by memory latency.
 	info  []jobInfo
 	epoch uint64 // stamps the jobs of the current View
 	free  []int  // free GPUs per node, reused between decisions
-	// Scratch, per decision: the jobs started and stopped, and both in
-	// the View's order.
-	start, stop, changed []int
+	pack  policies.MostFree
+	// Scratch, per decision: the jobs started and stopped, and the
+	// decisions they make.
+	start, stop []int
+	changes     []change
+}
+
+// change is a job started or stopped by a decision: its place in the View
+// and the nodes it gets (none when stopped).
+type change struct {
+	pos   int32
+	id    int
+	nodes []int
 }
 
 type jobInfo struct {
-	known     bool // in q0 or q1
-	inQ0      bool
-	running   bool
+	alive     uint64 // == epoch: active in the current View
 	lastCheck int64
 	executed  int64
-	total     int64
-	pending   int64
-
-	alive uint64   // == epoch: active in the current View
-	job   *env.Job // when alive
-	pos   int      // when alive: the job's index in View.Active
-	want  []int    // the nodes packed for it when it last started
+	job       *env.Job // when alive
+	pos       int32    // when alive: the job's index in View.Active
+	gpus      int32    // when alive: job.Spec.GPUs
+	known     bool     // in q0 or q1
+	inQ0      bool
+	running   bool
 }
 
 var _ policies.Policy = (*Tiresias)(nil)
@@ -67,6 +77,14 @@ func (t *Tiresias) Schedule(v *env.View) ([]env.Decision, error) {
 	}
 	now := int64(v.Now)
 	t.epoch++
+	// One pass over the View: new jobs join queue 0 in arrival order;
+	// every job's attained service is brought to now, and a running job
+	// past the threshold moves to the back of queue 1. Jobs gone from the
+	// View then leave the queues and are forgotten (every known job is in
+	// exactly one queue): dropping them after the pass keeps each queue's
+	// order what the reference's separate passes give, since new and
+	// demoted jobs are alive and a demotion only removes its own job from
+	// queue 0.
 	for i, j := range v.Active {
 		if j.ID < 0 {
 			return nil, fmt.Errorf("tiresias: job %d: negative ID", j.ID)
@@ -75,38 +93,25 @@ func (t *Tiresias) Schedule(v *env.View) ([]env.Decision, error) {
 			t.info = slices.Grow(t.info, j.ID+1-len(t.info))[:j.ID+1]
 		}
 		in := &t.info[j.ID]
-		in.alive, in.job, in.pos = t.epoch, j, i
-	}
-	// Jobs gone from the View leave the queues and are forgotten (every
-	// known job is in exactly one queue).
-	t.q0 = t.keep(t.q0)
-	t.q1 = t.keep(t.q1)
-	// New jobs join queue 0 in arrival order; every job's attained
-	// service is brought to now, and a running job past the threshold
-	// moves to the back of queue 1. (One pass: a demotion only removes its
-	// own job from queue 0, so queue 0 keeps the order of the reference's
-	// separate passes.)
-	for _, j := range v.Active {
-		in := &t.info[j.ID]
 		if !in.known {
-			*in = jobInfo{known: true, inQ0: true, alive: t.epoch, job: j, pos: in.pos}
+			*in = jobInfo{known: true, inQ0: true}
 			t.q0 = append(t.q0, j.ID)
 		}
+		in.alive, in.job, in.pos, in.gpus = t.epoch, j, int32(i), int32(j.Spec.GPUs)
 		tmp := now - in.lastCheck
 		in.lastCheck = now
 		if in.running {
-			in.total += tmp
 			in.executed += tmp
 			if in.executed*int64(j.Spec.GPUs) >= t.Threshold && in.inQ0 {
-				i := slices.Index(t.q0, j.ID)
-				t.q0 = slices.Delete(t.q0, i, i+1)
+				k := slices.Index(t.q0, j.ID)
+				t.q0 = slices.Delete(t.q0, k, k+1)
 				t.q1 = append(t.q1, j.ID)
 				in.inQ0 = false
 			}
-		} else {
-			in.pending += tmp
 		}
 	}
+	t.q0 = t.keep(t.q0)
+	t.q1 = t.keep(t.q1)
 	// Update statuses: walk queue 0 then queue 1, marking a job running
 	// while its GPUs fit in the cluster's count. The free GPUs per node
 	// are those of the jobs kept running: the View's free GPUs plus what
@@ -127,9 +132,9 @@ func (t *Tiresias) Schedule(v *env.View) ([]env.Decision, error) {
 	for _, q := range [2][]int{t.q0, t.q1} {
 		for _, id := range q {
 			in := &t.info[id]
-			if in.job.Spec.GPUs <= gpus {
+			if g := int(in.gpus); g <= gpus {
 				in.running = true
-				gpus -= in.job.Spec.GPUs
+				gpus -= g
 				if len(in.job.Alloc) == 0 {
 					t.start = append(t.start, id)
 				} else if !fromView {
@@ -150,25 +155,38 @@ func (t *Tiresias) Schedule(v *env.View) ([]env.Decision, error) {
 			}
 		}
 	}
-	// Allocate the newly running jobs, in queue order.
+	if len(t.start)+len(t.stop) == 0 {
+		return nil, nil
+	}
+	// The changes: the jobs stopped (no nodes) and the jobs started, each
+	// given nodes in queue order. A job kept running keeps its
+	// allocation.
+	t.changes = t.changes[:0]
+	for _, id := range t.stop {
+		t.changes = append(t.changes, change{pos: t.info[id].pos, id: id})
+	}
+	// A few jobs are packed by scanning the nodes; more through a max
+	// tree, built once (same nodes: TestMostFreeMatchesPack).
+	tree := len(t.start) > 4
+	if tree {
+		t.pack.Reset(t.free)
+	}
 	for _, id := range t.start {
 		in := &t.info[id]
-		in.want = policies.PackMostFree(t.free, in.job.Spec.GPUs)
-	}
-	// The changes, in the View's order: the jobs stopped (no nodes) and
-	// the jobs started (the nodes just packed). A job kept running keeps
-	// its allocation.
-	t.changed = append(append(t.changed[:0], t.stop...), t.start...)
-	slices.SortFunc(t.changed, func(a, b int) int { return t.info[a].pos - t.info[b].pos })
-	var ds []env.Decision
-	for _, id := range t.changed {
-		in := &t.info[id]
-		var w []int
-		if in.running {
-			w = in.want
+		var nodes []int
+		if tree {
+			nodes = t.pack.Pack(int(in.gpus))
+		} else {
+			nodes = policies.PackMostFree(t.free, int(in.gpus))
 		}
-		if !slices.Equal(w, in.job.Alloc) {
-			ds = append(ds, env.Decision{Job: id, Nodes: w})
+		t.changes = append(t.changes, change{pos: in.pos, id: id, nodes: nodes})
+	}
+	// Decisions in the View's order.
+	slices.SortFunc(t.changes, func(a, b change) int { return int(a.pos - b.pos) })
+	var ds []env.Decision
+	for _, c := range t.changes {
+		if !slices.Equal(c.nodes, t.info[c.id].job.Alloc) {
+			ds = append(ds, env.Decision{Job: c.id, Nodes: c.nodes})
 		}
 	}
 	return ds, nil
