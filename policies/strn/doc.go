@@ -83,8 +83,11 @@
 // the best classes, the lower index first among equal scores, exactly as
 // scoring every node picks them. When more than an eighth of the nodes
 // change class at once (the per-worker model's background moving on a
-// step), that decision point scores every node instead. A multi-node job
-// costs O(nodes x racks x nodes used).
+// step), that decision point scores every node instead. Either way a
+// node (or class) is scored only when a lower bound of its score, with
+// each risk read from a table on a grid of utilisations, does not already
+// show MaxPlacements better candidates. A multi-node job costs O(nodes x
+// racks x nodes used).
 //
 // # Sync strategy
 //

@@ -222,18 +222,33 @@ type candNode struct {
 func (s *STRN) placeOne(c *env.Cluster, g, gpn int, sens Sensitivity) bool {
 	ix := &s.ix
 	s.cs = s.cs[:0]
+	// A class whose bound exceeds MaxPlacements classes' scores (each of
+	// at least one node) holds no candidate kept; with many classes (the
+	// per-worker model's loads) most are skipped so.
+	prune := len(ix.cls) > 4*MaxPlacements && s.prepareBound(sens)
+	var l least
 	for id := range ix.cls {
 		cl := &ix.cls[id]
 		if cl.live == 0 || cl.key.free < g {
 			continue
 		}
 		n := ix.first(int32(id))
+		if prune {
+			b := s.bound(c, n, g, sens)
+			if math.IsNaN(b) {
+				return false
+			}
+			if l.beaten(b, false) {
+				continue
+			}
+		}
 		s.order = append(s.order[:0], n)
 		s.take = append(s.take[:0], g)
 		pc := s.score(c, g, gpn, sens)
 		if math.IsNaN(pc.score) {
 			return false
 		}
+		l.add(pc.score)
 		s.cs = append(s.cs, classScore{pc: pc, id: int32(id)})
 	}
 	if len(s.cs) == 0 {

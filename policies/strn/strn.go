@@ -128,6 +128,7 @@ type STRN struct {
 	cs           []classScore // scratch of placeOne
 	cn           []candNode   // scratch of placeOne
 	nodesScratch []int        // scratch of placeOne
+	rt           riskTable    // risk on a grid, for the one-node bound
 
 	// Per decision point (Begin).
 	tel    env.Telemetry
@@ -694,15 +695,8 @@ func (s *STRN) place(c *env.Cluster, g int, sens Sensitivity) bool {
 	// made only for the few leastFirst keeps (a single-GPU job on a large
 	// cluster has a candidate per node).
 	if !s.ix.synced || !s.placeOne(c, g, gpn, sens) {
-		s.cands = s.cands[:0]
-		for n, f := range s.free {
-			if f >= g {
-				s.order = append(s.order[:0], n)
-				s.take = append(s.take[:0], g)
-				pc := s.score(c, g, gpn, sens)
-				pc.one = n + 1
-				s.cands = append(s.cands, pc)
-			}
+		if !s.prepareBound(sens) || !s.scanOne(c, g, gpn, sens, true) {
+			s.scanOne(c, g, gpn, sens, false)
 		}
 	}
 	if len(s.cands) == 0 {
