@@ -97,6 +97,12 @@ type Predictor struct {
 	learned [][numResources][]float64
 	known   [][numResources]bool
 	scratch []float64
+
+	// odd counts per node the non-finite values its ring holds (see
+	// nonFinite), and oddNodes the nodes with any: SAS's pruned search
+	// relies on every forecast being a number.
+	odd      []int
+	oddNodes int
 }
 
 // NewPredictor returns a predictor for nodes nodes that keeps the last
@@ -118,6 +124,7 @@ func NewPredictor(nodes, capacity int, period float64) *Predictor {
 		dirty:      make([]bool, nodes),
 		learned:    make([][numResources][]float64, nodes),
 		known:      make([][numResources]bool, nodes),
+		odd:        make([]int, nodes),
 	}
 }
 
@@ -164,6 +171,17 @@ func (p *Predictor) push(n int, u env.Usage) {
 		p.hist[n][p.head[n]] = u
 		p.head[n] = (p.head[n] + 1) % p.cap
 	}
+	if d := nonFinite(u) - nonFinite(old); d != 0 {
+		was := p.odd[n] > 0
+		p.odd[n] += d
+		if now := p.odd[n] > 0; now != was {
+			if now {
+				p.oddNodes++
+			} else {
+				p.oddNodes--
+			}
+		}
+	}
 	if p.dirty[n] {
 		return
 	}
@@ -185,6 +203,22 @@ func (p *Predictor) push(n int, u env.Usage) {
 		p.sorted[n][q] = s
 	}
 }
+
+// nonFinite returns how many of u's values are NaN, infinite or so large
+// (beyond 1e150) that a forecast's arithmetic could overflow.
+func nonFinite(u env.Usage) int {
+	k := 0
+	for _, x := range [...]float64{u.CPU, u.MemBW, u.Net} {
+		if !(math.Abs(x) <= 1e150) {
+			k++
+		}
+	}
+	return k
+}
+
+// finite reports whether every sample held is finite, so that every
+// forecast and overload probability is a number.
+func (p *Predictor) finite() bool { return p.oddNodes == 0 }
 
 // Len returns the number of samples held for node.
 func (p *Predictor) Len(node int) int { return len(p.hist[node]) }

@@ -92,13 +92,22 @@ type SAS struct {
 	occ   []int     // workers per node
 	flows []float64 // multi-node jobs per node
 	loads []env.Usage
-	stamp []int
+	stamp []int // per node: the mark of the last alloc that counted it
+	mark  int
 	jobs  map[int]*jobInfo
 
+	// Kept up to date over a simulation's views (see sync).
+	view   *env.View
+	seq    int
+	synced bool          // occ, flows and free follow view's decision point seq
+	booked map[int][]int // the running jobs' allocs counted in occ and flows
+	made   [][]int       // the allocs committed since Begin
+	queue  []*env.Job    // the pending jobs, in arrival (ID) order
+	idx    nodeIndex
+
 	// Per decision point (Begin).
-	tel     env.Telemetry
-	prober  env.Prober
-	counted bool // occ and flows are up to date
+	tel    env.Telemetry
+	prober env.Prober
 }
 
 // jobInfo is what SAS has probed about a pending job.
@@ -162,9 +171,63 @@ func (s *SAS) Predictor() *Predictor { return s.pred }
 func (s *SAS) NodeGroups() [][]int { return s.groups }
 
 // Schedule implements policies.Policy: policies.Delegate with the
-// heuristic's own choices.
+// heuristic's own choices. Over a simulation's views it goes through its
+// own queue of the pending jobs instead of every active job, and takes
+// the free GPUs from its groups' sums: the same jobs in the same order,
+// since every pending job that fits in the free GPUs gets a candidate (the
+// union of the groups, at worst, has room for it).
 func (s *SAS) Schedule(v *env.View) ([]env.Decision, error) {
-	return policies.Delegate(s, v, policies.First)
+	s.Begin(v)
+	if !s.synced || !s.idx.ok {
+		return delegate(s, v), nil
+	}
+	left := 0
+	for gi := range s.groups {
+		left += s.idx.groups[gi].room
+	}
+	var ds []env.Decision
+	for _, j := range s.queue {
+		if left == 0 {
+			break
+		}
+		if j.Spec.GPUs > left {
+			continue
+		}
+		d, ok := s.best(v, j)
+		if !ok {
+			continue
+		}
+		s.commit(d.Nodes)
+		delete(s.jobs, j.ID)
+		ds = append(ds, d)
+		left -= j.Spec.GPUs
+	}
+	return ds, nil
+}
+
+// delegate is policies.Delegate with policies.First after Begin.
+func delegate(s *SAS, v *env.View) []env.Decision {
+	left := 0
+	for _, f := range v.Free {
+		left += f
+	}
+	var ds []env.Decision
+	for _, j := range v.Active {
+		if left == 0 {
+			break
+		}
+		if j.State != env.Pending || j.Spec.GPUs > left {
+			continue
+		}
+		cands := s.Propose(v, j)
+		if len(cands) == 0 {
+			continue
+		}
+		s.Commit(v, j, cands[0])
+		ds = append(ds, cands[0].Decision)
+		left -= j.Spec.GPUs
+	}
+	return ds
 }
 
 // Begin implements policies.Proposer: it samples the telemetry when a
@@ -177,10 +240,8 @@ func (s *SAS) Begin(v *env.View) {
 	if s.pred == nil || s.pred.Nodes() != nodes {
 		s.reset(v)
 	}
-	s.counted = false
+	s.sync(v)
 	if s.tel != nil && s.pred.Due(v.Now) {
-		s.count(v)
-		s.counted = true
 		for n := range nodes {
 			u := s.tel.NodeLoad(n, v.Now)
 			s.loads[n] = env.Usage{
@@ -194,8 +255,8 @@ func (s *SAS) Begin(v *env.View) {
 	}
 	if s.groups == nil || s.fresh && v.Now-s.regrouped >= s.RegroupPeriod {
 		s.regroup(v, s.tel != nil)
+		s.index()
 	}
-	s.free = append(s.free[:0], v.Free...)
 }
 
 // CandidateFeatures implements policies.Proposer; see Propose.
@@ -216,52 +277,12 @@ const numCandidateFeatures = 10
 // median CPU, memory-bandwidth and NIC utilisation, their widest spread
 // (P90 - P10), and 1 for the union fallback.
 func (s *SAS) Propose(v *env.View, j *env.Job) []policies.Candidate {
-	if !s.counted {
-		s.count(v)
-		s.counted = true
-	}
-	in := s.info(j, s.prober)
-	telemetry := s.tel != nil
-	g := j.Spec.GPUs
-	var cs []candidate
-	for gi, ns := range s.groups {
-		room := 0
-		for _, n := range ns {
-			room += s.free[n]
-		}
-		if room >= g {
-			cs = append(cs, s.candidate(v, j, in, s.prober, telemetry, ns, gi))
-		}
-	}
-	if len(cs) == 0 {
-		// No group fits the job alone: widen to the most available
-		// groups until the union has room.
-		var union []int
-		room := 0
-		for _, ns := range s.groups {
-			union = append(union, ns...)
-			for _, n := range ns {
-				room += s.free[n]
-			}
-			if room >= g {
-				slices.Sort(union)
-				cs = append(cs, s.candidate(v, j, in, s.prober, telemetry, union, len(s.groups)))
-				break
-			}
-		}
-	}
+	cs := s.candidates(v, j)
 	if len(cs) == 0 {
 		return nil
 	}
-	slices.SortStableFunc(cs, func(a, b candidate) int {
-		switch {
-		case a.better(b):
-			return -1
-		case b.better(a):
-			return 1
-		}
-		return 0
-	})
+	g := j.Spec.GPUs
+	telemetry := s.tel != nil
 	out := make([]policies.Candidate, len(cs))
 	fewest := len(env.Packed(g, s.gpn))
 	for k, c := range cs {
@@ -294,6 +315,55 @@ func (s *SAS) Propose(v *env.View, j *env.Job) []policies.Candidate {
 	return out
 }
 
+// candidates returns j's candidates as Propose ranks them, without their
+// features.
+func (s *SAS) candidates(v *env.View, j *env.Job) []candidate {
+	in := s.info(j, s.prober)
+	telemetry := s.tel != nil
+	g := j.Spec.GPUs
+	var cs []candidate
+	for gi, ns := range s.groups {
+		if s.room(gi) >= g {
+			cs = append(cs, s.candidate(v, j, in, s.prober, telemetry, ns, gi))
+		}
+	}
+	if len(cs) == 0 {
+		// No group fits the job alone: widen to the most available
+		// groups until the union has room.
+		var union []int
+		room := 0
+		for gi, ns := range s.groups {
+			union = append(union, ns...)
+			room += s.room(gi)
+			if room >= g {
+				slices.Sort(union)
+				cs = append(cs, s.candidate(v, j, in, s.prober, telemetry, union, len(s.groups)))
+				break
+			}
+		}
+	}
+	slices.SortStableFunc(cs, func(a, b candidate) int {
+		switch {
+		case a.better(b):
+			return -1
+		case b.better(a):
+			return 1
+		}
+		return 0
+	})
+	return cs
+}
+
+// best returns the decision Propose's first candidate makes for j, if
+// any, without the candidates' features.
+func (s *SAS) best(v *env.View, j *env.Job) (env.Decision, bool) {
+	cs := s.candidates(v, j)
+	if len(cs) == 0 {
+		return env.Decision{}, false
+	}
+	return env.Decision{Job: j.ID, Nodes: cs[0].alloc, PSRebalance: j.Spec.Arch == env.PS && !s.EvenPS}, true
+}
+
 // Commit implements policies.Proposer.
 func (s *SAS) Commit(_ *env.View, j *env.Job, c policies.Candidate) {
 	s.commit(c.Decision.Nodes)
@@ -321,53 +391,13 @@ func (s *SAS) reset(v *env.View) {
 	s.flows = make([]float64, n)
 	s.loads = make([]env.Usage, n)
 	s.stamp = make([]int, n)
+	s.mark = 0
 	s.jobs = map[int]*jobInfo{}
+	s.synced = false
 	s.gpn = 0
 	for _, nd := range v.Cluster.Nodes {
 		s.gpn = max(s.gpn, nd.GPUs)
 	}
-}
-
-// count sets the workers and multi-node flows on each node from the
-// running jobs.
-func (s *SAS) count(v *env.View) {
-	clear(s.occ)
-	clear(s.flows)
-	clear(s.stamp)
-	for _, j := range v.Active {
-		if j.State != env.Running {
-			continue
-		}
-		for _, n := range j.Alloc {
-			s.occ[n]++
-		}
-		s.addFlows(j.ID+1, j.Alloc)
-	}
-}
-
-// addFlows adds one flow on each distinct node of a multi-node alloc; mark
-// must differ between calls within one count.
-func (s *SAS) addFlows(mark int, alloc []int) {
-	if len(alloc) == 0 || !slices.ContainsFunc(alloc, func(n int) bool { return n != alloc[0] }) {
-		return
-	}
-	for _, n := range alloc {
-		if s.stamp[n] != mark {
-			s.stamp[n] = mark
-			s.flows[n]++
-		}
-	}
-}
-
-// commit books a new placement into free, occ and flows.
-func (s *SAS) commit(alloc []int) {
-	for _, n := range alloc {
-		s.free[n]--
-		s.occ[n]++
-	}
-	clear(s.stamp)
-	s.addFlows(-1, alloc)
-	clear(s.stamp)
 }
 
 // regroup recomputes the node groups from the current forecasts (and the
@@ -500,9 +530,9 @@ func (s *SAS) bin(x float64) float64 {
 // among equals) until the job fits.
 func (s *SAS) candidate(v *env.View, j *env.Job, in *jobInfo, prober env.Prober, telemetry bool, nodes []int, group int) candidate {
 	g := j.Spec.GPUs
-	best := candidate{group: group}
-	found := false
-	for _, n := range nodes {
+	best, found, ran := s.single(v, in, g, telemetry, group)
+	for k := 0; !ran && k < len(nodes); k++ {
+		n := nodes[k]
 		if s.free[n] < g {
 			continue
 		}
