@@ -93,10 +93,16 @@ type Predictor struct {
 	dirty  []bool
 
 	// The model's forecasts per node and resource, valid while known
-	// (cleared by each sample of the node), and scratch for the history.
+	// (cleared by each sample of the node that changes its history, read
+	// oldest first, or that comes under another model), and scratch for
+	// the history. run counts per node and resource the latest samples
+	// equal (to the bit) to the last, at most the capacity; by is the
+	// model of the last sample.
 	learned [][numResources][]float64
 	known   [][numResources]bool
 	scratch []float64
+	run     [][numResources]int
+	by      *forecast.Model
 
 	// odd counts per node the non-finite values its ring holds (see
 	// nonFinite), and oddNodes the nodes with any: SAS's pruned search
@@ -124,6 +130,7 @@ func NewPredictor(nodes, capacity int, period float64) *Predictor {
 		dirty:      make([]bool, nodes),
 		learned:    make([][numResources][]float64, nodes),
 		known:      make([][numResources]bool, nodes),
+		run:        make([][numResources]int, nodes),
 		odd:        make([]int, nodes),
 	}
 }
@@ -148,8 +155,10 @@ func (p *Predictor) Observe(now float64, loads []env.Usage) bool {
 		return false
 	}
 	p.last = now
+	keep := p.Model == p.by
+	p.by = p.Model
 	for n, u := range loads {
-		p.push(n, u)
+		p.push(n, u, keep)
 	}
 	return true
 }
@@ -159,11 +168,31 @@ func (p *Predictor) Observe(now float64, loads []env.Usage) bool {
 // binary search, instead of a sort of the whole history per sample (with
 // every node sampled at once, that sort was most of SAS's time on large
 // clusters). A NaN, which has no place in the order, makes the node dirty:
-// values then sorts afresh.
-func (p *Predictor) push(n int, u env.Usage) {
-	p.known[n] = [numResources]bool{}
+// values then sorts afresh. A resource's forecast stays known (with keep:
+// under the same model) when its full history holds one value and u
+// brings it again, so that the history, read oldest first, is unchanged:
+// an idle node's forecast is computed once, not at every sample.
+func (p *Predictor) push(n int, u env.Usage, keep bool) {
 	var old env.Usage
 	evict := len(p.hist[n]) == p.cap
+	if h := p.hist[n]; len(h) > 0 {
+		last := h[len(h)-1]
+		if evict {
+			last = h[(p.head[n]+p.cap-1)%p.cap]
+		}
+		for q := range numResources {
+			same := math.Float64bits(q.of(u)) == math.Float64bits(q.of(last))
+			p.known[n][q] = p.known[n][q] && keep && evict && same && p.run[n][q] >= p.cap
+			if same {
+				p.run[n][q] = min(p.run[n][q]+1, p.cap)
+			} else {
+				p.run[n][q] = 1
+			}
+		}
+	} else {
+		p.known[n] = [numResources]bool{}
+		p.run[n] = [numResources]int{1, 1, 1}
+	}
 	if !evict {
 		p.hist[n] = append(p.hist[n], u)
 	} else {

@@ -209,3 +209,70 @@ func TestSearchFloat(t *testing.T) {
 		}
 	}
 }
+
+// TestForecastKeptMatchesFresh feeds random histories with long constant
+// stretches (an idle node's zeros, a NaN now and then, -0 against +0) to
+// one predictor, whose forecasts survive a sample that leaves a constant
+// history unchanged, and to a fresh predictor rebuilt from the same
+// history at every step, switching the model once, and wants the same
+// quantiles and overload probabilities, to the bit.
+func TestForecastKeptMatchesFresh(t *testing.T) {
+	other := *forecast.Default // another model: every coefficient 10% larger
+	for r := range other.Coef {
+		other.Coef[r] = nil
+		for _, row := range forecast.Default.Coef[r] {
+			row2 := make([]float64, len(row))
+			for i, c := range row {
+				row2[i] = c * 1.1
+			}
+			other.Coef[r] = append(other.Coef[r], row2)
+		}
+	}
+	for seed := range uint64(40) {
+		r := rand.New(rand.NewPCG(seed, 3))
+		capacity := 12 + r.IntN(20)
+		p := NewPredictor(3, capacity, 300)
+		p.Model = forecast.Default
+		hist := make([][]env.Usage, 3)
+		vals := []float64{0, 0, 0, math.Copysign(0, -1), 0.3, 0.9, math.NaN()}
+		for step := range 200 {
+			if step == 120 {
+				p.Model = &other // a model switch drops every kept forecast
+			}
+			loads := make([]env.Usage, 3)
+			for n := range loads {
+				loads[n] = hist0(hist[n])
+				if r.IntN(8) == 0 {
+					loads[n] = env.Usage{CPU: vals[r.IntN(len(vals))], MemBW: vals[r.IntN(len(vals)-1)], Net: r.Float64()}
+				}
+				hist[n] = append(hist[n], loads[n])
+			}
+			p.Observe(float64(step)*300, loads)
+			fresh := NewPredictor(3, capacity, 300)
+			fresh.Model = p.Model
+			for i := max(0, len(hist[0])-capacity); i < len(hist[0]); i++ {
+				fresh.Observe(float64(i)*300, []env.Usage{hist[0][i], hist[1][i], hist[2][i]})
+			}
+			for n := range 3 {
+				for r := range numResources {
+					for _, q := range []float64{0.1, 0.5, 0.9} {
+						if a, b := p.Quantile(n, r, q), fresh.Quantile(n, r, q); math.Float64bits(a) != math.Float64bits(b) {
+							t.Fatalf("seed %d step %d node %d %v: quantile %v = %v, fresh %v", seed, step, n, r, q, a, b)
+						}
+					}
+					if a, b := p.OverloadProb(n, r, 0.25, 0.8), fresh.OverloadProb(n, r, 0.25, 0.8); math.Float64bits(a) != math.Float64bits(b) {
+						t.Fatalf("seed %d step %d node %d %v: overload %v, fresh %v", seed, step, n, r, a, b)
+					}
+				}
+			}
+		}
+	}
+}
+
+// hist0 returns the last of h, or an idle sample.
+func hist0(h []env.Usage) env.Usage {
+	if len(h) == 0 {
+		return env.Usage{}
+	}
+	return h[len(h)-1]
+}
