@@ -80,10 +80,12 @@ type retirer interface {
 // prefetchJobs running jobs at now (in order, one by one), the simulator
 // lets the model read what the batch's refreshes will, all jobs at once,
 // so that the memory loads overlap instead of stalling one refresh after
-// another. prefetch must change nothing that the refreshes or anything
-// else could tell.
+// another. prefetchAdvance does the same for advancing a batch of running
+// jobs, whether or not the model is Dynamic. Neither may change anything
+// that the refreshes, the advances or anything else could tell.
 type prefetcher interface {
 	prefetch(jobs []*Job, now float64)
+	prefetchAdvance(jobs []*Job)
 }
 
 // prefetchJobs is the most jobs one prefetch reads ahead for.

@@ -411,7 +411,13 @@ func (s *Sim) event() error {
 // advanceAll brings every running job up to time t. Jobs that finish on
 // the way leave the running list.
 func (s *Sim) advanceAll(t float64) {
+	pf, _ := s.model.(prefetcher)
+	ahead := 0 // the jobs before it are prefetched
 	for i := 0; i < len(s.running); {
+		if pf != nil && i >= ahead {
+			ahead = min(i+prefetchJobs, len(s.running))
+			pf.prefetchAdvance(s.running[i:ahead])
+		}
 		j := s.running[i]
 		s.advance(j, t)
 		if j.State == Running {

@@ -553,9 +553,9 @@ func (m *Drover) sizeLoads(c *Cluster) {
 // workerState is a job's per-worker model state.
 type workerState struct {
 	jit      Jitter
+	jitSrc   rand.PCG    // the source of jit
 	jitSize  int         // workers of jit
 	spareJit int         // workers of jit when it is a finished job's (0: none)
-	jitSrc   rand.PCG    // the source of a reused jit
 	compute  float64     // uncontended per-GPU compute seconds per iteration
 	sync     float64     // measured all-reduce seconds on the placement
 	duty     float64     // share of time the job's NIC flows are active
@@ -604,9 +604,13 @@ func (m *Drover) prefetch(jobs []*Job, now float64) {
 		ws[i] = s.w
 	}
 	var rows [prefetchJobs][]float64
+	fsink := 0.0
 	for i, w := range ws[:len(jobs)] {
 		if w == nil {
 			continue
+		}
+		if p, ok := w.jit.(prefetchable); ok {
+			fsink += p.Prefetch()
 		}
 		sink += w.jitSize + len(w.c) + len(w.m) + len(w.slow) + len(w.sorted) + len(w.shares) +
 			len(w.hops) + len(w.nz) + len(w.amp) + len(w.ft)
@@ -632,6 +636,9 @@ func (m *Drover) prefetch(jobs []*Job, now float64) {
 				if n < len(m.bg) {
 					m.background(n, now)
 				}
+				if n < len(m.occ) && m.cluster != nil && n < len(m.cluster.Nodes) {
+					fsink += m.cluster.Nodes[n].Speed + m.occ[n].flows
+				}
 			}
 		}
 	}
@@ -641,6 +648,37 @@ func (m *Drover) prefetch(jobs []*Job, now float64) {
 		}
 	}
 	m.sink += sink
+	if fsink > 0 {
+		m.sink++
+	}
+}
+
+// prefetchAdvance implements prefetcher: it reads the lines of memory that
+// advancing the jobs reads, the jobs' and their model states'.
+func (m *Drover) prefetchAdvance(jobs []*Job) {
+	if len(jobs) > prefetchJobs {
+		return
+	}
+	var ss [prefetchJobs]*droverJob
+	x := 0.0
+	for i, j := range jobs {
+		ss[i], _ = j.m.(*droverJob)
+		x += j.last + j.Held + j.Iterations + j.CommDelay
+	}
+	for _, s := range ss[:len(jobs)] {
+		if s != nil {
+			x += s.delay + s.iterTime + s.withheld
+		}
+	}
+	if x > 0 {
+		m.sink++
+	}
+}
+
+// prefetchable is a Jitter that can read ahead what its Next reads
+// (jitter.Process).
+type prefetchable interface {
+	Prefetch() float64
 }
 
 // refresh recomputes j's iteration time at time now.

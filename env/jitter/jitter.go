@@ -319,6 +319,18 @@ func (q *Process) magnitude(z float64) float64 {
 	return 1 + (q.p.StragglerSlowdown-1)*math.Exp(q.p.StragglerSpread*z)
 }
 
+// Prefetch reads the state that Next reads and changes nothing: a caller
+// about to call Next on many processes can Prefetch them all first, so
+// that their memory loads overlap instead of stalling one Next after
+// another. What it returns means nothing.
+func (q *Process) Prefetch() float64 {
+	x := q.p.NoiseAR + q.innov + q.scale
+	if n := len(q.w); n > 0 {
+		x += q.w[0].noise + q.w[n-1].noise
+	}
+	return x
+}
+
 // Workers returns the number of workers.
 func (q *Process) Workers() int { return len(q.w) }
 
