@@ -93,7 +93,36 @@ func (w *twin) Schedule(v *env.View) ([]env.Decision, error) {
 		w.t.Fatalf("%s: at %v: decisions %v, want %v", w.name, v.Now, da, db)
 	}
 	w.n++
+	w.checkFloor(v)
 	return da, nil
+}
+
+// checkFloor wants every node's single-node cost bin, for the first
+// pending jobs and every size up to the node's GPUs, at or above the
+// floor bin of its group (the bound single stops at).
+func (w *twin) checkFloor(v *env.View) {
+	s := w.a
+	if !s.idx.ok || !s.pred.finite() {
+		return
+	}
+	k := 0
+	for _, j := range v.Active {
+		if j.State != env.Pending || k == 3 {
+			continue
+		}
+		k++
+		in := s.info(j, s.prober)
+		for gi, ns := range s.groups {
+			floor := s.floorBin(in, s.idx.groups[gi].least, s.tel != nil)
+			for _, n := range ns {
+				for g := 1; g <= v.Cluster.Nodes[n].GPUs; g++ {
+					if b := s.bin(s.slowdown(v, in, n, g, false, s.tel != nil)); !(b >= floor) {
+						w.t.Fatalf("%s: at %v: node %d, %d GPUs: bin %v below the floor %v", w.name, v.Now, n, g, b, floor)
+					}
+				}
+			}
+		}
+	}
 }
 
 // TestMatchesReference replays random workloads on random clusters

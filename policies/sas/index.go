@@ -129,7 +129,7 @@ type nodeIndex struct {
 // groupIndex is one group's part of the node index.
 type groupIndex struct {
 	room  int     // free GPUs
-	floor float64 // a lower bound of every node's cost bin (see floorBin)
+	least float64 // the least floorCost of its nodes
 	// sets[f] holds the positions of the group's nodes with f free GPUs,
 	// as a bit set; count[f] is their number.
 	sets  [][]uint64
@@ -172,13 +172,13 @@ func (s *SAS) index() {
 			g.count[f]++
 			least = min(least, floorCost(s.view.Cluster.Nodes[nd].Speed))
 		}
-		g.floor = s.floorBin(least)
+		g.least = least
 	}
 	x.ok = true
 }
 
-// floorCost is the least slowdown a node of speed sp can be predicted:
-// 1 over its speed, every overload term being non-negative.
+// floorCost is the least factor by which a node of speed sp divides a
+// slowdown: 1 over its speed.
 func floorCost(sp float64) float64 {
 	if sp > 0 {
 		return 1 / sp
@@ -186,11 +186,22 @@ func floorCost(sp float64) float64 {
 	return 1
 }
 
-// floorBin returns a cost bin no slowdown of at least least falls below:
-// least's, taken a relative 1e-12 lower so that rounding in the overload
-// terms (a probability a few ulps below 0) cannot cross it.
-func (s *SAS) floorBin(least float64) float64 {
-	return s.bin(least - math.Abs(least)*1e-12)
+// floorBin returns a cost bin below which no single-node slowdown of a job
+// with weights in falls on a group whose least floorCost is least: 1 plus
+// the weights times the least overload probability any node can have,
+// over the speed. Every node is sampled at once, so all hold as many
+// samples, L, and all are forecast alike: by the model, whose probability
+// can be 0, or by the window, whose probability is at least PriorOver /
+// (L + PriorOver + PriorUnder) (no sample over). The bound is taken a
+// relative 1e-12 lower so that the rounding of the terms (a probability a
+// few ulps below 0) cannot cross it.
+func (s *SAS) floorBin(in *jobInfo, least float64, telemetry bool) float64 {
+	pmin := 0.0
+	if p := s.pred; telemetry && p.Len(0) > 0 && !(p.Model != nil && p.Len(0) >= p.Model.MinHistory && p.period == p.Model.Step) {
+		pmin = p.PriorOver / (float64(p.Len(0)) + p.PriorOver + p.PriorUnder)
+	}
+	lb := (1 + in.weight[CPU]*pmin + in.weight[MemBW]*pmin) * least
+	return s.bin(lb - math.Abs(lb)*1e-12)
 }
 
 // setFree sets node n's free GPUs to f, keeping the index.
@@ -244,12 +255,13 @@ func (s *SAS) single(v *env.View, in *jobInfo, g int, telemetry bool, gi int) (b
 	}
 	ix := &x.groups[gi]
 	ns := s.groups[gi]
+	floor := s.floorBin(in, ix.least, telemetry)
 	best = candidate{group: gi}
 	for f := max(g, 0); f < len(ix.sets); f++ {
 		if ix.count[f] == 0 {
 			continue
 		}
-		if found && best.bin <= ix.floor {
+		if found && best.bin <= floor {
 			break
 		}
 		for w, word := range ix.sets[f] {
@@ -265,7 +277,7 @@ func (s *SAS) single(v *env.View, in *jobInfo, g int, telemetry bool, gi int) (b
 				if !found || c.better(best) {
 					c.alloc = slices.Repeat([]int{n}, g)
 					best, found = c, true
-					if best.bin <= ix.floor {
+					if best.bin <= floor {
 						return best, true, true
 					}
 				}
