@@ -86,14 +86,15 @@ func (s *STRN) bound(c *env.Cluster, n, g int, sens Sensitivity) float64 {
 	return worst + sens.Straggling*max(cpu, mem) + max(0, s.Pack)*pack
 }
 
-// least keeps the m least of the scores offered, ascending, in best[:nb].
-type least struct {
+// bestScores keeps the MaxPlacements least of the scores offered,
+// ascending, in best[:nb].
+type bestScores struct {
 	best [MaxPlacements]float64
 	nb   int
 }
 
 // add offers score sc.
-func (l *least) add(sc float64) {
+func (l *bestScores) add(sc float64) {
 	j := l.nb
 	if j == len(l.best) {
 		if !(sc < l.best[j-1]) {
@@ -114,7 +115,7 @@ func (l *least) add(sc float64) {
 // skipped: MaxPlacements scores are in and b, less its slack, is at least
 // the greatest of them (strictly greater with tie false, for candidates
 // that must keep their ties).
-func (l *least) beaten(b float64, tie bool) bool {
+func (l *bestScores) beaten(b float64, tie bool) bool {
 	if l.nb < len(l.best) {
 		return false
 	}
@@ -131,7 +132,7 @@ func (l *least) beaten(b float64, tie bool) bool {
 // score is NaN: the scan must then be made without.
 func (s *STRN) scanOne(c *env.Cluster, g, gpn int, sens Sensitivity, prune bool) bool {
 	s.cands = s.cands[:0]
-	var l least
+	var l bestScores
 	for n, f := range s.free {
 		if f < g {
 			continue

@@ -47,6 +47,7 @@ type classIndex struct {
 	cluster *env.Cluster
 	nodes   int
 	telem   bool  // the model reports telemetry
+	next    bool  // this decision point's View follows the last one seen
 	booked  []int // nodes whose free GPUs or load this decision point's placements changed
 }
 
@@ -226,7 +227,7 @@ func (s *STRN) placeOne(c *env.Cluster, g, gpn int, sens Sensitivity) bool {
 	// at least one node) holds no candidate kept; with many classes (the
 	// per-worker model's loads) most are skipped so.
 	prune := len(ix.cls) > 4*MaxPlacements && s.prepareBound(sens)
-	var l least
+	var l bestScores
 	for id := range ix.cls {
 		cl := &ix.cls[id]
 		if cl.live == 0 || cl.key.free < g {

@@ -2,7 +2,8 @@ package strn
 
 // The STRN of commit 779d276, before the class index: every node with
 // room scored for every one-node job. It is the specification the
-// equivalence test holds STRN to; only its names are changed.
+// equivalence test holds STRN to, with its names changed and its comments
+// left out.
 
 import (
 	"fmt"

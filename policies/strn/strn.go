@@ -129,6 +129,7 @@ type STRN struct {
 	cn           []candNode   // scratch of placeOne
 	nodesScratch []int        // scratch of placeOne
 	rt           riskTable    // risk on a grid, for the one-node bound
+	pending      pendingJobs  // Schedule's pending jobs and free GPUs
 
 	// Per decision point (Begin).
 	tel    env.Telemetry
@@ -200,15 +201,16 @@ func (s *STRN) defaults() {
 // Schedule implements policies.Policy. Pending jobs are taken in arrival
 // order with backfilling; each that fits goes to the candidate placement of
 // least expected slowdown with the sync strategy of least expected
-// time-to-accuracy (policies.Delegate with the heuristic's own choices).
-// Running jobs are never moved. It returns ErrConfig when a field is out
-// of range.
+// time-to-accuracy (policies.Delegate with the heuristic's own choices,
+// walking only the pending jobs, which it keeps from View.Changed across
+// the decision points of a run). Running jobs are never moved. It returns
+// ErrConfig when a field is out of range.
 func (s *STRN) Schedule(v *env.View) ([]env.Decision, error) {
 	s.defaults()
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	return policies.Delegate(s, v, policies.First)
+	return s.delegate(v), nil
 }
 
 // Begin implements policies.Proposer.
@@ -225,7 +227,8 @@ func (s *STRN) Begin(v *env.View) {
 	s.memo = [4]riskMemo{}
 	ix := &s.ix
 	c := v.Cluster
-	cont := ix.built && v == ix.view && v.Seq != 0 && v.Seq == ix.seq+1 && c == ix.cluster &&
+	ix.next = v == ix.view && v.Seq != 0 && v.Seq == ix.seq+1
+	cont := ix.built && ix.next && c == ix.cluster &&
 		len(c.Nodes) == ix.nodes && len(v.Free) == len(c.Nodes) && ix.telem == (s.tel != nil)
 	ix.view, ix.seq = v, v.Seq
 	if !cont {
@@ -260,15 +263,17 @@ func (s *STRN) Begin(v *env.View) {
 
 // sync reads the loads at the first Propose of a decision point and
 // brings the class index up to date with them (rebuilding it when v does
-// not continue the run it was built for). With telemetry, when more than
+// not continue the run it was built for, but only from the second
+// decision point of a run on: a caller that makes a STRN per decision
+// point is better served by the scan). With telemetry, when more than
 // an eighth of the nodes changed class the index is left as it was and
 // this decision point scans the nodes (ix.synced false).
 func (s *STRN) sync(v *env.View) {
 	ix := &s.ix
 	c := v.Cluster
-	if len(v.Free) != len(c.Nodes) {
-		// No free GPUs per node (or not one per node): the scan, as
-		// always.
+	if len(v.Free) != len(c.Nodes) || !ix.built && !ix.next {
+		// No free GPUs per node (or not one per node), or the first
+		// decision point seen: the scan, as always.
 		s.readLoads(v)
 		ix.built, ix.synced = false, false
 		return
