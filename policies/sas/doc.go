@@ -133,10 +133,25 @@
 //
 // Telemetry is read once per SamplePeriod, the quantiles are sorted once
 // per sample, the learned forecast of a node runs at most once per sample
-// (19 levels x 7 features per resource), and grouping runs at most once
-// per RegroupPeriod; a placement costs a binary search or a pass over the
-// forecast's levels per node and resource, and each job's probes run once
-// and are cached.
+// (19 levels x 7 features per resource), and not again while the node's
+// full history holds one value (an idle node), and grouping runs at most
+// once per RegroupPeriod, recomputing only the points of nodes whose
+// forecasts may have changed; each job's probes run once and are cached.
+//
+// Per decision point nothing scans the cluster or the queue: over a
+// simulation's views (env.View.Seq, Changed, Touched) SAS keeps the
+// workers and flows on each node, the free GPUs (each group's sum among
+// them), the nodes of each group by free GPUs, and a queue of the pending
+// jobs, up to date from the changes alone; any other View is recounted. A
+// job's single best node in a group is searched by free GPUs, tightest fit
+// first, and the search stops as soon as the best found sits in the floor
+// bin, the least cost any node of the group could have (1 plus the job's
+// weights times the least overload probability, over the fastest speed):
+// on a quiet cluster it prices a node or two, not the group. Each priced
+// node costs a binary search or a pass over the forecast's levels per
+// resource. A job spread over nodes still prices every node of the group
+// with free GPUs. The decisions are those of the full scans
+// (TestMatchesReference).
 //
 // # Usage
 //

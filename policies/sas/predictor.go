@@ -103,6 +103,7 @@ type Predictor struct {
 	scratch []float64
 	run     [][numResources]int
 	by      *forecast.Model
+	ver     []uint64 // per node: bumped by every sample that may change its forecasts
 
 	// odd counts per node the non-finite values its ring holds (see
 	// nonFinite), and oddNodes the nodes with any: SAS's pruned search
@@ -131,6 +132,7 @@ func NewPredictor(nodes, capacity int, period float64) *Predictor {
 		learned:    make([][numResources][]float64, nodes),
 		known:      make([][numResources]bool, nodes),
 		run:        make([][numResources]int, nodes),
+		ver:        make([]uint64, nodes),
 		odd:        make([]int, nodes),
 	}
 }
@@ -180,18 +182,25 @@ func (p *Predictor) push(n int, u env.Usage, keep bool) {
 		if evict {
 			last = h[(p.head[n]+p.cap-1)%p.cap]
 		}
+		steady := keep && evict
 		for q := range numResources {
 			same := math.Float64bits(q.of(u)) == math.Float64bits(q.of(last))
-			p.known[n][q] = p.known[n][q] && keep && evict && same && p.run[n][q] >= p.cap
+			kept := keep && evict && same && p.run[n][q] >= p.cap
+			p.known[n][q] = p.known[n][q] && kept
+			steady = steady && kept
 			if same {
 				p.run[n][q] = min(p.run[n][q]+1, p.cap)
 			} else {
 				p.run[n][q] = 1
 			}
 		}
+		if !steady {
+			p.ver[n]++
+		}
 	} else {
 		p.known[n] = [numResources]bool{}
 		p.run[n] = [numResources]int{1, 1, 1}
+		p.ver[n]++
 	}
 	if !evict {
 		p.hist[n] = append(p.hist[n], u)
@@ -223,6 +232,9 @@ func (p *Predictor) push(n int, u env.Usage, keep bool) {
 	}
 	for q := range numResources {
 		s := p.sorted[n][q]
+		if evict && math.Float64bits(q.of(old)) == math.Float64bits(q.of(u)) {
+			continue // the value leaving is the one coming: the order stays
+		}
 		if evict {
 			i := searchFloat(s, q.of(old))
 			s = slices.Delete(s, i, i+1)
@@ -248,6 +260,12 @@ func nonFinite(u env.Usage) int {
 // finite reports whether every sample held is finite, so that every
 // forecast and overload probability is a number.
 func (p *Predictor) finite() bool { return p.oddNodes == 0 }
+
+// version returns a number that changes whenever node's forecasts
+// (Quantile, OverloadProb, Forecast) may change: at every sample but one
+// that brings its full, constant history's value again under the same
+// model.
+func (p *Predictor) version(node int) uint64 { return p.ver[node] }
 
 // Len returns the number of samples held for node.
 func (p *Predictor) Len(node int) int { return len(p.hist[node]) }

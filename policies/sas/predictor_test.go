@@ -1,6 +1,7 @@
 package sas
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -215,7 +216,8 @@ func TestSearchFloat(t *testing.T) {
 // one predictor, whose forecasts survive a sample that leaves a constant
 // history unchanged, and to a fresh predictor rebuilt from the same
 // history at every step, switching the model once, and wants the same
-// quantiles and overload probabilities, to the bit.
+// quantiles and overload probabilities, to the bit, and the same forecast
+// as at the last step whenever the node's version stayed.
 func TestForecastKeptMatchesFresh(t *testing.T) {
 	other := *forecast.Default // another model: every coefficient 10% larger
 	for r := range other.Coef {
@@ -234,6 +236,8 @@ func TestForecastKeptMatchesFresh(t *testing.T) {
 		p := NewPredictor(3, capacity, 300)
 		p.Model = forecast.Default
 		hist := make([][]env.Usage, 3)
+		prevVer := []uint64{math.MaxUint64, math.MaxUint64, math.MaxUint64}
+		prev := make([]Forecast, 3)
 		vals := []float64{0, 0, 0, math.Copysign(0, -1), 0.3, 0.9, math.NaN()}
 		for step := range 200 {
 			if step == 120 {
@@ -254,6 +258,12 @@ func TestForecastKeptMatchesFresh(t *testing.T) {
 				fresh.Observe(float64(i)*300, []env.Usage{hist[0][i], hist[1][i], hist[2][i]})
 			}
 			for n := range 3 {
+				// An unchanged version promises unchanged forecasts.
+				f := fresh.Forecast(n)
+				if p.version(n) == prevVer[n] && fmt.Sprint(f) != fmt.Sprint(prev[n]) {
+					t.Fatalf("seed %d step %d node %d: version kept, forecast %v, was %v", seed, step, n, f, prev[n])
+				}
+				prevVer[n], prev[n] = p.version(n), f
 				for r := range numResources {
 					for _, q := range []float64{0.1, 0.5, 0.9} {
 						if a, b := p.Quantile(n, r, q), fresh.Quantile(n, r, q); math.Float64bits(a) != math.Float64bits(b) {

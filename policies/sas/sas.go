@@ -104,10 +104,21 @@ type SAS struct {
 	made   [][]int       // the allocs committed since Begin
 	queue  []*env.Job    // the pending jobs, in arrival (ID) order
 	idx    nodeIndex
+	pts    []point // per node: its point in the last grouping
 
 	// Per decision point (Begin).
 	tel    env.Telemetry
 	prober env.Prober
+}
+
+// point is a node's point in the grouping (Features) and what it was
+// computed from: the predictor's version of the node, the telemetry and
+// the node's speed.
+type point struct {
+	xs        []float64
+	ver       uint64
+	telemetry bool
+	speed     float64
 }
 
 // jobInfo is what SAS has probed about a pending job.
@@ -387,6 +398,7 @@ func (s *SAS) reset(v *env.View) {
 	s.pred = NewPredictor(n, max(s.History, 1), max(s.SamplePeriod, 0))
 	s.pred.Model = s.Forecaster
 	s.groups, s.regrouped, s.fresh = nil, math.NaN(), false
+	s.pts = nil
 	s.occ = make([]int, n)
 	s.flows = make([]float64, n)
 	s.loads = make([]env.Usage, n)
@@ -403,13 +415,23 @@ func (s *SAS) reset(v *env.View) {
 // regroup recomputes the node groups from the current forecasts (and the
 // GPU speeds); without telemetry only the speeds tell nodes apart.
 func (s *SAS) regroup(v *env.View, telemetry bool) {
-	pts := make([][]float64, len(v.Cluster.Nodes))
+	nodes := len(v.Cluster.Nodes)
+	if len(s.pts) != nodes {
+		s.pts = make([]point, nodes)
+	}
+	pts := make([][]float64, nodes)
 	for n, nd := range v.Cluster.Nodes {
-		var f Forecast
-		if telemetry && s.pred.Len(n) > 0 {
-			f = s.pred.Forecast(n)
+		// A node's point is kept while its forecasts and speed stay.
+		pt := &s.pts[n]
+		if ver := s.pred.version(n); pt.xs == nil || pt.ver != ver || pt.telemetry != telemetry ||
+			math.Float64bits(pt.speed) != math.Float64bits(nd.Speed) {
+			var f Forecast
+			if telemetry && s.pred.Len(n) > 0 {
+				f = s.pred.Forecast(n)
+			}
+			*pt = point{xs: Features(f, nd.Speed), ver: ver, telemetry: telemetry, speed: nd.Speed}
 		}
-		pts[n] = Features(f, nd.Speed)
+		pts[n] = pt.xs
 	}
 	k := s.Groups
 	if k <= 0 {
