@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"math"
 	"strconv"
 	"strings"
@@ -111,16 +112,7 @@ func plainShape(s string) bool {
 		return false
 	}
 	ncol := -1
-	for len(s) > 0 {
-		var l string
-		if i := strings.IndexByte(s, '\n'); i >= 0 {
-			l, s = s[:i], s[i+1:]
-		} else {
-			l, s = s, ""
-		}
-		if l == "" {
-			continue
-		}
+	for _, l := range lines(s) {
 		n := strings.Count(l, ",") + 1
 		if ncol < 0 {
 			ncol = n
@@ -131,22 +123,31 @@ func plainShape(s string) bool {
 	return ncol >= 0
 }
 
+// lines yields the non-empty lines of s (split at '\n') with their 1-based
+// line numbers.
+func lines(s string) iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		line := 0
+		for len(s) > 0 {
+			line++
+			var l string
+			if i := strings.IndexByte(s, '\n'); i >= 0 {
+				l, s = s[:i], s[i+1:]
+			} else {
+				l, s = s, ""
+			}
+			if l != "" && !yield(line, l) {
+				return
+			}
+		}
+	}
+}
+
 // plainRows is csvRows's fast path, for data that plainShape accepts.
 func plainRows(s string, want []string, row func(line int, cells []string) error) error {
 	var fields, cells []string
 	var idx []int
-	line := 0
-	for len(s) > 0 {
-		line++
-		var l string
-		if i := strings.IndexByte(s, '\n'); i >= 0 {
-			l, s = s[:i], s[i+1:]
-		} else {
-			l, s = s, ""
-		}
-		if l == "" {
-			continue
-		}
+	for line, l := range lines(s) {
 		if fields == nil { // the header
 			fields = make([]string, strings.Count(l, ",")+1)
 			split(l, fields)
