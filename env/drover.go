@@ -31,8 +31,12 @@ type Drover struct {
 	up      uplinks     // cross-rack traffic, with Workers
 	cluster *Cluster    // the cluster placed on, with Workers
 
-	// slab is where Admit takes the jobs' states from, a chunk at a time.
-	slab []droverJob
+	// slab is where Admit takes the jobs' states from, a chunk at a time;
+	// chunks grow from 4 states to slabJobs, so that a model that admits
+	// one job (the policy server's per-request probe) allocates one small
+	// chunk.
+	slab     []droverJob
+	slabSize int
 	// spare holds, by worker count, the per-worker states of finished
 	// jobs (with Workers), for the next placements to reuse: only the
 	// running jobs hold one, so a large workload's memory follows the
@@ -46,7 +50,7 @@ type Drover struct {
 	place []int // scratch for placements
 }
 
-// slabJobs is the number of job states Admit allocates at once.
+// slabJobs is the most job states Admit allocates at once.
 const slabJobs = 256
 
 var _ Model = (*Drover)(nil)
@@ -97,7 +101,8 @@ func (m *Drover) Admit(j *Job, meta *Meta) error {
 	}
 	b = min(b, max(p.MaxBatchSize(), p.MinLocalBsz()*j.Spec.GPUs))
 	if len(m.slab) == 0 {
-		m.slab = make([]droverJob, slabJobs)
+		m.slabSize = min(max(2*m.slabSize, 4), slabJobs)
+		m.slab = make([]droverJob, m.slabSize)
 	}
 	s := &m.slab[0]
 	m.slab = m.slab[1:]
