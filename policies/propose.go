@@ -60,8 +60,17 @@ func Delegate(p Proposer, v *env.View, choose Chooser) ([]env.Decision, error) {
 	for _, f := range v.Free {
 		left += f
 	}
+	return DelegateJobs(p, v, v.Active, left, choose), nil
+}
+
+// DelegateJobs is Delegate after p.Begin(v), over jobs (in order; those
+// not pending are skipped) with free GPUs free in all: for a Proposer
+// whose Begin must run once per decision point, or that keeps its own
+// list of the pending jobs and their free GPUs.
+func DelegateJobs(p Proposer, v *env.View, jobs []*env.Job, free int, choose Chooser) []env.Decision {
+	left := free
 	var ds []env.Decision
-	for _, j := range v.Active {
+	for _, j := range jobs {
 		if left == 0 {
 			break
 		}
@@ -80,5 +89,5 @@ func Delegate(p Proposer, v *env.View, choose Chooser) ([]env.Decision, error) {
 		ds = append(ds, cands[k].Decision)
 		left -= j.Spec.GPUs
 	}
-	return ds, nil
+	return ds
 }

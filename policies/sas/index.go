@@ -1,7 +1,6 @@
 package sas
 
 import (
-	"cmp"
 	"math"
 	"math/bits"
 	"slices"
@@ -47,21 +46,12 @@ func (s *SAS) sync(v *env.View) {
 			s.book(a, 1)
 			s.booked[j.ID] = a
 		}
-		i, queued := slices.BinarySearchFunc(s.queue, j.ID, byID)
-		switch pending := j.State == env.Pending; {
-		case pending && !queued:
-			s.queue = slices.Insert(s.queue, i, j)
-		case !pending && queued:
-			s.queue = slices.Delete(s.queue, i, i+1)
-		}
+		s.queue.Follow(j)
 	}
 	for _, n := range v.Touched {
 		s.setFree(n, v.Free[n])
 	}
 }
-
-// byID orders jobs by ID.
-func byID(j *env.Job, id int) int { return cmp.Compare(j.ID, id) }
 
 // recount sets occ and flows from v's running jobs, the queue from its
 // pending ones and free from v.Free, and rebuilds the node index.
@@ -70,12 +60,8 @@ func (s *SAS) recount(v *env.View) {
 	clear(s.flows)
 	s.booked = map[int][]int{}
 	s.made = s.made[:0]
-	clear(s.queue)
-	s.queue = s.queue[:0]
+	s.queue.Reset(v.Active)
 	for _, j := range v.Active {
-		if j.State == env.Pending {
-			s.queue = append(s.queue, j)
-		}
 		if j.State != env.Running {
 			continue
 		}

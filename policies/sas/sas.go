@@ -99,10 +99,10 @@ type SAS struct {
 	// Kept up to date over a simulation's views (see sync).
 	view   *env.View
 	seq    int
-	synced bool          // occ, flows and free follow view's decision point seq
-	booked map[int][]int // the running jobs' allocs counted in occ and flows
-	made   [][]int       // the allocs committed since Begin
-	queue  []*env.Job    // the pending jobs, in arrival (ID) order
+	synced bool             // occ, flows and free follow view's decision point seq
+	booked map[int][]int    // the running jobs' allocs counted in occ and flows
+	made   [][]int          // the allocs committed since Begin
+	queue  policies.Pending // the pending jobs, in arrival (ID) order
 	idx    nodeIndex
 	pts    []point // per node: its point in the last grouping
 
@@ -197,7 +197,7 @@ func (s *SAS) Schedule(v *env.View) ([]env.Decision, error) {
 		left += s.idx.groups[gi].room
 	}
 	var ds []env.Decision
-	for _, j := range s.queue {
+	for _, j := range s.queue.Jobs {
 		if left == 0 {
 			break
 		}
@@ -222,23 +222,7 @@ func delegate(s *SAS, v *env.View) []env.Decision {
 	for _, f := range v.Free {
 		left += f
 	}
-	var ds []env.Decision
-	for _, j := range v.Active {
-		if left == 0 {
-			break
-		}
-		if j.State != env.Pending || j.Spec.GPUs > left {
-			continue
-		}
-		cands := s.Propose(v, j)
-		if len(cands) == 0 {
-			continue
-		}
-		s.Commit(v, j, cands[0])
-		ds = append(ds, cands[0].Decision)
-		left -= j.Spec.GPUs
-	}
-	return ds
+	return policies.DelegateJobs(s, v, v.Active, left, policies.First)
 }
 
 // Begin implements policies.Proposer: it samples the telemetry when a

@@ -1,9 +1,6 @@
 package strn
 
 import (
-	"cmp"
-	"slices"
-
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/policies"
 )
@@ -15,9 +12,9 @@ import (
 type pendingJobs struct {
 	view  *env.View
 	seq   int
-	jobs  []*env.Job // pending at the last update, ascending ID
-	free  []int      // View.Free at the last update
-	total int        // its sum
+	jobs  policies.Pending
+	free  []int // View.Free at the last update
+	total int   // its sum
 }
 
 // update brings p up to v, from its change lists when v follows the last
@@ -27,12 +24,7 @@ func (p *pendingJobs) update(v *env.View) {
 	next := v == p.view && v.Seq != 0 && v.Seq == p.seq+1 && len(v.Free) == len(p.free)
 	p.view, p.seq = v, v.Seq
 	if !next {
-		p.jobs = p.jobs[:0]
-		for _, j := range v.Active {
-			if j.State == env.Pending {
-				p.jobs = append(p.jobs, j)
-			}
-		}
+		p.jobs.Reset(v.Active)
 		p.free = append(p.free[:0], v.Free...)
 		p.total = 0
 		for _, f := range v.Free {
@@ -45,13 +37,7 @@ func (p *pendingJobs) update(v *env.View) {
 		p.free[n] = v.Free[n]
 	}
 	for _, j := range v.Changed {
-		i, in := slices.BinarySearchFunc(p.jobs, j.ID, func(a *env.Job, id int) int { return cmp.Compare(a.ID, id) })
-		switch pend := j.State == env.Pending; {
-		case pend && !in:
-			p.jobs = slices.Insert(p.jobs, i, j)
-		case !pend && in:
-			p.jobs = slices.Delete(p.jobs, i, i+1)
-		}
+		p.jobs.Follow(j)
 	}
 }
 
@@ -61,23 +47,5 @@ func (p *pendingJobs) update(v *env.View) {
 func (s *STRN) delegate(v *env.View) []env.Decision {
 	s.pending.update(v)
 	s.Begin(v)
-	left := s.pending.total
-	var ds []env.Decision
-	for _, j := range s.pending.jobs {
-		if left == 0 {
-			break
-		}
-		if j.State != env.Pending || j.Spec.GPUs > left {
-			continue
-		}
-		cands := s.Propose(v, j)
-		if len(cands) == 0 {
-			continue
-		}
-		k := policies.First(v, j, cands)
-		s.Commit(v, j, cands[k])
-		ds = append(ds, cands[k].Decision)
-		left -= j.Spec.GPUs
-	}
-	return ds
+	return policies.DelegateJobs(s, v, s.pending.jobs.Jobs, s.pending.total, policies.First)
 }
