@@ -272,14 +272,12 @@ func (m *Drover) Place(j *Job, c *Cluster) {
 	if m.Workers.NewJitter != nil && ws.jitSize != w {
 		// A job's jitter process lives as long as its worker count: an
 		// elastic policy that resizes the job starts a new one.
-		seed, stream := m.Workers.Seed, uint64(j.ID)<<8|uint64(w&0xff)
+		ws.jitSrc.Seed(m.Workers.Seed, uint64(j.ID)<<8|uint64(w&0xff))
 		if r, ok := ws.jit.(interface{ Reset(rand.Source) }); ok && ws.spareJit == w {
 			// A finished job's process of as many workers, drawn anew
 			// (the same draws as a new one).
-			ws.jitSrc.Seed(seed, stream)
 			r.Reset(&ws.jitSrc)
 		} else {
-			ws.jitSrc.Seed(seed, stream)
 			ws.jit = m.Workers.NewJitter(w, &ws.jitSrc)
 		}
 		ws.jitSize, ws.spareJit = w, 0
