@@ -11,7 +11,8 @@
 # and send lag p99 (when these are large, the generator limited the run).
 #
 # Environment: RATES (default "1000 5000 10000"), DURATION (10s), WARMUP
-# (2s), CONNS (2), CONCURRENCY (64), MODES ("stateful stateless"), LOGS
+# (2s), CONNS (2), CONCURRENCY (64), CLIENT (h2: the lean HTTP/2 client;
+# grpc: grpc-go's, several times the generator's CPU per request), MODES ("stateful stateless"), LOGS
 # ("off on"), FLOOR (1: also drive the server's health check, an empty
 # call with no Drover code on its path, at the top rate: the floor that
 # gRPC, the generator and the machine set; 0: not), PORT (50081), MPORT (9481), DROVER (a drover binary to
@@ -29,6 +30,7 @@ DURATION=${DURATION:-10s}
 WARMUP=${WARMUP:-2s}
 CONNS=${CONNS:-2}
 CONCURRENCY=${CONCURRENCY:-64}
+CLIENT=${CLIENT:-h2}
 MODES=${MODES:-"stateful stateless"}
 LOGS=${LOGS:-"off on"}
 FLOOR=${FLOOR:-1}
@@ -62,7 +64,7 @@ else
 	what="commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo '+uncommitted changes')"
 fi
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ)  $what  $(nproc) CPUs  loadavg $(cut -d' ' -f1-3 /proc/loadavg)  $(go version 2>/dev/null | cut -d' ' -f3)"
-echo "# server: ${srv_cpu[*]:-unpinned} GOMAXPROCS=1; generator: ${gen_cpu[*]:-unpinned}; $CONNS connections, $CONCURRENCY in-flight slots; $DURATION per rate after $WARMUP warm-up; 64-node, 8-worker Place"
+echo "# server: ${srv_cpu[*]:-unpinned} GOMAXPROCS=1; generator: ${gen_cpu[*]:-unpinned}; $CLIENT client, $CONNS connections, $CONCURRENCY in-flight slots; $DURATION per rate after $WARMUP warm-up; 64-node, 8-worker Place"
 
 answers=
 SRV_PID=
@@ -119,7 +121,7 @@ for mode in $MODES; do
 			[ "$call" = health ] && extra=(-health)
 			h0=$(place_hist)
 			"${gen_cpu[@]}" "$OUT/drover" bench place -addr 127.0.0.1:$PORT -rate "$rate" -duration "$DURATION" -warmup "$WARMUP" \
-				-conns "$CONNS" -concurrency "$CONCURRENCY" -server-pid "$SRV_PID" -json "${extra[@]}" >"$OUT/$name.json"
+				-conns "$CONNS" -concurrency "$CONCURRENCY" -client "$CLIENT" -server-pid "$SRV_PID" -json "${extra[@]}" >"$OUT/$name.json"
 			# The measured run's share of Place calls within 1 ms inside the
 			# server: the difference of the counts after and before
 			# (warm-up included; "-" for the health check).

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"sort"
 	"strings"
 	"time"
@@ -38,6 +40,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	warmup := fs.Duration("warmup", time.Second, "unmeasured run at the same rate before the measured one")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
 	health := fs.Bool("health", false, "send grpc.health.v1.Health/Check (an empty request, a constant answer, no Drover code on its path) instead of Place: the floor that the server's gRPC stack, the generator and the machine set")
+	client := fs.String("client", "h2", "the generator's client: h2 (lean: HTTP/2 frames written by hand, one sender goroutine, a few system calls per request, so the generator's CPU does not limit the measurement) or grpc (grpc-go's client, one goroutine per in-flight slot; several times the CPU per request)")
 	serverPID := fs.Int("server-pid", 0, "the server's process id on this machine: report its CPU time per request and its peak RSS (from /proc)")
 	dial := addClientFlags(fs)
 	switch {
@@ -69,6 +72,12 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if *conns <= 0 || *concurrency <= 0 {
 		return fmt.Errorf("-conns %d, -concurrency %d: want > 0", *conns, *concurrency)
 	}
+	if *client != "h2" && *client != "grpc" {
+		return fmt.Errorf("-client %q: want h2 or grpc", *client)
+	}
+	if err := dial.checkToken(*addr, stderr); err != nil {
+		return err
+	}
 	// The default request is drover place's: -nodes 64 -workers 8.
 	req, err := placeRequest(*reqFile, 64, 4, -1, 8, 0.3, "job-1", "cifar10", 8, "ring", 0, 3600)
 	if err != nil {
@@ -82,8 +91,13 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cc := make([]grpc.ClientConnInterface, *conns)
-	for i := range cc {
+	// One grpc-go connection decodes the first answer (and, with -client
+	// grpc, carries the load with the others).
+	cc := make([]grpc.ClientConnInterface, 1, *conns)
+	for i := range cap(cc) {
+		if i > 0 && *client != "grpc" {
+			break
+		}
 		c, err := grpc.NewClient(*addr, opts...)
 		if err != nil {
 			return err
@@ -92,7 +106,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		if err := waitReady(c, *timeout); err != nil {
 			return fmt.Errorf("connect %s: %w", *addr, err)
 		}
-		cc[i] = c
+		cc = append(cc[:i], c)
 	}
 	method := pb.Scheduler_Place_FullMethodName
 	if *health {
@@ -104,6 +118,17 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg := loadgen.Config{Conns: cc, Method: method, Payload: payload,
 		Rate: *rate, Concurrency: *concurrency, Timeout: *timeout}
+	if *client == "h2" {
+		cfg.Conns = nil
+		for range *conns {
+			c, err := dialH2(*addr, dial, *timeout)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			cfg.H2 = append(cfg.H2, c)
+		}
+	}
 	ctx := context.Background()
 	if w := int(math.Round(*rate * warmup.Seconds())); w > 0 {
 		cfg.N = w
@@ -122,7 +147,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rep := benchReport{Addr: *addr, Method: method, Rate: *rate, Requests: total, Conns: *conns, Concurrency: *concurrency,
+	rep := benchReport{Addr: *addr, Method: method, Rate: *rate, Requests: total, Conns: *conns, Concurrency: *concurrency, Client: *client,
 		RequestBytes: len(payload), Answer: answer, Nodes: len(req.GetCluster().GetNodes()), Workers: int(req.GetJob().GetWorkers()),
 		Sent: res.Sent, OK: res.OK, Errors: res.Errors, Achieved: res.Achieved(), ElapsedS: res.Elapsed.Seconds(),
 		Latency: res.Latency.Summary(), Lag: res.Lag.Summary(),
@@ -151,6 +176,53 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	rep.print(stdout)
 	return nil
+}
+
+// dialH2 opens one connection of the lean client to addr (host:port),
+// with TLS and the bearer token as the client flags say.
+func dialH2(addr string, f *clientFlags, timeout time.Duration) (*loadgen.H2Conn, error) {
+	if strings.Contains(addr, "://") || strings.HasPrefix(addr, "unix:") {
+		return nil, fmt.Errorf("-addr %s: -client h2 dials host:port; use -client grpc for gRPC target names", addr)
+	}
+	tcfg, err := f.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	tok, err := f.token()
+	if err != nil {
+		return nil, err
+	}
+	var header map[string]string
+	if tok != "" {
+		header = map[string]string{"authorization": "Bearer " + tok}
+	}
+	nc, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	if tcfg != nil {
+		tcfg.NextProtos = []string{"h2"}
+		if tcfg.ServerName == "" {
+			tcfg.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+		tc := tls.Client(nc, tcfg)
+		tc.SetDeadline(time.Now().Add(timeout))
+		if err := tc.Handshake(); err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("connect %s: %w", addr, err)
+		}
+		tc.SetDeadline(time.Time{})
+		if p := tc.ConnectionState().NegotiatedProtocol; p != "h2" {
+			nc.Close()
+			return nil, fmt.Errorf("connect %s: the server negotiated %q, not h2", addr, p)
+		}
+		nc = tc
+	}
+	c, err := loadgen.NewH2Conn(nc, addr, tcfg != nil, header, timeout)
+	if err != nil {
+		return nil, fmt.Errorf("connect %s: %w", addr, err)
+	}
+	return c, nil
 }
 
 // firstAnswer sends one request and decodes its answer, so that the
@@ -200,13 +272,15 @@ func us(d time.Duration) float64 { return float64(d) / 1e3 }
 
 // benchReport is what drover bench place prints (-json: as JSON).
 type benchReport struct {
-	Addr         string  `json:"addr"`
-	Method       string  `json:"method"`
-	Rate         float64 `json:"rate"`
-	Requests     int     `json:"requests"`
-	Conns        int     `json:"conns"`
-	Concurrency  int     `json:"concurrency"`
-	RequestBytes int     `json:"request_bytes"`
+	Addr        string  `json:"addr"`
+	Method      string  `json:"method"`
+	Rate        float64 `json:"rate"`
+	Requests    int     `json:"requests"`
+	Conns       int     `json:"conns"`
+	Concurrency int     `json:"concurrency"`
+	// Client is the generator's client: h2 (lean) or grpc (grpc-go).
+	Client       string `json:"client"`
+	RequestBytes int    `json:"request_bytes"`
 	// Answer is the policy of the first answer (decoded once, before the run).
 	Answer  string `json:"answer"`
 	Nodes   int    `json:"nodes"`
@@ -244,8 +318,8 @@ func (r benchReport) print(w io.Writer) {
 	if r.Method != pb.Scheduler_Place_FullMethodName {
 		call = fmt.Sprintf("%s on %s (%d bytes)", r.Method, r.Addr, r.RequestBytes)
 	}
-	fmt.Fprintf(w, "%s; asked %g/s, %d requests, %d connections, %d in-flight slots\n",
-		call, r.Rate, r.Requests, r.Conns, r.Concurrency)
+	fmt.Fprintf(w, "%s; asked %g/s, %d requests, %d connections, %d in-flight slots, %s client\n",
+		call, r.Rate, r.Requests, r.Conns, r.Concurrency, r.Client)
 	errs := "none"
 	if len(r.Errors) > 0 {
 		var parts []string

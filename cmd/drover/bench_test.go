@@ -67,16 +67,25 @@ func serveStalling(t *testing.T, s *stallingScheduler) string {
 // least 10 ms. Timed from the actual send (closed loop), only the max
 // would show the stall.
 func TestBenchPlaceCountsQueueing(t *testing.T) {
+	for _, client := range []string{"h2", "grpc"} {
+		t.Run(client, func(t *testing.T) { testBenchPlaceCountsQueueing(t, client) })
+	}
+}
+
+func testBenchPlaceCountsQueueing(t *testing.T, client string) {
 	s := &stallingScheduler{stall: 11} // the first call is the decoded probe
 	addr := serveStalling(t, s)
 	code, out, errOut := drover(t, "bench", "place", "-addr", addr, "-rate", "100", "-n", "40", "-conns", "1",
-		"-concurrency", "1", "-warmup", "0", "-json", "-server-pid", strconv.Itoa(os.Getpid()))
+		"-concurrency", "1", "-warmup", "0", "-json", "-server-pid", strconv.Itoa(os.Getpid()), "-client", client)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	var rep benchReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v:\n%s", err, out)
+	}
+	if rep.Client != client {
+		t.Errorf("report's client %q, want %q", rep.Client, client)
 	}
 	if rep.Sent != 40 || rep.OK != 40 || len(rep.Errors) != 0 || rep.Latency.Count != 40 || s.calls.Load() != 41 || rep.Answer != "stalling" {
 		t.Errorf("sent %d, ok %d, errors %v, %d latencies, server saw %d, answer %q; want 40, 40, none, 40, 41 (the probe), stalling",
@@ -154,6 +163,7 @@ func TestBenchRefusesBadFlags(t *testing.T) {
 		{"zero rate", []string{"bench", "place", "-rate", "0"}, 1, "-rate 0"},
 		{"no requests", []string{"bench", "place", "-duration", "0s"}, 1, "no requests"},
 		{"zero conns", []string{"bench", "place", "-conns", "0"}, 1, "-conns 0"},
+		{"unknown client", []string{"bench", "place", "-client", "ghz"}, 1, `-client "ghz"`},
 		{"extra argument", []string{"bench", "place", "x"}, 2, "unexpected argument"},
 		{"help", []string{"bench", "-h"}, 0, "-server-pid"},
 		{"missing request file", []string{"bench", "place", "-request", "/nonexistent.json"}, 1, "nonexistent.json"},

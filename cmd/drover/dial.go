@@ -38,35 +38,60 @@ func addClientFlags(fs *flag.FlagSet) *clientFlags {
 // -tls-ca is given (plaintext otherwise), and the bearer token, which is
 // sent over plaintext too (for loopback use).
 func (c *clientFlags) dialOptions() ([]grpc.DialOption, error) {
+	cfg, err := c.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
 	creds := insecure.NewCredentials()
-	if *c.caFile != "" {
-		cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: *c.serverName}
-		pem, err := os.ReadFile(*c.caFile)
-		if err != nil {
-			return nil, err
-		}
-		cfg.RootCAs = x509.NewCertPool()
-		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%s: no PEM certificates", *c.caFile)
-		}
-		if *c.certFile != "" {
-			cert, err := tls.LoadX509KeyPair(*c.certFile, *c.keyFile)
-			if err != nil {
-				return nil, err
-			}
-			cfg.Certificates = []tls.Certificate{cert}
-		}
+	if cfg != nil {
 		creds = credentials.NewTLS(cfg)
 	}
 	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
-	if *c.tokenFile != "" {
-		b, err := os.ReadFile(*c.tokenFile)
+	tok, err := c.token()
+	if err != nil {
+		return nil, err
+	}
+	if tok != "" {
+		opts = append(opts, grpc.WithPerRPCCredentials(serve.BearerToken{Token: tok, AllowInsecure: cfg == nil}))
+	}
+	return opts, nil
+}
+
+// tlsConfig returns the client's TLS configuration, or nil without
+// -tls-ca (plaintext).
+func (c *clientFlags) tlsConfig() (*tls.Config, error) {
+	if *c.caFile == "" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: *c.serverName}
+	pem, err := os.ReadFile(*c.caFile)
+	if err != nil {
+		return nil, err
+	}
+	cfg.RootCAs = x509.NewCertPool()
+	if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s: no PEM certificates", *c.caFile)
+	}
+	if *c.certFile != "" {
+		cert, err := tls.LoadX509KeyPair(*c.certFile, *c.keyFile)
 		if err != nil {
 			return nil, err
 		}
-		opts = append(opts, grpc.WithPerRPCCredentials(serve.BearerToken{Token: strings.TrimSpace(string(b)), AllowInsecure: *c.caFile == ""}))
+		cfg.Certificates = []tls.Certificate{cert}
 	}
-	return opts, nil
+	return cfg, nil
+}
+
+// token returns the bearer token of -token-file ("" without one).
+func (c *clientFlags) token() (string, error) {
+	if *c.tokenFile == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(*c.tokenFile)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
 }
 
 // checkToken refuses to send the bearer token in plaintext (no -tls-ca)

@@ -50,6 +50,28 @@ func TestServeMutualTLS(t *testing.T) {
 		t.Error("place without a client certificate succeeded")
 	}
 
+	// drover bench place's lean client does its own TLS (ALPN h2) and
+	// sends the token as a header: every call answered; without the token
+	// every call fails Unauthenticated.
+	for _, c := range []struct {
+		token bool
+		want  string
+	}{{true, `"ok": 20`}, {false, `"Unauthenticated": 20`}} {
+		args := append([]string{"bench", "place", "-client", "h2", "-rate", "200", "-n", "20", "-warmup", "0", "-json"}, mtls...)
+		if c.token {
+			args = append(args, "-token-file", token)
+		}
+		code, o, e := drover(t, args...)
+		if c.token && code != 0 {
+			t.Errorf("bench over mTLS with the token: exit %d\n%s%s", code, o, e)
+		} else if c.token && !strings.Contains(o, c.want) {
+			t.Errorf("bench over mTLS with the token: want %s in\n%s", c.want, o)
+		}
+		if !c.token && code == 0 {
+			t.Errorf("bench without the token: exit 0 (its first, decoded call should fail)\n%s", o)
+		}
+	}
+
 	// The extender.
 	m := regexp.MustCompile(`extender on (127\.0\.0\.1:\d+);`).FindStringSubmatch(out.String())
 	if m == nil {

@@ -19,9 +19,17 @@ import (
 
 // Config says what Run sends, where and when.
 type Config struct {
-	// Conns are the connections; the in-flight slots are spread over them
-	// round robin. At least one.
+	// Conns are grpc-go connections; the in-flight slots are spread over
+	// them round robin. Conns or H2 must hold at least one.
 	Conns []grpc.ClientConnInterface
+	// H2, when set, are the lean client's connections (NewH2Conn), used
+	// instead of Conns: one goroutine keeps the schedule and sends on them
+	// round robin, and each connection's reader records its answers, so
+	// the generator costs a few system calls per request instead of a
+	// grpc-go client call (Concurrency still bounds the requests in
+	// flight). Each call's message must fit the server's stream window
+	// (64 KiB for grpc-go servers).
+	H2 []*H2Conn
 	// Method is the full gRPC method name, e.g. "/drover.v1.Scheduler/Place".
 	Method string
 	// Payload is the request, already encoded in protobuf wire format: it
@@ -42,8 +50,10 @@ type Config struct {
 
 func (c Config) validate() error {
 	switch {
-	case len(c.Conns) == 0:
+	case len(c.Conns) == 0 && len(c.H2) == 0:
 		return errors.New("loadgen: no connections")
+	case len(c.Conns) > 0 && len(c.H2) > 0:
+		return errors.New("loadgen: both grpc-go and h2 connections")
 	case c.Method == "":
 		return errors.New("loadgen: no method")
 	case !(c.Rate > 0):
@@ -122,6 +132,9 @@ type slot struct {
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := cfg.validate(); err != nil {
 		return Result{}, err
+	}
+	if len(cfg.H2) > 0 {
+		return runH2(ctx, cfg)
 	}
 	slots := make([]*slot, cfg.Concurrency)
 	waiters := make([]*waiter, cfg.Concurrency)

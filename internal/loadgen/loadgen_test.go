@@ -45,14 +45,11 @@ func (s *script) Place(_ context.Context, req *pb.PlaceRequest) (*pb.PlaceRespon
 	return &pb.PlaceResponse{Placed: true, Policy: "script"}, nil
 }
 
-// serveScript serves s over bufconn and returns n client connections.
+// serveScript serves s over bufconn and returns n grpc-go client
+// connections.
 func serveScript(t *testing.T, s *script, n int) []grpc.ClientConnInterface {
 	t.Helper()
-	lis := bufconn.Listen(1 << 20)
-	srv := grpc.NewServer()
-	pb.RegisterSchedulerServer(srv, s)
-	go srv.Serve(lis)
-	t.Cleanup(srv.Stop)
+	lis, _ := listenScript(t, s)
 	var conns []grpc.ClientConnInterface
 	for range n {
 		c, err := grpc.NewClient("passthrough:///bufnet", grpc.WithTransportCredentials(insecure.NewCredentials()),
@@ -64,6 +61,57 @@ func serveScript(t *testing.T, s *script, n int) []grpc.ClientConnInterface {
 		conns = append(conns, c)
 	}
 	return conns
+}
+
+// listenScript serves s over bufconn.
+func listenScript(t *testing.T, s *script) (*bufconn.Listener, *grpc.Server) {
+	t.Helper()
+	lis := bufconn.Listen(1 << 20)
+	srv := grpc.NewServer()
+	pb.RegisterSchedulerServer(srv, s)
+	go srv.Serve(lis)
+	t.Cleanup(srv.Stop)
+	return lis, srv
+}
+
+// serveScriptH2 serves s over bufconn and returns n connections of the
+// lean HTTP/2 client, sending header.
+func serveScriptH2(t *testing.T, s *script, n int, header map[string]string) []*loadgen.H2Conn {
+	t.Helper()
+	lis, _ := listenScript(t, s)
+	return dialH2(t, lis, n, header)
+}
+
+func dialH2(t *testing.T, lis *bufconn.Listener, n int, header map[string]string) []*loadgen.H2Conn {
+	t.Helper()
+	var conns []*loadgen.H2Conn
+	for range n {
+		nc, err := lis.Dial()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := loadgen.NewH2Conn(nc, "bufnet", false, header, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		conns = append(conns, c)
+	}
+	return conns
+}
+
+// transports are the two clients every Run test drives: each returns a
+// Config holding n connections to a server of s.
+var transports = []struct {
+	name  string
+	conns func(t *testing.T, s *script, n int) loadgen.Config
+}{
+	{"grpc", func(t *testing.T, s *script, n int) loadgen.Config {
+		return loadgen.Config{Conns: serveScript(t, s, n)}
+	}},
+	{"h2", func(t *testing.T, s *script, n int) loadgen.Config {
+		return loadgen.Config{H2: serveScriptH2(t, s, n, nil)}
+	}},
 }
 
 func payload(t *testing.T) []byte {
@@ -84,11 +132,19 @@ func payload(t *testing.T) []byte {
 // included) take over 4 ms. A closed-loop client timing from the send
 // would show one.
 func TestRunCountsQueueing(t *testing.T) {
-	s := &script{stall: 10, fail: map[int64]bool{20: true, 21: true, 22: true}}
-	conns := serveScript(t, s, 1)
-	const n, rate = 60, 200.0
-	res, err := loadgen.Run(context.Background(), loadgen.Config{Conns: conns, Method: pb.Scheduler_Place_FullMethodName,
-		Payload: payload(t), Rate: rate, N: n, Concurrency: 1, Timeout: 5 * time.Second})
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			s := &script{stall: 10, fail: map[int64]bool{20: true, 21: true, 22: true}}
+			cfg := tr.conns(t, s, 1)
+			cfg.Method, cfg.Payload, cfg.Rate, cfg.N, cfg.Concurrency, cfg.Timeout = pb.Scheduler_Place_FullMethodName, payload(t), 200, 60, 1, 5*time.Second
+			testRunCountsQueueing(t, cfg)
+		})
+	}
+}
+
+func testRunCountsQueueing(t *testing.T, cfg loadgen.Config) {
+	n, rate := uint64(cfg.N), cfg.Rate
+	res, err := loadgen.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,37 +178,45 @@ func TestRunCountsQueueing(t *testing.T) {
 // TestRunManySlots spreads 100 requests at 500/s over 8 slots and 2
 // connections.
 func TestRunManySlots(t *testing.T) {
-	s := &script{stall: -1}
-	conns := serveScript(t, s, 2)
-	res, err := loadgen.Run(context.Background(), loadgen.Config{Conns: conns, Method: pb.Scheduler_Place_FullMethodName,
-		Payload: payload(t), Rate: 500, N: 100, Concurrency: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Sent != 100 || res.OK != 100 || len(res.Errors) != 0 || s.calls.Load() != 100 {
-		t.Errorf("sent %d, ok %d, errors %v, server saw %d; want 100, 100, none, 100", res.Sent, res.OK, res.Errors, s.calls.Load())
-	}
-	if res.ClientCPU <= 0 {
-		t.Errorf("client CPU %v, want > 0", res.ClientCPU)
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			s := &script{stall: -1}
+			cfg := tr.conns(t, s, 2)
+			cfg.Method, cfg.Payload, cfg.Rate, cfg.N, cfg.Concurrency = pb.Scheduler_Place_FullMethodName, payload(t), 500, 100, 8
+			res, err := loadgen.Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Sent != 100 || res.OK != 100 || len(res.Errors) != 0 || s.calls.Load() != 100 {
+				t.Errorf("sent %d, ok %d, errors %v, server saw %d; want 100, 100, none, 100", res.Sent, res.OK, res.Errors, s.calls.Load())
+			}
+			if res.ClientCPU <= 0 {
+				t.Errorf("client CPU %v, want > 0", res.ClientCPU)
+			}
+		})
 	}
 }
 
 // TestRunStopsWithContext cancels a run that would take 100 s.
 func TestRunStopsWithContext(t *testing.T) {
-	conns := serveScript(t, &script{stall: -1}, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	res, err := loadgen.Run(ctx, loadgen.Config{Conns: conns, Method: pb.Scheduler_Place_FullMethodName,
-		Payload: payload(t), Rate: 10, N: 1000, Concurrency: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if el := time.Since(start); el > 2*time.Second {
-		t.Errorf("Run took %v after its context ended at 200ms", el)
-	}
-	if res.Sent < 1 || res.Sent > 4 {
-		t.Errorf("sent %d in 200 ms at 10/s, want 2 or 3", res.Sent)
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			cfg := tr.conns(t, &script{stall: -1}, 1)
+			cfg.Method, cfg.Payload, cfg.Rate, cfg.N, cfg.Concurrency = pb.Scheduler_Place_FullMethodName, payload(t), 10, 1000, 4
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			res, err := loadgen.Run(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if el := time.Since(start); el > 2*time.Second {
+				t.Errorf("Run took %v after its context ended at 200ms", el)
+			}
+			if res.Sent < 1 || res.Sent > 4 {
+				t.Errorf("sent %d in 200 ms at 10/s, want 2 or 3", res.Sent)
+			}
+		})
 	}
 }
 
@@ -165,6 +229,7 @@ func TestRunRefusesBadConfig(t *testing.T) {
 		want string
 	}{
 		{"no conns", func(c *loadgen.Config) { c.Conns = nil }, "no connections"},
+		{"both clients", func(c *loadgen.Config) { c.H2 = []*loadgen.H2Conn{nil} }, "both"},
 		{"no method", func(c *loadgen.Config) { c.Method = "" }, "no method"},
 		{"zero rate", func(c *loadgen.Config) { c.Rate = 0 }, "rate 0"},
 		{"zero n", func(c *loadgen.Config) { c.N = 0 }, "0 requests"},
