@@ -43,15 +43,15 @@ func (c codec) Marshal(v any) (mem.BufferSlice, error) { return c.base.Marshal(v
 func (c codec) Unmarshal(data mem.BufferSlice, v any) error {
 	t, ok := v.(*decodeTarget)
 	if !ok {
-		return c.unmarshal(data, v)
+		return c.unmarshal(data, v, nil)
 	}
-	if err := c.unmarshal(data, t.m); err != nil {
+	if err := c.unmarshal(data, t.m, t.scratch); err != nil {
 		t.err = fmt.Errorf("%s: %w", malformedRequest, err)
 	}
 	return nil
 }
 
-func (c codec) unmarshal(data mem.BufferSlice, v any) error {
+func (c codec) unmarshal(data mem.BufferSlice, v any, sc *decodeScratch) error {
 	if m, ok := v.(*pb.PlaceRequest); ok {
 		var b []byte
 		if len(data) == 1 {
@@ -59,7 +59,7 @@ func (c codec) unmarshal(data mem.BufferSlice, v any) error {
 		} else {
 			b = data.Materialize()
 		}
-		if decodePlaceRequest(b, m) {
+		if decodePlaceRequest(b, m, sc) {
 			return nil
 		}
 	}
@@ -67,10 +67,34 @@ func (c codec) unmarshal(data mem.BufferSlice, v any) error {
 }
 
 // decodeTarget is a request message for the codec to decode into m,
-// with the decoding error, if any, in err.
+// with the decoding error, if any, in err; a PlaceRequest's messages go
+// in scratch when it is set.
 type decodeTarget struct {
-	m   any
-	err error
+	m       any
+	err     error
+	scratch *decodeScratch
+}
+
+// decodeScratch is reusable memory for decodePlaceRequest's messages:
+// the job, the cluster and its nodes. A decoded request points into it
+// until reset; the strings point into the request's own copy of the
+// payload, never into the scratch, so they stay valid after a reset.
+// The Place handler reuses one per call (placeHandler), since the nodes,
+// 9 KB for 64, were most of what the server allocated per Place.
+type decodeScratch struct {
+	job     pb.Job
+	cluster pb.Cluster
+	nodes   []pb.Node
+	ptrs    []*pb.Node
+}
+
+// reset drops every reference the scratch holds into the last request
+// it decoded, keeping its memory.
+func (sc *decodeScratch) reset() {
+	clear(sc.nodes)
+	clear(sc.ptrs)
+	sc.nodes, sc.ptrs = sc.nodes[:0], sc.ptrs[:0]
+	sc.job, sc.cluster = pb.Job{}, pb.Cluster{}
 }
 
 // malformedRequest starts the message of a request the codec cannot
@@ -79,8 +103,9 @@ const malformedRequest = "drover: malformed protobuf request"
 
 // decodePlaceRequest decodes b into m, which must be empty, and reports
 // whether it could; when it could not, m is left empty. The strings in m
-// share one copy of b.
-func decodePlaceRequest(b []byte, m *pb.PlaceRequest) bool {
+// share one copy of b. With sc, m's job, cluster and nodes are sc's
+// (which must be reset); without, they are allocated.
+func decodePlaceRequest(b []byte, m *pb.PlaceRequest, sc *decodeScratch) bool {
 	var job, cluster field
 	seenJob, seenCluster := false, false
 	for s := string(b); s != ""; { // the one copy
@@ -101,12 +126,20 @@ func decodePlaceRequest(b []byte, m *pb.PlaceRequest) bool {
 	var j *pb.Job
 	var c *pb.Cluster
 	if seenJob {
-		if j = decodeJob(job.str); j == nil {
+		j = new(pb.Job)
+		if sc != nil {
+			j = &sc.job
+		}
+		if !decodeJob(job.str, j) {
 			return false
 		}
 	}
 	if seenCluster {
-		if c = decodeCluster(cluster.str); c == nil {
+		c = new(pb.Cluster)
+		if sc != nil {
+			c = &sc.cluster
+		}
+		if !decodeCluster(cluster.str, c, sc) {
 			return false
 		}
 	}
@@ -200,13 +233,14 @@ func doubleOf(f field) (float64, bool) {
 	return math.Float64frombits(f.u), f.typ == protowire.Fixed64Type
 }
 
-func decodeJob(s string) *pb.Job {
-	j := &pb.Job{}
+// decodeJob decodes s into j, which must be empty, and reports whether it
+// could.
+func decodeJob(s string, j *pb.Job) bool {
 	excl := 0
 	for t := s; t != ""; {
 		f, rest, ok := next(t)
 		if !ok {
-			return nil
+			return false
 		}
 		if f.num == 8 {
 			excl++
@@ -219,7 +253,7 @@ func decodeJob(s string) *pb.Job {
 	for s != "" {
 		f, rest, ok := next(s)
 		if !ok {
-			return nil
+			return false
 		}
 		s = rest
 		switch f.num {
@@ -247,19 +281,20 @@ func decodeJob(s string) *pb.Job {
 			ok = false
 		}
 		if !ok {
-			return nil
+			return false
 		}
 	}
-	return j
+	return true
 }
 
-func decodeCluster(s string) *pb.Cluster {
-	c := &pb.Cluster{}
+// decodeCluster decodes s into c, which must be empty, and reports
+// whether it could; its nodes are sc's when sc is set.
+func decodeCluster(s string, c *pb.Cluster, sc *decodeScratch) bool {
 	count := 0
 	for t := s; t != ""; {
 		f, rest, ok := next(t)
 		if !ok {
-			return nil
+			return false
 		}
 		if f.num == 1 {
 			count++
@@ -267,24 +302,32 @@ func decodeCluster(s string) *pb.Cluster {
 		t = rest
 	}
 	var nodes []pb.Node
-	if count > 0 {
+	switch {
+	case count == 0:
+	case sc != nil:
+		if cap(sc.nodes) < count {
+			sc.nodes, sc.ptrs = make([]pb.Node, count), make([]*pb.Node, 0, count)
+		}
+		nodes, c.Nodes = sc.nodes[:count], sc.ptrs[:0]
+		sc.nodes, sc.ptrs = nodes, sc.ptrs[:count] // what reset clears
+	default:
 		nodes = make([]pb.Node, count)
 		c.Nodes = make([]*pb.Node, 0, count)
 	}
 	for s != "" {
 		f, rest, ok := next(s)
 		if !ok {
-			return nil
+			return false
 		}
 		s = rest
 		switch f.num {
 		case 1:
 			if f.typ != protowire.BytesType {
-				return nil
+				return false
 			}
 			nd := &nodes[len(c.Nodes)]
 			if !decodeNode(f.str, nd) {
-				return nil
+				return false
 			}
 			c.Nodes = append(c.Nodes, nd)
 		case 2:
@@ -299,10 +342,10 @@ func decodeCluster(s string) *pb.Cluster {
 			ok = false
 		}
 		if !ok {
-			return nil
+			return false
 		}
 	}
-	return c
+	return true
 }
 
 func decodeNode(s string, n *pb.Node) bool {

@@ -16,11 +16,20 @@ import (
 // checkDecode decodes b with decodePlaceRequest and with proto.Unmarshal
 // and fails when decodePlaceRequest accepted b and the two differ, or
 // accepted what proto.Unmarshal refuses. It reports whether the fast
-// decoder accepted b.
+// decoder accepted b. It decodes twice, into fresh messages and into the
+// reused scratch (reset after the previous call's request, so what one
+// request leaves behind must not show in the next), and the two must
+// agree.
 func checkDecode(t *testing.T, b []byte) bool {
 	t.Helper()
+	inScratch := &pb.PlaceRequest{}
+	okScratch := decodePlaceRequest(b, inScratch, &testScratch)
+	defer testScratch.reset()
 	fast := &pb.PlaceRequest{}
-	ok := decodePlaceRequest(b, fast)
+	ok := decodePlaceRequest(b, fast, nil)
+	if ok != okScratch || ok && !proto.Equal(fast, inScratch) && !hasNaN(fast) {
+		t.Fatalf("decoding %x into fresh messages (ok %v) and into the scratch (ok %v) differ:\n %v\n %v", b, ok, okScratch, fast, inScratch)
+	}
 	want := &pb.PlaceRequest{}
 	err := proto.Unmarshal(b, want)
 	if !ok {
@@ -40,6 +49,9 @@ func checkDecode(t *testing.T, b []byte) bool {
 	}
 	return true
 }
+
+// testScratch is checkDecode's reused decodeScratch.
+var testScratch decodeScratch
 
 func hasNaN(m *pb.PlaceRequest) bool {
 	if math.IsNaN(m.GetJob().GetExpectedDurationS()) || math.IsNaN(m.GetCluster().GetIntraRackGbps()) || math.IsNaN(m.GetCluster().GetCrossRackGbps()) {

@@ -352,7 +352,9 @@ type decision struct {
 // Place decides where the request's job runs. It returns a *FieldError
 // (wrapping ErrInvalid) for an invalid request, ErrOverloaded above the
 // in-flight limit, ErrClosed after Close, and an error when no policy
-// could answer.
+// could answer. It keeps no reference to req, or to the messages req
+// points to, once it returns (the server reuses them for the next call);
+// it may keep req's strings.
 func (k *Core) Place(ctx context.Context, req *pb.PlaceRequest) (*pb.PlaceResponse, error) {
 	k.life.RLock()
 	defer k.life.RUnlock()

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
@@ -278,18 +279,40 @@ func withDecodeStatus(sd *grpc.ServiceDesc) *grpc.ServiceDesc {
 	return &c
 }
 
-// placeIn is a Place request with its decodeTarget, in one allocation.
+// placeIn is a Place request with its decodeTarget and the scratch its
+// messages are decoded into, reused from call to call (placeInPool).
 type placeIn struct {
 	req pb.PlaceRequest
 	t   decodeTarget
+	sc  decodeScratch
+}
+
+// placeInPool holds placeIns between calls. Core.Place keeps nothing of
+// its request once it returns (it converts the request into a snapshot
+// first, and what it keeps, such as node ids, are strings, which point
+// into the request's own copy of the payload, not into the scratch), so
+// the handler reuses the request's messages for the next call.
+var placeInPool = sync.Pool{New: func() any { return new(placeIn) }}
+
+// release returns in to the pool, dropping its references to the request
+// (a huge request's scratch is left to the collector).
+func (in *placeIn) release() {
+	if cap(in.sc.nodes) > maxPooledNodes {
+		return
+	}
+	in.sc.reset()
+	in.req, in.t = pb.PlaceRequest{}, decodeTarget{}
+	placeInPool.Put(in)
 }
 
 // placeHandler is the generated Place handler with recvDecoded's
-// decoding, costing no allocation more than the generated one (Place is
-// the hot path).
+// decoding, its messages decoded into a reused placeIn (Place is the hot
+// path: a 64-node request's nodes were 9 of the server's 16 KB of garbage
+// per call, and garbage sets how often the collector runs).
 func placeHandler(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
-	in := &placeIn{}
-	in.t.m = &in.req
+	in := placeInPool.Get().(*placeIn)
+	defer in.release()
+	in.t.m, in.t.scratch = &in.req, &in.sc
 	if err := dec(&in.t); err != nil {
 		return nil, err
 	}
