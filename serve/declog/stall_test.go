@@ -78,7 +78,7 @@ func TestTickerHelper(t *testing.T) {
 // BenchmarkServerLoad runs what issue 18's benchmarked server runs, one P
 // (GOMAXPROCS=1) and a 48 MiB soft memory limit (drover serve's default),
 // without the decision log (log=off) and with it (rowgroup=N: the default
-// row group size): one goroutine appends a decision
+// row group size and the former 4,096): one goroutine appends a decision
 // per op at 10,000/s on a fixed schedule (-benchtime 100000x: 10 s, one
 // file sealed), and a probe goroutine reads a pipe that a child process
 // writes the time to every 100 us. The probe wakes the way a Place call
@@ -95,9 +95,9 @@ func TestTickerHelper(t *testing.T) {
 // the machine's other load):
 //
 //	go test -c -o declog.test ./serve/declog
-//	for c in log=off rowgroup=4096; do taskset -c 0 ./declog.test -test.run '^$' -test.bench "ServerLoad/$c\$" -test.benchtime 50000x; done
+//	for c in log=off rowgroup=1024 rowgroup=4096; do taskset -c 0 ./declog.test -test.run '^$' -test.bench "ServerLoad/$c\$" -test.benchtime 50000x; done
 func BenchmarkServerLoad(b *testing.B) {
-	for _, rowGroup := range []int{0, DefaultRowGroupRecords} {
+	for _, rowGroup := range []int{0, DefaultRowGroupRecords, 4096} {
 		name := fmt.Sprintf("rowgroup=%d", rowGroup)
 		if rowGroup == 0 {
 			name = "log=off"
