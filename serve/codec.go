@@ -3,7 +3,9 @@ package serve
 import (
 	"fmt"
 	"math"
+	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
@@ -77,15 +79,45 @@ type decodeTarget struct {
 
 // decodeScratch is reusable memory for decodePlaceRequest's messages:
 // the job, the cluster and its nodes. A decoded request points into it
-// until reset; the strings point into the request's own copy of the
-// payload, never into the scratch, so they stay valid after a reset.
-// The Place handler reuses one per call (placeHandler), since the nodes,
-// 9 KB for 64, were most of what the server allocated per Place.
+// until reset. Its strings are the request's own, never views of the
+// payload (which gRPC reuses) and never rewritten, so they stay valid
+// after a reset: node i's id and GPU type and the job's model are the
+// same string as the previous request's decoded here when they are
+// equal (a scheduler asks about the same cluster again and again), and
+// copied from the payload when not; the job's id and excluded nodes are
+// copied. The Place handler reuses one per call (placeHandler): a
+// 64-node request's nodes (9 KB) and its payload copy (4.7 KB) were most
+// of the server's garbage per Place.
 type decodeScratch struct {
 	job     pb.Job
 	cluster pb.Cluster
 	nodes   []pb.Node
 	ptrs    []*pb.Node
+
+	// The strings of earlier requests, by place.
+	ids, gpuTypes []string
+	model         string
+}
+
+// own returns v as a string of its own: the remembered *prev when equal,
+// else a copy, which it remembers. Without a scratch v is returned as it
+// is (it is already a slice of the request's own payload copy).
+func (sc *decodeScratch) own(v string, prev *string) string {
+	if sc == nil {
+		return v
+	}
+	if *prev != v {
+		*prev = strings.Clone(v)
+	}
+	return *prev
+}
+
+// clone is own for strings not remembered.
+func (sc *decodeScratch) clone(v string) string {
+	if sc == nil {
+		return v
+	}
+	return strings.Clone(v)
 }
 
 // reset drops every reference the scratch holds into the last request
@@ -102,13 +134,21 @@ func (sc *decodeScratch) reset() {
 const malformedRequest = "drover: malformed protobuf request"
 
 // decodePlaceRequest decodes b into m, which must be empty, and reports
-// whether it could; when it could not, m is left empty. The strings in m
-// share one copy of b. With sc, m's job, cluster and nodes are sc's
-// (which must be reset); without, they are allocated.
+// whether it could; when it could not, m is left empty. Without sc the
+// messages are allocated and their strings share one copy of b; with sc
+// (which must be reset) m's job, cluster and nodes are sc's, and its
+// strings are sc's own (see decodeScratch), so nothing in m points into
+// b.
 func decodePlaceRequest(b []byte, m *pb.PlaceRequest, sc *decodeScratch) bool {
 	var job, cluster field
 	seenJob, seenCluster := false, false
-	for s := string(b); s != ""; { // the one copy
+	var s string
+	if sc != nil {
+		s = unsafe.String(unsafe.SliceData(b), len(b)) // read only while decoding
+	} else {
+		s = string(b) // the one copy
+	}
+	for s != "" {
 		f, rest, ok := next(s)
 		if !ok || f.typ != protowire.BytesType {
 			return false
@@ -130,7 +170,7 @@ func decodePlaceRequest(b []byte, m *pb.PlaceRequest, sc *decodeScratch) bool {
 		if sc != nil {
 			j = &sc.job
 		}
-		if !decodeJob(job.str, j) {
+		if !decodeJob(job.str, j, sc) {
 			return false
 		}
 	}
@@ -234,8 +274,8 @@ func doubleOf(f field) (float64, bool) {
 }
 
 // decodeJob decodes s into j, which must be empty, and reports whether it
-// could.
-func decodeJob(s string, j *pb.Job) bool {
+// could; its strings are sc's own when sc is set.
+func decodeJob(s string, j *pb.Job, sc *decodeScratch) bool {
 	excl := 0
 	for t := s; t != ""; {
 		f, rest, ok := next(t)
@@ -258,9 +298,15 @@ func decodeJob(s string, j *pb.Job) bool {
 		s = rest
 		switch f.num {
 		case 1:
-			j.Id, ok = str(f)
+			var v string
+			v, ok = str(f)
+			j.Id = sc.clone(v)
 		case 2:
-			j.Model, ok = str(f)
+			var v string
+			if v, ok = str(f); ok && sc != nil {
+				v = sc.own(v, &sc.model)
+			}
+			j.Model = v
 		case 3:
 			j.Workers, ok = int32Of(f)
 		case 4:
@@ -276,7 +322,7 @@ func decodeJob(s string, j *pb.Job) bool {
 		case 8:
 			var id string
 			id, ok = str(f)
-			j.ExcludeNodes = append(j.ExcludeNodes, id)
+			j.ExcludeNodes = append(j.ExcludeNodes, sc.clone(id))
 		default:
 			ok = false
 		}
@@ -308,6 +354,10 @@ func decodeCluster(s string, c *pb.Cluster, sc *decodeScratch) bool {
 		if cap(sc.nodes) < count {
 			sc.nodes, sc.ptrs = make([]pb.Node, count), make([]*pb.Node, 0, count)
 		}
+		if len(sc.ids) < count {
+			sc.ids = append(sc.ids, make([]string, count-len(sc.ids))...)
+			sc.gpuTypes = append(sc.gpuTypes, make([]string, count-len(sc.gpuTypes))...)
+		}
 		nodes, c.Nodes = sc.nodes[:count], sc.ptrs[:0]
 		sc.nodes, sc.ptrs = nodes, sc.ptrs[:count] // what reset clears
 	default:
@@ -326,7 +376,7 @@ func decodeCluster(s string, c *pb.Cluster, sc *decodeScratch) bool {
 				return false
 			}
 			nd := &nodes[len(c.Nodes)]
-			if !decodeNode(f.str, nd) {
+			if !decodeNode(f.str, nd, sc, len(c.Nodes)) {
 				return false
 			}
 			c.Nodes = append(c.Nodes, nd)
@@ -348,7 +398,9 @@ func decodeCluster(s string, c *pb.Cluster, sc *decodeScratch) bool {
 	return true
 }
 
-func decodeNode(s string, n *pb.Node) bool {
+// decodeNode decodes s into n, node idx of its request; its strings are
+// sc's own when sc is set.
+func decodeNode(s string, n *pb.Node, sc *decodeScratch, idx int) bool {
 	// The hot loop (64 nodes a request, 12 fields each): one-byte tags
 	// (every field number below 16) read directly, anything else refused.
 	for i := 0; i < len(s); {
@@ -364,10 +416,15 @@ func decodeNode(s string, n *pb.Node) bool {
 			if !utf8.ValidString(v) {
 				return false
 			}
-			if tag == 1<<3|2 {
+			switch {
+			case sc == nil && tag == 1<<3|2:
 				n.Id = v
-			} else {
+			case sc == nil:
 				n.GpuType = v
+			case tag == 1<<3|2:
+				n.Id = sc.own(v, &sc.ids[idx])
+			default:
+				n.GpuType = sc.own(v, &sc.gpuTypes[idx])
 			}
 			i += k + int(l)
 		case 2 << 3, 3 << 3, 6 << 3, 9 << 3: // gpus, free_gpus, cpus, rack
