@@ -9,8 +9,12 @@ build:
 	$(GO) build -o drover ./cmd/drover
 
 # The project's checks: formatting, vet, and the whole suite under the race detector.
+# The suite: gofmt, go vet, go test -race, then the libtorch backend's
+# tests (test-torch, -short), which skip cleanly where libtorch is absent.
+TEST_TORCHFLAGS ?= -short
 test: fmt-check vet
 	$(GO) test -race -count=1 ./...
+	@$(MAKE) --no-print-directory test-torch TORCHFLAGS=$(TEST_TORCHFLAGS)
 
 # The NN package on OpenBLAS (cgo; Debian's libopenblas-dev), not part of CI.
 test-netlib:
@@ -24,10 +28,10 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 # The libtorch backend of agents/nn (agents/nn/torch: cgo over libtorch's
-# C++ API; Debian's libtorch-dev, CPU only), not part of `make test`, which
-# stays pure Go without cgo. test-torch runs its equality tests, and PPO's
-# and DQN's tests on it (CartPole's 475 with PPO: about 30 s; TORCHFLAGS=-short
-# skips it), and skips cleanly where libtorch is absent. The first build
+# C++ API; Debian's libtorch-dev, CPU only). test-torch runs its equality
+# tests, and PPO's and DQN's tests on it (CartPole's 475 with PPO: about
+# 30 s; TORCHFLAGS=-short skips it, as make test does), and skips cleanly
+# where libtorch is absent, so make test needs no cgo there. The first build
 # compiles the shim against libtorch's headers (about a minute).
 TORCHFLAGS ?=
 TORCH_HEADER ?= /usr/include/torch/csrc/api/include/torch/torch.h
