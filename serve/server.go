@@ -110,6 +110,14 @@ type Server struct {
 	placeOK      prometheus.Counter
 }
 
+// The server's flow-control windows (see NewServer): a stream may carry
+// a request of up to 1 MiB without waiting for window, and a connection
+// 4 MiB in flight.
+const (
+	staticStreamWindow = 1 << 20
+	staticConnWindow   = 4 << 20
+)
+
 // NewServer builds the gRPC server of core.
 func NewServer(core *Core, cfg ServerConfig) (*Server, error) {
 	if core == nil {
@@ -135,6 +143,12 @@ func NewServer(core *Core, cfg ServerConfig) (*Server, error) {
 		// instead of a new goroutine (and stack growth) per call.
 		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
 		grpc.ForceServerCodecV2(newCodec()),
+		// Static flow-control windows turn off gRPC's bandwidth-delay
+		// estimation, which pings the client about once per request
+		// under a steady load of small calls: a PING and its ACK are two
+		// more frames, and wake-ups, per Place on both sides.
+		grpc.StaticStreamWindowSize(staticStreamWindow),
+		grpc.StaticConnWindowSize(staticConnWindow),
 	}
 	if cfg.TLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg.TLS)))
