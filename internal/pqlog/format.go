@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
@@ -130,6 +131,24 @@ func (f *Format[T]) writerProps() *parquet.WriterProperties {
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithCreatedBy(f.CreatedBy),
 	)
+}
+
+// newFileWriter returns a Parquet writer of one log file to w, the one
+// pqarrow.NewFileWriter would make for the schema and writerProps (the
+// schema's metadata as the file's key-value metadata, no stored Arrow
+// schema), for writing row groups a column at a time.
+func (f *Format[T]) newFileWriter(w io.Writer) (*file.Writer, error) {
+	props := f.writerProps()
+	ps, err := pqarrow.ToParquet(f.Schema, props, pqarrow.DefaultWriterProps())
+	if err != nil {
+		return nil, err
+	}
+	md := f.Schema.Metadata()
+	meta := make(metadata.KeyValueMetadata, 0, md.Len())
+	for i := range md.Len() {
+		meta.Append(md.Keys()[i], md.Values()[i])
+	}
+	return file.NewParquetWriterWithError(w, ps.Root(), file.WithWriterProps(props), file.WithWriteMetadata(meta))
 }
 
 func (f *Format[T]) newBuilder() *array.RecordBuilder {

@@ -1,6 +1,7 @@
 package pqlog
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -9,12 +10,26 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // DefaultQueue is the records a Writer's queue holds before it drops.
 const DefaultQueue = 65536
+
+// sliceRecords is the most rows of one column the Writer encodes in one
+// call; between such calls, and between the records it appends to its
+// builder, the background goroutine yields the processor once it has
+// held it for yieldAfter (see yielder).
+const sliceRecords = 64
+
+// yieldAfter is how long the background goroutine works before it yields.
+// With GOMAXPROCS=1 (the benchmarked server) nothing else runs while it
+// works, and encoding a 4,096-record row group in one call took 15-40 ms
+// on the benchmark machine: every Place call waited that long.
+const yieldAfter = 100 * time.Microsecond
 
 // maxSpare is the capacity of the largest batch buffer the background
 // goroutine keeps for reuse: a burst's larger buffer goes back to the
@@ -84,10 +99,12 @@ type Writer[T any] struct {
 	walBuf    []byte // frames not yet written to wal
 	f2        *os.File
 	cw        *countingWriter
-	fw        *pqarrow.FileWriter
+	pw        *file.Writer // the .tmp's Parquet writer
 	b         *array.RecordBuilder
-	rows      int // records in the builder
-	records   int // records in the current file, buffered ones included
+	y         *yielder // the background goroutine's; nil without a queue
+	levels    []int16  // scratch: a list slice's definition and repetition levels
+	rows      int      // records in the builder
+	records   int      // records in the current file, buffered ones included
 	opened    time.Time
 	sealed    []string
 	recovered []Recovery
@@ -116,6 +133,9 @@ func NewWriter[T any](f *Format[T], dir string, cfg Config[T]) (*Writer[T], erro
 	}
 	w := &Writer[T]{f: f, dir: dir, cfg: cfg, next: next, recovered: rec, b: f.newBuilder()}
 	if cfg.Queue > 0 {
+		if w.y, err = newYielder(); err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Log, err)
+		}
 		w.wake = make(chan struct{}, 1)
 		w.done = make(chan struct{})
 		go w.run()
@@ -137,12 +157,13 @@ func (w *Writer[T]) Write(recs ...T) error {
 		}
 		defer w.mu.Unlock()
 		at := w.now()
+		var it item[T]
 		for i := range recs {
-			r := recs[i]
+			it = item[T]{recs[i], at}
 			if w.cfg.Stamp != nil {
-				w.cfg.Stamp(&r)
+				w.cfg.Stamp(&it.rec)
 			}
-			if err := w.add(item[T]{r, at}); err != nil {
+			if err := w.add(&it); err != nil {
 				return w.fail(err)
 			}
 		}
@@ -157,11 +178,12 @@ func (w *Writer[T]) Write(recs ...T) error {
 			w.dropped.Add(int64(len(recs) - i))
 			break
 		}
-		r := recs[i]
+		// Stamped in place: a copy whose address Stamp takes would be
+		// allocated on the heap, per record.
+		w.pending = append(w.pending, item[T]{recs[i], at})
 		if w.cfg.Stamp != nil {
-			w.cfg.Stamp(&r)
+			w.cfg.Stamp(&w.pending[len(w.pending)-1].rec)
 		}
-		w.pending = append(w.pending, item[T]{r, at})
 	}
 	w.qmu.Unlock()
 	w.signal()
@@ -293,9 +315,11 @@ func (w *Writer[T]) Recovered() []Recovery {
 // and ends.
 func (w *Writer[T]) run() {
 	defer close(w.done)
+	defer w.y.close()
 	var spare []item[T]
 	for {
 		<-w.wake
+		w.y.start()
 		w.qmu.Lock()
 		batch := w.pending
 		w.pending = spare[:0]
@@ -305,8 +329,8 @@ func (w *Writer[T]) run() {
 
 		w.mu.Lock()
 		if w.ferr == nil {
-			for _, it := range batch {
-				if err := w.add(it); err != nil {
+			for i := range batch {
+				if err := w.add(&batch[i]); err != nil {
 					w.fail(err)
 					break
 				}
@@ -378,7 +402,7 @@ func (w *Writer[T]) shutdown() error {
 // add appends one record to the current file: its frame to the
 // write-ahead log's buffer, its row to the builder; it writes a full row
 // group and seals by the limits.
-func (w *Writer[T]) add(it item[T]) error {
+func (w *Writer[T]) add(it *item[T]) error {
 	if w.records > 0 && w.cfg.SealInterval > 0 && it.at.Sub(w.opened) >= w.cfg.SealInterval {
 		if err := w.seal(); err != nil {
 			return err
@@ -390,6 +414,7 @@ func (w *Writer[T]) add(it item[T]) error {
 		}
 		w.opened = it.at
 	}
+	w.y.maybe()
 	w.walBuf = AppendFrame(w.f, w.walBuf, &it.rec)
 	w.f.Append(w.b, &it.rec)
 	w.rows++
@@ -441,7 +466,7 @@ func (w *Writer[T]) writeRowGroup() error {
 	if err := w.flushWAL(); err != nil {
 		return err
 	}
-	if w.fw == nil {
+	if w.pw == nil {
 		if err := w.open(); err != nil {
 			return err
 		}
@@ -449,10 +474,88 @@ func (w *Writer[T]) writeRowGroup() error {
 	rec := w.b.NewRecordBatch()
 	w.rows = 0
 	defer rec.Release()
-	if err := w.fw.Write(rec); err != nil {
+	if err := w.writeColumns(rec); err != nil {
 		return fmt.Errorf("%s: write %s: %w", w.f.Log, w.f2.Name(), err)
 	}
 	return nil
+}
+
+// writeColumns writes rec as one row group of the .tmp: what
+// pqarrow.FileWriter.Write writes, byte for byte, but a column at a time
+// and each column sliceRecords rows at a time, so that the background
+// goroutine can yield between the slices.
+func (w *Writer[T]) writeColumns(rec arrow.RecordBatch) (err error) {
+	defer func() {
+		// arrow-go's writers report some errors by panicking: the
+		// write's error, then (the Writer is unusable after it).
+		if p := recover(); p != nil {
+			err = fmt.Errorf("parquet: %v", p)
+		}
+	}()
+	rgw, err := w.pw.AppendRowGroupChecked()
+	if err != nil {
+		return err
+	}
+	ctx := pqarrow.NewArrowWriteContext(context.Background(), nil)
+	n := int(rec.NumRows())
+	for _, col := range rec.Columns() {
+		cw, err := rgw.NextColumn()
+		if err != nil {
+			return err
+		}
+		for lo := 0; lo < n; lo += sliceRecords {
+			w.y.maybe()
+			if err := w.writeSlice(ctx, cw, col, lo, min(lo+sliceRecords, n)); err != nil {
+				return err
+			}
+		}
+		w.y.maybe()
+		// Compress and write the column's pages now, between yields (the
+		// next NextColumn, or rgw.Close, would).
+		if err := cw.Close(); err != nil {
+			return err
+		}
+	}
+	w.y.maybe()
+	return rgw.Close()
+}
+
+// writeSlice writes rows [lo, hi) of col to cw. A column is a required
+// primitive or a required list of required primitives (the logs' schemas
+// have no other): a list's row of k > 0 elements has k levels, all with
+// definition level 1, the first with repetition level 0 and the others 1;
+// an empty list has one level, 0 and 0.
+func (w *Writer[T]) writeSlice(ctx context.Context, cw file.ColumnChunkWriter, col arrow.Array, lo, hi int) error {
+	l, ok := col.(*array.List)
+	if !ok {
+		leaf := array.NewSlice(col, int64(lo), int64(hi))
+		defer leaf.Release()
+		return pqarrow.WriteArrowToColumn(ctx, cw, leaf, nil, nil, false)
+	}
+	offs := l.Offsets()
+	levels := w.levels[:0]
+	for i := lo; i < hi; i++ { // repetition levels
+		levels = append(levels, 0)
+		for range int(offs[i+1]-offs[i]) - 1 {
+			levels = append(levels, 1)
+		}
+	}
+	nl := len(levels)
+	for i := lo; i < hi; i++ { // definition levels
+		if k := int(offs[i+1] - offs[i]); k == 0 {
+			levels = append(levels, 0)
+		} else {
+			for range k {
+				levels = append(levels, 1)
+			}
+		}
+	}
+	w.levels = levels
+	leaf := array.NewSlice(l.ListValues(), int64(offs[lo]), int64(offs[hi]))
+	defer leaf.Release()
+	// levels[:nl] are the repetition levels, levels[nl:] the definition
+	// levels.
+	return pqarrow.WriteArrowToColumn(ctx, cw, leaf, levels[nl:], levels[:nl], false)
 }
 
 func (w *Writer[T]) open() error {
@@ -462,12 +565,12 @@ func (w *Writer[T]) open() error {
 		return fmt.Errorf("%s: %w", w.f.Log, err)
 	}
 	cw := &countingWriter{w: f}
-	fw, err := pqarrow.NewFileWriter(w.f.Schema, nopCloser{cw}, w.f.writerProps(), pqarrow.DefaultWriterProps())
+	pw, err := w.f.newFileWriter(nopCloser{cw})
 	if err != nil {
 		f.Close()
 		return fmt.Errorf("%s: %s: %w", w.f.Log, path, err)
 	}
-	w.f2, w.cw, w.fw = f, cw, fw
+	w.f2, w.cw, w.pw = f, cw, pw
 	return nil
 }
 
@@ -482,7 +585,7 @@ func (w *Writer[T]) seal() error {
 		return err
 	}
 	tmp := w.f2.Name()
-	if err := w.fw.Close(); err != nil {
+	if err := w.pw.Close(); err != nil {
 		return fmt.Errorf("%s: close %s: %w", w.f.Log, tmp, err)
 	}
 	if err := w.f2.Sync(); err != nil {
@@ -498,7 +601,7 @@ func (w *Writer[T]) seal() error {
 	if err := syncDir(w.f.Log, w.dir); err != nil {
 		return err
 	}
-	w.f2, w.cw, w.fw = nil, nil, nil
+	w.f2, w.cw, w.pw = nil, nil, nil
 	w.records = 0
 	w.sealed = append(w.sealed, final)
 	// The sealed file holds every record of the write-ahead log; a crash
@@ -540,3 +643,76 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // nopCloser hides a sink's Close from the Parquet writer, which closes
 // sinks that have one; the Writer closes its files itself, after fsync.
 type nopCloser struct{ io.Writer }
+
+// yielder lets the background goroutine give the processor to the
+// goroutines that are ready, those the network poller would wake
+// included, as a Place call is. runtime.Gosched would not do: the
+// scheduler polls the network only when no goroutine is runnable (or
+// every 10 ms, from sysmon), and a goroutine that calls Gosched stays
+// runnable; nor would a short time.Sleep: the scheduler runs the timers
+// that are due before it polls the network, and when it finds nothing to
+// run it sleeps in the poller for at least 1 ms. yield parks the
+// goroutine reading an empty pipe and has a helper goroutine write a byte
+// to it: the goroutine is runnable again when the scheduler next polls
+// the network, which it does once the helper and everything else ready
+// have run, and which wakes the other goroutines waiting on the network
+// too.
+type yielder struct {
+	r    *os.File
+	kick chan struct{}
+	last time.Time // when the goroutine last started or resumed work
+	buf  [1]byte   // what it reads
+}
+
+func newYielder() (*yielder, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	y := &yielder{r: r, kick: make(chan struct{})}
+	go func() {
+		var b [1]byte
+		for range y.kick {
+			if w != nil {
+				if _, err := w.Write(b[:]); err != nil {
+					// None is expected; closed, the pipe reads EOF at
+					// once, and a yield does nothing.
+					w.Close()
+					w = nil
+				}
+			}
+		}
+		if w != nil {
+			w.Close()
+		}
+	}()
+	return y, nil
+}
+
+// start notes that the goroutine starts working (after waiting for the
+// queue).
+func (y *yielder) start() {
+	if y != nil {
+		y.last = time.Now()
+	}
+}
+
+// maybe yields once the goroutine has worked yieldAfter since it started
+// or last yielded; a nil yielder (a Writer without a queue, working on
+// its caller's goroutine) never yields.
+func (y *yielder) maybe() {
+	if y == nil || time.Since(y.last) < yieldAfter {
+		return
+	}
+	y.kick <- struct{}{}
+	y.r.Read(y.buf[:])
+	y.last = time.Now()
+}
+
+// close ends the helper goroutine and closes the pipe.
+func (y *yielder) close() {
+	if y != nil {
+		close(y.kick)
+		y.r.Close()
+	}
+}

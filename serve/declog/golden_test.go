@@ -1,7 +1,10 @@
 package declog
 
 import (
+	"bytes"
 	"flag"
+	"fmt"
+	"os"
 	"testing"
 
 	"github.com/drover-sched/drover/internal/pqlog/pqlogtest"
@@ -39,4 +42,40 @@ func TestGoldenBytes(t *testing.T) {
 		t.Fatalf("%d files sealed, want 2", n)
 	}
 	pqlogtest.Golden(t, map[string][]byte{"golden-encode.parquet": enc}, w.Files(), *updateGolden)
+}
+
+// TestWriterMatchesEncode: the Writer, which encodes a row group a column
+// at a time in slices of 64 rows, writes the bytes Encode writes in one
+// call (one row group of 300 records: five slices, list columns of 0 to 3
+// elements and files sealed by count).
+func TestWriterMatchesEncode(t *testing.T) {
+	recs := makeRecords(300)
+	want, err := Encode(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, queue := range []int{DefaultQueue, 0} {
+		t.Run(fmt.Sprintf("queue=%d", queue), func(t *testing.T) {
+			w, err := NewWriter(t.TempDir(), WithRowGroupRecords(len(recs)), WithMaxRecords(len(recs)), WithQueue(queue))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Append(recs...); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if len(w.Files()) != 1 {
+				t.Fatalf("%d files, want 1", len(w.Files()))
+			}
+			got, err := os.ReadFile(w.Files()[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("the Writer's file (%d bytes) differs from Encode's (%d bytes)", len(got), len(want))
+			}
+		})
+	}
 }
