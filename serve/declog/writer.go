@@ -29,15 +29,16 @@ const (
 	// DefaultMaxBytes is the bytes of row groups per file before it is sealed.
 	DefaultMaxBytes = 64 << 20
 	// DefaultRowGroupRecords is the records buffered in memory per row
-	// group. The background goroutine encodes a row group in one go, and
-	// with GOMAXPROCS=1 nothing else runs meanwhile: 1,024 rather than
-	// 4,096 shortens that stall a little and cuts the builders' and the
-	// encoder's memory, at 14% more bytes per file (100,000 server
-	// decisions: 1.86 against 1.64 MB). BenchmarkServerLoad at 10,000
-	// records/s, three interleaved runs: probe p99 11.0-12.6 ms against
-	// 13.1-16.8, peak heap 13.7-14.0 MB against 16.6-19.2, VmRSS 46.5-47.1
-	// MB against 50.7-52.7 (log off: 0.33-0.36 ms, 4.8 MB, 33-34 MB). The
-	// stall is still there (issue 18).
+	// group. 1,024 rather than 4,096: the background goroutine yields the
+	// processor between 64-row slices of a column, but it compresses and
+	// writes each column's pages in one step, which takes longer with more
+	// rows, and the builders and encoders hold less; the files are 14%
+	// larger (100,000 server decisions: 1.86 against 1.64 MB).
+	// BenchmarkServerLoad at 10,000 records/s, three interleaved runs:
+	// probe p99 0.85-1.8 ms against 2.0-2.4, p99.9 2.1-10.5 against
+	// 4.1-8.9, peak heap 9.7-9.8 MB against 12.5-13.3, VmRSS 40.8-41.4 MB
+	// against 44.1-45.1 (log off: 0.14-0.38 ms, 0.62-0.95 ms, 4.8 MB,
+	// 32.2-32.6 MB).
 	DefaultRowGroupRecords = 1024
 	// DefaultQueue is the records Append queues before it drops.
 	DefaultQueue = pqlog.DefaultQueue
