@@ -11,11 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/drover-sched/drover/internal/loadgen"
 	pb "github.com/drover-sched/drover/serve/proto"
@@ -51,21 +49,11 @@ func (s *seen) Place(ctx context.Context, req *pb.PlaceRequest) (*pb.PlaceRespon
 	return &pb.PlaceResponse{Placed: true, Policy: "seen"}, nil
 }
 
-func listenSeen(t *testing.T, s *seen) (*bufconn.Listener, *grpc.Server) {
-	t.Helper()
-	lis := bufconn.Listen(1 << 20)
-	srv := grpc.NewServer()
-	pb.RegisterSchedulerServer(srv, s)
-	go srv.Serve(lis)
-	t.Cleanup(srv.Stop)
-	return lis, srv
-}
-
 // TestH2SendsMetadataAndDeadline: every request carries the extra header
 // and its deadline (grpc-timeout) to the server.
 func TestH2SendsMetadataAndDeadline(t *testing.T) {
 	s := &seen{}
-	lis, _ := listenSeen(t, s)
+	lis, _ := listen(t, s)
 	conns := dialH2(t, lis, 2, map[string]string{"authorization": "Bearer t0k"})
 	res, err := loadgen.Run(context.Background(), loadgen.Config{H2: conns, Method: pb.Scheduler_Place_FullMethodName,
 		Payload: payload(t), Rate: 2000, N: 50, Concurrency: 4, Timeout: 3 * time.Second})
@@ -94,7 +82,7 @@ func TestH2SendsMetadataAndDeadline(t *testing.T) {
 // DeadlineExceeded (or, if it never answers, the client gives up a
 // second after the deadline) and the run ends.
 func TestH2Deadline(t *testing.T) {
-	lis, _ := listenSeen(t, &seen{hold: 5 * time.Second})
+	lis, _ := listen(t, &seen{hold: 5 * time.Second})
 	conns := dialH2(t, lis, 1, nil)
 	start := time.Now()
 	res, err := loadgen.Run(context.Background(), loadgen.Config{H2: conns, Method: pb.Scheduler_Place_FullMethodName,
@@ -113,7 +101,7 @@ func TestH2Deadline(t *testing.T) {
 // TestH2ServerGone: the server stops in the middle of a run; the
 // requests in flight and the rest fail Unavailable, and Run returns.
 func TestH2ServerGone(t *testing.T) {
-	lis, srv := listenSeen(t, &seen{hold: time.Millisecond})
+	lis, srv := listen(t, &seen{hold: time.Millisecond})
 	conns := dialH2(t, lis, 2, nil)
 	time.AfterFunc(100*time.Millisecond, srv.Stop)
 	res, err := loadgen.Run(context.Background(), loadgen.Config{H2: conns, Method: pb.Scheduler_Place_FullMethodName,
@@ -133,7 +121,7 @@ func TestH2ServerGone(t *testing.T) {
 // TestH2RefusesLargeMessage: a message over the server's 64 KiB window
 // is refused before the run, naming the other client.
 func TestH2RefusesLargeMessage(t *testing.T) {
-	lis, _ := listenSeen(t, &seen{})
+	lis, _ := listen(t, &seen{})
 	conns := dialH2(t, lis, 1, nil)
 	_, err := loadgen.Run(context.Background(), loadgen.Config{H2: conns, Method: pb.Scheduler_Place_FullMethodName,
 		Payload: make([]byte, 70000), Rate: 10, N: 1, Concurrency: 1})

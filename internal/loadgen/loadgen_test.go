@@ -49,7 +49,7 @@ func (s *script) Place(_ context.Context, req *pb.PlaceRequest) (*pb.PlaceRespon
 // connections.
 func serveScript(t *testing.T, s *script, n int) []grpc.ClientConnInterface {
 	t.Helper()
-	lis, _ := listenScript(t, s)
+	lis, _ := listen(t, s)
 	var conns []grpc.ClientConnInterface
 	for range n {
 		c, err := grpc.NewClient("passthrough:///bufnet", grpc.WithTransportCredentials(insecure.NewCredentials()),
@@ -63,8 +63,8 @@ func serveScript(t *testing.T, s *script, n int) []grpc.ClientConnInterface {
 	return conns
 }
 
-// listenScript serves s over bufconn.
-func listenScript(t *testing.T, s *script) (*bufconn.Listener, *grpc.Server) {
+// listen serves s over bufconn.
+func listen(t *testing.T, s pb.SchedulerServer) (*bufconn.Listener, *grpc.Server) {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	srv := grpc.NewServer()
@@ -78,7 +78,7 @@ func listenScript(t *testing.T, s *script) (*bufconn.Listener, *grpc.Server) {
 // lean HTTP/2 client, sending header.
 func serveScriptH2(t *testing.T, s *script, n int, header map[string]string) []*loadgen.H2Conn {
 	t.Helper()
-	lis, _ := listenScript(t, s)
+	lis, _ := listen(t, s)
 	return dialH2(t, lis, n, header)
 }
 
