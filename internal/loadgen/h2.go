@@ -209,8 +209,10 @@ func (c *H2Conn) fits(size int) error {
 
 // send writes one request (its header block and gRPC message) on a new
 // stream, registered first so that its answer cannot overtake it. It
-// waits for the connection's send window; it fails when the connection
-// has ended.
+// waits for the connection's send window. It returns an error, and the
+// caller must finish f, only when f was not sent (the connection had
+// ended); once f is registered, a failed write fails the connection,
+// which finishes f with the other streams, and send returns nil.
 func (c *H2Conn) send(f inflight, block, msg []byte) error {
 	size := int64(len(msg))
 	c.mu.Lock()
@@ -248,7 +250,8 @@ func (c *H2Conn) send(f inflight, block, msg []byte) error {
 		msg = msg[n:]
 	}
 	c.out = b
-	return c.write(b)
+	c.write(b) // on error, fail has finished f
+	return nil
 }
 
 // cancel resets the streams of run that are still waiting (at the end of

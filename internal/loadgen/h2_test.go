@@ -215,3 +215,47 @@ func FuzzH2Frames(f *testing.F) {
 		}
 	})
 }
+
+// TestH2WriteFails: a server that hangs up once the run has begun fails
+// every request exactly once, whether the client notices at the write or
+// at the read (a request counted twice would panic the run's wait group
+// or hang it).
+func TestH2WriteFails(t *testing.T) {
+	for range 20 {
+		client, server := net.Pipe()
+		go func() {
+			read := make(chan struct{})
+			go func() {
+				io.ReadFull(server, make([]byte, 58)) // preface, SETTINGS, WINDOW_UPDATE
+				io.ReadFull(server, make([]byte, 10)) // the SETTINGS ACK, the first request's start
+				close(read)
+			}()
+			server.Write([]byte{0, 0, 0, 0x4, 0, 0, 0, 0, 0}) // SETTINGS
+			<-read
+			server.Close()
+		}()
+		c, err := loadgen.NewH2Conn(client, "x", false, nil, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res loadgen.Result
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			res, err = loadgen.Run(context.Background(), loadgen.Config{H2: []*loadgen.H2Conn{c}, Method: "/m", Payload: []byte{1},
+				Rate: 100000, N: 20, Concurrency: 4, Timeout: time.Second})
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Run did not return within 10 s")
+		}
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Sent != 20 || res.OK != 0 || res.Errors["Unavailable"] != 20 {
+			t.Fatalf("sent %d, ok %d, errors %v; want 20 sent, 20 Unavailable", res.Sent, res.OK, res.Errors)
+		}
+	}
+}
