@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"sync"
@@ -28,6 +29,11 @@ type ProcSample struct {
 	HWM int64
 }
 
+// maxTicks bounds each of /proc/PID/stat's two CPU times, in ticks, so
+// that their sum fits a time.Duration (146 years each at 100 Hz; a
+// bound of 1<<40 ticks, 348 years, overflowed: FuzzParseProcStat).
+const maxTicks = math.MaxInt64 / int64(time.Second/userHZ) / 2
+
 // ParseProcStat returns the user plus system CPU time in /proc/PID/stat's
 // contents (fields 14 and 15, in USER_HZ ticks). The command name, field
 // 2, is in parentheses and may hold spaces and parentheses itself, so
@@ -44,7 +50,7 @@ func ParseProcStat(data []byte) (time.Duration, error) {
 	var ticks int64
 	for _, s := range f[11:13] { // fields 14 (utime) and 15 (stime)
 		n, err := strconv.ParseInt(string(s), 10, 64)
-		if err != nil || n < 0 || n > 1<<40 { // 1<<40 ticks: 348 years
+		if err != nil || n < 0 || n > maxTicks {
 			return 0, fmt.Errorf("proc stat: CPU time %q: not a tick count", s)
 		}
 		ticks += n
