@@ -45,51 +45,7 @@ type fastScratch struct {
 	memoK       []int // per node: k of the memoised multi-node risk (-1: none)
 	memoR       []float64
 	alloc       []int
-	risk        riskMemo
-}
-
-// riskMemo remembers strnParams.risk by its argument. A node's load
-// changes only when its agent reports, so request after request asks
-// risk the same questions, and its softplus (log1p of exp) was a fifth
-// of a stateful Place in process. Direct-mapped, 256 entries, kept with
-// the request's scratch from one request to the next; it belongs to one
-// pair of risk parameters and starts over for another.
-type riskMemo struct {
-	overload, uncertainty float64
-	ready                 bool
-	keys                  [256]uint64 // the argument's bits; all ones when empty
-	vals                  [256]float64
-}
-
-// memoRisk is p.risk(u) through m.
-func (p *strnParams) memoRisk(m *riskMemo, u float64) float64 {
-	if u != u { // NaN: never a key (all ones is a NaN's bits)
-		return p.risk(u)
-	}
-	if !m.ready || m.overload != p.overload || m.uncertainty != p.uncertainty {
-		for i := range m.keys {
-			m.keys[i] = ^uint64(0)
-		}
-		m.overload, m.uncertainty, m.ready = p.overload, p.uncertainty, true
-	}
-	b := math.Float64bits(u)
-	i := (b * 0x9e3779b97f4a7c15) >> 56
-	if m.keys[i] == b {
-		return m.vals[i]
-	}
-	r := p.risk(u)
-	m.keys[i], m.vals[i] = b, r
-	return r
-}
-
-// risk is strn.(*STRN).risk.
-func (p *strnParams) risk(u float64) float64 {
-	tau := p.uncertainty / (1 - p.overload)
-	x := (u - p.overload) / (1 - p.overload) / tau
-	if x > 30 {
-		return tau * x
-	}
-	return tau * math.Log1p(math.Exp(x))
+	risk        strn.RiskMemo // kept from request to request
 }
 
 // contention is strn's contention.
@@ -103,7 +59,8 @@ func contention(u float64) float64 {
 func (p *strnParams) nodeRisk(s *snapshot, f *fastScratch, n, k int, multi bool) float64 {
 	sens := &p.sens
 	u := s.state.Load[n]
-	r := sens.CPU*p.memoRisk(&f.risk, u.CPU+p.workerCPU*float64(k)) + sens.MemBW*p.memoRisk(&f.risk, u.MemBW+p.workerMemBW*float64(k))
+	r := sens.CPU*f.risk.Risk(p.overload, p.uncertainty, u.CPU+p.workerCPU*float64(k)) +
+		sens.MemBW*f.risk.Risk(p.overload, p.uncertainty, u.MemBW+p.workerMemBW*float64(k))
 	if multi {
 		r += sens.Net * contention(u.Net)
 	}

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -131,29 +130,4 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
-}
-
-// TestMemoRisk: the memo answers what risk answers, bit for bit, over
-// repeated, colliding and new arguments, and starts over when the risk
-// parameters change.
-func TestMemoRisk(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	var m riskMemo
-	us := make([]float64, 600) // more than the 256 slots: collisions
-	for i := range us {
-		us[i] = rng.Float64() * 1.5
-	}
-	us[0], us[1] = 0, math.Inf(1)
-	for _, p := range []strnParams{defaultSTRN, {overload: 0.6, uncertainty: 0.2}, defaultSTRN} {
-		for range 3 {
-			for _, u := range us {
-				if got, want := p.memoRisk(&m, u), p.risk(u); math.Float64bits(got) != math.Float64bits(want) {
-					t.Fatalf("params %+v: memoRisk(%v) = %v, risk %v", p, u, got, want)
-				}
-			}
-		}
-		if got := p.memoRisk(&m, math.NaN()); !math.IsNaN(got) {
-			t.Errorf("memoRisk(NaN) = %v", got)
-		}
-	}
 }

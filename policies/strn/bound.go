@@ -64,7 +64,7 @@ func (s *STRN) prepareBound(sens Sensitivity) bool {
 		s.rt.over, s.rt.unc = s.Overload, s.Uncertainty
 		s.rt.t = make([]float64, riskCells)
 		for i := range s.rt.t {
-			s.rt.t[i] = s.riskOf(riskLo + float64(i)/riskScale)
+			s.rt.t[i] = Risk(s.Overload, s.Uncertainty, riskLo+float64(i)/riskScale)
 		}
 	}
 	return true

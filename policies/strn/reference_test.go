@@ -66,7 +66,7 @@ type reference struct {
 	cands     []placed // this job's candidate placements, best first
 	top       []int    // scratch of refLeastFirst
 
-	memo     [4]riskMemo // risk's last answers, this decision point
+	memo     [4]refRiskMemo // risk's last answers, this decision point
 	memoNext int
 
 	// Per decision point (Begin).
@@ -120,7 +120,7 @@ func (s *reference) Begin(v *env.View) {
 	s.pr, _ = v.Model.(env.Prober)
 	s.free = append(s.free[:0], v.Free...)
 	s.loaded = false
-	s.memo = [4]riskMemo{}
+	s.memo = [4]refRiskMemo{}
 }
 
 func (s *reference) Propose(v *env.View, j *env.Job) []policies.Candidate {
@@ -295,9 +295,15 @@ func (s *reference) risk(u float64) float64 {
 		}
 	}
 	r := s.riskOf(u)
-	s.memo[s.memoNext] = riskMemo{u: u, r: r, unc: s.Uncertainty, over: s.Overload, set: true}
+	s.memo[s.memoNext] = refRiskMemo{u: u, r: r, unc: s.Uncertainty, over: s.Overload, set: true}
 	s.memoNext = (s.memoNext + 1) % len(s.memo)
 	return r
+}
+
+// refRiskMemo is one remembered answer of the reference's risk.
+type refRiskMemo struct {
+	u, r, unc, over float64
+	set             bool
 }
 
 func (s *reference) riskOf(u float64) float64 {

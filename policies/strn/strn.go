@@ -118,8 +118,7 @@ type STRN struct {
 	cands     []placed // this job's candidate placements, best first
 	top       []int    // scratch of leastFirst
 
-	memo     [4]riskMemo // risk's last answers, this decision point
-	memoNext int
+	memo RiskMemo // risk's answers
 
 	ix           classIndex   // the nodes by what a one-node candidate's score reads
 	gpn          int          // the cluster's largest node, in GPUs (of gpnCluster)
@@ -224,7 +223,6 @@ func (s *STRN) Begin(v *env.View) {
 	s.tel, _ = v.Model.(env.Telemetry)
 	s.pr, _ = v.Model.(env.Prober)
 	s.loaded = false
-	s.memo = [4]riskMemo{}
 	ix := &s.ix
 	c := v.Cluster
 	ix.next = v == ix.view && v.Seq != 0 && v.Seq == ix.seq+1
@@ -561,39 +559,9 @@ func (s *STRN) overload(u float64) float64 {
 	return max(0, u-s.Overload) / (1 - s.Overload)
 }
 
-// risk is the expected overload at predicted utilisation u: the overload
-// function smoothed by a softplus of width Uncertainty, so that a node just
-// under the threshold already counts a little and one far over counts in
-// proportion to how far.
+// risk is Risk with s's settings, remembered (RiskMemo).
 func (s *STRN) risk(u float64) float64 {
-	// Idle telemetry (or none: the job-level model) gives every node the
-	// same few utilisations, so the last answers are kept, with the
-	// settings they were computed under.
-	for i := range s.memo {
-		if m := &s.memo[i]; m.set && m.u == u && m.unc == s.Uncertainty && m.over == s.Overload {
-			return m.r
-		}
-	}
-	r := s.riskOf(u)
-	s.memo[s.memoNext] = riskMemo{u: u, r: r, unc: s.Uncertainty, over: s.Overload, set: true}
-	s.memoNext = (s.memoNext + 1) % len(s.memo)
-	return r
-}
-
-// riskMemo is one remembered answer of risk.
-type riskMemo struct {
-	u, r, unc, over float64
-	set             bool
-}
-
-// riskOf computes risk.
-func (s *STRN) riskOf(u float64) float64 {
-	tau := s.Uncertainty / (1 - s.Overload)
-	x := (u - s.Overload) / (1 - s.Overload) / tau
-	if x > 30 {
-		return tau * x
-	}
-	return tau * math.Log1p(math.Exp(x))
+	return s.memo.Risk(s.Overload, s.Uncertainty, u)
 }
 
 // contention is the NIC contention beyond 1 when other users take a share
