@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -26,11 +25,9 @@ type h2run struct {
 // connection's reader writes it (and the sender, for requests it could
 // not send), under mu.
 type h2shard struct {
-	mu      sync.Mutex
-	latency *Histogram
-	ok      uint64
-	errors  [17]uint64
-	last    time.Duration
+	mu sync.Mutex
+	answers
+	last time.Duration
 }
 
 // finish records the answer to f: its latency from its due time when
@@ -43,15 +40,7 @@ func (r *h2run) finish(f inflight, code codes.Code) {
 	}
 	s := &r.shards[f.conn]
 	s.mu.Lock()
-	if code == codes.OK {
-		s.ok++
-		s.latency.Record(end - f.due)
-	} else {
-		if int(code) >= len(s.errors) {
-			code = codes.Unknown
-		}
-		s.errors[code]++
-	}
+	s.record(code, end-f.due)
 	s.last = max(s.last, end)
 	s.mu.Unlock()
 	<-r.slots
@@ -80,7 +69,7 @@ func runH2(ctx context.Context, cfg Config) (Result, error) {
 
 	r := &h2run{timeout: cfg.Timeout, slots: make(chan struct{}, cfg.Concurrency), shards: make([]h2shard, len(cfg.H2))}
 	for i := range r.shards {
-		r.shards[i].latency = NewHistogram()
+		r.shards[i].answers = newAnswers()
 	}
 	lag := NewHistogram()
 	var sent uint64
@@ -91,18 +80,10 @@ func runH2(ctx context.Context, cfg Config) (Result, error) {
 send:
 	for i := range cfg.N {
 		due := time.Duration(float64(i) * interval)
-		for {
-			if ctx.Err() != nil {
-				break send
-			}
-			d := due - time.Since(r.start)
-			if d <= 0 {
-				break
-			}
-			if err := w.wait(min(d, 50*time.Millisecond)); err != nil {
-				runErr = fmt.Errorf("loadgen: wait: %w", err)
-				break send
-			}
+		stopped, err := waitUntil(ctx, w, r.start.Add(due))
+		if stopped || err != nil {
+			runErr = err
+			break
 		}
 		select {
 		case r.slots <- struct{}{}:
@@ -153,13 +134,7 @@ send:
 	for i := range r.shards {
 		s := &r.shards[i]
 		s.mu.Lock()
-		res.Latency.Merge(s.latency)
-		res.OK += s.ok
-		for c, n := range s.errors {
-			if n > 0 {
-				res.Errors[codes.Code(c).String()] += n
-			}
-		}
+		s.addTo(&res)
 		res.Elapsed = max(res.Elapsed, s.last)
 		s.mu.Unlock()
 	}

@@ -115,13 +115,64 @@ func (r Result) ClientCPUPerRequest() time.Duration {
 	return r.ClientCPU / time.Duration(r.Sent)
 }
 
+// answers counts calls' answers: the successful ones' latencies, the
+// failed ones by gRPC code. Both clients keep their share in one.
+type answers struct {
+	latency *Histogram
+	ok      uint64
+	errors  [17]uint64 // by codes.Code; gRPC's codes are 0-16
+}
+
+func newAnswers() answers { return answers{latency: NewHistogram()} }
+
+// record counts one answer: its latency when code is OK, else its code.
+func (a *answers) record(code codes.Code, latency time.Duration) {
+	if code == codes.OK {
+		a.ok++
+		a.latency.Record(latency)
+		return
+	}
+	if int(code) >= len(a.errors) {
+		code = codes.Unknown
+	}
+	a.errors[code]++
+}
+
+// addTo adds a's counts to res.
+func (a *answers) addTo(res *Result) {
+	res.Latency.Merge(a.latency)
+	res.OK += a.ok
+	for c, n := range a.errors {
+		if n > 0 {
+			res.Errors[codes.Code(c).String()] += n
+		}
+	}
+}
+
+// waitUntil sleeps on w until t; stopped reports that ctx ended first.
+// It wakes at least every 50 ms to notice ctx's end.
+func waitUntil(ctx context.Context, w *waiter, t time.Time) (stopped bool, err error) {
+	for {
+		if ctx.Err() != nil {
+			return true, nil
+		}
+		d := time.Until(t)
+		if d <= 0 {
+			return false, nil
+		}
+		if err := w.wait(min(d, 50*time.Millisecond)); err != nil {
+			return false, fmt.Errorf("loadgen: wait: %w", err)
+		}
+	}
+}
+
 // slot is one in-flight goroutine's share of the result.
 type slot struct {
-	latency, lag *Histogram
-	sent, ok     uint64
-	errors       [17]uint64 // by codes.Code; gRPC's codes are 0-16
-	last         time.Time
-	err          error
+	answers
+	lag  *Histogram
+	sent uint64
+	last time.Time
+	err  error
 }
 
 // Run sends cfg.N requests on the open-loop schedule of cfg.Rate and
@@ -147,7 +198,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			return Result{}, err
 		}
 		waiters[i] = w
-		slots[i] = &slot{latency: NewHistogram(), lag: NewHistogram()}
+		slots[i] = &slot{answers: newAnswers(), lag: NewHistogram()}
 	}
 	var next atomic.Int64
 	interval := 1e9 / cfg.Rate // nanoseconds
@@ -168,15 +219,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	var last time.Time
 	var errs []error
 	for _, s := range slots {
-		res.Latency.Merge(s.latency)
+		s.addTo(&res)
 		res.Lag.Merge(s.lag)
 		res.Sent += s.sent
-		res.OK += s.ok
-		for c, n := range s.errors {
-			if n > 0 {
-				res.Errors[codes.Code(c).String()] += n
-			}
-		}
 		if s.last.After(last) {
 			last = s.last
 		}
@@ -201,18 +246,8 @@ func (s *slot) run(ctx context.Context, cfg Config, conn grpc.ClientConnInterfac
 			return nil
 		}
 		due := start.Add(time.Duration(float64(i) * interval))
-		for {
-			if ctx.Err() != nil {
-				return nil
-			}
-			d := time.Until(due)
-			if d <= 0 {
-				break
-			}
-			// At most 50 ms at a time, to notice ctx's end.
-			if err := w.wait(min(d, 50*time.Millisecond)); err != nil {
-				return fmt.Errorf("loadgen: wait: %w", err)
-			}
+		if stopped, err := waitUntil(ctx, w, due); stopped || err != nil {
+			return err
 		}
 		sent := time.Now()
 		s.lag.Record(sent.Sub(due))
@@ -227,16 +262,7 @@ func (s *slot) run(ctx context.Context, cfg Config, conn grpc.ClientConnInterfac
 			cancel()
 		}
 		s.last = end
-		if err == nil {
-			s.ok++
-			s.latency.Record(end.Sub(due))
-			continue
-		}
-		c := status.Code(err)
-		if int(c) >= len(s.errors) {
-			c = codes.Unknown
-		}
-		s.errors[c]++
+		s.record(status.Code(err), end.Sub(due))
 	}
 }
 
