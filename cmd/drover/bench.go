@@ -93,11 +93,12 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	// One grpc-go connection decodes the first answer (and, with -client
 	// grpc, carries the load with the others).
-	cc := make([]grpc.ClientConnInterface, 1, *conns)
-	for i := range cap(cc) {
-		if i > 0 && *client != "grpc" {
-			break
-		}
+	grpcConns := 1
+	if *client == "grpc" {
+		grpcConns = *conns
+	}
+	var cc []grpc.ClientConnInterface
+	for range grpcConns {
 		c, err := grpc.NewClient(*addr, opts...)
 		if err != nil {
 			return err
@@ -106,7 +107,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		if err := waitReady(c, *timeout); err != nil {
 			return fmt.Errorf("connect %s: %w", *addr, err)
 		}
-		cc = append(cc[:i], c)
+		cc = append(cc, c)
 	}
 	method := pb.Scheduler_Place_FullMethodName
 	if *health {
