@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/trace"
@@ -144,13 +145,18 @@ func (l *liveState) model(n int, j *env.Job) (*env.Drover, error) {
 // job's model has no profile (STRN then takes its fallback sensitivity
 // and BSP).
 func (k *Core) prober(s *snapshot, job *env.Job) (*liveProber, error) {
+	prof, has := k.live.st.Profile(s.jobID, s.job.Model)
+	return k.proberWith(s, job, prof, has)
+}
+
+// proberWith is prober with the job's measured profile given (has: there
+// is one).
+func (k *Core) proberWith(s *snapshot, job *env.Job, prof state.Profile, has bool) (*liveProber, error) {
 	m, err := k.live.model(len(s.ids), job)
 	if err != nil || m == nil {
 		return nil, err
 	}
-	pr := &liveProber{m: m}
-	pr.prof, pr.has = k.live.st.Profile(s.jobID, s.job.Model)
-	return pr, nil
+	return &liveProber{m: m, prof: prof, has: has}, nil
 }
 
 // sensKey is what a probed sensitivity depends on without a measured
@@ -177,20 +183,30 @@ type memoCache[K comparable, V any] struct {
 
 // get returns the value of k, computing it with f when it is not cached.
 func (c *memoCache[K, V]) get(k K, f func() V) V {
+	if v, ok := c.lookup(k); ok {
+		return v
+	}
+	v := f()
+	c.put(k, v)
+	return v
+}
+
+// lookup returns the value of k, if cached.
+func (c *memoCache[K, V]) lookup(k K) (V, bool) {
 	c.mu.Lock()
 	v, ok := c.m[k]
 	c.mu.Unlock()
-	if ok {
-		return v
-	}
-	v = f()
+	return v, ok
+}
+
+// put caches v as k's value.
+func (c *memoCache[K, V]) put(k K, v V) {
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= maxMemo {
 		c.m = map[K]V{}
 	}
 	c.m[k] = v
 	c.mu.Unlock()
-	return v
 }
 
 // memo returns STRN's Memo for a job without a measured profile on s's
@@ -214,21 +230,43 @@ type syncKey struct {
 // cache), the placement by the fast path's arithmetic with that
 // sensitivity (fastSTRNWith; TestLiveFastMatchesSTRN checks it against
 // STRN itself), and the sync strategy by strn.ChooseSync on the chosen
-// nodes' peak load (cached for jobs without measured profiles).
+// nodes' peak load (cached for jobs without measured profiles). A job
+// without a measured profile whose sensitivity and sync choice are cached
+// costs no prober, no STRN and no allocation here: both depend only on
+// what their keys hold.
 func (k *Core) runLiveSTRN(s *snapshot) ([]int, env.Sync, error) {
-	job := &env.Job{ID: 0, Spec: s.job, State: env.Pending, FirstStart: math.NaN(), Finish: math.NaN()}
-	pr, err := k.prober(s, job)
-	if err != nil {
-		return nil, env.Sync{}, err
-	}
+	l := k.live
+	job := &s.liveJob
+	*job = env.Job{ID: 0, Spec: s.job, State: env.Pending, FirstStart: math.NaN(), Finish: math.NaN()}
 	params := defaultSTRN
-	if pr != nil {
-		st := &strn.STRN{}
-		if !pr.has {
-			st.Memo = k.live.memo(s)
+	// usable: the job's model has a profile the per-worker model admits
+	// the job with (else STRN's fallback sensitivity and BSP); pr is the
+	// prober, built only when a probe is needed.
+	var pr *liveProber
+	usable, has := false, false
+	var key sensKey
+	if _, ok := l.profiles[s.job.Model]; ok {
+		var prof state.Profile
+		prof, has = l.st.Profile(s.jobID, s.job.Model)
+		if !has {
+			key = l.sensKeyOf(s, job)
+			params.sens, usable = l.sens.lookup(key)
 		}
-		v := &env.View{Cluster: &s.cluster, Model: liveModel{telemetry: telemetry{s.state.Load}, liveProber: pr}}
-		params.sens = st.Sensitivity(v, job)
+		if !usable {
+			var err error
+			if pr, err = k.proberWith(s, job, prof, has); err != nil {
+				return nil, env.Sync{}, err
+			}
+			if pr != nil {
+				usable = true
+				st := &strn.STRN{}
+				v := &env.View{Cluster: &s.cluster, Model: liveModel{telemetry: telemetry{s.state.Load}, liveProber: pr}}
+				params.sens = st.Sensitivity(v, job)
+				if !has {
+					l.sens.put(key, params.sens)
+				}
+			}
+		}
 	}
 	alloc, _ := fastSTRNWith(&params, s, &s.fast)
 	if alloc == nil {
@@ -237,28 +275,43 @@ func (k *Core) runLiveSTRN(s *snapshot) ([]int, env.Sync, error) {
 	if err := s.checkAlloc(alloc); err != nil {
 		return nil, env.Sync{}, err
 	}
-	if pr == nil || s.job.GPUs < 2 {
+	if !usable || s.job.GPUs < 2 {
 		return alloc, env.Sync{}, nil
 	}
 	f := &s.fast
-	take := make([]int, len(f.idx))
+	take := resize(s.liveTake, len(f.idx))
+	s.liveTake = take
 	var peak env.Usage
-	shape := make([]byte, 0, 2*len(f.idx))
+	shape := s.liveShape[:0]
 	for i, bi := range f.idx {
 		take[i] = f.bestT[bi]
 		u := s.state.Load[f.best[bi]]
 		peak = env.Usage{CPU: max(peak.CPU, u.CPU), MemBW: max(peak.MemBW, u.MemBW), Net: max(peak.Net, u.Net)}
 		shape = binary.AppendUvarint(shape, uint64(take[i]))
 	}
-	choose := func() env.Sync {
+	s.liveShape = shape
+	if !has {
+		// The lookup's key borrows shape's bytes; the cached key owns its.
+		sk := syncKey{sensKey: key, shape: unsafe.String(unsafe.SliceData(shape), len(shape)), peak: peak}
+		if sy, ok := l.syncs.lookup(sk); ok {
+			return alloc, sy, nil
+		}
+		sk.shape = string(shape)
+		if pr == nil {
+			var err error
+			if pr, err = k.proberWith(s, job, state.Profile{}, false); err != nil {
+				return nil, env.Sync{}, err
+			}
+			if pr == nil { // not admitted now, though it was when cached
+				return alloc, env.Sync{}, nil
+			}
+		}
 		sy, _ := strn.ChooseSync(pr, job, take, peak, strn.DefaultSyncs, strn.DefaultSyncMargin)
-		return sy
+		l.syncs.put(sk, sy)
+		return alloc, sy, nil
 	}
-	if pr.has {
-		return alloc, choose(), nil
-	}
-	key := syncKey{sensKey: k.live.sensKeyOf(s, job), shape: string(shape), peak: peak}
-	return alloc, k.live.syncs.get(key, choose), nil
+	sy, _ := strn.ChooseSync(pr, job, take, peak, strn.DefaultSyncs, strn.DefaultSyncMargin)
+	return alloc, sy, nil
 }
 
 // sensKeyOf is the sensitivity cache's key of j on s's cluster.

@@ -31,6 +31,12 @@ type snapshot struct {
 	index map[string]int // node id -> index, filled by validation
 	used  []int          // checkAlloc's counts, all zero between calls
 	fast  fastScratch
+
+	// runLiveSTRN's scratch: the job, GPUs per chosen node, and that as
+	// the sync cache's shape.
+	liveJob   env.Job
+	liveTake  []int
+	liveShape []byte
 }
 
 // maxPooledNodes bounds the clusters whose scratch goes back to the pool,
@@ -52,6 +58,7 @@ func putSnapshot(s *snapshot) {
 	clear(s.ids)
 	clear(s.cluster.Nodes)
 	s.job, s.jobID = env.JobSpec{}, ""
+	s.liveJob = env.Job{}
 	snapshotPool.Put(s)
 }
 
