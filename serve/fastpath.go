@@ -38,7 +38,8 @@ var defaultSTRN = strnParams{
 
 // fastScratch is fastSTRN's working memory, part of a request's scratch.
 type fastScratch struct {
-	racks       []int // distinct racks, ascending
+	all         []int // 0 .. nodes-1
+	byRack      []int // node indices by rack, then index
 	order, take []int // the candidate being built: nodes and GPUs on each
 	best, bestT []int // the best candidate so far
 	idx         []int
@@ -120,14 +121,12 @@ func (p *strnParams) score(s *snapshot, f *fastScratch, g, gpn int) float64 {
 	return sc
 }
 
-// greedy is strn.(*STRN).greedy.
-func (p *strnParams) greedy(s *snapshot, f *fastScratch, g, gpn, rack int) bool {
-	c := &s.cluster
+// greedy is strn.(*STRN).greedy, over members (node indices, ascending:
+// the whole cluster's, or one rack's).
+func (p *strnParams) greedy(s *snapshot, f *fastScratch, g, gpn int, members []int) bool {
 	room := 0
-	for n, fr := range s.state.Free {
-		if rack < 0 || c.Nodes[n].Rack == rack {
-			room += fr
-		}
+	for _, n := range members {
+		room += s.state.Free[n]
 	}
 	if room < g {
 		return false
@@ -135,8 +134,9 @@ func (p *strnParams) greedy(s *snapshot, f *fastScratch, g, gpn, rack int) bool 
 	f.order, f.take = f.order[:0], f.take[:0]
 	for left := g; left > 0; {
 		pick, pickK, pickKey := -1, 0, math.Inf(1)
-		for n, fr := range s.state.Free {
-			if fr == 0 || (rack >= 0 && c.Nodes[n].Rack != rack) || slices.Contains(f.order, n) {
+		for _, n := range members {
+			fr := s.state.Free[n]
+			if fr == 0 || slices.Contains(f.order, n) {
 				continue
 			}
 			k := min(fr, left)
@@ -193,24 +193,27 @@ func fastSTRNWith(p *strnParams, s *snapshot, f *fastScratch) ([]int, env.Sync) 
 		}
 	}
 	if !found {
-		f.racks = f.racks[:0]
-		for _, nd := range c.Nodes {
-			if !slices.Contains(f.racks, nd.Rack) {
-				f.racks = append(f.racks, nd.Rack)
-			}
+		// The whole cluster, then each rack in ascending order (STRN's
+		// candidates), each pass over its own nodes only.
+		f.all = f.all[:0]
+		for n := range nn {
+			f.all = append(f.all, n)
 		}
-		slices.Sort(f.racks)
-		for ri := -1; ri < len(f.racks); ri++ {
-			rack := -1
-			if ri >= 0 {
-				rack = f.racks[ri]
+		if !p.greedy(s, f, g, gpn, f.all) {
+			return nil, env.Sync{} // not even the whole cluster has room
+		}
+		consider()
+		f.byRack = append(f.byRack[:0], f.all...)
+		slices.SortStableFunc(f.byRack, func(a, b int) int { return c.Nodes[a].Rack - c.Nodes[b].Rack })
+		for lo := 0; lo < nn; {
+			hi := lo + 1
+			for hi < nn && c.Nodes[f.byRack[hi]].Rack == c.Nodes[f.byRack[lo]].Rack {
+				hi++
 			}
-			if p.greedy(s, f, g, gpn, rack) {
+			if p.greedy(s, f, g, gpn, f.byRack[lo:hi]) {
 				consider()
 			}
-			if ri == -1 && !found {
-				return nil, env.Sync{} // not even the whole cluster has room
-			}
+			lo = hi
 		}
 	}
 	// The winner's nodes in rack, then index order, each repeated for its
