@@ -369,7 +369,8 @@ func (k *Core) Place(ctx context.Context, req *pb.PlaceRequest) (*pb.PlaceRespon
 	}
 	start := k.clock.Now()
 	s := getSnapshot()
-	if err := validatePlace(req, k.limits, s.index); err != nil {
+	if err := validatePlace(req, k.limits, s.index, s.ids); err != nil {
+		s.ids = s.ids[:0] // s.index holds nothing known
 		putSnapshot(s)
 		return nil, err
 	}

@@ -368,3 +368,60 @@ func TestDefaultVersion(t *testing.T) {
 		t.Errorf("default version %+v", v)
 	}
 }
+
+// TestPlaceSameNodesAgain: a request about the nodes of the last one
+// reuses its id index (validatePlace); the index must follow the ids'
+// order, validation must still check every other field, duplicates must
+// still be found when the ids differ, and an error must leave nothing
+// stale. The job's excluded node is where a stale index shows: it zeroes
+// the free GPUs of the index's node.
+func TestPlaceSameNodesAgain(t *testing.T) {
+	k := newCore(t)
+	ctx := context.Background()
+	req := func(ids []string, free []int32, exclude ...string) *pb.PlaceRequest {
+		r := &pb.PlaceRequest{Cluster: &pb.Cluster{}, Job: &pb.Job{Id: "j", Workers: 4, ExcludeNodes: exclude}}
+		for i, id := range ids {
+			r.Cluster.Nodes = append(r.Cluster.Nodes, &pb.Node{Id: id, Gpus: 4, FreeGpus: free[i]})
+		}
+		return r
+	}
+	fwd, rev := []string{"n0", "n1", "n2", "n3"}, []string{"n3", "n2", "n1", "n0"}
+	steps := []struct {
+		req  *pb.PlaceRequest
+		want string // the node placed on, or the error
+	}{
+		{req(fwd, []int32{4, 4, 4, 4}), "n0"},
+		{req(rev, []int32{4, 0, 0, 4}, "n0"), "n3"}, // a stale index would exclude n3
+		{req(rev, []int32{4, 9, 0, 4}, "n0"), "cluster.nodes[1].free_gpus: more than the node's gpus (9 > 4)"},
+		{req([]string{"n3", "n2", "n2", "n0"}, []int32{4, 0, 0, 4}), `cluster.nodes[2].id: duplicate of cluster.nodes[1] ("n2")`},
+		{req(rev, []int32{4, 0, 0, 4}, "n0"), "n3"},
+		{req(rev, []int32{4, 0, 0, 4}, "n3"), "n0"},
+		{req(rev, []int32{4, 0, 0, 4}, "n3"), "n0"},
+		{req(fwd, []int32{4, 0, 0, 4}, "n0"), "n3"},
+		// An error halfway through new ids leaves as many as the last
+		// request had.
+		{req(fwd[:2], []int32{4, 4}), "n0"},
+		{req([]string{"n2", "n3", "n3"}, []int32{4, 4, 4}), `cluster.nodes[2].id: duplicate of cluster.nodes[1] ("n3")`},
+		{req(fwd[:2], []int32{4, 4}, "n0"), "n1"},
+	}
+	for i, st := range steps {
+		got := ""
+		resp, err := k.Place(ctx, st.req)
+		switch {
+		case err != nil:
+			got = err.Error()
+		case !resp.GetPlaced():
+			got = "not placed: " + resp.GetReason()
+		default:
+			got = resp.GetAssignments()[0].GetNodeId()
+			for _, a := range resp.GetAssignments() {
+				if a.GetNodeId() != got {
+					got = fmt.Sprint(nodesOf(resp))
+				}
+			}
+		}
+		if got != st.want {
+			t.Errorf("step %d: got %s, want %s", i, got, st.want)
+		}
+	}
+}

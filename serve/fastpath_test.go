@@ -60,8 +60,7 @@ func TestFastSTRNMatchesSTRN(t *testing.T) {
 	placed := 0
 	for i := range n {
 		req := randomSnapshotRequest(rng)
-		clear(s.index)
-		if err := validatePlace(req, DefaultLimits, s.index); err != nil {
+		if err := validatePlace(req, DefaultLimits, s.index, s.ids); err != nil {
 			t.Fatalf("request %d: %v", i, err)
 		}
 		s.fill(req)

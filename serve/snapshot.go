@@ -49,13 +49,14 @@ var snapshotPool = sync.Pool{New: func() any { return &snapshot{index: make(map[
 func getSnapshot() *snapshot { return snapshotPool.Get().(*snapshot) }
 
 // putSnapshot returns s to the pool, dropping its references to the
-// request.
+// request but for its node ids.
 func putSnapshot(s *snapshot) {
 	if len(s.cluster.Nodes) > maxPooledNodes {
 		return
 	}
-	clear(s.index)
-	clear(s.ids)
+	// index and ids stay: a request about the same nodes reuses them
+	// (validatePlace). They hold the last request's node ids (at most
+	// maxPooledNodes strings) until the next.
 	clear(s.cluster.Nodes)
 	s.job, s.jobID = env.JobSpec{}, ""
 	s.liveJob = env.Job{}

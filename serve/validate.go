@@ -90,12 +90,17 @@ func checkID(field, id string, l Limits, required bool) error {
 // ValidatePlace checks every field of a Place request against l and
 // returns a *FieldError naming the first invalid one, or nil.
 func ValidatePlace(req *pb.PlaceRequest, l Limits) error {
-	return validatePlace(req, l, make(map[string]int, len(req.GetCluster().GetNodes())))
+	return validatePlace(req, l, make(map[string]int, len(req.GetCluster().GetNodes())), nil)
 }
 
-// validatePlace is ValidatePlace; it fills ids, which must be empty, with
-// the index of each node id.
-func validatePlace(req *pb.PlaceRequest, l Limits, ids map[string]int) error {
+// validatePlace is ValidatePlace; it leaves in ids the index of each node
+// id. On entry ids holds exactly the index of each of known's ids (known:
+// the node ids, in order, of the last request validated into ids; nil
+// when ids is empty): when the request's node ids are known's, one by
+// one (a scheduler asking again about the same cluster), ids is kept as
+// it is and their duplicates are not looked for again; else ids is
+// cleared and refilled. After an error ids holds nothing known.
+func validatePlace(req *pb.PlaceRequest, l Limits, ids map[string]int, known []string) error {
 	if req == nil {
 		return fieldErr("request", "missing")
 	}
@@ -109,8 +114,18 @@ func validatePlace(req *pb.PlaceRequest, l Limits, ids map[string]int) error {
 	case n > l.MaxNodes:
 		return fieldErr("cluster.nodes", "too many (%d > %d)", n, l.MaxNodes)
 	}
+	same := len(known) == len(c.GetNodes()) && len(ids) == len(known)
 	for i, nd := range c.GetNodes() {
-		if err := validateNode(i, nd, ids, l); err != nil {
+		if !same || nd.GetId() != known[i] {
+			same = false
+			break
+		}
+	}
+	if !same {
+		clear(ids)
+	}
+	for i, nd := range c.GetNodes() {
+		if err := validateNode(i, nd, ids, !same, l); err != nil {
 			return err
 		}
 	}
@@ -256,10 +271,12 @@ func ValidateReport(req *pb.ReportRequest, l Limits) error {
 	return nil
 }
 
-// validateNode checks cluster.nodes[i] and adds its id to ids. Field
+// validateNode checks cluster.nodes[i] and, when index, adds its id to
+// ids after checking it is not there yet (else validatePlace found the
+// same ids as the last request's, whose index ids holds). Field
 // names are built only for an error: this runs for every node of every
 // request.
-func validateNode(i int, nd *pb.Node, ids map[string]int, l Limits) error {
+func validateNode(i int, nd *pb.Node, ids map[string]int, index bool, l Limits) error {
 	f := func(name string) string { return fmt.Sprintf("cluster.nodes[%d]%s", i, name) }
 	if nd == nil {
 		return fieldErr(f(""), "missing")
@@ -270,10 +287,12 @@ func validateNode(i int, nd *pb.Node, ids map[string]int, l Limits) error {
 	case len(id) > l.MaxIDLen:
 		return fieldErr(f(".id"), "too long (%d > %d bytes)", len(id), l.MaxIDLen)
 	}
-	if j, ok := ids[nd.GetId()]; ok {
-		return fieldErr(f(".id"), "duplicate of cluster.nodes[%d] (%q)", j, nd.GetId())
+	if index {
+		if j, ok := ids[nd.GetId()]; ok {
+			return fieldErr(f(".id"), "duplicate of cluster.nodes[%d] (%q)", j, nd.GetId())
+		}
+		ids[nd.GetId()] = i
 	}
-	ids[nd.GetId()] = i
 	if len(nd.GetGpuType()) > l.MaxIDLen {
 		return fieldErr(f(".gpu_type"), "too long (%d > %d bytes)", len(nd.GetGpuType()), l.MaxIDLen)
 	}
