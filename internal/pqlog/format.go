@@ -52,6 +52,12 @@ type Format[T any] struct {
 	ErrClosed error
 	// CreatedBy is the Parquet footer's created_by.
 	CreatedBy string
+	// Plain names the columns written without a dictionary, by Parquet
+	// column path ("time", "ids.list.element"): those whose values are
+	// mostly distinct (times, ids, measurements), where a dictionary
+	// only costs. Closing a 1,024-row chunk of distinct int64s with one
+	// held the writer's goroutine 0.3-0.7 ms without a yield.
+	Plain []string
 	// Append appends r to the builder as one row.
 	Append func(b *array.RecordBuilder, r *T)
 	// Columns decode a file's columns into records, in this order.
@@ -122,15 +128,20 @@ func (f *Format[T]) parseName(name string) (index, kind int, ok bool) {
 }
 
 // writerProps are the Parquet properties of every log file: format 2.6
-// (nanosecond timestamps), zstd, statistics on. (zstd over Snappy: 2.6
+// (nanosecond timestamps), zstd, statistics on, dictionaries but for the
+// Plain columns. (zstd over Snappy: 2.6
 // against 3.7 us per appended record in declog's BenchmarkAppend, and
 // smaller files.)
 func (f *Format[T]) writerProps() *parquet.WriterProperties {
-	return parquet.NewWriterProperties(
+	opts := []parquet.WriterProperty{
 		parquet.WithVersion(parquet.V2_6),
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithCreatedBy(f.CreatedBy),
-	)
+	}
+	for _, c := range f.Plain {
+		opts = append(opts, parquet.WithDictionaryFor(c, false))
+	}
+	return parquet.NewWriterProperties(opts...)
 }
 
 // newFileWriter returns a Parquet writer of one log file to w, the one

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -316,5 +317,35 @@ func TestRecoverWAL(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(crashed, testFormat.FileName(1)))
 	if err != nil || !bytes.Equal(want, got) {
 		t.Errorf("recovered file: %v, or bytes differ from the sealed one", err)
+	}
+}
+
+// TestNewWriterWarmsZstd: a queued Writer has the kept zstd encoder made
+// (and its tables used) by NewWriter, before the first row group, which
+// would otherwise pay for it on the background goroutine while serving.
+func TestNewWriterWarmsZstd(t *testing.T) {
+	c, err := compress.GetCodec(compress.Codecs.Zstd)
+	if err != nil {
+		t.Skip("no zstd codec")
+	}
+	k, ok := c.(*keptZstd)
+	if !ok {
+		t.Fatalf("zstd codec %T, want the kept one", c)
+	}
+	// As in a fresh process (the package's other tests made it).
+	k.mu.Lock()
+	k.enc = nil
+	k.mu.Unlock()
+	warm = sync.Once{}
+	w, err := NewWriter(testFormat, t.TempDir(), Config[row]{RowGroup: 4, Queue: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	k.mu.Lock()
+	made := k.enc != nil
+	k.mu.Unlock()
+	if !made {
+		t.Error("NewWriter left the kept zstd encoder unmade")
 	}
 }

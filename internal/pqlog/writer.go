@@ -133,6 +133,7 @@ func NewWriter[T any](f *Format[T], dir string, cfg Config[T]) (*Writer[T], erro
 	}
 	w := &Writer[T]{f: f, dir: dir, cfg: cfg, next: next, recovered: rec, b: f.newBuilder()}
 	if cfg.Queue > 0 {
+		warmZstd()
 		if w.y, err = newYielder(); err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Log, err)
 		}

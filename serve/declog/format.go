@@ -112,6 +112,8 @@ var format = &pqlog.Format[Record]{
 	FrameVersion: frameVersion,
 	AppendFrame:  appendFrame,
 	DecodeFrame:  decodeFrame,
+	// Distinct per record, or nearly: no dictionary (see pqlog.Format).
+	Plain: []string{colTime, colRequestID, colJobID, colLatency, colIterationTimes + ".list.element", colJCT, colJobSubmitted},
 }
 
 // appendRow appends r to b as one row of the schema.

@@ -17,7 +17,8 @@ var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/golden-*.
 // TestGoldenBytes: the Writer and Encode produce, byte for byte, the files
 // the writer produced before the shared machinery moved to internal/pqlog
 // (testdata/golden-*.parquet, written by this test at commit 2ee1c5e's
-// writer plus this test): 150 records, 40 per row group, 100 per file,
+// writer plus this test; rewritten on 2026-12-04 when the columns of
+// distinct values, format.Plain, lost their dictionaries): 150 records, 40 per row group, 100 per file,
 // sealed in two files; and Encode of 12 records.
 func TestGoldenBytes(t *testing.T) {
 	dir := t.TempDir()
@@ -42,6 +43,7 @@ func TestGoldenBytes(t *testing.T) {
 		t.Fatalf("%d files sealed, want 2", n)
 	}
 	pqlogtest.Golden(t, map[string][]byte{"golden-encode.parquet": enc}, w.Files(), *updateGolden)
+	pqlogtest.Dictionaries(t, enc, format.Plain)
 }
 
 // TestWriterMatchesEncode: the Writer, which encodes a row group a column

@@ -88,6 +88,18 @@ var format = &pqlog.Format[Sample]{
 	FrameVersion: frameVersion,
 	AppendFrame:  appendFrame,
 	DecodeFrame:  decodeFrame,
+	// The time and the measurements are distinct per sample, or nearly:
+	// no dictionary (see pqlog.Format).
+	Plain: append([]string{colTime}, floatColNames()...),
+}
+
+// floatColNames are the names of floatCols.
+func floatColNames() []string {
+	var names []string
+	for _, c := range floatCols {
+		names = append(names, c.name)
+	}
+	return names
 }
 
 // appendRow appends s to b as one row of the schema.

@@ -7,7 +7,10 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/parquet/file"
 )
 
 // Golden compares each file's bytes with testdata/NAME in the test's
@@ -43,6 +46,35 @@ func Golden(t testing.TB, encoded map[string][]byte, sealed []string, update boo
 		}
 		if !bytes.Equal(want, data) {
 			t.Errorf("%s: %d bytes differ from the golden %d bytes", name, len(data), len(want))
+		}
+	}
+}
+
+// Dictionaries checks that every column chunk of the Parquet file data
+// has a dictionary page unless its column path is in plain, and has none
+// when it is (pqlog.Format's Plain).
+func Dictionaries(t testing.TB, data []byte, plain []string) {
+	t.Helper()
+	r, err := file.NewParquetReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	md := r.MetaData()
+	if md.NumRowGroups() == 0 {
+		t.Fatal("no row groups")
+	}
+	for g := range md.NumRowGroups() {
+		rg := md.RowGroup(g)
+		for c := range rg.NumColumns() {
+			cc, err := rg.ColumnChunk(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := cc.PathInSchema().String()
+			if want := !slices.Contains(plain, path); cc.HasDictionaryPage() != want {
+				t.Errorf("row group %d, column %s: dictionary page %v, want %v", g, path, cc.HasDictionaryPage(), want)
+			}
 		}
 	}
 }
