@@ -349,3 +349,101 @@ func TestNewWriterWarmsZstd(t *testing.T) {
 		t.Error("NewWriter left the kept zstd encoder unmade")
 	}
 }
+
+// TestWALDelay: with Config.WALDelay the background goroutine holds the
+// write-ahead log's frames in memory (the .wal stays empty while records
+// are taken from the queue) until they are that old, when its timer wakes
+// it with no new record; Flush writes them at once; and without a delay
+// every batch is written as it is taken.
+func TestWALDelay(t *testing.T) {
+	walSize := func(dir string) int64 {
+		fi, err := os.Stat(filepath.Join(dir, testFormat.walName(1)))
+		if err != nil {
+			return -1
+		}
+		return fi.Size()
+	}
+	// waitTaken waits until the goroutine has taken the queue and
+	// finished the batch (it holds mu while writing).
+	waitTaken := func(w *Writer[row]) {
+		for {
+			w.qmu.Lock()
+			n := len(w.pending)
+			w.qmu.Unlock()
+			if n == 0 {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		w.mu.Lock()
+		w.mu.Unlock()
+	}
+	// eventually waits up to 10 s for the .wal to hold something.
+	eventually := func(dir string) bool {
+		for range 1000 {
+			if walSize(dir) > 0 {
+				return true
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return false
+	}
+	rs := makeRows(5)
+
+	t.Run("held until flushed", func(t *testing.T) {
+		dir := t.TempDir()
+		w, err := NewWriter(testFormat, dir, Config[row]{RowGroup: 100, Queue: 100, WALDelay: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		for _, r := range rs {
+			if err := w.Write(r); err != nil {
+				t.Fatal(err)
+			}
+			waitTaken(w)
+		}
+		time.Sleep(20 * time.Millisecond)
+		if n := walSize(dir); n > 0 {
+			t.Errorf("the write-ahead log holds %d bytes within its delay, want none yet", n)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		log, err := ReadDir(testFormat, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(log.Records) != len(rs) {
+			t.Errorf("%d records after Flush, want %d", len(log.Records), len(rs))
+		}
+	})
+	t.Run("written when due", func(t *testing.T) {
+		dir := t.TempDir()
+		w, err := NewWriter(testFormat, dir, Config[row]{RowGroup: 100, Queue: 100, WALDelay: 20 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		if err := w.Write(rs[0]); err != nil {
+			t.Fatal(err)
+		}
+		if !eventually(dir) {
+			t.Error("the write-ahead log stayed empty 10 s after its 20 ms delay")
+		}
+	})
+	t.Run("no delay", func(t *testing.T) {
+		dir := t.TempDir()
+		w, err := NewWriter(testFormat, dir, Config[row]{RowGroup: 100, Queue: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		if err := w.Write(rs[0]); err != nil {
+			t.Fatal(err)
+		}
+		if !eventually(dir) {
+			t.Error("the write-ahead log stayed empty 10 s after a batch without delay")
+		}
+	})
+}

@@ -42,6 +42,9 @@ const (
 	DefaultRowGroupRecords = 1024
 	// DefaultQueue is the records Append queues before it drops.
 	DefaultQueue = pqlog.DefaultQueue
+	// DefaultWALDelay is how long records' write-ahead-log frames may wait
+	// in memory (WithWALDelay).
+	DefaultWALDelay = pqlog.DefaultWALDelay
 )
 
 // ErrClosed is returned by Append and Flush after Close.
@@ -81,6 +84,13 @@ func WithRowGroupRecords(n int) Option { return func(c *config) { c.pq.RowGroup 
 // losing records).
 func WithQueue(n int) Option { return func(c *config) { c.pq.Queue = n } }
 
+// WithWALDelay sets how long the background goroutine may hold records'
+// write-ahead-log frames in memory before writing them (default
+// DefaultWALDelay; d <= 0: after every batch it takes from the queue).
+// Held frames are lost if the process is killed, like queued records;
+// the delay saves a system call per record at high rates.
+func WithWALDelay(d time.Duration) Option { return func(c *config) { c.pq.WALDelay = d } }
+
 // Writer appends records to the log files of one directory. It is safe for
 // concurrent use. Append validates and stamps the records and queues them;
 // one background goroutine writes them: first to the current file's
@@ -88,7 +98,9 @@ func WithQueue(n int) Option { return func(c *config) { c.pq.Queue = n } }
 // DIR/decisions-N.parquet.tmp. A file is sealed (footer written, fsync,
 // renamed to .parquet, directory fsynced, write-ahead log removed) when it
 // reaches the record or byte limit, on Flush and on Close. A killed
-// process loses only the records still in the queue: the next Writer on
+// process loses only the records still in the queue and those of the
+// last WithWALDelay (2 ms by default) not yet in the write-ahead log:
+// the next Writer on
 // the directory seals the write-ahead log's records (Recovered). Sealed
 // files are never written again.
 type Writer struct {
@@ -107,7 +119,7 @@ type Recovery = pqlog.Recovery
 // file.
 func NewWriter(dir string, opts ...Option) (*Writer, error) {
 	c := config{now: time.Now, pq: pqlog.Config[Record]{MaxRecords: DefaultMaxRecords, MaxBytes: DefaultMaxBytes,
-		RowGroup: DefaultRowGroupRecords, Queue: DefaultQueue}}
+		RowGroup: DefaultRowGroupRecords, Queue: DefaultQueue, WALDelay: DefaultWALDelay}}
 	for _, o := range opts {
 		o(&c)
 	}

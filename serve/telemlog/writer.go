@@ -70,6 +70,11 @@ type Options struct {
 	// encodes and writes on the caller's goroutine and never drops, as an
 	// offline recorder (drover sim --record) wants.
 	Queue int
+	// WALDelay, with a queue, is how long the background goroutine may
+	// hold samples' write-ahead-log frames in memory before writing them:
+	// 0 is pqlog.DefaultWALDelay (2 ms), negative after every batch. Held
+	// frames are lost if the process is killed, like queued samples.
+	WALDelay time.Duration
 }
 
 // Writer appends samples to the telemetry log files of one directory. It
@@ -114,8 +119,11 @@ func NewWriter(dir string, opts Options) (*Writer, error) {
 	if opts.SealInterval == 0 {
 		opts.SealInterval = DefaultSealInterval
 	}
+	if opts.WALDelay == 0 {
+		opts.WALDelay = pqlog.DefaultWALDelay
+	}
 	w, err := pqlog.NewWriter(format, dir, pqlog.Config[Sample]{MaxRecords: opts.MaxSamples, RowGroup: opts.RowGroupSamples,
-		SealInterval: opts.SealInterval, Now: opts.Now, Queue: opts.Queue})
+		SealInterval: opts.SealInterval, Now: opts.Now, Queue: opts.Queue, WALDelay: opts.WALDelay})
 	if err != nil {
 		return nil, err
 	}
