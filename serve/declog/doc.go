@@ -13,7 +13,8 @@
 // reaches a record or byte limit, on Flush and on Close: footer, fsync,
 // rename to .parquet, fsync of the directory, removal of the write-ahead
 // log. Sealed files are never written again. A killed process loses only
-// the records still in the queue: the next NewWriter on the directory
+// the records still in the queue and those of the last 2 ms not yet in the
+// write-ahead log (WithWALDelay): the next NewWriter on the directory
 // seals the records of every leftover write-ahead log and reports what it
 // could not recover (Recovered). Readers skip and report unsealed files.
 // Writers never use the wall clock except through the clock option
