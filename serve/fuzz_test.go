@@ -3,6 +3,7 @@ package serve_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -26,8 +27,15 @@ func FuzzValidatePlace(f *testing.F) {
 	ps.Job.Arch, ps.Job.PsShards, ps.Job.ExcludeNodes = pb.Arch_ARCH_PS, 2, []string{"node-1"}
 	b, _ := proto.Marshal(ps)
 	f.Add(b)
-	core, err := serve.NewCore(serve.WithLimits(serve.Limits{MaxNodes: 64, MaxGPUsPerNode: 16, MaxWorkers: 256, MaxPSShards: 8,
-		MaxIDLen: 64, MaxOutcomes: 16, MaxSamples: 16, MaxUtil: 10}))
+	// node-0 is the least loaded: excluded, it must stay unused whatever
+	// the nodes' order.
+	ex := makeRequest(8, 4, 4)
+	ex.Job.ExcludeNodes = []string{"node-0"}
+	b, _ = proto.Marshal(ex)
+	f.Add(b)
+	limits := serve.Limits{MaxNodes: 64, MaxGPUsPerNode: 16, MaxWorkers: 256, MaxPSShards: 8,
+		MaxIDLen: 64, MaxOutcomes: 16, MaxSamples: 16, MaxUtil: 10}
+	core, err := serve.NewCore(serve.WithLimits(limits))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -36,12 +44,35 @@ func FuzzValidatePlace(f *testing.F) {
 		if err := proto.Unmarshal(data, req); err != nil {
 			return
 		}
+		// Each request, then the same with its nodes in reverse order: the
+		// same ids as the last request, which the core's id index must
+		// not take for the same cluster.
+		rev := proto.Clone(req).(*pb.PlaceRequest)
+		if c := rev.GetCluster(); c != nil {
+			slices.Reverse(c.Nodes)
+		}
+		for _, req := range []*pb.PlaceRequest{req, rev} {
+			checkPlace(t, core, limits, req)
+		}
+	})
+}
+
+// checkPlace asks core to place req and checks the answer against req:
+// a valid request is not refused as invalid, an invalid one is refused,
+// and the placement respects free GPUs and excluded nodes.
+func checkPlace(t *testing.T, core *serve.Core, limits serve.Limits, req *pb.PlaceRequest) {
+	{
 		resp, err := core.Place(context.Background(), req)
 		if err != nil {
 			if serve.ValidatePlace(req, serve.DefaultLimits) == nil && !errorsIsInvalid(err) {
 				t.Fatalf("valid request failed: %v", err)
 			}
 			return
+		}
+		// The core reuses the last request's id index when the ids are
+		// the same: it must accept only what a fresh validation does.
+		if err := serve.ValidatePlace(req, limits); err != nil {
+			t.Fatalf("Place answered a request ValidatePlace refuses (%v): %v", err, resp)
 		}
 		free := map[string]int{}
 		for _, n := range req.Cluster.Nodes {
@@ -64,7 +95,7 @@ func FuzzValidatePlace(f *testing.F) {
 		if resp.Placed && workers != int(req.Job.Workers) {
 			t.Fatalf("%d workers placed for %d", workers, req.Job.Workers)
 		}
-	})
+	}
 }
 
 // FuzzValidateReport: arbitrary bytes as a ReportRequest never panic the
