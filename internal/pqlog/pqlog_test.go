@@ -61,6 +61,20 @@ func makeRows(n int) []row {
 	return rs
 }
 
+// waitQueueTaken waits until w's background goroutine has taken every
+// queued record.
+func waitQueueTaken[T any](w *Writer[T]) {
+	for {
+		w.qmu.Lock()
+		n := len(w.pending)
+		w.qmu.Unlock()
+		if n == 0 {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // TestQueueDrops: with the background goroutine held, Write queues up to
 // Queue records and drops (and counts) the rest without blocking; Close
 // writes every queued record.
@@ -75,15 +89,7 @@ func TestQueueDrops(t *testing.T) {
 	if err := w.Write(rs[0]); err != nil {
 		t.Fatal(err)
 	}
-	for { // until the goroutine took it
-		w.qmu.Lock()
-		n := len(w.pending)
-		w.qmu.Unlock()
-		if n == 0 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitQueueTaken(w)
 	if err := w.Write(rs[1:]...); err != nil { // 5 fit, 3 dropped
 		t.Fatal(err)
 	}
@@ -366,15 +372,7 @@ func TestWALDelay(t *testing.T) {
 	// waitTaken waits until the goroutine has taken the queue and
 	// finished the batch (it holds mu while writing).
 	waitTaken := func(w *Writer[row]) {
-		for {
-			w.qmu.Lock()
-			n := len(w.pending)
-			w.qmu.Unlock()
-			if n == 0 {
-				break
-			}
-			time.Sleep(time.Millisecond)
-		}
+		waitQueueTaken(w)
 		w.mu.Lock()
 		w.mu.Unlock()
 	}
@@ -418,32 +416,22 @@ func TestWALDelay(t *testing.T) {
 			t.Errorf("%d records after Flush, want %d", len(log.Records), len(rs))
 		}
 	})
-	t.Run("written when due", func(t *testing.T) {
-		dir := t.TempDir()
-		w, err := NewWriter(testFormat, dir, Config[row]{RowGroup: 100, Queue: 100, WALDelay: 20 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.Close()
-		if err := w.Write(rs[0]); err != nil {
-			t.Fatal(err)
-		}
-		if !eventually(dir) {
-			t.Error("the write-ahead log stayed empty 10 s after its 20 ms delay")
-		}
-	})
-	t.Run("no delay", func(t *testing.T) {
-		dir := t.TempDir()
-		w, err := NewWriter(testFormat, dir, Config[row]{RowGroup: 100, Queue: 100})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.Close()
-		if err := w.Write(rs[0]); err != nil {
-			t.Fatal(err)
-		}
-		if !eventually(dir) {
-			t.Error("the write-ahead log stayed empty 10 s after a batch without delay")
-		}
-	})
+	// Written by the timer, with no record after the first; and at once
+	// without a delay.
+	for _, delay := range []time.Duration{20 * time.Millisecond, 0} {
+		t.Run(fmt.Sprintf("delay=%v", delay), func(t *testing.T) {
+			dir := t.TempDir()
+			w, err := NewWriter(testFormat, dir, Config[row]{RowGroup: 100, Queue: 100, WALDelay: delay})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			if err := w.Write(rs[0]); err != nil {
+				t.Fatal(err)
+			}
+			if !eventually(dir) {
+				t.Errorf("the write-ahead log stayed empty 10 s after a record, with a delay of %v", delay)
+			}
+		})
+	}
 }
