@@ -85,6 +85,12 @@ func judge(r *Run, heuristic string, newProp func() policies.Proposer, act func(
 		if err != nil {
 			return nil, Verdict{}, err
 		}
+		// The workload's runs differ only in the policy and the seed, so
+		// they share one reference (env.Reference), as drover eval's do.
+		ref, err := trace.Stragglers{}.NewReference(len(cluster.Nodes))
+		if err != nil {
+			return nil, Verdict{}, err
+		}
 		var tta = map[string][]float64{}
 		for _, pname := range []string{name, heuristic} {
 			var jct, strag float64
@@ -97,7 +103,7 @@ func judge(r *Run, heuristic string, newProp func() policies.Proposer, act func(
 					p = newProp()
 				}
 				res, err := trace.Run(trace.Options{Workload: wl, Model: trace.ModelDrover, Profiles: eprof, Policy: p, Cluster: &cluster,
-					Nodes: ew.nodes, GPUsPerNode: ew.gpn, RestartDelay: -1, Stragglers: &trace.Stragglers{Seed: s}})
+					Nodes: ew.nodes, GPUsPerNode: ew.gpn, RestartDelay: -1, Stragglers: &trace.Stragglers{Seed: s, Reference: ref}})
 				if err != nil {
 					return nil, Verdict{}, fmt.Errorf("%s on %s: %w", pname, ew.name, err)
 				}

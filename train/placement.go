@@ -27,7 +27,14 @@ var placementSeeds = []uint64{1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008}
 func trainPlacement(r *Run, sync bool) (*ppo.Agent, map[string]float64, Verdict, error) {
 	seed := r.Train.Seed
 	const nodes, gpn = 16, 4
-	pcfg, w, profiles, err := builtinEnvConfig(nodes, gpn, r.Train.Profiles)
+	// Training, the greedy evaluations and the heuristics' runs below all
+	// run the built-in workload on this cluster with these profiles, so
+	// they share one reference (each job shape's factor is computed once).
+	ref, err := trace.Stragglers{}.NewReference(nodes)
+	if err != nil {
+		return nil, nil, Verdict{}, err
+	}
+	pcfg, w, profiles, err := builtinEnvConfig(nodes, gpn, r.Train.Profiles, ref)
 	if err != nil {
 		return nil, nil, Verdict{}, err
 	}
@@ -81,7 +88,7 @@ func trainPlacement(r *Run, sync bool) (*ppo.Agent, map[string]float64, Verdict,
 				return nil, nil, Verdict{}, err
 			}
 			res, err := trace.Run(trace.Options{Workload: w, Model: trace.ModelDrover, Profiles: profiles, Policy: p,
-				Nodes: nodes, GPUsPerNode: gpn, Interval: 0, RestartDelay: -1, Stragglers: &trace.Stragglers{Seed: s}})
+				Nodes: nodes, GPUsPerNode: gpn, Interval: 0, RestartDelay: -1, Stragglers: &trace.Stragglers{Seed: s, Reference: ref}})
 			if err != nil {
 				return nil, nil, Verdict{}, err
 			}
@@ -108,15 +115,26 @@ func trainPlacement(r *Run, sync bool) (*ppo.Agent, map[string]float64, Verdict,
 // profiles in dir (Config.Profiles: a directory of measured profiles, or
 // empty or "builtin" for the embedded fitted ones), the model's background
 // and jitter seeded by each episode's seed. It also returns the workload
-// and the profiles.
-func builtinEnvConfig(nodes, gpn int, dir string) (placement.Config, *datasets.Workload, map[string]env.Profile, error) {
+// and the profiles. The episodes share ref, the dedicated regime's
+// env.Reference (nil: a new one): its factors depend on a job's shape,
+// the profiles and the Workers' parameters, none of which change with the
+// seed, so each shape's Monte Carlo runs once per run rather than once
+// per episode, with the same factors. A caller that passes its own must
+// share it only with runs of these profiles under the default straggler
+// model (trace.Stragglers with only Seed set), as trainPlacement does.
+func builtinEnvConfig(nodes, gpn int, dir string, ref *env.Reference) (placement.Config, *datasets.Workload, map[string]env.Profile, error) {
 	profiles, _, err := trace.Profiles(cmp.Or(dir, "builtin"), "")
 	if err != nil {
 		return placement.Config{}, nil, nil, fmt.Errorf("train.profiles: %w", err)
 	}
 	w := datasets.Builtin()
+	if ref == nil {
+		if ref, err = (trace.Stragglers{}).NewReference(nodes); err != nil {
+			return placement.Config{}, nil, nil, err
+		}
+	}
 	newModel := func(s uint64) env.Model {
-		st, err := trace.Stragglers{Seed: s}.Workers(nodes)
+		st, err := trace.Stragglers{Seed: s, Reference: ref}.Workers(nodes)
 		if err != nil {
 			panic(err) // the embedded background parameters are valid
 		}

@@ -12,7 +12,7 @@ import (
 // on how many environments replay them; a prefix of the heuristic's own
 // choices (action 0) replays the all-heuristic episode.
 func TestReplayAll(t *testing.T) {
-	pcfg, _, _, err := builtinEnvConfig(16, 4, "")
+	pcfg, _, _, err := builtinEnvConfig(16, 4, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,6 +60,11 @@ func traceWorkload(path string, split, rho float64, cluster env.Cluster, dir str
 		return traceTraining{}, fmt.Errorf("train.workload %s: none of the first %d jobs fits the %d-GPU training cluster", path, cut, gpus)
 	}
 	win := min(datasets.DefaultJobs, len(first))
+	// The episodes share one reference, as builtinEnvConfig's do.
+	ref, err := trace.Stragglers{}.NewReference(nodes)
+	if err != nil {
+		return traceTraining{}, err
+	}
 	t := traceTraining{
 		newJobs: func(seed uint64) []env.JobSpec {
 			off := rand.New(rand.NewPCG(seed, 0x77696e)).IntN(len(first) - win + 1)
@@ -71,7 +76,7 @@ func traceWorkload(path string, split, rho float64, cluster env.Cluster, dir str
 			return trace.Specs(jobs)
 		},
 		newModel: func(s uint64) env.Model {
-			st, err := trace.Stragglers{Seed: s}.Workers(nodes)
+			st, err := trace.Stragglers{Seed: s, Reference: ref}.Workers(nodes)
 			if err != nil {
 				panic(err) // the embedded background parameters are valid
 			}

@@ -98,7 +98,7 @@ func variantConfig(r *Run, newProp func() policies.Proposer) (placement.Config, 
 		}
 		list, nodes, cdesc, gpus = &c, len(c.Nodes), desc, c.TotalGPUs()
 	}
-	pcfg, w, _, err := builtinEnvConfig(nodes, gpn, r.Train.Profiles)
+	pcfg, w, _, err := builtinEnvConfig(nodes, gpn, r.Train.Profiles, nil)
 	if err != nil {
 		return placement.Config{}, "", "", nil, err
 	}
