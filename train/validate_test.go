@@ -120,3 +120,28 @@ func FuzzTrainConfig(f *testing.F) {
 		}
 	})
 }
+
+// TestVariantClusterTooSmall: strn-rl and sas-rl on a cluster smaller than
+// the built-in workload's largest job are refused before training, naming
+// the fields (the placement environment panicked at its first reset:
+// "job yolov3-174 asks for 16 GPUs, the cluster has 8"); on 24 GPUs, the
+// largest job's, they build.
+func TestVariantClusterTooSmall(t *testing.T) {
+	for _, env := range []string{"strn-rl", "sas-rl"} {
+		for _, algo := range []string{"bandit", "rerank-ppo"} {
+			r := NewRun(Config{Env: env, Algo: algo, Seed: 1, Steps: 10, Nodes: 4, GPUsPerNode: 2})
+			newProp, err := Proposer(variantHeuristic[env])
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, _, _, err = variantConfig(r, newProp)
+			if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "train.gpus_per_node") || !strings.Contains(err.Error(), "asks for 24") {
+				t.Errorf("%s %s on 4 x 2 GPUs: %v, want an invalid config naming train.gpus_per_node and the 24-GPU job", env, algo, err)
+			}
+			r = NewRun(Config{Env: env, Algo: algo, Seed: 1, Steps: 10, Nodes: 6, GPUsPerNode: 4})
+			if _, _, _, _, err := variantConfig(r, newProp); err != nil {
+				t.Errorf("%s %s on 6 x 4 GPUs: %v", env, algo, err)
+			}
+		}
+	}
+}

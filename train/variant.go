@@ -110,6 +110,18 @@ func variantConfig(r *Run, newProp func() policies.Proposer) (placement.Config, 
 	var late *evalWorkload // a trace workload's held-out later jobs
 	switch r.Train.Workload {
 	case "", "builtin":
+		// The environment cannot place a job larger than the cluster (it
+		// would fail at its first reset, in the middle of training).
+		big := w.Jobs[0]
+		for _, j := range w.Jobs {
+			if j.GPUs > big.GPUs {
+				big = j
+			}
+		}
+		if big.GPUs > gpus {
+			return placement.Config{}, "", "", nil, fmt.Errorf("%w: train.nodes x train.gpus_per_node: %s is %d GPUs, but the built-in workload's largest job (%s) asks for %d: give the cluster at least %d GPUs, or train.workload: synthetic (its jobs fit the cluster)",
+				ErrInvalidConfig, cdesc, gpus, big.Name, big.GPUs, big.GPUs)
+		}
 	case "synthetic":
 		sp := datasets.DefaultParams()
 		sp.MaxGPUs = gpus
