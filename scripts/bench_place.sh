@@ -8,7 +8,8 @@
 # the requests' intended send times (coordinated omission counted),
 # p50/p90/p99/p99.9/max, the achieved rate, errors, the server's CPU per
 # request and cores, its peak RSS, and the generator's own CPU per request
-# and send lag p99 (when these are large, the generator limited the run).
+# and send lag p99 (when these are large, the generator limited the run);
+# it draws the top rate's latency tails in one PNG (drover bench plot).
 #
 # Environment: RATES (default "1000 5000 10000"), DURATION (10s), WARMUP
 # (2s), CONNS (2), CONCURRENCY (64), CLIENT (h2: the lean HTTP/2 client;
@@ -140,4 +141,8 @@ for mode in $MODES; do
 	done
 done
 printf '# answers (the first, decoded):\n%s' "$answers"
-echo "# loadavg $(cut -d' ' -f1-3 /proc/loadavg) at the end; reports in $OUT"
+# One figure of the top rate's latency tails (every configuration, and
+# the floor): the fraction of calls slower than each latency, log-log.
+for rate in $RATES; do top=$rate; done
+"$OUT/drover" bench plot -title "drover bench place at $top/s: latency tail" -o "$OUT/tail-$top.png" "$OUT"/*-"$top".json >/dev/null
+echo "# loadavg $(cut -d' ' -f1-3 /proc/loadavg) at the end; reports in $OUT; latency tails at $top/s in $OUT/tail-$top.png"

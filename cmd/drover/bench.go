@@ -42,14 +42,17 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	health := fs.Bool("health", false, "send grpc.health.v1.Health/Check (an empty request, a constant answer, no Drover code on its path) instead of Place: the floor that the server's gRPC stack, the generator and the machine set")
 	client := fs.String("client", "h2", "the generator's client: h2 (lean: HTTP/2 frames written by hand, one sender goroutine, a few system calls per request, so the generator's CPU does not limit the measurement) or grpc (grpc-go's client, one goroutine per in-flight slot; several times the CPU per request)")
 	serverPID := fs.Int("server-pid", 0, "the server's process id on this machine: report its CPU time per request and its peak RSS (from /proc)")
+	tailPNG := fs.String("tail-png", "", "also draw the run's latency tail (the fraction of requests slower than each latency, log-log, with the 1 ms line) to this PNG file; drover bench plot draws several runs' -json reports in one")
 	dial := addClientFlags(fs)
 	switch {
+	case len(args) > 0 && args[0] == "plot":
+		return runBenchPlot(args[1:], stdout, stderr)
 	case len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help"):
-		fmt.Fprintln(stderr, "usage: drover bench place [flags]")
+		fmt.Fprintln(stderr, "usage: drover bench place [flags]\n       drover bench plot -o FILE.png REPORT.json...")
 		fs.PrintDefaults()
 		return flag.ErrHelp
 	case len(args) == 0 || args[0] != "place":
-		fmt.Fprintln(stderr, "usage: drover bench place [flags]   (drover bench -h for the flags)")
+		fmt.Fprintln(stderr, "usage: drover bench place [flags]   (drover bench -h for the flags)\n       drover bench plot -o FILE.png REPORT.json...")
 		return errUsage
 	}
 	if err := parse(fs, args[1:]); err != nil {
@@ -151,7 +154,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	rep := benchReport{Addr: *addr, Method: method, Rate: *rate, Requests: total, Conns: *conns, Concurrency: *concurrency, Client: *client,
 		RequestBytes: len(payload), Answer: answer, Nodes: len(req.GetCluster().GetNodes()), Workers: int(req.GetJob().GetWorkers()),
 		Sent: res.Sent, OK: res.OK, Errors: res.Errors, Achieved: res.Achieved(), ElapsedS: res.Elapsed.Seconds(),
-		Latency: res.Latency.Summary(), Lag: res.Lag.Summary(),
+		Latency: res.Latency.Summary(), Tail: res.Latency.Tail(), Lag: res.Lag.Summary(),
 		ClientCPUS: res.ClientCPU.Seconds(), ClientCPUPerRequestUS: us(res.ClientCPUPerRequest())}
 	if res.Elapsed > 0 {
 		rep.ClientCores = res.ClientCPU.Seconds() / res.Elapsed.Seconds()
@@ -169,6 +172,12 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			s.Cores = u.CPU.Seconds() / res.Elapsed.Seconds()
 		}
 		rep.Server = s
+	}
+	if *tailPNG != "" {
+		name := fmt.Sprintf("%s %g/s", shortMethod(method), *rate)
+		if err := writeTailPNG(*tailPNG, name, []tailSeries{{name, rep.Tail}}); err != nil {
+			return err
+		}
 	}
 	if *jsonOut {
 		enc := json.NewEncoder(stdout)
@@ -294,6 +303,9 @@ type benchReport struct {
 	ElapsedS float64           `json:"elapsed_s"`
 	// Latency is from each request's intended send time.
 	Latency loadgen.Summary `json:"latency"`
+	// Tail is the latency distribution's tail, one point per non-empty
+	// histogram bucket (loadgen.Histogram.Tail), for drover bench plot.
+	Tail []loadgen.TailPoint `json:"tail"`
 	// Lag is each request's send time minus its intended send time.
 	Lag loadgen.Summary `json:"lag"`
 

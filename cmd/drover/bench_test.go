@@ -177,3 +177,62 @@ func TestBenchRefusesBadFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchTail: a run's -json report carries its latency tail (every
+// call counted once: the last point has none above it, the fractions fall
+// as the latencies rise), -tail-png draws it, and drover bench plot draws
+// two reports in one PNG; bad reports are refused naming the file.
+func TestBenchTail(t *testing.T) {
+	s := &stallingScheduler{stall: 5}
+	addr := serveStalling(t, s)
+	dir := t.TempDir()
+	png := filepath.Join(dir, "run.png")
+	code, out, errOut := drover(t, "bench", "place", "-addr", addr, "-rate", "200", "-n", "20", "-warmup", "0", "-json", "-tail-png", png)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep benchReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	tail := rep.Tail
+	if len(tail) < 2 || tail[len(tail)-1].Above != 0 || tail[len(tail)-1].Ms != rep.Latency.Max {
+		t.Fatalf("tail %v: want several points ending at the max, %v ms, with none above", tail, rep.Latency.Max)
+	}
+	for i := 1; i < len(tail); i++ {
+		if !(tail[i].Ms > tail[i-1].Ms && tail[i].Above < tail[i-1].Above) {
+			t.Fatalf("tail %v: points %d and %d do not rise in latency and fall in fraction", tail, i-1, i)
+		}
+	}
+	if tail[len(tail)-2].Above != 1.0/20 || tail[len(tail)-1].Ms < 50 {
+		t.Errorf("tail %v: want the stalled call (>= 50 ms) alone at the end, 1/20 above the point before", tail)
+	}
+	isPNG := func(path string) {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil || len(b) < 1000 || string(b[1:4]) != "PNG" {
+			t.Errorf("%s: not a PNG (%d bytes, %v)", path, len(b), err)
+		}
+	}
+	isPNG(png)
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	os.WriteFile(a, []byte(out), 0o644)
+	os.WriteFile(b, []byte(out), 0o644)
+	both := filepath.Join(dir, "both.png")
+	if code, out, errOut := drover(t, "bench", "plot", "-o", both, a, b); code != 0 || !strings.Contains(out, "2 runs") {
+		t.Fatalf("bench plot: exit %d, %q, %s", code, out, errOut)
+	}
+	isPNG(both)
+	bad := filepath.Join(dir, "bad.json")
+	old := filepath.Join(dir, "old.json")
+	os.WriteFile(bad, []byte("{not json"), 0o644)
+	os.WriteFile(old, []byte(`{"method": "/drover.v1.Scheduler/Place"}`), 0o644)
+	for _, tt := range []struct{ file, want string }{{bad, "bad.json: not a drover bench place -json report"}, {old, "old.json: the report has no latency tail"}} {
+		if code, _, errOut := drover(t, "bench", "plot", "-o", both, a, tt.file); code != 1 || !strings.Contains(errOut, tt.want) {
+			t.Errorf("bench plot with %s: exit %d, %q; want 1 and %q", tt.file, code, errOut, tt.want)
+		}
+	}
+	if code, _, errOut := drover(t, "bench", "plot", a); code != 2 || !strings.Contains(errOut, "usage: drover bench plot") {
+		t.Errorf("bench plot without -o: exit %d, %q", code, errOut)
+	}
+}

@@ -150,6 +150,7 @@ var operands = map[string]bool{
 	"drover forecast eval": true,
 	"drover forecast fit":  true,
 	"drover calibrate":     true,
+	"drover bench plot":    true, // its reports
 	"drover agent":         true,
 	"drover serve":         true,
 }

@@ -147,6 +147,38 @@ func (h *Histogram) CountAbove(d time.Duration) uint64 {
 	return n
 }
 
+// TailPoint is one point of a latency distribution's tail: the fraction
+// of the recorded durations above Ms milliseconds.
+type TailPoint struct {
+	Ms    float64 `json:"ms"`
+	Above float64 `json:"above"`
+}
+
+// Tail returns the distribution's tail, one point per non-empty bucket in
+// ascending order: the bucket's highest value (Max for the last) and the
+// fraction of the durations above it (0 for the last). On log-log axes it
+// shows every percentile at once: p99 is where the line crosses 0.01.
+// An empty histogram gives none.
+func (h *Histogram) Tail() []TailPoint {
+	if h.n == 0 {
+		return nil
+	}
+	var out []TailPoint
+	var cum uint64
+	for i, c := range h.counts {
+		if c == 0 {
+			continue
+		}
+		cum += c
+		_, hi := bucketRange(i)
+		out = append(out, TailPoint{Ms: float64(min(hi, h.max)) / 1e6, Above: float64(h.n-cum) / float64(h.n)})
+		if cum == h.n {
+			break
+		}
+	}
+	return out
+}
+
 // Summary is a histogram's usual percentiles in milliseconds, for
 // reports and JSON.
 type Summary struct {

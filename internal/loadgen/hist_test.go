@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"math"
 	mathrand "math/rand"
 	"math/rand/v2"
 	"slices"
@@ -182,4 +183,34 @@ func repeat(d time.Duration, n int) []time.Duration {
 		s[i] = d
 	}
 	return s
+}
+
+// TestTail: 90 durations of 1 ms, 9 of 2 ms and one of 10 ms give three
+// points, at each value's bucket (within RelativePrecision above it, the
+// last exactly at Max) with 10%, 1% and none of the durations above.
+func TestTail(t *testing.T) {
+	h := NewHistogram()
+	if h.Tail() != nil {
+		t.Fatal("an empty histogram has a tail")
+	}
+	for range 90 {
+		h.Record(time.Millisecond)
+	}
+	for range 9 {
+		h.Record(2 * time.Millisecond)
+	}
+	h.Record(10 * time.Millisecond)
+	got := h.Tail()
+	want := []TailPoint{{Ms: 1, Above: 0.10}, {Ms: 2, Above: 0.01}, {Ms: 10, Above: 0}}
+	if len(got) != len(want) {
+		t.Fatalf("tail %v, want 3 points like %v", got, want)
+	}
+	for i, p := range got {
+		if p.Ms < want[i].Ms || p.Ms > want[i].Ms*(1+RelativePrecision) || math.Abs(p.Above-want[i].Above) > 1e-12 {
+			t.Errorf("point %d: %+v, want %+v (ms up to %.2f%% above)", i, p, want[i], 100*RelativePrecision)
+		}
+	}
+	if got[2].Ms != 10 {
+		t.Errorf("last point at %v ms, want Max, 10", got[2].Ms)
+	}
 }
