@@ -85,7 +85,7 @@ func writeTailPNG(path, title string, series []tailSeries) error {
 		lines = append(lines, plot.Series{Name: s.name, X: x, Y: y})
 	}
 	lines = append(lines, plot.Series{Name: "1 ms", X: []float64{1, 1}, Y: []float64{lo, 1}})
-	o := plot.Options{Title: title, XLabel: "latency from the intended send time (ms)", YLabel: "fraction of requests slower", LogX: true, LogY: true}
+	o := plot.Options{Title: title, XLabel: "latency from the intended send time (ms)", YLabel: "fraction of requests slower", LogX: true, LogY: true, LegendBottomLeft: true}
 	return plot.WriteFile(path, func(w io.Writer) error { return plot.Lines(w, o, lines) })
 }
 

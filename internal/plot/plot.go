@@ -44,6 +44,10 @@ type Options struct {
 	// LogX and LogY draw the axis on a log scale; points with a
 	// non-positive coordinate on a log axis are left out.
 	LogX, LogY bool
+	// LegendBottomLeft puts the legend bottom left, where falling lines
+	// (a latency tail) leave room; otherwise Lines puts it top left and
+	// CDF bottom right.
+	LegendBottomLeft bool
 }
 
 // Sample is one named set of values whose empirical CDF CDF draws.
@@ -141,6 +145,10 @@ func draw1(w io.Writer, o Options, series []Series, yRange *[2]float64, legendTo
 	p.Legend.XOffs, p.Legend.YOffs = vg.Points(-12), vg.Points(12)
 	if legendTopLeft {
 		p.Legend.XOffs, p.Legend.YOffs = vg.Points(12), vg.Points(-8)
+	}
+	if o.LegendBottomLeft {
+		p.Legend.Top, p.Legend.Left = false, true
+		p.Legend.XOffs, p.Legend.YOffs = vg.Points(12), vg.Points(12)
 	}
 	p.Legend.Padding = vg.Points(2)
 	drawn := 0
