@@ -73,7 +73,7 @@ func writeTailPNG(path, title string, series []tailSeries) error {
 		return errors.New("no runs to plot")
 	}
 	lines := make([]plot.Series, 0, len(series)+1)
-	lo := 1.0
+	lo := 0.01 // the line spans p99's level at least
 	for _, s := range series {
 		var x, y []float64
 		for _, p := range s.tail {

@@ -178,6 +178,17 @@ func draw1(w io.Writer, o Options, series []Series, yRange *[2]float64, legendTo
 	if drawn == 0 {
 		return ErrNoData
 	}
+	// A log axis over one value would be widened by gonum to include 0,
+	// which a log scale cannot draw (it panics): widen it by a decade
+	// each way instead.
+	for _, a := range []struct {
+		log bool
+		ax  *gplot.Axis
+	}{{o.LogX, &p.X}, {o.LogY, &p.Y}} {
+		if a.log && a.ax.Min >= a.ax.Max && a.ax.Min > 0 {
+			a.ax.Min, a.ax.Max = a.ax.Min/10, a.ax.Max*10
+		}
+	}
 	if yRange != nil {
 		p.Y.Min, p.Y.Max = yRange[0], yRange[1]
 	} else if !o.LogY && p.Y.Max > p.Y.Min {
@@ -208,7 +219,7 @@ func bad(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 func WriteFile(path string, encode func(io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), ".plot-*.png")
 	if err != nil {
-		return fmt.Errorf("plot: %w", err)
+		return fmt.Errorf("plot %s: %w", path, pathless(err))
 	}
 	defer os.Remove(f.Name())
 	if err := encode(f); err != nil {
@@ -217,13 +228,28 @@ func WriteFile(path string, encode func(io.Writer) error) error {
 	}
 	if err := f.Chmod(0o644); err != nil { // CreateTemp makes 0600 files
 		f.Close()
-		return fmt.Errorf("plot: %w", err)
+		return fmt.Errorf("plot %s: %w", path, pathless(err))
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("plot %s: %w", path, err)
+		return fmt.Errorf("plot %s: %w", path, pathless(err))
 	}
 	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("plot: %w", err)
+		return fmt.Errorf("plot %s: %w", path, pathless(err))
 	}
 	return nil
+}
+
+// pathless is err without the temporary file's name an *os.PathError or
+// *os.LinkError carries (the caller names the path asked for instead):
+// "plot x.png: no such file or directory", not ".plot-123.png".
+func pathless(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }

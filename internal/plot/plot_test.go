@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -104,5 +105,29 @@ func TestWriteFile(t *testing.T) {
 	ents, _ := os.ReadDir(dir)
 	if len(ents) != 1 {
 		t.Errorf("directory holds %d entries, want only cdf.png", len(ents))
+	}
+}
+
+// TestWriteFileErrorNamesPath: a figure that cannot be written is
+// reported under the path asked for, not the temporary file's name.
+func TestWriteFileErrorNamesPath(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "missing", "tail.png")
+	err := WriteFile(p, func(w io.Writer) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), p) || strings.Contains(err.Error(), ".plot-") {
+		t.Errorf("WriteFile into a missing directory: %v; want an error naming %s and no temporary file", err, p)
+	}
+}
+
+// TestLogAxisOneValue: lines whose values on a log axis are all equal (a
+// latency tail with every call in one bucket) draw; gonum widened such
+// an axis to 0 and panicked.
+func TestLogAxisOneValue(t *testing.T) {
+	var b bytes.Buffer
+	err := Lines(&b, Options{Width: 200, Height: 100, LogX: true, LogY: true}, []Series{{Name: "flat", X: []float64{1, 1}, Y: []float64{1, 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := png.DecodeConfig(&b); err != nil {
+		t.Errorf("not a PNG: %v", err)
 	}
 }
