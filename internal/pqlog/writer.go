@@ -415,7 +415,7 @@ func (w *Writer[T]) walNow(asked bool) bool {
 	if w.walDue.IsZero() {
 		w.walDue = now.Add(w.cfg.WALDelay)
 		if w.walTick == nil {
-			w.walTick = time.AfterFunc(w.cfg.WALDelay, w.kick)
+			w.walTick = time.AfterFunc(w.cfg.WALDelay, w.signal)
 		} else {
 			w.walTick.Reset(w.cfg.WALDelay)
 		}
@@ -426,14 +426,6 @@ func (w *Writer[T]) walNow(asked bool) bool {
 	}
 	w.walDue = time.Time{}
 	return true
-}
-
-// kick wakes the background goroutine, unless it is already due to wake.
-func (w *Writer[T]) kick() {
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
 }
 
 // fail records the first write error; it returns err.

@@ -68,11 +68,11 @@ func (k *keptZstd) EncodeLevel(dst, src []byte, level int) []byte {
 // the first row group of a fresh process held the processor 6-7 ms
 // (BenchmarkServerLoad's trace), mostly faulting in those tables.
 func warmZstd() {
-	c, err := compress.GetCodec(compress.Codecs.Zstd)
-	if err != nil {
-		return
-	}
 	warm.Do(func() {
+		c, err := compress.GetCodec(compress.Codecs.Zstd)
+		if err != nil {
+			return
+		}
 		src := make([]byte, 16<<10)
 		x := uint64(0x9e3779b97f4a7c15)
 		for i := range src {
