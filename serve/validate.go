@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	pb "github.com/drover-sched/drover/serve/proto"
 )
@@ -114,13 +115,8 @@ func validatePlace(req *pb.PlaceRequest, l Limits, ids map[string]int, known []s
 	case n > l.MaxNodes:
 		return fieldErr("cluster.nodes", "too many (%d > %d)", n, l.MaxNodes)
 	}
-	same := len(known) == len(c.GetNodes()) && len(ids) == len(known)
-	for i, nd := range c.GetNodes() {
-		if !same || nd.GetId() != known[i] {
-			same = false
-			break
-		}
-	}
+	same := len(ids) == len(known) &&
+		slices.EqualFunc(c.GetNodes(), known, func(nd *pb.Node, id string) bool { return nd.GetId() == id })
 	if !same {
 		clear(ids)
 	}
