@@ -61,40 +61,38 @@ func FuzzValidatePlace(f *testing.F) {
 // a valid request is not refused as invalid, an invalid one is refused,
 // and the placement respects free GPUs and excluded nodes.
 func checkPlace(t *testing.T, core *serve.Core, limits serve.Limits, req *pb.PlaceRequest) {
-	{
-		resp, err := core.Place(context.Background(), req)
-		if err != nil {
-			if serve.ValidatePlace(req, serve.DefaultLimits) == nil && !errorsIsInvalid(err) {
-				t.Fatalf("valid request failed: %v", err)
-			}
-			return
+	resp, err := core.Place(context.Background(), req)
+	if err != nil {
+		if serve.ValidatePlace(req, serve.DefaultLimits) == nil && !errorsIsInvalid(err) {
+			t.Fatalf("valid request failed: %v", err)
 		}
-		// The core reuses the last request's id index when the ids are
-		// the same: it must accept only what a fresh validation does.
-		if err := serve.ValidatePlace(req, limits); err != nil {
-			t.Fatalf("Place answered a request ValidatePlace refuses (%v): %v", err, resp)
+		return
+	}
+	// The core reuses the last request's id index when the ids are
+	// the same: it must accept only what a fresh validation does.
+	if err := serve.ValidatePlace(req, limits); err != nil {
+		t.Fatalf("Place answered a request ValidatePlace refuses (%v): %v", err, resp)
+	}
+	free := map[string]int{}
+	for _, n := range req.Cluster.Nodes {
+		free[n.Id] = int(n.FreeGpus)
+	}
+	for _, id := range req.Job.ExcludeNodes {
+		free[id] = 0
+	}
+	workers := 0
+	for _, a := range resp.Assignments {
+		if a.Role != pb.Role_ROLE_WORKER {
+			continue
 		}
-		free := map[string]int{}
-		for _, n := range req.Cluster.Nodes {
-			free[n.Id] = int(n.FreeGpus)
+		workers++
+		free[a.NodeId]--
+		if free[a.NodeId] < 0 {
+			t.Fatalf("node %s over-allocated: %v", a.NodeId, resp)
 		}
-		for _, id := range req.Job.ExcludeNodes {
-			free[id] = 0
-		}
-		workers := 0
-		for _, a := range resp.Assignments {
-			if a.Role != pb.Role_ROLE_WORKER {
-				continue
-			}
-			workers++
-			free[a.NodeId]--
-			if free[a.NodeId] < 0 {
-				t.Fatalf("node %s over-allocated: %v", a.NodeId, resp)
-			}
-		}
-		if resp.Placed && workers != int(req.Job.Workers) {
-			t.Fatalf("%d workers placed for %d", workers, req.Job.Workers)
-		}
+	}
+	if resp.Placed && workers != int(req.Job.Workers) {
+		t.Fatalf("%d workers placed for %d", workers, req.Job.Workers)
 	}
 }
 
