@@ -165,16 +165,7 @@ func TestRestartContinuesNumbering(t *testing.T) {
 	dir := t.TempDir()
 	recs := makeRecords(30)
 	for _, part := range [][]Record{recs[:12], recs[12:]} {
-		w, err := NewWriter(dir, WithMaxRecords(5))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Append(part...); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		writeLog(t, dir, part, WithMaxRecords(5))
 	}
 	log, err := ReadDir(dir)
 	if err != nil {

@@ -58,16 +58,7 @@ func TestWriterMatchesEncode(t *testing.T) {
 	}
 	for _, queue := range []int{DefaultQueue, 0} {
 		t.Run(fmt.Sprintf("queue=%d", queue), func(t *testing.T) {
-			w, err := NewWriter(t.TempDir(), WithRowGroupRecords(len(recs)), WithMaxRecords(len(recs)), WithQueue(queue))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Append(recs...); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
+			w := writeLog(t, t.TempDir(), recs, WithRowGroupRecords(len(recs)), WithMaxRecords(len(recs)), WithQueue(queue))
 			if len(w.Files()) != 1 {
 				t.Fatalf("%d files, want 1", len(w.Files()))
 			}

@@ -24,6 +24,23 @@ func tick() func() time.Time {
 	}
 }
 
+// writeLog writes recs to dir with a new Writer of opts, in one Append,
+// and closes it.
+func writeLog(t testing.TB, dir string, recs []Record, opts ...Option) *Writer {
+	t.Helper()
+	w, err := NewWriter(dir, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append(recs...); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 // makeRecords returns n records alternating decisions and outcomes, with
 // every field set to something that depends on i.
 func makeRecords(n int) []Record {

@@ -44,16 +44,7 @@ type pqRow struct {
 func TestReadWithParquetGo(t *testing.T) {
 	dir := t.TempDir()
 	recs := makeRecords(64)
-	w, err := NewWriter(dir, WithMaxRecords(25), WithRowGroupRecords(10))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Append(recs...); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	w := writeLog(t, dir, recs, WithMaxRecords(25), WithRowGroupRecords(10))
 	var got []Record
 	for _, path := range w.Files() {
 		f, err := os.Open(path)
