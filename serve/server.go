@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"crypto/subtle"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -108,6 +107,9 @@ type Server struct {
 	// Place's metrics, looked up once.
 	placeLatency prometheus.Observer
 	placeOK      prometheus.Counter
+
+	// fast is the state of the fast listeners (ServeFast).
+	fast fastServer
 }
 
 // The server's flow-control windows (see NewServer): a stream may carry
@@ -177,24 +179,29 @@ func (s *Server) Serve(lis net.Listener) error { return s.grpc.Serve(lis) }
 
 // Shutdown reports NOT_SERVING to health checks, ends the agents'
 // telemetry streams (they reconnect to the next server), stops accepting calls,
-// waits for the calls in progress (GracefulStop; when ctx ends first, it
-// cancels them with Stop), then closes the core, which flushes and closes
-// the decision sink.
+// waits for the calls in progress (GracefulStop, and GOAWAY on the fast
+// listeners' connections; when ctx ends first, it cancels them with Stop
+// and closes the fast connections), then closes the core, which flushes
+// and closes the decision sink.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.health.Shutdown()
 	if s.telemetry != nil {
 		// Agents' streams never end by themselves.
 		s.telemetry.Close()
 	}
+	deadline, _ := ctx.Deadline()
+	s.fast.drain(deadline)
 	done := make(chan struct{})
 	go func() {
 		s.grpc.GracefulStop()
+		s.fast.wait()
 		close(done)
 	}()
 	select {
 	case <-done:
 	case <-ctx.Done():
 		s.grpc.Stop()
+		s.fast.closeAll()
 		<-done
 	}
 	return s.core.Close()
@@ -242,13 +249,10 @@ func (s *Server) authorized(ctx context.Context, method string) error {
 		return nil
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
-	for _, v := range md.Get("authorization") {
-		tok, ok := strings.CutPrefix(v, "Bearer ")
-		if ok && subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) == 1 {
-			return nil
-		}
+	if s.tokenOK(md.Get("authorization")) {
+		return nil
 	}
-	return status.Error(codes.Unauthenticated, "drover: missing or wrong bearer token")
+	return status.Error(codes.Unauthenticated, errUnauthenticated)
 }
 
 func (s *Server) authStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {

@@ -1,0 +1,998 @@
+package serve
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/drover-sched/drover/serve/proto"
+)
+
+// The fast listener (Server.ServeFast) is a lean HTTP/2 gRPC endpoint
+// for the hot unary calls: Scheduler's Place, Report and Status, and the
+// health service's Check. It exists because grpc-go's server costs more
+// CPU per call than Place itself (docs/results/serving.md: the empty
+// health check alone kept one core 0.55-0.75 busy at 10k calls/s), and
+// because its hand-offs between the goroutines that read, handle and
+// write a call add to the latency tail.
+//
+// Each connection is served by one goroutine that reads a frame,
+// answers a call inline as soon as its request has arrived whole, and
+// flushes its writes only when nothing more is buffered to read, so a
+// burst of calls is answered with one write. The costs of this design:
+// the calls of one connection are answered one at a time, in order of
+// arrival (a client that wants calls answered in parallel opens more
+// connections), and only unary calls are served: the telemetry stream,
+// health Watch and reflection answer Unimplemented, naming the gRPC
+// address (-addr) that serves them.
+//
+// What it shares with the gRPC server: the Core, the health server's
+// status, the bearer token (health checks are exempt, as there), TLS
+// (with ALPN h2, which gRPC clients send), the maximum request size,
+// the request metrics, and the status codes of the Core's errors. Where
+// it differs: a request that is not one well-formed gRPC message (no
+// message, two messages, a bad compressed flag or length prefix)
+// answers InvalidArgument where grpc-go answers Internal, and a
+// malformed Place request is counted in the metrics.
+//
+// HTTP/2 is done with golang.org/x/net/http2's Framer (frames, HPACK,
+// CONTINUATION and the header list limit); this file does the
+// connection and stream state, flow control in both directions and the
+// limits against a hostile client:
+//   - at most fastMaxStreams streams open per connection (more are
+//     refused with REFUSED_STREAM), and fastMaxConns connections;
+//   - request bytes buffered per connection bounded (fastConnBudget);
+//   - a request longer than the maximum size answers ResourceExhausted
+//     as soon as its length prefix is read;
+//   - frames that do no work (PING, SETTINGS, RST_STREAM, PRIORITY,
+//     WINDOW_UPDATE, empty DATA, refused HEADERS, unknown types) are
+//     counted, each answered call pays some back, and a connection that
+//     runs more than fastCalmLimit ahead is closed with GOAWAY
+//     ENHANCE_YOUR_CALM (the rapid-reset attack, CVE-2023-44487, is a
+//     stream of HEADERS and RST_STREAM);
+//   - the TLS handshake and the client preface must arrive within
+//     fastHandshakeTimeout.
+
+const (
+	// fastMaxStreams is the most streams a connection may have open.
+	fastMaxStreams = 100
+	// fastMaxConns is the most connections served at once; more are
+	// closed as they are accepted.
+	fastMaxConns = 1024
+	// fastMaxHeaderList is the largest header list accepted, in bytes.
+	fastMaxHeaderList = 64 << 10
+	// fastMaxFrame is the largest frame the server reads (HTTP/2's
+	// default, never raised).
+	fastMaxFrame = 16 << 10
+	// fastCalmLimit is how far a connection's count of frames that do no
+	// work may run ahead of its answered calls.
+	fastCalmLimit = 1000
+	// fastCallCredit is what an answered call pays back.
+	fastCallCredit = 4
+	// fastHandshakeTimeout bounds the TLS handshake and the preface.
+	fastHandshakeTimeout = 10 * time.Second
+	// fastBufSize is the size of a connection's read and write buffers.
+	fastBufSize = 16 << 10
+	// fastMaxMessageText is the longest grpc-message sent, in bytes.
+	fastMaxMessageText = 4 << 10
+	// fastDefaultWindow is HTTP/2's initial window.
+	fastDefaultWindow = 65535
+	// fastMaxWindow is the largest window HTTP/2 allows.
+	fastMaxWindow = 1<<31 - 1
+)
+
+// The fast listener's methods.
+const (
+	fastUnknown = iota
+	fastPlace
+	fastReport
+	fastStatus
+	fastHealth
+	fastElsewhere // served by the gRPC server only
+)
+
+// fastMethods are the paths the fast listener knows.
+var fastMethods = map[string]int{
+	pb.Scheduler_Place_FullMethodName:                                fastPlace,
+	pb.Scheduler_Report_FullMethodName:                               fastReport,
+	pb.Scheduler_Status_FullMethodName:                               fastStatus,
+	healthpb.Health_Check_FullMethodName:                             fastHealth,
+	healthpb.Health_Watch_FullMethodName:                             fastElsewhere,
+	healthpb.Health_List_FullMethodName:                              fastElsewhere,
+	pb.Telemetry_Stream_FullMethodName:                               fastElsewhere,
+	"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo":      fastElsewhere,
+	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": fastElsewhere,
+}
+
+// fastServer is the fast listeners' state, part of a Server.
+type fastServer struct {
+	mu       sync.Mutex
+	lis      map[net.Listener]struct{}
+	conns    map[*fastConn]struct{}
+	draining bool
+	wg       sync.WaitGroup
+}
+
+// ServeFast serves the hot unary calls (Place, Report, Status and the
+// health check) on lis with the server's lean HTTP/2 endpoint, until
+// Shutdown; see the comment at the top of fastserver.go for what it
+// serves and how. It uses the server's TLS configuration, with ALPN h2.
+// It returns nil after Shutdown, and ErrClosed when called after it.
+func (s *Server) ServeFast(lis net.Listener) error {
+	f := &s.fast
+	if s.cfg.TLS != nil {
+		cfg := s.cfg.TLS.Clone()
+		cfg.NextProtos = []string{http2.NextProtoTLS}
+		lis = tls.NewListener(lis, cfg)
+	}
+	f.mu.Lock()
+	if f.draining {
+		f.mu.Unlock()
+		lis.Close()
+		return ErrClosed
+	}
+	if f.lis == nil {
+		f.lis, f.conns = map[net.Listener]struct{}{}, map[*fastConn]struct{}{}
+	}
+	f.lis[lis] = struct{}{}
+	f.mu.Unlock()
+	var delay time.Duration
+	for {
+		nc, err := lis.Accept()
+		if err != nil {
+			f.mu.Lock()
+			draining := f.draining
+			f.mu.Unlock()
+			if draining {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				time.Sleep(delay)
+				continue
+			}
+			return err
+		}
+		delay = 0
+		c := s.newFastConn(nc)
+		f.mu.Lock()
+		if f.draining || len(f.conns) >= fastMaxConns {
+			f.mu.Unlock()
+			nc.Close()
+			continue
+		}
+		f.conns[c] = struct{}{}
+		f.wg.Add(1)
+		f.mu.Unlock()
+		go func() {
+			defer f.wg.Done()
+			c.serve()
+			nc.Close()
+			f.mu.Lock()
+			delete(f.conns, c)
+			f.mu.Unlock()
+		}()
+	}
+}
+
+// drain stops the fast listeners and sends every connection GOAWAY: the
+// calls already begun are answered, new ones refused.
+func (f *fastServer) drain(deadline time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.draining = true
+	for lis := range f.lis {
+		lis.Close()
+	}
+	for c := range f.conns {
+		c.goAway(deadline)
+	}
+}
+
+// wait waits for every connection to end.
+func (f *fastServer) wait() { f.wg.Wait() }
+
+// closeAll closes every connection at once.
+func (f *fastServer) closeAll() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for c := range f.conns {
+		c.nc.Close()
+	}
+}
+
+// fastStream is a stream of a fast connection: a request being read, or
+// an answer waiting for flow-control window.
+type fastStream struct {
+	id      uint32
+	method  int
+	path    string
+	ctx     context.Context
+	cancel  context.CancelFunc
+	body    []byte
+	recvWin int64 // window the client has left on the stream
+	unacked int64 // bytes read and not yet given back
+	ended   bool  // the client ended its side
+
+	// An answer waiting for window.
+	sending bool
+	sendWin int64
+	pending []byte // DATA payload not yet sent
+	trailer []byte // the trailer block, sent after pending
+}
+
+// fastConn is one connection of the fast listener. Its fields are its
+// goroutine's, but for wmu's and the atomics.
+type fastConn struct {
+	s  *Server
+	nc net.Conn
+	br *bufio.Reader
+	bw *bufio.Writer
+	fr *http2.Framer
+
+	// wmu serialises writes: the connection's goroutine and Shutdown's
+	// GOAWAY.
+	wmu      sync.Mutex
+	henc     *hpack.Encoder
+	hbuf     bytes.Buffer
+	goneAway bool   // GOAWAY sent (under wmu)
+	lastID   uint32 // the last stream GOAWAY let finish (under wmu)
+
+	maxID    atomic.Uint32 // the highest stream id seen
+	open     atomic.Int32  // streams open
+	draining atomic.Bool
+
+	streams    map[uint32]*fastStream
+	recvWin    int64 // connection window the client has left
+	unacked    int64 // connection bytes read and not yet given back
+	buffered   int64 // request bytes buffered in open streams
+	sendWin    int64 // connection window the server has left
+	peerWin    int64 // the client's SETTINGS_INITIAL_WINDOW_SIZE
+	peerFrame  int   // the client's SETTINGS_MAX_FRAME_SIZE
+	idle       int   // frames that did no work, less the calls' credit
+	clientGone bool  // the client sent GOAWAY
+
+	maxRecv int // the largest request message
+	budget  int64
+	in      placeIn
+	out     []byte
+	// bodies are request buffers for reuse: a 64-node Place request's
+	// body, grown by append, was two thirds of the connection's garbage.
+	bodies [][]byte
+}
+
+// Request buffers kept for reuse: at most fastKeepBodies, of at most
+// fastKeepBodyCap bytes each.
+const (
+	fastKeepBodies  = 4
+	fastKeepBodyCap = 64 << 10
+)
+
+// dropBody gives st's body back for reuse.
+func (c *fastConn) dropBody(st *fastStream) {
+	c.buffered -= int64(len(st.body))
+	if b := st.body; cap(b) > 0 && cap(b) <= fastKeepBodyCap && len(c.bodies) < fastKeepBodies {
+		c.bodies = append(c.bodies, b[:0])
+	}
+	st.body = nil
+}
+
+// fastConnWindow is the connection's receive window: room for a request
+// of the largest size, or 4 MiB.
+func fastConnWindow(maxRecv int) int64 {
+	return max(int64(staticConnWindow), int64(maxRecv)+5+fastMaxFrame)
+}
+
+func (s *Server) newFastConn(nc net.Conn) *fastConn {
+	maxRecv := s.cfg.MaxRecvMsgSize
+	if maxRecv == 0 {
+		maxRecv = 4 << 20
+	}
+	c := &fastConn{
+		s: s, nc: nc, streams: map[uint32]*fastStream{},
+		sendWin: fastDefaultWindow, peerWin: fastDefaultWindow, peerFrame: fastMaxFrame,
+		maxRecv: maxRecv,
+	}
+	c.recvWin = fastConnWindow(maxRecv)
+	// A connection may buffer several requests of the largest size, or
+	// 16 MiB of smaller ones, in streams not yet ended.
+	c.budget = max(16<<20, 2*c.recvWin)
+	return c
+}
+
+// serve runs the connection until it ends.
+func (c *fastConn) serve() {
+	defer c.cancelAll()
+	c.nc.SetDeadline(time.Now().Add(fastHandshakeTimeout))
+	if tc, ok := c.nc.(*tls.Conn); ok {
+		if err := tc.Handshake(); err != nil {
+			return
+		}
+		if tc.ConnectionState().NegotiatedProtocol != http2.NextProtoTLS {
+			return // a gRPC client negotiates h2 (ALPN)
+		}
+	}
+	c.br = bufio.NewReaderSize(c.nc, fastBufSize)
+	c.bw = bufio.NewWriterSize(c.nc, fastBufSize)
+	var pre [len(http2.ClientPreface)]byte
+	if _, err := io.ReadFull(c.br, pre[:]); err != nil || string(pre[:]) != http2.ClientPreface {
+		return
+	}
+	c.nc.SetDeadline(time.Time{})
+	c.wmu.Lock()
+	if c.draining.Load() {
+		c.wmu.Unlock()
+		return
+	}
+	c.fr = http2.NewFramer(c.bw, c.br)
+	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	c.fr.MaxHeaderListSize = fastMaxHeaderList
+	c.fr.SetMaxReadFrameSize(fastMaxFrame)
+	c.fr.SetReuseFrames()
+	c.henc = hpack.NewEncoder(&c.hbuf)
+	c.henc.SetMaxDynamicTableSizeLimit(0) // static table and literals only
+	c.fr.WriteSettings(
+		http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: fastMaxStreams},
+		http2.Setting{ID: http2.SettingInitialWindowSize, Val: staticStreamWindow},
+		http2.Setting{ID: http2.SettingMaxHeaderListSize, Val: fastMaxHeaderList},
+	)
+	c.fr.WriteWindowUpdate(0, uint32(c.recvWin-fastDefaultWindow))
+	err := c.bw.Flush()
+	c.wmu.Unlock()
+	if err != nil {
+		return
+	}
+	for {
+		f, err := c.fr.ReadFrame()
+		c.wmu.Lock()
+		done := c.handle(f, err)
+		if !done && c.br.Buffered() == 0 {
+			done = c.bw.Flush() != nil
+		}
+		if !done && (c.draining.Load() || c.clientGone) && len(c.streams) == 0 {
+			c.bw.Flush()
+			done = true
+		}
+		c.wmu.Unlock()
+		if done {
+			return
+		}
+	}
+}
+
+// cancelAll cancels the contexts of the streams left.
+func (c *fastConn) cancelAll() {
+	for _, st := range c.streams {
+		if st.cancel != nil {
+			st.cancel()
+		}
+	}
+}
+
+// goAway sends GOAWAY: the streams begun are finished, no new ones
+// accepted. A connection with none open ends at once; one whose client
+// does not finish its streams ends by deadline (zero: never).
+func (c *fastConn) goAway(deadline time.Time) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.draining.Store(true)
+	if c.fr == nil {
+		c.nc.SetDeadline(time.Now()) // still in the handshake
+		return
+	}
+	if !c.goneAway {
+		c.goneAway, c.lastID = true, c.maxID.Load()
+		c.fr.WriteGoAway(c.lastID, http2.ErrCodeNo, nil)
+		c.bw.Flush()
+	}
+	if c.open.Load() == 0 {
+		c.nc.SetReadDeadline(time.Now())
+	} else if !deadline.IsZero() {
+		c.nc.SetReadDeadline(deadline)
+	}
+}
+
+// fail ends the connection with GOAWAY code.
+func (c *fastConn) fail(code http2.ErrCode, why string) bool {
+	c.fr.WriteGoAway(c.maxID.Load(), code, []byte(why))
+	c.bw.Flush()
+	return true
+}
+
+// handle handles one frame (or ReadFrame's error) and reports whether
+// the connection is done.
+func (c *fastConn) handle(f http2.Frame, err error) bool {
+	if err != nil {
+		var se http2.StreamError
+		var ce http2.ConnectionError
+		switch {
+		case errors.As(err, &se):
+			if st := c.streams[se.StreamID]; st != nil {
+				c.close(st)
+			}
+			c.fr.WriteRSTStream(se.StreamID, se.Code)
+			return c.wasted()
+		case errors.As(err, &ce):
+			why := ""
+			if d := c.fr.ErrorDetail(); d != nil {
+				why = d.Error()
+			}
+			return c.fail(http2.ErrCode(ce), why)
+		case errors.Is(err, http2.ErrFrameTooLarge):
+			return c.fail(http2.ErrCodeFrameSize, "frame too large")
+		}
+		return true // the connection's end, or its deadline
+	}
+	switch f := f.(type) {
+	case *http2.MetaHeadersFrame:
+		return c.headers(f)
+	case *http2.DataFrame:
+		return c.data(f)
+	case *http2.WindowUpdateFrame:
+		return c.windowUpdate(f)
+	case *http2.SettingsFrame:
+		return c.settings(f)
+	case *http2.PingFrame:
+		if !f.IsAck() {
+			c.fr.WritePing(true, f.Data)
+		}
+		return c.wasted()
+	case *http2.RSTStreamFrame:
+		if st := c.streams[f.StreamID]; st != nil {
+			c.close(st)
+		} else if f.StreamID > c.maxID.Load() {
+			return c.fail(http2.ErrCodeProtocol, "RST_STREAM on an idle stream")
+		}
+		return c.wasted()
+	case *http2.GoAwayFrame:
+		c.clientGone = true
+		return false
+	case *http2.PushPromiseFrame:
+		return c.fail(http2.ErrCodeProtocol, "PUSH_PROMISE from a client")
+	}
+	return c.wasted() // PRIORITY, unknown frames
+}
+
+// wasted counts a frame that did no work, and ends the connection when
+// there were too many.
+func (c *fastConn) wasted() bool {
+	c.idle++
+	if c.idle > fastCalmLimit {
+		return c.fail(http2.ErrCodeEnhanceYourCalm, "too many frames without calls")
+	}
+	return false
+}
+
+// headers starts a stream (or, for an open one, ends it: trailers).
+func (c *fastConn) headers(f *http2.MetaHeadersFrame) bool {
+	id := f.StreamID
+	if st := c.streams[id]; st != nil {
+		if st.sending || st.ended || !f.StreamEnded() {
+			return c.fail(http2.ErrCodeProtocol, "HEADERS on a stream already begun")
+		}
+		return c.ended(st)
+	}
+	if id%2 == 0 || id <= c.maxID.Load() {
+		return c.fail(http2.ErrCodeProtocol, "HEADERS with a stream id not new and odd")
+	}
+	c.maxID.Store(id)
+	if c.goneAway || c.clientGone || len(c.streams) >= fastMaxStreams {
+		c.fr.WriteRSTStream(id, http2.ErrCodeRefusedStream)
+		return c.wasted()
+	}
+	st := &fastStream{id: id, recvWin: staticStreamWindow, sendWin: c.peerWin}
+	var method, ctype, timeout, encoding string
+	var auth []string
+	for _, hf := range f.Fields {
+		switch hf.Name {
+		case ":method":
+			method = hf.Value
+		case ":path":
+			st.path = hf.Value
+		case "content-type":
+			ctype = hf.Value
+		case "grpc-timeout":
+			timeout = hf.Value
+		case "grpc-encoding":
+			encoding = hf.Value
+		case "authorization":
+			auth = append(auth, hf.Value)
+		}
+	}
+	c.streams[id] = st
+	c.open.Store(int32(len(c.streams)))
+	st.ended = f.StreamEnded()
+	if method != "POST" {
+		c.fr.WriteRSTStream(id, http2.ErrCodeProtocol)
+		c.close(st)
+		return c.wasted()
+	}
+	if f.Truncated {
+		return c.answerError(st, codes.ResourceExhausted, fmt.Sprintf("drover: header list larger than %d bytes", fastMaxHeaderList))
+	}
+	if !grpcContentType(ctype) {
+		c.hbuf.Reset()
+		c.henc.WriteField(hpack.HeaderField{Name: ":status", Value: "415"})
+		return c.endWith(st, nil, c.hbuf.Bytes())
+	}
+	st.method = fastMethods[st.path]
+	switch st.method {
+	case fastUnknown:
+		return c.answerError(st, codes.Unimplemented, fmt.Sprintf("drover: unknown method %s", st.path))
+	case fastElsewhere:
+		return c.answerError(st, codes.Unimplemented, fmt.Sprintf("drover: %s is not served on the fast listener; call the gRPC address (drover serve -addr)", st.path))
+	}
+	if st.method != fastHealth && !c.s.tokenOK(auth) {
+		return c.answerError(st, codes.Unauthenticated, errUnauthenticated)
+	}
+	if encoding != "" && encoding != "identity" {
+		return c.answerError(st, codes.Unimplemented, fmt.Sprintf("drover: grpc-encoding %q is not supported; send uncompressed requests", encoding))
+	}
+	st.ctx = context.Background()
+	if timeout != "" {
+		d, ok := parseGRPCTimeout(timeout)
+		if !ok {
+			return c.answerError(st, codes.InvalidArgument, fmt.Sprintf("drover: malformed grpc-timeout %q", timeout))
+		}
+		st.ctx, st.cancel = context.WithTimeout(st.ctx, d)
+	}
+	if st.ended {
+		return c.ended(st)
+	}
+	return false
+}
+
+// grpcContentType reports whether ct is gRPC's content type, as grpc-go
+// checks it.
+func grpcContentType(ct string) bool {
+	rest, ok := strings.CutPrefix(ct, "application/grpc")
+	return ok && (rest == "" || rest[0] == '+' || rest[0] == ';')
+}
+
+// data reads a DATA frame into its stream.
+func (c *fastConn) data(f *http2.DataFrame) bool {
+	n := int64(f.Header().Length) // padding included, as flow control counts
+	c.recvWin -= n
+	if c.recvWin < 0 {
+		return c.fail(http2.ErrCodeFlowControl, "DATA beyond the connection's window")
+	}
+	c.unacked += n
+	if c.unacked >= c.recvWinSize()/2 {
+		c.fr.WriteWindowUpdate(0, uint32(c.unacked))
+		c.recvWin += c.unacked
+		c.unacked = 0
+	}
+	st := c.streams[f.StreamID]
+	if st == nil || st.sending {
+		if f.StreamID > c.maxID.Load() {
+			return c.fail(http2.ErrCodeProtocol, "DATA on an idle stream")
+		}
+		return c.wasted() // a stream answered or reset: dropped
+	}
+	if st.ended {
+		c.fr.WriteRSTStream(st.id, http2.ErrCodeStreamClosed)
+		c.close(st)
+		return c.wasted()
+	}
+	st.recvWin -= n
+	if st.recvWin < 0 {
+		c.fr.WriteRSTStream(st.id, http2.ErrCodeFlowControl)
+		c.close(st)
+		return c.wasted()
+	}
+	d := f.Data()
+	st.ended = f.StreamEnded()
+	if len(d) > 0 {
+		if len(st.body) < 5 && len(st.body)+len(d) >= 5 {
+			// The length prefix is whole: refuse a message too long
+			// before reading it.
+			var pre [5]byte
+			k := copy(pre[:], st.body)
+			copy(pre[k:], d)
+			if l := binary.BigEndian.Uint32(pre[1:]); int64(l) > int64(c.maxRecv) {
+				return c.answerError(st, codes.ResourceExhausted, fmt.Sprintf("grpc: received message larger than max (%d vs. %d)", l, c.maxRecv))
+			}
+		}
+		if len(st.body)+len(d) > c.maxRecv+5 {
+			return c.answerError(st, codes.InvalidArgument, "drover: more than one request message")
+		}
+		if c.buffered+int64(len(d)) > c.budget {
+			return c.answerError(st, codes.ResourceExhausted, "drover: too many request bytes buffered on this connection; send fewer large requests at once")
+		}
+		c.buffered += int64(len(d))
+		if st.body == nil && len(c.bodies) > 0 {
+			st.body = c.bodies[len(c.bodies)-1]
+			c.bodies = c.bodies[:len(c.bodies)-1]
+		}
+		st.body = append(st.body, d...)
+	} else if !st.ended && c.wasted() {
+		return true
+	}
+	if st.ended {
+		return c.ended(st)
+	}
+	st.unacked += n
+	if st.unacked >= staticStreamWindow/2 {
+		c.fr.WriteWindowUpdate(st.id, uint32(st.unacked))
+		st.recvWin += st.unacked
+		st.unacked = 0
+	}
+	return false
+}
+
+// recvWinSize is the connection's receive window.
+func (c *fastConn) recvWinSize() int64 { return fastConnWindow(c.maxRecv) }
+
+// windowUpdate opens a send window, and sends what waited for it.
+func (c *fastConn) windowUpdate(f *http2.WindowUpdateFrame) bool {
+	inc := int64(f.Increment)
+	if f.StreamID == 0 {
+		c.sendWin += inc
+		if c.sendWin > fastMaxWindow {
+			return c.fail(http2.ErrCodeFlowControl, "connection window above 2^31-1")
+		}
+		return c.resume()
+	}
+	st := c.streams[f.StreamID]
+	if st == nil {
+		return c.wasted()
+	}
+	st.sendWin += inc
+	if st.sendWin > fastMaxWindow {
+		c.fr.WriteRSTStream(st.id, http2.ErrCodeFlowControl)
+		c.close(st)
+		return c.wasted()
+	}
+	if st.sending {
+		c.send(st)
+	}
+	return false
+}
+
+// settings applies the client's settings and acknowledges them.
+func (c *fastConn) settings(f *http2.SettingsFrame) bool {
+	if f.IsAck() {
+		return false
+	}
+	var bad error
+	f.ForeachSetting(func(s http2.Setting) error {
+		if err := s.Valid(); err != nil {
+			bad = err
+			return err
+		}
+		switch s.ID {
+		case http2.SettingInitialWindowSize:
+			delta := int64(s.Val) - c.peerWin
+			c.peerWin = int64(s.Val)
+			for _, st := range c.streams {
+				st.sendWin += delta
+			}
+		case http2.SettingMaxFrameSize:
+			c.peerFrame = int(s.Val)
+		}
+		return nil
+	})
+	if bad != nil {
+		var ce http2.ConnectionError
+		code := http2.ErrCodeProtocol
+		if errors.As(bad, &ce) {
+			code = http2.ErrCode(ce)
+		}
+		return c.fail(code, bad.Error())
+	}
+	c.fr.WriteSettingsAck()
+	if c.resume() {
+		return true
+	}
+	return c.wasted()
+}
+
+// resume sends the answers that wait for window, in stream order.
+func (c *fastConn) resume() bool {
+	var ids []uint32
+	for id, st := range c.streams {
+		if st.sending {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if c.sendWin <= 0 {
+			break
+		}
+		c.send(c.streams[id])
+	}
+	return false
+}
+
+// close forgets a stream, giving its buffered bytes back.
+func (c *fastConn) close(st *fastStream) {
+	if st.cancel != nil {
+		st.cancel()
+	}
+	c.dropBody(st)
+	delete(c.streams, st.id)
+	c.open.Store(int32(len(c.streams)))
+}
+
+// ended answers a stream whose request has arrived whole.
+func (c *fastConn) ended(st *fastStream) bool {
+	code, msg := c.call(st)
+	c.dropBody(st)
+	if st.cancel != nil {
+		st.cancel()
+		st.cancel = nil
+	}
+	c.idle = max(c.idle-fastCallCredit, 0)
+	if code != codes.OK {
+		return c.answerError(st, code, msg)
+	}
+	c.hbuf.Reset()
+	c.henc.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
+	c.henc.WriteField(hpack.HeaderField{Name: "content-type", Value: "application/grpc"})
+	c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: st.id, BlockFragment: c.hbuf.Bytes(), EndHeaders: true})
+	c.hbuf.Reset()
+	c.henc.WriteField(hpack.HeaderField{Name: "grpc-status", Value: "0"})
+	return c.endWith(st, c.out, c.hbuf.Bytes())
+}
+
+// answerError ends a stream with a trailers-only answer: code and msg.
+func (c *fastConn) answerError(st *fastStream, code codes.Code, msg string) bool {
+	c.hbuf.Reset()
+	c.henc.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
+	c.henc.WriteField(hpack.HeaderField{Name: "content-type", Value: "application/grpc"})
+	c.henc.WriteField(hpack.HeaderField{Name: "grpc-status", Value: strconv.Itoa(int(code))})
+	if msg != "" {
+		c.henc.WriteField(hpack.HeaderField{Name: "grpc-message", Value: encodeGRPCMessage(msg)})
+	}
+	return c.endWith(st, nil, c.hbuf.Bytes())
+}
+
+// endWith sends payload as DATA, as the windows allow, then the block
+// that ends the stream; what does not fit waits (st.sending) for
+// WINDOW_UPDATE.
+func (c *fastConn) endWith(st *fastStream, payload, block []byte) bool {
+	if st.cancel != nil {
+		st.cancel()
+		st.cancel = nil
+	}
+	c.dropBody(st)
+	st.sending = true
+	st.trailer = block
+	st.pending = payload
+	c.send(st)
+	if st.sending {
+		// Keep what waits: payload and block are the connection's
+		// buffers.
+		st.pending = slices.Clone(st.pending)
+		st.trailer = slices.Clone(st.trailer)
+	}
+	return false
+}
+
+// send sends what the windows allow of st's answer, and ends the stream
+// when all of it is sent.
+func (c *fastConn) send(st *fastStream) {
+	for len(st.pending) > 0 {
+		n := min(int64(len(st.pending)), st.sendWin, c.sendWin, int64(c.peerFrame))
+		if n <= 0 {
+			return
+		}
+		c.fr.WriteData(st.id, false, st.pending[:n])
+		st.pending = st.pending[n:]
+		st.sendWin -= n
+		c.sendWin -= n
+	}
+	c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: st.id, BlockFragment: st.trailer, EndHeaders: true, EndStream: true})
+	if !st.ended {
+		// Answered before the request ended: the client may stop sending.
+		c.fr.WriteRSTStream(st.id, http2.ErrCodeNo)
+	}
+	st.sending = false
+	c.close(st)
+}
+
+// call answers a request that has arrived whole: its answer message
+// (gRPC-framed) in c.out, and its status.
+func (c *fastConn) call(st *fastStream) (codes.Code, string) {
+	m := c.s.cfg.Metrics
+	var start time.Time
+	if m != nil {
+		if st.method == fastPlace {
+			m.inflight.Inc()
+			defer m.inflight.Dec()
+		}
+		start = c.s.cfg.Clock.Now()
+	}
+	code, msg := c.dispatch(st)
+	if m != nil {
+		took := c.s.cfg.Clock.Now().Sub(start).Seconds()
+		if st.method == fastPlace {
+			c.s.placeLatency.Observe(took)
+		} else {
+			m.latency.WithLabelValues(st.path).Observe(took)
+		}
+		if st.method == fastPlace && code == codes.OK {
+			c.s.placeOK.Inc()
+		} else {
+			m.requests.WithLabelValues(st.path, code.String()).Inc()
+		}
+	}
+	return code, msg
+}
+
+// dispatch decodes st's request, calls its method and encodes the answer
+// into c.out.
+func (c *fastConn) dispatch(st *fastStream) (codes.Code, string) {
+	b := st.body
+	if len(b) < 5 {
+		if len(b) == 0 {
+			return codes.InvalidArgument, "drover: no request message"
+		}
+		return codes.InvalidArgument, "drover: request message shorter than its 5-byte prefix"
+	}
+	if n := binary.BigEndian.Uint32(b[1:5]); int64(n) != int64(len(b)-5) {
+		if int64(n) > int64(len(b)-5) {
+			return codes.InvalidArgument, fmt.Sprintf("drover: request message of %d bytes ended after %d", n, len(b)-5)
+		}
+		return codes.InvalidArgument, "drover: more than one request message"
+	}
+	switch b[0] {
+	case 0:
+	case 1:
+		return codes.InvalidArgument, "drover: compressed request message without a grpc-encoding"
+	default:
+		return codes.InvalidArgument, fmt.Sprintf("drover: request message's compressed flag is %d, want 0 or 1", b[0])
+	}
+	b = b[5:]
+	if err := st.ctx.Err(); err != nil {
+		s := status.FromContextError(err)
+		return s.Code(), s.Message()
+	}
+	var resp proto.Message
+	var err error
+	switch st.method {
+	case fastPlace:
+		in := &c.in
+		if !decodePlaceRequest(b, &in.req, &in.sc) {
+			in.sc.reset()
+			in.req = pb.PlaceRequest{}
+			if uerr := proto.Unmarshal(b, &in.req); uerr != nil {
+				in.req = pb.PlaceRequest{}
+				return codes.InvalidArgument, fmt.Sprintf("%s: %v", malformedRequest, uerr)
+			}
+		}
+		resp, err = c.s.core.Place(st.ctx, &in.req)
+		err = toStatus(err)
+		if cap(in.sc.nodes) > maxPooledNodes {
+			c.in = placeIn{}
+		} else {
+			in.sc.reset()
+			in.req = pb.PlaceRequest{}
+		}
+	case fastReport:
+		req := new(pb.ReportRequest)
+		if uerr := proto.Unmarshal(b, req); uerr != nil {
+			return codes.InvalidArgument, fmt.Sprintf("%s: %v", malformedRequest, uerr)
+		}
+		resp, err = c.s.core.Report(st.ctx, req)
+		err = toStatus(err)
+	case fastStatus:
+		if uerr := proto.Unmarshal(b, new(pb.StatusRequest)); uerr != nil {
+			return codes.InvalidArgument, fmt.Sprintf("%s: %v", malformedRequest, uerr)
+		}
+		resp = c.s.core.Status()
+	case fastHealth:
+		req := new(healthpb.HealthCheckRequest)
+		if uerr := proto.Unmarshal(b, req); uerr != nil {
+			return codes.InvalidArgument, fmt.Sprintf("%s: %v", malformedRequest, uerr)
+		}
+		resp, err = c.s.health.Check(st.ctx, req)
+	}
+	if err != nil {
+		s, _ := status.FromError(err)
+		return s.Code(), s.Message()
+	}
+	c.out, err = proto.MarshalOptions{}.MarshalAppend(append(c.out[:0], 0, 0, 0, 0, 0), resp)
+	if err != nil || len(c.out)-5 > math.MaxUint32 {
+		return codes.Internal, fmt.Sprintf("drover: encode the answer: %v", err)
+	}
+	binary.BigEndian.PutUint32(c.out[1:5], uint32(len(c.out)-5))
+	return codes.OK, ""
+}
+
+// errUnauthenticated is the message of a call without the right token.
+const errUnauthenticated = "drover: missing or wrong bearer token"
+
+// tokenOK reports whether one of a call's authorization values carries
+// the server's bearer token (always, when the server has none).
+func (s *Server) tokenOK(values []string) bool {
+	if s.cfg.Token == "" {
+		return true
+	}
+	for _, v := range values {
+		tok, ok := strings.CutPrefix(v, "Bearer ")
+		if ok && subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) == 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// parseGRPCTimeout parses a grpc-timeout value: at most 8 digits and a
+// unit (H, M, S, m, u, n). An hour count that would overflow a Duration
+// is clamped to the largest one.
+func parseGRPCTimeout(v string) (time.Duration, bool) {
+	if len(v) < 2 || len(v) > 9 {
+		return 0, false
+	}
+	var unit time.Duration
+	switch v[len(v)-1] {
+	case 'H':
+		unit = time.Hour
+	case 'M':
+		unit = time.Minute
+	case 'S':
+		unit = time.Second
+	case 'm':
+		unit = time.Millisecond
+	case 'u':
+		unit = time.Microsecond
+	case 'n':
+		unit = time.Nanosecond
+	default:
+		return 0, false
+	}
+	var n int64
+	for _, ch := range v[:len(v)-1] {
+		if ch < '0' || ch > '9' {
+			return 0, false
+		}
+		n = 10*n + int64(ch-'0')
+	}
+	if n > int64(math.MaxInt64/unit) {
+		return math.MaxInt64, true
+	}
+	return time.Duration(n) * unit, true
+}
+
+// encodeGRPCMessage percent-encodes a grpc-message value as gRPC's
+// HTTP/2 protocol says (bytes outside printable ASCII, and '%'), cut to
+// fastMaxMessageText bytes.
+func encodeGRPCMessage(msg string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(msg) && b.Len() < fastMaxMessageText; i++ {
+		ch := msg[i]
+		if ch >= ' ' && ch <= '~' && ch != '%' {
+			b.WriteByte(ch)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[ch>>4])
+		b.WriteByte(hex[ch&15])
+	}
+	return b.String()
+}
