@@ -4,7 +4,9 @@
 # server on core 0 with GOMAXPROCS=1, the generator on core 1. For the
 # stateful default server and for -stateless, each without and with the
 # decision log (-log-dir), it runs every rate in RATES for DURATION after a
-# WARMUP, on one server per configuration, and prints a table: latency from
+# WARMUP, on one server per configuration, through each listener in
+# LISTENERS (fast: -place-addr, the lean endpoint for the hot calls; grpc:
+# -addr, grpc-go's server), and prints a table: latency from
 # the requests' intended send times (coordinated omission counted),
 # p50/p90/p99/p99.9/max, the achieved rate, errors, the server's CPU per
 # request and cores, its peak RSS, and the generator's own CPU per request
@@ -14,9 +16,9 @@
 # Environment: RATES (default "1000 5000 10000"), DURATION (10s), WARMUP
 # (2s), CONNS (2), CONCURRENCY (64), CLIENT (h2: the lean HTTP/2 client;
 # grpc: grpc-go's, several times the generator's CPU per request), MODES ("stateful stateless"), LOGS
-# ("off on"), FLOOR (1: also drive the server's health check, an empty
+# ("off on"), LISTENERS ("fast grpc"), FLOOR (1: also drive the server's health check, an empty
 # call with no Drover code on its path, at the top rate: the floor that
-# gRPC, the generator and the machine set; 0: not), PORT (50081), MPORT (9481), DROVER (a drover binary to
+# gRPC, the generator and the machine set; 0: not), PORT (50081), FPORT (50082), MPORT (9481), DROVER (a drover binary to
 # measure instead of building this checkout's), OUT (a directory for the
 # JSON reports and the server's output; default a temporary one), PIN (1:
 # taskset; 0: no pinning), NICE (e.g. -10: run the server and the
@@ -34,8 +36,10 @@ CONCURRENCY=${CONCURRENCY:-64}
 CLIENT=${CLIENT:-h2}
 MODES=${MODES:-"stateful stateless"}
 LOGS=${LOGS:-"off on"}
+LISTENERS=${LISTENERS:-"fast grpc"}
 FLOOR=${FLOOR:-1}
 PORT=${PORT:-50081}
+FPORT=${FPORT:-50082}
 MPORT=${MPORT:-9481}
 PIN=${PIN:-1}
 OUT=${OUT:-$(mktemp -d /tmp/bench_place.XXXXXX)}
@@ -72,7 +76,7 @@ SRV_PID=
 start_server() { # extra flags...
 	(
 		export GOMAXPROCS=1
-		exec "${srv_cpu[@]}" "$OUT/drover" serve -addr 127.0.0.1:$PORT -metrics-addr 127.0.0.1:$MPORT "$@"
+		exec "${srv_cpu[@]}" "$OUT/drover" serve -addr 127.0.0.1:$PORT -place-addr 127.0.0.1:$FPORT -metrics-addr 127.0.0.1:$MPORT "$@"
 	) >>"$OUT/serve.log" 2>&1 &
 	SRV_PID=$!
 	for _ in $(seq 100); do
@@ -99,8 +103,8 @@ place_hist() {
 		END {printf "%d %d", a, n}'
 }
 
-printf '%-9s %-3s %-6s %6s %8s %7s %7s %7s %7s %7s %6s %9s %6s %8s %9s %8s %7s\n' \
-	server log call asked reached p50_ms p90_ms p99_ms p99.9ms max_ms errors srv_us/req srv_cores srv_rss_MiB srv_le1ms% gen_us/req lag_p99
+printf '%-9s %-3s %-4s %-6s %6s %8s %7s %7s %7s %7s %7s %6s %9s %6s %8s %9s %8s %7s\n' \
+	server log via call asked reached p50_ms p90_ms p99_ms p99.9ms max_ms errors srv_us/req srv_cores srv_rss_MiB srv_le1ms% gen_us/req lag_p99
 for mode in $MODES; do
 	for log in $LOGS; do
 		flags=()
@@ -113,30 +117,36 @@ for mode in $MODES; do
 		top=
 		for rate in $RATES; do top=$rate; done
 		runs=()
-		for rate in $RATES; do runs+=("place $rate"); done
-		[ "$FLOOR" = 1 ] && runs+=("health $top")
+		for via in $LISTENERS; do
+			for rate in $RATES; do runs+=("$via place $rate"); done
+			[ "$FLOOR" = 1 ] && runs+=("$via health $top")
+		done
 		for run in "${runs[@]}"; do
-			read -r call rate <<<"$run"
-			name="$mode-log$log-$call-$rate"
+			read -r via call rate <<<"$run"
+			name="$mode-log$log-$via-$call-$rate"
+			port=$PORT
+			[ "$via" = fast ] && port=$FPORT
 			extra=()
 			[ "$call" = health ] && extra=(-health)
 			h0=$(place_hist)
-			"${gen_cpu[@]}" "$OUT/drover" bench place -addr 127.0.0.1:$PORT -rate "$rate" -duration "$DURATION" -warmup "$WARMUP" \
+			"${gen_cpu[@]}" "$OUT/drover" bench place -addr 127.0.0.1:$port -rate "$rate" -duration "$DURATION" -warmup "$WARMUP" \
 				-conns "$CONNS" -concurrency "$CONCURRENCY" -client "$CLIENT" -server-pid "$SRV_PID" -json "${extra[@]}" >"$OUT/$name.json"
 			# The measured run's share of Place calls within 1 ms inside the
 			# server: the difference of the counts after and before
 			# (warm-up included; "-" for the health check).
 			le1=$(echo "$h0 $(place_hist)" | awk '{ if ($4 > $2) printf "%.2f", 100 * ($3 - $1) / ($4 - $2); else printf "-" }')
-			jq -r --arg mode "$mode" --arg log "$log" --arg call "$call" --arg le1 "$le1" '
+			jq -r --arg mode "$mode" --arg log "$log" --arg via "$via" --arg call "$call" --arg le1 "$le1" '
 				def f(x): x * 1000 | round / 1000;
-				[$mode, $log, $call, .rate, (.achieved_rate | round), f(.latency.p50_ms), f(.latency.p90_ms), f(.latency.p99_ms),
+				[$mode, $log, $via, $call, .rate, (.achieved_rate | round), f(.latency.p50_ms), f(.latency.p90_ms), f(.latency.p99_ms),
 				 f(.latency["p99.9_ms"]), f(.latency.max_ms), ([.errors[]] | add // 0),
 				 (.server.cpu_us_per_request * 10 | round / 10), (.server.cores * 100 | round / 100), (.server.peak_rss_mib * 10 | round / 10),
 				 $le1, (.client_cpu_us_per_request * 10 | round / 10), f(.lag.p99_ms)]
 				| @tsv' "$OUT/$name.json" |
-				awk -F'\t' '{printf "%-9s %-3s %-6s %6s %8s %7s %7s %7s %7s %7s %6s %9s %6s %8s %9s %8s %7s\n", $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17}'
+				awk -F'\t' '{printf "%-9s %-3s %-4s %-6s %6s %8s %7s %7s %7s %7s %7s %6s %9s %6s %8s %9s %8s %7s\n", $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18}'
 		done
-		answers+="#   $mode, log $log: $(jq -r .answer "$OUT/$mode-log$log-place-$top.json")"$'\n'
+		for via in $LISTENERS; do
+			answers+="#   $mode, log $log, $via: $(jq -r .answer "$OUT/$mode-log$log-$via-place-$top.json")"$'\n'
+		done
 		stop_server
 	done
 done
