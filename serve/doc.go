@@ -106,6 +106,25 @@
 // request is InvalidArgument, never Internal (the codec keeps the decode
 // error for the handler).
 //
+// # The fast listener
+//
+// Server.ServeFast serves the hot unary calls (Place, Report, Status and
+// the health check) on a listener of its own (`drover serve
+// -place-addr`) with a lean HTTP/2 gRPC endpoint of this package
+// (fastserver.go) instead of grpc-go's server: one goroutine per
+// connection reads the frames (golang.org/x/net/http2's Framer), answers
+// each call inline once its request has arrived, and writes when nothing
+// more is buffered to read. It shares the Core, the token, TLS (ALPN h2),
+// the size limit, the metrics and the status codes with the gRPC
+// listener, and does HTTP/2's flow control both ways, with limits against
+// hostile clients (streams, buffered bytes, frames without calls, as in
+// the rapid-reset attack). What it costs: a connection's calls are
+// answered one at a time (a client wanting parallel calls opens more
+// connections), and streams (the agents' telemetry, health Watch,
+// reflection) stay on the gRPC listener. It exists for the latency tail:
+// at 10k Place/s on one core grpc-go's server alone, before any Drover
+// code, cost most of the core (docs/results/serving.md).
+//
 // # Usage
 //
 // The server's main loop, as cmd/drover/serve.go runs it:
@@ -119,8 +138,10 @@
 //	srv, _ := serve.NewServer(core, serve.ServerConfig{Metrics: metrics})
 //	lis, _ := net.Listen("tcp", "127.0.0.1:50051")
 //	go srv.Serve(lis)
+//	fast, _ := net.Listen("tcp", "127.0.0.1:50052") // optional: -place-addr
+//	go srv.ServeFast(fast)
 //	<-sigterm
-//	srv.Shutdown(ctx) // GracefulStop, then flush and close the sink
+//	srv.Shutdown(ctx) // GracefulStop and GOAWAY, then flush and close the sink
 //
 // A client (see Example):
 //
@@ -131,7 +152,9 @@
 //
 // # Load test
 //
-// With `go install github.com/bojand/ghz/cmd/ghz@v0.120.0` and a server
+// `drover bench place` is the open-loop load generator (pinned, with
+// coordinated omission counted); scripts/bench_place.sh runs it against
+// both listeners. With `go install github.com/bojand/ghz/cmd/ghz@v0.120.0` and a server
 // started by `drover serve`, 10k Place/s for a 64-node cluster on loopback
 // (the request is written by `drover place -nodes 64 -print-request`):
 //
