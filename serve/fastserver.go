@@ -72,7 +72,11 @@ import (
 //     ENHANCE_YOUR_CALM (the rapid-reset attack, CVE-2023-44487, is a
 //     stream of HEADERS and RST_STREAM);
 //   - the TLS handshake and the client preface must arrive within
-//     fastHandshakeTimeout.
+//     fastHandshakeTimeout, a connection without a frame for
+//     fastIdleTimeout is closed (GOAWAY), and one whose writes block for
+//     fastWriteTimeout (a client that stopped reading) is closed;
+//   - answers waiting for flow-control window count toward the bytes
+//     buffered, and new streams are refused while they are over budget.
 
 const (
 	// fastMaxStreams is the most streams a connection may have open.
@@ -92,8 +96,19 @@ const (
 	fastCallCredit = 4
 	// fastHandshakeTimeout bounds the TLS handshake and the preface.
 	fastHandshakeTimeout = 10 * time.Second
+	// fastIdleTimeout is how long a connection may go without a frame
+	// before it is closed (GOAWAY NO_ERROR): silent connections must not
+	// hold the fastMaxConns slots. gRPC clients reconnect on their next
+	// call.
+	fastIdleTimeout = 5 * time.Minute
+	// fastWriteTimeout is how long a write to a client that does not read
+	// may block before the connection is closed.
+	fastWriteTimeout = 30 * time.Second
 	// fastBufSize is the size of a connection's read and write buffers.
 	fastBufSize = 16 << 10
+	// fastResetsKept is how many reset streams a connection remembers
+	// (to ignore the trailers a client sent before it saw the reset).
+	fastResetsKept = 16
 	// fastMaxMessageText is the longest grpc-message sent, in bytes.
 	fastMaxMessageText = 4 << 10
 	// fastDefaultWindow is HTTP/2's initial window.
@@ -201,12 +216,16 @@ func (s *Server) ServeFast(lis net.Listener) error {
 // calls already begun are answered, new ones refused.
 func (f *fastServer) drain(deadline time.Time) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.draining = true
 	for lis := range f.lis {
 		lis.Close()
 	}
+	conns := make([]*fastConn, 0, len(f.conns))
 	for c := range f.conns {
+		conns = append(conns, c)
+	}
+	f.mu.Unlock()
+	for _, c := range conns {
 		c.goAway(deadline)
 	}
 }
@@ -241,6 +260,7 @@ type fastStream struct {
 	sendWin int64
 	pending []byte // DATA payload not yet sent
 	trailer []byte // the trailer block, sent after pending
+	held    int64  // bytes of pending and trailer counted in buffered
 }
 
 // fastConn is one connection of the fast listener. Its fields are its
@@ -253,7 +273,7 @@ type fastConn struct {
 	fr *http2.Framer
 
 	// wmu serialises writes: the connection's goroutine and Shutdown's
-	// GOAWAY.
+	// GOAWAY (which only tries it: a goroutine blocked writing holds it).
 	wmu      sync.Mutex
 	henc     *hpack.Encoder
 	hbuf     bytes.Buffer
@@ -262,17 +282,24 @@ type fastConn struct {
 
 	maxID    atomic.Uint32 // the highest stream id seen
 	open     atomic.Int32  // streams open
-	draining atomic.Bool
+	draining atomic.Bool   // Shutdown began: GOAWAY, sent or owed
+	drainBy  atomic.Int64  // Shutdown's deadline, Unix nanoseconds
+
+	idleTimeout time.Duration // fastIdleTimeout (tests shorten it)
+	rdlSet      time.Time     // when the idle read deadline was last pushed
+	wdlSet      time.Time     // when the write deadline was last pushed
 
 	streams    map[uint32]*fastStream
-	recvWin    int64 // connection window the client has left
-	unacked    int64 // connection bytes read and not yet given back
-	buffered   int64 // request bytes buffered in open streams
-	sendWin    int64 // connection window the server has left
-	peerWin    int64 // the client's SETTINGS_INITIAL_WINDOW_SIZE
-	peerFrame  int   // the client's SETTINGS_MAX_FRAME_SIZE
-	idle       int   // frames that did no work, less the calls' credit
-	clientGone bool  // the client sent GOAWAY
+	recvWin    int64                  // connection window the client has left
+	unacked    int64                  // connection bytes read and not yet given back
+	buffered   int64                  // request bytes buffered in open streams
+	sendWin    int64                  // connection window the server has left
+	peerWin    int64                  // the client's SETTINGS_INITIAL_WINDOW_SIZE
+	peerFrame  int                    // the client's SETTINGS_MAX_FRAME_SIZE
+	idle       int                    // frames that did no work, less the calls' credit
+	clientGone bool                   // the client sent GOAWAY
+	resets     [fastResetsKept]uint32 // the streams last reset
+	nresets    int
 
 	maxRecv int // the largest request message
 	budget  int64
@@ -311,7 +338,7 @@ func (s *Server) newFastConn(nc net.Conn) *fastConn {
 		maxRecv = 4 << 20
 	}
 	c := &fastConn{
-		s: s, nc: nc, streams: map[uint32]*fastStream{},
+		s: s, nc: nc, streams: map[uint32]*fastStream{}, idleTimeout: s.fastIdle,
 		sendWin: fastDefaultWindow, peerWin: fastDefaultWindow, peerFrame: fastMaxFrame,
 		maxRecv: maxRecv,
 	}
@@ -325,7 +352,13 @@ func (s *Server) newFastConn(nc net.Conn) *fastConn {
 // serve runs the connection until it ends.
 func (c *fastConn) serve() {
 	defer c.cancelAll()
+	c.wmu.Lock()
+	if c.draining.Load() {
+		c.wmu.Unlock()
+		return // Shutdown came first
+	}
 	c.nc.SetDeadline(time.Now().Add(fastHandshakeTimeout))
+	c.wmu.Unlock()
 	if tc, ok := c.nc.(*tls.Conn); ok {
 		if err := tc.Handshake(); err != nil {
 			return
@@ -340,12 +373,13 @@ func (c *fastConn) serve() {
 	if _, err := io.ReadFull(c.br, pre[:]); err != nil || string(pre[:]) != http2.ClientPreface {
 		return
 	}
-	c.nc.SetDeadline(time.Time{})
 	c.wmu.Lock()
 	if c.draining.Load() {
 		c.wmu.Unlock()
 		return
 	}
+	c.nc.SetDeadline(time.Time{})
+	c.pushDeadlines(time.Now())
 	c.fr = http2.NewFramer(c.bw, c.br)
 	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	c.fr.MaxHeaderListSize = fastMaxHeaderList
@@ -367,19 +401,76 @@ func (c *fastConn) serve() {
 	for {
 		f, err := c.fr.ReadFrame()
 		c.wmu.Lock()
-		done := c.handle(f, err)
+		draining := c.draining.Load()
+		if draining && !c.goneAway {
+			c.owedGoAway()
+		}
+		var done bool
+		if err != nil && !draining && isTimeout(err) {
+			// Idle for fastIdleTimeout: say goodbye.
+			c.fr.WriteGoAway(c.maxID.Load(), http2.ErrCodeNo, []byte("idle"))
+			c.bw.Flush()
+			done = true
+		} else {
+			done = c.handle(f, err)
+		}
 		if !done && c.br.Buffered() == 0 {
 			done = c.bw.Flush() != nil
 		}
-		if !done && (c.draining.Load() || c.clientGone) && len(c.streams) == 0 {
+		if !done && (draining || c.clientGone) && len(c.streams) == 0 {
 			c.bw.Flush()
 			done = true
+		}
+		if !done && !draining {
+			c.pushDeadlines(time.Now())
+			if c.draining.Load() {
+				// Shutdown began meanwhile: its GOAWAY and deadline win
+				// over the idle deadline just pushed.
+				c.owedGoAway()
+			}
 		}
 		c.wmu.Unlock()
 		if done {
 			return
 		}
 	}
+}
+
+// pushDeadlines moves the idle read deadline and the write deadline
+// forward, at most once a second (each is a timer update).
+func (c *fastConn) pushDeadlines(now time.Time) {
+	if now.Sub(c.rdlSet) >= time.Second {
+		c.nc.SetReadDeadline(now.Add(c.idleTimeout))
+		c.nc.SetWriteDeadline(now.Add(fastWriteTimeout))
+		c.rdlSet = now
+	}
+}
+
+// owedGoAway sends the GOAWAY that goAway could not (the goroutine held
+// the write lock) and sets Shutdown's read deadline (under wmu).
+func (c *fastConn) owedGoAway() {
+	if !c.goneAway {
+		c.sendGoAway()
+	}
+	if len(c.streams) == 0 {
+		c.nc.SetReadDeadline(time.Now())
+	} else {
+		c.nc.SetReadDeadline(time.Unix(0, c.drainBy.Load()))
+	}
+}
+
+// isTimeout reports whether err is a deadline's.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// sendGoAway sends GOAWAY NO_ERROR with the highest stream id seen, the
+// last one the connection will answer (under wmu).
+func (c *fastConn) sendGoAway() {
+	c.goneAway, c.lastID = true, c.maxID.Load()
+	c.fr.WriteGoAway(c.lastID, http2.ErrCodeNo, nil)
+	c.bw.Flush()
 }
 
 // cancelAll cancels the contexts of the streams left.
@@ -394,29 +485,47 @@ func (c *fastConn) cancelAll() {
 // goAway sends GOAWAY: the streams begun are finished, no new ones
 // accepted. A connection with none open ends at once; one whose client
 // does not finish its streams ends by deadline (zero: never).
+//
+// It never waits for the connection's goroutine: when that holds the
+// write lock (handling a frame, or blocked writing to a client that does
+// not read), the goroutine sends the GOAWAY itself after its frame, and
+// Shutdown's deadline closes a connection blocked for good.
 func (c *fastConn) goAway(deadline time.Time) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
+	if deadline.IsZero() {
+		// No deadline: a client that never finishes its streams still
+		// lets go after a while.
+		deadline = time.Now().Add(fastIdleTimeout)
+	}
+	c.drainBy.Store(deadline.UnixNano())
 	c.draining.Store(true)
+	if !c.wmu.TryLock() {
+		// The goroutine is busy; it sends the GOAWAY after its frame
+		// (owedGoAway). Bound its next read meanwhile.
+		c.nc.SetReadDeadline(deadline)
+		return
+	}
+	defer c.wmu.Unlock()
 	if c.fr == nil {
 		c.nc.SetDeadline(time.Now()) // still in the handshake
 		return
 	}
 	if !c.goneAway {
-		c.goneAway, c.lastID = true, c.maxID.Load()
-		c.fr.WriteGoAway(c.lastID, http2.ErrCodeNo, nil)
-		c.bw.Flush()
+		c.sendGoAway()
 	}
 	if c.open.Load() == 0 {
 		c.nc.SetReadDeadline(time.Now())
-	} else if !deadline.IsZero() {
+	} else {
 		c.nc.SetReadDeadline(deadline)
 	}
 }
 
 // fail ends the connection with GOAWAY code.
 func (c *fastConn) fail(code http2.ErrCode, why string) bool {
-	c.fr.WriteGoAway(c.maxID.Load(), code, []byte(why))
+	last := c.maxID.Load()
+	if c.goneAway {
+		last = c.lastID // a later GOAWAY must not raise it
+	}
+	c.fr.WriteGoAway(last, code, []byte(why))
 	c.bw.Flush()
 	return true
 }
@@ -432,7 +541,7 @@ func (c *fastConn) handle(f http2.Frame, err error) bool {
 			if st := c.streams[se.StreamID]; st != nil {
 				c.close(st)
 			}
-			c.fr.WriteRSTStream(se.StreamID, se.Code)
+			c.reset(se.StreamID, se.Code)
 			return c.wasted()
 		case errors.As(err, &ce):
 			why := ""
@@ -475,6 +584,19 @@ func (c *fastConn) handle(f http2.Frame, err error) bool {
 	return c.wasted() // PRIORITY, unknown frames
 }
 
+// reset sends RST_STREAM and remembers the stream among the last
+// fastResetsKept reset, whose late frames are ignored.
+func (c *fastConn) reset(id uint32, code http2.ErrCode) {
+	c.fr.WriteRSTStream(id, code)
+	c.resets[c.nresets%fastResetsKept] = id
+	c.nresets++
+}
+
+// wasReset reports whether id is one of the streams last reset.
+func (c *fastConn) wasReset(id uint32) bool {
+	return id != 0 && slices.Contains(c.resets[:], id)
+}
+
 // wasted counts a frame that did no work, and ends the connection when
 // there were too many.
 func (c *fastConn) wasted() bool {
@@ -494,12 +616,18 @@ func (c *fastConn) headers(f *http2.MetaHeadersFrame) bool {
 		}
 		return c.ended(st)
 	}
+	if f.StreamEnded() && c.wasReset(id) {
+		// Trailers on a stream the server has reset (or answered before
+		// its request ended): the client sent them before it saw that
+		// (RFC 9113 5.1).
+		return c.wasted()
+	}
 	if id%2 == 0 || id <= c.maxID.Load() {
 		return c.fail(http2.ErrCodeProtocol, "HEADERS with a stream id not new and odd")
 	}
 	c.maxID.Store(id)
-	if c.goneAway || c.clientGone || len(c.streams) >= fastMaxStreams {
-		c.fr.WriteRSTStream(id, http2.ErrCodeRefusedStream)
+	if c.goneAway || c.draining.Load() || c.clientGone || len(c.streams) >= fastMaxStreams || c.buffered > c.budget {
+		c.reset(id, http2.ErrCodeRefusedStream)
 		return c.wasted()
 	}
 	st := &fastStream{id: id, recvWin: staticStreamWindow, sendWin: c.peerWin}
@@ -525,7 +653,7 @@ func (c *fastConn) headers(f *http2.MetaHeadersFrame) bool {
 	c.open.Store(int32(len(c.streams)))
 	st.ended = f.StreamEnded()
 	if method != "POST" {
-		c.fr.WriteRSTStream(id, http2.ErrCodeProtocol)
+		c.reset(id, http2.ErrCodeProtocol)
 		c.close(st)
 		return c.wasted()
 	}
@@ -592,13 +720,13 @@ func (c *fastConn) data(f *http2.DataFrame) bool {
 		return c.wasted() // a stream answered or reset: dropped
 	}
 	if st.ended {
-		c.fr.WriteRSTStream(st.id, http2.ErrCodeStreamClosed)
+		c.reset(st.id, http2.ErrCodeStreamClosed)
 		c.close(st)
 		return c.wasted()
 	}
 	st.recvWin -= n
 	if st.recvWin < 0 {
-		c.fr.WriteRSTStream(st.id, http2.ErrCodeFlowControl)
+		c.reset(st.id, http2.ErrCodeFlowControl)
 		c.close(st)
 		return c.wasted()
 	}
@@ -661,7 +789,7 @@ func (c *fastConn) windowUpdate(f *http2.WindowUpdateFrame) bool {
 	}
 	st.sendWin += inc
 	if st.sendWin > fastMaxWindow {
-		c.fr.WriteRSTStream(st.id, http2.ErrCodeFlowControl)
+		c.reset(st.id, http2.ErrCodeFlowControl)
 		c.close(st)
 		return c.wasted()
 	}
@@ -676,10 +804,8 @@ func (c *fastConn) settings(f *http2.SettingsFrame) bool {
 	if f.IsAck() {
 		return false
 	}
-	var bad error
-	f.ForeachSetting(func(s http2.Setting) error {
+	bad := f.ForeachSetting(func(s http2.Setting) error {
 		if err := s.Valid(); err != nil {
-			bad = err
 			return err
 		}
 		switch s.ID {
@@ -688,6 +814,9 @@ func (c *fastConn) settings(f *http2.SettingsFrame) bool {
 			c.peerWin = int64(s.Val)
 			for _, st := range c.streams {
 				st.sendWin += delta
+				if st.sendWin > fastMaxWindow {
+					return http2.ConnectionError(http2.ErrCodeFlowControl) // RFC 9113 6.9.2
+				}
 			}
 		case http2.SettingMaxFrameSize:
 			c.peerFrame = int(s.Val)
@@ -733,6 +862,7 @@ func (c *fastConn) close(st *fastStream) {
 		st.cancel()
 	}
 	c.dropBody(st)
+	c.release(st)
 	delete(c.streams, st.id)
 	c.open.Store(int32(len(c.streams)))
 }
@@ -785,9 +915,11 @@ func (c *fastConn) endWith(st *fastStream, payload, block []byte) bool {
 	c.send(st)
 	if st.sending {
 		// Keep what waits: payload and block are the connection's
-		// buffers.
+		// buffers. It counts toward the bytes buffered.
 		st.pending = slices.Clone(st.pending)
 		st.trailer = slices.Clone(st.trailer)
+		st.held = int64(len(st.pending) + len(st.trailer))
+		c.buffered += st.held
 	}
 	return false
 }
@@ -808,10 +940,16 @@ func (c *fastConn) send(st *fastStream) {
 	c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: st.id, BlockFragment: st.trailer, EndHeaders: true, EndStream: true})
 	if !st.ended {
 		// Answered before the request ended: the client may stop sending.
-		c.fr.WriteRSTStream(st.id, http2.ErrCodeNo)
+		c.reset(st.id, http2.ErrCodeNo)
 	}
 	st.sending = false
 	c.close(st)
+}
+
+// release gives back what st's waiting answer held of the budget.
+func (c *fastConn) release(st *fastStream) {
+	c.buffered -= st.held
+	st.held = 0
 }
 
 // call answers a request that has arrived whole: its answer message
@@ -984,11 +1122,17 @@ func parseGRPCTimeout(v string) (time.Duration, bool) {
 func encodeGRPCMessage(msg string) string {
 	const hex = "0123456789ABCDEF"
 	var b strings.Builder
-	for i := 0; i < len(msg) && b.Len() < fastMaxMessageText; i++ {
+	for i := 0; i < len(msg); i++ {
 		ch := msg[i]
 		if ch >= ' ' && ch <= '~' && ch != '%' {
+			if b.Len()+1 > fastMaxMessageText {
+				break
+			}
 			b.WriteByte(ch)
 			continue
+		}
+		if b.Len()+3 > fastMaxMessageText {
+			break
 		}
 		b.WriteByte('%')
 		b.WriteByte(hex[ch>>4])

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
@@ -108,8 +109,10 @@ type Server struct {
 	placeLatency prometheus.Observer
 	placeOK      prometheus.Counter
 
-	// fast is the state of the fast listeners (ServeFast).
-	fast fastServer
+	// fast is the state of the fast listeners (ServeFast), and fastIdle
+	// their idle timeout (fastIdleTimeout; tests shorten it).
+	fast     fastServer
+	fastIdle time.Duration
 }
 
 // The server's flow-control windows (see NewServer): a stream may carry
@@ -131,7 +134,7 @@ func NewServer(core *Core, cfg ServerConfig) (*Server, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = RealClock{}
 	}
-	s := &Server{core: core, cfg: cfg, health: health.NewServer()}
+	s := &Server{core: core, cfg: cfg, health: health.NewServer(), fastIdle: fastIdleTimeout}
 	if m := cfg.Metrics; m != nil {
 		s.placeLatency = m.latency.WithLabelValues(pb.Scheduler_Place_FullMethodName)
 		s.placeOK = m.requests.WithLabelValues(pb.Scheduler_Place_FullMethodName, codes.OK.String())
