@@ -10,7 +10,6 @@ import (
 	"maps"
 	"math"
 	"net"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -25,6 +24,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/drover-sched/drover/internal/leakcheck"
 	pb "github.com/drover-sched/drover/serve/proto"
 )
 
@@ -64,25 +64,6 @@ func newFrameServer(tb testing.TB, cfg ServerConfig) *Server {
 		srv.Shutdown(ctx)
 	})
 	return srv
-}
-
-// checkNoFastLeak fails t when, after it and its cleanups have run, more
-// goroutines run than before it began (retrying for a while: goroutines
-// end asynchronously). Call it first, so that its cleanup runs last.
-func checkNoFastLeak(t *testing.T) {
-	t.Helper()
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		var n int
-		for range 100 {
-			if n = runtime.NumGoroutine(); n <= before {
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		buf := make([]byte, 1<<16)
-		t.Errorf("goroutine leak: %d before, %d after\n%s", before, n, buf[:runtime.Stack(buf, true)])
-	})
 }
 
 // framePlaceRequest is a valid Place request: a cluster of nodes nodes of
@@ -565,7 +546,7 @@ func wantOK(t *testing.T, a *h2answer, m proto.Message) {
 // WINDOW_UPDATE raising the connection window from 65535 to
 // fastConnWindow, then the ACK of the client's SETTINGS.
 func TestFastHandshakeSettings(t *testing.T) {
-	checkNoFastLeak(t)
+	leakcheck.Check(t)
 	srv := newFrameServer(t, ServerConfig{MaxRecvMsgSize: 8 << 20})
 	p, _ := newPipePeer(t, srv, nil)
 	_, err := io.WriteString(p.nc, http2.ClientPreface)
@@ -629,7 +610,7 @@ func TestFastSendFlowControlStream(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			checkNoFastLeak(t)
+			leakcheck.Check(t)
 			p, _ := newPipePeer(t, newFrameServer(t, ServerConfig{}), nil)
 			granted := tt.start(p)
 			iws := granted
@@ -675,7 +656,7 @@ func TestFastSendFlowControlStream(t *testing.T) {
 // the answers are larger), resume in stream order, and reassemble into
 // what a fresh core answers to the same requests in the same order.
 func TestFastSendFlowControlConnection(t *testing.T) {
-	checkNoFastLeak(t)
+	leakcheck.Check(t)
 	// Node ids of 200 bytes and 250 to 300 workers: answers of 50 to 60
 	// KB, so that the first one leaves three waiting for window.
 	reqs := []*pb.PlaceRequest{framePlaceRequest(64, 8, 300, 200), framePlaceRequest(64, 8, 250, 200),
@@ -749,7 +730,7 @@ func TestFastSendFlowControlConnection(t *testing.T) {
 // unreachable, and is not tested.)
 func TestFastRecvFlowControl(t *testing.T) {
 	t.Run("a client that fills its windows is served", func(t *testing.T) {
-		checkNoFastLeak(t)
+		leakcheck.Check(t)
 		p, _ := newPipePeer(t, newFrameServer(t, ServerConfig{}), nil)
 		p.handshake()
 		// Two 3 MiB requests: each is more than a stream window (1 MiB),
@@ -796,7 +777,7 @@ func TestFastRecvFlowControl(t *testing.T) {
 		// time), so its default windows cannot be overrun; this one is
 		// cut to 1000 bytes above HTTP/2's initial window, so that the
 		// client can run past it before any is given back.
-		checkNoFastLeak(t)
+		leakcheck.Check(t)
 		p, served := newPipePeer(t, newFrameServer(t, ServerConfig{}), func(c *fastConn) { c.recvWin = fastDefaultWindow + 1000 })
 		p.handshake()
 		if p.connGrant != fastDefaultWindow+1000 {
@@ -823,7 +804,7 @@ func TestFastRecvFlowControl(t *testing.T) {
 // FLOW_CONTROL_ERROR, on a stream with RST_STREAM FLOW_CONTROL_ERROR
 // (the connection goes on); up to 2^31-1 exactly is accepted.
 func TestFastWindowOverflow(t *testing.T) {
-	checkNoFastLeak(t)
+	leakcheck.Check(t)
 	srv := newFrameServer(t, ServerConfig{})
 	t.Run("connection", func(t *testing.T) {
 		p, served := newPipePeer(t, srv, nil)
@@ -865,7 +846,7 @@ func TestFastWindowOverflow(t *testing.T) {
 // before fastCalmLimit/2) and the connection is closed, no stream
 // answered.
 func TestFastRapidReset(t *testing.T) {
-	checkNoFastLeak(t)
+	leakcheck.Check(t)
 	p, served := newPipePeer(t, newFrameServer(t, ServerConfig{}), nil)
 	p.handshake()
 	place := grpcHeaders(pb.Scheduler_Place_FullMethodName)
@@ -896,7 +877,7 @@ func TestFastRapidReset(t *testing.T) {
 // of fastCalmLimit+100 health checks is never told to calm down, every
 // call answered.
 func TestFastResetsWithCallsNotCalm(t *testing.T) {
-	checkNoFastLeak(t)
+	leakcheck.Check(t)
 	p, _ := newPipePeer(t, newFrameServer(t, ServerConfig{}), nil)
 	p.handshake()
 	place := grpcHeaders(pb.Scheduler_Place_FullMethodName)
@@ -930,7 +911,7 @@ func TestFastResetsWithCallsNotCalm(t *testing.T) {
 // then dropped, the connection kept), that an open one completed is
 // still answered, and that the stream it frees can be used again.
 func TestFastMaxConcurrentStreams(t *testing.T) {
-	checkNoFastLeak(t)
+	leakcheck.Check(t)
 	p, _ := newPipePeer(t, newFrameServer(t, ServerConfig{}), nil)
 	p.handshake()
 	id := uint32(1)
@@ -966,7 +947,7 @@ func TestFastMaxConcurrentStreams(t *testing.T) {
 // connection serves the next call, and that a request of exactly
 // MaxRecvMsgSize is served.
 func TestFastOversizedMessage(t *testing.T) {
-	checkNoFastLeak(t)
+	leakcheck.Check(t)
 	srv := newFrameServer(t, ServerConfig{MaxRecvMsgSize: 1000})
 	for _, split := range []int{5, 3, 1} {
 		t.Run(fmt.Sprintf("prefix split at %d", split), func(t *testing.T) {
@@ -1005,7 +986,7 @@ func TestFastOversizedMessage(t *testing.T) {
 // connection with GOAWAY and the right error code, the GOAWAY last, and
 // that a wrong preface gets the connection closed without a frame.
 func TestFastProtocolErrors(t *testing.T) {
-	checkNoFastLeak(t)
+	leakcheck.Check(t)
 	srv := newFrameServer(t, ServerConfig{})
 	health := grpcHeaders(healthpb.Health_Check_FullMethodName)
 	tests := []struct {
@@ -1076,7 +1057,7 @@ func TestFastProtocolErrors(t *testing.T) {
 // stream reset with RST_STREAM PROTOCOL_ERROR, and that the connection
 // serves the next call.
 func TestFastStreamErrors(t *testing.T) {
-	checkNoFastLeak(t)
+	leakcheck.Check(t)
 	srv := newFrameServer(t, ServerConfig{})
 	health := healthpb.Health_Check_FullMethodName
 	tests := []struct {
@@ -1115,7 +1096,7 @@ func TestFastStreamErrors(t *testing.T) {
 // not well-formed calls, or not allowed: each status code, and
 // grpc-message's percent-encoding.
 func TestFastGRPCSemantics(t *testing.T) {
-	checkNoFastLeak(t)
+	leakcheck.Check(t)
 	place := pb.Scheduler_Place_FullMethodName
 	health := healthpb.Health_Check_FullMethodName
 	req := grpcMessage(t, framePlaceRequest(8, 4, 2, 8))
@@ -1258,7 +1239,7 @@ func TestFastShutdown(t *testing.T) {
 		}
 	}
 	t.Run("drains", func(t *testing.T) {
-		checkNoFastLeak(t)
+		leakcheck.Check(t)
 		srv := newFrameServer(t, ServerConfig{})
 		p, served := newTCPPeer(t, srv)
 		p.handshake()
@@ -1295,7 +1276,7 @@ func TestFastShutdown(t *testing.T) {
 		within(t, "ServeFast", served, 5*time.Second)
 	})
 	t.Run("idle connection", func(t *testing.T) {
-		checkNoFastLeak(t)
+		leakcheck.Check(t)
 		srv := newFrameServer(t, ServerConfig{})
 		p, served := newTCPPeer(t, srv)
 		p.handshake()
@@ -1308,7 +1289,7 @@ func TestFastShutdown(t *testing.T) {
 		within(t, "ServeFast", served, time.Second)
 	})
 	t.Run("client never finishes", func(t *testing.T) {
-		checkNoFastLeak(t)
+		leakcheck.Check(t)
 		srv := newFrameServer(t, ServerConfig{})
 		p, served := newTCPPeer(t, srv)
 		p.handshake()
@@ -1568,38 +1549,40 @@ func (l *pipeListener) dial() net.Conn {
 // return once its ctx ends. It used to wait forever in goAway for the
 // lock, holding the fast server's mutex, before it looked at ctx.
 func TestFastShutdownBlockedWriterPipe(t *testing.T) {
-	srv, _ := NewServer(newFrameCore(t), ServerConfig{})
+	leakcheck.Check(t)
+	srv := newFrameServer(t, ServerConfig{})
 	lis := newPipeListener()
-	go srv.ServeFast(lis)
+	served := make(chan error, 1)
+	go func() { served <- srv.ServeFast(lis) }()
 	cli := lis.dial()
 	defer cli.Close()
 	io.WriteString(cli, http2.ClientPreface) // the server then writes SETTINGS, which nobody reads
 	time.Sleep(50 * time.Millisecond)
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- srv.Shutdown(ctx) }()
-	select {
-	case <-done:
-	case <-time.After(3 * time.Second):
-		t.Fatal("Shutdown(ctx with 200 ms) still blocked after 3 s: drain waits in goAway for the wmu of a connection blocked writing")
-	}
+	shutdownWithin(t, srv, served)
 }
 
 // TestFastShutdownBlockedWriterTCP is the same over TCP: a client that
 // sends calls with large answers and never reads.
 func TestFastShutdownBlockedWriterTCP(t *testing.T) {
-	srv, _ := NewServer(newFrameCore(t), ServerConfig{})
-	lis, _ := net.Listen("tcp", "127.0.0.1:0")
-	go srv.ServeFast(lis)
-	nc, _ := net.Dial("tcp", lis.Addr().String())
+	leakcheck.Check(t)
+	srv := newFrameServer(t, ServerConfig{})
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.ServeFast(lis) }()
+	nc, err := net.Dial("tcp", lis.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer nc.Close()
+	msg := grpcMessage(t, framePlaceRequest(64, 8, 300, 200)) // ~60 KB answers
 	go func() {
 		w := newH2Writer(nc)
 		io.WriteString(nc, http2.ClientPreface)
 		w.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1 << 30})
 		w.fr.WriteWindowUpdate(0, 1<<30)
-		msg := grpcMessage(t, framePlaceRequest(64, 8, 300, 200)) // ~60 KB answers
 		for id := uint32(1); id < 2*400; id += 2 {
 			if w.headers(id, false, grpcHeaders(pb.Scheduler_Place_FullMethodName)) != nil || w.data(id, true, msg) != nil {
 				return
@@ -1607,6 +1590,14 @@ func TestFastShutdownBlockedWriterTCP(t *testing.T) {
 		}
 	}()
 	time.Sleep(2 * time.Second) // the client never reads: the server's writes fill the socket buffers
+	shutdownWithin(t, srv, served)
+}
+
+// shutdownWithin runs srv.Shutdown with a 200 ms context and fails t
+// unless it returns within 3 s (its context's end closes the connections
+// still open) and ServeFast then returns nil.
+func shutdownWithin(t *testing.T, srv *Server, served <-chan error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	done := make(chan error, 1)
@@ -1615,6 +1606,9 @@ func TestFastShutdownBlockedWriterTCP(t *testing.T) {
 	case <-done:
 	case <-time.After(3 * time.Second):
 		t.Fatal("Shutdown(ctx with 200 ms) still blocked after 3 s")
+	}
+	if err := <-served; err != nil {
+		t.Errorf("ServeFast: %v", err)
 	}
 }
 
@@ -1707,7 +1701,7 @@ func TestFastGoAwayKeepsLastID(t *testing.T) {
 // well-behaved client is served after them. Without the timeout they held
 // every slot for good and the next client was closed as it was accepted.
 func TestFastIdleConnsLetGo(t *testing.T) {
-	checkNoFastLeak(t)
+	leakcheck.Check(t)
 	srv := newFrameServer(t, ServerConfig{})
 	srv.fastIdle = 300 * time.Millisecond
 	lis := newPipeListener()
@@ -1768,7 +1762,7 @@ func TestFastIdleConnsLetGo(t *testing.T) {
 // the client opens its windows every held answer arrives whole, and a new
 // call is served.
 func TestFastWaitingAnswersBudget(t *testing.T) {
-	checkNoFastLeak(t)
+	leakcheck.Check(t)
 	const budget = 300 << 10
 	p, _ := newPipePeer(t, newFrameServer(t, ServerConfig{}), func(c *fastConn) { c.budget = budget })
 	p.handshake(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})

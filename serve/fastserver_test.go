@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/drover-sched/drover/internal/leakcheck"
 	"github.com/drover-sched/drover/internal/testpki"
 	"github.com/drover-sched/drover/serve"
 	pb "github.com/drover-sched/drover/serve/proto"
@@ -126,7 +127,7 @@ func sameAnswer(t *testing.T, what string, g, f proto.Message, gerr, ferr error)
 // Every call carries a deadline (grpc-timeout). The core is stateless, so
 // that an answer depends on its request alone.
 func TestFastMatchesGRPC(t *testing.T) {
-	checkNoLeak(t)
+	leakcheck.Check(t)
 	const token = "s3cret"
 	cfg := serve.ServerConfig{Token: token, MaxRecvMsgSize: 64 << 10}
 	creds := grpc.WithPerRPCCredentials(serve.BearerToken{Token: token, AllowInsecure: true})
@@ -246,7 +247,7 @@ func TestFastMatchesGRPC(t *testing.T) {
 // connection answers its calls in turn), the metrics count every one, and
 // nothing races (the suite runs under -race).
 func TestFastConcurrent(t *testing.T) {
-	checkNoLeak(t)
+	leakcheck.Check(t)
 	m := serve.NewMetrics()
 	p := startFastPair(t, serve.ServerConfig{Metrics: m}, nil)
 	conns := []*grpc.ClientConn{p.fast}
@@ -295,7 +296,7 @@ func TestFastConcurrent(t *testing.T) {
 // grpc-go's TLS client, which offers ALPN h2, is answered; a client
 // without a certificate, and one that offers no ALPN, are not.
 func TestFastTLS(t *testing.T) {
-	checkNoLeak(t)
+	leakcheck.Check(t)
 	pki, err := testpki.Write(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -345,7 +346,7 @@ func TestFastTLS(t *testing.T) {
 // and a fast listener served then returns serve.ErrClosed. (The raw-frame
 // tests check the GOAWAY and the calls in progress.)
 func TestFastShutdownHealth(t *testing.T) {
-	checkNoLeak(t)
+	leakcheck.Check(t)
 	p := startFastPair(t, serve.ServerConfig{}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/drover-sched/drover/internal/leakcheck"
 	"github.com/drover-sched/drover/serve"
 	pb "github.com/drover-sched/drover/serve/proto"
 	"github.com/drover-sched/drover/serve/state"
@@ -41,7 +42,7 @@ func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
 // failed. It is InvalidArgument, for every unary method and on the
 // telemetry stream, and well-formed requests are unaffected.
 func TestMalformedProtobufIsInvalidArgument(t *testing.T) {
-	checkNoLeak(t)
+	leakcheck.Check(t)
 	st, err := state.New(state.Config{})
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,30 +18,13 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
+	"github.com/drover-sched/drover/internal/leakcheck"
 	"github.com/drover-sched/drover/serve"
 	pb "github.com/drover-sched/drover/serve/proto"
 )
 
-// checkNoLeak fails the test when, after it ends, more goroutines run
-// than before it started (retrying for a while: goroutines end
-// asynchronously).
-func checkNoLeak(t *testing.T) {
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		var n int
-		for range 100 {
-			if n = runtime.NumGoroutine(); n <= before {
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		buf := make([]byte, 1<<16)
-		t.Errorf("goroutine leak: %d before, %d after\n%s", before, n, buf[:runtime.Stack(buf, true)])
-	})
-}
-
 func TestServerTCP(t *testing.T) {
-	checkNoLeak(t)
+	leakcheck.Check(t)
 	sink := &serve.MemorySink{}
 	metrics := serve.NewMetrics()
 	h := startTCP(t, serve.ServerConfig{Token: "s3cret", Metrics: metrics},
@@ -124,7 +106,7 @@ func TestServerTCP(t *testing.T) {
 // request fails, each answer comes from a whole version, corrupt and
 // unconverged versions are refused and the last good one keeps serving.
 func TestHotReloadUnderLoad(t *testing.T) {
-	checkNoLeak(t)
+	leakcheck.Check(t)
 	root := t.TempDir()
 	writeCheckpoint(t, versionDir(root, 1), true, 8, 1)
 	h := startBufconn(t, serve.ServerConfig{})
@@ -247,7 +229,7 @@ func TestWatcherCanary(t *testing.T) {
 // decision record (every answered Place is in the sink) and leaks no
 // goroutine.
 func TestShutdownDuringLoad(t *testing.T) {
-	checkNoLeak(t)
+	leakcheck.Check(t)
 	sink := &serve.MemorySink{}
 	h := startBufconn(t, serve.ServerConfig{}, serve.WithSink(sink))
 	var answered atomic.Int64

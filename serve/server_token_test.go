@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/drover-sched/drover/internal/leakcheck"
 	"github.com/drover-sched/drover/serve"
 	pb "github.com/drover-sched/drover/serve/proto"
 )
@@ -21,7 +22,7 @@ import (
 // listener, reached with another authority) the call fails before the
 // token leaves.
 func TestBearerTokenPlaintextLoopbackOnly(t *testing.T) {
-	checkNoLeak(t)
+	leakcheck.Check(t)
 	creds := grpc.WithPerRPCCredentials(serve.BearerToken{Token: "s3cret", AllowInsecure: true})
 	h := startTCP(t, serve.ServerConfig{Token: "s3cret"}, []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()), creds})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
+
+	"github.com/drover-sched/drover/internal/leakcheck"
 )
 
 // TestServeExtender runs drover serve -extender-addr 127.0.0.1:0 and
@@ -75,15 +77,7 @@ func TestServeExtender(t *testing.T) {
 	if _, err := client.Post("http://"+m[1]+"/filter", "application/json", strings.NewReader(args)); err == nil {
 		t.Error("the extender still answers after shutdown")
 	}
-	var n int
-	for range 100 {
-		if n = runtime.NumGoroutine(); n <= before {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	buf := make([]byte, 1<<16)
-	t.Errorf("goroutine leak: %d before, %d after\n%s", before, n, buf[:runtime.Stack(buf, true)])
+	leakcheck.Wait(t, before)
 }
 
 func TestLoopbackDefault(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 
 	"github.com/drover-sched/drover/internal/agent"
+	"github.com/drover-sched/drover/internal/leakcheck"
 	pb "github.com/drover-sched/drover/serve/proto"
 )
 
@@ -23,7 +24,7 @@ var nan = math.NaN()
 var sampleOpts = cmp.Options{protocmp.Transform(), cmpopts.EquateNaNs(), cmpopts.EquateApprox(0, 1e-12)}
 
 func TestHelloThenSamplesInOrder(t *testing.T) {
-	checkNoLeak(t)
+	leakcheck.Check(t)
 	h := newHarness(t)
 	h.start()
 	cfg := h.config(fixtureRoot(t, "node-a", "t0"))
@@ -146,7 +147,7 @@ func TestFixtureSamples(t *testing.T) {
 // A server restart: the agent reconnects, says hello again, resends what
 // was not acknowledged and nothing that was.
 func TestReconnectResendsUnacknowledged(t *testing.T) {
-	checkNoLeak(t)
+	leakcheck.Check(t)
 	h := newHarness(t)
 	h.srv.setAckUpTo(2)
 	h.start()
@@ -211,7 +212,7 @@ func TestReconnectResendsUnacknowledged(t *testing.T) {
 // While the server is down the buffer fills; the oldest messages give way
 // to one Gap notice that counts them, sent first when the server is back.
 func TestBufferOverflowSendsGap(t *testing.T) {
-	checkNoLeak(t)
+	leakcheck.Check(t)
 	h := newHarness(t) // the server is down
 	cfg := h.config(fixtureRoot(t, "node-a", "t0"))
 	cfg.Buffer = 3
@@ -306,7 +307,7 @@ func TestRunFailsOnMissingRoot(t *testing.T) {
 // An iteration report posted to the running agent's endpoint reaches the
 // server as a JobIterations message in the stream's sequence.
 func TestIterationsEndToEnd(t *testing.T) {
-	checkNoLeak(t)
+	leakcheck.Check(t)
 	h := newHarness(t)
 	h.start()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -338,7 +339,7 @@ func TestIterationsEndToEnd(t *testing.T) {
 // A message the server refuses (InvalidArgument) is dropped after the
 // stream fails, so it does not block the ones behind it.
 func TestRefusedMessageIsDropped(t *testing.T) {
-	checkNoLeak(t)
+	leakcheck.Check(t)
 	h := newHarness(t)
 	h.start()
 	a, _ := h.run(t, h.config(fixtureRoot(t, "node-a", "t0")))
@@ -370,7 +371,7 @@ func TestRefusedMessageIsDropped(t *testing.T) {
 // the longest backoff before it says hello again, instead of taking the
 // node back at once; its messages stay buffered and are resent.
 func TestSupersededWaitsLongest(t *testing.T) {
-	checkNoLeak(t)
+	leakcheck.Check(t)
 	h := newHarness(t)
 	h.start()
 	cfg := h.config(fixtureRoot(t, "node-a", "t0"))

@@ -10,7 +10,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -301,21 +300,4 @@ func useSnapshot(t *testing.T, root, node, snap string) {
 	if err := os.CopyFS(root, os.DirFS(filepath.Join("..", "procfs", "testdata", node, snap))); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// checkNoLeak fails the test when more goroutines run after it than
-// before it (retrying for a while: goroutines end asynchronously).
-func checkNoLeak(t *testing.T) {
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		var n int
-		for range 100 {
-			if n = runtime.NumGoroutine(); n <= before {
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		buf := make([]byte, 1<<16)
-		t.Errorf("goroutine leak: %d before, %d after\n%s", before, n, buf[:runtime.Stack(buf, true)])
-	})
 }

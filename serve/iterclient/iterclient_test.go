@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 
 	"github.com/drover-sched/drover/internal/agent"
+	"github.com/drover-sched/drover/internal/leakcheck"
 	"github.com/drover-sched/drover/serve/iterclient"
 	pb "github.com/drover-sched/drover/serve/proto"
 )
@@ -142,7 +142,7 @@ func TestPosts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			checkNoLeak(t)
+			leakcheck.Check(t)
 			stub, addr := newAgentStub(t)
 			tt.cfg.Addr = addr
 			c := newClient(t, tt.cfg)
@@ -170,7 +170,7 @@ func TestPosts(t *testing.T) {
 // A post the agent refuses (or that cannot reach it) counts its times as
 // dropped, and the next report says so.
 func TestFailedPostIsReportedAsDropped(t *testing.T) {
-	checkNoLeak(t)
+	leakcheck.Check(t)
 	stub, addr := newAgentStub(t, http.StatusServiceUnavailable)
 	c := newClient(t, iterclient.Config{Addr: addr, Batch: 2, Interval: time.Hour})
 	c.Observe(ms(100))
@@ -190,7 +190,7 @@ func TestFailedPostIsReportedAsDropped(t *testing.T) {
 }
 
 func TestAgentAway(t *testing.T) {
-	checkNoLeak(t)
+	leakcheck.Check(t)
 	// Port 1: nothing listens there.
 	c := newClient(t, iterclient.Config{Addr: "127.0.0.1:1", Interval: time.Hour, Timeout: time.Second})
 	c.Observe(ms(100))
@@ -303,21 +303,4 @@ print(hook.job_id, hook.worker)
 			t.Errorf("time %v s, want about 0.02 s (one sleep)", s)
 		}
 	}
-}
-
-// checkNoLeak fails the test when more goroutines run after it than
-// before it (retrying for a while: goroutines end asynchronously).
-func checkNoLeak(t *testing.T) {
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		var n int
-		for range 100 {
-			if n = runtime.NumGoroutine(); n <= before {
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		buf := make([]byte, 1<<16)
-		t.Errorf("goroutine leak: %d before, %d after\n%s", before, n, buf[:runtime.Stack(buf, true)])
-	})
 }

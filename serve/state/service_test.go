@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -19,27 +18,10 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/internal/leakcheck"
 	pb "github.com/drover-sched/drover/serve/proto"
 	"github.com/drover-sched/drover/serve/state"
 )
-
-// checkNoLeak fails the test when, after it and its cleanups end, more
-// goroutines run than before it started (retrying: goroutines end
-// asynchronously). Register it first: cleanups run last-in first-out.
-func checkNoLeak(t *testing.T) {
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		var n int
-		for range 100 {
-			if n = runtime.NumGoroutine(); n <= before {
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		buf := make([]byte, 1<<16)
-		t.Errorf("goroutine leak: %d before, %d after\n%s", before, n, buf[:runtime.Stack(buf, true)])
-	})
-}
 
 // fakeClock is the server's clock, set by the test.
 type fakeClock struct {
@@ -142,7 +124,7 @@ func helloMsg(h *pb.AgentHello) *pb.AgentMessage {
 }
 
 func TestServiceAcks(t *testing.T) {
-	checkNoLeak(t)
+	leakcheck.Check(t)
 	st := newStore(t, state.Config{StaleAfter: 7 * time.Second})
 	clock := &fakeClock{t: at(0)}
 	c := startTelemetry(t, st, clock)
@@ -180,7 +162,7 @@ func TestServiceAcks(t *testing.T) {
 // TestServiceReconnect: an agent that reconnects with its id resends
 // what it had not seen acknowledged; nothing is applied twice.
 func TestServiceReconnect(t *testing.T) {
-	checkNoLeak(t)
+	leakcheck.Check(t)
 	st := newStore(t, state.Config{})
 	clock := &fakeClock{t: at(0)}
 	c := startTelemetry(t, st, clock)
@@ -238,7 +220,7 @@ func TestServiceReconnect(t *testing.T) {
 // TestServiceErrors: a stream the store refuses ends with the status
 // naming the field; what came before it stays applied.
 func TestServiceErrors(t *testing.T) {
-	checkNoLeak(t)
+	leakcheck.Check(t)
 	st := newStore(t, state.Config{MaxNodes: 1})
 	c := startTelemetry(t, st, &fakeClock{t: at(0)})
 	mustHello(t, st, hello("full", "a"), at(0))
@@ -304,7 +286,7 @@ func TestServiceErrors(t *testing.T) {
 
 // TestServiceEmptyStream: a stream closed before its hello is no error.
 func TestServiceEmptyStream(t *testing.T) {
-	checkNoLeak(t)
+	leakcheck.Check(t)
 	st := newStore(t, state.Config{})
 	a := openStream(t, startTelemetry(t, st, &fakeClock{t: at(0)}))
 	a.close()
@@ -316,7 +298,7 @@ func TestServiceEmptyStream(t *testing.T) {
 // TestServiceConcurrentStreams runs several agents at once while the
 // server overlays requests, as Place does.
 func TestServiceConcurrentStreams(t *testing.T) {
-	checkNoLeak(t)
+	leakcheck.Check(t)
 	const nodes, samples = 4, 50
 	st := newStore(t, state.Config{})
 	clock := &fakeClock{t: at(0)}
@@ -373,7 +355,7 @@ func TestServiceConcurrentStreams(t *testing.T) {
 
 func TestNewServiceDefaultClock(t *testing.T) {
 	// A nil clock is the real one: a hello is seen now, not at year 1.
-	checkNoLeak(t)
+	leakcheck.Check(t)
 	st := newStore(t, state.Config{})
 	lis := bufconn.Listen(1 << 16)
 	srv := grpc.NewServer()
@@ -402,7 +384,7 @@ func TestNewServiceDefaultClock(t *testing.T) {
 // agent's later messages must not count against them.
 func TestServiceOverlappingAgents(t *testing.T) {
 	// The old agent's stream is refused with Aborted (Store.ApplyFrom: ErrSuperseded).
-	checkNoLeak(t)
+	leakcheck.Check(t)
 	st := newStore(t, state.Config{})
 	c := startTelemetry(t, st, &fakeClock{t: at(0)})
 	old := openStream(t, c)
@@ -429,7 +411,7 @@ func TestServiceOverlappingAgents(t *testing.T) {
 // TestServiceClose: Close ends the streams in progress with Unavailable
 // and refuses new ones, so a graceful stop does not wait for agents.
 func TestServiceClose(t *testing.T) {
-	checkNoLeak(t)
+	leakcheck.Check(t)
 	st := newStore(t, state.Config{})
 	lis := bufconn.Listen(1 << 16)
 	srv := grpc.NewServer()
@@ -481,7 +463,7 @@ func TestServiceClose(t *testing.T) {
 // refused, every time.
 func TestServiceCloseRefusesNewStreams(t *testing.T) {
 	// Stream checks for Close before each message, so a ready hello cannot win the race.
-	checkNoLeak(t)
+	leakcheck.Check(t)
 	st := newStore(t, state.Config{})
 	lis := bufconn.Listen(1 << 16)
 	srv := grpc.NewServer()
