@@ -1197,6 +1197,13 @@ func TestFastGRPCSemantics(t *testing.T) {
 // returns a peer connected to it, and a channel that receives ServeFast's
 // error.
 func newTCPPeer(t *testing.T, srv *Server) (*h2peer, <-chan error) {
+	nc, served := dialFast(t, srv)
+	return newH2Peer(t, nc), served
+}
+
+// dialFast serves the fast listener of srv on a loopback port and returns
+// a connection to it, and a channel that receives ServeFast's error.
+func dialFast(t *testing.T, srv *Server) (net.Conn, <-chan error) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -1207,7 +1214,7 @@ func newTCPPeer(t *testing.T, srv *Server) (*h2peer, <-chan error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newH2Peer(t, nc), served
+	return nc, served
 }
 
 // TestFastShutdown checks Shutdown with a fast connection: GOAWAY
@@ -1566,16 +1573,7 @@ func TestFastShutdownBlockedWriterPipe(t *testing.T) {
 func TestFastShutdownBlockedWriterTCP(t *testing.T) {
 	leakcheck.Check(t)
 	srv := newFrameServer(t, ServerConfig{})
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.ServeFast(lis) }()
-	nc, err := net.Dial("tcp", lis.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, served := dialFast(t, srv)
 	defer nc.Close()
 	msg := grpcMessage(t, framePlaceRequest(64, 8, 300, 200)) // ~60 KB answers
 	go func() {
