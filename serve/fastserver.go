@@ -332,6 +332,8 @@ func fastConnWindow(maxRecv int) int64 {
 	return max(int64(staticConnWindow), int64(maxRecv)+5+fastMaxFrame)
 }
 
+// newFastConn returns the state of a connection accepted by ServeFast,
+// with the server's limits; serve runs it.
 func (s *Server) newFastConn(nc net.Conn) *fastConn {
 	maxRecv := s.cfg.MaxRecvMsgSize
 	if maxRecv == 0 {
