@@ -182,8 +182,7 @@ func (s *Server) ServeFast(lis net.Listener) error {
 			if draining {
 				return nil
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
+			if isTimeout(err) {
 				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
 				time.Sleep(delay)
 				continue
@@ -286,8 +285,7 @@ type fastConn struct {
 	drainBy  atomic.Int64  // Shutdown's deadline, Unix nanoseconds
 
 	idleTimeout time.Duration // fastIdleTimeout (tests shorten it)
-	rdlSet      time.Time     // when the idle read deadline was last pushed
-	wdlSet      time.Time     // when the write deadline was last pushed
+	pushedAt    time.Time     // when the deadlines were last pushed
 
 	streams    map[uint32]*fastStream
 	recvWin    int64                  // connection window the client has left
@@ -410,9 +408,7 @@ func (c *fastConn) serve() {
 		var done bool
 		if err != nil && !draining && isTimeout(err) {
 			// Idle for fastIdleTimeout: say goodbye.
-			c.fr.WriteGoAway(c.maxID.Load(), http2.ErrCodeNo, []byte("idle"))
-			c.bw.Flush()
-			done = true
+			done = c.fail(http2.ErrCodeNo, "idle")
 		} else {
 			done = c.handle(f, err)
 		}
@@ -441,10 +437,10 @@ func (c *fastConn) serve() {
 // pushDeadlines moves the idle read deadline and the write deadline
 // forward, at most once a second (each is a timer update).
 func (c *fastConn) pushDeadlines(now time.Time) {
-	if now.Sub(c.rdlSet) >= time.Second {
+	if now.Sub(c.pushedAt) >= time.Second {
 		c.nc.SetReadDeadline(now.Add(c.idleTimeout))
 		c.nc.SetWriteDeadline(now.Add(fastWriteTimeout))
-		c.rdlSet = now
+		c.pushedAt = now
 	}
 }
 
@@ -628,7 +624,7 @@ func (c *fastConn) headers(f *http2.MetaHeadersFrame) bool {
 		return c.fail(http2.ErrCodeProtocol, "HEADERS with a stream id not new and odd")
 	}
 	c.maxID.Store(id)
-	if c.goneAway || c.draining.Load() || c.clientGone || len(c.streams) >= fastMaxStreams || c.buffered > c.budget {
+	if c.draining.Load() || c.clientGone || len(c.streams) >= fastMaxStreams || c.buffered > c.budget {
 		c.reset(id, http2.ErrCodeRefusedStream)
 		return c.wasted()
 	}
@@ -872,18 +868,11 @@ func (c *fastConn) close(st *fastStream) {
 // ended answers a stream whose request has arrived whole.
 func (c *fastConn) ended(st *fastStream) bool {
 	code, msg := c.call(st)
-	c.dropBody(st)
-	if st.cancel != nil {
-		st.cancel()
-		st.cancel = nil
-	}
 	c.idle = max(c.idle-fastCallCredit, 0)
 	if code != codes.OK {
 		return c.answerError(st, code, msg)
 	}
-	c.hbuf.Reset()
-	c.henc.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
-	c.henc.WriteField(hpack.HeaderField{Name: "content-type", Value: "application/grpc"})
+	c.responseHeaders()
 	c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: st.id, BlockFragment: c.hbuf.Bytes(), EndHeaders: true})
 	c.hbuf.Reset()
 	c.henc.WriteField(hpack.HeaderField{Name: "grpc-status", Value: "0"})
@@ -892,14 +881,20 @@ func (c *fastConn) ended(st *fastStream) bool {
 
 // answerError ends a stream with a trailers-only answer: code and msg.
 func (c *fastConn) answerError(st *fastStream, code codes.Code, msg string) bool {
-	c.hbuf.Reset()
-	c.henc.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
-	c.henc.WriteField(hpack.HeaderField{Name: "content-type", Value: "application/grpc"})
+	c.responseHeaders()
 	c.henc.WriteField(hpack.HeaderField{Name: "grpc-status", Value: strconv.Itoa(int(code))})
 	if msg != "" {
 		c.henc.WriteField(hpack.HeaderField{Name: "grpc-message", Value: encodeGRPCMessage(msg)})
 	}
 	return c.endWith(st, nil, c.hbuf.Bytes())
+}
+
+// responseHeaders starts a header block in hbuf with a gRPC answer's
+// headers: :status 200 and the content type.
+func (c *fastConn) responseHeaders() {
+	c.hbuf.Reset()
+	c.henc.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
+	c.henc.WriteField(hpack.HeaderField{Name: "content-type", Value: "application/grpc"})
 }
 
 // endWith sends payload as DATA, as the windows allow, then the block
@@ -1016,22 +1011,19 @@ func (c *fastConn) dispatch(st *fastStream) (codes.Code, string) {
 	switch st.method {
 	case fastPlace:
 		in := &c.in
+		defer func() {
+			if !in.reset() {
+				c.in = placeIn{} // a huge request's scratch is left to the collector
+			}
+		}()
+		// decodePlaceRequest leaves in.req empty when it cannot decode.
 		if !decodePlaceRequest(b, &in.req, &in.sc) {
-			in.sc.reset()
-			in.req = pb.PlaceRequest{}
 			if uerr := proto.Unmarshal(b, &in.req); uerr != nil {
-				in.req = pb.PlaceRequest{}
 				return codes.InvalidArgument, fmt.Sprintf("%s: %v", malformedRequest, uerr)
 			}
 		}
 		resp, err = c.s.core.Place(st.ctx, &in.req)
 		err = toStatus(err)
-		if cap(in.sc.nodes) > maxPooledNodes {
-			c.in = placeIn{}
-		} else {
-			in.sc.reset()
-			in.req = pb.PlaceRequest{}
-		}
 	case fastReport:
 		req := new(pb.ReportRequest)
 		if uerr := proto.Unmarshal(b, req); uerr != nil {

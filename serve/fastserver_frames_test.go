@@ -1217,6 +1217,32 @@ func dialFast(t *testing.T, srv *Server) (net.Conn, <-chan error) {
 	return nc, served
 }
 
+// shutdown runs srv.Shutdown with a context of d on a goroutine of its
+// own, and returns the channel that receives its error.
+func shutdown(srv *Server, d time.Duration) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		done <- srv.Shutdown(ctx)
+	}()
+	return done
+}
+
+// within waits for ch, failing the test after d, and when ch's error is
+// not nil.
+func within(t *testing.T, what string, ch <-chan error, d time.Duration) {
+	t.Helper()
+	select {
+	case err := <-ch:
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+	case <-time.After(d):
+		t.Fatalf("%s did not return in %v", what, d)
+	}
+}
+
 // TestFastShutdown checks Shutdown with a fast connection: GOAWAY
 // NO_ERROR naming the last stream begun, new streams refused, the begun
 // one still answered, then the connection closed and Shutdown and
@@ -1224,27 +1250,6 @@ func dialFast(t *testing.T, srv *Server) (net.Conn, <-chan error) {
 // client that never finishes its stream cut off when ctx ends.
 func TestFastShutdown(t *testing.T) {
 	req := framePlaceRequest(8, 4, 2, 8)
-	shutdown := func(srv *Server, d time.Duration) <-chan error {
-		done := make(chan error, 1)
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), d)
-			defer cancel()
-			done <- srv.Shutdown(ctx)
-		}()
-		return done
-	}
-	// within waits for ch, failing the test after d.
-	within := func(t *testing.T, what string, ch <-chan error, d time.Duration) {
-		t.Helper()
-		select {
-		case err := <-ch:
-			if err != nil {
-				t.Errorf("%s: %v", what, err)
-			}
-		case <-time.After(d):
-			t.Fatalf("%s did not return in %v", what, d)
-		}
-	}
 	t.Run("drains", func(t *testing.T) {
 		leakcheck.Check(t)
 		srv := newFrameServer(t, ServerConfig{})
@@ -1565,7 +1570,8 @@ func TestFastShutdownBlockedWriterPipe(t *testing.T) {
 	defer cli.Close()
 	io.WriteString(cli, http2.ClientPreface) // the server then writes SETTINGS, which nobody reads
 	time.Sleep(50 * time.Millisecond)
-	shutdownWithin(t, srv, served)
+	within(t, "Shutdown", shutdown(srv, 200*time.Millisecond), 3*time.Second)
+	within(t, "ServeFast", served, 3*time.Second)
 }
 
 // TestFastShutdownBlockedWriterTCP is the same over TCP: a client that
@@ -1588,26 +1594,8 @@ func TestFastShutdownBlockedWriterTCP(t *testing.T) {
 		}
 	}()
 	time.Sleep(2 * time.Second) // the client never reads: the server's writes fill the socket buffers
-	shutdownWithin(t, srv, served)
-}
-
-// shutdownWithin runs srv.Shutdown with a 200 ms context and fails t
-// unless it returns within 3 s (its context's end closes the connections
-// still open) and ServeFast then returns nil.
-func shutdownWithin(t *testing.T, srv *Server, served <-chan error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- srv.Shutdown(ctx) }()
-	select {
-	case <-done:
-	case <-time.After(3 * time.Second):
-		t.Fatal("Shutdown(ctx with 200 ms) still blocked after 3 s")
-	}
-	if err := <-served; err != nil {
-		t.Errorf("ServeFast: %v", err)
-	}
+	within(t, "Shutdown", shutdown(srv, 200*time.Millisecond), 3*time.Second)
+	within(t, "ServeFast", served, 3*time.Second)
 }
 
 // TestFastSettingsWindowOverflow: a SETTINGS_INITIAL_WINDOW_SIZE change

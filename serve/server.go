@@ -318,12 +318,21 @@ var placeInPool = sync.Pool{New: func() any { return new(placeIn) }}
 // release returns in to the pool, dropping its references to the request
 // (a huge request's scratch is left to the collector).
 func (in *placeIn) release() {
+	if in.reset() {
+		placeInPool.Put(in)
+	}
+}
+
+// reset empties in for the next request and reports whether it is worth
+// keeping: false when a huge request grew its scratch past
+// maxPooledNodes (in is then left as it is, for the collector).
+func (in *placeIn) reset() bool {
 	if cap(in.sc.nodes) > maxPooledNodes {
-		return
+		return false
 	}
 	in.sc.reset()
 	in.req, in.t = pb.PlaceRequest{}, decodeTarget{}
-	placeInPool.Put(in)
+	return true
 }
 
 // placeHandler is the generated Place handler with recvDecoded's
