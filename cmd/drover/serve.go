@@ -338,13 +338,21 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 	if err != nil {
 		return err
 	}
+	// What is opened from here on is closed when serveUntil returns: on an
+	// error before serving, what was opened so far; after a shutdown, what
+	// is already shut down (closing again does nothing).
+	opened := []io.Closer{lis}
+	defer func() {
+		for _, o := range opened {
+			o.Close()
+		}
+	}()
 	var hs *http.Server
 	var stopping atomic.Bool
 	maddr := ""
 	if c.metricsAddr != "" {
 		mlis, err := net.Listen("tcp", metricsAddr)
 		if err != nil {
-			lis.Close()
 			return err
 		}
 		mux := http.NewServeMux()
@@ -361,6 +369,7 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 		})
 		hs = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 		maddr = mlis.Addr().String()
+		opened = append(opened, hs)
 		go hs.Serve(mlis)
 	}
 	// The kube-scheduler extender: HTTP over the same core.
@@ -369,15 +378,10 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 	if c.extenderAddr != "" {
 		ext, err := extender.New(core, extender.Config{})
 		if err != nil {
-			lis.Close()
 			return err
 		}
 		elis, err := net.Listen("tcp", loopbackDefault(c.extenderAddr))
 		if err != nil {
-			lis.Close()
-			if hs != nil {
-				hs.Close()
-			}
 			return err
 		}
 		if scfg.TLS != nil {
@@ -397,6 +401,7 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 			// it authenticates by client certificate.
 			fmt.Fprintln(stdout, "drover serve: warning: the extender does not check -token-file (kube-scheduler cannot send one); use -tls-client-ca to authenticate it")
 		}
+		opened = append(opened, es)
 		go es.Serve(elis)
 	}
 	// The fast listener: the hot unary calls over the lean endpoint.
@@ -405,15 +410,9 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 	if c.placeAddr != "" {
 		plis, err = net.Listen("tcp", loopbackDefault(c.placeAddr))
 		if err != nil {
-			lis.Close()
-			if hs != nil {
-				hs.Close()
-			}
-			if es != nil {
-				es.Close()
-			}
 			return err
 		}
+		opened = append(opened, plis)
 		paddr = plis.Addr().String()
 	}
 	st := core.Status()
@@ -437,13 +436,7 @@ func serveUntil(ctx context.Context, c serveConfig, ready chan<- [2]string, stdo
 	select {
 	case <-ctx.Done():
 	case err := <-errc:
-		if es != nil {
-			es.Close()
-		}
-		if hs != nil {
-			hs.Close()
-		}
-		return err
+		return err // the deferred Close stops the other listeners
 	}
 	fmt.Fprintln(stdout, "drover serve: shutting down")
 	stopping.Store(true)
