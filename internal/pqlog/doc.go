@@ -11,15 +11,22 @@
 // DIR/PREFIX-NNNNNN.wal, builds row groups, writes them to
 // DIR/PREFIX-NNNNNN.parquet.tmp and seals the file (footer, fsync, rename
 // to .parquet, fsync of the directory, removal of the .wal) by size, by
-// interval, on Flush and on Close. The goroutine encodes a row group a
-// column at a time, in slices of 64 rows, and gives the processor to the
-// other goroutines every 100 us of work, so that on one processor
-// (GOMAXPROCS=1) a Place call does not wait for a whole row group's
-// encoding. A new Writer on the directory first turns every leftover .wal
+// interval, on Flush and on Close. The goroutine appends each record's
+// values to its columns' pages as it takes the record, compresses a page
+// once it holds 16 KiB, and gives the processor to the other goroutines
+// every 100 us of work, so that on one processor (GOMAXPROCS=1) a Place
+// call waits for at most one page's compression. A new Writer on the directory first turns every leftover .wal
 // into a sealed file, so the records of a killed process's unsealed file
 // survive; what cannot be recovered is reported (Writer.Recovered), never
 // deleted. The file formats are specified in docs/format/decision-log.md
 // and telemetry-log.md.
+//
+// The files are written by this package's own Parquet encoder
+// (encode.go), a streaming one with no garbage per record, and read by
+// arrow-go: arrow-go's writer cost 7.4 us and 2.7 KB of garbage per
+// decision record, compressed a column chunk in one call, and its
+// buffers' pages went back and forth to the OS (see encode.go for what
+// the files hold).
 //
 // Encoding is separate from I/O: Encode and Decode turn records into one
 // Parquet file's bytes and back, AppendFrame and ReadFrames frame records

@@ -11,12 +11,8 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
@@ -52,14 +48,8 @@ type Format[T any] struct {
 	ErrClosed error
 	// CreatedBy is the Parquet footer's created_by.
 	CreatedBy string
-	// Plain names the columns written without a dictionary, by Parquet
-	// column path ("time", "ids.list.element"): those whose values are
-	// mostly distinct (times, ids, measurements), where a dictionary
-	// only costs. Closing a 1,024-row chunk of distinct int64s with one
-	// held the writer's goroutine 0.3-0.7 ms without a yield.
-	Plain []string
-	// Append appends r to the builder as one row.
-	Append func(b *array.RecordBuilder, r *T)
+	// Append sets r's values in the row, a call per column (see Row).
+	Append func(b *Row, r *T)
 	// Columns decode a file's columns into records, in this order.
 	Columns []Column[T]
 	// Finish, when set, completes a decoded record before Validate.
@@ -127,45 +117,6 @@ func (f *Format[T]) parseName(name string) (index, kind int, ok bool) {
 	return i, kindWAL, true
 }
 
-// writerProps are the Parquet properties of every log file: format 2.6
-// (nanosecond timestamps), zstd, statistics on, dictionaries but for the
-// Plain columns. (zstd over Snappy: 2.6
-// against 3.7 us per appended record in declog's BenchmarkAppend, and
-// smaller files.)
-func (f *Format[T]) writerProps() *parquet.WriterProperties {
-	opts := []parquet.WriterProperty{
-		parquet.WithVersion(parquet.V2_6),
-		parquet.WithCompression(compress.Codecs.Zstd),
-		parquet.WithCreatedBy(f.CreatedBy),
-	}
-	for _, c := range f.Plain {
-		opts = append(opts, parquet.WithDictionaryFor(c, false))
-	}
-	return parquet.NewWriterProperties(opts...)
-}
-
-// newFileWriter returns a Parquet writer of one log file to w, the one
-// pqarrow.NewFileWriter would make for the schema and writerProps (the
-// schema's metadata as the file's key-value metadata, no stored Arrow
-// schema), for writing row groups a column at a time.
-func (f *Format[T]) newFileWriter(w io.Writer) (*file.Writer, error) {
-	props := f.writerProps()
-	ps, err := pqarrow.ToParquet(f.Schema, props, pqarrow.DefaultWriterProps())
-	if err != nil {
-		return nil, err
-	}
-	md := f.Schema.Metadata()
-	meta := make(metadata.KeyValueMetadata, 0, md.Len())
-	for i := range md.Len() {
-		meta.Append(md.Keys()[i], md.Values()[i])
-	}
-	return file.NewParquetWriterWithError(w, ps.Root(), file.WithWriterProps(props), file.WithWriteMetadata(meta))
-}
-
-func (f *Format[T]) newBuilder() *array.RecordBuilder {
-	return array.NewRecordBuilder(memory.DefaultAllocator, f.Schema)
-}
-
 // validate checks every record and returns the first error, its
 // *FormatError's Row set to the record's 1-based index.
 func (f *Format[T]) validate(recs []T) error {
@@ -195,27 +146,30 @@ func Encode[T any](f *Format[T], recs []T) ([]byte, error) {
 }
 
 // encode writes recs to w as one Parquet file, rowGroup records per row
-// group (at least one row group, empty when recs is).
+// group (no row group when recs is empty).
 func (f *Format[T]) encode(w io.Writer, recs []T, rowGroup int) error {
-	fw, err := pqarrow.NewFileWriter(f.Schema, w, f.writerProps(), pqarrow.DefaultWriterProps())
+	e, err := newEncoder(f)
 	if err != nil {
 		return err
 	}
-	b := f.newBuilder()
-	defer b.Release()
-	for lo := 0; lo == 0 || lo < len(recs); lo += rowGroup {
-		for i := lo; i < min(lo+rowGroup, len(recs)); i++ {
-			f.Append(b, &recs[i])
-		}
-		rec := b.NewRecordBatch()
-		err := fw.Write(rec)
-		rec.Release()
-		if err != nil {
-			fw.Close()
+	if err := e.start(w); err != nil {
+		return err
+	}
+	for i := range recs {
+		f.Append(&e.Row, &recs[i])
+		if err := e.endRow(); err != nil {
 			return err
 		}
+		if err := e.closeFull(nil); err != nil {
+			return err
+		}
+		if e.rgRows >= rowGroup {
+			if err := e.writeRowGroup(nil); err != nil {
+				return err
+			}
+		}
 	}
-	return fw.Close()
+	return e.finish(nil)
 }
 
 // Decode reads the records of one log file held in data; name is the

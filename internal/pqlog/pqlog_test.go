@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/apache/arrow-go/v18/parquet/compress"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -34,9 +33,9 @@ var testFormat = &Format[row]{
 		return arrow.NewSchema([]arrow.Field{{Name: "seq", Type: arrow.PrimitiveTypes.Int64}, {Name: "name", Type: arrow.BinaryTypes.String}}, &md)
 	}(),
 	VersionKey: "v", Version: "1", ErrVersion: errVersion, ErrClosed: errors.New("closed"), CreatedBy: "pqlog test",
-	Append: func(b *array.RecordBuilder, r *row) {
-		b.Field(0).(*array.Int64Builder).Append(r.Seq)
-		b.Field(1).(*array.StringBuilder).Append(r.Name)
+	Append: func(b *Row, r *row) {
+		b.Int64(0, r.Seq)
+		b.String(1, r.Name)
 	},
 	Columns: []Column[row]{
 		{Name: "seq", Set: func(r *row, a arrow.Array, i int) error { r.Seq = a.(*array.Int64).Value(i); return nil }},
@@ -326,33 +325,25 @@ func TestRecoverWAL(t *testing.T) {
 	}
 }
 
-// TestNewWriterWarmsZstd: a queued Writer has the kept zstd encoder made
-// (and its tables used) by NewWriter, before the first row group, which
-// would otherwise pay for it on the background goroutine while serving.
+// TestNewWriterWarmsZstd: a queued Writer has the zstd encoder made (and
+// its tables used) by NewWriter, before the first row group, which would
+// otherwise pay for it on the background goroutine while serving.
 func TestNewWriterWarmsZstd(t *testing.T) {
-	c, err := compress.GetCodec(compress.Codecs.Zstd)
-	if err != nil {
-		t.Skip("no zstd codec")
-	}
-	k, ok := c.(*keptZstd)
-	if !ok {
-		t.Fatalf("zstd codec %T, want the kept one", c)
-	}
 	// As in a fresh process (the package's other tests made it).
-	k.mu.Lock()
-	k.enc = nil
-	k.mu.Unlock()
+	zstdMu.Lock()
+	zstdEnc = nil
+	zstdMu.Unlock()
 	warm = sync.Once{}
 	w, err := NewWriter(testFormat, t.TempDir(), Config[row]{RowGroup: 4, Queue: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	k.mu.Lock()
-	made := k.enc != nil
-	k.mu.Unlock()
+	zstdMu.Lock()
+	made := zstdEnc != nil
+	zstdMu.Unlock()
 	if !made {
-		t.Error("NewWriter left the kept zstd encoder unmade")
+		t.Error("NewWriter left the zstd encoder unmade")
 	}
 }
 

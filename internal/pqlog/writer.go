@@ -2,7 +2,6 @@ package pqlog
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,25 +10,16 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // DefaultQueue is the records a Writer's queue holds before it drops.
 const DefaultQueue = 65536
 
-// sliceRecords is the most rows of one column the Writer encodes in one
-// call; between such calls, and between the records it appends to its
-// builder, the background goroutine yields the processor once it has
-// held it for yieldAfter (see yielder).
-const sliceRecords = 64
-
 // yieldAfter is how long the background goroutine works before it yields.
 // With GOMAXPROCS=1 (the benchmarked server) nothing else runs while it
-// works, and encoding a 4,096-record row group in one call took 15-40 ms
-// on the benchmark machine: every Place call waited that long.
+// works, and encoding a 4,096-record row group in one call (arrow-go's
+// writer, before encode.go) took 15-40 ms on the benchmark machine:
+// every Place call waited that long.
 const yieldAfter = 100 * time.Microsecond
 
 // DefaultWALDelay is how long a queued Writer's background goroutine
@@ -124,11 +114,8 @@ type Writer[T any] struct {
 	f2        *os.File
 	tb        *bufio.Writer // the .tmp's buffer
 	cw        *countingWriter
-	pw        *file.Writer // the .tmp's Parquet writer
-	b         *array.RecordBuilder
+	enc       *encoder // the current file's Parquet encoder, kept from file to file
 	y         *yielder // the background goroutine's; nil without a queue
-	levels    []int16  // scratch: a list slice's definition and repetition levels
-	rows      int      // records in the builder
 	records   int      // records in the current file, buffered ones included
 	opened    time.Time
 	sealed    []string
@@ -156,7 +143,11 @@ func NewWriter[T any](f *Format[T], dir string, cfg Config[T]) (*Writer[T], erro
 	if err != nil {
 		return nil, err
 	}
-	w := &Writer[T]{f: f, dir: dir, cfg: cfg, next: next, recovered: rec, b: f.newBuilder()}
+	enc, err := newEncoder(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Log, err)
+	}
+	w := &Writer[T]{f: f, dir: dir, cfg: cfg, next: next, recovered: rec, enc: enc}
 	if cfg.Queue > 0 {
 		warmZstd()
 		if w.y, err = newYielder(); err != nil {
@@ -455,7 +446,6 @@ func (w *Writer[T]) shutdown() error {
 			err = nil // the caller has had it from Write
 		}
 	}
-	w.b.Release()
 	return err
 }
 
@@ -476,10 +466,17 @@ func (w *Writer[T]) add(it *item[T]) error {
 	}
 	w.y.maybe()
 	w.walBuf = AppendFrame(w.f, w.walBuf, &it.rec)
-	w.f.Append(w.b, &it.rec)
-	w.rows++
+	w.f.Append(&w.enc.Row, &it.rec)
+	if err := w.enc.endRow(); err != nil {
+		return err
+	}
 	w.records++
-	if w.rows >= w.cfg.RowGroup {
+	// The pages the record filled, compressed a page at a time between
+	// yields.
+	if err := w.enc.closeFull(w.y); err != nil {
+		return w.tmpErr(err)
+	}
+	if w.enc.rgRows >= w.cfg.RowGroup {
 		if err := w.writeRowGroup(); err != nil {
 			return err
 		}
@@ -520,105 +517,34 @@ func (w *Writer[T]) flushWAL() error {
 // current file's .tmp first when it is not open. The write-ahead log gets
 // the records first, so it always holds every record of the .tmp.
 func (w *Writer[T]) writeRowGroup() error {
-	if w.rows == 0 {
+	if w.enc.rgRows == 0 {
 		return nil
 	}
 	if err := w.flushWAL(); err != nil {
 		return err
 	}
-	if w.pw == nil {
+	if w.f2 == nil {
 		if err := w.open(); err != nil {
 			return err
 		}
 	}
-	rec := w.b.NewRecordBatch()
-	w.rows = 0
-	defer rec.Release()
-	if err := w.writeColumns(rec); err != nil {
-		return fmt.Errorf("%s: write %s: %w", w.f.Log, w.f2.Name(), err)
+	if err := w.enc.writeRowGroup(w.y); err != nil {
+		return w.tmpErr(err)
 	}
 	if err := w.tb.Flush(); err != nil {
-		return fmt.Errorf("%s: write %s: %w", w.f.Log, w.f2.Name(), err)
+		return w.tmpErr(err)
 	}
 	return nil
 }
 
-// writeColumns writes rec as one row group of the .tmp: what
-// pqarrow.FileWriter.Write writes, byte for byte, but a column at a time
-// and each column sliceRecords rows at a time, so that the background
-// goroutine can yield between the slices.
-func (w *Writer[T]) writeColumns(rec arrow.RecordBatch) (err error) {
-	defer func() {
-		// arrow-go's writers report some errors by panicking: the
-		// write's error, then (the Writer is unusable after it).
-		if p := recover(); p != nil {
-			err = fmt.Errorf("parquet: %v", p)
-		}
-	}()
-	rgw, err := w.pw.AppendRowGroupChecked()
-	if err != nil {
-		return err
+// tmpErr names the file being written (or, before it is opened, the
+// next one) in an encoding or write error.
+func (w *Writer[T]) tmpErr(err error) error {
+	name := filepath.Join(w.dir, w.f.FileName(w.cur)+TmpSuffix)
+	if w.f2 != nil {
+		name = w.f2.Name()
 	}
-	ctx := pqarrow.NewArrowWriteContext(context.Background(), nil)
-	n := int(rec.NumRows())
-	for _, col := range rec.Columns() {
-		cw, err := rgw.NextColumn()
-		if err != nil {
-			return err
-		}
-		for lo := 0; lo < n; lo += sliceRecords {
-			w.y.maybe()
-			if err := w.writeSlice(ctx, cw, col, lo, min(lo+sliceRecords, n)); err != nil {
-				return err
-			}
-		}
-		w.y.maybe()
-		// Compress and write the column's pages now, between yields (the
-		// next NextColumn, or rgw.Close, would).
-		if err := cw.Close(); err != nil {
-			return err
-		}
-	}
-	w.y.maybe()
-	return rgw.Close()
-}
-
-// writeSlice writes rows [lo, hi) of col to cw. A column is a required
-// primitive or a required list of required primitives (the logs' schemas
-// have no other): a list's row of k > 0 elements has k levels, all with
-// definition level 1, the first with repetition level 0 and the others 1;
-// an empty list has one level, 0 and 0.
-func (w *Writer[T]) writeSlice(ctx context.Context, cw file.ColumnChunkWriter, col arrow.Array, lo, hi int) error {
-	l, ok := col.(*array.List)
-	if !ok {
-		leaf := array.NewSlice(col, int64(lo), int64(hi))
-		defer leaf.Release()
-		return pqarrow.WriteArrowToColumn(ctx, cw, leaf, nil, nil, false)
-	}
-	offs := l.Offsets()
-	levels := w.levels[:0]
-	for i := lo; i < hi; i++ { // repetition levels
-		levels = append(levels, 0)
-		for range int(offs[i+1]-offs[i]) - 1 {
-			levels = append(levels, 1)
-		}
-	}
-	nl := len(levels)
-	for i := lo; i < hi; i++ { // definition levels
-		if k := int(offs[i+1] - offs[i]); k == 0 {
-			levels = append(levels, 0)
-		} else {
-			for range k {
-				levels = append(levels, 1)
-			}
-		}
-	}
-	w.levels = levels
-	leaf := array.NewSlice(l.ListValues(), int64(offs[lo]), int64(offs[hi]))
-	defer leaf.Release()
-	// levels[:nl] are the repetition levels, levels[nl:] the definition
-	// levels.
-	return pqarrow.WriteArrowToColumn(ctx, cw, leaf, levels[nl:], levels[:nl], false)
+	return fmt.Errorf("%s: write %s: %w", w.f.Log, name, err)
 }
 
 func (w *Writer[T]) open() error {
@@ -627,17 +553,15 @@ func (w *Writer[T]) open() error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", w.f.Log, err)
 	}
-	// Buffered, and written a row group at a time: arrow-go writes each
-	// page and page header on its own, some 90 writes per 1,024-record
-	// row group, a system call each.
+	// Buffered, and written a row group at a time: a system call per
+	// column chunk would be some 25 per row group.
 	tb := bufio.NewWriterSize(f, tmpBuf)
 	cw := &countingWriter{w: tb}
-	pw, err := w.f.newFileWriter(nopCloser{cw})
-	if err != nil {
+	if err := w.enc.start(cw); err != nil {
 		f.Close()
-		return fmt.Errorf("%s: %s: %w", w.f.Log, path, err)
+		return fmt.Errorf("%s: write %s: %w", w.f.Log, path, err)
 	}
-	w.f2, w.tb, w.cw, w.pw = f, tb, cw, pw
+	w.f2, w.tb, w.cw = f, tb, cw
 	return nil
 }
 
@@ -652,8 +576,8 @@ func (w *Writer[T]) seal() error {
 		return err
 	}
 	tmp := w.f2.Name()
-	if err := w.pw.Close(); err != nil {
-		return fmt.Errorf("%s: close %s: %w", w.f.Log, tmp, err)
+	if err := w.enc.finish(w.y); err != nil {
+		return fmt.Errorf("%s: write %s: %w", w.f.Log, tmp, err)
 	}
 	if err := w.tb.Flush(); err != nil {
 		return fmt.Errorf("%s: write %s: %w", w.f.Log, tmp, err)
@@ -671,7 +595,7 @@ func (w *Writer[T]) seal() error {
 	if err := syncDir(w.f.Log, w.dir); err != nil {
 		return err
 	}
-	w.f2, w.tb, w.cw, w.pw = nil, nil, nil, nil
+	w.f2, w.tb, w.cw = nil, nil, nil
 	w.records = 0
 	w.sealed = append(w.sealed, final)
 	// The sealed file holds every record of the write-ahead log; a crash
@@ -709,10 +633,6 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	c.n += int64(n)
 	return n, err
 }
-
-// nopCloser hides a sink's Close from the Parquet writer, which closes
-// sinks that have one; the Writer closes its files itself, after fsync.
-type nopCloser struct{ io.Writer }
 
 // yielder lets the background goroutine give the processor to the
 // goroutines that are ready, those the network poller would wake

@@ -112,51 +112,38 @@ var format = &pqlog.Format[Record]{
 	FrameVersion: frameVersion,
 	AppendFrame:  appendFrame,
 	DecodeFrame:  decodeFrame,
-	// Distinct per record, or nearly: no dictionary (see pqlog.Format).
-	Plain: []string{colTime, colRequestID, colJobID, colLatency, colIterationTimes + ".list.element", colJCT, colJobSubmitted},
 }
 
-// appendRow appends r to b as one row of the schema.
-func appendRow(b *array.RecordBuilder, r *Record) {
-	f := b.Field
+// appendRow sets r's values in b, one row of the schema.
+func appendRow(b *pqlog.Row, r *Record) {
 	d, o := &r.Decision, &r.Outcome
-	f(0).(*array.StringBuilder).Append(r.Kind.String())
-	f(1).(*array.TimestampBuilder).Append(arrow.Timestamp(r.Time().UnixNano()))
+	b.String(0, r.Kind.String())
+	b.Int64(1, r.Time().UnixNano())
 	rid := d.RequestID
 	if r.Kind == KindOutcome {
 		rid = o.RequestID
 	}
-	f(2).(*array.StringBuilder).Append(rid)
-	f(3).(*array.StringBuilder).Append(r.JobID())
-	f(4).(*array.StringBuilder).Append(d.Source)
-	f(5).(*array.StringBuilder).Append(d.Fallback)
-	appendStrings(f(6).(*array.ListBuilder), d.Workers)
-	appendStrings(f(7).(*array.ListBuilder), d.PS)
-	f(8).(*array.StringBuilder).Append(d.Sync)
-	f(9).(*array.Int64Builder).Append(int64(d.Latency))
-	f(10).(*array.StringBuilder).Append(string(o.Kind))
-	lb := f(11).(*array.ListBuilder)
-	lb.Append(true)
-	lb.ValueBuilder().(*array.Float64Builder).AppendValues(o.IterationTimes, nil)
-	f(12).(*array.Float64Builder).Append(o.JCT)
-	f(13).(*array.StringBuilder).Append(d.Shadow)
-	appendStrings(f(14).(*array.ListBuilder), d.ShadowWorkers)
-	f(15).(*array.StringBuilder).Append(d.ShadowSync)
-	f(16).(*array.StringBuilder).Append(d.ShadowFailure)
-	f(17).(*array.StringBuilder).Append(d.JobModel)
-	f(18).(*array.Int64Builder).Append(int64(d.JobGPUs))
-	f(19).(*array.StringBuilder).Append(d.JobArch)
-	f(20).(*array.Int64Builder).Append(int64(d.JobBatchSize))
-	f(21).(*array.Float64Builder).Append(d.JobExpectedDuration)
-	f(22).(*array.Int64Builder).Append(unixNanos(d.JobSubmitted))
-}
-
-func appendStrings(lb *array.ListBuilder, xs []string) {
-	lb.Append(true)
-	vb := lb.ValueBuilder().(*array.StringBuilder)
-	for _, x := range xs {
-		vb.Append(x)
-	}
+	b.String(2, rid)
+	b.String(3, r.JobID())
+	b.String(4, d.Source)
+	b.String(5, d.Fallback)
+	b.Strings(6, d.Workers)
+	b.Strings(7, d.PS)
+	b.String(8, d.Sync)
+	b.Int64(9, int64(d.Latency))
+	b.String(10, string(o.Kind))
+	b.Float64s(11, o.IterationTimes)
+	b.Float64(12, o.JCT)
+	b.String(13, d.Shadow)
+	b.Strings(14, d.ShadowWorkers)
+	b.String(15, d.ShadowSync)
+	b.String(16, d.ShadowFailure)
+	b.String(17, d.JobModel)
+	b.Int64(18, int64(d.JobGPUs))
+	b.String(19, d.JobArch)
+	b.Int64(20, int64(d.JobBatchSize))
+	b.Float64(21, d.JobExpectedDuration)
+	b.Int64(22, unixNanos(d.JobSubmitted))
 }
 
 // Encode returns recs as one complete log file (one row group). It checks

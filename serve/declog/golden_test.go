@@ -43,7 +43,7 @@ func TestGoldenBytes(t *testing.T) {
 		t.Fatalf("%d files sealed, want 2", n)
 	}
 	pqlogtest.Golden(t, map[string][]byte{"golden-encode.parquet": enc}, w.Files(), *updateGolden)
-	pqlogtest.Dictionaries(t, enc, format.Plain)
+	pqlogtest.Encoding(t, enc)
 }
 
 // TestWriterMatchesEncode: the Writer, which encodes a row group a column

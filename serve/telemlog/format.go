@@ -88,27 +88,14 @@ var format = &pqlog.Format[Sample]{
 	FrameVersion: frameVersion,
 	AppendFrame:  appendFrame,
 	DecodeFrame:  decodeFrame,
-	// The time and the measurements are distinct per sample, or nearly:
-	// no dictionary (see pqlog.Format).
-	Plain: append([]string{colTime}, floatColNames()...),
 }
 
-// floatColNames are the names of floatCols.
-func floatColNames() []string {
-	var names []string
-	for _, c := range floatCols {
-		names = append(names, c.name)
-	}
-	return names
-}
-
-// appendRow appends s to b as one row of the schema.
-func appendRow(b *array.RecordBuilder, s *Sample) {
-	f := b.Field
-	f(0).(*array.StringBuilder).Append(s.Node)
-	f(1).(*array.TimestampBuilder).Append(arrow.Timestamp(s.Time.UnixNano()))
+// appendRow sets s's values in b, one row of the schema.
+func appendRow(b *pqlog.Row, s *Sample) {
+	b.String(0, s.Node)
+	b.Int64(1, s.Time.UnixNano())
 	for i, c := range floatCols {
-		f(2 + i).(*array.Float64Builder).Append(*c.get(s))
+		b.Float64(2+i, *c.get(s))
 	}
 }
 

@@ -39,5 +39,5 @@ func TestGoldenBytes(t *testing.T) {
 		t.Fatalf("%d files sealed, want 2", n)
 	}
 	pqlogtest.Golden(t, map[string][]byte{"golden-encode.parquet": enc}, w.Files(), *updateGolden)
-	pqlogtest.Dictionaries(t, enc, format.Plain)
+	pqlogtest.Encoding(t, enc)
 }

@@ -5,12 +5,21 @@ package pqlogtest
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // Golden compares each file's bytes with testdata/NAME in the test's
@@ -50,31 +59,147 @@ func Golden(t testing.TB, encoded map[string][]byte, sealed []string, update boo
 	}
 }
 
-// Dictionaries checks that every column chunk of the Parquet file data
-// has a dictionary page unless its column path is in plain, and has none
-// when it is (pqlog.Format's Plain).
-func Dictionaries(t testing.TB, data []byte, plain []string) {
+// Encoding checks what the logs' encoder (internal/pqlog) promises of
+// every column chunk of the Parquet file data: zstd, no dictionary page,
+// and, on the columns that are not lists, statistics of no nulls whose
+// min and max are the chunk's smallest and largest values (NaN aside),
+// read back by arrow-go; a chunk holding a string longer than 64 bytes
+// (the encoder's statMax) has no min and max.
+func Encoding(t testing.TB, data []byte) {
 	t.Helper()
-	r, err := file.NewParquetReader(bytes.NewReader(data))
+	pf, err := file.NewParquetReader(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
-	md := r.MetaData()
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := pf.MetaData()
 	if md.NumRowGroups() == 0 {
 		t.Fatal("no row groups")
 	}
 	for g := range md.NumRowGroups() {
 		rg := md.RowGroup(g)
+		leaves := make([]int, rg.NumColumns())
+		for i := range leaves {
+			leaves[i] = i
+		}
+		tbl, err := fr.ReadRowGroups(context.Background(), leaves, []int{g})
+		if err != nil {
+			t.Fatal(err)
+		}
 		for c := range rg.NumColumns() {
 			cc, err := rg.ColumnChunk(c)
 			if err != nil {
 				t.Fatal(err)
 			}
 			path := cc.PathInSchema().String()
-			if want := !slices.Contains(plain, path); cc.HasDictionaryPage() != want {
-				t.Errorf("row group %d, column %s: dictionary page %v, want %v", g, path, cc.HasDictionaryPage(), want)
+			if cc.HasDictionaryPage() {
+				t.Errorf("row group %d, column %s: a dictionary page", g, path)
+			}
+			if cc.Compression() != compress.Codecs.Zstd {
+				t.Errorf("row group %d, column %s: compression %v, want zstd", g, path, cc.Compression())
+			}
+			st, err := cc.Statistics()
+			if err != nil {
+				t.Fatal(err)
+			}
+			col := tbl.Column(c).Data().Chunks()
+			if len(col) > 0 && col[0].DataType().ID() == arrow.LIST {
+				if st != nil {
+					t.Errorf("row group %d, column %s: statistics on a list", g, path)
+				}
+				continue
+			}
+			if st != nil && !st.HasMinMax() && longString(col) {
+				continue
+			}
+			if st == nil || !st.HasMinMax() || !st.HasNullCount() || st.NullCount() != 0 {
+				t.Errorf("row group %d, column %s: statistics %v, want null count 0, min and max", g, path, st)
+				continue
+			}
+			if got, want := statMinMax(st), arrayMinMax(col); got != want {
+				t.Errorf("row group %d, column %s: statistics min, max %s, values' %s", g, path, got, want)
+			}
+		}
+		tbl.Release()
+	}
+}
+
+// statMinMax formats a chunk's statistics' min and max.
+func statMinMax(st metadata.TypedStatistics) string {
+	switch s := st.(type) {
+	case *metadata.Int64Statistics:
+		return fmt.Sprint(s.Min(), s.Max())
+	case *metadata.Float64Statistics:
+		return fmt.Sprint(noSign(s.Min()), noSign(s.Max()))
+	case *metadata.ByteArrayStatistics:
+		return fmt.Sprintf("%q %q", s.Min(), s.Max())
+	}
+	return fmt.Sprintf("statistics of type %T", st)
+}
+
+// arrayMinMax formats the smallest and largest values of a column's
+// chunks, as statMinMax does a chunk's statistics.
+func arrayMinMax(chunks []arrow.Array) string {
+	var ints []int64
+	var floats []float64
+	var strs []string
+	for _, a := range chunks {
+		switch a := a.(type) {
+		case *array.Int64:
+			ints = append(ints, a.Int64Values()...)
+		case *array.Timestamp:
+			for _, v := range a.TimestampValues() {
+				ints = append(ints, int64(v))
+			}
+		case *array.Float64:
+			for _, v := range a.Float64Values() {
+				if !math.IsNaN(v) {
+					floats = append(floats, v)
+				}
+			}
+		case *array.String:
+			for i := range a.Len() {
+				strs = append(strs, a.Value(i))
+			}
+		default:
+			return fmt.Sprintf("array of type %s", a.DataType())
+		}
+	}
+	switch {
+	case len(ints) > 0:
+		return fmt.Sprint(slices.Min(ints), slices.Max(ints))
+	case len(floats) > 0:
+		return fmt.Sprint(noSign(slices.Min(floats)), noSign(slices.Max(floats)))
+	case len(strs) > 0:
+		return fmt.Sprintf("%q %q", slices.Min(strs), slices.Max(strs))
+	}
+	return "no values"
+}
+
+// noSign returns v, +0 for -0: a chunk's float statistics write a zero
+// min as -0 and a zero max as +0, whatever zeros it holds.
+func noSign(v float64) float64 {
+	if v == 0 {
+		return 0
+	}
+	return v
+}
+
+// longString reports whether a string column's chunks hold a string
+// longer than the encoder's statMax, 64 bytes.
+func longString(chunks []arrow.Array) bool {
+	for _, a := range chunks {
+		if s, ok := a.(*array.String); ok {
+			for i := range s.Len() {
+				if len(s.Value(i)) > 64 {
+					return true
+				}
 			}
 		}
 	}
+	return false
 }
