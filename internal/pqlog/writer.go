@@ -9,7 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
 )
 
 // DefaultQueue is the records a Writer's queue holds before it drops.
