@@ -390,9 +390,14 @@ func TestWALDelay(t *testing.T) {
 			if err := w.Write(r); err != nil {
 				t.Fatal(err)
 			}
-			waitTaken(w)
 		}
 		time.Sleep(20 * time.Millisecond)
+		w.qmu.Lock()
+		queued := len(w.pending)
+		w.qmu.Unlock()
+		if queued != len(rs) {
+			t.Errorf("%d records queued within the delay, want %d (the goroutine took them early)", queued, len(rs))
+		}
 		if n := walSize(dir); n > 0 {
 			t.Errorf("the write-ahead log holds %d bytes within its delay, want none yet", n)
 		}
@@ -405,6 +410,24 @@ func TestWALDelay(t *testing.T) {
 		}
 		if len(log.Records) != len(rs) {
 			t.Errorf("%d records after Flush, want %d", len(log.Records), len(rs))
+		}
+	})
+	// A full batch is taken at once, delay or not; its frames still wait.
+	t.Run("batch", func(t *testing.T) {
+		dir := t.TempDir()
+		w, err := NewWriter(testFormat, dir, Config[row]{RowGroup: 1000, Queue: 1000, WALDelay: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		for _, r := range makeRows(wakeBatch) {
+			if err := w.Write(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitTaken(w)
+		if n := walSize(dir); n > 0 {
+			t.Errorf("the write-ahead log holds %d bytes within its delay, want none yet", n)
 		}
 	})
 	// Written by the timer, with no record after the first; and at once

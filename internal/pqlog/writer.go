@@ -33,6 +33,10 @@ const tmpBuf = 64 << 10
 // writes them, whatever their age.
 const walBufMax = 64 << 10
 
+// wakeBatch is the queued records at which Write wakes the background
+// goroutine at once rather than at Config.WALDelay.
+const wakeBatch = 256
+
 // maxSpare is the capacity of the largest batch buffer the background
 // goroutine keeps for reuse: a burst's larger buffer goes back to the
 // garbage collector, so an idle writer holds little memory.
@@ -65,14 +69,17 @@ type Config[T any] struct {
 	// Write encodes and writes on the caller's goroutine under the
 	// Writer's lock and never drops.
 	Queue int
-	// WALDelay, with a queue, lets the background goroutine write the
-	// write-ahead log once its oldest buffered frame is this old (or
-	// 64 KiB are buffered), instead of after every batch: at 10,000
-	// records/s the goroutine woke for nearly every record and wrote
-	// the log 0.87 times per record, a system call each. The frames
-	// buffered are lost if the process is killed, like the queue's
-	// records; Flush, Close and row groups write them at once. <= 0:
-	// after every batch.
+	// WALDelay, with a queue, lets records wait: the background
+	// goroutine takes the queue this long after a record enters it
+	// empty (or once it holds 256 records), and writes the write-ahead
+	// log once its oldest record was queued this long ago (or 64 KiB of
+	// frames are buffered), instead of waking for every record and
+	// writing after every batch: at 10,000 records/s the goroutine woke
+	// for nearly every record and wrote the log 0.87 times per record, a
+	// system call each; with a delay it wakes and writes once per delay.
+	// The records waiting are lost if the process is killed, like the
+	// queue's; Flush, Close and row groups write them at once. <= 0: at
+	// once.
 	WALDelay time.Duration
 }
 
@@ -102,6 +109,12 @@ type Writer[T any] struct {
 	done    chan struct{} // closed when the background goroutine ends
 	walDue  time.Time     // the background goroutine's: when the buffered frames must be written (zero: none buffered)
 	walTick *time.Timer   // wakes the background goroutine at walDue
+	// With a WALDelay: queuedAt is when the oldest queued record
+	// entered the queue, and wakeTick, armed then, wakes the goroutine
+	// WALDelay later (armed: it is).
+	queuedAt time.Time
+	armed    bool
+	wakeTick *time.Timer
 
 	// The files: owned by the background goroutine, or by the caller
 	// holding mu when there is no queue.
@@ -154,6 +167,8 @@ func NewWriter[T any](f *Format[T], dir string, cfg Config[T]) (*Writer[T], erro
 		}
 		w.wake = make(chan struct{}, 1)
 		w.done = make(chan struct{})
+		w.wakeTick = time.AfterFunc(time.Hour, w.signal)
+		w.wakeTick.Stop()
 		go w.run()
 	}
 	return w, nil
@@ -189,6 +204,11 @@ func (w *Writer[T]) Write(recs ...T) error {
 		return err
 	}
 	at := w.now()
+	if len(recs) > 0 && w.cfg.WALDelay > 0 && !w.armed && len(w.pending) < w.cfg.Queue {
+		w.armed = true
+		w.queuedAt = time.Now()
+		w.wakeTick.Reset(w.cfg.WALDelay)
+	}
 	for i := range recs {
 		if len(w.pending) >= w.cfg.Queue {
 			w.dropped.Add(int64(len(recs) - i))
@@ -201,8 +221,11 @@ func (w *Writer[T]) Write(recs ...T) error {
 			w.cfg.Stamp(&w.pending[len(w.pending)-1].rec)
 		}
 	}
+	now := w.cfg.WALDelay <= 0 || len(w.pending) >= wakeBatch
 	w.qmu.Unlock()
-	w.signal()
+	if now {
+		w.signal()
+	}
 	return nil
 }
 
@@ -336,6 +359,7 @@ func (w *Writer[T]) run() {
 		if w.walTick != nil {
 			w.walTick.Stop()
 		}
+		w.wakeTick.Stop()
 	}()
 	var spare []item[T]
 	for {
@@ -346,6 +370,8 @@ func (w *Writer[T]) run() {
 		w.pending = spare[:0]
 		flushes, drains, closed := w.flushes, w.drains, w.closed
 		w.flushes, w.drains = nil, nil
+		queuedAt := w.queuedAt
+		w.armed = false
 		w.qmu.Unlock()
 
 		w.mu.Lock()
@@ -354,6 +380,13 @@ func (w *Writer[T]) run() {
 				if err := w.add(&batch[i]); err != nil {
 					w.fail(err)
 					break
+				}
+			}
+			if len(batch) > 0 && w.cfg.WALDelay > 0 {
+				// The batch's frames are due WALDelay after its
+				// oldest record was queued.
+				if due := queuedAt.Add(w.cfg.WALDelay); w.walDue.IsZero() || due.Before(w.walDue) {
+					w.walDue = due
 				}
 			}
 			if w.ferr == nil && w.walNow(len(flushes) > 0 || len(drains) > 0 || closed) {
@@ -390,8 +423,8 @@ func (w *Writer[T]) run() {
 }
 
 // walNow reports whether the background goroutine writes the buffered
-// write-ahead-log frames now (asked, or by Config.WALDelay); when it does
-// not, the timer wakes it when they are due.
+// write-ahead-log frames now (asked, or due by Config.WALDelay); when it
+// does not, the timer wakes it when they are due.
 func (w *Writer[T]) walNow(asked bool) bool {
 	if len(w.walBuf) == 0 {
 		w.walDue = time.Time{}
@@ -404,18 +437,17 @@ func (w *Writer[T]) walNow(asked bool) bool {
 	now := time.Now()
 	if w.walDue.IsZero() {
 		w.walDue = now.Add(w.cfg.WALDelay)
-		if w.walTick == nil {
-			w.walTick = time.AfterFunc(w.cfg.WALDelay, w.signal)
-		} else {
-			w.walTick.Reset(w.cfg.WALDelay)
-		}
-		return false
 	}
-	if now.Before(w.walDue) {
-		return false
+	if !now.Before(w.walDue) {
+		w.walDue = time.Time{}
+		return true
 	}
-	w.walDue = time.Time{}
-	return true
+	if w.walTick == nil {
+		w.walTick = time.AfterFunc(w.walDue.Sub(now), w.signal)
+	} else {
+		w.walTick.Reset(w.walDue.Sub(now))
+	}
+	return false
 }
 
 // fail records the first write error; it returns err.

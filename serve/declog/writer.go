@@ -42,8 +42,8 @@ const (
 	DefaultRowGroupRecords = 1024
 	// DefaultQueue is the records Append queues before it drops.
 	DefaultQueue = pqlog.DefaultQueue
-	// DefaultWALDelay is how long records' write-ahead-log frames may wait
-	// in memory (WithWALDelay).
+	// DefaultWALDelay is how long records may wait before the
+	// write-ahead log has them (WithWALDelay).
 	DefaultWALDelay = pqlog.DefaultWALDelay
 )
 
@@ -84,11 +84,13 @@ func WithRowGroupRecords(n int) Option { return func(c *config) { c.pq.RowGroup 
 // losing records).
 func WithQueue(n int) Option { return func(c *config) { c.pq.Queue = n } }
 
-// WithWALDelay sets how long the background goroutine may hold records'
-// write-ahead-log frames in memory before writing them (default
-// DefaultWALDelay; d <= 0: after every batch it takes from the queue).
-// Held frames are lost if the process is killed, like queued records;
-// the delay saves a system call per record at high rates.
+// WithWALDelay sets how long records may wait, in the queue and then as
+// frames in memory, before the write-ahead log has them (default
+// DefaultWALDelay; d <= 0: the background goroutine takes each record
+// at once and writes the log after every batch). Waiting records are
+// lost if the process is killed, like queued ones; the delay saves a
+// goroutine wake-up and a system call per record at high rates (the
+// goroutine wakes once per delay, or once 256 records are queued).
 func WithWALDelay(d time.Duration) Option { return func(c *config) { c.pq.WALDelay = d } }
 
 // Writer appends records to the log files of one directory. It is safe for
