@@ -965,14 +965,14 @@ func (c *fastConn) call(st *fastStream) (codes.Code, string) {
 	if m != nil {
 		took := c.s.cfg.Clock.Now().Sub(start).Seconds()
 		if st.method == fastPlace {
-			c.s.placeLatency.Observe(took)
+			c.s.fastLatency.Observe(took)
 		} else {
-			m.latency.WithLabelValues(st.path).Observe(took)
+			m.latency.WithLabelValues(st.path, listenerFast).Observe(took)
 		}
 		if st.method == fastPlace && code == codes.OK {
-			c.s.placeOK.Inc()
+			c.s.fastOK.Inc()
 		} else {
-			m.requests.WithLabelValues(st.path, code.String()).Inc()
+			m.requests.WithLabelValues(st.path, code.String(), listenerFast).Inc()
 		}
 	}
 	return code, msg

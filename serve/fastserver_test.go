@@ -244,8 +244,10 @@ func TestFastMatchesGRPC(t *testing.T) {
 
 // TestFastConcurrent runs Place from several goroutines on several fast
 // connections at once, with metrics: every call is answered OK (each
-// connection answers its calls in turn), the metrics count every one, and
-// nothing races (the suite runs under -race).
+// connection answers its calls in turn), the metrics count every one
+// under listener="fast" (a Place and a health check through grpc-go's
+// listener and the fast one are told apart), and nothing races (the
+// suite runs under -race).
 func TestFastConcurrent(t *testing.T) {
 	leakcheck.Check(t)
 	m := serve.NewMetrics()
@@ -286,9 +288,25 @@ func TestFastConcurrent(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	want := `drover_grpc_requests_total{code="OK",method="/drover.v1.Scheduler/Place"} 300`
-	if got := scrape(t, m); !strings.Contains(got, want) {
-		t.Errorf("metrics lack %s:\n%s", want, got)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := pb.NewSchedulerClient(p.grpc).Place(ctx, makeRequest(8, 4, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := healthpb.NewHealthClient(p.fast).Check(ctx, &healthpb.HealthCheckRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	got := scrape(t, m)
+	for _, want := range []string{
+		`drover_grpc_requests_total{code="OK",listener="fast",method="/drover.v1.Scheduler/Place"} 300`,
+		`drover_grpc_requests_total{code="OK",listener="grpc",method="/drover.v1.Scheduler/Place"} 1`,
+		`drover_grpc_requests_total{code="OK",listener="fast",method="/grpc.health.v1.Health/Check"} 1`,
+		`drover_grpc_request_duration_seconds_count{listener="fast",method="/drover.v1.Scheduler/Place"} 300`,
+		`drover_grpc_request_duration_seconds_count{listener="fast",method="/grpc.health.v1.Health/Check"} 1`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("metrics lack %s:\n%s", want, got)
+		}
 	}
 }
 

@@ -8,6 +8,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
+// The listener label of the request metrics: grpc-go's server (-addr)
+// and the fast listener (-place-addr, ServeFast).
+const (
+	listenerGRPC = "grpc"
+	listenerFast = "fast"
+)
+
 // Metrics are the server's Prometheus metrics, on a registry of their own
 // (no global state). Serve them with Handler on a separate listener.
 type Metrics struct {
@@ -15,8 +22,8 @@ type Metrics struct {
 	// collectors.
 	Registry *prometheus.Registry
 
-	requests  *prometheus.CounterVec   // method, code
-	latency   *prometheus.HistogramVec // method
+	requests  *prometheus.CounterVec   // method, code, listener
+	latency   *prometheus.HistogramVec // method, listener
 	inflight  prometheus.Gauge
 	decisions *prometheus.CounterVec // source, version, fallback
 	reloads   *prometheus.CounterVec // result
@@ -39,12 +46,12 @@ func NewMetrics() *Metrics {
 	m := &Metrics{
 		Registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "drover_grpc_requests_total", Help: "gRPC requests handled, by method and status code.",
-		}, []string{"method", "code"}),
+			Name: "drover_grpc_requests_total", Help: "gRPC requests handled, by method, status code and listener (grpc: -addr, grpc-go's server; fast: -place-addr).",
+		}, []string{"method", "code", "listener"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "drover_grpc_request_duration_seconds", Help: "gRPC request latency inside the server, by method.",
+			Name: "drover_grpc_request_duration_seconds", Help: "gRPC request latency inside the server, by method and listener (grpc, fast).",
 			Buckets: []float64{25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 0.1, 0.25, 1},
-		}, []string{"method"}),
+		}, []string{"method", "listener"}),
 		inflight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "drover_grpc_inflight_requests", Help: "Place requests being handled now.",
 		}),

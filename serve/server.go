@@ -106,8 +106,10 @@ type Server struct {
 	telemetry *state.Service
 
 	// Place's metrics, looked up once.
-	placeLatency prometheus.Observer
+	placeLatency prometheus.Observer // the gRPC listener's Place metrics
 	placeOK      prometheus.Counter
+	fastLatency  prometheus.Observer // the fast listener's
+	fastOK       prometheus.Counter
 
 	// fast is the state of the fast listeners (ServeFast), and fastIdle
 	// their idle timeout (fastIdleTimeout; tests shorten it).
@@ -136,8 +138,10 @@ func NewServer(core *Core, cfg ServerConfig) (*Server, error) {
 	}
 	s := &Server{core: core, cfg: cfg, health: health.NewServer(), fastIdle: fastIdleTimeout}
 	if m := cfg.Metrics; m != nil {
-		s.placeLatency = m.latency.WithLabelValues(pb.Scheduler_Place_FullMethodName)
-		s.placeOK = m.requests.WithLabelValues(pb.Scheduler_Place_FullMethodName, codes.OK.String())
+		s.placeLatency = m.latency.WithLabelValues(pb.Scheduler_Place_FullMethodName, listenerGRPC)
+		s.placeOK = m.requests.WithLabelValues(pb.Scheduler_Place_FullMethodName, codes.OK.String(), listenerGRPC)
+		s.fastLatency = m.latency.WithLabelValues(pb.Scheduler_Place_FullMethodName, listenerFast)
+		s.fastOK = m.requests.WithLabelValues(pb.Scheduler_Place_FullMethodName, codes.OK.String(), listenerFast)
 	}
 	opts := []grpc.ServerOption{
 		// One interceptor for metrics and the token: a chain of two costs
@@ -236,12 +240,12 @@ func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo,
 	if place {
 		s.placeLatency.Observe(took)
 	} else {
-		m.latency.WithLabelValues(info.FullMethod).Observe(took)
+		m.latency.WithLabelValues(info.FullMethod, listenerGRPC).Observe(took)
 	}
 	if place && code == codes.OK {
 		s.placeOK.Inc()
 	} else {
-		m.requests.WithLabelValues(info.FullMethod, code.String()).Inc()
+		m.requests.WithLabelValues(info.FullMethod, code.String(), listenerGRPC).Inc()
 	}
 	return resp, err
 }

@@ -81,8 +81,8 @@ func TestServerTCP(t *testing.T) {
 	metrics.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	body, _ := io.ReadAll(rec.Body)
 	for _, want := range []string{
-		`drover_grpc_requests_total{code="OK",method="/drover.v1.Scheduler/Place"} 1`,
-		`drover_grpc_requests_total{code="InvalidArgument",method="/drover.v1.Scheduler/Place"} 1`,
+		`drover_grpc_requests_total{code="OK",listener="grpc",method="/drover.v1.Scheduler/Place"} 1`,
+		`drover_grpc_requests_total{code="InvalidArgument",listener="grpc",method="/drover.v1.Scheduler/Place"} 1`,
 		`drover_decisions_total{fallback="no-model",source="heuristic",version=""} 1`,
 		`drover_outcomes_total{kind="iterations"} 1`,
 	} {
