@@ -94,12 +94,13 @@ stop_server() {
 }
 trap stop_server EXIT
 
-# place_hist prints the server's own count of Place calls answered within
-# 1 ms and of all Place calls (drover_grpc_request_duration_seconds).
+# place_hist LISTENER prints the server's own count of Place calls answered
+# through LISTENER (grpc or fast) within 1 ms and of all of them
+# (drover_grpc_request_duration_seconds).
 place_hist() {
-	curl -sf "http://127.0.0.1:$MPORT/metrics" | awk '
-		/^drover_grpc_request_duration_seconds_bucket\{method="\/drover.v1.Scheduler\/Place",le="0.001"\}/ {a=$2}
-		/^drover_grpc_request_duration_seconds_count\{method="\/drover.v1.Scheduler\/Place"\}/ {n=$2}
+	curl -sf "http://127.0.0.1:$MPORT/metrics" | awk -v l="$1" '
+		index($0, "drover_grpc_request_duration_seconds_bucket{listener=\"" l "\",method=\"/drover.v1.Scheduler/Place\",le=\"0.001\"} ") == 1 {a=$2}
+		index($0, "drover_grpc_request_duration_seconds_count{listener=\"" l "\",method=\"/drover.v1.Scheduler/Place\"} ") == 1 {n=$2}
 		END {printf "%d %d", a, n}'
 }
 
@@ -128,13 +129,13 @@ for mode in $MODES; do
 			[ "$via" = fast ] && port=$FPORT
 			extra=()
 			[ "$call" = health ] && extra=(-health)
-			h0=$(place_hist)
+			h0=$(place_hist "$via")
 			"${gen_cpu[@]}" "$OUT/drover" bench place -addr 127.0.0.1:$port -rate "$rate" -duration "$DURATION" -warmup "$WARMUP" \
 				-conns "$CONNS" -concurrency "$CONCURRENCY" -client "$CLIENT" -server-pid "$SRV_PID" -json "${extra[@]}" >"$OUT/$name.json"
 			# The measured run's share of Place calls within 1 ms inside the
 			# server: the difference of the counts after and before
 			# (warm-up included; "-" for the health check).
-			le1=$(echo "$h0 $(place_hist)" | awk '{ if ($4 > $2) printf "%.2f", 100 * ($3 - $1) / ($4 - $2); else printf "-" }')
+			le1=$(echo "$h0 $(place_hist "$via")" | awk '{ if ($4 > $2) printf "%.2f", 100 * ($3 - $1) / ($4 - $2); else printf "-" }')
 			jq -r --arg mode "$mode" --arg log "$log" --arg via "$via" --arg call "$call" --arg le1 "$le1" '
 				def f(x): x * 1000 | round / 1000;
 				[$mode, $log, $via, $call, .rate, (.achieved_rate | round), f(.latency.p50_ms), f(.latency.p90_ms), f(.latency.p99_ms),
