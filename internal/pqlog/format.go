@@ -38,6 +38,10 @@ type Format[T any] struct {
 	// Prefix starts every file name of the log ("decisions-").
 	Prefix string
 	// Schema is the Arrow schema of a file, version metadata included.
+	// Its fields are of the types the log's encoder writes (Row):
+	// non-nullable strings, int64s, float64s, timestamp[ns, UTC], and
+	// non-nullable lists of non-nullable strings, int64s or float64s;
+	// NewWriter and Encode refuse others, naming the field.
 	Schema *arrow.Schema
 	// VersionKey and Version are the key-value metadata a reader requires.
 	VersionKey, Version string
