@@ -415,7 +415,6 @@ func (e *encoder) closeFull(y *yielder) error {
 		y.maybe()
 		i := e.full[len(e.full)-1]
 		e.full = e.full[:len(e.full)-1]
-		e.cols[i].full = false
 		if err := e.closePage(&e.cols[i]); err != nil {
 			return err
 		}
@@ -441,7 +440,7 @@ func (e *encoder) closePage(c *column) error {
 	}
 	e.zbuf = zstdEncoder().EncodeAll(src, e.zbuf[:0])
 	h := &e.hdr
-	h.b, h.id, h.stack = h.b[:0], 0, h.stack[:0]
+	h.reset()
 	h.begin() // PageHeader
 	h.i32(1, pageData)
 	h.i32(2, int32(len(src)))
@@ -457,7 +456,7 @@ func (e *encoder) closePage(c *column) error {
 	c.chunk = append(c.chunk, e.zbuf...)
 	c.values += int64(c.n)
 	c.uncomp += int64(len(h.b) + len(src))
-	c.vals, c.rep, c.def, c.n = c.vals[:0], c.rep[:0], c.def[:0], 0
+	c.vals, c.rep, c.def, c.n, c.full = c.vals[:0], c.rep[:0], c.def[:0], 0, false
 	if cap(c.vals) > 4*pageSize { // one huge record: do not keep its buffer
 		c.vals = nil
 	}
@@ -591,7 +590,7 @@ func (e *encoder) finish(y *yielder) error {
 		return err
 	}
 	t := &e.foot
-	t.b, t.id, t.stack = t.b[:0], 0, t.stack[:0]
+	t.reset()
 	t.begin() // FileMetaData
 	t.i32(1, 2)
 	e.appendSchema(t)
@@ -624,7 +623,7 @@ func (e *encoder) finish(y *yielder) error {
 		e.foot.b = nil
 	}
 	e.w, e.rows, e.groups = nil, 0, 0
-	e.meta.b, e.meta.id, e.meta.stack = e.meta.b[:0], 0, e.meta.stack[:0]
+	e.meta.reset()
 	return nil
 }
 

@@ -396,3 +396,30 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// TestEncoderFullAfterRowGroup: a page found full and closed by the row
+// group's end instead of closeFull is found full again in the next row
+// group (its mark goes with the page).
+func TestEncoderFullAfterRowGroup(t *testing.T) {
+	e, err := newEncoder(testFormat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := e.start(&buf); err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("x", pageSize)
+	for range 2 {
+		testFormat.Append(&e.Row, &row{Seq: 1, Name: long})
+		if err := e.endRow(); err != nil {
+			t.Fatal(err)
+		}
+		if len(e.full) != 1 || e.full[0] != 1 {
+			t.Fatalf("full columns %v, want [1] (the name)", e.full)
+		}
+		if err := e.writeRowGroup(nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

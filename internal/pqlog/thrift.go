@@ -23,6 +23,9 @@ type thrift struct {
 	stack []int16
 }
 
+// reset empties t for a new encoding, keeping its buffers.
+func (t *thrift) reset() { t.b, t.id, t.stack = t.b[:0], 0, t.stack[:0] }
+
 func (t *thrift) field(id int16, typ byte) {
 	if d := id - t.id; d > 0 && d <= 15 {
 		t.b = append(t.b, byte(d)<<4|typ)

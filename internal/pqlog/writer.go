@@ -3,7 +3,6 @@ package pqlog
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -125,10 +124,9 @@ type Writer[T any] struct {
 	walBuf    []byte // frames not yet written to wal
 	f2        *os.File
 	tb        *bufio.Writer // the .tmp's buffer
-	cw        *countingWriter
-	enc       *encoder // the current file's Parquet encoder, kept from file to file
-	y         *yielder // the background goroutine's; nil without a queue
-	records   int      // records in the current file, buffered ones included
+	enc       *encoder      // the current file's Parquet encoder, kept from file to file
+	y         *yielder      // the background goroutine's; nil without a queue
+	records   int           // records in the current file, buffered ones included
 	opened    time.Time
 	sealed    []string
 	recovered []Recovery
@@ -512,7 +510,7 @@ func (w *Writer[T]) add(it *item[T]) error {
 			return err
 		}
 	}
-	if (w.cfg.MaxRecords > 0 && w.records >= w.cfg.MaxRecords) || (w.cfg.MaxBytes > 0 && w.cw != nil && w.cw.n >= w.cfg.MaxBytes) {
+	if (w.cfg.MaxRecords > 0 && w.records >= w.cfg.MaxRecords) || (w.cfg.MaxBytes > 0 && w.f2 != nil && w.enc.off >= w.cfg.MaxBytes) {
 		return w.seal()
 	}
 	return nil
@@ -587,12 +585,11 @@ func (w *Writer[T]) open() error {
 	// Buffered, and written a row group at a time: a system call per
 	// column chunk would be some 25 per row group.
 	tb := bufio.NewWriterSize(f, tmpBuf)
-	cw := &countingWriter{w: tb}
-	if err := w.enc.start(cw); err != nil {
+	if err := w.enc.start(tb); err != nil {
 		f.Close()
 		return fmt.Errorf("%s: write %s: %w", w.f.Log, path, err)
 	}
-	w.f2, w.tb, w.cw = f, tb, cw
+	w.f2, w.tb = f, tb
 	return nil
 }
 
@@ -626,7 +623,7 @@ func (w *Writer[T]) seal() error {
 	if err := syncDir(w.f.Log, w.dir); err != nil {
 		return err
 	}
-	w.f2, w.tb, w.cw = nil, nil, nil
+	w.f2, w.tb = nil, nil
 	w.records = 0
 	w.sealed = append(w.sealed, final)
 	// The sealed file holds every record of the write-ahead log; a crash
@@ -650,19 +647,6 @@ func syncDir(log, dir string) error {
 		return fmt.Errorf("%s: sync %s: %w", log, dir, err)
 	}
 	return nil
-}
-
-// countingWriter counts the bytes written through it.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-// Write implements io.Writer.
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // yielder lets the background goroutine give the processor to the
