@@ -98,18 +98,9 @@ func BenchmarkPlace(b *testing.B) {
 	}
 }
 
-// makeRequest builds a Place request: nodes nodes of 4 GPUs, 8 to a rack,
-// every other node half free, with varied utilisation.
+// makeRequest builds a Place request: nodes nodes of gpus GPUs, 8 to a
+// rack, every other node half free, with varied utilisation
+// (serve.PlaceRequest, ids not padded).
 func makeRequest(nodes, gpus, workers int) *pb.PlaceRequest {
-	c := &pb.Cluster{IntraRackGbps: 100, CrossRackGbps: 40, PendingJobs: 3, RunningJobs: 20}
-	for i := range nodes {
-		free := gpus
-		if i%2 == 1 {
-			free = gpus / 2
-		}
-		u := float64(i%10) / 10
-		c.Nodes = append(c.Nodes, &pb.Node{Id: fmt.Sprintf("node-%d", i), Gpus: int32(gpus), FreeGpus: int32(free), Speed: 1, Cpus: 64,
-			MemoryGib: 512, NicGbps: 100, Rack: int32(i / 8), CpuUtil: u, MemBwUtil: u / 2, NetUtil: u / 3})
-	}
-	return &pb.PlaceRequest{Cluster: c, Job: &pb.Job{Id: "job-1", Model: "imagenet", Workers: int32(workers), ExpectedDurationS: 7200}}
+	return serve.PlaceRequest(nodes, gpus, workers, 0)
 }

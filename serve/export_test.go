@@ -4,3 +4,6 @@ package serve
 // of runLiveSTRN's fast path, the reference the fast path is checked
 // against.
 func SlowLiveSTRN(k *Core) { k.live.slowSTRN = true }
+
+// PlaceRequest is framePlaceRequest for the external tests (makeRequest).
+var PlaceRequest = framePlaceRequest

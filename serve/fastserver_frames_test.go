@@ -67,8 +67,10 @@ func newFrameServer(tb testing.TB, cfg ServerConfig) *Server {
 }
 
 // framePlaceRequest is a valid Place request: a cluster of nodes nodes of
-// gpus GPUs (every second one half free) in racks of 8, whose ids are
-// idLen bytes long (at least 6), and a job of workers workers.
+// gpus GPUs (every second one half free) in racks of 8, with varied
+// utilisation, whose ids ("node-N") are zero-padded to idLen bytes (0:
+// not padded), and a job of workers workers. The external tests'
+// makeRequest is this, unpadded (export_test.go).
 func framePlaceRequest(nodes, gpus, workers, idLen int) *pb.PlaceRequest {
 	c := &pb.Cluster{IntraRackGbps: 100, CrossRackGbps: 40, PendingJobs: 3, RunningJobs: 20}
 	for i := range nodes {
@@ -77,7 +79,11 @@ func framePlaceRequest(nodes, gpus, workers, idLen int) *pb.PlaceRequest {
 			free = gpus / 2
 		}
 		u := float64(i%10) / 10
-		c.Nodes = append(c.Nodes, &pb.Node{Id: fmt.Sprintf("node-%0*d", idLen-5, i), Gpus: int32(gpus), FreeGpus: int32(free),
+		id := fmt.Sprintf("node-%d", i)
+		if idLen > 0 {
+			id = fmt.Sprintf("node-%0*d", idLen-5, i)
+		}
+		c.Nodes = append(c.Nodes, &pb.Node{Id: id, Gpus: int32(gpus), FreeGpus: int32(free),
 			Speed: 1, Cpus: 64, MemoryGib: 512, NicGbps: 100, Rack: int32(i / 8), CpuUtil: u, MemBwUtil: u / 2, NetUtil: u / 3})
 	}
 	return &pb.PlaceRequest{Cluster: c, Job: &pb.Job{Id: "job-1", Model: "imagenet", Workers: int32(workers), ExpectedDurationS: 7200}}
