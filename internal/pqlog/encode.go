@@ -1,7 +1,6 @@
 package pqlog
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -280,10 +279,11 @@ func (c *column) statString(s string) {
 		c.noStat = true
 		return
 	}
-	if !c.stat || bytes.Compare([]byte(s), c.minB) < 0 {
+	// string(b) in a comparison does not allocate.
+	if !c.stat || s < string(c.minB) {
 		c.minB = append(c.minB[:0], s...)
 	}
-	if !c.stat || bytes.Compare([]byte(s), c.maxB) > 0 {
+	if !c.stat || s > string(c.maxB) {
 		c.maxB = append(c.maxB[:0], s...)
 	}
 	c.stat = true
