@@ -11,6 +11,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/drover-sched/drover/datasets/telemlog"
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/trace"
 	"github.com/drover-sched/drover/policies"
@@ -18,7 +19,6 @@ import (
 	"github.com/drover-sched/drover/policies/strn"
 	pb "github.com/drover-sched/drover/serve/proto"
 	"github.com/drover-sched/drover/serve/state"
-	"github.com/drover-sched/drover/serve/telemlog"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -521,7 +521,7 @@ func (l *liveState) report(r *OutcomeRecord, now time.Time) {
 }
 
 // TelemetryLog is a state.Recorder that appends every applied sample to a
-// telemetry log (serve/telemlog), beside the decision log, so that
+// telemetry log (datasets/telemlog), beside the decision log, so that
 // `drover eval --log` can replay the nodes' load.
 type TelemetryLog struct{ W *telemlog.Writer }
 

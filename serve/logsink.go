@@ -3,12 +3,12 @@ package serve
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/drover-sched/drover/serve/declog"
-	"github.com/drover-sched/drover/serve/telemlog"
+	"github.com/drover-sched/drover/datasets/declog"
+	"github.com/drover-sched/drover/datasets/telemlog"
 )
 
 // LogSink is the Sink that appends every decision and outcome to a Parquet
-// decision log (serve/declog). Record only queues the record: the log's
+// decision log (datasets/declog). Record only queues the record: the log's
 // Writer encodes and writes it on its own goroutine, and when its queue is
 // full drops it and counts it (Dropped, drover_log_dropped_total), so a
 // slow disk never delays a Place. Flush seals the current file, and Close

@@ -9,10 +9,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/drover-sched/drover/datasets/declog"
+	"github.com/drover-sched/drover/datasets/telemlog"
 	"github.com/drover-sched/drover/serve"
-	"github.com/drover-sched/drover/serve/declog"
 	pb "github.com/drover-sched/drover/serve/proto"
-	"github.com/drover-sched/drover/serve/telemlog"
 )
 
 // Decisions and outcomes reach the Parquet log and read back after the

@@ -17,6 +17,7 @@ import (
 	"github.com/drover-sched/drover/agents/nn"
 	"github.com/drover-sched/drover/checkpoints"
 	"github.com/drover-sched/drover/datasets"
+	"github.com/drover-sched/drover/datasets/declog"
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/placement"
 	"github.com/drover-sched/drover/env/trace"
@@ -26,7 +27,6 @@ import (
 	"github.com/drover-sched/drover/policies/builtin"
 	"github.com/drover-sched/drover/policies/compare"
 	pdirect "github.com/drover-sched/drover/policies/direct"
-	"github.com/drover-sched/drover/serve/declog"
 	"github.com/drover-sched/drover/train"
 )
 
@@ -44,7 +44,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	parallel := fs.Int("parallel", 0, "simulations at a time (0 = GOMAXPROCS); the decision-time column is clean only with 1")
 	outDir := fs.String("out", "", "directory for table.md, summary.json and the plots (default: a new runs/eval-WORKLOAD-TIME)")
 	bins := fs.Int("bins", 60, "time bins of the stragglers-over-time plot")
-	logDir := fs.String("log", "", "a log directory (serve/declog) instead of a workload: alone, summarise its decisions; with --policies, re-score a recorded run (drover serve -log-dir DIR + drover sim --remote --record DIR): replay the served workload on the recorded cluster and telemetry under each policy and under the served policy as the server answers it, beside the logged figures. A log without the run manifest (a live cluster's) is replayed on the cluster of --cluster, --nodes and --gpus-per-node (its first nodes renamed the log's node ids when they differ) with the per-worker model of the flags, seed 1 unless --seeds")
+	logDir := fs.String("log", "", "a log directory (datasets/declog) instead of a workload: alone, summarise its decisions; with --policies, re-score a recorded run (drover serve -log-dir DIR + drover sim --remote --record DIR): replay the served workload on the recorded cluster and telemetry under each policy and under the served policy as the server answers it, beside the logged figures. A log without the run manifest (a live cluster's) is replayed on the cluster of --cluster, --nodes and --gpus-per-node (its first nodes renamed the log's node ids when they differ) with the per-worker model of the flags, seed 1 unless --seeds")
 	servedStateless := fs.Bool("served-stateless", false, "with --log --policies: replay the served heuristic as a stateless server (drover serve -stateless) answers, not a stateful one")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	// The workload, cluster and model flags of drover sim.

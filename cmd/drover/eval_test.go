@@ -12,8 +12,8 @@ import (
 
 	"github.com/drover-sched/drover/agents/nn"
 	"github.com/drover-sched/drover/checkpoints"
+	"github.com/drover-sched/drover/datasets/declog"
 	"github.com/drover-sched/drover/env/placement"
-	"github.com/drover-sched/drover/serve/declog"
 	"github.com/google/go-cmp/cmp"
 )
 

@@ -16,6 +16,8 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/drover-sched/drover/datasets"
+	"github.com/drover-sched/drover/datasets/declog"
+	"github.com/drover-sched/drover/datasets/telemlog"
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/background"
 	"github.com/drover-sched/drover/env/trace"
@@ -23,10 +25,8 @@ import (
 	"github.com/drover-sched/drover/policies/compare"
 	"github.com/drover-sched/drover/policies/remote"
 	"github.com/drover-sched/drover/serve"
-	"github.com/drover-sched/drover/serve/declog"
 	pb "github.com/drover-sched/drover/serve/proto"
 	"github.com/drover-sched/drover/serve/state"
-	"github.com/drover-sched/drover/serve/telemlog"
 )
 
 // ServedLogName is the name of the row of the served run's figures, as

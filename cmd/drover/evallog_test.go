@@ -15,13 +15,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/drover-sched/drover/datasets"
+	"github.com/drover-sched/drover/datasets/declog"
+	"github.com/drover-sched/drover/datasets/telemlog"
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/trace"
 	"github.com/drover-sched/drover/policies/remote"
 	"github.com/drover-sched/drover/serve"
-	"github.com/drover-sched/drover/serve/declog"
 	"github.com/drover-sched/drover/serve/state"
-	"github.com/drover-sched/drover/serve/telemlog"
 )
 
 // serveForTest serves a stateful core answering with STRN, logging to

@@ -17,11 +17,11 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/drover-sched/drover/datasets/telemlog"
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/trace"
 	"github.com/drover-sched/drover/policies/remote"
 	"github.com/drover-sched/drover/serve"
-	"github.com/drover-sched/drover/serve/telemlog"
 )
 
 // ManifestFile is the name of the run manifest drover sim --remote
@@ -255,7 +255,7 @@ func runRecorded(o trace.Options, r *remote.Remote, tw *telemlog.Writer, epoch t
 }
 
 // runRemote runs the simulation of opts under the remote policy rem; with
-// dir set it records the nodes' telemetry there (serve/telemlog) and
+// dir set it records the nodes' telemetry there (datasets/telemlog) and
 // writes the run manifest m (completed with the telemetry step).
 func runRemote(rem *remote.Remote, opts trace.Options, dir string, m runManifest) (*trace.Result, error) {
 	if dir == "" {

@@ -19,13 +19,13 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/checkpoints"
+	"github.com/drover-sched/drover/datasets/declog"
+	"github.com/drover-sched/drover/datasets/telemlog"
 	"github.com/drover-sched/drover/internal/pqlog"
 	"github.com/drover-sched/drover/policies/direct"
 	"github.com/drover-sched/drover/serve"
-	"github.com/drover-sched/drover/serve/declog"
 	"github.com/drover-sched/drover/serve/extender"
 	"github.com/drover-sched/drover/serve/state"
-	"github.com/drover-sched/drover/serve/telemlog"
 )
 
 // serveConfig is drover serve's configuration, from its flags.
@@ -81,7 +81,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&c.maxRequestBytes, "max-request-bytes", 4<<20, "largest request accepted, in bytes")
 	fs.IntVar(&c.shedAbove, "shed-above", 64, "concurrent Place requests above which the cheap first-fit heuristic answers (0: off)")
 	fs.IntVar(&c.maxInFlight, "max-inflight", 1024, "concurrent Place requests above which Place answers ResourceExhausted (0: off)")
-	fs.StringVar(&c.logDir, "log-dir", "", "append every decision and reported outcome to Parquet files in this directory (serve/declog), and the agents' telemetry (serve/telemlog); read with drover eval --log DIR")
+	fs.StringVar(&c.logDir, "log-dir", "", "append every decision and reported outcome to Parquet files in this directory (datasets/declog), and the agents' telemetry (datasets/telemlog); read with drover eval --log DIR")
 	fs.DurationVar(&c.logSeal, "log-seal", time.Minute, "with -log-dir: seal the current log file this often (a crash loses at most this much)")
 	fs.StringVar(&c.sw.Mode, "switch", serve.SwitchGate, "how a strn-rl/sas-rl checkpoint is served: gate (in shadow until the gate passes on a replay of the served arrivals, then answering until the live gate fails), shadow (never answers; the gate is only reported) or converged (answers when the checkpoint says converged)")
 	fs.IntVar(&c.sw.Every, "gate-every", 100, "evaluate the gate after this many new arrivals (distinct job ids; negative: never by count)")

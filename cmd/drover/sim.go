@@ -59,7 +59,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	remoteAddr := fs.String("remote", "", "ask the drover server at this address for every placement (policies/remote) instead of running --policy: a recorded run when the server logs (drover serve -log-dir DIR)")
 	tokenFile := fs.String("token-file", "", "with --remote: file holding the server's bearer token")
 	tlsCA := fs.String("tls-ca", "", "with --remote: CA (PEM) of the server's certificate; turns TLS on")
-	recordDir := fs.String("record", "", "with --remote: write the simulated nodes' telemetry (serve/telemlog, each node's total load at every refresh of the per-worker model) and the run manifest ("+ManifestFile+") to this directory, normally the server's -log-dir, for drover eval --log")
+	recordDir := fs.String("record", "", "with --remote: write the simulated nodes' telemetry (datasets/telemlog, each node's total load at every refresh of the per-worker model) and the run manifest ("+ManifestFile+") to this directory, normally the server's -log-dir, for drover eval --log")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: drover sim [flags] [FILE]\n\nReplays a workload in the cluster simulator. FILE is the same as --workload FILE\n(flags may follow it); without either, the embedded built-in workload.")
 		fs.PrintDefaults()

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/checkpoints"
+	"github.com/drover-sched/drover/datasets/declog"
 	"github.com/drover-sched/drover/policies/direct"
-	"github.com/drover-sched/drover/serve/declog"
 )
 
 // writeServedLog writes a decision log of 40 jobs of the built-in models

@@ -16,7 +16,7 @@
 //     trace by Fit. Default is the fit to the trace at DefaultStep, embedded
 //     from params.json, so a binary needs no trace files.
 //   - Recorded replays a live cluster's recorded telemetry
-//     (serve/telemlog), resampled to the step; Subtract first turns the
+//     (datasets/telemlog), resampled to the step; Subtract first turns the
 //     measured total load into background by taking away the load the
 //     model attributes to the jobs that ran there.
 //   - Constant is a fixed load on every node (Constant{} is no load).

@@ -16,7 +16,7 @@ type Reading struct {
 }
 
 // Recorded is a Source that replays recorded per-node samples (a live
-// cluster's telemetry log, serve/telemlog, mapped to node indices and
+// cluster's telemetry log, datasets/telemlog, mapped to node indices and
 // simulation time by the caller). It is immutable after NewRecorded and
 // safe for concurrent use.
 //

@@ -1,5 +1,5 @@
 // Package pqlog is the machinery Drover's Parquet logs share (the decision
-// log, serve/declog, and the telemetry log, serve/telemlog): a directory
+// log, datasets/declog, and the telemetry log, datasets/telemlog): a directory
 // of sealed Parquet files written by one background goroutine, and the
 // reader of such a directory. A Format describes one log: its file names,
 // its Arrow schema, how a record becomes a row and a row a record, and

@@ -6,7 +6,7 @@
 // GPU-hours, each as a mean over seeds with a 95% Student-t confidence
 // interval; as a Markdown table, a JSON summary, and PNG plots (the JCT CDF
 // per policy and the straggler rate over simulated time). It also
-// summarises a server's decision log (serve/declog): decisions per policy
+// summarises a server's decision log (datasets/declog): decisions per policy
 // source, fallback reasons, latency percentiles and JCT per source.
 //
 // A seed seeds the policy (policies.Config.Seed) and whatever the replay

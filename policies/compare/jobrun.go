@@ -3,7 +3,7 @@ package compare
 import (
 	"time"
 
-	"github.com/drover-sched/drover/serve/declog"
+	"github.com/drover-sched/drover/datasets/declog"
 )
 
 // JobRun is what a decision log's outcomes say about one job's run: the

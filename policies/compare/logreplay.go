@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drover-sched/drover/datasets/declog"
 	"github.com/drover-sched/drover/env"
-	"github.com/drover-sched/drover/serve/declog"
 )
 
 // Latency summarises decision latencies.

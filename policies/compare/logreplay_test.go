@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-sched/drover/serve/declog"
+	"github.com/drover-sched/drover/datasets/declog"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )

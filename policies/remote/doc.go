@@ -2,7 +2,7 @@
 // drover policy server (drover serve) over gRPC: the simulator, or any
 // driver of env.Sim, becomes the server's client, the way a cluster
 // scheduler is. A simulation run through it is a recorded run: the
-// server's decision log (serve/declog) holds every decision with the job's
+// server's decision log (datasets/declog) holds every decision with the job's
 // submission and the simulation's clock (Epoch + simulation time), and the
 // Started and Finished outcomes Remote reports, so that drover eval --log
 // can re-score the run offline.

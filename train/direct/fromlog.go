@@ -12,11 +12,11 @@ import (
 	"github.com/drover-sched/drover/agents/nn"
 	"github.com/drover-sched/drover/checkpoints"
 	"github.com/drover-sched/drover/datasets"
+	"github.com/drover-sched/drover/datasets/declog"
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/trace"
 	"github.com/drover-sched/drover/policies/compare"
 	pdirect "github.com/drover-sched/drover/policies/direct"
-	"github.com/drover-sched/drover/serve/declog"
 )
 
 // LogSummary says what FromLog made of a decision log: what it read, the
@@ -128,7 +128,7 @@ type logJob struct {
 }
 
 // FromLog rebuilds the workload a deployment served from its decision log
-// (serve/declog, every sealed file of dir) and returns a training Setting
+// (datasets/declog, every sealed file of dir) and returns a training Setting
 // that replays it on cluster each episode, with what it read. Each job's
 // first decision is its arrival (the time since the first replayed
 // arrival), with the GPUs it asked for (job_gpus, or its first placement's

@@ -17,12 +17,12 @@ import (
 	"github.com/drover-sched/drover/agents/nn"
 	"github.com/drover-sched/drover/checkpoints"
 	"github.com/drover-sched/drover/datasets"
+	"github.com/drover-sched/drover/datasets/declog"
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/trace"
 	"github.com/drover-sched/drover/policies"
 	"github.com/drover-sched/drover/policies/compare"
 	pdirect "github.com/drover-sched/drover/policies/direct"
-	"github.com/drover-sched/drover/serve/declog"
 	"github.com/drover-sched/drover/train"
 )
 
@@ -174,11 +174,11 @@ func TestFromLog(t *testing.T) {
 }
 
 // TestFromLogBeforeJobColumns reads a log written before the job columns
-// (serve/declog's testdata file: six jobs of two workers, no model): the
+// (datasets/declog's testdata file: six jobs of two workers, no model): the
 // GPU counts come from the workers, and every job is left out for its
 // unknown model, counted, with an error naming the file.
 func TestFromLogBeforeJobColumns(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "serve", "declog", "testdata", "v1-before-job.parquet"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "datasets", "declog", "testdata", "v1-before-job.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,5 @@
 // Package pqlogtest holds the test helpers of the logs built on
-// internal/pqlog (serve/declog, serve/telemlog), as raft keeps its test
+// internal/pqlog (datasets/declog, datasets/telemlog), as raft keeps its test
 // harness in rafttest.
 package pqlogtest
 

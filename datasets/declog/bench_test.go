@@ -13,7 +13,7 @@ import (
 // queue (Close, which drains it, inside the timing; records the full queue
 // dropped reported) and without (queue=0: on the caller's goroutine).
 //
-//	go test ./serve/declog -run '^$' -bench 'Append$' -count 6 | tee new.txt; benchstat old.txt new.txt
+//	go test ./datasets/declog -run '^$' -bench 'Append$' -count 6 | tee new.txt; benchstat old.txt new.txt
 func BenchmarkAppend(b *testing.B) {
 	recs := makeRecords(1024)
 	for _, queue := range []int{DefaultQueue, 0} {
@@ -99,7 +99,7 @@ func (h *latencyHist) quantile(q float64) time.Duration {
 // the Writer dropped per op. Issue 18: row groups encoded under the lock
 // stall every concurrent caller for the encoding's duration.
 //
-//	go test ./serve/declog -run '^$' -bench AppendLatency -benchtime 100000x
+//	go test ./datasets/declog -run '^$' -bench AppendLatency -benchtime 100000x
 func BenchmarkAppendLatency(b *testing.B) {
 	recs := makeRecords(1024)
 	for _, tt := range []struct {

@@ -1,7 +1,7 @@
 // Package telemlog is Drover's telemetry log: every node sample the policy
 // server receives (from the drover agents, or from a simulation standing
 // in for them), appended to Parquet files beside the decision log
-// (serve/declog), so that offline evaluation (drover eval --log) can
+// (datasets/declog), so that offline evaluation (drover eval --log) can
 // replay the nodes' load. The format is specified in
 // docs/format/telemetry-log.md.
 //

@@ -94,7 +94,7 @@ func TestTickerHelper(t *testing.T) {
 // comparable RSS, and interleave the cases (the probe's tail moves with
 // the machine's other load):
 //
-//	go test -c -o declog.test ./serve/declog
+//	go test -c -o declog.test ./datasets/declog
 //	for c in log=off rowgroup=1024 rowgroup=4096; do taskset -c 0 ./declog.test -test.run '^$' -test.bench "ServerLoad/$c\$" -test.benchtime 50000x; done
 func BenchmarkServerLoad(b *testing.B) {
 	for _, rowGroup := range []int{0, DefaultRowGroupRecords, 4096} {

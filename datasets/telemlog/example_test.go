@@ -5,7 +5,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/drover-sched/drover/serve/telemlog"
+	"github.com/drover-sched/drover/datasets/telemlog"
 )
 
 // Write two nodes' samples, out of time order, and read them back sorted

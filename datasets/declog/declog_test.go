@@ -399,7 +399,7 @@ func TestJobSubmitted(t *testing.T) {
 	}
 }
 
-// TestReadDirIgnoresTelemetry: the telemetry log's files (serve/telemlog,
+// TestReadDirIgnoresTelemetry: the telemetry log's files (datasets/telemlog,
 // telemetry-NNNNNN.parquet, which share the log directory) are not read
 // as decision-log files, sealed or not.
 func TestReadDirIgnoresTelemetry(t *testing.T) {

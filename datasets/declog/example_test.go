@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/drover-sched/drover/serve/declog"
+	"github.com/drover-sched/drover/datasets/declog"
 )
 
 func Example() {

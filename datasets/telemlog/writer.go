@@ -12,7 +12,7 @@ import (
 // File naming: DIR/telemetry-000001.parquet once sealed; the file being
 // written carries TmpSuffix, and its write-ahead log is
 // DIR/telemetry-000001.wal. The prefix differs from the decision log's
-// (serve/declog, "decisions-"), so both logs can share a directory and
+// (datasets/declog, "decisions-"), so both logs can share a directory and
 // each reader ignores the other's files.
 const (
 	// FilePrefix starts every log file's name.
