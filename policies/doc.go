@@ -17,7 +17,8 @@
 //   - sas: SAS, straggler-avoiding scheduling: node availability
 //     quantiles, node groups, one group per job; PS load reassignment.
 //
-// Package policies/builtin registers them all.
+// Package policies/builtin registers them all; policies/gate judges whether
+// a learned policy may replace one of them.
 //
 // # Placement and sync, composed
 //

@@ -42,14 +42,14 @@
 //
 // Which one answers is the switch (WithSwitch, SwitchConfig): in the
 // default gate mode the heuristic answers ("fallback: shadow") until
-// train.Gate passes on evidence from this deployment, and a new version
+// policies/gate passes on evidence from this deployment, and a new version
 // starts in shadow again. The evidence is a replay, not the reported
 // outcomes: the jobs of the last Window Place requests (each job id once,
 // at its arrival offsets, its run time from Report's start and finish, or
 // the request's expected duration) are replayed through env/trace on a
 // cluster of the requests' nodes, under the per-worker straggler model,
 // once per seed under the heuristic and once under the learned policy,
-// and the paired costs (avg TTA by default) go to train.Gate. Reported
+// and the paired costs (avg TTA by default) go to policies/gate. Reported
 // outcomes alone cannot be the gate's evidence: they exist only for the
 // policy that answered, so the learned policy's outcomes would be
 // compared with the heuristic's from another time and load, unpaired and

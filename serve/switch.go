@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/env"
-	"github.com/drover-sched/drover/train"
+	"github.com/drover-sched/drover/policies/gate"
 )
 
 // Switch modes: how a view-level learned policy (strn-rl, sas-rl) is
@@ -67,7 +67,7 @@ type SwitchConfig struct {
 	Seeds int
 	Seed  uint64
 	// Margin is the relative gain the learned policy must show with
-	// Confidence to switch on (train.GateConfig; 0: 2% and 95%), and
+	// Confidence to switch on (gate.Config; 0: 2% and 95%), and
 	// BackMargin the lower confidence bound at or below which the live
 	// gate switches back (default 0: the learned policy is no longer
 	// better with confidence). BackMargin < Margin keeps the answer from
@@ -103,7 +103,7 @@ func (c SwitchConfig) withDefaults() (SwitchConfig, error) {
 	if c.Seeds == 0 {
 		c.Seeds = 8
 	}
-	g := train.GateConfig{Margin: c.Margin, Confidence: c.Confidence, Resamples: c.Resamples}.WithDefaults()
+	g := gate.Config{Margin: c.Margin, Confidence: c.Confidence, Resamples: c.Resamples}.WithDefaults()
 	c.Margin, c.Confidence, c.Resamples = g.Margin, g.Confidence, g.Resamples
 	if c.Metric == "" {
 		c.Metric = MetricTTA
@@ -203,7 +203,7 @@ type switcher struct {
 type gateResult struct {
 	at      time.Time
 	version string
-	verdict train.Verdict
+	verdict gate.Verdict
 	summary string // the verdict, or why there is none
 	err     error
 }
@@ -318,7 +318,7 @@ type SwitchStatus struct {
 	// Verdict is the last gate evaluation's verdict and VerdictAt when it
 	// was made (zero: none yet); LastGate summarises it, or says why there
 	// was none (too few arrivals, a failed replay).
-	Verdict   train.Verdict
+	Verdict   gate.Verdict
 	VerdictAt time.Time
 	LastGate  string
 	// Evaluations counts the gate's evaluations.
@@ -352,7 +352,7 @@ func (k *Core) Switch() SwitchStatus {
 // EvaluateSwitch evaluates the gate once, now, on the calling goroutine:
 // it replays the recent arrivals under the heuristic and under the active
 // view-level learned policy (SwitchConfig.Seeds paired episodes), judges
-// the costs with train.Gate and switches the answer: to the learned policy
+// the costs with gate.Judge and switches the answer: to the learned policy
 // when the verdict is converged, back to the heuristic when the learned
 // one answers and the verdict's lower bound is at or below BackMargin. It
 // does nothing without a view-level learned policy, in SwitchConverged
@@ -400,7 +400,7 @@ func (k *Core) judge(ctx context.Context, v *Version, arrivals []arrival, cluste
 		}
 		return err
 	}
-	verdict := train.Gate(learned, base, train.GateConfig{Margin: sw.cfg.Margin, Confidence: sw.cfg.Confidence,
+	verdict := gate.Judge(learned, base, gate.Config{Margin: sw.cfg.Margin, Confidence: sw.cfg.Confidence,
 		Resamples: sw.cfg.Resamples, Seed: sw.cfg.Seed})
 	summary := fmt.Sprintf("learned@%s vs %s on a replay of %d arrivals (avg %s): %v%s", v.Name, k.heurPolicy,
 		len(arrivals), sw.cfg.Metric, verdict, note)
@@ -450,7 +450,7 @@ func (k *Core) setAnswer(a *answer) {
 }
 
 // gateMetric counts an evaluation and, with a verdict, sets its gauges.
-func (k *Core) gateMetric(result string, v *train.Verdict) {
+func (k *Core) gateMetric(result string, v *gate.Verdict) {
 	if k.metrics == nil {
 		return
 	}

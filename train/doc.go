@@ -22,7 +22,8 @@
 //     windows and a held-out later part (LateWorkload).
 //   - heldout.go: the held-out workloads (the built-in one, Helios, PAI
 //     and a trace's later part) and how the variants are judged on them.
-//   - gate.go: the convergence gate that lets a learned policy replace the
+//   - gate.go: the convergence gate (policies/gate, where it lives so that
+//     the server links no trainer) that lets a learned policy replace the
 //     heuristic only when it beats it on held-out episodes by a margin,
 //     with confidence.
 //

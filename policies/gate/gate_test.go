@@ -1,11 +1,11 @@
-package train
+package gate
 
 import (
 	"math"
 	"testing"
 )
 
-func TestGate(t *testing.T) {
+func TestJudge(t *testing.T) {
 	tests := []struct {
 		name              string
 		learned, baseline []float64
@@ -26,15 +26,15 @@ func TestGate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := Gate(tt.learned, tt.baseline, GateConfig{Seed: 1})
+			v := Judge(tt.learned, tt.baseline, Config{Seed: 1})
 			if v.Converged != tt.converged || math.Abs(v.MeanGain-tt.mean) > 1e-12 {
 				t.Errorf("%v, want converged %v mean %v", v, tt.converged, tt.mean)
 			}
 		})
 	}
 	// Same seed, same verdict.
-	a := Gate([]float64{60, 130, 80}, []float64{100, 100, 100}, GateConfig{Seed: 7})
-	b := Gate([]float64{60, 130, 80}, []float64{100, 100, 100}, GateConfig{Seed: 7})
+	a := Judge([]float64{60, 130, 80}, []float64{100, 100, 100}, Config{Seed: 7})
+	b := Judge([]float64{60, 130, 80}, []float64{100, 100, 100}, Config{Seed: 7})
 	if a != b {
 		t.Errorf("same seed: %v vs %v", a, b)
 	}

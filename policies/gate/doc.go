@@ -1,0 +1,25 @@
+// Package gate is the convergence gate: it judges whether a learned policy
+// may replace a heuristic, from the two policies' costs on the same
+// held-out episodes. It judges and does not train: it imports only the
+// standard library, so that the policy server (serve), which asks it on
+// evidence from its own deployment, links no trainer, and the training
+// pipeline (train), which asks it on held-out evaluation, calls the same
+// code (train.Gate is Judge).
+//
+// The test is a paired bootstrap of the per-episode relative gains
+// (baseline - learned) / baseline: the gate opens when the Confidence
+// lower bound of the mean gain exceeds Margin (defaults 95% and 2%). Its
+// resamples come from a PCG source seeded by Config.Seed, so a seed fixes
+// the verdict.
+//
+// # Usage
+//
+// Per-episode costs of the learned and the heuristic policy (same seeds,
+// lower is better):
+//
+//	v := gate.Judge(learnedTTA, heuristicTTA, gate.Config{Seed: 1})
+//	if v.Converged {
+//		// switch to the learned policy
+//	}
+//	fmt.Println(v) // converged: mean gain 12.0%, lower bound 8.1% over 8 paired episodes
+package gate
