@@ -23,9 +23,9 @@ import (
 	"github.com/drover-sched/drover/env/trace"
 	"github.com/drover-sched/drover/policies"
 	"github.com/drover-sched/drover/policies/compare"
-	"github.com/drover-sched/drover/policies/remote"
 	"github.com/drover-sched/drover/serve"
 	pb "github.com/drover-sched/drover/serve/proto"
+	"github.com/drover-sched/drover/serve/remote"
 	"github.com/drover-sched/drover/serve/state"
 )
 
@@ -267,7 +267,7 @@ func (l sourceLoads) Load(node int, t float64) env.Usage {
 }
 
 // coreClient is a pb.SchedulerClient that calls a serve.Core in process:
-// the served policy, replayed through policies/remote without a network.
+// the served policy, replayed through serve/remote without a network.
 type coreClient struct{ k *serve.Core }
 
 func (c coreClient) Place(ctx context.Context, req *pb.PlaceRequest, _ ...grpc.CallOption) (*pb.PlaceResponse, error) {
@@ -285,7 +285,7 @@ func (c coreClient) Status(context.Context, *pb.StatusRequest, ...grpc.CallOptio
 // servedContender replays the served heuristic (a "heuristic:NAME"
 // source) as the server answers it: a fresh in-process serve.Core with
 // heuristic NAME per run, stateful like drover serve unless stateless,
-// asked through policies/remote with the recorded run's epoch.
+// asked through serve/remote with the recorded run's epoch.
 func servedContender(source string, stateless bool, epoch time.Time, profiles map[string]env.Profile) (compare.Policy, error) {
 	name, ok := strings.CutPrefix(source, "heuristic:")
 	if !ok {

@@ -20,8 +20,8 @@ import (
 	"github.com/drover-sched/drover/datasets/telemlog"
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/trace"
-	"github.com/drover-sched/drover/policies/remote"
 	"github.com/drover-sched/drover/serve"
+	"github.com/drover-sched/drover/serve/remote"
 )
 
 // ManifestFile is the name of the run manifest drover sim --remote

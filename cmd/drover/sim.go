@@ -21,8 +21,8 @@ import (
 	"github.com/drover-sched/drover/internal/progress"
 	"github.com/drover-sched/drover/policies"
 	"github.com/drover-sched/drover/policies/builtin"
-	"github.com/drover-sched/drover/policies/remote"
 	pb "github.com/drover-sched/drover/serve/proto"
+	"github.com/drover-sched/drover/serve/remote"
 )
 
 func runSim(args []string, stdout, stderr io.Writer) error {
@@ -56,7 +56,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	lazy := fs.Bool("lazy-advance", false, "advance a running job only when something needs its progress (its finish, a release, a refresh, or a policy that reads progress) instead of at every event: large runs' events then cost the same whatever the number of running jobs; results agree to floating-point rounding, not bit for bit, so it is off by default")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	quiet := fs.Bool("quiet", false, "no progress output")
-	remoteAddr := fs.String("remote", "", "ask the drover server at this address for every placement (policies/remote) instead of running --policy: a recorded run when the server logs (drover serve -log-dir DIR)")
+	remoteAddr := fs.String("remote", "", "ask the drover server at this address for every placement (serve/remote) instead of running --policy: a recorded run when the server logs (drover serve -log-dir DIR)")
 	tokenFile := fs.String("token-file", "", "with --remote: file holding the server's bearer token")
 	tlsCA := fs.String("tls-ca", "", "with --remote: CA (PEM) of the server's certificate; turns TLS on")
 	recordDir := fs.String("record", "", "with --remote: write the simulated nodes' telemetry (datasets/telemlog, each node's total load at every refresh of the per-worker model) and the run manifest ("+ManifestFile+") to this directory, normally the server's -log-dir, for drover eval --log")

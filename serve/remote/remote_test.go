@@ -15,10 +15,10 @@ import (
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/trace"
 	"github.com/drover-sched/drover/policies"
-	"github.com/drover-sched/drover/policies/remote"
 	"github.com/drover-sched/drover/policies/strn"
 	"github.com/drover-sched/drover/serve"
 	pb "github.com/drover-sched/drover/serve/proto"
+	"github.com/drover-sched/drover/serve/remote"
 	"github.com/drover-sched/drover/serve/state"
 )
 

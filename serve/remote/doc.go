@@ -29,6 +29,17 @@
 // built-in workload (16 x 4 GPUs, per-worker model, seed 1) its average
 // JCT is 3749 s against the probing STRN's 2497 s.
 //
+// # Why it lives in serve/
+//
+// Remote is the transport's client: it speaks serve/proto's wire types and
+// is tested against the server itself. It lives beside them, above
+// policies/, rather than the wire types moving down into a leaf: policies/
+// then holds only policies that decide in-process and knows nothing of the
+// transport, serve/proto stays where its generated code, Makefile target
+// and go_package point, and nothing below serve/ (env/, policies/,
+// agents/, train/) imports gRPC or the wire types. It still implements
+// policies.Policy, so the simulator drives it like any heuristic.
+//
 // # Usage
 //
 //	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))

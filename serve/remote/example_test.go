@@ -11,9 +11,9 @@ import (
 
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env/trace"
-	"github.com/drover-sched/drover/policies/remote"
 	"github.com/drover-sched/drover/serve"
 	pb "github.com/drover-sched/drover/serve/proto"
+	"github.com/drover-sched/drover/serve/remote"
 )
 
 // Simulate 20 jobs of the built-in workload with every placement decided
