@@ -111,9 +111,11 @@ func TestValidateReport(t *testing.T) {
 	}
 }
 
+// newCore returns a core with opts, whose learned policy has testDeadline
+// to answer unless opts say otherwise; it is closed when t ends.
 func newCore(t testing.TB, opts ...serve.Option) *serve.Core {
 	t.Helper()
-	k, err := serve.NewCore(opts...)
+	k, err := serve.NewCore(append([]serve.Option{serve.WithModelTimeout(testDeadline)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,6 +210,12 @@ func TestPlaceLearned(t *testing.T) {
 	}
 }
 
+// TestPlaceFallbacks: the heuristic answers when the learned policy misses
+// its time limit (the request's deadline less the margin, or the model
+// timeout), fails or proposes an infeasible placement. A model that misses
+// its limit blocks until the test ends, so an answer at all shows that the
+// fallback does not wait for it; no limit in the other cases can pass on
+// a loaded machine (testDeadline).
 func TestPlaceFallbacks(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -216,16 +224,19 @@ func TestPlaceFallbacks(t *testing.T) {
 		opts    []serve.Option
 		want    string
 	}{
-		{"deadline", &fakeModel{sleep: 2 * time.Second}, 100 * time.Millisecond, nil, "fallback: deadline"},
-		{"model timeout without deadline", &fakeModel{sleep: 2 * time.Second}, 0, []serve.Option{serve.WithModelTimeout(30 * time.Millisecond)}, "fallback: deadline"},
+		{"deadline", &fakeModel{block: make(chan struct{})}, 100 * time.Millisecond, nil, "fallback: deadline"},
+		{"model timeout without deadline", &fakeModel{block: make(chan struct{})}, 0, []serve.Option{serve.WithModelTimeout(30 * time.Millisecond)}, "fallback: deadline"},
 		{"deadline inside the margin", &fakeModel{}, 5 * time.Millisecond, []serve.Option{serve.WithDeadlineMargin(time.Second)}, "fallback: deadline"},
 		{"error", &fakeModel{err: errors.New("boom")}, 0, nil, "fallback: error"},
 		{"infeasible", &fakeModel{action: 42}, 0, nil, "fallback: infeasible"},
-		{"fast enough", &fakeModel{sleep: time.Millisecond, action: 8}, time.Second, nil, "converged checkpoint"},
+		{"fast enough", &fakeModel{sleep: time.Millisecond, action: 8}, testDeadline, nil, "converged checkpoint"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			k := newCore(t, tt.opts...)
+			if tt.model.block != nil {
+				t.Cleanup(func() { close(tt.model.block) }) // before k.Close, which waits for the model
+			}
 			k.Swap(fakeVersion(1, tt.model, true))
 			ctx := context.Background()
 			if tt.timeout > 0 {
@@ -233,16 +244,12 @@ func TestPlaceFallbacks(t *testing.T) {
 				ctx, cancel = context.WithTimeout(ctx, tt.timeout)
 				defer cancel()
 			}
-			start := time.Now()
 			resp, err := k.Place(ctx, makeRequest(64, 4, 2))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if resp.Reason != tt.want || !resp.Placed {
 				t.Errorf("got %q (%v), want %q", resp.Reason, resp, tt.want)
-			}
-			if el := time.Since(start); el > 1500*time.Millisecond {
-				t.Errorf("Place took %v: the fallback must not wait for the model", el)
 			}
 		})
 	}

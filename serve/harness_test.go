@@ -43,7 +43,7 @@ func startTCP(tb testing.TB, cfg serve.ServerConfig, dialOpts []grpc.DialOption,
 
 func start(tb testing.TB, lis net.Listener, target string, cfg serve.ServerConfig, opts []serve.Option, dialOpts ...grpc.DialOption) *harness {
 	tb.Helper()
-	core, err := serve.NewCore(opts...)
+	core, err := serve.NewCore(append([]serve.Option{serve.WithModelTimeout(testDeadline)}, opts...)...)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func liveCore(t *testing.T, n int, opts ...serve.Option) (*serve.Core, *state.St
 	if err != nil {
 		t.Fatal(err)
 	}
-	core, err := serve.NewCore(append([]serve.Option{serve.WithClock(clock), serve.WithState(st, nil)}, opts...)...)
+	core, err := serve.NewCore(append([]serve.Option{serve.WithClock(clock), serve.WithState(st, nil), serve.WithModelTimeout(testDeadline)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

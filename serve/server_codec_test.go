@@ -3,7 +3,6 @@ package serve_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -48,7 +47,7 @@ func TestMalformedProtobufIsInvalidArgument(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := startBufconn(t, serve.ServerConfig{}, serve.WithState(st, nil))
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testDeadline)
 	defer cancel()
 	good, err := proto.Marshal(makeRequest(8, 4, 2))
 	if err != nil {

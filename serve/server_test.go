@@ -30,7 +30,7 @@ func TestServerTCP(t *testing.T) {
 	h := startTCP(t, serve.ServerConfig{Token: "s3cret", Metrics: metrics},
 		[]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithPerRPCCredentials(serve.BearerToken{Token: "s3cret", AllowInsecure: true})},
 		serve.WithSink(sink), serve.WithMetrics(metrics))
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testDeadline)
 	defer cancel()
 
 	resp, err := h.client.Place(ctx, makeRequest(64, 4, 8))
@@ -133,7 +133,7 @@ func TestHotReloadUnderLoad(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for !stop.Load() {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), testDeadline)
 				resp, err := h.client.Place(ctx, makeRequest(64, 4, 2))
 				cancel()
 				if err != nil {
@@ -149,7 +149,7 @@ func TestHotReloadUnderLoad(t *testing.T) {
 	}
 	wait := func(want string) {
 		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(testDeadline)
 		for time.Now().Before(deadline) {
 			mu.Lock()
 			n := policies[want]

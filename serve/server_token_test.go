@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -25,7 +24,7 @@ func TestBearerTokenPlaintextLoopbackOnly(t *testing.T) {
 	leakcheck.Check(t)
 	creds := grpc.WithPerRPCCredentials(serve.BearerToken{Token: "s3cret", AllowInsecure: true})
 	h := startTCP(t, serve.ServerConfig{Token: "s3cret"}, []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()), creds})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testDeadline)
 	defer cancel()
 	if _, err := h.client.Status(ctx, &pb.StatusRequest{}); err != nil {
 		t.Fatalf("loopback: %v", err)

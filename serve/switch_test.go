@@ -149,7 +149,7 @@ func replayArrivals(t *testing.T, client pb.SchedulerClient, clock *fakeClock, j
 	t.Helper()
 	var policies []string
 	for _, j := range jobs {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testDeadline)
 		resp, err := client.Place(ctx, &pb.PlaceRequest{Job: j, Cluster: switchCluster()})
 		cancel()
 		if err != nil {

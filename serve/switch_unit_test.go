@@ -32,7 +32,7 @@ func (f policyFunc) Schedule(v *env.View) ([]env.Decision, error) { return f(v) 
 // newSwitchCore returns a core serving a view-level v1 of mk's policy.
 func newSwitchCore(t *testing.T, mk func() policies.Policy, opts ...serve.Option) *serve.Core {
 	t.Helper()
-	k, err := serve.NewCore(append([]serve.Option{serve.WithPolicyLoader(loaderOf(mk))}, opts...)...)
+	k, err := serve.NewCore(append([]serve.Option{serve.WithPolicyLoader(loaderOf(mk)), serve.WithModelTimeout(testDeadline)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func newSwitchCore(t *testing.T, mk func() policies.Policy, opts ...serve.Option
 
 func place(t *testing.T, k *serve.Core, j *pb.Job) *pb.PlaceResponse {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testDeadline)
 	defer cancel()
 	resp, err := k.Place(ctx, &pb.PlaceRequest{Job: j, Cluster: switchCluster()})
 	if err != nil {
@@ -216,8 +216,12 @@ func TestShadowFailures(t *testing.T) {
 				defer close(release)
 			}
 			sink := &serve.MemorySink{}
+			limit := testDeadline // an error must not be slower than its limit on a loaded machine
+			if tt.failure == serve.FallbackDeadline {
+				limit = 20 * time.Millisecond
+			}
 			k := newSwitchCore(t, func() policies.Policy { return tt.policy }, serve.WithSink(sink),
-				serve.WithModelTimeout(20*time.Millisecond))
+				serve.WithModelTimeout(limit))
 			resp := place(t, k, &pb.Job{Id: "a", Model: "cifar10", Workers: 8})
 			if resp.Policy != "heuristic:strn" || !resp.Placed || resp.Reason != "fallback: shadow" {
 				t.Errorf("answer %s placed %v (%s), want heuristic:strn placing, fallback: shadow", resp.Policy, resp.Placed, resp.Reason)

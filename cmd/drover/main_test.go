@@ -5,14 +5,21 @@ import (
 
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/drover-sched/drover/checkpoints"
 )
 
+// drover runs the command line args in process and returns its exit code
+// and output. A place call that sets no -timeout gets testDeadline: place's default of
+// 1 s can pass before a loaded machine under -race has answered.
 func drover(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	if len(args) > 0 && args[0] == "place" && !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(strings.TrimLeft(a, "-"), "timeout") }) {
+		args = append([]string{"place", "-timeout", testDeadline.String()}, args[1:]...)
+	}
 	var o, e bytes.Buffer
 	code = run(args, &o, &e)
 	return code, o.String(), e.String()

@@ -7,12 +7,20 @@ import (
 	"time"
 )
 
+// testDeadline is the tests' deadline for what a loaded machine under
+// -race must finish but a working one does at once: no test waits it out
+// unless something is broken.
+const testDeadline = 10 * time.Minute
+
 // testServeConfig is the serve configuration the tests share: gRPC on a
-// free loopback port, the STRN heuristic, short deadlines, no reload
-// polling to speak of. Tests add listeners, TLS, tokens and logs.
+// free loopback port, the STRN heuristic, no reload polling to speak of.
+// The learned policy's time limit is 10 minutes, not serve's 50 ms: under
+// -race on a loaded machine the shipped network took longer than 50 ms
+// (issue 31), and no test here is about that limit (serve's tests are).
+// Tests add listeners, TLS, tokens and logs.
 func testServeConfig() serveConfig {
 	return serveConfig{addr: "127.0.0.1:0", heuristic: "strn",
-		margin: 2 * time.Millisecond, modelTimeout: 50 * time.Millisecond, poll: time.Hour, maxRequestBytes: 1 << 20,
+		margin: 2 * time.Millisecond, modelTimeout: testDeadline, poll: time.Hour, maxRequestBytes: 1 << 20,
 		shedAbove: 64, maxInFlight: 1024, shutdownGrace: 5 * time.Second}
 }
 
