@@ -50,4 +50,18 @@
 //
 // Sim.Run wraps that loop. Package env/trace builds a Sim from a workload
 // file and model profiles; package policies holds the schedulers.
+//
+// # What env owns of the scheduler's side
+//
+// env and its subpackages import nothing from policies (nor agents, train,
+// serve, checkpoints or cmd; internal/importrules checks it). What the
+// simulator and its drivers call, they define here, and the policies
+// implement it: Scheduler (policies.Policy is an alias of it) with its
+// optional ability ProgressBlind; the candidate protocol (Candidate,
+// Proposer, Chooser, FirstCandidate, Delegate, DelegateJobs) through which
+// the placement environments and their deployed learned policies choose
+// among a heuristic's candidates; and the packing rules PackMostFree and
+// PackFirstFit, which define env/placement's actions and which the
+// heuristics share. A driver that needs a particular policy takes it from
+// its caller (trace.Options.Policy, trace.CalibrateDedicated's first-fit).
 package env

@@ -20,6 +20,14 @@
 // Package policies/builtin registers them all; policies/gate judges whether
 // a learned policy may replace one of them.
 //
+// The interfaces the simulator calls are env's, since env imports no
+// policy: Policy is an alias of env.Scheduler, a heuristic that hands its
+// per-job choice to a learned policy implements env.Proposer (driven by
+// env.Delegate), and the packing rules the heuristics share with
+// env/placement's actions are env.PackMostFree and env.PackFirstFit. What
+// only policies and their users need stays here: Config, Registry,
+// SyncRule, Deviator and the placement helpers below.
+//
 // # Placement and sync, composed
 //
 // A policy places jobs; a SyncRule picks the sync strategy of each job on

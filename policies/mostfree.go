@@ -1,10 +1,10 @@
 package policies
 
-// MostFree is PackMostFree over a max tree, for a policy that packs many
+// MostFree is env.PackMostFree over a max tree, for a policy that packs many
 // jobs into one set of free GPUs: Reset takes O(nodes), then each Pack
-// O(k log nodes) for the k nodes it fills, where PackMostFree scans every
+// O(k log nodes) for the k nodes it fills, where env.PackMostFree scans every
 // node for each node it fills. Its choices, and what it leaves in the free
-// slice, are PackMostFree's (TestMostFreeMatchesPack). The zero value is
+// slice, are env.PackMostFree's (TestMostFreeMatchesPack). The zero value is
 // ready for Reset.
 type MostFree struct {
 	free  []int
@@ -13,7 +13,7 @@ type MostFree struct {
 	total int
 }
 
-// Reset makes m pack into free (which Pack decrements, as PackMostFree
+// Reset makes m pack into free (which Pack decrements, as env.PackMostFree
 // does; m keeps it until the next Reset).
 func (m *MostFree) Reset(free []int) {
 	m.free, m.total = free, 0
@@ -39,7 +39,7 @@ func (m *MostFree) Reset(free []int) {
 	}
 }
 
-// better returns whichever of leaves a and b PackMostFree takes first: the
+// better returns whichever of leaves a and b env.PackMostFree takes first: the
 // most free GPUs, the lower index among equals (a < b: a is left of b).
 func (m *MostFree) better(a, b int32) int32 {
 	if b < 0 || a >= 0 && m.free[a] >= m.free[b] {
@@ -48,7 +48,7 @@ func (m *MostFree) better(a, b int32) int32 {
 	return b
 }
 
-// Pack is PackMostFree(free, n) on the free slice of the last Reset.
+// Pack is env.PackMostFree(free, n) on the free slice of the last Reset.
 func (m *MostFree) Pack(n int) []int {
 	if n > m.total {
 		return nil

@@ -4,10 +4,12 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/drover-sched/drover/env"
 )
 
 // TestMostFreeMatchesPack packs random jobs into random free GPUs with
-// MostFree and with PackMostFree and wants the same nodes and the same
+// MostFree and with env.PackMostFree and wants the same nodes and the same
 // free GPUs left after every job, including jobs that do not fit (nil)
 // and nodes with nothing free.
 func TestMostFreeMatchesPack(t *testing.T) {
@@ -25,7 +27,7 @@ func TestMostFreeMatchesPack(t *testing.T) {
 		m.Reset(free)
 		for job := range 30 {
 			n := 1 + r.IntN(12)
-			want := PackMostFree(ref, n)
+			want := env.PackMostFree(ref, n)
 			got := m.Pack(n)
 			if !slices.Equal(got, want) || !slices.Equal(free, ref) {
 				t.Fatalf("seed %d job %d (%d GPUs): MostFree packed %v leaving %v, PackMostFree %v leaving %v", seed, job, n, got, free, want, ref)

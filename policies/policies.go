@@ -11,11 +11,21 @@ import (
 )
 
 // Policy decides, at each decision point of a simulation (or of a live
-// cluster), which jobs run on which nodes. It is env.Scheduler under the
-// name the rest of Drover uses.
-type Policy interface {
-	// Schedule returns the allocation changes to make now.
-	Schedule(v *env.View) ([]env.Decision, error)
+// cluster), which jobs run on which nodes: Schedule(*env.View) returns the
+// allocation changes to make now. It is env.Scheduler (an alias, the same
+// type) under the name the rest of Drover uses: the simulator and its
+// drivers define the interface they call, so that env imports no policy.
+type Policy = env.Scheduler
+
+// Deviator is a policy that chooses among a heuristic's candidates (a
+// learned variant) and counts its choices: of the choices it made with
+// more than one candidate, how many were not the heuristic's own. drover
+// eval reports the share, which says how far a learned variant strays
+// from its heuristic on a workload.
+type Deviator interface {
+	// Deviations returns the choices that differed from the heuristic's
+	// own and the choices made among two or more candidates so far.
+	Deviations() (deviated, choices int)
 }
 
 // Config is what every policy constructor receives.
@@ -133,68 +143,6 @@ func BookLoad(loads []env.Usage, nodes, workers []int, cpu, memBW float64) {
 			loads[n].Net += 0.5
 		}
 	}
-}
-
-// PackMostFree places n workers by repeatedly taking the node with the most
-// free GPUs (the lowest index among equals) and filling as much of it as
-// needed, the way the Pollux simulator's Tiresias and Optimus allocate
-// (collections.Counter.most_common). It decrements free and returns the
-// node of each worker, or nil if fewer than n GPUs are free.
-func PackMostFree(free []int, n int) []int {
-	total := 0
-	for _, f := range free {
-		total += f
-	}
-	if n > total {
-		return nil
-	}
-	alloc := make([]int, 0, n)
-	for len(alloc) < n {
-		best := -1
-		for i, f := range free {
-			if f > 0 && (best < 0 || f > free[best]) {
-				best = i
-			}
-		}
-		k := min(free[best], n-len(alloc))
-		for range k {
-			alloc = append(alloc, best)
-		}
-		free[best] -= k
-	}
-	return alloc
-}
-
-// PackFirstFit places n workers on the first node (by index) with n free
-// GPUs; if no node has that many, it fills nodes in index order. It
-// decrements free and returns the node of each worker, or nil if fewer than
-// n GPUs are free.
-func PackFirstFit(free []int, n int) []int {
-	for i, f := range free {
-		if f >= n {
-			free[i] -= n
-			return slices.Repeat([]int{i}, n)
-		}
-	}
-	total := 0
-	for _, f := range free {
-		total += f
-	}
-	if n > total {
-		return nil
-	}
-	alloc := make([]int, 0, n)
-	for i := range free {
-		k := min(free[i], n-len(alloc))
-		for range k {
-			alloc = append(alloc, i)
-		}
-		free[i] -= k
-		if len(alloc) == n {
-			break
-		}
-	}
-	return alloc
 }
 
 // Diff turns a desired allocation for every active job (missing or empty:

@@ -5,13 +5,12 @@ import (
 	"slices"
 
 	"github.com/drover-sched/drover/env"
-	"github.com/drover-sched/drover/policies"
 	"github.com/drover-sched/drover/policies/strn"
 )
 
 // The serving fast path of the default heuristics. A Place request holds
 // one pending job and no model to probe, so STRN's answer (Schedule on a
-// fresh policy, through policies.Delegate, Propose and the First chooser)
+// fresh policy, through env.Delegate, Propose and the env.FirstCandidate chooser)
 // reduces to: the sensitivity is strn.Fallback, the sync strategy BSP, and
 // the placement the first of least score among STRN's candidates.
 // fastSTRN computes exactly that, with STRN's own arithmetic in STRN's
@@ -251,7 +250,7 @@ func fastFirstFit(s *snapshot, f *fastScratch) ([]int, env.Sync) {
 	if left == 0 || g > left {
 		return nil, env.Sync{}
 	}
-	a := policies.PackFirstFit(free, g)
+	a := env.PackFirstFit(free, g)
 	if a == nil {
 		return nil, env.Sync{}
 	}

@@ -51,7 +51,7 @@ func heldOut(seeds, heliosSeeds, paiSeeds int) []evalWorkload {
 // gate's verdict on it, and returns the scores and the gate's verdict on
 // the Helios and PAI episodes together. With Train.EvalSeeds 0 nothing is
 // judged and the verdict is not converged.
-func judge(r *Run, heuristic string, newProp func() policies.Proposer, act func([]float64, []bool) int, late *evalWorkload) (map[string]float64, Verdict, error) {
+func judge(r *Run, heuristic string, newProp func() env.Proposer, act func([]float64, []bool) int, late *evalWorkload) (map[string]float64, Verdict, error) {
 	name, seed := r.Train.Env, r.Train.Seed
 	var err error
 	scores := map[string]float64{}

@@ -87,7 +87,7 @@ func trainVariant(r *Run) (map[string]*nn.MLP, map[string]float64, Verdict, erro
 // strn-rl from train's settings (cluster, workload, profiles, objective),
 // with the name of the workload and of the cluster and, for a trace
 // workload, its held-out later part.
-func variantConfig(r *Run, newProp func() policies.Proposer) (placement.Config, string, string, *evalWorkload, error) {
+func variantConfig(r *Run, newProp func() env.Proposer) (placement.Config, string, string, *evalWorkload, error) {
 	nodes, gpn := cmp.Or(r.Train.Nodes, 16), cmp.Or(r.Train.GPUsPerNode, 4)
 	cdesc, gpus := fmt.Sprintf("%d x %d GPUs", nodes, gpn), nodes*gpn
 	var list *env.Cluster // train.cluster's node list, if any
@@ -179,20 +179,20 @@ var variantHeuristic = map[string]string{"sas-rl": "sas", "strn-rl": "strn"}
 func VariantHeuristics() map[string]string { return maps.Clone(variantHeuristic) }
 
 // Proposer returns a constructor of fresh heuristics of the named
-// policies.Proposer (a builtin policy that proposes candidates, such as
+// env.Proposer (a builtin policy that proposes candidates, such as
 // sas or strn), or an error when the policy is unknown or proposes none.
-func Proposer(heuristic string) (func() policies.Proposer, error) {
+func Proposer(heuristic string) (func() env.Proposer, error) {
 	reg := builtin.Registry()
 	p, err := reg.New(heuristic, policies.Config{})
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := p.(policies.Proposer); !ok {
+	if _, ok := p.(env.Proposer); !ok {
 		return nil, fmt.Errorf("policy %s does not propose candidates", heuristic)
 	}
-	return func() policies.Proposer {
+	return func() env.Proposer {
 		p, _ := reg.New(heuristic, policies.Config{})
-		return p.(policies.Proposer)
+		return p.(env.Proposer)
 	}, nil
 }
 

@@ -40,7 +40,7 @@ type Config struct {
 	// ActionPrior, when set (one value per action), is added to the
 	// actor's output bias at initialisation: a prior over actions in
 	// logits. A large prior on a heuristic's own choice (action 0 of a
-	// policies.Proposer environment) starts the policy near the heuristic
+	// env.Proposer environment) starts the policy near the heuristic
 	// while it still explores the other candidates.
 	ActionPrior []float32
 	// Init, when set, is the agent training starts from (its networks are

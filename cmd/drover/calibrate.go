@@ -15,6 +15,7 @@ import (
 	"github.com/drover-sched/drover/env/jitter"
 	"github.com/drover-sched/drover/env/trace"
 	"github.com/drover-sched/drover/internal/progress"
+	"github.com/drover-sched/drover/policies/firstfit"
 )
 
 // minibatchFiles are the per-worker time series of the PAI v2020 data.
@@ -73,6 +74,10 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	}
 	return nil
 }
+
+// newFirstFit builds the first-fit scheduler the dedicated regime's
+// targets are defined under, for trace.CalibrateDedicated.
+func newFirstFit() env.Scheduler { return new(firstfit.FirstFit) }
 
 // errCalibrationFailed is returned when a calibration misses its target
 // (the report says which), so that scripts see a non-zero exit.
@@ -137,7 +142,7 @@ func calibrateDedicated(dir string, seeds []uint64, fit, quiet bool, stdout, std
 	}
 	st := trace.Stragglers{Background: "builtin"}
 	if fit {
-		level, burst, obj, err := trace.FitDedicated(cases, seeds, st, 60, func(l, b, o float64) {
+		level, burst, obj, err := trace.FitDedicated(cases, seeds, st, newFirstFit, 60, func(l, b, o float64) {
 			fmt.Fprintf(stderr, "fit: level_median %.5f burst_noise %.4f objective %.5f\n", l, b, o)
 		})
 		if err != nil {
@@ -153,7 +158,7 @@ func calibrateDedicated(dir string, seeds []uint64, fit, quiet bool, stdout, std
 		bar = progress.New(stderr, "calibrate", len(cases)*len(seeds))
 	}
 	n := 0
-	rs, err := trace.CalibrateDedicated(cases, seeds, st, func(string, uint64) {
+	rs, err := trace.CalibrateDedicated(cases, seeds, st, newFirstFit, func(string, uint64) {
 		if bar != nil {
 			bar.Set(n)
 		}

@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/drover-sched/drover/env"
-	"github.com/drover-sched/drover/policies"
 )
 
 // JobFeatures is the length of CandidateObs's job part, the values that
@@ -30,7 +29,7 @@ const featureClip = 10
 //	the model's assumed CPU, memory-bandwidth and NIC sensitivities,
 //	pending and running jobs per node,
 //	then each candidate's features, clipped to [-10, 10].
-func CandidateObs(dst []float64, v *env.View, j *env.Job, cands []policies.Candidate, k, f int) []float64 {
+func CandidateObs(dst []float64, v *env.View, j *env.Job, cands []env.Candidate, k, f int) []float64 {
 	base := len(dst)
 	dst = append(dst, make([]float64, CandidateObsDim(k, f))...)
 	obs := dst[base:]
@@ -81,14 +80,14 @@ func FillJob(obs []float64, v *env.View, j *env.Job) {
 // heuristic newProposer returns (one per run), with k candidate slots:
 // the deployed form of a policy trained with Config.NewProposer. act gets
 // CandidateObs and the mask of the slots holding a candidate; a choice
-// outside the mask falls back to the heuristic's own. The policy is a
-// policies.Deviator.
-func Learned(newProposer func() policies.Proposer, k int, act func(obs []float64, mask []bool) int) policies.Policy {
+// outside the mask falls back to the heuristic's own. The policy (an
+// env.Scheduler, which is policies.Policy) is a policies.Deviator.
+func Learned(newProposer func() env.Proposer, k int, act func(obs []float64, mask []bool) int) env.Scheduler {
 	return &learned{prop: newProposer(), k: k, act: act}
 }
 
 type learned struct {
-	prop              policies.Proposer
+	prop              env.Proposer
 	k                 int
 	act               func(obs []float64, mask []bool) int
 	obs               []float64
@@ -99,9 +98,9 @@ type learned struct {
 // Deviations implements policies.Deviator.
 func (l *learned) Deviations() (deviated, choices int) { return l.deviated, l.choices }
 
-// Schedule implements policies.Policy.
+// Schedule implements env.Scheduler (policies.Policy).
 func (l *learned) Schedule(v *env.View) ([]env.Decision, error) {
-	return policies.Delegate(l.prop, v, func(v *env.View, j *env.Job, cands []policies.Candidate) int {
+	return env.Delegate(l.prop, v, func(v *env.View, j *env.Job, cands []env.Candidate) int {
 		l.obs = CandidateObs(l.obs[:0], v, j, cands, l.k, l.prop.CandidateFeatures())
 		l.mask = l.mask[:0]
 		for i := range l.k {

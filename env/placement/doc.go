@@ -30,6 +30,13 @@
 // worker-iterations. An episode ends (terminated) when every job has
 // finished.
 //
+// With Config.NewProposer the agent instead chooses among a heuristic's
+// candidates (env.Proposer, implemented by policies/strn and policies/sas),
+// and Learned is the deployed form of such a policy. The candidate
+// protocol and the packing rules the actions use (env.PackMostFree,
+// env.PackFirstFit) are defined in env, so that this package, like all of
+// env, imports no policy.
+//
 // # Usage
 //
 //	e, _ := placement.New(placement.Config{Jobs: specs, Cluster: env.Homogeneous(64, 4), NewModel: mk})

@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/drover-sched/drover/env"
-	"github.com/drover-sched/drover/policies"
 )
 
 // State is a cluster state given from outside a simulation (a live
@@ -188,7 +187,7 @@ func (e *Encoder) Decode(s *State, gpus, action int) ([]int, env.Sync) {
 	} else {
 		copy(free, s.Free)
 	}
-	alloc := policies.PackMostFree(free, gpus)
+	alloc := env.PackMostFree(free, gpus)
 	slices.Sort(alloc)
 	return alloc, env.Sync{}
 }
@@ -197,7 +196,7 @@ func (e *Encoder) Decode(s *State, gpus, action int) ([]int, env.Sync) {
 // they do not fit): the placement the sync environment gives every job.
 func (e *Encoder) FirstFit(s *State, gpus int) []int {
 	free := append([]int(nil), s.Free...)
-	return policies.PackFirstFit(free, gpus)
+	return env.PackFirstFit(free, gpus)
 }
 
 func (e *Encoder) check(s *State) {

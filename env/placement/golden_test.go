@@ -121,12 +121,12 @@ func TestGoldenStream(t *testing.T) {
 		return &env.Drover{Profiles: profiles, Workers: w}
 	}
 	job := func(uint64) env.Model { return &env.Drover{Profiles: profiles} }
-	newSAS := func() policies.Proposer {
+	newSAS := func() env.Proposer {
 		p, err := builtin.Registry().New("sas", policies.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return p.(policies.Proposer)
+		return p.(env.Proposer)
 	}
 	jobs := trace.Specs(datasets.Builtin())
 	tests := []struct {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/gym"
-	"github.com/drover-sched/drover/policies"
 )
 
 // Config sets up the environment.
@@ -29,15 +28,15 @@ type Config struct {
 	StragglerWeight float64
 	// Sync makes the agent choose each job's synchronization strategy
 	// (SyncChoices) instead of its placement; jobs are then placed
-	// first-fit (policies.PackFirstFit), and the observation also
+	// first-fit (env.PackFirstFit), and the observation also
 	// describes that placement.
 	Sync bool
 	// NewProposer, when set, makes the agent choose among a heuristic's
-	// candidates for each job (policies.Proposer; strn-rl and sas-rl):
+	// candidates for each job (env.Proposer; strn-rl and sas-rl):
 	// action k takes candidate k, the heuristic's own choice is action
 	// 0, and the observation is CandidateObs. It returns a fresh
 	// heuristic for each episode.
-	NewProposer func() policies.Proposer
+	NewProposer func() env.Proposer
 	// Objective is what the reward charges: ObjectiveJCT (the default)
 	// or ObjectiveTTA.
 	Objective string
@@ -92,8 +91,8 @@ type Env struct {
 	obsDim   int
 
 	// With a Proposer.
-	prop   policies.Proposer
-	cands  []policies.Candidate
+	prop   env.Proposer
+	cands  []env.Candidate
 	begun  bool // Begin ran at this decision point
 	cursor int  // next job of view.Active to propose for
 
@@ -266,7 +265,7 @@ func (e *Env) advance() {
 }
 
 // propose looks for the next job the proposer has candidates for at this
-// decision point, as policies.Delegate would: in arrival order, among the
+// decision point, as env.Delegate would: in arrival order, among the
 // pending jobs that fit in the free GPUs. It sets e.job and e.cands and
 // reports whether it found one.
 func (e *Env) propose() bool {
@@ -379,7 +378,7 @@ func (e *Env) StepInto(dst []float64, action int) ([]float64, float64, bool, boo
 				free[n] = e.view.Free[n]
 			}
 		}
-		alloc := policies.PackMostFree(free, e.job.Spec.GPUs)
+		alloc := env.PackMostFree(free, e.job.Spec.GPUs)
 		slices.Sort(alloc)
 		d = env.Decision{Job: e.job.ID, Nodes: alloc}
 	}
@@ -495,7 +494,7 @@ func (e *Env) observe(dst []float64) []float64 {
 // firstFit returns the first-fit placement of the current job.
 func (e *Env) firstFit() []int {
 	free := append([]int(nil), e.view.Free...)
-	return policies.PackFirstFit(free, e.job.Spec.GPUs)
+	return env.PackFirstFit(free, e.job.Spec.GPUs)
 }
 
 // Summary returns the finished (or current) run's summary.

@@ -250,12 +250,12 @@ func TestProposerActionZeroIsTheHeuristic(t *testing.T) {
 		}
 		return &env.Drover{Profiles: profiles, Workers: w}
 	}
-	newSAS := func() policies.Proposer {
+	newSAS := func() env.Proposer {
 		p, err := builtin.Registry().New("sas", policies.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return p.(policies.Proposer)
+		return p.(env.Proposer)
 	}
 	cfg := placement.Config{Jobs: trace.Specs(datasets.Builtin()), Cluster: env.Homogeneous(nodes, 4), NewModel: mk,
 		RestartDelay: env.DefaultRestartDelay, NewProposer: newSAS}
@@ -329,9 +329,9 @@ func TestReturnIsMinusTotalHeldTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	mk := func(uint64) env.Model { return &env.Drover{Profiles: profiles} }
-	newSAS := func() policies.Proposer {
+	newSAS := func() env.Proposer {
 		p, _ := builtin.Registry().New("sas", policies.Config{})
-		return p.(policies.Proposer)
+		return p.(env.Proposer)
 	}
 	for _, obj := range []string{placement.ObjectiveTTA, placement.ObjectiveTTAFinish} {
 		t.Run(obj, func(t *testing.T) { heldReturn(t, mk, newSAS, obj) })
@@ -341,7 +341,7 @@ func TestReturnIsMinusTotalHeldTime(t *testing.T) {
 	}
 }
 
-func heldReturn(t *testing.T, mk func(uint64) env.Model, newSAS func() policies.Proposer, obj string) {
+func heldReturn(t *testing.T, mk func(uint64) env.Model, newSAS func() env.Proposer, obj string) {
 	e, err := placement.New(placement.Config{Jobs: trace.Specs(datasets.Builtin()), Cluster: env.Homogeneous(16, 4), NewModel: mk,
 		RestartDelay: env.DefaultRestartDelay, NewProposer: newSAS, Objective: obj})
 	if err != nil {

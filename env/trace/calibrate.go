@@ -8,8 +8,6 @@ import (
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/jitter"
-	"github.com/drover-sched/drover/policies"
-	"github.com/drover-sched/drover/policies/firstfit"
 )
 
 // The dedicated regime's calibration targets (drover calibrate). Each
@@ -124,18 +122,17 @@ func medianOf(xs []float64) float64 {
 // CalibrateDedicated replays each case under first-fit with BSP in the
 // dedicated regime for every seed, with st's background and overrides
 // (st.Seed and st.Regime are set per run), and reports the straggler
-// figures the regime is calibrated on. progress, when set, is called
-// before each replay.
-func CalibrateDedicated(cases []CalibrationCase, seeds []uint64, st Stragglers, progress func(name string, seed uint64)) ([]CaseResult, error) {
+// figures the regime is calibrated on. firstFit builds a fresh first-fit
+// scheduler for each replay, the policy the targets are defined under:
+// policies/firstfit's, e.g. func() env.Scheduler { return
+// new(firstfit.FirstFit) }. The caller passes it because env imports no
+// policy. progress, when set, is called before each replay.
+func CalibrateDedicated(cases []CalibrationCase, seeds []uint64, st Stragglers, firstFit func() env.Scheduler, progress func(name string, seed uint64)) ([]CaseResult, error) {
 	out := make([]CaseResult, len(cases))
 	for i, c := range cases {
 		r := CaseResult{Name: c.Name, Seeds: seeds}
 		run := func(st *Stragglers) (env.Summary, error) {
-			p, err := firstfit.New(policies.Config{})
-			if err != nil {
-				return env.Summary{}, err
-			}
-			res, err := Run(Options{Workload: c.Workload, Model: ModelDrover, Profiles: c.Profiles, Policy: p,
+			res, err := Run(Options{Workload: c.Workload, Model: ModelDrover, Profiles: c.Profiles, Policy: firstFit(),
 				Nodes: c.Nodes, GPUsPerNode: c.GPUsPerNode, Interval: -1, RestartDelay: -1, Stragglers: st})
 			if err != nil {
 				return env.Summary{}, fmt.Errorf("calibrate %s: %w", c.Name, err)
@@ -188,14 +185,15 @@ func CalibrateDedicated(cases []CalibrationCase, seeds []uint64, st Stragglers, 
 // values: a coordinate search on a logarithmic grid that halves its step
 // when no move improves, for at most evals objective evaluations. It
 // returns the best values and their objective. Each evaluation replays
-// every case for every seed; progress, when set, is called after each.
-func FitDedicated(cases []CalibrationCase, seeds []uint64, st Stragglers, evals int, progress func(level, burst, obj float64)) (level, burst, obj float64, err error) {
+// every case for every seed under firstFit's schedulers (see
+// CalibrateDedicated); progress, when set, is called after each.
+func FitDedicated(cases []CalibrationCase, seeds []uint64, st Stragglers, firstFit func() env.Scheduler, evals int, progress func(level, burst, obj float64)) (level, burst, obj float64, err error) {
 	f := func(level, burst float64) (float64, error) {
 		p := jitter.Dedicated
 		p.LevelMedian = level
 		s := st
 		s.Jitter, s.BurstNoise = &p, &burst
-		rs, err := CalibrateDedicated(cases, seeds, s, nil)
+		rs, err := CalibrateDedicated(cases, seeds, s, firstFit, nil)
 		if err != nil {
 			return 0, err
 		}

@@ -1,7 +1,10 @@
 // Package trace is the replay driver of the simulator: it turns a workload
 // (datasets) into jobs, picks the throughput model and the model profiles,
 // runs a policy over it with env.Sim and collects the results. It is where
-// file I/O (profiles) meets the pure core in env.
+// file I/O (profiles) meets the pure core in env. Like all of env, it
+// imports no policy: the caller passes the scheduler (Options.Policy, an
+// env.Scheduler, which every policies.Policy is), and the calibration its
+// first-fit (CalibrateDedicated), as the usage below does.
 //
 // # Usage
 //

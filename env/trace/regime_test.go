@@ -8,6 +8,7 @@ import (
 	"github.com/drover-sched/drover/env/jitter"
 	"github.com/drover-sched/drover/env/trace"
 	"github.com/drover-sched/drover/internal/sharedtraces"
+	"github.com/drover-sched/drover/policies/firstfit"
 )
 
 func TestAutoRegime(t *testing.T) {
@@ -131,7 +132,7 @@ func TestDedicatedCalibration(t *testing.T) {
 				t.Fatal(err)
 			}
 			rs, err := trace.CalibrateDedicated([]trace.CalibrationCase{{Name: c.name, Workload: w, Profiles: prof, Nodes: c.nodes, GPUsPerNode: c.gpn, JobLevel: c.jobLevel}},
-				c.seeds, trace.Stragglers{Background: "builtin"}, nil)
+				c.seeds, trace.Stragglers{Background: "builtin"}, func() env.Scheduler { return new(firstfit.FirstFit) }, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

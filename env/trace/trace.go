@@ -11,7 +11,6 @@ import (
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/profile"
-	"github.com/drover-sched/drover/policies"
 )
 
 // Model names accepted by Options.Model.
@@ -28,8 +27,9 @@ type Options struct {
 	Model string
 	// Profiles maps model names to profiles (see Profiles).
 	Profiles map[string]env.Profile
-	// Policy schedules the jobs.
-	Policy policies.Policy
+	// Policy schedules the jobs: a policies.Policy (the same interface as
+	// env.Scheduler, which this package names so as to import no policy).
+	Policy env.Scheduler
 	// Nodes and GPUsPerNode size a homogeneous cluster (used when Cluster
 	// is nil).
 	Nodes, GPUsPerNode int

@@ -126,13 +126,13 @@ type Sample struct {
 // nearest the decision (sched.Encoder.Action). Decisions no template can
 // express are made anyway and not recorded. The runs follow the teacher's
 // own decisions exactly, so the samples are its state distribution.
-func Teacher(cfg sched.Config, t policies.Proposer, r policies.SyncRule, record func(Sample)) policies.Policy {
+func Teacher(cfg sched.Config, t env.Proposer, r policies.SyncRule, record func(Sample)) policies.Policy {
 	return &teacher{cfg: cfg, t: t, r: r, record: record}
 }
 
 type teacher struct {
 	cfg     sched.Config
-	t       policies.Proposer
+	t       env.Proposer
 	r       policies.SyncRule
 	record  func(Sample)
 	enc     *sched.Encoder
@@ -150,7 +150,7 @@ func (t *teacher) Schedule(v *env.View) ([]env.Decision, error) {
 	}
 	t.enc.Begin(v)
 	var err error
-	ds, derr := policies.Delegate(t.t, v, func(v *env.View, j *env.Job, cands []policies.Candidate) int {
+	ds, derr := env.Delegate(t.t, v, func(v *env.View, j *env.Job, cands []env.Candidate) int {
 		d := &cands[0].Decision
 		if t.r != nil && err == nil {
 			t.one[0] = *d

@@ -42,7 +42,7 @@ func TestTeacherIsTheHeuristic(t *testing.T) {
 	want := replay(t, s)
 	var samples []direct.Sample
 	s2, _ := strn.New(policies.Config{})
-	got := replay(t, direct.Teacher(cfg, s2.(policies.Proposer), nil, func(x direct.Sample) { samples = append(samples, x) }))
+	got := replay(t, direct.Teacher(cfg, s2.(env.Proposer), nil, func(x direct.Sample) { samples = append(samples, x) }))
 	if got != want {
 		t.Errorf("teacher run %+v, want STRN's %+v", got, want)
 	}

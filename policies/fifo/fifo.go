@@ -24,7 +24,7 @@ func (*FIFO) Schedule(v *env.View) ([]env.Decision, error) {
 		if j.State != env.Pending {
 			continue
 		}
-		a := policies.PackFirstFit(free, j.Spec.GPUs)
+		a := env.PackFirstFit(free, j.Spec.GPUs)
 		if a == nil {
 			break
 		}

@@ -71,7 +71,7 @@ func (f *FirstFit) scan(v *env.View) []env.Decision {
 		if j.State != env.Pending || j.Spec.GPUs > left {
 			continue
 		}
-		if a := policies.PackFirstFit(f.free, j.Spec.GPUs); a != nil {
+		if a := env.PackFirstFit(f.free, j.Spec.GPUs); a != nil {
 			ds = append(ds, env.Decision{Job: j.ID, Nodes: a})
 			left -= j.Spec.GPUs
 		}
@@ -169,7 +169,7 @@ func (f *FirstFit) decide() []env.Decision {
 	return ds
 }
 
-// pack is policies.PackFirstFit on the tree: the first node with n free
+// pack is env.PackFirstFit on the tree: the first node with n free
 // GPUs, else nodes in index order. n is at most the free total.
 func (f *FirstFit) pack(n int) []int {
 	if i := f.tree.first(n); i >= 0 {

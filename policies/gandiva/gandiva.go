@@ -104,7 +104,7 @@ func spread(v *env.View, free []int, g int) []int {
 		}
 	}
 	if len(nodes) < g {
-		nodes = append(nodes, policies.PackMostFree(free, g-len(nodes))...)
+		nodes = append(nodes, env.PackMostFree(free, g-len(nodes))...)
 	}
 	slices.Sort(nodes)
 	return nodes

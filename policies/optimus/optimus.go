@@ -96,7 +96,7 @@ func (*Optimus) Schedule(v *env.View) ([]env.Decision, error) {
 	for _, i := range order {
 		j := v.Active[i]
 		if replicas[i] > 0 && len(want[j.ID]) == 0 {
-			want[j.ID] = policies.PackMostFree(free, replicas[i])
+			want[j.ID] = env.PackMostFree(free, replicas[i])
 		}
 	}
 	return policies.Diff(v, want), nil

@@ -43,7 +43,7 @@ func (noisy) Step() float64 { return 300 }
 
 // twin runs SAS and the reference on the same views and applies SAS's
 // decisions. At every other decision point, and at all with pick, it runs
-// both through policies.Delegate and wants the same candidates
+// both through env.Delegate and wants the same candidates
 // (decisions and features, to the bit) for every job either proposes
 // for; the chooser picks the first candidate, or, with pick, one drawn
 // from the job's ID, so the candidates after the first matter too. At the
@@ -59,8 +59,8 @@ type twin struct {
 
 func (w *twin) Schedule(v *env.View) ([]env.Decision, error) {
 	var got, want []string
-	rec := func(out *[]string) policies.Chooser {
-		return func(_ *env.View, j *env.Job, cs []policies.Candidate) int {
+	rec := func(out *[]string) env.Chooser {
+		return func(_ *env.View, j *env.Job, cs []env.Candidate) int {
 			k := 0
 			if w.pick {
 				k = (j.ID*7 + len(cs)) % len(cs)
@@ -71,8 +71,8 @@ func (w *twin) Schedule(v *env.View) ([]env.Decision, error) {
 	}
 	var da, db []env.Decision
 	if w.pick || w.n%2 == 1 {
-		da, _ = policies.Delegate(w.a, v, rec(&got))
-		db, _ = policies.Delegate(w.b, v, rec(&want))
+		da, _ = env.Delegate(w.a, v, rec(&got))
+		db, _ = env.Delegate(w.b, v, rec(&want))
 	} else { // SAS's own loop, and the reference's through Delegate
 		da, _ = w.a.Schedule(v)
 		db, _ = w.b.Schedule(v)

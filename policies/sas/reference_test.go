@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/drover-sched/drover/env"
-	"github.com/drover-sched/drover/policies"
 	"github.com/drover-sched/drover/policies/sas/forecast"
 )
 
@@ -58,13 +57,13 @@ func newRef(s *SAS) *refSAS {
 		RackPenalty: s.RackPenalty, Resolution: s.Resolution, Forecaster: s.Forecaster, EvenPS: s.EvenPS, regrouped: math.NaN()}
 }
 
-// Schedule implements policies.Policy: policies.Delegate with the
+// Schedule implements policies.Policy: env.Delegate with the
 // heuristic's own choices.
 func (s *refSAS) Schedule(v *env.View) ([]env.Decision, error) {
-	return policies.Delegate(s, v, policies.First)
+	return env.Delegate(s, v, env.FirstCandidate)
 }
 
-// Begin implements policies.Proposer: it samples the telemetry when a
+// Begin implements env.Proposer: it samples the telemetry when a
 // sample is due, regroups the nodes when the regroup period has passed,
 // and takes the free GPUs.
 func (s *refSAS) Begin(v *env.View) {
@@ -95,10 +94,10 @@ func (s *refSAS) Begin(v *env.View) {
 	s.free = append(s.free[:0], v.Free...)
 }
 
-// CandidateFeatures implements policies.Proposer.
+// CandidateFeatures implements env.Proposer.
 func (s *refSAS) CandidateFeatures() int { return numCandidateFeatures }
 
-// Propose implements policies.Proposer. The candidates are j's best
+// Propose implements env.Proposer. The candidates are j's best
 // placement within each node group with room for it, ordered as SAS ranks
 // them (cost bin, then tighter fit, then the more available group), or,
 // when no group holds j alone, the one placement over the union of the
@@ -109,7 +108,7 @@ func (s *refSAS) CandidateFeatures() int { return numCandidateFeatures }
 // fewest that could hold j, its racks minus 1, its nodes' mean predicted
 // median CPU, memory-bandwidth and NIC utilisation, their widest spread
 // (P90 - P10), and 1 for the union fallback.
-func (s *refSAS) Propose(v *env.View, j *env.Job) []policies.Candidate {
+func (s *refSAS) Propose(v *env.View, j *env.Job) []env.Candidate {
 	if !s.counted {
 		s.count(v)
 		s.counted = true
@@ -156,7 +155,7 @@ func (s *refSAS) Propose(v *env.View, j *env.Job) []policies.Candidate {
 		}
 		return 0
 	})
-	out := make([]policies.Candidate, len(cs))
+	out := make([]env.Candidate, len(cs))
 	fewest := len(env.Packed(g, s.gpn))
 	for k, c := range cs {
 		f := make([]float64, numCandidateFeatures)
@@ -183,13 +182,13 @@ func (s *refSAS) Propose(v *env.View, j *env.Job) []policies.Candidate {
 		// Parameter-server load follows the servers' speeds (see the
 		// package documentation).
 		d := env.Decision{Job: j.ID, Nodes: c.alloc, PSRebalance: j.Spec.Arch == env.PS && !s.EvenPS}
-		out[k] = policies.Candidate{Decision: d, Features: f}
+		out[k] = env.Candidate{Decision: d, Features: f}
 	}
 	return out
 }
 
-// Commit implements policies.Proposer.
-func (s *refSAS) Commit(_ *env.View, j *env.Job, c policies.Candidate) {
+// Commit implements env.Proposer.
+func (s *refSAS) Commit(_ *env.View, j *env.Job, c env.Candidate) {
 	s.commit(c.Decision.Nodes)
 	delete(s.jobs, j.ID)
 }

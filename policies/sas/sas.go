@@ -128,7 +128,7 @@ type jobInfo struct {
 	stretch map[string]float64    // by placement key
 }
 
-var _ policies.Proposer = (*SAS)(nil)
+var _ env.Proposer = (*SAS)(nil)
 
 // New returns a SAS policy with the default settings. It uses no
 // randomness, so the seed is ignored.
@@ -181,7 +181,7 @@ func (s *SAS) Predictor() *Predictor { return s.pred }
 // before the first Schedule). The slices belong to the policy.
 func (s *SAS) NodeGroups() [][]int { return s.groups }
 
-// Schedule implements policies.Policy: policies.Delegate with the
+// Schedule implements policies.Policy: env.Delegate with the
 // heuristic's own choices. Over a simulation's views it goes through its
 // own queue of the pending jobs instead of every active job, and takes
 // the free GPUs from its groups' sums: the same jobs in the same order,
@@ -216,16 +216,16 @@ func (s *SAS) Schedule(v *env.View) ([]env.Decision, error) {
 	return ds, nil
 }
 
-// delegate is policies.Delegate with policies.First after Begin.
+// delegate is env.Delegate with env.FirstCandidate after Begin.
 func delegate(s *SAS, v *env.View) []env.Decision {
 	left := 0
 	for _, f := range v.Free {
 		left += f
 	}
-	return policies.DelegateJobs(s, v, v.Active, left, policies.First)
+	return env.DelegateJobs(s, v, v.Active, left, env.FirstCandidate)
 }
 
-// Begin implements policies.Proposer: it samples the telemetry when a
+// Begin implements env.Proposer: it samples the telemetry when a
 // sample is due, regroups the nodes when the regroup period has passed,
 // and takes the free GPUs.
 func (s *SAS) Begin(v *env.View) {
@@ -254,13 +254,13 @@ func (s *SAS) Begin(v *env.View) {
 	}
 }
 
-// CandidateFeatures implements policies.Proposer; see Propose.
+// CandidateFeatures implements env.Proposer; see Propose.
 func (s *SAS) CandidateFeatures() int { return numCandidateFeatures }
 
 // numCandidateFeatures is the length of a SAS candidate's features.
 const numCandidateFeatures = 10
 
-// Propose implements policies.Proposer. The candidates are j's best
+// Propose implements env.Proposer. The candidates are j's best
 // placement within each node group with room for it, ordered as SAS ranks
 // them (cost bin, then tighter fit, then the more available group), or,
 // when no group holds j alone, the one placement over the union of the
@@ -271,14 +271,14 @@ const numCandidateFeatures = 10
 // fewest that could hold j, its racks minus 1, its nodes' mean predicted
 // median CPU, memory-bandwidth and NIC utilisation, their widest spread
 // (P90 - P10), and 1 for the union fallback.
-func (s *SAS) Propose(v *env.View, j *env.Job) []policies.Candidate {
+func (s *SAS) Propose(v *env.View, j *env.Job) []env.Candidate {
 	cs := s.candidates(v, j)
 	if len(cs) == 0 {
 		return nil
 	}
 	g := j.Spec.GPUs
 	telemetry := s.tel != nil
-	out := make([]policies.Candidate, len(cs))
+	out := make([]env.Candidate, len(cs))
 	fewest := len(env.Packed(g, s.gpn))
 	for k, c := range cs {
 		f := make([]float64, numCandidateFeatures)
@@ -305,7 +305,7 @@ func (s *SAS) Propose(v *env.View, j *env.Job) []policies.Candidate {
 		// Parameter-server load follows the servers' speeds (see the
 		// package documentation).
 		d := env.Decision{Job: j.ID, Nodes: c.alloc, PSRebalance: j.Spec.Arch == env.PS && !s.EvenPS}
-		out[k] = policies.Candidate{Decision: d, Features: f}
+		out[k] = env.Candidate{Decision: d, Features: f}
 	}
 	return out
 }
@@ -359,8 +359,8 @@ func (s *SAS) best(v *env.View, j *env.Job) (env.Decision, bool) {
 	return env.Decision{Job: j.ID, Nodes: cs[0].alloc, PSRebalance: j.Spec.Arch == env.PS && !s.EvenPS}, true
 }
 
-// Commit implements policies.Proposer.
-func (s *SAS) Commit(_ *env.View, j *env.Job, c policies.Candidate) {
+// Commit implements env.Proposer.
+func (s *SAS) Commit(_ *env.View, j *env.Job, c env.Candidate) {
 	s.commit(c.Decision.Nodes)
 	delete(s.jobs, j.ID)
 }

@@ -106,7 +106,7 @@ func TestMatchesReference(t *testing.T) {
 }
 
 // twin runs the reference and STRN side by side through the proposer
-// interface (policies.Delegate's loop), wants the same candidates with
+// interface (env.Delegate's loop), wants the same candidates with
 // the same features from both for every job, and commits a random one of
 // them to both.
 type twin struct {

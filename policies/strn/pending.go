@@ -41,11 +41,11 @@ func (p *pendingJobs) update(v *env.View) {
 	}
 }
 
-// delegate is policies.Delegate with policies.First over the pending jobs
+// delegate is env.Delegate with env.FirstCandidate over the pending jobs
 // only: the same jobs proposed in the same order, since Delegate skips
 // every job that is not pending.
 func (s *STRN) delegate(v *env.View) []env.Decision {
 	s.pending.update(v)
 	s.Begin(v)
-	return policies.DelegateJobs(s, v, s.pending.jobs.Jobs, s.pending.total, policies.First)
+	return env.DelegateJobs(s, v, s.pending.jobs.Jobs, s.pending.total, env.FirstCandidate)
 }

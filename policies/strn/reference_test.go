@@ -19,7 +19,7 @@ func (s *reference) Schedule(v *env.View) ([]env.Decision, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	return policies.Delegate(s, v, policies.First)
+	return env.Delegate(s, v, env.FirstCandidate)
 }
 
 func (*reference) CandidateFeatures() int { return numCandidateFeatures }
@@ -123,7 +123,7 @@ func (s *reference) Begin(v *env.View) {
 	s.memo = [4]refRiskMemo{}
 }
 
-func (s *reference) Propose(v *env.View, j *env.Job) []policies.Candidate {
+func (s *reference) Propose(v *env.View, j *env.Job) []env.Candidate {
 	if !s.loaded {
 		s.readLoads(v)
 		s.loaded = true
@@ -138,7 +138,7 @@ func (s *reference) Propose(v *env.View, j *env.Job) []policies.Candidate {
 		gpn = max(gpn, n.GPUs)
 	}
 	fewest := float64((g + gpn - 1) / gpn)
-	var out []policies.Candidate
+	var out []env.Candidate
 	add := func(pc placed, sy env.Sync, rel float64) {
 		alloc := make([]int, 0, g)
 		for i, n := range pc.nodes {
@@ -163,7 +163,7 @@ func (s *reference) Propose(v *env.View, j *env.Job) []policies.Candidate {
 		case env.LocalSGD:
 			f[11] = 1
 		}
-		out = append(out, policies.Candidate{Decision: env.Decision{Job: j.ID, Nodes: alloc, Sync: sy}, Features: f})
+		out = append(out, env.Candidate{Decision: env.Decision{Job: j.ID, Nodes: alloc, Sync: sy}, Features: f})
 	}
 	best := s.cands[0]
 	var peak env.Usage
@@ -190,7 +190,7 @@ func (s *reference) Propose(v *env.View, j *env.Job) []policies.Candidate {
 	return out
 }
 
-func (s *reference) Commit(v *env.View, j *env.Job, c policies.Candidate) {
+func (s *reference) Commit(v *env.View, j *env.Job, c env.Candidate) {
 	nodes, take := policies.NodeShares(c.Decision.Nodes)
 	for k, n := range nodes {
 		s.free[n] -= take[k]

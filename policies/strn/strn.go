@@ -141,7 +141,7 @@ type cached struct {
 	sens Sensitivity
 }
 
-var _ policies.Proposer = (*STRN)(nil)
+var _ env.Proposer = (*STRN)(nil)
 
 // New returns a STRN policy with the default settings. It uses no
 // randomness, so the seed is ignored.
@@ -200,7 +200,7 @@ func (s *STRN) defaults() {
 // Schedule implements policies.Policy. Pending jobs are taken in arrival
 // order with backfilling; each that fits goes to the candidate placement of
 // least expected slowdown with the sync strategy of least expected
-// time-to-accuracy (policies.Delegate with the heuristic's own choices,
+// time-to-accuracy (env.Delegate with the heuristic's own choices,
 // walking only the pending jobs, which it keeps from View.Changed across
 // the decision points of a run). Running jobs are never moved. It returns
 // ErrConfig when a field is out of range.
@@ -212,7 +212,7 @@ func (s *STRN) Schedule(v *env.View) ([]env.Decision, error) {
 	return s.delegate(v), nil
 }
 
-// Begin implements policies.Proposer.
+// Begin implements env.Proposer.
 //
 // When v continues the run of the View STRN saw last (the same View, the
 // next Seq, the same cluster), it updates its free GPUs and its class
@@ -313,10 +313,10 @@ const MaxPlacements = 4
 // numCandidateFeatures is the length of a STRN candidate's features.
 const numCandidateFeatures = 12
 
-// CandidateFeatures implements policies.Proposer; see Propose.
+// CandidateFeatures implements env.Proposer; see Propose.
 func (s *STRN) CandidateFeatures() int { return numCandidateFeatures }
 
-// Propose implements policies.Proposer. STRN's own choice comes first:
+// Propose implements env.Proposer. STRN's own choice comes first:
 // its least-score placement with the sync strategy chooseSync picks; then
 // the same placement with each other strategy (jobs of two or more GPUs,
 // when the model can be probed); then up to MaxPlacements-1 further
@@ -326,7 +326,7 @@ func (s *STRN) CandidateFeatures() int { return numCandidateFeatures }
 // risk, the mean and standard deviation of its nodes' pressure, the
 // strategy's probed time-to-accuracy over the chosen strategy's (1 when
 // not probed), and the strategy one-hot (BSP, SSP, ASP, local SGD).
-func (s *STRN) Propose(v *env.View, j *env.Job) []policies.Candidate {
+func (s *STRN) Propose(v *env.View, j *env.Job) []env.Candidate {
 	if !s.loaded {
 		s.sync(v)
 		s.loaded = true
@@ -338,7 +338,7 @@ func (s *STRN) Propose(v *env.View, j *env.Job) []policies.Candidate {
 	}
 	gpn := s.gpnOf(v.Cluster)
 	fewest := float64((g + gpn - 1) / gpn)
-	var out []policies.Candidate
+	var out []env.Candidate
 	add := func(pc placed, sy env.Sync, rel float64) {
 		alloc := make([]int, 0, g)
 		for i, n := range pc.nodes {
@@ -363,7 +363,7 @@ func (s *STRN) Propose(v *env.View, j *env.Job) []policies.Candidate {
 		case env.LocalSGD:
 			f[11] = 1
 		}
-		out = append(out, policies.Candidate{Decision: env.Decision{Job: j.ID, Nodes: alloc, Sync: sy}, Features: f})
+		out = append(out, env.Candidate{Decision: env.Decision{Job: j.ID, Nodes: alloc, Sync: sy}, Features: f})
 	}
 	best := s.cands[0]
 	var peak env.Usage
@@ -390,9 +390,9 @@ func (s *STRN) Propose(v *env.View, j *env.Job) []policies.Candidate {
 	return out
 }
 
-// Commit implements policies.Proposer: it books the placement's GPUs and
+// Commit implements env.Proposer: it books the placement's GPUs and
 // load for the rest of the decision point and forgets the job's probes.
-func (s *STRN) Commit(v *env.View, j *env.Job, c policies.Candidate) {
+func (s *STRN) Commit(v *env.View, j *env.Job, c env.Candidate) {
 	nodes, take := policies.NodeShares(c.Decision.Nodes)
 	for k, n := range nodes {
 		s.free[n] -= take[k]

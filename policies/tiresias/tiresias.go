@@ -177,7 +177,7 @@ func (t *Tiresias) Schedule(v *env.View) ([]env.Decision, error) {
 		if tree {
 			nodes = t.pack.Pack(int(in.gpus))
 		} else {
-			nodes = policies.PackMostFree(t.free, int(in.gpus))
+			nodes = env.PackMostFree(t.free, int(in.gpus))
 		}
 		t.changes = append(t.changes, change{pos: in.pos, id: id, nodes: nodes})
 	}

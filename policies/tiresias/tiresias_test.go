@@ -102,7 +102,7 @@ func (t *reference) Schedule(v *env.View) ([]env.Decision, error) {
 	for _, q := range [2][]int{t.q0, t.q1} {
 		for _, id := range q {
 			if t.known[id].running && len(want[id]) == 0 {
-				want[id] = policies.PackMostFree(free, alive[id].Spec.GPUs)
+				want[id] = env.PackMostFree(free, alive[id].Spec.GPUs)
 			}
 		}
 	}

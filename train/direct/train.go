@@ -130,14 +130,14 @@ func teacherName(name string) string {
 
 // newTeacher returns a fresh heuristic for name and its sync rule (nil when
 // the heuristic chooses its own strategies).
-func newTeacher(name string) (policies.Proposer, policies.SyncRule) {
+func newTeacher(name string) (env.Proposer, policies.SyncRule) {
 	if name == pdirect.SASRL {
 		p, _ := sas.New(policies.Config{})
 		r, _ := strn.NewSyncRule(policies.Config{})
-		return p.(policies.Proposer), r
+		return p.(env.Proposer), r
 	}
 	p, _ := strn.New(policies.Config{})
-	return p.(policies.Proposer), nil
+	return p.(env.Proposer), nil
 }
 
 func (c *Config) defaults() error {
