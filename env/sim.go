@@ -58,9 +58,13 @@ type Config struct {
 	// costs the same whatever the number of running jobs, where by default
 	// every event advances every running job. The two agree up to
 	// floating-point rounding (a job's progress is summed over fewer,
-	// longer steps), so results differ in their last digits; it is off by
-	// default so that published results stay bit for bit. It changes
-	// nothing with a positive Interval (every tick advances every job).
+	// longer steps), so results differ in their last digits. Both are
+	// deterministic. The zero value (eager) is the reference that the
+	// tests hold lazy advance to and that drover eval and drover train
+	// replay with, so that their published tables stay bit for bit; drover
+	// sim advances lazily by default (--lazy-advance=false for eager). It
+	// changes nothing with a positive Interval (every tick advances every
+	// job).
 	LazyAdvance bool
 }
 

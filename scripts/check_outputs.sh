@@ -24,11 +24,35 @@
 #
 #   scripts/check_outputs.sh ./drover /tmp/out-new
 #   diff -r /tmp/out-old /tmp/out-new
+#   scripts/check_outputs.sh -compare /tmp/out-old /tmp/out-new
+#
+# -compare prints, for each file that differs, how many numbers differ and
+# the largest relative difference among them, and how many other tokens
+# differ (a changed word, or a number in one file only: then lines moved).
 #
 # Run from anywhere; the commands run in the repository root, beside
 # ../shared/traces. Needs jq.
 set -euo pipefail
 
+if [ $# -eq 3 ] && [ "$1" = -compare ]; then
+	same=0
+	for f in "$2"/*; do
+		g="$3/$(basename "$f")"
+		if [ ! -f "$g" ]; then echo "$(basename "$f"): missing in $3"; continue; fi
+		if cmp -s "$f" "$g"; then same=$((same + 1)); continue; fi
+		# Both files as one token a line (split on space, comma, colon,
+		# bar, quotes), compared pairwise.
+		paste -d '\t' <(tr ' ,:|"' '\n\n\n\n\n' <"$f" | grep -v '^$') <(tr ' ,:|"' '\n\n\n\n\n' <"$g" | grep -v '^$') |
+			awk -F'\t' -v name="$(basename "$f")" '
+				function num(x) { return x ~ /^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$/ }
+				$1 == $2 { next }
+				num($1) && num($2) { n++; d = $1 - $2; d = d < 0 ? -d : d; m = ($1 < 0 ? -$1 : $1); if (m > 0 && d / m > r) r = d / m; next }
+				{ o++ }
+				END { printf "%s: %d numbers differ, largest relative difference %.2g; %d other tokens differ\n", name, n, r, o }'
+	done
+	echo "$same files identical"
+	exit 0
+fi
 [ $# -eq 2 ] || { echo "usage: $0 DROVER OUTDIR" >&2; exit 2; }
 bin=$(realpath "$1")
 mkdir -p "$2"
@@ -37,8 +61,9 @@ cd "$(dirname "$0")/.."
 T=../shared/traces
 [ -d "$T" ] || { echo "$0: $T not found" >&2; exit 1; }
 
-# The keys (anywhere in the JSON) that hold timings.
-jqtime='walk(if type == "object" then del(.wall_s, .phases_s, .decision_time_us, .schedule_call_time_us, .schedule_time_s, .command) else . end)'
+# The keys (anywhere in the JSON) that hold timings, and drover sim's
+# advance mode (lazy by default since 2026-12-05, absent before).
+jqtime='walk(if type == "object" then del(.wall_s, .phases_s, .decision_time_us, .schedule_call_time_us, .schedule_time_s, .command, .lazy_advance) else . end)'
 # Text lines that hold timings, and paths.
 untime() {
 	sed -E -e '/^(wall time|phases) /d' -e '/^trained (.* )?in [0-9.]+(ms|s)$/d' -e 's/ simulations in [0-9.hms]+$/ simulations/' -e "s#$out#OUT#g" |

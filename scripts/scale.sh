@@ -9,14 +9,15 @@
 #
 #   scripts/scale.sh                                 # first-fit, both models, 10k-1M jobs x 1k-100k GPUs
 #   POLICIES="first-fit tiresias strn sas" JOBS="10000 100000" scripts/scale.sh
-#   MODE=cli JOBS=100000 GPUS=10000 scripts/scale.sh # drover trace synth | drover sim (eager advance)
-#   MODE=cli LAZY=1 JOBS=1000000 GPUS=100000 scripts/scale.sh # drover sim --lazy-advance, as the bench mode
+#   MODE=cli JOBS=1000000 GPUS=100000 scripts/scale.sh # drover trace synth | drover sim (lazy advance, as the bench mode)
+#   MODE=cli EAGER=1 JOBS=100000 GPUS=10000 scripts/scale.sh # drover sim --lazy-advance=false
 #
 # Environment: JOBS, GPUS, POLICIES, MODELS (job worker), CPU (the core,
 # default 1), TIMEOUT (seconds per cell, default 600), MODE (bench: the
 # BenchmarkScale replay with lazy advance; cli: drover sim on the CSV
-# drover trace synth writes under $TMPDIR, advancing every job at every
-# event as drover sim does by default; LAZY=1 adds --lazy-advance), OUT (a
+# drover trace synth writes under $TMPDIR, advancing jobs lazily as drover
+# sim does by default; EAGER=1 adds --lazy-advance=false, advancing every
+# job at every event), OUT (a
 # file for the raw rows). Generated
 # traces go under $TMPDIR (default /tmp), never into the repository.
 set -euo pipefail
@@ -54,7 +55,7 @@ for g in $GPUS; do
 					strag=false; [ "$m" = worker ] && strag=true
 					( cd "$work" && GOMAXPROCS=1 timeout "$TIMEOUT" taskset -c "$CPU" /usr/bin/time -v -o "$work/time" \
 						./drover sim --workload "$csv" --policy "$p" --nodes $((g / 8)) --gpus-per-node 8 --stragglers=$strag \
-						--profiles builtin --quiet --json ${LAZY:+--lazy-advance} >"$work/run" 2>"$work/err" ) || st="exit $?"
+						--profiles builtin --quiet --json ${EAGER:+--lazy-advance=false} >"$work/run" 2>"$work/err" ) || st="exit $?"
 					events=$(sed -n 's/.*"events": \([0-9]*\).*/\1/p' "$work/run")
 					queue=$(sed -n 's/.*"avg_queue_s": \([0-9.e+-]*\).*/\1/p' "$work/run")
 					cpu=$(awk -F': ' '/User time/{u=$2} /System time/{s=$2} END{print u+s}' "$work/time" 2>/dev/null || echo)

@@ -53,7 +53,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	stretOff := fs.String("stret-off", "", "with --mitigation stret: comma-separated stages to turn off, for ablations: relay, withhold, tune")
 	regimeFlag := fs.String("regime", "auto", "per-worker model: straggler regime: dedicated (whole GPUs: jitter and network noise calibrated to the papers' ~1.5x straggler inflation; job-level times reproduced on average), shared (GPU-sharing jobs: jitter fitted to the PAI v2020 mini-batch times), or auto (shared for the Alibaba PAI pod list or a PAI node list, dedicated otherwise)")
 	syncFlag := fs.String("sync", "bsp", "sync strategy for policies that do not choose one: bsp, asp, ssp(S), local(H) (a composed <policy>+<sync> keeps its own)")
-	lazy := fs.Bool("lazy-advance", false, "advance a running job only when something needs its progress (its finish, a release, a refresh, or a policy that reads progress) instead of at every event: large runs' events then cost the same whatever the number of running jobs; results agree to floating-point rounding, not bit for bit, so it is off by default")
+	lazy := fs.Bool("lazy-advance", true, "advance a running job only when something needs its progress (its finish, a release, a refresh, or a policy that reads progress): large runs' events then cost the same whatever the number of running jobs; false = every running job at every event (eager: the reference lazy advance agrees with up to floating-point rounding; drover eval and train replay eagerly); with --remote always eager")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	remoteAddr := fs.String("remote", "", "ask the drover server at this address for every placement (serve/remote) instead of running --policy: a recorded run when the server logs (drover serve -log-dir DIR)")
@@ -75,6 +75,9 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	}
 	if *recordDir != "" && *remoteAddr == "" {
 		return fmt.Errorf("--record needs --remote")
+	}
+	if *remoteAddr != "" {
+		*lazy = false // runRemote's loop advances every job at every event
 	}
 	var ph phases
 	mark := time.Now()
@@ -198,9 +201,9 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 
 			// With a mitigation: what it did.
 			Mitigation *mitigationJSON `json:"mitigation,omitempty"`
-			// With --lazy-advance (absent otherwise, so that the
-			// default output stays as it was).
-			LazyAdvance bool `json:"lazy_advance,omitempty"`
+			// Whether running jobs were advanced lazily (the default;
+			// false with --lazy-advance=false or --remote).
+			LazyAdvance bool `json:"lazy_advance"`
 		}{w.Name, *model, *policy, src, clusterDesc, *seed, w.Skipped, s.Jobs, s.Finished, s.AvgJCT, s.P50JCT, s.P99JCT,
 			s.AvgQueue, s.Makespan, s.GPUUtil, s.GPUHours, s.Restarts, s.AvgTTA, s.Stragglers, s.StragglerFrac, res.Sim.EventCount(), wall.Seconds(), ph, nil, *lazy}
 		if opts.Stragglers != nil && *mitigation != env.MitigationNone {
@@ -233,8 +236,8 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "avg queue  %s\nmakespan   %s\nGPU util   %.1f%%\nGPU-hours  %.1f\nrestarts   %d\n", hms(s.AvgQueue), hms(s.Makespan), 100*s.GPUUtil, s.GPUHours, s.Restarts)
 	ev := res.Sim.EventCount()
 	fmt.Fprintf(stdout, "events     %d (%d decision points)\n", ev, res.Sim.DecisionPoints())
-	if *lazy {
-		fmt.Fprintln(stdout, "advance    lazy (--lazy-advance: the same results up to floating-point rounding)")
+	if !*lazy {
+		fmt.Fprintln(stdout, "advance    eager (every running job at every event; the default lazy advance gives the same results up to floating-point rounding)")
 	}
 	fmt.Fprintf(stdout, "wall time  %s (%.0f events/s)\n", wall.Round(time.Millisecond), float64(ev)/wall.Seconds())
 	fmt.Fprintf(stdout, "phases     load %s (workload %s, profiles %s), build %s, simulate %s, write %s\n",

@@ -52,11 +52,12 @@ func TestSimPhases(t *testing.T) {
 	}
 }
 
-// TestSimLazyAdvance checks --lazy-advance: the built-in workload under
-// Tiresias (which reads no progress) gives the same jobs, events and
-// restarts as the default eager run and the same average JCT up to
-// floating-point rounding, under both straggler models; --json says
-// lazy_advance only when it was asked for, and the summary says so too.
+// TestSimLazyAdvance checks that lazy advance is drover sim's default and
+// that --lazy-advance=false brings the eager reference back: the built-in
+// workload under Tiresias (which reads no progress) gives the same jobs,
+// events and restarts either way and the same average JCT up to
+// floating-point rounding, under both straggler models; --json says which
+// mode ran, and the summary names the eager one.
 func TestSimLazyAdvance(t *testing.T) {
 	type res struct {
 		Finished int     `json:"finished"`
@@ -67,7 +68,7 @@ func TestSimLazyAdvance(t *testing.T) {
 	}
 	for _, strag := range []string{"--stragglers=false", "--stragglers=true"} {
 		var runs [2]res
-		for i, args := range [][]string{{}, {"--lazy-advance"}} {
+		for i, args := range [][]string{{"--lazy-advance=false"}, {}} {
 			args = append([]string{"sim", "--quiet", "--json", "--policy", "tiresias", strag}, args...)
 			code, out, errOut := droverWithin(t, 20*time.Second, args...)
 			if code != 0 {
@@ -78,8 +79,8 @@ func TestSimLazyAdvance(t *testing.T) {
 			}
 		}
 		eager, lazy := runs[0], runs[1]
-		if eager.Lazy != nil || lazy.Lazy == nil || !*lazy.Lazy {
-			t.Errorf("%s: lazy_advance eager %v, lazy %v; want absent and true", strag, eager.Lazy, lazy.Lazy)
+		if eager.Lazy == nil || *eager.Lazy || lazy.Lazy == nil || !*lazy.Lazy {
+			t.Errorf("%s: lazy_advance with --lazy-advance=false %v, by default %v; want false and true", strag, eager.Lazy, lazy.Lazy)
 		}
 		if eager.Finished != lazy.Finished || eager.Events != lazy.Events || eager.Restarts != lazy.Restarts || eager.Finished == 0 {
 			t.Errorf("%s: eager %+v, lazy %+v", strag, eager, lazy)
@@ -88,8 +89,8 @@ func TestSimLazyAdvance(t *testing.T) {
 			t.Errorf("%s: avg JCT eager %v, lazy %v (relative difference %g)", strag, eager.AvgJCT, lazy.AvgJCT, d)
 		}
 	}
-	code, out, errOut := droverWithin(t, 20*time.Second, "sim", "--quiet", "--policy", "tiresias", "--lazy-advance")
-	if code != 0 || !strings.Contains(out, "advance    lazy") {
-		t.Errorf("exit %d, summary without the lazy-advance line:\n%s%s", code, out, errOut)
+	code, out, errOut := droverWithin(t, 20*time.Second, "sim", "--quiet", "--policy", "tiresias", "--lazy-advance=false")
+	if code != 0 || !strings.Contains(out, "advance    eager") {
+		t.Errorf("exit %d, summary without the eager-advance line:\n%s%s", code, out, errOut)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env/trace"
 	"github.com/drover-sched/drover/policies"
@@ -81,3 +83,40 @@ func TestLazyAdvance(t *testing.T) {
 
 // near reports whether a and b agree to 1e-9 relative (or both are 0).
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }
+
+// TestLazyAdvanceDeterministic replays the built-in workload twice with
+// lazy advance (drover sim's default) under the per-worker model, with a
+// policy that reads progress (Optimus) and one that does not (SAS): the
+// two runs give the same event log and summary bit for bit.
+func TestLazyAdvanceDeterministic(t *testing.T) {
+	profiles, _, err := trace.Profiles("builtin", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, policy := range []string{"optimus", "sas"} {
+		t.Run(policy, func(t *testing.T) {
+			var runs [2]*trace.Result
+			for i := range runs {
+				p, err := builtin.Registry().New(policy, policies.Config{Seed: 3})
+				if err != nil {
+					t.Fatal(err)
+				}
+				runs[i], err = trace.Run(trace.Options{Workload: datasets.Builtin(), Model: trace.ModelDrover, Profiles: profiles, Policy: p,
+					Nodes: 16, GPUsPerNode: 4, Interval: 0, RestartDelay: -1, Log: true,
+					Stragglers: &trace.Stragglers{Background: "builtin", Seed: 3}, LazyAdvance: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(runs[0].Events) == 0 {
+				t.Fatal("no events")
+			}
+			if diff := cmp.Diff(runs[0].Events, runs[1].Events); diff != "" {
+				t.Errorf("events (-first,+second):\n%s", diff)
+			}
+			if diff := cmp.Diff(runs[0].Summary, runs[1].Summary); diff != "" {
+				t.Errorf("summary (-first,+second):\n%s", diff)
+			}
+		})
+	}
+}

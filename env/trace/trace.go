@@ -50,7 +50,8 @@ type Options struct {
 	// LazyAdvance advances running jobs only when needed
 	// (env.Config.LazyAdvance): large runs' events then cost the same
 	// whatever the number of running jobs, at the price of last-digit
-	// differences from the default.
+	// differences from the eager zero value, the reference the tests
+	// compare it with. drover sim sets it by default.
 	LazyAdvance bool
 }
 
