@@ -74,7 +74,7 @@ func TestPlaceTokenWithoutTLS(t *testing.T) {
 		}
 	}
 	cfg := testServeConfig()
-	cfg.tokenFile = token
+	cfg.TokenFile = token
 	addrs, _, stop := startServe(t, cfg)
 	defer stop()
 	code, _, e := drover(t, "place", "-addr", addrs[0], "-token-file", token)

@@ -23,9 +23,9 @@ import (
 func TestServeExtender(t *testing.T) {
 	before := runtime.NumGoroutine()
 	cfg := testServeConfig()
-	cfg.extenderAddr = "127.0.0.1:0"
+	cfg.ExtenderAddr = "127.0.0.1:0"
 	addrs, out, stop := startServe(t, cfg)
-	// serveUntil prints its addresses before it signals ready.
+	// Run prints its addresses before it calls Ready.
 	m := regexp.MustCompile(`extender on (127\.0\.0\.1:\d+);`).FindStringSubmatch(out.String())
 	if m == nil {
 		t.Fatalf("no extender address in:\n%s", out.String())
@@ -78,15 +78,4 @@ func TestServeExtender(t *testing.T) {
 		t.Error("the extender still answers after shutdown")
 	}
 	leakcheck.Wait(t, before)
-}
-
-func TestLoopbackDefault(t *testing.T) {
-	for in, want := range map[string]string{
-		":8888": "127.0.0.1:8888", "8888": "127.0.0.1:8888", "0.0.0.0:8888": "0.0.0.0:8888",
-		"localhost:1": "localhost:1", "[::1]:8888": "[::1]:8888", "127.0.0.1:0": "127.0.0.1:0",
-	} {
-		if got := loopbackDefault(in); got != want {
-			t.Errorf("loopbackDefault(%q) = %q, want %q", in, got, want)
-		}
-	}
 }

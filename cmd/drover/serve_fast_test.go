@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,8 +20,8 @@ func TestServePlaceAddr(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := testServeConfig()
-	cfg.placeAddr, cfg.tokenFile = ":0", token
-	cfg.logDir, cfg.logSeal = filepath.Join(dir, "log"), time.Hour
+	cfg.PlaceAddr, cfg.TokenFile = ":0", token
+	cfg.LogDir, cfg.LogSeal = filepath.Join(dir, "log"), time.Hour
 	_, out, stop := startServe(t, cfg)
 	m := regexp.MustCompile(`fast calls on (127\.0\.0\.1:\d+),`).FindStringSubmatch(out.String())
 	if m == nil {
@@ -48,20 +46,5 @@ func TestServePlaceAddr(t *testing.T) {
 	code, o, e = drover(t, "eval", "--log", filepath.Join(dir, "log"))
 	if code != 0 || !strings.Contains(o, "heuristic:strn") {
 		t.Errorf("eval --log: exit %d\n%s%s", code, o, e)
-	}
-}
-
-// TestServePlaceAddrTokenWithoutTLS: -token-file without TLS is refused
-// when -place-addr is off loopback, as for -addr.
-func TestServePlaceAddrTokenWithoutTLS(t *testing.T) {
-	token := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(token, []byte("t0ken\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg := testServeConfig()
-	cfg.placeAddr, cfg.tokenFile = "0.0.0.0:0", token
-	err := serveUntil(context.Background(), cfg, nil, new(bytes.Buffer))
-	if err == nil || !strings.Contains(err.Error(), "-place-addr") || !strings.Contains(err.Error(), "-tls-cert") {
-		t.Errorf("-place-addr 0.0.0.0:0 -token-file without TLS: %v, want a refusal naming -place-addr and -tls-cert", err)
 	}
 }

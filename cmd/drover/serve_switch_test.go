@@ -21,8 +21,8 @@ func TestServeViewLevelInShadow(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := testServeConfig()
-	cfg.checkpoints, cfg.heuristic = dir, "random"
-	cfg.loader = func(string) (checkpoints.Meta, func() policies.Policy, error) {
+	cfg.Checkpoints, cfg.Heuristic = dir, "random"
+	cfg.Loader = func(string) (checkpoints.Meta, func() policies.Policy, error) {
 		return checkpoints.Meta{Env: "strn-rl"}, func() policies.Policy { p, _ := strn.New(policies.Config{Seed: 1}); return p }, nil
 	}
 	addrs, out, stop := startServe(t, cfg)
@@ -84,7 +84,7 @@ func TestServeShippedDirectCheckpoint(t *testing.T) {
 		}
 	}
 	cfg := testServeConfig()
-	cfg.checkpoints, cfg.sw.Mode = dir, "converged"
+	cfg.Checkpoints, cfg.Switch.Mode = dir, "converged"
 	addrs, _, stop := startServe(t, cfg)
 	code, o, e := drover(t, "place", "-addr", addrs[0], "-nodes", "8", "-workers", "4")
 	if code != 0 || !strings.Contains(o, "policy learned@") || strings.Contains(o, "not placed") {

@@ -20,8 +20,8 @@ func TestServeAndPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := testServeConfig()
-	cfg.metricsAddr, cfg.tokenFile = "127.0.0.1:0", token
-	cfg.logDir, cfg.logSeal = filepath.Join(dir, "log"), time.Hour
+	cfg.MetricsAddr, cfg.TokenFile = "127.0.0.1:0", token
+	cfg.LogDir, cfg.LogSeal = filepath.Join(dir, "log"), time.Hour
 	addrs, out, stop := startServe(t, cfg)
 
 	code, o, e := drover(t, "place", "-addr", addrs[0], "-token-file", token, "-nodes", "16", "-workers", "6")

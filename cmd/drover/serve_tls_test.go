@@ -28,8 +28,8 @@ func TestServeMutualTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := testServeConfig()
-	cfg.extenderAddr = "127.0.0.1:0"
-	cfg.tlsCert, cfg.tlsKey, cfg.tlsClientCA, cfg.tokenFile = pki.ServerCert, pki.ServerKey, pki.CA, token
+	cfg.ExtenderAddr = "127.0.0.1:0"
+	cfg.TLSCert, cfg.TLSKey, cfg.TLSClientCA, cfg.TokenFile = pki.ServerCert, pki.ServerKey, pki.CA, token
 	addrs, out, stop := startServe(t, cfg)
 	if !strings.Contains(out.String(), "tls true, token true") {
 		t.Errorf("banner: %s", out.String())

@@ -5,6 +5,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/drover-sched/drover/serve/daemon"
 )
 
 // testDeadline is the tests' deadline for what a loaded machine under
@@ -13,28 +15,30 @@ import (
 const testDeadline = 10 * time.Minute
 
 // testServeConfig is the serve configuration the tests share: gRPC on a
-// free loopback port, the STRN heuristic, no reload polling to speak of.
-// The learned policy's time limit is 10 minutes, not serve's 50 ms: under
-// -race on a loaded machine the shipped network took longer than 50 ms
-// (issue 31), and no test here is about that limit (serve's tests are).
-// Tests add listeners, TLS, tokens and logs.
-func testServeConfig() serveConfig {
-	return serveConfig{addr: "127.0.0.1:0", heuristic: "strn",
-		margin: 2 * time.Millisecond, modelTimeout: testDeadline, poll: time.Hour, maxRequestBytes: 1 << 20,
-		shedAbove: 64, maxInFlight: 1024, shutdownGrace: 5 * time.Second}
+// free loopback port, no metrics listener, the STRN heuristic, no reload
+// polling to speak of. The learned policy's time limit is 10 minutes, not
+// serve's 50 ms: under -race on a loaded machine the shipped network took
+// longer than 50 ms (issue 31), and no test here is about that limit
+// (serve's tests are). Tests add listeners, TLS, tokens and logs.
+func testServeConfig() daemon.Config {
+	return daemon.Config{Addr: "127.0.0.1:0", Heuristic: "strn",
+		Margin: 2 * time.Millisecond, ModelTimeout: testDeadline, Poll: time.Hour, MaxRequestBytes: 1 << 20,
+		ShedAbove: 64, MaxInFlight: 1024, ShutdownGrace: 5 * time.Second}
 }
 
-// startServe runs serveUntil with cfg until stop is called. It returns once
-// the server is ready, with its gRPC and metrics addresses and what it
-// printed by then (serveUntil prints its addresses before it signals
-// ready); stop cancels the server and returns serveUntil's error.
-func startServe(t *testing.T, cfg serveConfig) (addrs [2]string, out *bytes.Buffer, stop func() error) {
+// startServe runs daemon.Run with cfg until stop is called. It returns
+// once the server is ready, with its gRPC and metrics addresses and what
+// it printed by then (Run prints its addresses before it calls Ready);
+// stop cancels the server and returns Run's error.
+func startServe(t *testing.T, cfg daemon.Config) (addrs [2]string, out *bytes.Buffer, stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan [2]string, 1)
 	errc := make(chan error, 1)
 	out = new(bytes.Buffer)
-	go func() { errc <- serveUntil(ctx, cfg, ready, out) }()
+	cfg.Out = out
+	cfg.Ready = func(a daemon.Addrs) { ready <- [2]string{a.GRPC, a.Metrics} }
+	go func() { errc <- daemon.Run(ctx, cfg) }()
 	select {
 	case addrs = <-ready:
 	case err := <-errc:

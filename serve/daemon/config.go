@@ -1,0 +1,122 @@
+package daemon
+
+import (
+	"io"
+	"time"
+
+	"github.com/drover-sched/drover/serve"
+)
+
+// Config is a policy server's configuration: `drover serve`'s flags, one
+// field each (the flag's name is in the field's comment). Run's errors
+// name the flags, since that is where a user sets them. Zero durations
+// and sizes are taken as they are, not defaulted: Defaults returns the
+// values `drover serve` starts from.
+type Config struct {
+	// Addr is the gRPC listen address (-addr). A port alone (":50051" or
+	// "50051") binds 127.0.0.1, as for every address here; name the host
+	// (0.0.0.0:50051) to serve other hosts.
+	Addr string
+	// MetricsAddr is the Prometheus /metrics and /healthz listen address
+	// (-metrics-addr; empty: none). It is plain HTTP without
+	// authentication.
+	MetricsAddr string
+	// PlaceAddr is the fast listener's address for the hot unary calls
+	// (-place-addr; empty: none; see Server.ServeFast).
+	PlaceAddr string
+	// ExtenderAddr is the kube-scheduler extender's HTTP address
+	// (-extender-addr; empty: none; see serve/extender).
+	ExtenderAddr string
+	// TLSCert and TLSKey serve TLS on the gRPC, fast and extender
+	// listeners (-tls-cert, -tls-key); TLSClientCA requires client
+	// certificates signed by it (-tls-client-ca, mTLS).
+	TLSCert, TLSKey, TLSClientCA string
+	// TokenFile holds the bearer token every call must carry
+	// (-token-file). Without TLS it is refused unless the gRPC and fast
+	// listeners are on loopback.
+	TokenFile string
+	// Checkpoints is a directory of numbered checkpoint versions, watched
+	// for hot reload, or one checkpoint (-checkpoints; empty: the
+	// embedded pretrained placement policy, not converged).
+	Checkpoints string
+	// Heuristic is the fallback heuristic, a policies/builtin name
+	// (-heuristic).
+	Heuristic string
+	// Canary is the share of jobs routed to a new converged version
+	// before it is promoted (-canary), after PromoteAfter learned answers
+	// (-promote-after; 0: never).
+	Canary       float64
+	PromoteAfter int
+	// Margin is the time before a request's deadline by which the learned
+	// policy must answer (-deadline-margin); ModelTimeout its limit
+	// without a deadline (-model-timeout); Poll the checkpoint
+	// directory's polling interval (-poll).
+	Margin, ModelTimeout, Poll time.Duration
+	// MaxRequestBytes is the largest request accepted (-max-request-bytes).
+	MaxRequestBytes int
+	// ShedAbove is the count of concurrent Place calls above which the
+	// first-fit heuristic answers (-shed-above), MaxInFlight the count
+	// above which Place answers ResourceExhausted (-max-inflight); 0: off.
+	ShedAbove, MaxInFlight int
+	// ShutdownGrace is the time the calls in progress get to finish once
+	// the context ends (-shutdown-grace).
+	ShutdownGrace time.Duration
+	// LogDir, when set, receives the decision log (datasets/declog) and the
+	// agents' telemetry (datasets/telemlog) (-log-dir); LogSeal is how often
+	// the current log file is sealed (-log-seal).
+	LogDir  string
+	LogSeal time.Duration
+	// Stateless answers from each request alone (-stateless): no
+	// telemetry service, no live state.
+	Stateless bool
+	// StateDir, when set, keeps the live state in StateDir/state.json:
+	// restored at start, saved every StateEvery and at shutdown
+	// (-state-dir, -state-every).
+	StateDir   string
+	StateEvery time.Duration
+	// StaleAfter is how long an agent may be silent before its node is
+	// stale and avoided (-stale-after).
+	StaleAfter time.Duration
+	// Switch is how a view-level learned checkpoint (strn-rl, sas-rl) is
+	// served (-switch, -gate-*).
+	Switch serve.SwitchConfig
+	// Loader reads a view-level learned checkpoint (nil: policies/direct's
+	// Load).
+	Loader serve.PolicyLoader
+	// Out receives what the server reports: its addresses, recovered
+	// logs, reloads, warnings, shutdown (nil: discarded).
+	Out io.Writer
+	// Ready, when set, is called once every listener listens, with their
+	// addresses, after the addresses are printed to Out.
+	Ready func(Addrs)
+}
+
+// Addrs are the addresses a running server listens on; empty for a
+// listener it does not open.
+type Addrs struct {
+	// GRPC is the gRPC listener's, Metrics the /metrics listener's, Fast
+	// the fast listener's and Extender the extender's.
+	GRPC, Metrics, Fast, Extender string
+}
+
+// Defaults is `drover serve`'s configuration without flags.
+func Defaults() Config {
+	return Config{
+		Addr:            "127.0.0.1:50051",
+		MetricsAddr:     "127.0.0.1:9464",
+		Heuristic:       "strn",
+		PromoteAfter:    1000,
+		Margin:          2 * time.Millisecond,
+		ModelTimeout:    50 * time.Millisecond,
+		Poll:            2 * time.Second,
+		MaxRequestBytes: 4 << 20,
+		ShedAbove:       64,
+		MaxInFlight:     1024,
+		ShutdownGrace:   10 * time.Second,
+		LogSeal:         time.Minute,
+		StateEvery:      30 * time.Second,
+		StaleAfter:      15 * time.Second,
+		Switch: serve.SwitchConfig{Mode: serve.SwitchGate, Every: 100, MinArrivals: 30, Window: 200,
+			Seeds: 8, Margin: 0.02, Metric: serve.MetricTTA},
+	}
+}

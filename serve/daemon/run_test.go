@@ -1,0 +1,165 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testConfig is a server on a free loopback gRPC port, without metrics,
+// with short deadlines and no reload polling to speak of.
+func testConfig() Config {
+	c := Defaults()
+	c.Addr, c.MetricsAddr, c.Poll, c.MaxRequestBytes, c.ShutdownGrace = "127.0.0.1:0", "", time.Hour, 1<<20, 5*time.Second
+	return c
+}
+
+// start runs Run with c until stop is called. It returns once the
+// server is ready, with its addresses and what it printed by then; stop
+// cancels it and returns Run's error.
+func start(t *testing.T, c Config) (Addrs, *bytes.Buffer, func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan Addrs, 1)
+	errc := make(chan error, 1)
+	out := new(bytes.Buffer)
+	c.Out, c.Ready = out, func(a Addrs) { ready <- a }
+	go func() { errc <- Run(ctx, c) }()
+	var addrs Addrs
+	select {
+	case addrs = <-ready:
+	case err := <-errc:
+		cancel()
+		t.Fatal(err)
+	}
+	stopped := false
+	stop := func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		return <-errc
+	}
+	t.Cleanup(func() { stop() })
+	return addrs, out, stop
+}
+
+// TestRunHealthz: the metrics listener's /healthz answers 200 "ok"
+// while the server serves (the probe of deployments whose gRPC port needs
+// TLS, which the kubelet's gRPC probe cannot speak).
+func TestRunHealthz(t *testing.T) {
+	c := testConfig()
+	c.MetricsAddr = "127.0.0.1:0"
+	addrs, _, stop := start(t, c)
+	defer stop()
+	resp, err := http.Get("http://" + addrs.Metrics + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(b)) != "ok" {
+		t.Errorf("/healthz: %s %q, want 200 ok", resp.Status, b)
+	}
+}
+
+// Issue 18: `serve -token-file` without TLS was accepted on any address,
+// which takes the bearer token in plaintext. It is refused off loopback
+// (for the gRPC and the fast listener) and accepted on loopback with a
+// warning.
+func TestRunTokenWithoutTLS(t *testing.T) {
+	token := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(token, []byte("t0ken\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, addr := range []string{"0.0.0.0:0", "[::]:0", "192.0.2.7:0", "example.com:0"} {
+		c := testConfig()
+		c.Addr, c.TokenFile = addr, token
+		err := Run(context.Background(), c)
+		if err == nil || !strings.Contains(err.Error(), "plaintext") || !strings.Contains(err.Error(), "-tls-cert") {
+			t.Errorf("-addr %s -token-file without TLS: %v, want a refusal naming -tls-cert", addr, err)
+		}
+	}
+	c := testConfig()
+	c.PlaceAddr, c.TokenFile = "0.0.0.0:0", token
+	err := Run(context.Background(), c)
+	if err == nil || !strings.Contains(err.Error(), "-place-addr") || !strings.Contains(err.Error(), "-tls-cert") {
+		t.Errorf("-place-addr 0.0.0.0:0 -token-file without TLS: %v, want a refusal naming -place-addr and -tls-cert", err)
+	}
+	for _, addr := range []string{"127.0.0.1:0", "localhost:0", ":0"} {
+		c := testConfig()
+		c.Addr, c.TokenFile = addr, token
+		_, out, stop := start(t, c)
+		if !strings.Contains(out.String(), "warning: -token-file without TLS") {
+			t.Errorf("-addr %s: no warning:\n%s", addr, out)
+		}
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestRunRefusesBadTLS: a key without a certificate, or a client CA
+// without either, is refused before anything listens.
+func TestRunRefusesBadTLS(t *testing.T) {
+	for _, c := range []Config{{TLSKey: "k"}, {TLSCert: "c"}, {TLSClientCA: "ca"}} {
+		cfg := testConfig()
+		cfg.TLSCert, cfg.TLSKey, cfg.TLSClientCA = c.TLSCert, c.TLSKey, c.TLSClientCA
+		if err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "go together") {
+			t.Errorf("%+v: %v, want a refusal", c, err)
+		}
+	}
+}
+
+// Issue 18: `-addr :P` bound every interface while `-extender-addr :P`
+// bound loopback. A port alone binds 127.0.0.1 for every listener.
+func TestRunPortAloneIsLoopback(t *testing.T) {
+	c := testConfig()
+	c.Addr, c.MetricsAddr, c.ExtenderAddr, c.PlaceAddr = ":0", ":0", ":0", ":0"
+	addrs, _, stop := start(t, c)
+	defer stop()
+	for _, a := range []string{addrs.GRPC, addrs.Metrics, addrs.Extender, addrs.Fast} {
+		if host, _, _ := net.SplitHostPort(a); host != "127.0.0.1" {
+			t.Errorf("listens on %q, want 127.0.0.1 (%+v)", a, addrs)
+		}
+	}
+}
+
+// TestRunStateDir: with StateDir the live state is restored at start and
+// saved at shutdown, and Run says so.
+func TestRunStateDir(t *testing.T) {
+	c := testConfig()
+	c.StateDir = t.TempDir()
+	for i, want := range []string{"(0 nodes, 0 jobs restored)", "(0 nodes, 0 jobs restored)"} {
+		_, out, stop := start(t, c)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(c.StateDir, "state.json")
+		if !strings.Contains(out.String(), "live state "+path+" "+want) || !strings.Contains(out.String(), "live state saved to "+path) {
+			t.Errorf("run %d:\n%s", i, out)
+		}
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("run %d: %v", i, err)
+		}
+	}
+}
+
+func TestLoopbackDefault(t *testing.T) {
+	for in, want := range map[string]string{
+		":8888": "127.0.0.1:8888", "8888": "127.0.0.1:8888", "0.0.0.0:8888": "0.0.0.0:8888",
+		"localhost:1": "localhost:1", "[::1]:8888": "[::1]:8888", "127.0.0.1:0": "127.0.0.1:0",
+	} {
+		if got := LoopbackDefault(in); got != want {
+			t.Errorf("LoopbackDefault(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
