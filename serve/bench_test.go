@@ -8,6 +8,7 @@ import (
 
 	"github.com/drover-sched/drover/serve"
 	pb "github.com/drover-sched/drover/serve/proto"
+	"github.com/drover-sched/drover/serve/servetest"
 	"github.com/drover-sched/drover/serve/state"
 )
 
@@ -100,7 +101,7 @@ func BenchmarkPlace(b *testing.B) {
 
 // makeRequest builds a Place request: nodes nodes of gpus GPUs, 8 to a
 // rack, every other node half free, with varied utilisation
-// (serve.PlaceRequest, ids not padded).
+// (servetest.PlaceRequest, ids not padded).
 func makeRequest(nodes, gpus, workers int) *pb.PlaceRequest {
-	return serve.PlaceRequest(nodes, gpus, workers, 0)
+	return servetest.PlaceRequest(nodes, gpus, workers, 0)
 }

@@ -110,24 +110,17 @@
 //
 // Server.ServeFast serves the hot unary calls (Place, Report, Status and
 // the health check) on a listener of its own (`drover serve
-// -place-addr`) with a lean HTTP/2 gRPC endpoint of this package
-// (fastserver.go) instead of grpc-go's server: one goroutine per
-// connection reads the frames (golang.org/x/net/http2's Framer), answers
-// each call inline once its request has arrived, and writes when nothing
-// more is buffered to read. It shares the Core, the token, TLS (ALPN h2),
-// the size limit, the metrics and the status codes with the gRPC
-// listener, and does HTTP/2's flow control both ways, with limits against
-// hostile clients (streams, buffered bytes, frames without calls, as in
-// the rapid-reset attack). What it costs: a connection's calls are
-// answered one at a time (a client wanting parallel calls opens more
-// connections), and streams (the agents' telemetry, health Watch,
-// reflection) stay on the gRPC listener. It exists for the latency tail:
-// at 10k Place/s on one core grpc-go's server alone, before any Drover
-// code, cost most of the core (docs/results/serving.md).
+// -place-addr`) with the lean HTTP/2 gRPC endpoint of serve/fast instead
+// of grpc-go's server. It shares the Core (through a fast.Backend that
+// maps the Core's errors to the same status codes), the health status,
+// the token, TLS (ALPN h2), the size limit and the metrics (listener
+// label "fast") with the gRPC listener; Shutdown drains both. Both
+// listeners decode Place requests with serve/fast's Codec. Package
+// serve/fast's doc says what the endpoint costs and how its loop runs.
 //
 // # Usage
 //
-// The server's main loop, as cmd/drover/serve.go runs it:
+// The server's main loop, as serve/daemon.Run runs it for `drover serve`:
 //
 //	metrics := serve.NewMetrics()
 //	core, _ := serve.NewCore(serve.WithSink(sink), serve.WithMetrics(metrics),

@@ -4,6 +4,3 @@ package serve
 // of runLiveSTRN's fast path, the reference the fast path is checked
 // against.
 func SlowLiveSTRN(k *Core) { k.live.slowSTRN = true }
-
-// PlaceRequest is framePlaceRequest for the external tests (makeRequest).
-var PlaceRequest = framePlaceRequest

@@ -9,43 +9,8 @@ import (
 	"github.com/drover-sched/drover/env/placement"
 	"github.com/drover-sched/drover/policies/firstfit"
 	"github.com/drover-sched/drover/policies/strn"
-	pb "github.com/drover-sched/drover/serve/proto"
+	"github.com/drover-sched/drover/serve/servetest"
 )
-
-// randomSnapshotRequest is a valid Place request with extreme values
-// mixed in: tiny and large speeds, loads up to the limit, bandwidth
-// ratios that overflow, many equal nodes.
-func randomSnapshotRequest(rng *rand.Rand) *pb.PlaceRequest {
-	nodes := 1 + rng.IntN(80)
-	rackSize := 1 + rng.IntN(10)
-	c := &pb.Cluster{IntraRackGbps: []float64{0, 40, 100, 1e308}[rng.IntN(4)], CrossRackGbps: []float64{0, 10, 100, 1e-300}[rng.IntN(4)]}
-	same := rng.IntN(3) == 0
-	for i := range nodes {
-		g := []int32{1, 2, 4, 8, 16}[rng.IntN(5)]
-		u := func() float64 {
-			if same {
-				return 0.5
-			}
-			return []float64{0, 0.3, 0.79, 0.8, 0.81, 0.95, 1, 2.5, 10, rng.Float64()}[rng.IntN(10)]
-		}
-		sp := []float64{0, 1, 1, 0.5, 0.999, 1e-300, 4}[rng.IntN(7)]
-		if same {
-			g, sp = 4, 1
-		}
-		c.Nodes = append(c.Nodes, &pb.Node{Id: string(rune('a'+i%26)) + string(rune('a'+i/26)), Gpus: g, FreeGpus: int32(rng.IntN(int(g) + 1)),
-			Speed: sp, Rack: int32(i / rackSize), CpuUtil: u(), MemBwUtil: u(), NetUtil: u()})
-	}
-	if rng.IntN(3) == 0 {
-		rng.Shuffle(nodes, func(a, b int) { c.Nodes[a].Rack, c.Nodes[b].Rack = c.Nodes[b].Rack, c.Nodes[a].Rack })
-	}
-	j := &pb.Job{Id: "j", Workers: int32(1 + rng.IntN(40))}
-	for _, n := range c.Nodes {
-		if rng.IntN(8) == 0 {
-			j.ExcludeNodes = append(j.ExcludeNodes, n.Id)
-		}
-	}
-	return &pb.PlaceRequest{Cluster: c, Job: j}
-}
 
 // TestFastSTRNMatchesSTRN checks the fast paths against the policies
 // themselves (a fresh policy's Schedule on an env.View) on 20,000 random
@@ -59,7 +24,7 @@ func TestFastSTRNMatchesSTRN(t *testing.T) {
 	s := getSnapshot()
 	placed := 0
 	for i := range n {
-		req := randomSnapshotRequest(rng)
+		req := servetest.RandomPlaceRequest(rng)
 		if err := validatePlace(req, DefaultLimits, s.index, s.ids); err != nil {
 			t.Fatalf("request %d: %v", i, err)
 		}

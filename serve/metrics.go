@@ -6,6 +6,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/drover-sched/drover/serve/fast"
 )
 
 // The listener label of the request metrics: grpc-go's server (-addr)
@@ -101,4 +103,11 @@ func NewMetrics() *Metrics {
 // Handler returns the /metrics HTTP handler.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
+}
+
+// fast returns the fast listener's request metrics: the same series as
+// the gRPC listener's, under the listener label "fast".
+func (m *Metrics) fast() *fast.Metrics {
+	l := prometheus.Labels{"listener": listenerFast}
+	return &fast.Metrics{InFlight: m.inflight, Latency: m.latency.MustCurryWith(l), Requests: m.requests.MustCurryWith(l)}
 }

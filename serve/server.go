@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
@@ -25,6 +24,7 @@ import (
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
+	"github.com/drover-sched/drover/serve/fast"
 	pb "github.com/drover-sched/drover/serve/proto"
 	"github.com/drover-sched/drover/serve/state"
 )
@@ -106,15 +106,11 @@ type Server struct {
 	telemetry *state.Service
 
 	// Place's metrics, looked up once.
-	placeLatency prometheus.Observer // the gRPC listener's Place metrics
+	placeLatency prometheus.Observer
 	placeOK      prometheus.Counter
-	fastLatency  prometheus.Observer // the fast listener's
-	fastOK       prometheus.Counter
 
-	// fast is the state of the fast listeners (ServeFast), and fastIdle
-	// their idle timeout (fastIdleTimeout; tests shorten it).
-	fast     fastServer
-	fastIdle time.Duration
+	// fast serves the fast listeners (ServeFast).
+	fast *fast.Server
 }
 
 // The server's flow-control windows (see NewServer): a stream may carry
@@ -136,13 +132,14 @@ func NewServer(core *Core, cfg ServerConfig) (*Server, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = RealClock{}
 	}
-	s := &Server{core: core, cfg: cfg, health: health.NewServer(), fastIdle: fastIdleTimeout}
+	s := &Server{core: core, cfg: cfg, health: health.NewServer()}
+	fcfg := fast.Config{TLS: cfg.TLS, Token: cfg.Token, MaxRecvMsgSize: cfg.MaxRecvMsgSize, Now: cfg.Clock.Now}
 	if m := cfg.Metrics; m != nil {
 		s.placeLatency = m.latency.WithLabelValues(pb.Scheduler_Place_FullMethodName, listenerGRPC)
 		s.placeOK = m.requests.WithLabelValues(pb.Scheduler_Place_FullMethodName, codes.OK.String(), listenerGRPC)
-		s.fastLatency = m.latency.WithLabelValues(pb.Scheduler_Place_FullMethodName, listenerFast)
-		s.fastOK = m.requests.WithLabelValues(pb.Scheduler_Place_FullMethodName, codes.OK.String(), listenerFast)
+		fcfg.Metrics = m.fast()
 	}
+	s.fast = fast.NewServer(fastBackend{s}, fcfg)
 	opts := []grpc.ServerOption{
 		// One interceptor for metrics and the token: a chain of two costs
 		// a closure per call.
@@ -151,7 +148,7 @@ func NewServer(core *Core, cfg ServerConfig) (*Server, error) {
 		// Requests run on reused goroutines whose stacks have grown,
 		// instead of a new goroutine (and stack growth) per call.
 		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
-		grpc.ForceServerCodecV2(newCodec()),
+		grpc.ForceServerCodecV2(fast.NewCodec()),
 		// Static flow-control windows turn off gRPC's bandwidth-delay
 		// estimation, which pings the client about once per request
 		// under a steady load of small calls: a PING and its ACK are two
@@ -184,6 +181,45 @@ func (s *Server) GRPC() *grpc.Server { return s.grpc }
 // Serve accepts connections on lis until Shutdown.
 func (s *Server) Serve(lis net.Listener) error { return s.grpc.Serve(lis) }
 
+// ServeFast serves the hot unary calls (Place, Report, Status and the
+// health check) on lis with the lean HTTP/2 endpoint of serve/fast, with
+// the server's core, health status, TLS (ALPN h2), token, size limit and
+// metrics (listener label "fast"), until Shutdown. It returns nil after
+// Shutdown, and ErrClosed when called after it.
+func (s *Server) ServeFast(lis net.Listener) error {
+	err := s.fast.Serve(lis)
+	if errors.Is(err, fast.ErrClosed) {
+		return ErrClosed
+	}
+	return err
+}
+
+// fastBackend is the fast listener's view of a Server: the core's calls
+// with the gRPC listener's status codes, and its health status.
+type fastBackend struct{ s *Server }
+
+// Place implements fast.Backend.
+func (b fastBackend) Place(ctx context.Context, req *pb.PlaceRequest) (*pb.PlaceResponse, error) {
+	resp, err := b.s.core.Place(ctx, req)
+	return resp, toStatus(err)
+}
+
+// Report implements fast.Backend.
+func (b fastBackend) Report(ctx context.Context, req *pb.ReportRequest) (*pb.ReportResponse, error) {
+	resp, err := b.s.core.Report(ctx, req)
+	return resp, toStatus(err)
+}
+
+// Status implements fast.Backend.
+func (b fastBackend) Status(context.Context, *pb.StatusRequest) (*pb.StatusResponse, error) {
+	return b.s.core.Status(), nil
+}
+
+// Check implements fast.Backend.
+func (b fastBackend) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	return b.s.health.Check(ctx, req)
+}
+
 // Shutdown reports NOT_SERVING to health checks, ends the agents'
 // telemetry streams (they reconnect to the next server), stops accepting calls,
 // waits for the calls in progress (GracefulStop, and GOAWAY on the fast
@@ -197,18 +233,18 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.telemetry.Close()
 	}
 	deadline, _ := ctx.Deadline()
-	s.fast.drain(deadline)
+	s.fast.Drain(deadline)
 	done := make(chan struct{})
 	go func() {
 		s.grpc.GracefulStop()
-		s.fast.wait()
+		s.fast.Wait()
 		close(done)
 	}()
 	select {
 	case <-done:
 	case <-ctx.Done():
 		s.grpc.Stop()
-		s.fast.closeAll()
+		s.fast.CloseAll()
 		<-done
 	}
 	return s.core.Close()
@@ -256,10 +292,10 @@ func (s *Server) authorized(ctx context.Context, method string) error {
 		return nil
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
-	if s.tokenOK(md.Get("authorization")) {
+	if fast.TokenOK(md.Get("authorization"), s.cfg.Token) {
 		return nil
 	}
-	return status.Error(codes.Unauthenticated, errUnauthenticated)
+	return status.Error(codes.Unauthenticated, fast.Unauthenticated)
 }
 
 func (s *Server) authStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
@@ -271,16 +307,16 @@ func (s *Server) authStream(srv any, ss grpc.ServerStream, info *grpc.StreamServ
 
 // recvDecoded receives a message into m through recv, and answers
 // InvalidArgument when the message does not decode: the client sent bad
-// bytes, the server is fine. The codec keeps the error in a decodeTarget
+// bytes, the server is fine. The codec keeps the error in a fast.DecodeTarget
 // instead of returning it, which gRPC would answer with Internal before
 // any handler or interceptor could choose the code.
 func recvDecoded(recv func(any) error, m any) error {
-	t := &decodeTarget{m: m}
+	t := &fast.DecodeTarget{M: m}
 	if err := recv(t); err != nil {
 		return err
 	}
-	if t.err != nil {
-		return status.Error(codes.InvalidArgument, t.err.Error())
+	if t.Err != nil {
+		return status.Error(codes.InvalidArgument, t.Err.Error())
 	}
 	return nil
 }
@@ -304,63 +340,36 @@ func withDecodeStatus(sd *grpc.ServiceDesc) *grpc.ServiceDesc {
 	return &c
 }
 
-// placeIn is a Place request with its decodeTarget and the scratch its
-// messages are decoded into, reused from call to call (placeInPool).
-type placeIn struct {
-	req pb.PlaceRequest
-	t   decodeTarget
-	sc  decodeScratch
-}
-
-// placeInPool holds placeIns between calls. Core.Place keeps nothing of
-// its request once it returns (it converts the request into a snapshot
-// first, and what it keeps, such as node ids, are strings, which point
-// into the request's own copy of the payload, not into the scratch), so
-// the handler reuses the request's messages for the next call.
-var placeInPool = sync.Pool{New: func() any { return new(placeIn) }}
-
-// release returns in to the pool, dropping its references to the request
-// (a huge request's scratch is left to the collector).
-func (in *placeIn) release() {
-	if in.reset() {
-		placeInPool.Put(in)
-	}
-}
-
-// reset empties in for the next request and reports whether it is worth
-// keeping: false when a huge request grew its scratch past
-// maxPooledNodes (in is then left as it is, for the collector).
-func (in *placeIn) reset() bool {
-	if cap(in.sc.nodes) > maxPooledNodes {
-		return false
-	}
-	in.sc.reset()
-	in.req, in.t = pb.PlaceRequest{}, decodeTarget{}
-	return true
-}
+// placeInPool holds the Place handler's requests between calls (see
+// fast.PlaceIn).
+var placeInPool = sync.Pool{New: func() any { return new(fast.PlaceIn) }}
 
 // placeHandler is the generated Place handler with recvDecoded's
-// decoding, its messages decoded into a reused placeIn (Place is the hot
+// decoding, its messages decoded into a reused fast.PlaceIn (Place is the hot
 // path: a 64-node request's nodes were 9 of the server's 16 KB of garbage
 // per call, and garbage sets how often the collector runs).
 func placeHandler(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
-	in := placeInPool.Get().(*placeIn)
-	defer in.release()
-	in.t.m, in.t.scratch = &in.req, &in.sc
-	if err := dec(&in.t); err != nil {
+	in := placeInPool.Get().(*fast.PlaceIn)
+	defer func() {
+		if in.Reset() {
+			placeInPool.Put(in)
+		}
+	}()
+	in.Target.M, in.Target.Scratch = &in.Req, &in.Scratch
+	if err := dec(&in.Target); err != nil {
 		return nil, err
 	}
-	if in.t.err != nil {
-		return nil, status.Error(codes.InvalidArgument, in.t.err.Error())
+	if in.Target.Err != nil {
+		return nil, status.Error(codes.InvalidArgument, in.Target.Err.Error())
 	}
 	if ic == nil {
-		return srv.(pb.SchedulerServer).Place(ctx, &in.req)
+		return srv.(pb.SchedulerServer).Place(ctx, &in.Req)
 	}
 	info := &grpc.UnaryServerInfo{Server: srv, FullMethod: pb.Scheduler_Place_FullMethodName}
 	handler := func(ctx context.Context, req any) (any, error) {
 		return srv.(pb.SchedulerServer).Place(ctx, req.(*pb.PlaceRequest))
 	}
-	return ic(ctx, &in.req, info, handler)
+	return ic(ctx, &in.Req, info, handler)
 }
 
 // decodeStatusStream is a server stream whose RecvMsg answers

@@ -1,4 +1,4 @@
-package serve
+package fast
 
 import (
 	"bufio"
@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 	"google.golang.org/grpc/codes"
@@ -28,55 +29,6 @@ import (
 
 	pb "github.com/drover-sched/drover/serve/proto"
 )
-
-// The fast listener (Server.ServeFast) is a lean HTTP/2 gRPC endpoint
-// for the hot unary calls: Scheduler's Place, Report and Status, and the
-// health service's Check. It exists because grpc-go's server costs more
-// CPU per call than Place itself (docs/results/serving.md: the empty
-// health check alone kept one core 0.55-0.75 busy at 10k calls/s), and
-// because its hand-offs between the goroutines that read, handle and
-// write a call add to the latency tail.
-//
-// Each connection is served by one goroutine that reads a frame,
-// answers a call inline as soon as its request has arrived whole, and
-// flushes its writes only when nothing more is buffered to read, so a
-// burst of calls is answered with one write. The costs of this design:
-// the calls of one connection are answered one at a time, in order of
-// arrival (a client that wants calls answered in parallel opens more
-// connections), and only unary calls are served: the telemetry stream,
-// health Watch and reflection answer Unimplemented, naming the gRPC
-// address (-addr) that serves them.
-//
-// What it shares with the gRPC server: the Core, the health server's
-// status, the bearer token (health checks are exempt, as there), TLS
-// (with ALPN h2, which gRPC clients send), the maximum request size,
-// the request metrics, and the status codes of the Core's errors. Where
-// it differs: a request that is not one well-formed gRPC message (no
-// message, two messages, a bad compressed flag or length prefix)
-// answers InvalidArgument where grpc-go answers Internal, and a
-// malformed Place request is counted in the metrics.
-//
-// HTTP/2 is done with golang.org/x/net/http2's Framer (frames, HPACK,
-// CONTINUATION and the header list limit); this file does the
-// connection and stream state, flow control in both directions and the
-// limits against a hostile client:
-//   - at most fastMaxStreams streams open per connection (more are
-//     refused with REFUSED_STREAM), and fastMaxConns connections;
-//   - request bytes buffered per connection bounded (fastConnBudget);
-//   - a request longer than the maximum size answers ResourceExhausted
-//     as soon as its length prefix is read;
-//   - frames that do no work (PING, SETTINGS, RST_STREAM, PRIORITY,
-//     WINDOW_UPDATE, empty DATA, refused HEADERS, unknown types) are
-//     counted, each answered call pays some back, and a connection that
-//     runs more than fastCalmLimit ahead is closed with GOAWAY
-//     ENHANCE_YOUR_CALM (the rapid-reset attack, CVE-2023-44487, is a
-//     stream of HEADERS and RST_STREAM);
-//   - the TLS handshake and the client preface must arrive within
-//     fastHandshakeTimeout, a connection without a frame for
-//     fastIdleTimeout is closed (GOAWAY), and one whose writes block for
-//     fastWriteTimeout (a client that stopped reading) is closed;
-//   - answers waiting for flow-control window count toward the bytes
-//     buffered, and new streams are refused while they are over budget.
 
 const (
 	// fastMaxStreams is the most streams a connection may have open.
@@ -115,6 +67,12 @@ const (
 	fastDefaultWindow = 65535
 	// fastMaxWindow is the largest window HTTP/2 allows.
 	fastMaxWindow = 1<<31 - 1
+	// staticStreamWindow is a stream's receive window and minConnWindow
+	// the least connection receive window, as the gRPC listener's static
+	// ones (serve.NewServer): a stream may carry a request of up to 1 MiB
+	// without waiting for window, and a connection 4 MiB in flight.
+	staticStreamWindow = 1 << 20
+	minConnWindow      = 4 << 20
 )
 
 // The fast listener's methods.
@@ -140,8 +98,60 @@ var fastMethods = map[string]int{
 	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": fastElsewhere,
 }
 
-// fastServer is the fast listeners' state, part of a Server.
-type fastServer struct {
+// Backend answers the fast listener's calls: the Scheduler service's
+// unary methods and the health check, as the gRPC listener answers them.
+// Its errors are gRPC status errors (status.Error); any other error
+// answers Unknown.
+type Backend interface {
+	Place(context.Context, *pb.PlaceRequest) (*pb.PlaceResponse, error)
+	Report(context.Context, *pb.ReportRequest) (*pb.ReportResponse, error)
+	Status(context.Context, *pb.StatusRequest) (*pb.StatusResponse, error)
+	Check(context.Context, *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error)
+}
+
+// Metrics are the request metrics the fast listener records, with its
+// listener label already applied (serve.Metrics curries its vectors).
+type Metrics struct {
+	// InFlight counts the Place calls in progress.
+	InFlight prometheus.Gauge
+	// Latency observes each call's seconds inside the server, by method.
+	Latency prometheus.ObserverVec
+	// Requests counts the calls, by method and status code.
+	Requests *prometheus.CounterVec
+}
+
+// Config is what the fast listener shares with the gRPC listener. The
+// zero value serves plaintext without a token.
+type Config struct {
+	// TLS, when set, serves TLS with ALPN h2.
+	TLS *tls.Config
+	// Token, when set, is the bearer token every call but the health
+	// check must carry.
+	Token string
+	// MaxRecvMsgSize is the largest request in bytes (0: 4 MiB).
+	MaxRecvMsgSize int
+	// Metrics, when set, receives the request metrics.
+	Metrics *Metrics
+	// Now times the calls for the metrics (default time.Now).
+	Now func() time.Time
+	// IdleTimeout is how long a connection may go without a frame before
+	// it is closed (0: 5 minutes).
+	IdleTimeout time.Duration
+}
+
+// ErrClosed is Serve's error when it is called after Drain.
+var ErrClosed = errors.New("fast: server closed")
+
+// Server is the fast listener's server: Serve runs one listener, and a
+// Server may serve several. Drain, Wait and CloseAll shut it down.
+type Server struct {
+	b   Backend
+	cfg Config
+
+	// Place's metrics, looked up once.
+	placeLatency prometheus.Observer
+	placeOK      prometheus.Counter
+
 	mu       sync.Mutex
 	lis      map[net.Listener]struct{}
 	conns    map[*fastConn]struct{}
@@ -149,13 +159,31 @@ type fastServer struct {
 	wg       sync.WaitGroup
 }
 
-// ServeFast serves the hot unary calls (Place, Report, Status and the
-// health check) on lis with the server's lean HTTP/2 endpoint, until
-// Shutdown; see the comment at the top of fastserver.go for what it
-// serves and how. It uses the server's TLS configuration, with ALPN h2.
-// It returns nil after Shutdown, and ErrClosed when called after it.
-func (s *Server) ServeFast(lis net.Listener) error {
-	f := &s.fast
+// NewServer returns a fast listener's server of b.
+func NewServer(b Backend, cfg Config) *Server {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = fastIdleTimeout
+	}
+	if cfg.MaxRecvMsgSize == 0 {
+		cfg.MaxRecvMsgSize = 4 << 20
+	}
+	s := &Server{b: b, cfg: cfg}
+	if m := cfg.Metrics; m != nil {
+		s.placeLatency = m.Latency.WithLabelValues(pb.Scheduler_Place_FullMethodName)
+		s.placeOK = m.Requests.WithLabelValues(pb.Scheduler_Place_FullMethodName, codes.OK.String())
+	}
+	return s
+}
+
+// Serve serves the hot unary calls (Place, Report, Status and the
+// health check) on lis until Drain; see the package doc for what it
+// serves and how. It uses the configuration's TLS, with ALPN h2. It
+// returns nil after Drain, and ErrClosed when called after it.
+func (s *Server) Serve(lis net.Listener) error {
+	f := s
 	if s.cfg.TLS != nil {
 		cfg := s.cfg.TLS.Clone()
 		cfg.NextProtos = []string{http2.NextProtoTLS}
@@ -211,9 +239,9 @@ func (s *Server) ServeFast(lis net.Listener) error {
 	}
 }
 
-// drain stops the fast listeners and sends every connection GOAWAY: the
-// calls already begun are answered, new ones refused.
-func (f *fastServer) drain(deadline time.Time) {
+// Drain stops the listeners and sends every connection GOAWAY: the calls
+// already begun are answered by deadline, new ones refused.
+func (f *Server) Drain(deadline time.Time) {
 	f.mu.Lock()
 	f.draining = true
 	for lis := range f.lis {
@@ -229,11 +257,34 @@ func (f *fastServer) drain(deadline time.Time) {
 	}
 }
 
-// wait waits for every connection to end.
-func (f *fastServer) wait() { f.wg.Wait() }
+// Shutdown stops the server on its own (serve.Server.Shutdown drains it
+// with the gRPC listener instead): Drain with ctx's deadline, then Wait,
+// or CloseAll when ctx ends first. It returns nil once every connection
+// has ended (a connection whose calls are unfinished at the deadline
+// ends itself then), or ctx's error when Shutdown closed them.
+func (f *Server) Shutdown(ctx context.Context) error {
+	deadline, _ := ctx.Deadline()
+	f.Drain(deadline)
+	done := make(chan struct{})
+	go func() {
+		f.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		f.CloseAll()
+		<-done
+		return ctx.Err()
+	}
+}
 
-// closeAll closes every connection at once.
-func (f *fastServer) closeAll() {
+// Wait waits for every connection to end.
+func (f *Server) Wait() { f.wg.Wait() }
+
+// CloseAll closes every connection at once.
+func (f *Server) CloseAll() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for c := range f.conns {
@@ -301,7 +352,7 @@ type fastConn struct {
 
 	maxRecv int // the largest request message
 	budget  int64
-	in      placeIn
+	in      PlaceIn
 	out     []byte
 	// bodies are request buffers for reuse: a 64-node Place request's
 	// body, grown by append, was two thirds of the connection's garbage.
@@ -327,18 +378,15 @@ func (c *fastConn) dropBody(st *fastStream) {
 // fastConnWindow is the connection's receive window: room for a request
 // of the largest size, or 4 MiB.
 func fastConnWindow(maxRecv int) int64 {
-	return max(int64(staticConnWindow), int64(maxRecv)+5+fastMaxFrame)
+	return max(int64(minConnWindow), int64(maxRecv)+5+fastMaxFrame)
 }
 
 // newFastConn returns the state of a connection accepted by ServeFast,
 // with the server's limits; serve runs it.
 func (s *Server) newFastConn(nc net.Conn) *fastConn {
 	maxRecv := s.cfg.MaxRecvMsgSize
-	if maxRecv == 0 {
-		maxRecv = 4 << 20
-	}
 	c := &fastConn{
-		s: s, nc: nc, streams: map[uint32]*fastStream{}, idleTimeout: s.fastIdle,
+		s: s, nc: nc, streams: map[uint32]*fastStream{}, idleTimeout: s.cfg.IdleTimeout,
 		sendWin: fastDefaultWindow, peerWin: fastDefaultWindow, peerFrame: fastMaxFrame,
 		maxRecv: maxRecv,
 	}
@@ -670,8 +718,8 @@ func (c *fastConn) headers(f *http2.MetaHeadersFrame) bool {
 	case fastElsewhere:
 		return c.answerError(st, codes.Unimplemented, fmt.Sprintf("drover: %s is not served on the fast listener; call the gRPC address (drover serve -addr)", st.path))
 	}
-	if st.method != fastHealth && !c.s.tokenOK(auth) {
-		return c.answerError(st, codes.Unauthenticated, errUnauthenticated)
+	if st.method != fastHealth && !TokenOK(auth, c.s.cfg.Token) {
+		return c.answerError(st, codes.Unauthenticated, Unauthenticated)
 	}
 	if encoding != "" && encoding != "identity" {
 		return c.answerError(st, codes.Unimplemented, fmt.Sprintf("drover: grpc-encoding %q is not supported; send uncompressed requests", encoding))
@@ -956,23 +1004,23 @@ func (c *fastConn) call(st *fastStream) (codes.Code, string) {
 	var start time.Time
 	if m != nil {
 		if st.method == fastPlace {
-			m.inflight.Inc()
-			defer m.inflight.Dec()
+			m.InFlight.Inc()
+			defer m.InFlight.Dec()
 		}
-		start = c.s.cfg.Clock.Now()
+		start = c.s.cfg.Now()
 	}
 	code, msg := c.dispatch(st)
 	if m != nil {
-		took := c.s.cfg.Clock.Now().Sub(start).Seconds()
+		took := c.s.cfg.Now().Sub(start).Seconds()
 		if st.method == fastPlace {
-			c.s.fastLatency.Observe(took)
+			c.s.placeLatency.Observe(took)
 		} else {
-			m.latency.WithLabelValues(st.path, listenerFast).Observe(took)
+			m.Latency.WithLabelValues(st.path).Observe(took)
 		}
 		if st.method == fastPlace && code == codes.OK {
-			c.s.fastOK.Inc()
+			c.s.placeOK.Inc()
 		} else {
-			m.requests.WithLabelValues(st.path, code.String(), listenerFast).Inc()
+			m.Requests.WithLabelValues(st.path, code.String()).Inc()
 		}
 	}
 	return code, msg
@@ -1012,36 +1060,35 @@ func (c *fastConn) dispatch(st *fastStream) (codes.Code, string) {
 	case fastPlace:
 		in := &c.in
 		defer func() {
-			if !in.reset() {
-				c.in = placeIn{} // a huge request's scratch is left to the collector
+			if !in.Reset() {
+				c.in = PlaceIn{} // a huge request's scratch is left to the collector
 			}
 		}()
-		// decodePlaceRequest leaves in.req empty when it cannot decode.
-		if !decodePlaceRequest(b, &in.req, &in.sc) {
-			if uerr := proto.Unmarshal(b, &in.req); uerr != nil {
+		// decodePlaceRequest leaves in.Req empty when it cannot decode.
+		if !decodePlaceRequest(b, &in.Req, &in.Scratch) {
+			if uerr := proto.Unmarshal(b, &in.Req); uerr != nil {
 				return codes.InvalidArgument, fmt.Sprintf("%s: %v", malformedRequest, uerr)
 			}
 		}
-		resp, err = c.s.core.Place(st.ctx, &in.req)
-		err = toStatus(err)
+		resp, err = c.s.b.Place(st.ctx, &in.Req)
 	case fastReport:
 		req := new(pb.ReportRequest)
 		if uerr := proto.Unmarshal(b, req); uerr != nil {
 			return codes.InvalidArgument, fmt.Sprintf("%s: %v", malformedRequest, uerr)
 		}
-		resp, err = c.s.core.Report(st.ctx, req)
-		err = toStatus(err)
+		resp, err = c.s.b.Report(st.ctx, req)
 	case fastStatus:
-		if uerr := proto.Unmarshal(b, new(pb.StatusRequest)); uerr != nil {
+		req := new(pb.StatusRequest)
+		if uerr := proto.Unmarshal(b, req); uerr != nil {
 			return codes.InvalidArgument, fmt.Sprintf("%s: %v", malformedRequest, uerr)
 		}
-		resp = c.s.core.Status()
+		resp, err = c.s.b.Status(st.ctx, req)
 	case fastHealth:
 		req := new(healthpb.HealthCheckRequest)
 		if uerr := proto.Unmarshal(b, req); uerr != nil {
 			return codes.InvalidArgument, fmt.Sprintf("%s: %v", malformedRequest, uerr)
 		}
-		resp, err = c.s.health.Check(st.ctx, req)
+		resp, err = c.s.b.Check(st.ctx, req)
 	}
 	if err != nil {
 		s, _ := status.FromError(err)
@@ -1055,18 +1102,20 @@ func (c *fastConn) dispatch(st *fastStream) (codes.Code, string) {
 	return codes.OK, ""
 }
 
-// errUnauthenticated is the message of a call without the right token.
-const errUnauthenticated = "drover: missing or wrong bearer token"
+// Unauthenticated is the message of a call without the right token,
+// on both listeners.
+const Unauthenticated = "drover: missing or wrong bearer token"
 
-// tokenOK reports whether one of a call's authorization values carries
-// the server's bearer token (always, when the server has none).
-func (s *Server) tokenOK(values []string) bool {
-	if s.cfg.Token == "" {
+// TokenOK reports whether one of a call's authorization values carries
+// the bearer token ("Bearer <token>"; always, when token is empty). The
+// gRPC listener checks its calls with it too.
+func TokenOK(values []string, token string) bool {
+	if token == "" {
 		return true
 	}
 	for _, v := range values {
 		tok, ok := strings.CutPrefix(v, "Bearer ")
-		if ok && subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) == 1 {
+		if ok && subtle.ConstantTimeCompare([]byte(tok), []byte(token)) == 1 {
 			return true
 		}
 	}

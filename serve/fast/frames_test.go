@@ -1,4 +1,4 @@
-package serve
+package fast
 
 import (
 	"bytes"
@@ -20,74 +20,70 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/drover-sched/drover/internal/leakcheck"
 	pb "github.com/drover-sched/drover/serve/proto"
+	"github.com/drover-sched/drover/serve/servetest"
 )
 
-// These tests talk raw HTTP/2 to the fast listener (fastserver.go): a
+// These tests talk raw HTTP/2 to the fast listener (server.go): a
 // test writes frames as a client, hostile or not, and an h2peer reads
 // and checks what the server answers.
 
-// frameTestClock is a clock stopped at one instant: two cores built with
-// it number their decisions alike, so that the fast listener's answers
-// compare equal to a reference core's.
-type frameTestClock struct{ t time.Time }
+// testBackend is a deterministic stand-in for serve's Core: Place puts
+// worker i on the cluster's node i mod n (so the answer grows with the
+// workers and the node ids, as the Core's does), a job without an id is
+// InvalidArgument, Status names the policy and the health check answers
+// SERVING. The tests here check the transport; serve's tests check the
+// fast listener's answers against the gRPC listener's over a real Core.
+type testBackend struct{}
 
-func (c frameTestClock) Now() time.Time                         { return c.t }
-func (c frameTestClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+var _ Backend = testBackend{}
 
-// newFrameCore returns a stateless core on frameTestClock.
-func newFrameCore(tb testing.TB) *Core {
-	tb.Helper()
-	core, err := NewCore(WithClock(frameTestClock{time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)}))
-	if err != nil {
-		tb.Fatal(err)
+func (testBackend) Place(ctx context.Context, req *pb.PlaceRequest) (*pb.PlaceResponse, error) {
+	if req.GetJob().GetId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "job.id: empty")
 	}
-	return core
+	nodes := req.GetCluster().GetNodes()
+	resp := &pb.PlaceResponse{DecisionId: "d-" + req.Job.Id, Placed: len(nodes) > 0, Policy: "heuristic:test",
+		Sync: &pb.Sync{}, Reason: "test backend"}
+	for i := range int(req.Job.Workers) {
+		if len(nodes) == 0 {
+			break
+		}
+		resp.Assignments = append(resp.Assignments, &pb.Assignment{Role: pb.Role_ROLE_WORKER, Index: int32(i), NodeId: nodes[i%len(nodes)].Id})
+	}
+	return resp, nil
 }
 
-// newFrameServer returns a server of a stateless core, shut down when
-// the test ends (which stops the gRPC server's workers).
-func newFrameServer(tb testing.TB, cfg ServerConfig) *Server {
+func (testBackend) Report(context.Context, *pb.ReportRequest) (*pb.ReportResponse, error) {
+	return &pb.ReportResponse{}, nil
+}
+
+func (testBackend) Status(context.Context, *pb.StatusRequest) (*pb.StatusResponse, error) {
+	return &pb.StatusResponse{ActivePolicy: "heuristic:test"}, nil
+}
+
+func (testBackend) Check(context.Context, *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
+}
+
+// newFrameServer returns a server of a testBackend, shut down when the
+// test ends.
+func newFrameServer(tb testing.TB, cfg Config) *Server {
 	tb.Helper()
-	srv, err := NewServer(newFrameCore(tb), cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	})
+	srv := NewServer(testBackend{}, cfg)
+	tb.Cleanup(func() { <-shutdown(srv, 5*time.Second) })
 	return srv
 }
 
-// framePlaceRequest is a valid Place request: a cluster of nodes nodes of
-// gpus GPUs (every second one half free) in racks of 8, with varied
-// utilisation, whose ids ("node-N") are zero-padded to idLen bytes (0:
-// not padded), and a job of workers workers. The external tests'
-// makeRequest is this, unpadded (export_test.go).
-func framePlaceRequest(nodes, gpus, workers, idLen int) *pb.PlaceRequest {
-	c := &pb.Cluster{IntraRackGbps: 100, CrossRackGbps: 40, PendingJobs: 3, RunningJobs: 20}
-	for i := range nodes {
-		free := gpus
-		if i%2 == 1 {
-			free = gpus / 2
-		}
-		u := float64(i%10) / 10
-		id := fmt.Sprintf("node-%d", i)
-		if idLen > 0 {
-			id = fmt.Sprintf("node-%0*d", idLen-5, i)
-		}
-		c.Nodes = append(c.Nodes, &pb.Node{Id: id, Gpus: int32(gpus), FreeGpus: int32(free),
-			Speed: 1, Cpus: 64, MemoryGib: 512, NicGbps: 100, Rack: int32(i / 8), CpuUtil: u, MemBwUtil: u / 2, NetUtil: u / 3})
-	}
-	return &pb.PlaceRequest{Cluster: c, Job: &pb.Job{Id: "job-1", Model: "imagenet", Workers: int32(workers), ExpectedDurationS: 7200}}
-}
+// framePlaceRequest is servetest.PlaceRequest.
+var framePlaceRequest = servetest.PlaceRequest
 
 // grpcMessage returns m as one gRPC message: flag 0, its length, its
 // bytes.
@@ -553,7 +549,7 @@ func wantOK(t *testing.T, a *h2answer, m proto.Message) {
 // fastConnWindow, then the ACK of the client's SETTINGS.
 func TestFastHandshakeSettings(t *testing.T) {
 	leakcheck.Check(t)
-	srv := newFrameServer(t, ServerConfig{MaxRecvMsgSize: 8 << 20})
+	srv := newFrameServer(t, Config{MaxRecvMsgSize: 8 << 20})
 	p, _ := newPipePeer(t, srv, nil)
 	_, err := io.WriteString(p.nc, http2.ClientPreface)
 	p.must(err)
@@ -591,7 +587,7 @@ func TestFastHandshakeSettings(t *testing.T) {
 // answer, reassembled, is what a fresh core answers.
 func TestFastSendFlowControlStream(t *testing.T) {
 	req := framePlaceRequest(8, 4, 2, 8)
-	want, err := newFrameCore(t).Place(context.Background(), req)
+	want, err := testBackend{}.Place(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -617,7 +613,7 @@ func TestFastSendFlowControlStream(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			leakcheck.Check(t)
-			p, _ := newPipePeer(t, newFrameServer(t, ServerConfig{}), nil)
+			p, _ := newPipePeer(t, newFrameServer(t, Config{}), nil)
 			granted := tt.start(p)
 			iws := granted
 			for i := 0; ; i++ {
@@ -667,8 +663,8 @@ func TestFastSendFlowControlConnection(t *testing.T) {
 	// KB, so that the first one leaves three waiting for window.
 	reqs := []*pb.PlaceRequest{framePlaceRequest(64, 8, 300, 200), framePlaceRequest(64, 8, 250, 200),
 		framePlaceRequest(64, 8, 280, 200), framePlaceRequest(64, 8, 260, 200)}
-	ref := newFrameCore(t)
-	p, _ := newPipePeer(t, newFrameServer(t, ServerConfig{}), nil)
+	ref := testBackend{}
+	p, _ := newPipePeer(t, newFrameServer(t, Config{}), nil)
 	p.handshake(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1 << 20})
 	for i, req := range reqs {
 		p.call(uint32(2*i+1), pb.Scheduler_Place_FullMethodName, grpcMessage(t, req))
@@ -737,7 +733,7 @@ func TestFastSendFlowControlConnection(t *testing.T) {
 func TestFastRecvFlowControl(t *testing.T) {
 	t.Run("a client that fills its windows is served", func(t *testing.T) {
 		leakcheck.Check(t)
-		p, _ := newPipePeer(t, newFrameServer(t, ServerConfig{}), nil)
+		p, _ := newPipePeer(t, newFrameServer(t, Config{}), nil)
 		p.handshake()
 		// Two 3 MiB requests: each is more than a stream window (1 MiB),
 		// both more than the connection's (4 MiB and a frame).
@@ -784,7 +780,7 @@ func TestFastRecvFlowControl(t *testing.T) {
 		// cut to 1000 bytes above HTTP/2's initial window, so that the
 		// client can run past it before any is given back.
 		leakcheck.Check(t)
-		p, served := newPipePeer(t, newFrameServer(t, ServerConfig{}), func(c *fastConn) { c.recvWin = fastDefaultWindow + 1000 })
+		p, served := newPipePeer(t, newFrameServer(t, Config{}), func(c *fastConn) { c.recvWin = fastDefaultWindow + 1000 })
 		p.handshake()
 		if p.connGrant != fastDefaultWindow+1000 {
 			t.Fatalf("connection window %d, want %d", p.connGrant, fastDefaultWindow+1000)
@@ -811,7 +807,7 @@ func TestFastRecvFlowControl(t *testing.T) {
 // (the connection goes on); up to 2^31-1 exactly is accepted.
 func TestFastWindowOverflow(t *testing.T) {
 	leakcheck.Check(t)
-	srv := newFrameServer(t, ServerConfig{})
+	srv := newFrameServer(t, Config{})
 	t.Run("connection", func(t *testing.T) {
 		p, served := newPipePeer(t, srv, nil)
 		p.handshake()
@@ -853,7 +849,7 @@ func TestFastWindowOverflow(t *testing.T) {
 // answered.
 func TestFastRapidReset(t *testing.T) {
 	leakcheck.Check(t)
-	p, served := newPipePeer(t, newFrameServer(t, ServerConfig{}), nil)
+	p, served := newPipePeer(t, newFrameServer(t, Config{}), nil)
 	p.handshake()
 	place := grpcHeaders(pb.Scheduler_Place_FullMethodName)
 	var pairs int
@@ -884,7 +880,7 @@ func TestFastRapidReset(t *testing.T) {
 // call answered.
 func TestFastResetsWithCallsNotCalm(t *testing.T) {
 	leakcheck.Check(t)
-	p, _ := newPipePeer(t, newFrameServer(t, ServerConfig{}), nil)
+	p, _ := newPipePeer(t, newFrameServer(t, Config{}), nil)
 	p.handshake()
 	place := grpcHeaders(pb.Scheduler_Place_FullMethodName)
 	calls := fastCalmLimit + 100
@@ -918,7 +914,7 @@ func TestFastResetsWithCallsNotCalm(t *testing.T) {
 // still answered, and that the stream it frees can be used again.
 func TestFastMaxConcurrentStreams(t *testing.T) {
 	leakcheck.Check(t)
-	p, _ := newPipePeer(t, newFrameServer(t, ServerConfig{}), nil)
+	p, _ := newPipePeer(t, newFrameServer(t, Config{}), nil)
 	p.handshake()
 	id := uint32(1)
 	for range fastMaxStreams {
@@ -954,7 +950,7 @@ func TestFastMaxConcurrentStreams(t *testing.T) {
 // MaxRecvMsgSize is served.
 func TestFastOversizedMessage(t *testing.T) {
 	leakcheck.Check(t)
-	srv := newFrameServer(t, ServerConfig{MaxRecvMsgSize: 1000})
+	srv := newFrameServer(t, Config{MaxRecvMsgSize: 1000})
 	for _, split := range []int{5, 3, 1} {
 		t.Run(fmt.Sprintf("prefix split at %d", split), func(t *testing.T) {
 			p, _ := newPipePeer(t, srv, nil)
@@ -993,7 +989,7 @@ func TestFastOversizedMessage(t *testing.T) {
 // that a wrong preface gets the connection closed without a frame.
 func TestFastProtocolErrors(t *testing.T) {
 	leakcheck.Check(t)
-	srv := newFrameServer(t, ServerConfig{})
+	srv := newFrameServer(t, Config{})
 	health := grpcHeaders(healthpb.Health_Check_FullMethodName)
 	tests := []struct {
 		name string
@@ -1064,7 +1060,7 @@ func TestFastProtocolErrors(t *testing.T) {
 // serves the next call.
 func TestFastStreamErrors(t *testing.T) {
 	leakcheck.Check(t)
-	srv := newFrameServer(t, ServerConfig{})
+	srv := newFrameServer(t, Config{})
 	health := healthpb.Health_Check_FullMethodName
 	tests := []struct {
 		name string
@@ -1164,7 +1160,7 @@ func TestFastGRPCSemantics(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, _ := newPipePeer(t, newFrameServer(t, ServerConfig{Token: tt.token}), nil)
+			p, _ := newPipePeer(t, newFrameServer(t, Config{Token: tt.token}), nil)
 			p.handshake()
 			tt.send(p)
 			a := p.await(1)
@@ -1189,7 +1185,7 @@ func TestFastGRPCSemantics(t *testing.T) {
 		})
 	}
 	t.Run("method GET", func(t *testing.T) {
-		p, _ := newPipePeer(t, newFrameServer(t, ServerConfig{}), nil)
+		p, _ := newPipePeer(t, newFrameServer(t, Config{}), nil)
 		p.handshake()
 		p.must(p.headers(1, true, grpcHeaders(place, hf(":method", "GET"))))
 		a := p.await(1)
@@ -1200,7 +1196,7 @@ func TestFastGRPCSemantics(t *testing.T) {
 }
 
 // newTCPPeer serves the fast listener of srv on a loopback port and
-// returns a peer connected to it, and a channel that receives ServeFast's
+// returns a peer connected to it, and a channel that receives Serve's
 // error.
 func newTCPPeer(t *testing.T, srv *Server) (*h2peer, <-chan error) {
 	nc, served := dialFast(t, srv)
@@ -1208,14 +1204,14 @@ func newTCPPeer(t *testing.T, srv *Server) (*h2peer, <-chan error) {
 }
 
 // dialFast serves the fast listener of srv on a loopback port and returns
-// a connection to it, and a channel that receives ServeFast's error.
+// a connection to it, and a channel that receives Serve's error.
 func dialFast(t *testing.T, srv *Server) (net.Conn, <-chan error) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.ServeFast(lis) }()
+	go func() { served <- srv.Serve(lis) }()
 	nc, err := net.Dial("tcp", lis.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -1233,6 +1229,22 @@ func shutdown(srv *Server, d time.Duration) <-chan error {
 		done <- srv.Shutdown(ctx)
 	}()
 	return done
+}
+
+// forced waits for a Shutdown whose context ended before its
+// connections' calls did: it must return within d, with nil (the
+// connections cut themselves off at the drain deadline) or the context's
+// error (Shutdown closed them), whichever came first.
+func forced(t *testing.T, shut <-chan error, d time.Duration) {
+	t.Helper()
+	select {
+	case err := <-shut:
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Shutdown: %v, want nil or the deadline's error", err)
+		}
+	case <-time.After(d):
+		t.Fatalf("Shutdown did not return within %v", d)
+	}
 }
 
 // within waits for ch, failing the test after d, and when ch's error is
@@ -1258,7 +1270,7 @@ func TestFastShutdown(t *testing.T) {
 	req := framePlaceRequest(8, 4, 2, 8)
 	t.Run("drains", func(t *testing.T) {
 		leakcheck.Check(t)
-		srv := newFrameServer(t, ServerConfig{})
+		srv := newFrameServer(t, Config{})
 		p, served := newTCPPeer(t, srv)
 		p.handshake()
 		p.must(p.headers(1, false, grpcHeaders(pb.Scheduler_Place_FullMethodName)))
@@ -1285,17 +1297,17 @@ func TestFastShutdown(t *testing.T) {
 		p.must(p.data(1, true, grpcMessage(t, req)))
 		got := &pb.PlaceResponse{}
 		wantOK(t, p.await(1), got)
-		want, err := newFrameCore(t).Place(context.Background(), req)
+		want, err := testBackend{}.Place(context.Background(), req)
 		if err != nil || !proto.Equal(got, want) {
 			t.Errorf("answer %v, want %v (%v)", got, want, err)
 		}
 		p.waitClosed()
 		within(t, "Shutdown", shut, 5*time.Second)
-		within(t, "ServeFast", served, 5*time.Second)
+		within(t, "Serve", served, 5*time.Second)
 	})
 	t.Run("idle connection", func(t *testing.T) {
 		leakcheck.Check(t)
-		srv := newFrameServer(t, ServerConfig{})
+		srv := newFrameServer(t, Config{})
 		p, served := newTCPPeer(t, srv)
 		p.handshake()
 		shut := shutdown(srv, 5*time.Second)
@@ -1304,11 +1316,11 @@ func TestFastShutdown(t *testing.T) {
 			t.Fatalf("GOAWAY %v, want NO_ERROR with last stream 0", p.goAway)
 		}
 		within(t, "Shutdown", shut, time.Second)
-		within(t, "ServeFast", served, time.Second)
+		within(t, "Serve", served, time.Second)
 	})
 	t.Run("client never finishes", func(t *testing.T) {
 		leakcheck.Check(t)
-		srv := newFrameServer(t, ServerConfig{})
+		srv := newFrameServer(t, Config{})
 		p, served := newTCPPeer(t, srv)
 		p.handshake()
 		p.must(p.headers(1, false, grpcHeaders(pb.Scheduler_Place_FullMethodName)))
@@ -1316,7 +1328,7 @@ func TestFastShutdown(t *testing.T) {
 		start := time.Now()
 		shut := shutdown(srv, 200*time.Millisecond)
 		p.waitClosed()
-		within(t, "Shutdown", shut, 3*time.Second)
+		forced(t, shut, 3*time.Second)
 		if took := time.Since(start); took < 150*time.Millisecond {
 			t.Errorf("Shutdown returned after %v, before its deadline", took)
 		}
@@ -1326,7 +1338,7 @@ func TestFastShutdown(t *testing.T) {
 		if a := p.answers[1]; a != nil {
 			t.Errorf("stream 1 answered: %v", a.kinds)
 		}
-		within(t, "ServeFast", served, time.Second)
+		within(t, "Serve", served, time.Second)
 	})
 }
 
@@ -1485,7 +1497,7 @@ func FuzzFastConn(f *testing.F) {
 	for _, s := range fuzzSeeds(f) {
 		f.Add(s)
 	}
-	srv := newFrameServer(f, ServerConfig{MaxRecvMsgSize: 4096})
+	srv := newFrameServer(f, Config{MaxRecvMsgSize: 4096})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		cli, sc := net.Pipe()
 		outR, outW := net.Pipe()
@@ -1568,23 +1580,23 @@ func (l *pipeListener) dial() net.Conn {
 // lock, holding the fast server's mutex, before it looked at ctx.
 func TestFastShutdownBlockedWriterPipe(t *testing.T) {
 	leakcheck.Check(t)
-	srv := newFrameServer(t, ServerConfig{})
+	srv := newFrameServer(t, Config{})
 	lis := newPipeListener()
 	served := make(chan error, 1)
-	go func() { served <- srv.ServeFast(lis) }()
+	go func() { served <- srv.Serve(lis) }()
 	cli := lis.dial()
 	defer cli.Close()
 	io.WriteString(cli, http2.ClientPreface) // the server then writes SETTINGS, which nobody reads
 	time.Sleep(50 * time.Millisecond)
-	within(t, "Shutdown", shutdown(srv, 200*time.Millisecond), 3*time.Second)
-	within(t, "ServeFast", served, 3*time.Second)
+	forced(t, shutdown(srv, 200*time.Millisecond), 3*time.Second)
+	within(t, "Serve", served, 3*time.Second)
 }
 
 // TestFastShutdownBlockedWriterTCP is the same over TCP: a client that
 // sends calls with large answers and never reads.
 func TestFastShutdownBlockedWriterTCP(t *testing.T) {
 	leakcheck.Check(t)
-	srv := newFrameServer(t, ServerConfig{})
+	srv := newFrameServer(t, Config{})
 	nc, served := dialFast(t, srv)
 	defer nc.Close()
 	msg := grpcMessage(t, framePlaceRequest(64, 8, 300, 200)) // ~60 KB answers
@@ -1600,15 +1612,15 @@ func TestFastShutdownBlockedWriterTCP(t *testing.T) {
 		}
 	}()
 	time.Sleep(2 * time.Second) // the client never reads: the server's writes fill the socket buffers
-	within(t, "Shutdown", shutdown(srv, 200*time.Millisecond), 3*time.Second)
-	within(t, "ServeFast", served, 3*time.Second)
+	forced(t, shutdown(srv, 200*time.Millisecond), 3*time.Second)
+	within(t, "Serve", served, 3*time.Second)
 }
 
 // TestFastSettingsWindowOverflow: a SETTINGS_INITIAL_WINDOW_SIZE change
 // that takes a stream's window above 2^31-1 is a connection error
 // FLOW_CONTROL_ERROR (RFC 9113 6.9.2); it used to be added unchecked.
 func TestFastSettingsWindowOverflow(t *testing.T) {
-	p, _ := newPipePeer(t, newFrameServer(t, ServerConfig{}), nil)
+	p, _ := newPipePeer(t, newFrameServer(t, Config{}), nil)
 	p.handshake()
 	p.must(p.headers(1, false, grpcHeaders(pb.Scheduler_Status_FullMethodName)))
 	p.must(p.fr.WriteWindowUpdate(1, fastMaxWindow-fastDefaultWindow)) // stream window 2^31-1
@@ -1627,7 +1639,7 @@ func TestFastSettingsWindowOverflow(t *testing.T) {
 // trailers HEADERS in flight used to end the whole connection with
 // GOAWAY PROTOCOL_ERROR.
 func TestFastHeadersAfterServerReset(t *testing.T) {
-	p, _ := newPipePeer(t, newFrameServer(t, ServerConfig{MaxRecvMsgSize: 1000}), nil)
+	p, _ := newPipePeer(t, newFrameServer(t, Config{MaxRecvMsgSize: 1000}), nil)
 	p.handshake()
 	msg := paddedStatusRequest(2000)
 	p.must(p.headers(1, false, grpcHeaders(pb.Scheduler_Status_FullMethodName)))
@@ -1648,7 +1660,7 @@ func TestFastHeadersAfterServerReset(t *testing.T) {
 // to be overwritten by serve's handshake deadline, and serve waited
 // fastHandshakeTimeout for a silent client.
 func TestFastGoAwayBeforeServe(t *testing.T) {
-	srv := newFrameServer(t, ServerConfig{})
+	srv := newFrameServer(t, Config{})
 	cli, sc := net.Pipe()
 	defer cli.Close()
 	c := srv.newFastConn(sc)
@@ -1668,7 +1680,7 @@ func TestFastGoAwayBeforeServe(t *testing.T) {
 // which counts streams refused while draining. (absorb fails on a GOAWAY
 // that raises it.)
 func TestFastGoAwayKeepsLastID(t *testing.T) {
-	srv := newFrameServer(t, ServerConfig{})
+	srv := newFrameServer(t, Config{})
 	p, _ := newTCPPeer(t, srv)
 	p.handshake()
 	p.must(p.headers(1, false, grpcHeaders(pb.Scheduler_Place_FullMethodName)))
@@ -1694,11 +1706,11 @@ func TestFastGoAwayKeepsLastID(t *testing.T) {
 // every slot for good and the next client was closed as it was accepted.
 func TestFastIdleConnsLetGo(t *testing.T) {
 	leakcheck.Check(t)
-	srv := newFrameServer(t, ServerConfig{})
-	srv.fastIdle = 300 * time.Millisecond
+	srv := newFrameServer(t, Config{})
+	srv.cfg.IdleTimeout = 300 * time.Millisecond
 	lis := newPipeListener()
 	served := make(chan error, 1)
-	go func() { served <- srv.ServeFast(lis) }()
+	go func() { served <- srv.Serve(lis) }()
 	var conns []net.Conn
 	var goaways sync.WaitGroup
 	var idle atomic.Int32
@@ -1756,7 +1768,7 @@ func TestFastIdleConnsLetGo(t *testing.T) {
 func TestFastWaitingAnswersBudget(t *testing.T) {
 	leakcheck.Check(t)
 	const budget = 300 << 10
-	p, _ := newPipePeer(t, newFrameServer(t, ServerConfig{}), func(c *fastConn) { c.budget = budget })
+	p, _ := newPipePeer(t, newFrameServer(t, Config{}), func(c *fastConn) { c.budget = budget })
 	p.handshake(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
 	msg := grpcMessage(t, framePlaceRequest(64, 8, 300, 200))
 	var calls, refused []uint32

@@ -1,4 +1,4 @@
-package serve
+package fast
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/drover-sched/drover/serve/proto"
+	"github.com/drover-sched/drover/serve/servetest"
 )
 
 // checkDecode decodes b with decodePlaceRequest and with proto.Unmarshal
@@ -55,8 +56,8 @@ func checkDecode(t *testing.T, b []byte) bool {
 	return true
 }
 
-// testScratch is checkDecode's reused decodeScratch.
-var testScratch decodeScratch
+// testScratch is checkDecode's reused Scratch.
+var testScratch Scratch
 
 func hasNaN(m *pb.PlaceRequest) bool {
 	if math.IsNaN(m.GetJob().GetExpectedDurationS()) || math.IsNaN(m.GetCluster().GetIntraRackGbps()) || math.IsNaN(m.GetCluster().GetCrossRackGbps()) {
@@ -78,7 +79,7 @@ func decodeSeeds() [][]byte {
 	rng := rand.New(rand.NewPCG(3, 9))
 	var seeds [][]byte
 	for range 200 {
-		req := randomSnapshotRequest(rng)
+		req := servetest.RandomPlaceRequest(rng)
 		req.Job.Model = "m"
 		req.Job.Arch, req.Job.PsShards = pb.Arch(rng.IntN(3)), int32(rng.IntN(3)-1)
 		req.Job.ExpectedDurationS = math.NaN()
@@ -127,9 +128,9 @@ func TestDecodePlaceRequest(t *testing.T) {
 		t.Errorf("the fast decoder accepted only %d requests", accepted)
 	}
 	// Through the codec, from one buffer and from several.
-	want := randomSnapshotRequest(rand.New(rand.NewPCG(1, 1)))
+	want := servetest.RandomPlaceRequest(rand.New(rand.NewPCG(1, 1)))
 	b, _ := proto.Marshal(want)
-	c := newCodec()
+	c := NewCodec()
 	for _, data := range []mem.BufferSlice{{mem.SliceBuffer(b)}, {mem.SliceBuffer(b[:7]), mem.SliceBuffer(b[7:])}} {
 		got := &pb.PlaceRequest{}
 		if err := c.Unmarshal(data, got); err != nil || !proto.Equal(got, want) {

@@ -1,4 +1,4 @@
-package serve
+package fast
 
 import (
 	"fmt"
@@ -14,7 +14,8 @@ import (
 	pb "github.com/drover-sched/drover/serve/proto"
 )
 
-// codec is the server's gRPC codec: gRPC's protobuf codec, except that a
+// Codec is the servers' gRPC Codec (the gRPC listener's, through
+// grpc.ForceServerCodecV2): gRPC's protobuf codec, except that a
 // PlaceRequest is decoded by decodePlaceRequest. protobuf-go's generic
 // decoder allocates every node message and every string of a request on
 // its own (about 130 allocations for 64 nodes) and was a quarter of the
@@ -24,36 +25,37 @@ import (
 // field at most once where merging would apply, known fields with their
 // own wire types, valid UTF-8); anything else, unknown fields included, it
 // leaves to proto.Unmarshal. FuzzDecodePlaceRequest checks the two agree.
-type codec struct {
+type Codec struct {
 	base encoding.CodecV2
 }
 
-var _ encoding.CodecV2 = codec{}
+var _ encoding.CodecV2 = Codec{}
 
-func newCodec() codec { return codec{base: encoding.GetCodecV2("proto")} }
+// NewCodec returns the codec.
+func NewCodec() Codec { return Codec{base: encoding.GetCodecV2("proto")} }
 
 // Name implements encoding.CodecV2.
-func (codec) Name() string { return "proto" }
+func (Codec) Name() string { return "proto" }
 
 // Marshal implements encoding.CodecV2.
-func (c codec) Marshal(v any) (mem.BufferSlice, error) { return c.base.Marshal(v) }
+func (c Codec) Marshal(v any) (mem.BufferSlice, error) { return c.base.Marshal(v) }
 
-// Unmarshal implements encoding.CodecV2. A *decodeTarget is decoded
+// Unmarshal implements encoding.CodecV2. A *DecodeTarget is decoded
 // into its message, and a decoding error is kept in it, not returned:
-// gRPC answers a codec error with Internal before the handler runs, and
+// gRPC answers a Codec error with Internal before the handler runs, and
 // the server answers InvalidArgument (see withDecodeStatus).
-func (c codec) Unmarshal(data mem.BufferSlice, v any) error {
-	t, ok := v.(*decodeTarget)
+func (c Codec) Unmarshal(data mem.BufferSlice, v any) error {
+	t, ok := v.(*DecodeTarget)
 	if !ok {
 		return c.unmarshal(data, v, nil)
 	}
-	if err := c.unmarshal(data, t.m, t.scratch); err != nil {
-		t.err = fmt.Errorf("%s: %w", malformedRequest, err)
+	if err := c.unmarshal(data, t.M, t.Scratch); err != nil {
+		t.Err = fmt.Errorf("%s: %w", malformedRequest, err)
 	}
 	return nil
 }
 
-func (c codec) unmarshal(data mem.BufferSlice, v any, sc *decodeScratch) error {
+func (c Codec) unmarshal(data mem.BufferSlice, v any, sc *Scratch) error {
 	if m, ok := v.(*pb.PlaceRequest); ok {
 		var b []byte
 		if len(data) == 1 {
@@ -68,16 +70,19 @@ func (c codec) unmarshal(data mem.BufferSlice, v any, sc *decodeScratch) error {
 	return c.base.Unmarshal(data, v)
 }
 
-// decodeTarget is a request message for the codec to decode into m,
-// with the decoding error, if any, in err; a PlaceRequest's messages go
-// in scratch when it is set.
-type decodeTarget struct {
-	m       any
-	err     error
-	scratch *decodeScratch
+// DecodeTarget is a request message for the Codec to decode into M,
+// with the decoding error, if any, in Err; a PlaceRequest's messages go
+// in Scratch when it is set.
+type DecodeTarget struct {
+	// M is the message to decode into.
+	M any
+	// Err is the decoding error.
+	Err error
+	// Scratch, when set, holds a PlaceRequest's messages.
+	Scratch *Scratch
 }
 
-// decodeScratch is reusable memory for decodePlaceRequest's messages:
+// Scratch is reusable memory for decodePlaceRequest's messages:
 // the job, the cluster and its nodes. A decoded request points into it
 // until reset. Its strings are the request's own, never views of the
 // payload (which gRPC reuses) and never rewritten, so they stay valid
@@ -85,10 +90,10 @@ type decodeTarget struct {
 // same string as the previous request's decoded here when they are
 // equal (a scheduler asks about the same cluster again and again), and
 // copied from the payload when not; the job's id and excluded nodes are
-// copied. The Place handler reuses one per call (placeHandler): a
+// copied. The Place handlers reuse one per call (PlaceIn): a
 // 64-node request's nodes (9 KB) and its payload copy (4.7 KB) were most
 // of the server's garbage per Place.
-type decodeScratch struct {
+type Scratch struct {
 	job     pb.Job
 	cluster pb.Cluster
 	nodes   []pb.Node
@@ -102,7 +107,7 @@ type decodeScratch struct {
 // own returns v as a string of its own: the remembered *prev when equal,
 // else a copy, which it remembers. Without a scratch v is returned as it
 // is (it is already a slice of the request's own payload copy).
-func (sc *decodeScratch) own(v string, prev *string) string {
+func (sc *Scratch) own(v string, prev *string) string {
 	if sc == nil {
 		return v
 	}
@@ -113,7 +118,7 @@ func (sc *decodeScratch) own(v string, prev *string) string {
 }
 
 // clone is own for strings not remembered.
-func (sc *decodeScratch) clone(v string) string {
+func (sc *Scratch) clone(v string) string {
 	if sc == nil {
 		return v
 	}
@@ -122,14 +127,14 @@ func (sc *decodeScratch) clone(v string) string {
 
 // reset drops every reference the scratch holds into the last request
 // it decoded, keeping its memory.
-func (sc *decodeScratch) reset() {
+func (sc *Scratch) reset() {
 	clear(sc.nodes)
 	clear(sc.ptrs)
 	sc.nodes, sc.ptrs = sc.nodes[:0], sc.ptrs[:0]
 	sc.job, sc.cluster = pb.Job{}, pb.Cluster{}
 }
 
-// malformedRequest starts the message of a request the codec cannot
+// malformedRequest starts the message of a request the Codec cannot
 // decode.
 const malformedRequest = "drover: malformed protobuf request"
 
@@ -137,9 +142,9 @@ const malformedRequest = "drover: malformed protobuf request"
 // whether it could; when it could not, m is left empty. Without sc the
 // messages are allocated and their strings share one copy of b; with sc
 // (which must be reset) m's job, cluster and nodes are sc's, and its
-// strings are sc's own (see decodeScratch), so nothing in m points into
+// strings are sc's own (see Scratch), so nothing in m points into
 // b.
-func decodePlaceRequest(b []byte, m *pb.PlaceRequest, sc *decodeScratch) bool {
+func decodePlaceRequest(b []byte, m *pb.PlaceRequest, sc *Scratch) bool {
 	var job, cluster field
 	seenJob, seenCluster := false, false
 	var s string
@@ -275,7 +280,7 @@ func doubleOf(f field) (float64, bool) {
 
 // decodeJob decodes s into j, which must be empty, and reports whether it
 // could; its strings are sc's own when sc is set.
-func decodeJob(s string, j *pb.Job, sc *decodeScratch) bool {
+func decodeJob(s string, j *pb.Job, sc *Scratch) bool {
 	excl := 0
 	for t := s; t != ""; {
 		f, rest, ok := next(t)
@@ -335,7 +340,7 @@ func decodeJob(s string, j *pb.Job, sc *decodeScratch) bool {
 
 // decodeCluster decodes s into c, which must be empty, and reports
 // whether it could; its nodes are sc's when sc is set.
-func decodeCluster(s string, c *pb.Cluster, sc *decodeScratch) bool {
+func decodeCluster(s string, c *pb.Cluster, sc *Scratch) bool {
 	count := 0
 	for t := s; t != ""; {
 		f, rest, ok := next(t)
@@ -400,7 +405,7 @@ func decodeCluster(s string, c *pb.Cluster, sc *decodeScratch) bool {
 
 // decodeNode decodes s into n, node idx of its request; its strings are
 // sc's own when sc is set.
-func decodeNode(s string, n *pb.Node, sc *decodeScratch, idx int) bool {
+func decodeNode(s string, n *pb.Node, sc *Scratch, idx int) bool {
 	// The hot loop (64 nodes a request, 12 fields each): one-byte tags
 	// (every field number below 16) read directly, anything else refused.
 	for i := 0; i < len(s); {
@@ -475,5 +480,36 @@ func decodeNode(s string, n *pb.Node, sc *decodeScratch, idx int) bool {
 			return false // another field, wire type or tag encoding: proto.Unmarshal decides
 		}
 	}
+	return true
+}
+
+// maxPooledNodes bounds the requests whose scratch is reused: a huge
+// request's is left to the collector.
+const maxPooledNodes = 1024
+
+// PlaceIn is a Place request with its DecodeTarget and the scratch its
+// messages are decoded into, reused from call to call. The Core keeps
+// nothing of its request once Place returns (it converts the request
+// into a snapshot first, and what it keeps, such as node ids, are
+// strings, which point into the request's own copy of the payload, not
+// into the scratch), so both listeners reuse a request's messages for
+// the next call.
+type PlaceIn struct {
+	// Req is the request, Target the codec's target for it and Scratch
+	// its messages' memory (set Target.M and Target.Scratch to them).
+	Req     pb.PlaceRequest
+	Target  DecodeTarget
+	Scratch Scratch
+}
+
+// Reset empties in for the next request and reports whether it is worth
+// keeping: false when a huge request grew its scratch past
+// maxPooledNodes (in is then left as it is, for the collector).
+func (in *PlaceIn) Reset() bool {
+	if cap(in.Scratch.nodes) > maxPooledNodes {
+		return false
+	}
+	in.Scratch.reset()
+	in.Req, in.Target = pb.PlaceRequest{}, DecodeTarget{}
 	return true
 }
