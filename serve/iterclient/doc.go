@@ -1,6 +1,6 @@
 // Package iterclient is the iteration-time client for training jobs: a
 // training process reports how long each iteration took to the drover
-// agent on its node (internal/agent, `drover agent`), which streams the
+// agent on its node (serve/agent, `drover agent`), which streams the
 // times to the drover server, where they are the straggler evidence the
 // scheduler acts on.
 //

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/drover-sched/drover/internal/agent"
+	"github.com/drover-sched/drover/serve/agent"
 	"github.com/drover-sched/drover/serve/iterclient"
 )
 

@@ -232,7 +232,7 @@ func (c *Client) loop() {
 	}
 }
 
-// report is the body of POST /v1/iterations (internal/agent's
+// report is the body of POST /v1/iterations (serve/agent's
 // IterationReport).
 type report struct {
 	JobID   string    `json:"job_id"`

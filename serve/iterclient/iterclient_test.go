@@ -15,8 +15,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
 
-	"github.com/drover-sched/drover/internal/agent"
 	"github.com/drover-sched/drover/internal/leakcheck"
+	"github.com/drover-sched/drover/serve/agent"
 	"github.com/drover-sched/drover/serve/iterclient"
 	pb "github.com/drover-sched/drover/serve/proto"
 )

@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
 
-	"github.com/drover-sched/drover/internal/agent"
+	"github.com/drover-sched/drover/serve/agent"
 	pb "github.com/drover-sched/drover/serve/proto"
 )
 

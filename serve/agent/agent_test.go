@@ -12,8 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/protobuf/testing/protocmp"
 
-	"github.com/drover-sched/drover/internal/agent"
 	"github.com/drover-sched/drover/internal/leakcheck"
+	"github.com/drover-sched/drover/serve/agent"
 	pb "github.com/drover-sched/drover/serve/proto"
 )
 

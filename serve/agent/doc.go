@@ -67,6 +67,11 @@
 // 1 MiB 413; a valid one is buffered and streamed like a sample
 // (JobIterations) and answered 202.
 //
+// It is the server's client (serve/proto's Telemetry service, serve/state's
+// validation), so it lives under serve/, beside serve/remote and
+// serve/iterclient, and not in internal/, which the layers below serve
+// (datasets, env) import: there it made a folder-level cycle.
+//
 // # Usage
 //
 // `drover agent` wires flags to a Config; in a program:

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-sched/drover/internal/agent"
+	"github.com/drover-sched/drover/serve/agent"
 )
 
 // The build's own GPU source on a machine without GPUs (the default

@@ -20,7 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 
-	"github.com/drover-sched/drover/internal/agent"
+	"github.com/drover-sched/drover/serve/agent"
 	pb "github.com/drover-sched/drover/serve/proto"
 )
 
@@ -297,7 +297,7 @@ func useSnapshot(t *testing.T, root, node, snap string) {
 	if err := os.RemoveAll(root); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.CopyFS(root, os.DirFS(filepath.Join("..", "procfs", "testdata", node, snap))); err != nil {
+	if err := os.CopyFS(root, os.DirFS(filepath.Join("..", "..", "internal", "procfs", "testdata", node, snap))); err != nil {
 		t.Fatal(err)
 	}
 }

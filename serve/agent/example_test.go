@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/drover-sched/drover/internal/agent"
+	"github.com/drover-sched/drover/serve/agent"
 	pb "github.com/drover-sched/drover/serve/proto"
 )
 
@@ -60,7 +60,7 @@ func Example() {
 		Server:      lis.Addr().String(),
 		DialOptions: []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())},
 		NodeID:      "node-a",
-		Root:        filepath.Join("..", "procfs", "testdata", "node-a", "t0"),
+		Root:        filepath.Join("..", "..", "internal", "procfs", "testdata", "node-a", "t0"),
 		Interval:    time.Hour, // one sample: the first, taken when Run starts
 		Rack:        agent.RackUnknown,
 		GPU:         noGPUs{},
