@@ -1,20 +1,32 @@
 # Drover's build. `make test` is the one test command (CI runs it through .ci/run).
 GO ?= go
 
-.PHONY: all build build-torch test test-netlib test-torch bench-torch vet fmt-check bench bench-serve fuzz-smoke clean proto
+.PHONY: all build build-torch test test-long test-netlib test-torch bench-torch vet fmt-check bench bench-serve fuzz-smoke clean proto
 
 all: build
 
 build:
 	$(GO) build -o drover ./cmd/drover
 
-# The project's checks: formatting, vet, and the whole suite under the race detector.
-# The suite: gofmt, go vet, go test -race, then the libtorch backend's
-# tests (test-torch, -short), which skip cleanly where libtorch is absent.
+# The project's checks (CI's one command): gofmt, go vet, the whole suite
+# under the race detector, then the libtorch backend's tests (test-torch,
+# -short), which skip cleanly where libtorch is absent. The long tests
+# (internal/longtest) run a cheap version here: one refit level or model
+# instead of all, a sample of an equivalence run's seeds.
 TEST_TORCHFLAGS ?= -short
 test: fmt-check vet
 	$(GO) test -race -count=1 ./...
 	@$(MAKE) --no-print-directory test-torch TORCHFLAGS=$(TEST_TORCHFLAGS)
+
+# The long tests in full, with the rest of the suite, without the race
+# detector (they are single-goroutine arithmetic): refits of the embedded
+# models compared with the embedded files byte for byte, regenerations of
+# embedded data, every seed of the equivalence runs, and every float32
+# input of the tanh kernels (DROVER_EXHAUSTIVE). Run it before committing a
+# regenerated model or file, and after a change to what they are fitted
+# from (../shared/traces, a fitter, the simulator's reference paths).
+test-long:
+	DROVER_LONG=1 DROVER_EXHAUSTIVE=1 $(GO) test -count=1 -timeout 60m ./...
 
 # The NN package on OpenBLAS (cgo; Debian's libopenblas-dev), not part of CI.
 test-netlib:

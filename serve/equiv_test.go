@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/internal/longtest"
 	"github.com/drover-sched/drover/policies"
 	"github.com/drover-sched/drover/policies/firstfit"
 	"github.com/drover-sched/drover/policies/strn"
@@ -511,12 +512,12 @@ func comparePlace(t *testing.T, i int, core *serve.Core, sink *serve.MemorySink,
 }
 
 // TestPlaceMatchesReference checks 200 seeded random requests (plus 3000
-// more, not in -short mode) against the reference implementation: with
+// more in make test-long) against the reference implementation: with
 // STRN, with first-fit as the configured heuristic, and overloaded (the
 // cheap heuristic answering, while a slow learned call holds a slot).
 func TestPlaceMatchesReference(t *testing.T) {
 	n := 200
-	if !testing.Short() {
+	if longtest.Enabled() {
 		n = 3200
 	}
 	// every kind of answer must occur in each run

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/internal/longtest"
 	"github.com/drover-sched/drover/serve"
 	"github.com/drover-sched/drover/serve/iterclient"
 	pb "github.com/drover-sched/drover/serve/proto"
@@ -163,7 +164,13 @@ func fixtureRoot(t *testing.T, node string) string {
 //   - killing an agent marks its node stale within the timeout, and the
 //     node is avoided;
 //   - restarting the server restores its state (nodes, the job's profile).
+//
+// It is a long test (make test-long): its processes report on the wall
+// clock (agents every 200 ms, stale after 2 s, a load change read within
+// 1.2 s), which a loaded machine under -race cannot promise (issue 31);
+// serve's tests check the same decisions on a fake clock.
 func TestLiveClusterEndToEnd(t *testing.T) {
+	longtest.Skip(t, "end-to-end: processes on the wall clock")
 	if testing.Short() {
 		t.Skip("end-to-end: processes and seconds of waiting")
 	}

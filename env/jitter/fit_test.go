@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/drover-sched/drover/datasets"
+	"github.com/drover-sched/drover/internal/longtest"
 	"github.com/drover-sched/drover/internal/sharedtraces"
 )
 
@@ -60,8 +61,12 @@ func TestCalibrationKS(t *testing.T) {
 
 // TestFitReproducesDefault refits the params and checks that params.json
 // is what Fit gives, bit for bit (-update rewrites it). It takes about a
-// minute, so -short skips it, and so does the race detector (race_test.go).
+// minute, so it is a long test (make test-long), and the race detector
+// skips it (race_test.go).
 func TestFitReproducesDefault(t *testing.T) {
+	if !*update {
+		longtest.Skip(t, "a full fit, about a minute")
+	}
 	if testing.Short() || raceEnabled {
 		t.Skip("slow: a full fit")
 	}

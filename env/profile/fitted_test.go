@@ -8,6 +8,10 @@ import (
 	"math"
 	"os"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/drover-sched/drover/internal/longtest"
 )
 
 var update = flag.Bool("update", false, "rewrite builtin.json from ../shared/traces")
@@ -21,8 +25,13 @@ func fitAll(t *testing.T) map[string]Params {
 }
 
 // TestBuiltinRegenerates checks that fitting the traces reproduces the
-// embedded builtin.json byte for byte (go test -update rewrites it).
+// embedded builtin.json byte for byte (go test -update rewrites it). It is
+// a long test (make test-long: six fits, 90 s under -race); make test fits
+// one model in TestBuiltinRefitOne.
 func TestBuiltinRegenerates(t *testing.T) {
+	if !*update {
+		longtest.Skip(t, "fits all six models")
+	}
 	var buf bytes.Buffer
 	if err := WriteBuiltinJSON(&buf, fitAll(t)); err != nil {
 		t.Fatal(err)
@@ -35,6 +44,20 @@ func TestBuiltinRegenerates(t *testing.T) {
 	}
 	if !bytes.Equal(buf.Bytes(), builtinJSON) {
 		t.Errorf("builtin.json is stale; run go test ./env/profile -run TestBuiltinRegenerates -update")
+	}
+}
+
+// TestBuiltinRefitOne is TestBuiltinRegenerates' cheap version: fitting
+// the model whose fit is quickest (yolov3, about a thirtieth of the six)
+// gives its embedded parameters exactly.
+func TestBuiltinRefitOne(t *testing.T) {
+	const name = "yolov3"
+	m, ok := loadAll(t)[name]
+	if !ok {
+		t.Fatalf("no measurements of %s", name)
+	}
+	if d := cmp.Diff(builtinParams()[name], Fit(m)); d != "" {
+		t.Errorf("%s: refit differs from builtin.json (-embedded,+refit):\n%s", name, d)
 	}
 }
 

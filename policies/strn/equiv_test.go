@@ -8,6 +8,7 @@ import (
 
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/envtest"
+	"github.com/drover-sched/drover/internal/longtest"
 )
 
 // steppy is a background that changes every Period seconds on a share of
@@ -41,12 +42,12 @@ func (b steppy) Step() float64 { return b.period }
 // and clusters of mixed speeds, and wants the same event log and summary.
 // It fails when the class index breaks a tie differently (the lower node
 // index first among equal scores), misses a node's change or keeps a
-// stale candidate.
+// stale candidate. make test replays 30 seeds, make test-long all 120.
 func TestMatchesReference(t *testing.T) {
 	profiles := envtest.Profiles(envtest.Flat{Step: 1, Sync: 0.2, Epochs: 10, PerEpoch: 0.1})
-	seeds := uint64(120)
-	if testing.Short() {
-		seeds = 30
+	seeds := uint64(30)
+	if longtest.Enabled() {
+		seeds = 120
 	}
 	for seed := range seeds {
 		r := rand.New(rand.NewPCG(seed, 21))

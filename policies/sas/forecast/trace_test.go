@@ -11,6 +11,7 @@ import (
 
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env/background"
+	"github.com/drover-sched/drover/internal/longtest"
 	"github.com/drover-sched/drover/internal/sharedtraces"
 	"github.com/drover-sched/drover/policies/sas/forecast"
 )
@@ -82,11 +83,13 @@ func TestDefaultBeatsWindow(t *testing.T) {
 
 // TestFitReproducesDefault refits the model on the first 70% of the trace
 // and compares it with the embedded model.json byte for byte (drover
-// forecast fit -o policies/sas/forecast/model.json rewrites it).
+// forecast fit -o policies/sas/forecast/model.json rewrites it). It is a
+// long test (make test-long; 406 s under -race, issue 31). Even its two
+// lowest levels, which a partial refit reproduces exactly, took 70 s under
+// -race, so make test has no refit here: TestDefaultBeatsWindow checks the
+// embedded model on the trace, TestFitRecoversLinearForecaster the fitter.
 func TestFitReproducesDefault(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a refit takes seconds")
-	}
+	longtest.Skip(t, "refits all 19 levels on the whole trace")
 	trs := traceFixture(t)
 	train, _ := forecast.TimeSplit(trs, 0.7)
 	m, err := forecast.Fit(train, forecast.DefaultConfig())
