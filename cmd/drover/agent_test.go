@@ -93,8 +93,8 @@ func TestAgentCommand(t *testing.T) {
 			return m
 		case code := <-done:
 			t.Fatalf("drover agent exited with %d:\n%s", code, stderr.String())
-		case <-time.After(10 * time.Second):
-			t.Fatalf("no message within 10 s:\n%s", stderr.String())
+		case <-time.After(testDeadline):
+			t.Fatalf("no message within %v:\n%s", testDeadline, stderr.String())
 		}
 		return nil
 	}
@@ -120,7 +120,7 @@ func TestAgentCommand(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d:\n%s", code, stderr.String())
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(testDeadline):
 		t.Fatalf("drover agent did not stop on SIGINT:\n%s", stderr.String())
 	}
 	if !strings.Contains(stdout.String(), "drover agent: stopped:") {

@@ -67,7 +67,7 @@ func TestSimHugeTimesRefused(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := writeTemp(t, "w.csv", tt.body)
-			code, _, errOut := droverWithin(t, 5*time.Second, "sim", "--quiet", p)
+			code, _, errOut := droverWithin(t, testDeadline, "sim", "--quiet", p)
 			if code != 1 {
 				t.Fatalf("exit %d, want 1; stderr: %s", code, errOut)
 			}
@@ -85,7 +85,7 @@ func TestSimHugeTimesRefused(t *testing.T) {
 // (the per-worker model's refreshes used to step through it).
 func TestSimFarArrivalIsCheap(t *testing.T) {
 	p := writeTemp(t, "far.csv", tinyJobsHeader+"a,0,4,100,cifar10,0,,,0,0,ring,0\nb,100000000,2,100,cifar10,0,,,0,0,ring,0\n")
-	code, out, errOut := droverWithin(t, 5*time.Second, "sim", "--quiet", "--profiles", "builtin", p)
+	code, out, errOut := droverWithin(t, testDeadline, "sim", "--quiet", "--profiles", "builtin", p)
 	if code != 0 || !strings.Contains(out, "finished   2/2 jobs") {
 		t.Fatalf("exit %d: %s%s", code, out, errOut)
 	}
@@ -115,7 +115,7 @@ func TestSimFlagsRefused(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			code, _, errOut := droverWithin(t, 5*time.Second, append([]string{"sim", "--quiet"}, tt.args...)...)
+			code, _, errOut := droverWithin(t, testDeadline, append([]string{"sim", "--quiet"}, tt.args...)...)
 			if code != 1 || !strings.Contains(errOut, tt.want) {
 				t.Errorf("exit %d, stderr %q; want exit 1 naming %q", code, errOut, tt.want)
 			}
@@ -135,9 +135,9 @@ func TestPositionalArguments(t *testing.T) {
 		}
 		return out[:i]
 	}
-	_, byFlag, _ := droverWithin(t, 5*time.Second, "sim", "--quiet", "--workload", p)
+	_, byFlag, _ := droverWithin(t, testDeadline, "sim", "--quiet", "--workload", p)
 	for _, args := range [][]string{{"sim", "--quiet", p}, {"sim", p, "--quiet"}} {
-		code, out, errOut := droverWithin(t, 5*time.Second, args...)
+		code, out, errOut := droverWithin(t, testDeadline, args...)
 		if code != 0 || !strings.Contains(out, "workload   tiny (2 jobs)") {
 			t.Fatalf("drover %v: exit %d: %s%s", args, code, out, errOut)
 		}
@@ -161,7 +161,7 @@ func TestPositionalArguments(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			code, _, errOut := droverWithin(t, 5*time.Second, tt.args...)
+			code, _, errOut := droverWithin(t, testDeadline, tt.args...)
 			if code != 2 || !strings.Contains(errOut, tt.want) {
 				t.Errorf("exit %d, stderr %q; want exit 2 and %q", code, errOut, tt.want)
 			}
@@ -182,7 +182,7 @@ func TestSimProfilesHeader(t *testing.T) {
 		{[]string{"--profiles", "builtin", p}, "profiles   builtin (fitted) (--profiles builtin)"},
 	}
 	for _, tt := range tests {
-		code, out, errOut := droverWithin(t, 5*time.Second, append([]string{"sim", "--quiet"}, tt.args...)...)
+		code, out, errOut := droverWithin(t, testDeadline, append([]string{"sim", "--quiet"}, tt.args...)...)
 		if code != 0 || !strings.Contains(out, tt.want) {
 			t.Errorf("drover sim %v: exit %d, want %q in:\n%s%s", tt.args, code, tt.want, out, errOut)
 		}
@@ -250,7 +250,7 @@ func TestWriteErrorNamesPath(t *testing.T) {
 	}
 	// From the command line.
 	out := filepath.Join(dir, "no", "such", "jobs.csv")
-	code, _, errOut := droverWithin(t, 5*time.Second, "sim", "--quiet", "--jobs-out", out, writeTemp(t, "tiny.csv", tinyJobsHeader+"a,0,4,100,cifar10,0,,,0,0,ring,0\n"))
+	code, _, errOut := droverWithin(t, testDeadline, "sim", "--quiet", "--jobs-out", out, writeTemp(t, "tiny.csv", tinyJobsHeader+"a,0,4,100,cifar10,0,,,0,0,ring,0\n"))
 	if code != 1 || !strings.Contains(errOut, "write "+out+":") || strings.Contains(errOut, ".drover-") {
 		t.Errorf("--jobs-out into a missing directory: exit %d, %q", code, errOut)
 	}

@@ -41,11 +41,11 @@ func TestDeferGC(t *testing.T) {
 }
 
 // waitGC collects until done holds for the GC settings, failing the test
-// after 10 s (the settings are restored by a finalizer, on its own
+// after testDeadline (the settings are restored by a finalizer, on its own
 // goroutine, after a collection).
 func waitGC(t *testing.T, done func(gogc, limit int64) bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testDeadline)
 	for {
 		runtime.GC()
 		gogc, limit := gcSettings()

@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 
@@ -30,7 +29,7 @@ func TestServeExtender(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no extender address in:\n%s", out.String())
 	}
-	client := &http.Client{Timeout: 5 * time.Second}
+	client := &http.Client{Timeout: testDeadline}
 	call := func(verb, body string, result any) int {
 		t.Helper()
 		resp, err := client.Post("http://"+m[1]+"/"+verb, "application/json", strings.NewReader(body))

@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/drover-sched/drover/internal/testpki"
 )
@@ -81,7 +80,7 @@ func TestServeMutualTLS(t *testing.T) {
 		`"spec":{"containers":[{"name":"t","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}},` +
 		`"Nodes":{"items":[{"metadata":{"name":"a"},"status":{"allocatable":{"nvidia.com/gpu":"4"}}}]}}`
 	post := func(scheme string, withCert bool) (int, error) {
-		c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: pki.ClientTLS(withCert)}}
+		c := &http.Client{Timeout: testDeadline, Transport: &http.Transport{TLSClientConfig: pki.ClientTLS(withCert)}}
 		defer c.CloseIdleConnections()
 		resp, err := c.Post(scheme+"://"+m[1]+"/filter", "application/json", strings.NewReader(args))
 		if err != nil {

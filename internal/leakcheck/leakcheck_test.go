@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/drover-sched/drover/internal/leakcheck"
 )
@@ -21,6 +22,8 @@ func (r *recorder) Errorf(format string, args ...any) { r.errs = append(r.errs, 
 // TestWait: a goroutine still running is reported (with the stacks), and
 // one that ends within the retries is not.
 func TestWait(t *testing.T) {
+	defer func(p time.Duration) { *leakcheck.Patience = p }(*leakcheck.Patience)
+	*leakcheck.Patience = time.Second // the leak below never ends by itself
 	stop := make(chan struct{})
 	var r recorder
 	r.TB = t

@@ -80,9 +80,10 @@ func TestH2SendsMetadataAndDeadline(t *testing.T) {
 
 // TestH2Deadline: a server slower than the deadline answers
 // DeadlineExceeded (or, if it never answers, the client gives up a
-// second after the deadline) and the run ends.
+// second after the deadline) and the run ends, long before the hour the
+// server would hold each call.
 func TestH2Deadline(t *testing.T) {
-	lis, _ := listen(t, &seen{hold: 5 * time.Second})
+	lis, _ := listen(t, &seen{hold: time.Hour})
 	conns := dialH2(t, lis, 1, nil)
 	start := time.Now()
 	res, err := loadgen.Run(context.Background(), loadgen.Config{H2: conns, Method: pb.Scheduler_Place_FullMethodName,
@@ -93,7 +94,7 @@ func TestH2Deadline(t *testing.T) {
 	if res.Sent != 3 || res.OK != 0 || res.Errors["DeadlineExceeded"] != 3 {
 		t.Errorf("sent %d, ok %d, errors %v; want 3 DeadlineExceeded", res.Sent, res.OK, res.Errors)
 	}
-	if el := time.Since(start); el > 3*time.Second {
+	if el := time.Since(start); el > time.Minute {
 		t.Errorf("run took %v", el)
 	}
 }

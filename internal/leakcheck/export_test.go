@@ -1,0 +1,4 @@
+package leakcheck
+
+// Patience is Wait's patience, which TestWait shortens.
+var Patience = &patience
