@@ -74,6 +74,23 @@
 // one, else the newest valid one. WithCanary routes a fixed,
 // deterministic share of jobs to a candidate version.
 //
+// # What the server links
+//
+// The server reaches learned networks only through interfaces it owns:
+// Learned for an observation-level checkpoint, and policies.Policy, built
+// by the PolicyLoader the caller wires in (serve/daemon passes
+// policies/direct.Load), for a view-level one. It judges with
+// policies/gate, which imports only the standard library. It links no
+// learner and no trainer: go list -deps ./serve names no agents/ppo,
+// agents/dqn, train, env/cartpole or gonum.org/v1/plot package
+// (internal/importrules checks it). It does link agents/nn, for the
+// forward pass alone: checkpoints decodes a checkpoint's weights into an
+// nn.MLP and checks its probe with it, and MLPPolicy runs it, bit for bit
+// the trained network's forward pass; and agents/bandit, whose Support
+// type checkpoints.Meta carries. Dropping those two needs checkpoints
+// split into its metadata and an nn-bound weight loader, which the
+// caller would wire in as it wires the PolicyLoader.
+//
 // # The live state
 //
 // WithState makes the core stateful over a serve/state.Store, which the

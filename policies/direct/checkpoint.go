@@ -12,28 +12,21 @@ import (
 	"github.com/drover-sched/drover/policies"
 )
 
-// Greedy is the Actor that takes the valid action of largest output of
-// net: the mode of a PPO or behaviour-cloned actor's logits, or the
-// greedy action of a DQN Q-network; the lowest index on ties. It runs the
-// network one observation at a time (nn.Infer), reading net's weights at
-// each call; it keeps scratch space, so the Actor is not safe for
-// concurrent use. It panics when net has layers nn.Infer cannot run.
+// Greedy is GreedyNet over net's single-observation forward pass
+// (nn.Infer): the valid action of largest output, lowest index on ties.
+// It reads net's weights at each call and keeps scratch space, so the
+// Actor is not safe for concurrent use. It panics when net has layers
+// nn.Infer cannot run.
 func Greedy(net *nn.MLP) Actor {
 	f, err := nn.NewInfer(net)
 	if err != nil {
 		panic(fmt.Sprintf("direct: %v", err))
 	}
-	return func(obs []float64, mask []bool) int {
-		out := f.Forward(obs)
-		best, bv := -1, float32(math.Inf(-1))
-		for a, ok := range mask {
-			if ok && a < len(out) && (best < 0 || out[a] > bv) {
-				best, bv = a, out[a]
-			}
-		}
-		return best
-	}
+	return GreedyNet(f)
 }
+
+// nn.Infer is the Network a checkpoint's network runs as.
+var _ Network = (*nn.Infer)(nil)
 
 // Names of the direct policies, as checkpoints.Meta.Env and the policy
 // registry spell them.

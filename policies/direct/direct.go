@@ -2,6 +2,7 @@ package direct
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/drover-sched/drover/env"
@@ -12,6 +13,33 @@ import (
 // Actor picks an action of the sched.Encoder's joint action space for an
 // observation, among the valid ones (mask[a] true).
 type Actor func(obs []float64, mask []bool) int
+
+// Network is the forward pass a direct policy's network offers: its
+// outputs (logits, or Q-values) over the joint actions for one
+// observation. The policy owns this interface and needs nothing else of a
+// network; agents/nn's Infer implements it, and Greedy and FromCheckpoint
+// wire a checkpoint's network to it. The result may be scratch space,
+// valid until the next call.
+type Network interface {
+	Forward(obs []float64) []float32
+}
+
+// GreedyNet is the Actor that takes the valid action of largest output of
+// net (the mode of an actor's logits, or the greedy action of a
+// Q-network), the lowest index on ties; -1 when no action is valid. It is
+// as safe for concurrent use as net is.
+func GreedyNet(net Network) Actor {
+	return func(obs []float64, mask []bool) int {
+		out := net.Forward(obs)
+		best, bv := -1, float32(math.Inf(-1))
+		for a, ok := range mask {
+			if ok && a < len(out) && (best < 0 || out[a] > bv) {
+				best, bv = a, out[a]
+			}
+		}
+		return best
+	}
+}
 
 // Policy is a direct scheduling policy: at each decision point, pending
 // jobs are taken in arrival order with backfilling, as the heuristics

@@ -9,8 +9,13 @@
 // cluster x sync strategy, or hold), so a decision costs one cheap pass
 // over the nodes and one small network evaluation (nn.Infer).
 //
-// A Policy decides with any Actor; Greedy is a network's best valid
-// action. Teacher records a heuristic's decisions as behaviour-cloning
+// A Policy decides with any Actor; GreedyNet is the best valid action of
+// a Network, the one-method forward pass this package defines for the
+// networks it runs, and Greedy is GreedyNet over an agents/nn network
+// (nn.Infer implements Network). The policy itself (direct.go) imports no
+// agents package; only the checkpoint wiring (checkpoint.go: Greedy,
+// FromCheckpoint, Load) reaches agents/nn, for the forward pass, never a
+// learner. Teacher records a heuristic's decisions as behaviour-cloning
 // samples while running it unchanged (train/direct clones STRN, and SAS
 // with STRN's sync rule, then fine-tunes with PPO). Checkpoints are the
 // usual checkpoints directory with the encoder's settings in the meta's
