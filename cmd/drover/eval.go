@@ -27,6 +27,7 @@ import (
 	"github.com/drover-sched/drover/policies/builtin"
 	"github.com/drover-sched/drover/policies/compare"
 	pdirect "github.com/drover-sched/drover/policies/direct"
+	"github.com/drover-sched/drover/serve/logreplay"
 	"github.com/drover-sched/drover/train"
 )
 
@@ -97,12 +98,12 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *logDir != "" {
-		return evalLogReplay(logReplayFlags{dir: *logDir, contenders: contenders, seeds: seeds, out: *outDir,
-			parallel: *parallel, bins: *bins, quiet: *quiet, stateless: *servedStateless, args: args,
-			live: runManifest{Version: 1, Workload: "builtin", Model: trace.ModelDrover, Profiles: *profilesDir, Cluster: *clusterSpec,
-				NodeCap: nodeCap(fs, *clusterSpec, *nodes), GPUsPerNode: *gpn, Interval: *interval, RestartDelay: *restart, Seed: 1,
-				Stragglers: true, Background: *bg, Load: *load, NoJitter: *noJitter, Threshold: *threshold, Mitigation: *mitigation,
-				Regime: *regimeFlag}}, stdout, stderr)
+		return evalLogReplay(logReplayFlags{out: *outDir, parallel: *parallel, bins: *bins, quiet: *quiet, args: args,
+			replay: logreplay.Config{Dir: *logDir, Contenders: contenders, Seeds: seeds, Stateless: *servedStateless,
+				Live: logreplay.Manifest{Version: 1, Workload: "builtin", Model: trace.ModelDrover, Profiles: *profilesDir, Cluster: *clusterSpec,
+					NodeCap: nodeCap(fs, *clusterSpec, *nodes), GPUsPerNode: *gpn, Interval: *interval, RestartDelay: *restart, Seed: 1,
+					Stragglers: true, Background: *bg, Load: *load, NoJitter: *noJitter, Threshold: *threshold, Mitigation: *mitigation,
+					Regime: *regimeFlag}}}, stdout, stderr)
 	}
 
 	w, cluster, clusterDesc, err := loadSetup(fs, *workload, *format, *skipBad, model, *clusterSpec, *nodes, *gpn)

@@ -21,6 +21,7 @@ import (
 	"github.com/drover-sched/drover/internal/progress"
 	"github.com/drover-sched/drover/policies"
 	"github.com/drover-sched/drover/policies/builtin"
+	"github.com/drover-sched/drover/serve/logreplay"
 	pb "github.com/drover-sched/drover/serve/proto"
 	"github.com/drover-sched/drover/serve/remote"
 )
@@ -59,7 +60,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	remoteAddr := fs.String("remote", "", "ask the drover server at this address for every placement (serve/remote) instead of running --policy: a recorded run when the server logs (drover serve -log-dir DIR)")
 	tokenFile := fs.String("token-file", "", "with --remote: file holding the server's bearer token")
 	tlsCA := fs.String("tls-ca", "", "with --remote: CA (PEM) of the server's certificate; turns TLS on")
-	recordDir := fs.String("record", "", "with --remote: write the simulated nodes' telemetry (datasets/telemlog, each node's total load at every refresh of the per-worker model) and the run manifest ("+ManifestFile+") to this directory, normally the server's -log-dir, for drover eval --log")
+	recordDir := fs.String("record", "", "with --remote: write the simulated nodes' telemetry (datasets/telemlog, each node's total load at every refresh of the per-worker model) and the run manifest ("+logreplay.ManifestFile+") to this directory, normally the server's -log-dir, for drover eval --log")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: drover sim [flags] [FILE]\n\nReplays a workload in the cluster simulator. FILE is the same as --workload FILE\n(flags may follow it); without either, the embedded built-in workload.")
 		fs.PrintDefaults()
@@ -143,7 +144,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	ph.Build, mark = since(mark)
 	var res *trace.Result
 	if rem != nil {
-		res, err = runRemote(rem, opts, *recordDir, runManifest{Version: 1, Workload: *workload, Format: *format, Jobs: len(w.Jobs),
+		res, err = runRemote(rem, opts, *recordDir, logreplay.Manifest{Version: 1, Workload: *workload, Format: *format, Jobs: len(w.Jobs),
 			Model: *model, Profiles: *profilesDir, Cluster: *clusterSpec, NodeCap: nodeCap(fs, *clusterSpec, *nodes), GPUsPerNode: *gpn,
 			ClusterDesc: clusterDesc, Interval: *interval, RestartDelay: *restart, Seed: *seed, Stragglers: opts.Stragglers != nil,
 			Background: *bg, Load: *load, NoJitter: *noJitter, Threshold: *threshold, Mitigation: *mitigation, Regime: *regimeFlag,
