@@ -62,7 +62,7 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// drover agent on procfs's node-a fixture against a fake server: a hello
+// drover agent on serve/agent's node-a fixture against a fake server: a hello
 // and samples arrive, and SIGINT stops it cleanly.
 func TestAgentCommand(t *testing.T) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -83,7 +83,7 @@ func TestAgentCommand(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- run([]string{"agent", "-server", lis.Addr().String(), "-node", "node-a",
-			"-root", "../../internal/procfs/testdata/node-a/t0", "-interval", "20ms", "-rack", "2", "-nic-gbps", "100",
+			"-root", "../../serve/agent/testdata/node-a/t0", "-interval", "20ms", "-rack", "2", "-nic-gbps", "100",
 			"-iter-addr", "127.0.0.1:0", "-token-file", tokenFile}, &stdout, &stderr)
 	}()
 	next := func() *pb.AgentMessage {

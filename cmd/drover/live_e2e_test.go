@@ -128,10 +128,10 @@ func (s *statFile) advance(busy float64) error {
 	return os.Rename(tmp, s.path)
 }
 
-// fixtureRoot copies procfs's node fixture into a writable root.
+// fixtureRoot copies serve/agent's node fixture into a writable root.
 func fixtureRoot(t *testing.T, node string) string {
 	t.Helper()
-	src := filepath.Join("..", "..", "internal", "procfs", "testdata", node, "t0")
+	src := filepath.Join("..", "..", "serve", "agent", "testdata", node, "t0")
 	dst := t.TempDir()
 	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
 		if err != nil {

@@ -22,7 +22,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 
-	"github.com/drover-sched/drover/internal/procfs"
 	pb "github.com/drover-sched/drover/serve/proto"
 )
 
@@ -61,8 +60,8 @@ type Config struct {
 	// AgentID identifies this agent process; sequence numbers are per
 	// AgentID. Default: 16 random hex digits (crypto/rand).
 	AgentID string
-	// Root is the directory procfs reads under: "/" on a node (the
-	// default), a fixture tree in tests.
+	// Root is the directory whose proc/ the Sampler reads: "/" on a node
+	// (the default), a fixture tree in tests.
 	Root string
 	// Interval is the sampling interval (default DefaultInterval).
 	Interval time.Duration
@@ -288,8 +287,11 @@ func (a *Agent) Run(ctx context.Context) error {
 	} else if gpu.Note != "" {
 		a.log.Warn("GPU source", "note", gpu.Note)
 	}
-	sampler := procfs.New(cfg.Root)
-	first, err := sampler.Sample(cfg.Clock.Now())
+	sampler, err := NewSampler(cfg.Root)
+	var first Reading
+	if err == nil {
+		first, err = sampler.Sample(cfg.Clock.Now())
+	}
 	if err != nil {
 		if cfg.IterListener != nil {
 			cfg.IterListener.Close()
@@ -357,7 +359,7 @@ func (a *Agent) Run(ctx context.Context) error {
 
 // hello builds the stream's hello from the config, the first sample and
 // the GPU source.
-func (a *Agent) hello(first procfs.Reading, gpu GPUInfo) *pb.AgentHello {
+func (a *Agent) hello(first Reading, gpu GPUInfo) *pb.AgentHello {
 	c := a.cfg
 	h := &pb.AgentHello{
 		NodeId: c.NodeID, AgentId: c.AgentID,
@@ -378,7 +380,7 @@ func (a *Agent) hello(first procfs.Reading, gpu GPUInfo) *pb.AgentHello {
 		h.Cpus = int32(first.NumCPU)
 	}
 	if h.MemoryGib == 0 {
-		h.MemoryGib = float64(first.Mem.TotalBytes) / (1 << 30)
+		h.MemoryGib = float64(first.MemTotalBytes) / (1 << 30)
 	}
 	return h
 }
@@ -395,7 +397,7 @@ func truncate(s string, n int) string {
 }
 
 // sampleLoop samples at every tick until ctx ends.
-func (a *Agent) sampleLoop(ctx context.Context, s *procfs.Sampler) {
+func (a *Agent) sampleLoop(ctx context.Context, s *Sampler) {
 	t := a.cfg.Clock.NewTicker(a.cfg.Interval)
 	defer t.Stop()
 	for {
@@ -421,9 +423,9 @@ func (a *Agent) sampleLoop(ctx context.Context, s *procfs.Sampler) {
 }
 
 // record logs r's notes, reads the GPUs and buffers the sample.
-func (a *Agent) record(r procfs.Reading) {
+func (a *Agent) record(r Reading) {
 	for _, n := range r.Notes {
-		a.log.Warn("procfs", "note", n)
+		a.log.Warn("proc", "note", n)
 	}
 	gpus, err := a.cfg.GPU.Read(r.Time)
 	if err != nil && !a.gpuErrs[err.Error()] && len(a.gpuErrs) < 100 {

@@ -296,8 +296,8 @@ func TestRunFailsOnMissingRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = a.Run(t.Context())
-	if err == nil || !strings.Contains(err.Error(), "proc/stat") {
-		t.Errorf("Run on an empty root: %v, want an error naming proc/stat", err)
+	if err == nil || !strings.Contains(err.Error(), "proc") {
+		t.Errorf("Run on an empty root: %v, want an error naming proc", err)
 	}
 	if err := a.Run(t.Context()); err != agent.ErrRunning {
 		t.Errorf("second Run: %v, want ErrRunning", err)

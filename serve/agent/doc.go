@@ -1,9 +1,11 @@
 // Package agent is `drover agent` (issue 17): the per-node process that
 // streams a node's telemetry to a drover server over the Telemetry.Stream
 // RPC (serve/proto). Every Interval it samples CPU utilisation, memory
-// use, CPU and memory pressure (PSI) and network rates with
-// internal/procfs, and the GPUs through a GPUSource; a local HTTP endpoint
-// takes training jobs' iteration times (serve/iterclient posts them).
+// use, CPU and memory pressure (PSI) and network rates from /proc with a
+// Sampler (over github.com/prometheus/procfs, which the Prometheus client
+// library already links), and the GPUs through a GPUSource; a local HTTP
+// endpoint takes training jobs' iteration times (serve/iterclient posts
+// them).
 //
 // # The stream
 //

@@ -43,7 +43,7 @@ func (p printer) Stream(st pb.Telemetry_StreamServer) error {
 	}
 }
 
-// An agent sampling procfs's node-a fixture and streaming to a server on
+// An agent sampling the node-a fixture and streaming to a server on
 // the loopback interface.
 func Example() {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -60,7 +60,7 @@ func Example() {
 		Server:      lis.Addr().String(),
 		DialOptions: []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())},
 		NodeID:      "node-a",
-		Root:        filepath.Join("..", "..", "internal", "procfs", "testdata", "node-a", "t0"),
+		Root:        filepath.Join("testdata", "node-a", "t0"),
 		Interval:    time.Hour, // one sample: the first, taken when Run starts
 		Rack:        agent.RackUnknown,
 		GPU:         noGPUs{},

@@ -284,7 +284,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// fixtureRoot returns a directory holding a copy of procfs's
+// fixtureRoot returns a directory holding a copy of
 // testdata/<node>/<snap>; useSnapshot replaces its files.
 func fixtureRoot(t *testing.T, node, snap string) string {
 	root := filepath.Join(t.TempDir(), "root")
@@ -297,7 +297,7 @@ func useSnapshot(t *testing.T, root, node, snap string) {
 	if err := os.RemoveAll(root); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.CopyFS(root, os.DirFS(filepath.Join("..", "..", "internal", "procfs", "testdata", node, snap))); err != nil {
+	if err := os.CopyFS(root, os.DirFS(filepath.Join("testdata", node, snap))); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -3,15 +3,14 @@ package agent
 import (
 	"math"
 
-	"github.com/drover-sched/drover/internal/procfs"
 	pb "github.com/drover-sched/drover/serve/proto"
 )
 
-// NodeSample turns a procfs Reading and the GPUs' readings into the
+// NodeSample turns a Sampler's Reading and the GPUs' readings into the
 // stream's sample. A value the Reading does not know (a first sample's
 // rates, pressure on a kernel without PSI) is NaN, as the proto asks.
 // Pressure is PSI's "some" share of the interval.
-func NodeSample(r procfs.Reading, gpus []*pb.GPUReading) *pb.NodeSample {
+func NodeSample(r Reading, gpus []*pb.GPUReading) *pb.NodeSample {
 	nan := math.NaN()
 	s := &pb.NodeSample{
 		UnixNanos:   r.Time.UnixNano(),
@@ -34,7 +33,7 @@ func NodeSample(r procfs.Reading, gpus []*pb.GPUReading) *pb.NodeSample {
 
 // stalled returns p's "some" stall share, or NaN when PSI is unavailable
 // or the share unknown.
-func stalled(p procfs.Pressure) float64 {
+func stalled(p Pressure) float64 {
 	if !p.Available || !p.StalledKnown {
 		return math.NaN()
 	}

@@ -1,4 +1,4 @@
-package procfs_test
+package agent_test
 
 import (
 	"fmt"
@@ -7,13 +7,13 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/drover-sched/drover/internal/procfs"
+	"github.com/drover-sched/drover/serve/agent"
 )
 
 // Two samples ten seconds apart from a fixture root whose files change in
 // between, as a node's /proc does under a running agent.
-func Example() {
-	dir, err := os.MkdirTemp("", "procfs-example")
+func ExampleSampler() {
+	dir, err := os.MkdirTemp("", "agent-example")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -29,7 +29,11 @@ func Example() {
 		}
 	}
 
-	s := procfs.New(root)
+	snapshot("t0")
+	s, err := agent.NewSampler(root) // reads root/proc
+	if err != nil {
+		log.Fatal(err)
+	}
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for i, snap := range []string{"t0", "t1"} {
 		snapshot(snap)
