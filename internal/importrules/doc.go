@@ -17,6 +17,11 @@
 // is set does not hold yet: its violations are logged, not failed, until
 // the work it names lands and clears the field.
 //
+// Beside the rules, Folders and FolderCycle check that no top-level
+// folder depends on itself through the others (TestNoFolderCycle): on
+// 8e257c2 agents -> env -> internal -> serve -> agents was one (env
+// imported policies, policies/direct agents/nn, internal/agent serve).
+//
 // # Usage
 //
 // The check is go test ./internal/importrules. The same from code:

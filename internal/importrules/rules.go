@@ -40,8 +40,27 @@ var Rules = []Rule{
 	},
 	{
 		Packages: []string{"./serve/..."},
-		Forbid:   []string{"./agents/ppo/...", "./agents/dqn/...", "./train/...", "./env/cartpole/...", "gonum.org/v1/plot/..."},
-		Reason:   "the server answers with policies and a gate that judges; it links no learner, trainer, CartPole or plotting",
+		// serve/logreplay re-scores a served log offline (drover eval
+		// --log) and draws its comparison's plots (policies/compare); the
+		// server (serve/daemon) does not link it. The next rule holds it.
+		Except: []string{"./serve/logreplay"},
+		Forbid: []string{"./agents/ppo/...", "./agents/dqn/...", "./train/...", "./env/cartpole/...", "gonum.org/v1/plot/..."},
+		Reason: "the server answers with policies and a gate that judges; it links no learner, trainer, CartPole or plotting",
+	},
+	{
+		Packages: []string{"./serve/logreplay"},
+		Forbid:   []string{"./agents/ppo/...", "./agents/dqn/...", "./train/...", "./env/cartpole/..."},
+		Reason:   "offline evaluation of a served log replays policies and plots the comparison; it links no learner or trainer",
+	},
+	{
+		Packages: []string{"./policies/gate"},
+		Forbid:   []string{"./...", "gonum.org/...", "google.golang.org/..."},
+		Reason:   "the gate judges and does not train: train and serve both call it, so it imports only the standard library",
+	},
+	{
+		Packages: []string{"./internal/..."},
+		Forbid:   []string{"./datasets/...", "./env/...", "./policies/...", "./agents/...", "./train/...", "./checkpoints/...", "./serve/...", "./cmd/..."},
+		Reason:   "internal holds what every layer shares (the logs' Parquet encoding, plots, progress, test helpers), so it imports no layer; a client of the server lives under serve (serve/agent), not here",
 	},
 	{
 		Packages: []string{"./policies/...", "./train/..."},
