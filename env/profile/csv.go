@@ -263,7 +263,7 @@ func readTableCSV(data string, want []string) (*table, error) {
 // cellFloat parses cell s of column col on line as a float that check
 // accepts.
 func cellFloat(line int, col, s string, check func(float64) error) (float64, error) {
-	v, err := parseFloat(s)
+	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
 		return 0, &ParseError{Line: line, Field: col, Err: fmt.Errorf("%w: %q", errNotNumber, s)}
 	}
