@@ -1,19 +1,11 @@
 package datasets
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"strconv"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/drover-sched/drover/internal/pqlog"
 )
 
 // Parquet metadata keys of Drover's job table (docs/format/jobs.md).
@@ -27,63 +19,61 @@ const (
 	JobsVersion = 2
 )
 
-// jobsSchema is the Arrow schema of the Parquet job table, version 2.
-func jobsSchema(wl *Workload) *arrow.Schema {
-	md := arrow.NewMetadata(
-		[]string{ParquetVersionKey, ParquetWorkloadKey, ParquetFormatKey},
-		[]string{strconv.Itoa(JobsVersion), wl.Name, string(wl.Format)},
-	)
-	return arrow.NewSchema([]arrow.Field{
-		{Name: "name", Type: arrow.BinaryTypes.String},
-		{Name: "submit", Type: arrow.PrimitiveTypes.Float64},
-		{Name: "gpus", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "duration", Type: arrow.PrimitiveTypes.Float64},
-		{Name: "model", Type: arrow.BinaryTypes.String},
-		{Name: "batch_size", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "cluster", Type: arrow.BinaryTypes.String},
-		{Name: "status", Type: arrow.BinaryTypes.String},
-		{Name: "cpu_milli", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "memory_mib", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "arch", Type: arrow.BinaryTypes.String},
-		{Name: "ps_shards", Type: arrow.PrimitiveTypes.Int64},
-	}, &md)
+// jobsSchema lists the columns of the Parquet job table, version 2.
+var jobsSchema = []pqlog.Field{
+	{Name: "name", Type: pqlog.String},
+	{Name: "submit", Type: pqlog.Float64},
+	{Name: "gpus", Type: pqlog.Int64},
+	{Name: "duration", Type: pqlog.Float64},
+	{Name: "model", Type: pqlog.String},
+	{Name: "batch_size", Type: pqlog.Int64},
+	{Name: "cluster", Type: pqlog.String},
+	{Name: "status", Type: pqlog.String},
+	{Name: "cpu_milli", Type: pqlog.Int64},
+	{Name: "memory_mib", Type: pqlog.Int64},
+	{Name: "arch", Type: pqlog.String},
+	{Name: "ps_shards", Type: pqlog.Int64},
+}
+
+// jobsFormat is the job table of wl for internal/pqlog's Parquet encoder:
+// the schema, a job's row, and the metadata naming the version, wl and
+// its format.
+func jobsFormat(wl *Workload) *pqlog.Format[Job] {
+	return &pqlog.Format[Job]{
+		Log:        "datasets",
+		Schema:     jobsSchema,
+		VersionKey: ParquetVersionKey,
+		Version:    strconv.Itoa(JobsVersion),
+		Metadata:   [][2]string{{ParquetWorkloadKey, wl.Name}, {ParquetFormatKey, string(wl.Format)}},
+		CreatedBy:  "drover datasets jobs v" + strconv.Itoa(JobsVersion),
+		Append: func(b *pqlog.Row, j *Job) {
+			b.String(0, j.Name)
+			b.Float64(1, j.Submit)
+			b.Int64(2, int64(j.GPUs))
+			b.Float64(3, j.Duration)
+			b.String(4, j.Model)
+			b.Int64(5, int64(j.BatchSize))
+			b.String(6, j.Cluster)
+			b.String(7, j.Status)
+			b.Int64(8, j.CPUMilli)
+			b.Int64(9, j.MemoryMiB)
+			b.String(10, j.Arch.String())
+			b.Int64(11, int64(j.PSShards))
+		},
+		Validate: func(*Job) error { return nil },
+	}
 }
 
 // WriteParquet writes wl's jobs to w as a Parquet file (one row group,
-// zstd-compressed) with the columns of the CSV job table and the schema
-// metadata "drover.jobs.version"="2". It does not close w.
+// zstd-compressed, by internal/pqlog's encoder) with the columns of the
+// CSV job table and the metadata "drover.jobs.version"="2". It does not
+// close w.
 func WriteParquet(w io.Writer, wl *Workload) error {
-	sc := jobsSchema(wl)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	defer b.Release()
-	for _, j := range wl.Jobs {
-		b.Field(0).(*array.StringBuilder).Append(j.Name)
-		b.Field(1).(*array.Float64Builder).Append(j.Submit)
-		b.Field(2).(*array.Int64Builder).Append(int64(j.GPUs))
-		b.Field(3).(*array.Float64Builder).Append(j.Duration)
-		b.Field(4).(*array.StringBuilder).Append(j.Model)
-		b.Field(5).(*array.Int64Builder).Append(int64(j.BatchSize))
-		b.Field(6).(*array.StringBuilder).Append(j.Cluster)
-		b.Field(7).(*array.StringBuilder).Append(j.Status)
-		b.Field(8).(*array.Int64Builder).Append(j.CPUMilli)
-		b.Field(9).(*array.Int64Builder).Append(j.MemoryMiB)
-		b.Field(10).(*array.StringBuilder).Append(j.Arch.String())
-		b.Field(11).(*array.Int64Builder).Append(int64(j.PSShards))
+	data, err := pqlog.Encode(jobsFormat(wl), wl.Jobs)
+	if err == nil {
+		_, err = w.Write(data)
 	}
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd))
-	// The Parquet writer closes a sink that is an io.Closer; w belongs to
-	// the caller, so hide its Close.
-	fw, err := pqarrow.NewFileWriter(sc, struct{ io.Writer }{w}, props, pqarrow.DefaultWriterProps())
 	if err != nil {
-		return fmt.Errorf("datasets: write parquet: %w", err)
-	}
-	if err := fw.Write(rec); err != nil {
-		fw.Close()
-		return fmt.Errorf("datasets: write parquet: %w", err)
-	}
-	if err := fw.Close(); err != nil {
 		return fmt.Errorf("datasets: write parquet: %w", err)
 	}
 	return nil
@@ -107,68 +97,41 @@ func ReadParquet(data []byte, o Options) (wl *Workload, err error) {
 	fail := func(field string, err error) (*Workload, error) {
 		return nil, &ParseError{File: o.Source, Field: field, Err: err}
 	}
-	pf, err := file.NewParquetReader(bytes.NewReader(data))
+	pf, err := pqlog.OpenFile(data)
 	if err != nil {
 		return fail("file", err)
 	}
-	defer pf.Close()
-	v := pf.MetaData().KeyValueMetadata().FindValue(ParquetVersionKey)
-	if v == nil {
+	v, ok := pf.Lookup(ParquetVersionKey)
+	if !ok {
 		return fail(ParquetVersionKey, fmt.Errorf("%w: key missing", ErrVersion))
 	}
-	if *v != "1" && *v != strconv.Itoa(JobsVersion) {
-		return fail(ParquetVersionKey, fmt.Errorf("%w: %q", ErrVersion, *v))
+	if v != "1" && v != strconv.Itoa(JobsVersion) {
+		return fail(ParquetVersionKey, fmt.Errorf("%w: %q", ErrVersion, v))
 	}
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		return fail("file", err)
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		return fail("file", err)
-	}
-	defer tbl.Release()
-
-	n := int(tbl.NumRows())
-	cols := make(map[string]*arrow.Chunked)
-	for i := 0; i < int(tbl.NumCols()); i++ {
-		c := tbl.Column(i)
-		if _, dup := cols[c.Name()]; !dup {
-			cols[c.Name()] = c.Data()
-		}
-	}
-	var names, models, clusters, statuses []string
+	n := int(pf.NumRows())
+	var names, models, clusters, statuses, archs []string
 	var submits, durations []float64
-	var gpus, batch, cpu, mem []int64
+	var gpus, batch, cpu, mem, shards []int64
 	for _, c := range []struct {
-		name string
-		dst  any
+		name     string
+		dst      any
+		optional bool
 	}{
-		{"name", &names}, {"submit", &submits}, {"gpus", &gpus}, {"duration", &durations},
-		{"model", &models}, {"batch_size", &batch}, {"cluster", &clusters}, {"status", &statuses},
-		{"cpu_milli", &cpu}, {"memory_mib", &mem},
+		{"name", &names, false}, {"submit", &submits, false}, {"gpus", &gpus, false}, {"duration", &durations, false},
+		{"model", &models, false}, {"batch_size", &batch, false}, {"cluster", &clusters, false}, {"status", &statuses, false},
+		{"cpu_milli", &cpu, false}, {"memory_mib", &mem, false}, {"arch", &archs, true}, {"ps_shards", &shards, true},
 	} {
-		ch, ok := cols[c.name]
-		if !ok {
+		if !pf.Has(c.name) {
+			if c.optional {
+				continue
+			}
 			return fail(c.name, ErrMissingColumn)
 		}
-		if err := flatten(ch, n, c.dst); err != nil {
+		if err := readColumn(pf, c.name, int64(n), len(data), c.dst); err != nil {
 			return fail(c.name, err)
-		}
-	}
-	var archs []string
-	var shards []int64
-	for _, c := range []struct {
-		name string
-		dst  any
-	}{{"arch", &archs}, {"ps_shards", &shards}} {
-		if ch, ok := cols[c.name]; ok {
-			if err := flatten(ch, n, c.dst); err != nil {
-				return fail(c.name, err)
-			}
 		}
 	}
 	src := o.Source
@@ -220,67 +183,50 @@ func ReadParquet(data []byte, o Options) (wl *Workload, err error) {
 		return nil, err
 	}
 	wl.Name = src
-	if nm := pf.MetaData().KeyValueMetadata().FindValue(ParquetWorkloadKey); nm != nil && *nm != "" {
-		wl.Name = *nm
+	if nm, ok := pf.Lookup(ParquetWorkloadKey); ok && nm != "" {
+		wl.Name = nm
 	}
 	return wl, nil
 }
 
-// flatten copies a chunked column into *dst (a *[]string, *[]float64 or
-// *[]int64). Nulls read as the zero value.
-func flatten(ch *arrow.Chunked, n int, dst any) error {
-	if ch.Len() != n {
-		return fmt.Errorf("column has %d rows, want %d", ch.Len(), n)
-	}
+// readColumn reads column name, of n rows, into *dst (a *[]string,
+// *[]float64 or *[]int64) from a file of size bytes. Nulls read as the
+// zero value.
+func readColumn(pf *pqlog.File, name string, n int64, size int, dst any) error {
+	// The rows the footer claims, within what the file's bytes can hold
+	// (at a 64:1 compression: past that, append grows the slice).
+	c := int(min(n, int64(64*size+1024)))
+	var t pqlog.Type
+	var set func(v *pqlog.Value)
 	switch d := dst.(type) {
 	case *[]string:
-		out := make([]string, 0, n)
-		for _, c := range ch.Chunks() {
-			switch a := c.(type) {
-			case *array.String:
-				for i := 0; i < a.Len(); i++ {
-					out = append(out, a.Value(i))
-				}
-			case *array.LargeString:
-				for i := 0; i < a.Len(); i++ {
-					out = append(out, a.Value(i))
-				}
-			default:
-				return fmt.Errorf("type %s, want string", c.DataType())
-			}
-		}
-		*d = out
+		*d = make([]string, 0, c)
+		t, set = pqlog.String, func(v *pqlog.Value) { *d = append(*d, v.Str) }
 	case *[]float64:
-		out := make([]float64, 0, n)
-		for _, c := range ch.Chunks() {
-			a, ok := c.(*array.Float64)
-			if !ok {
-				return fmt.Errorf("type %s, want double", c.DataType())
-			}
-			for i := 0; i < a.Len(); i++ {
-				out = append(out, a.Value(i))
-			}
-		}
-		*d = out
+		*d = make([]float64, 0, c)
+		t, set = pqlog.Float64, func(v *pqlog.Value) { *d = append(*d, v.Float) }
 	case *[]int64:
-		out := make([]int64, 0, n)
-		for _, c := range ch.Chunks() {
-			switch a := c.(type) {
-			case *array.Int64:
-				for i := 0; i < a.Len(); i++ {
-					out = append(out, a.Value(i))
-				}
-			case *array.Int32:
-				for i := 0; i < a.Len(); i++ {
-					out = append(out, int64(a.Value(i)))
-				}
-			default:
-				return fmt.Errorf("type %s, want int64", c.DataType())
-			}
-		}
-		*d = out
+		*d = make([]int64, 0, c)
+		t, set = pqlog.Int64, func(v *pqlog.Value) { *d = append(*d, v.Int) }
 	default:
-		panic("datasets: flatten: bad destination type")
+		panic("datasets: readColumn: bad destination type")
+	}
+	var rows int64
+	err := pf.ReadColumn(name, t, func(v *pqlog.Value) error {
+		if rows++; rows > n {
+			return fmt.Errorf("column has more than %d rows", n)
+		}
+		if v == nil {
+			v = &pqlog.Value{}
+		}
+		set(v)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if rows != n {
+		return fmt.Errorf("column has %d rows, want %d", rows, n)
 	}
 	return nil
 }

@@ -7,9 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-
 	"github.com/drover-sched/drover/internal/pqlog"
 )
 
@@ -62,37 +59,33 @@ const (
 var addedLater = map[string]bool{colShadow: true, colShadowWorkers: true, colShadowSync: true, colShadowFailure: true,
 	colJobModel: true, colJobGPUs: true, colJobArch: true, colJobBatchSize: true, colJobExpectedDuration: true, colJobSubmitted: true}
 
-// schema is the Arrow schema of a log file, version 1. Every column is
+// schema lists the columns of a log file, version 1. Every column is
 // required; the columns of the other kind hold zero values.
-var schema = func() *arrow.Schema {
-	md := arrow.NewMetadata([]string{VersionKey}, []string{strconv.Itoa(Version)})
-	str := arrow.BinaryTypes.String
-	return arrow.NewSchema([]arrow.Field{
-		{Name: colKind, Type: str},
-		{Name: colTime, Type: &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}},
-		{Name: colRequestID, Type: str},
-		{Name: colJobID, Type: str},
-		{Name: colSource, Type: str},
-		{Name: colFallback, Type: str},
-		{Name: colWorkers, Type: arrow.ListOfNonNullable(str)},
-		{Name: colPS, Type: arrow.ListOfNonNullable(str)},
-		{Name: colSync, Type: str},
-		{Name: colLatency, Type: arrow.PrimitiveTypes.Int64},
-		{Name: colOutcome, Type: str},
-		{Name: colIterationTimes, Type: arrow.ListOfNonNullable(arrow.PrimitiveTypes.Float64)},
-		{Name: colJCT, Type: arrow.PrimitiveTypes.Float64},
-		{Name: colShadow, Type: str},
-		{Name: colShadowWorkers, Type: arrow.ListOfNonNullable(str)},
-		{Name: colShadowSync, Type: str},
-		{Name: colShadowFailure, Type: str},
-		{Name: colJobModel, Type: str},
-		{Name: colJobGPUs, Type: arrow.PrimitiveTypes.Int64},
-		{Name: colJobArch, Type: str},
-		{Name: colJobBatchSize, Type: arrow.PrimitiveTypes.Int64},
-		{Name: colJobExpectedDuration, Type: arrow.PrimitiveTypes.Float64},
-		{Name: colJobSubmitted, Type: arrow.PrimitiveTypes.Int64},
-	}, &md)
-}()
+var schema = []pqlog.Field{
+	{Name: colKind, Type: pqlog.String},
+	{Name: colTime, Type: pqlog.Timestamp},
+	{Name: colRequestID, Type: pqlog.String},
+	{Name: colJobID, Type: pqlog.String},
+	{Name: colSource, Type: pqlog.String},
+	{Name: colFallback, Type: pqlog.String},
+	{Name: colWorkers, Type: pqlog.Strings},
+	{Name: colPS, Type: pqlog.Strings},
+	{Name: colSync, Type: pqlog.String},
+	{Name: colLatency, Type: pqlog.Int64},
+	{Name: colOutcome, Type: pqlog.String},
+	{Name: colIterationTimes, Type: pqlog.Float64s},
+	{Name: colJCT, Type: pqlog.Float64},
+	{Name: colShadow, Type: pqlog.String},
+	{Name: colShadowWorkers, Type: pqlog.Strings},
+	{Name: colShadowSync, Type: pqlog.String},
+	{Name: colShadowFailure, Type: pqlog.String},
+	{Name: colJobModel, Type: pqlog.String},
+	{Name: colJobGPUs, Type: pqlog.Int64},
+	{Name: colJobArch, Type: pqlog.String},
+	{Name: colJobBatchSize, Type: pqlog.Int64},
+	{Name: colJobExpectedDuration, Type: pqlog.Float64},
+	{Name: colJobSubmitted, Type: pqlog.Int64},
+}
 
 // format is the decision log for internal/pqlog: names, schema, and the
 // codecs between a Record, a row and a write-ahead-log frame.
@@ -167,34 +160,22 @@ func finish(r *Record) {
 }
 
 // columns decode a file's columns, in schema order; the columns added
-// after version 1's first release are optional.
+// after version 1's first release are optional. pqlog checks each
+// column's type and that no value is null.
 var columns = []pqlog.Column[Record]{
-	{Name: colKind, Optional: addedLater[colKind], Set: func(r *Record, a arrow.Array, i int) error {
-		s, err := str(a, i)
-		switch {
-		case err != nil:
-			return err
-		case s == "decision":
+	{Name: colKind, Optional: addedLater[colKind], Set: func(r *Record, v pqlog.Value) error {
+		switch v.Str {
+		case "decision":
 			r.Kind = KindDecision
-		case s == "outcome":
+		case "outcome":
 			r.Kind = KindOutcome
 		default:
-			return fmt.Errorf("unknown kind %q (want decision or outcome)", s)
+			return fmt.Errorf("unknown kind %q (want decision or outcome)", v.Str)
 		}
 		return nil
 	}},
-	{Name: colTime, Optional: addedLater[colTime], Set: func(r *Record, a arrow.Array, i int) error {
-		ts, ok := a.(*array.Timestamp)
-		if !ok {
-			return fmt.Errorf("type %s, want timestamp", a.DataType())
-		}
-		if ts.IsNull(i) {
-			return errors.New("null")
-		}
-		t := time.Unix(0, 0).UTC()
-		if u, ok := ts.DataType().(*arrow.TimestampType); ok {
-			t = ts.Value(i).ToTime(u.Unit)
-		}
+	{Name: colTime, Optional: addedLater[colTime], Set: func(r *Record, v pqlog.Value) error {
+		t := time.Unix(0, v.Int).UTC()
 		r.Decision.Time, r.Outcome.Time = t, t
 		return nil
 	}},
@@ -207,25 +188,8 @@ var columns = []pqlog.Column[Record]{
 	{Name: colSync, Optional: addedLater[colSync], Set: strCol(func(r *Record, s string) { r.Decision.Sync = s })},
 	{Name: colLatency, Optional: addedLater[colLatency], Set: int64Col(func(r *Record, x int64) { r.Decision.Latency = time.Duration(x) })},
 	{Name: colOutcome, Optional: addedLater[colOutcome], Set: strCol(func(r *Record, s string) { r.Outcome.Kind = OutcomeKind(s) })},
-	{Name: colIterationTimes, Optional: addedLater[colIterationTimes], Set: func(r *Record, a arrow.Array, i int) error {
-		l, ok := a.(*array.List)
-		if !ok {
-			return fmt.Errorf("type %s, want list<double>", a.DataType())
-		}
-		vs, ok := l.ListValues().(*array.Float64)
-		if !ok {
-			return fmt.Errorf("type %s, want list<double>", a.DataType())
-		}
-		if l.IsNull(i) {
-			return nil
-		}
-		lo, hi := l.ValueOffsets(i)
-		if lo < 0 || hi > int64(vs.Len()) || lo > hi {
-			return fmt.Errorf("list offsets [%d,%d) out of range", lo, hi)
-		}
-		if hi > lo {
-			r.Outcome.IterationTimes = append([]float64(nil), vs.Float64Values()[lo:hi]...)
-		}
+	{Name: colIterationTimes, Optional: addedLater[colIterationTimes], Set: func(r *Record, v pqlog.Value) error {
+		r.Outcome.IterationTimes = v.Floats
 		return nil
 	}},
 	{Name: colJCT, Optional: addedLater[colJCT], Set: float64Col(func(r *Record, x float64) { r.Outcome.JCT = x })},
@@ -245,59 +209,20 @@ var columns = []pqlog.Column[Record]{
 	})},
 }
 
-func str(a arrow.Array, i int) (string, error) {
-	switch s := a.(type) {
-	case *array.String:
-		if s.IsNull(i) {
-			return "", errors.New("null")
-		}
-		return s.Value(i), nil
-	case *array.LargeString:
-		if s.IsNull(i) {
-			return "", errors.New("null")
-		}
-		return s.Value(i), nil
-	}
-	return "", fmt.Errorf("type %s, want string", a.DataType())
+func strCol(set func(*Record, string)) func(*Record, pqlog.Value) error {
+	return func(r *Record, v pqlog.Value) error { set(r, v.Str); return nil }
 }
 
-func strCol(set func(*Record, string)) func(*Record, arrow.Array, int) error {
-	return func(r *Record, a arrow.Array, i int) error {
-		s, err := str(a, i)
-		if err != nil {
-			return err
-		}
-		set(r, s)
-		return nil
-	}
+func strList(set func(*Record, []string)) func(*Record, pqlog.Value) error {
+	return func(r *Record, v pqlog.Value) error { set(r, v.Strs); return nil }
 }
 
-func int64Col(set func(*Record, int64)) func(*Record, arrow.Array, int) error {
-	return func(r *Record, a arrow.Array, i int) error {
-		x, ok := a.(*array.Int64)
-		if !ok {
-			return fmt.Errorf("type %s, want int64", a.DataType())
-		}
-		if x.IsNull(i) {
-			return errors.New("null")
-		}
-		set(r, x.Value(i))
-		return nil
-	}
+func int64Col(set func(*Record, int64)) func(*Record, pqlog.Value) error {
+	return func(r *Record, v pqlog.Value) error { set(r, v.Int); return nil }
 }
 
-func float64Col(set func(*Record, float64)) func(*Record, arrow.Array, int) error {
-	return func(r *Record, a arrow.Array, i int) error {
-		x, ok := a.(*array.Float64)
-		if !ok {
-			return fmt.Errorf("type %s, want double", a.DataType())
-		}
-		if x.IsNull(i) {
-			return errors.New("null")
-		}
-		set(r, x.Value(i))
-		return nil
-	}
+func float64Col(set func(*Record, float64)) func(*Record, pqlog.Value) error {
+	return func(r *Record, v pqlog.Value) error { set(r, v.Float); return nil }
 }
 
 // unixNanos returns t as nanoseconds since the Unix epoch, 0 for the zero
@@ -320,36 +245,6 @@ func clampInt(x int64) int {
 		return math.MinInt
 	}
 	return int(x)
-}
-
-func strList(set func(*Record, []string)) func(*Record, arrow.Array, int) error {
-	return func(r *Record, a arrow.Array, i int) error {
-		l, ok := a.(*array.List)
-		if !ok {
-			return fmt.Errorf("type %s, want list<string>", a.DataType())
-		}
-		if l.IsNull(i) {
-			return nil
-		}
-		lo, hi := l.ValueOffsets(i)
-		vs := l.ListValues()
-		if lo < 0 || hi > int64(vs.Len()) || lo > hi {
-			return fmt.Errorf("list offsets [%d,%d) out of range", lo, hi)
-		}
-		if hi == lo {
-			return nil
-		}
-		out := make([]string, 0, hi-lo)
-		for k := lo; k < hi; k++ {
-			s, err := str(vs, int(k))
-			if err != nil {
-				return fmt.Errorf("element %d: %w", k-lo, err)
-			}
-			out = append(out, s)
-		}
-		set(r, out)
-		return nil
-	}
 }
 
 // frameVersion is the version of appendFrame's encoding, in every

@@ -2,11 +2,8 @@ package telemlog
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
-
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
+	"time"
 
 	"github.com/drover-sched/drover/internal/pqlog"
 )
@@ -56,18 +53,14 @@ var floatCols = []struct {
 	{colGPUUtil, func(s *Sample) *float64 { return &s.GPUUtil }},
 }
 
-// schema is the Arrow schema of a log file, version 1. Every column is
+// schema lists the columns of a log file, version 1. Every column is
 // required (no nulls; unknown raw readings are NaN).
-var schema = func() *arrow.Schema {
-	md := arrow.NewMetadata([]string{VersionKey}, []string{strconv.Itoa(Version)})
-	fields := []arrow.Field{
-		{Name: colNode, Type: arrow.BinaryTypes.String},
-		{Name: colTime, Type: &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}},
-	}
+var schema = func() []pqlog.Field {
+	fields := []pqlog.Field{{Name: colNode, Type: pqlog.String}, {Name: colTime, Type: pqlog.Timestamp}}
 	for _, c := range floatCols {
-		fields = append(fields, arrow.Field{Name: c.name, Type: arrow.PrimitiveTypes.Float64})
+		fields = append(fields, pqlog.Field{Name: c.name, Type: pqlog.Float64})
 	}
-	return arrow.NewSchema(fields, &md)
+	return fields
 }()
 
 // format is the telemetry log for internal/pqlog: names, schema, and the
@@ -111,47 +104,17 @@ func Encode(samples []Sample) ([]byte, error) { return pqlog.Encode(format, samp
 // inside the Parquet library is recovered and returned as an error.
 func Decode(data []byte, name string) ([]Sample, error) { return pqlog.Decode(format, data, name) }
 
-// columns decode a file's columns, in schema order.
+// columns decode a file's columns, in schema order (pqlog checks each
+// column's type and that no value is null).
 func columns() []pqlog.Column[Sample] {
 	all := []pqlog.Column[Sample]{
-		{Name: colNode, Set: func(s *Sample, a arrow.Array, i int) error {
-			x, ok := a.(*array.String)
-			if !ok {
-				return fmt.Errorf("type %s, want string", a.DataType())
-			}
-			if x.IsNull(i) {
-				return errors.New("null")
-			}
-			s.Node = x.Value(i)
-			return nil
-		}},
-		{Name: colTime, Set: func(s *Sample, a arrow.Array, i int) error {
-			ts, ok := a.(*array.Timestamp)
-			if !ok {
-				return fmt.Errorf("type %s, want timestamp", a.DataType())
-			}
-			if ts.IsNull(i) {
-				return errors.New("null")
-			}
-			unit := arrow.Nanosecond
-			if u, ok := ts.DataType().(*arrow.TimestampType); ok {
-				unit = u.Unit
-			}
-			s.Time = ts.Value(i).ToTime(unit)
-			return nil
-		}},
+		{Name: colNode, Set: func(s *Sample, v pqlog.Value) error { s.Node = v.Str; return nil }},
+		{Name: colTime, Set: func(s *Sample, v pqlog.Value) error { s.Time = time.Unix(0, v.Int); return nil }},
 	}
 	for _, c := range floatCols {
 		get := c.get
-		all = append(all, pqlog.Column[Sample]{Name: c.name, Set: func(s *Sample, a arrow.Array, i int) error {
-			x, ok := a.(*array.Float64)
-			if !ok {
-				return fmt.Errorf("type %s, want double", a.DataType())
-			}
-			if x.IsNull(i) {
-				return errors.New("null")
-			}
-			*get(s) = x.Value(i)
+		all = append(all, pqlog.Column[Sample]{Name: c.name, Set: func(s *Sample, v pqlog.Value) error {
+			*get(s) = v.Float
 			return nil
 		}})
 	}

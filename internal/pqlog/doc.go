@@ -2,8 +2,8 @@
 // log, datasets/declog, and the telemetry log, datasets/telemlog): a directory
 // of sealed Parquet files written by one background goroutine, and the
 // reader of such a directory. A Format describes one log: its file names,
-// its Arrow schema, how a record becomes a row and a row a record, and
-// how a record is framed in the write-ahead log.
+// its columns and their types, how a record becomes a row and a row a
+// record, and how a record is framed in the write-ahead log.
 //
 // A Writer takes records on the caller's goroutine into a bounded queue
 // (a full queue drops and counts, never blocks) and a background goroutine
@@ -22,11 +22,15 @@
 // and telemetry-log.md.
 //
 // The files are written by this package's own Parquet encoder
-// (encode.go), a streaming one with no garbage per record, and read by
-// arrow-go: arrow-go's writer cost 7.4 us and 2.7 KB of garbage per
-// decision record, compressed a column chunk in one call, and its
-// buffers' pages went back and forth to the OS (see encode.go for what
-// the files hold).
+// (encode.go), a streaming one with no garbage per record, and read
+// through parquet-go's column pages (decode.go): arrow-go's writer cost
+// 7.4 us and 2.7 KB of garbage per decision record, compressed a column
+// chunk in one call, and its buffers' pages went back and forth to the
+// OS (see encode.go for what the files hold); arrow-go's reader (pqarrow)
+// linked its compute kernels, the largest part of a cold build and of
+// every drover command's start-up. The tests read the files with arrow-go
+// too (pqlogtest.ArrowColumns), an implementation independent of both.
+// The encoder and OpenFile also serve datasets' Parquet job table.
 //
 // Encoding is separate from I/O: Encode and Decode turn records into one
 // Parquet file's bytes and back, AppendFrame and ReadFrames frame records

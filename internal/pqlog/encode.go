@@ -7,11 +7,10 @@ import (
 	"math"
 	"sync"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/klauspost/compress/zstd"
 )
 
-// The logs' Parquet encoder. arrow-go reads the files (Decode, ReadDir),
+// The logs' Parquet encoder. parquet-go reads the files (Decode, ReadDir),
 // but they are written by this small encoder of our own, for the one
 // thing arrow-go's writer could not do on the server's processor: encode
 // 10,000 records/s beside the Place calls without holding the processor
@@ -88,33 +87,22 @@ type leaf struct {
 	ts   bool // an int64 timestamp, nanoseconds, UTC
 }
 
-// leaves returns the columns of an Arrow schema, or an error naming the
-// first field the encoder cannot write.
-func leaves(s *arrow.Schema) ([]leaf, error) {
-	out := make([]leaf, 0, s.NumFields())
-	for _, f := range s.Fields() {
-		if f.Nullable {
-			return nil, fmt.Errorf("field %q is nullable; the log's columns are required", f.Name)
-		}
+// leaves returns the columns of a schema, or an error naming the first
+// field the encoder cannot write.
+func leaves(s []Field) ([]leaf, error) {
+	out := make([]leaf, 0, len(s))
+	for _, f := range s {
 		l := leaf{name: f.Name}
-		t := f.Type
-		if lt, ok := t.(*arrow.ListType); ok {
-			if lt.ElemField().Nullable {
-				return nil, fmt.Errorf("field %q: nullable list elements", f.Name)
-			}
-			l.list, t = true, lt.Elem()
-		}
-		switch tt := t.(type) {
-		case *arrow.StringType:
+		list, t := f.Type.list()
+		l.list = list
+		switch t {
+		case String:
 			l.kind = leafString
-		case *arrow.Int64Type:
+		case Int64:
 			l.kind = leafInt64
-		case *arrow.Float64Type:
+		case Float64:
 			l.kind = leafFloat64
-		case *arrow.TimestampType:
-			if l.list || tt.Unit != arrow.Nanosecond || tt.TimeZone != "UTC" {
-				return nil, fmt.Errorf("field %q: type %s, want timestamp[ns, tz=UTC] (not in a list)", f.Name, f.Type)
-			}
+		case Timestamp:
 			l.kind, l.ts = leafInt64, true
 		default:
 			return nil, fmt.Errorf("field %q: type %s not supported by the log encoder", f.Name, f.Type)
@@ -372,10 +360,7 @@ func newEncoder[T any](f *Format[T]) (*encoder, error) {
 		return nil, err
 	}
 	e := &encoder{schema: ls, createdBy: f.CreatedBy}
-	md := f.Schema.Metadata()
-	for i := range md.Len() {
-		e.kv = append(e.kv, [2]string{md.Keys()[i], md.Values()[i]})
-	}
+	e.kv = append([][2]string{{f.VersionKey, f.Version}}, f.Metadata...)
 	e.cols = make([]column, len(ls))
 	for i := range ls {
 		e.cols[i].leaf = ls[i]

@@ -2,18 +2,12 @@ package pqlog
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"regexp"
 	"strconv"
 	"sync"
-
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // File name suffixes: DIR/PREFIX-000001.parquet once sealed, with
@@ -37,14 +31,16 @@ type Format[T any] struct {
 	Log string
 	// Prefix starts every file name of the log ("decisions-").
 	Prefix string
-	// Schema is the Arrow schema of a file, version metadata included.
-	// Its fields are of the types the log's encoder writes (Row):
-	// non-nullable strings, int64s, float64s, timestamp[ns, UTC], and
-	// non-nullable lists of non-nullable strings, int64s or float64s;
-	// NewWriter and Encode refuse others, naming the field.
-	Schema *arrow.Schema
-	// VersionKey and Version are the key-value metadata a reader requires.
+	// Schema lists a file's columns, in order: the indices of Row's
+	// methods and the types of Column's values. NewWriter and Encode
+	// refuse a type they do not know, naming the field.
+	Schema []Field
+	// VersionKey and Version are the file's first key-value metadata
+	// pair, which a reader requires.
 	VersionKey, Version string
+	// Metadata holds more key-value pairs for the file's metadata, after
+	// the version's (optional; the logs have none).
+	Metadata [][2]string
 	// ErrVersion is wrapped by the error for a file without VersionKey or
 	// with another version.
 	ErrVersion error
@@ -80,8 +76,9 @@ type Column[T any] struct {
 	// Optional columns may be missing from a file (columns added after
 	// the format's first release): the records keep their zero values.
 	Optional bool
-	// Set stores row i of a into r, or says what is wrong with it.
-	Set func(r *T, a arrow.Array, i int) error
+	// Set stores a row's value of the column, of the type Schema gives
+	// it, into r, or says what is wrong with it.
+	Set func(r *T, v Value) error
 }
 
 // FileName returns the name of the sealed log file with index i.
@@ -174,84 +171,6 @@ func (f *Format[T]) encode(w io.Writer, recs []T, rowGroup int) error {
 		}
 	}
 	return e.finish(nil)
-}
-
-// Decode reads the records of one log file held in data; name is the
-// file's name for error messages. It checks the version, the columns and
-// every row, and returns a *FormatError naming the file, row and column of
-// the first problem. Corrupt input never panics: a panic inside the
-// Parquet library is recovered and returned as an error.
-func Decode[T any](f *Format[T], data []byte, name string) (recs []T, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			recs, err = nil, &FormatError{Log: f.Log, File: name, Field: "file", Err: fmt.Errorf("corrupt parquet: %v", p)}
-		}
-	}()
-	fail := func(row int, field string, err error) ([]T, error) {
-		return nil, &FormatError{Log: f.Log, File: name, Row: row, Field: field, Err: err}
-	}
-	pf, err := file.NewParquetReader(bytes.NewReader(data))
-	if err != nil {
-		return fail(0, "file", err)
-	}
-	defer pf.Close()
-	v := pf.MetaData().KeyValueMetadata().FindValue(f.VersionKey)
-	if v == nil {
-		return fail(0, f.VersionKey, fmt.Errorf("%w: key missing", f.ErrVersion))
-	}
-	if *v != f.Version {
-		return fail(0, f.VersionKey, fmt.Errorf("%w: %q (this build reads %s)", f.ErrVersion, *v, f.Version))
-	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		return fail(0, "file", err)
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		return fail(0, "file", err)
-	}
-	defer tbl.Release()
-	n := int(tbl.NumRows())
-	cols := map[string]*arrow.Chunked{}
-	for i := 0; i < int(tbl.NumCols()); i++ {
-		c := tbl.Column(i)
-		cols[c.Name()] = c.Data()
-	}
-	recs = make([]T, n)
-	for _, c := range f.Columns {
-		ch, ok := cols[c.Name]
-		if !ok && c.Optional {
-			continue // an older file: the zero value
-		}
-		if !ok {
-			return fail(0, c.Name, errors.New("column missing"))
-		}
-		if ch.Len() != n {
-			return fail(0, c.Name, fmt.Errorf("column has %d rows, want %d", ch.Len(), n))
-		}
-		row := 0
-		for _, a := range ch.Chunks() {
-			for i := 0; i < a.Len(); i++ {
-				if err := c.Set(&recs[row], a, i); err != nil {
-					return fail(row+1, c.Name, err)
-				}
-				row++
-			}
-		}
-	}
-	for i := range recs {
-		if f.Finish != nil {
-			f.Finish(&recs[i])
-		}
-		if err := f.Validate(&recs[i]); err != nil {
-			var fe *FormatError
-			if errors.As(err, &fe) {
-				fe.File, fe.Row = name, i+1
-			}
-			return nil, err
-		}
-	}
-	return recs, nil
 }
 
 // FormatError is a problem with a record or a log file: the file (empty

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -26,20 +24,17 @@ var errVersion = errors.New("bad test log version")
 
 // testFormat is a two-column log, "rows-NNNNNN.parquet".
 var testFormat = &Format[row]{
-	Log:    "pqlogtest",
-	Prefix: "rows-",
-	Schema: func() *arrow.Schema {
-		md := arrow.NewMetadata([]string{"v"}, []string{"1"})
-		return arrow.NewSchema([]arrow.Field{{Name: "seq", Type: arrow.PrimitiveTypes.Int64}, {Name: "name", Type: arrow.BinaryTypes.String}}, &md)
-	}(),
+	Log:        "pqlogtest",
+	Prefix:     "rows-",
+	Schema:     []Field{{Name: "seq", Type: Int64}, {Name: "name", Type: String}},
 	VersionKey: "v", Version: "1", ErrVersion: errVersion, ErrClosed: errors.New("closed"), CreatedBy: "pqlog test",
 	Append: func(b *Row, r *row) {
 		b.Int64(0, r.Seq)
 		b.String(1, r.Name)
 	},
 	Columns: []Column[row]{
-		{Name: "seq", Set: func(r *row, a arrow.Array, i int) error { r.Seq = a.(*array.Int64).Value(i); return nil }},
-		{Name: "name", Set: func(r *row, a arrow.Array, i int) error { r.Name = a.(*array.String).Value(i); return nil }},
+		{Name: "seq", Set: func(r *row, v Value) error { r.Seq = v.Int; return nil }},
+		{Name: "name", Set: func(r *row, v Value) error { r.Name = v.Str; return nil }},
 	},
 	Validate: func(r *row) error {
 		if r.Seq < 0 {

@@ -1,6 +1,7 @@
 // Package pqlogtest holds the test helpers of the logs built on
-// internal/pqlog (datasets/declog, datasets/telemlog), as raft keeps its test
-// harness in rafttest.
+// internal/pqlog (datasets/declog, datasets/telemlog), as raft keeps its
+// test harness in rafttest. Its checks read files with arrow-go, a reader
+// independent of the one the logs use (parquet-go); only tests link it.
 package pqlogtest
 
 import (
@@ -21,6 +22,89 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
+
+// Value is one row's value of a column as ArrowColumns read it. It has
+// pqlog.Value's fields, so that pqlog.Value(v) converts it: this package
+// cannot import pqlog, whose tests use it.
+type Value struct {
+	Str    string
+	Int    int64
+	Float  float64
+	Strs   []string
+	Ints   []int64
+	Floats []float64
+}
+
+// ArrowColumns reads the Parquet file data with arrow-go (pqarrow), a
+// reader independent of pqlog.Decode's parquet-go, and returns its rows
+// and each column's values by name (nil for a null), as pqlog.Decode
+// gives them to a Column's Set: timestamps in nanoseconds, empty lists
+// nil.
+func ArrowColumns(t testing.TB, data []byte) (rows int, cols map[string][]*Value) {
+	t.Helper()
+	pf, err := file.NewParquetReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	cols = map[string][]*Value{}
+	for c := range int(tbl.NumCols()) {
+		var vs []*Value
+		for _, a := range tbl.Column(c).Data().Chunks() {
+			for i := range a.Len() {
+				if a.IsNull(i) {
+					vs = append(vs, nil)
+					continue
+				}
+				v := arrowValue(t, a, i)
+				vs = append(vs, &v)
+			}
+		}
+		cols[tbl.Column(c).Name()] = vs
+	}
+	return int(tbl.NumRows()), cols
+}
+
+// arrowValue returns row i of a.
+func arrowValue(t testing.TB, a arrow.Array, i int) Value {
+	switch a := a.(type) {
+	case *array.String:
+		return Value{Str: a.Value(i)}
+	case *array.Int64:
+		return Value{Int: a.Value(i)}
+	case *array.Float64:
+		return Value{Float: a.Value(i)}
+	case *array.Timestamp:
+		u := a.DataType().(*arrow.TimestampType).Unit
+		return Value{Int: a.Value(i).ToTime(u).UnixNano()}
+	case *array.List:
+		var v Value
+		lo, hi := a.ValueOffsets(i)
+		for k := lo; k < hi; k++ {
+			e := arrowValue(t, a.ListValues(), int(k))
+			switch a.ListValues().(type) {
+			case *array.String:
+				v.Strs = append(v.Strs, e.Str)
+			case *array.Int64:
+				v.Ints = append(v.Ints, e.Int)
+			case *array.Float64:
+				v.Floats = append(v.Floats, e.Float)
+			}
+		}
+		return v
+	}
+	t.Fatalf("arrow-go: array of type %s", a.DataType())
+	return Value{}
+}
 
 // Golden compares each file's bytes with testdata/NAME in the test's
 // package: the encoder's output is deterministic for the same records and
