@@ -67,4 +67,10 @@ var Rules = []Rule{
 		Forbid:   []string{"./serve/..."},
 		Reason:   "serve depends on policies and the gate; the log and wire types policies and train need live in a leaf package, so no folder-level cycle",
 	},
+	{
+		Packages: []string{"./..."},
+		Except:   []string{"./internal/pqlog/pqlogtest"},
+		Forbid:   []string{"github.com/apache/arrow-go/v18/..."},
+		Reason:   "Parquet is read with parquet-go and written by internal/pqlog; arrow-go (its compute kernels were a third of a cold build of drover and its largest init cost) is the tests' independent reader only",
+	},
 }
