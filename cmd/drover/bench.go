@@ -27,22 +27,47 @@ import (
 // drover server's Place (internal/loadgen), reporting latency percentiles
 // from the requests' intended send times, errors by code, the achieved
 // rate, its own CPU per request and, with -server-pid, the server's.
+// benchFlags are drover bench place's flags.
+type benchFlags struct {
+	addr        *string
+	rate        *float64
+	duration    *time.Duration
+	n           *int
+	conns       *int
+	concurrency *int
+	reqFile     *string
+	timeout     *time.Duration
+	warmup      *time.Duration
+	jsonOut     *bool
+	health      *bool
+	client      *string
+	serverPID   *int
+	tailPNG     *string
+}
+
+// defineBenchFlags defines drover bench place's flags on fs.
+func defineBenchFlags(fs *flag.FlagSet) *benchFlags {
+	f := new(benchFlags)
+	f.addr = fs.String("addr", "127.0.0.1:50051", "server address")
+	f.rate = fs.Float64("rate", 1000, "arrival rate, requests per second: request i is due at the start plus i/rate")
+	f.duration = fs.Duration("duration", 10*time.Second, "length of the measured run (rate x duration requests)")
+	f.n = fs.Int("n", 0, "number of measured requests (overrides -duration)")
+	f.conns = fs.Int("conns", 2, "gRPC connections")
+	f.concurrency = fs.Int("concurrency", 64, "in-flight slots: a request due while all are busy waits, and its wait counts in its latency")
+	f.reqFile = fs.String("request", "", "PlaceRequest as JSON (protojson, as drover place -print-request writes it; default: 64 nodes of 4 GPUs, an 8-worker job)")
+	f.timeout = fs.Duration("timeout", 5*time.Second, "each request's deadline")
+	f.warmup = fs.Duration("warmup", time.Second, "unmeasured run at the same rate before the measured one")
+	f.jsonOut = fs.Bool("json", false, "print the report as JSON")
+	f.health = fs.Bool("health", false, "send grpc.health.v1.Health/Check (an empty request, a constant answer, no Drover code on its path) instead of Place: the floor that the server's gRPC stack, the generator and the machine set")
+	f.client = fs.String("client", "h2", "the generator's client: h2 (lean: HTTP/2 frames written by hand, one sender goroutine, a few system calls per request, so the generator's CPU does not limit the measurement) or grpc (grpc-go's client, one goroutine per in-flight slot; several times the CPU per request)")
+	f.serverPID = fs.Int("server-pid", 0, "the server's process id on this machine: report its CPU time per request and its peak RSS (from /proc)")
+	f.tailPNG = fs.String("tail-png", "", "also draw the run's latency tail (the fraction of requests slower than each latency, log-log, with the 1 ms line) to this PNG file; drover bench plot draws several runs' -json reports in one")
+	return f
+}
+
 func runBench(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench place", stderr)
-	addr := fs.String("addr", "127.0.0.1:50051", "server address")
-	rate := fs.Float64("rate", 1000, "arrival rate, requests per second: request i is due at the start plus i/rate")
-	duration := fs.Duration("duration", 10*time.Second, "length of the measured run (rate x duration requests)")
-	n := fs.Int("n", 0, "number of measured requests (overrides -duration)")
-	conns := fs.Int("conns", 2, "gRPC connections")
-	concurrency := fs.Int("concurrency", 64, "in-flight slots: a request due while all are busy waits, and its wait counts in its latency")
-	reqFile := fs.String("request", "", "PlaceRequest as JSON (protojson, as drover place -print-request writes it; default: 64 nodes of 4 GPUs, an 8-worker job)")
-	timeout := fs.Duration("timeout", 5*time.Second, "each request's deadline")
-	warmup := fs.Duration("warmup", time.Second, "unmeasured run at the same rate before the measured one")
-	jsonOut := fs.Bool("json", false, "print the report as JSON")
-	health := fs.Bool("health", false, "send grpc.health.v1.Health/Check (an empty request, a constant answer, no Drover code on its path) instead of Place: the floor that the server's gRPC stack, the generator and the machine set")
-	client := fs.String("client", "h2", "the generator's client: h2 (lean: HTTP/2 frames written by hand, one sender goroutine, a few system calls per request, so the generator's CPU does not limit the measurement) or grpc (grpc-go's client, one goroutine per in-flight slot; several times the CPU per request)")
-	serverPID := fs.Int("server-pid", 0, "the server's process id on this machine: report its CPU time per request and its peak RSS (from /proc)")
-	tailPNG := fs.String("tail-png", "", "also draw the run's latency tail (the fraction of requests slower than each latency, log-log, with the 1 ms line) to this PNG file; drover bench plot draws several runs' -json reports in one")
+	f := defineBenchFlags(fs)
 	dial := addClientFlags(fs)
 	switch {
 	case len(args) > 0 && args[0] == "plot":
@@ -62,27 +87,15 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "drover bench place: unexpected arguments %q\n", fs.Args())
 		return errUsage
 	}
-	if !(*rate > 0) || math.IsInf(*rate, 0) {
-		return fmt.Errorf("-rate %g: want a positive rate", *rate)
+	total, err := f.requests()
+	if err != nil {
+		return err
 	}
-	total := *n
-	if total == 0 {
-		total = int(math.Round(*rate * duration.Seconds()))
-	}
-	if total <= 0 {
-		return fmt.Errorf("-n %d, -duration %v: no requests to send", *n, *duration)
-	}
-	if *conns <= 0 || *concurrency <= 0 {
-		return fmt.Errorf("-conns %d, -concurrency %d: want > 0", *conns, *concurrency)
-	}
-	if *client != "h2" && *client != "grpc" {
-		return fmt.Errorf("-client %q: want h2 or grpc", *client)
-	}
-	if err := dial.checkToken(*addr, stderr); err != nil {
+	if err := dial.checkToken(*f.addr, stderr); err != nil {
 		return err
 	}
 	// The default request is drover place's: -nodes 64 -workers 8.
-	req, err := placeRequest(*reqFile, 64, 4, -1, 8, 0.3, "job-1", "cifar10", 8, "ring", 0, 3600)
+	req, err := placeRequest(*f.reqFile, 64, 4, -1, 8, 0.3, "job-1", "cifar10", 8, "ring", 0, 3600)
 	if err != nil {
 		return err
 	}
@@ -94,64 +107,31 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// One grpc-go connection decodes the first answer (and, with -client
-	// grpc, carries the load with the others).
-	grpcConns := 1
-	if *client == "grpc" {
-		grpcConns = *conns
-	}
-	var cc []grpc.ClientConnInterface
-	for range grpcConns {
-		c, err := grpc.NewClient(*addr, opts...)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		if err := waitReady(c, *timeout); err != nil {
-			return fmt.Errorf("connect %s: %w", *addr, err)
-		}
-		cc = append(cc, c)
+	cc, closeConns, err := benchGRPCConns(f, opts)
+	defer closeConns()
+	if err != nil {
+		return err
 	}
 	method := pb.Scheduler_Place_FullMethodName
-	if *health {
+	if *f.health {
 		method, payload = healthpb.Health_Check_FullMethodName, nil // an empty HealthCheckRequest
 	}
-	answer, err := firstAnswer(cc[0], req, *health, *timeout)
+	answer, err := firstAnswer(cc[0], req, *f.health, *f.timeout)
 	if err != nil {
 		return err
 	}
 	cfg := loadgen.Config{Conns: cc, Method: method, Payload: payload,
-		Rate: *rate, Concurrency: *concurrency, Timeout: *timeout}
-	if *client == "h2" {
-		cfg.Conns = nil
-		for range *conns {
-			c, err := dialH2(*addr, dial, *timeout)
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			cfg.H2 = append(cfg.H2, c)
-		}
-	}
-	ctx := context.Background()
-	if w := int(math.Round(*rate * warmup.Seconds())); w > 0 {
-		cfg.N = w
-		if _, err := loadgen.Run(ctx, cfg); err != nil {
-			return fmt.Errorf("warm-up: %w", err)
-		}
-	}
-	var watch *loadgen.ProcWatch
-	if *serverPID > 0 {
-		if watch, err = loadgen.WatchProc(*serverPID, 100*time.Millisecond); err != nil {
-			return fmt.Errorf("-server-pid: %w", err)
-		}
-	}
-	cfg.N = total
-	res, err := loadgen.Run(ctx, cfg)
+		Rate: *f.rate, Concurrency: *f.concurrency, Timeout: *f.timeout}
+	closeH2, err := benchH2Conns(f, dial, &cfg)
+	defer closeH2()
 	if err != nil {
 		return err
 	}
-	rep := benchReport{Addr: *addr, Method: method, Rate: *rate, Requests: total, Conns: *conns, Concurrency: *concurrency, Client: *client,
+	res, server, err := benchMeasure(f, cfg, total)
+	if err != nil {
+		return err
+	}
+	rep := benchReport{Addr: *f.addr, Method: method, Rate: *f.rate, Requests: total, Conns: *f.conns, Concurrency: *f.concurrency, Client: *f.client,
 		RequestBytes: len(payload), Answer: answer, Nodes: len(req.GetCluster().GetNodes()), Workers: int(req.GetJob().GetWorkers()),
 		Sent: res.Sent, OK: res.OK, Errors: res.Errors, Achieved: res.Achieved(), ElapsedS: res.Elapsed.Seconds(),
 		Latency: res.Latency.Summary(), Tail: res.Latency.Tail(), Lag: res.Lag.Summary(),
@@ -159,33 +139,145 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if res.Elapsed > 0 {
 		rep.ClientCores = res.ClientCPU.Seconds() / res.Elapsed.Seconds()
 	}
-	if watch != nil {
-		u, err := watch.Stop()
-		if err != nil {
-			return fmt.Errorf("-server-pid: %w", err)
+	rep.Server = server
+	return writeBenchReport(stdout, f, rep)
+}
+
+// benchMeasure runs the warm-up, then the measured run of total
+// requests, watching the server's process with -server-pid.
+func benchMeasure(f *benchFlags, cfg loadgen.Config, total int) (loadgen.Result, *benchServer, error) {
+	ctx := context.Background()
+	if w := int(math.Round(*f.rate * f.warmup.Seconds())); w > 0 {
+		cfg.N = w
+		if _, err := loadgen.Run(ctx, cfg); err != nil {
+			return loadgen.Result{}, nil, fmt.Errorf("warm-up: %w", err)
 		}
-		s := &benchServer{PID: *serverPID, CPUS: u.CPU.Seconds(), PeakRSSMB: float64(u.PeakRSS) / (1 << 20), HWMMB: float64(u.HWM) / (1 << 20)}
-		if res.Sent > 0 {
-			s.CPUPerRequestUS = us(u.CPU / time.Duration(res.Sent))
-		}
-		if res.Elapsed > 0 {
-			s.Cores = u.CPU.Seconds() / res.Elapsed.Seconds()
-		}
-		rep.Server = s
 	}
-	if *tailPNG != "" {
-		name := fmt.Sprintf("%s %g/s", shortMethod(method), *rate)
-		if err := writeTailPNG(*tailPNG, name, []tailSeries{{name, rep.Tail}}); err != nil {
+	var watch *loadgen.ProcWatch
+	if *f.serverPID > 0 {
+		var err error
+		if watch, err = loadgen.WatchProc(*f.serverPID, 100*time.Millisecond); err != nil {
+			return loadgen.Result{}, nil, fmt.Errorf("-server-pid: %w", err)
+		}
+	}
+	cfg.N = total
+	res, err := loadgen.Run(ctx, cfg)
+	if err != nil || watch == nil {
+		return res, nil, err
+	}
+	server, err := benchServerUsage(watch, *f.serverPID, res)
+	return res, server, err
+}
+
+// writeBenchReport draws the tail (-tail-png) and prints the report, as
+// JSON with -json.
+func writeBenchReport(stdout io.Writer, f *benchFlags, rep benchReport) error {
+	if *f.tailPNG != "" {
+		name := fmt.Sprintf("%s %g/s", shortMethod(rep.Method), *f.rate)
+		if err := writeTailPNG(*f.tailPNG, name, []tailSeries{{name, rep.Tail}}); err != nil {
 			return err
 		}
 	}
-	if *jsonOut {
+	if *f.jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
 	rep.print(stdout)
 	return nil
+}
+
+// benchH2Conns dials the lean client's -conns connections into cfg
+// with -client h2 (instead of the grpc-go ones). The returned function
+// closes them.
+func benchH2Conns(f *benchFlags, dial *clientFlags, cfg *loadgen.Config) (func(), error) {
+	var conns []*loadgen.H2Conn
+	closeAll := func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	if *f.client != "h2" {
+		return closeAll, nil
+	}
+	cfg.Conns = nil
+	for range *f.conns {
+		c, err := dialH2(*f.addr, dial, *f.timeout)
+		if err != nil {
+			return closeAll, err
+		}
+		conns = append(conns, c)
+		cfg.H2 = append(cfg.H2, c)
+	}
+	return closeAll, nil
+}
+
+// requests checks the load flags and returns the measured requests'
+// count (-n, or -rate x -duration).
+func (f *benchFlags) requests() (int, error) {
+	if !(*f.rate > 0) || math.IsInf(*f.rate, 0) {
+		return 0, fmt.Errorf("-rate %g: want a positive rate", *f.rate)
+	}
+	total := *f.n
+	if total == 0 {
+		total = int(math.Round(*f.rate * f.duration.Seconds()))
+	}
+	if total <= 0 {
+		return 0, fmt.Errorf("-n %d, -duration %v: no requests to send", *f.n, *f.duration)
+	}
+	if *f.conns <= 0 || *f.concurrency <= 0 {
+		return 0, fmt.Errorf("-conns %d, -concurrency %d: want > 0", *f.conns, *f.concurrency)
+	}
+	if *f.client != "h2" && *f.client != "grpc" {
+		return 0, fmt.Errorf("-client %q: want h2 or grpc", *f.client)
+	}
+	return total, nil
+}
+
+// benchGRPCConns dials the grpc-go connections: one, which decodes the
+// first answer, or -conns with -client grpc (they carry the load). The
+// returned function closes them.
+func benchGRPCConns(f *benchFlags, opts []grpc.DialOption) ([]grpc.ClientConnInterface, func(), error) {
+	grpcConns := 1
+	if *f.client == "grpc" {
+		grpcConns = *f.conns
+	}
+	var cc []grpc.ClientConnInterface
+	var closers []func() error
+	closeAll := func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+	for range grpcConns {
+		c, err := grpc.NewClient(*f.addr, opts...)
+		if err != nil {
+			return nil, closeAll, err
+		}
+		closers = append(closers, c.Close)
+		if err := waitReady(c, *f.timeout); err != nil {
+			return nil, closeAll, fmt.Errorf("connect %s: %w", *f.addr, err)
+		}
+		cc = append(cc, c)
+	}
+	return cc, closeAll, nil
+}
+
+// benchServerUsage stops watch and reports the server's CPU and memory
+// over the run (-server-pid).
+func benchServerUsage(watch *loadgen.ProcWatch, pid int, res loadgen.Result) (*benchServer, error) {
+	u, err := watch.Stop()
+	if err != nil {
+		return nil, fmt.Errorf("-server-pid: %w", err)
+	}
+	s := &benchServer{PID: pid, CPUS: u.CPU.Seconds(), PeakRSSMB: float64(u.PeakRSS) / (1 << 20), HWMMB: float64(u.HWM) / (1 << 20)}
+	if res.Sent > 0 {
+		s.CPUPerRequestUS = us(u.CPU / time.Duration(res.Sent))
+	}
+	if res.Elapsed > 0 {
+		s.Cores = u.CPU.Seconds() / res.Elapsed.Seconds()
+	}
+	return s, nil
 }
 
 // dialH2 opens one connection of the lean client to addr (host:port),

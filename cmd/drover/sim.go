@@ -26,41 +26,82 @@ import (
 	"github.com/drover-sched/drover/serve/remote"
 )
 
+// simFlags are drover sim's flags.
+type simFlags struct {
+	workload    *string
+	format      *string
+	model       *string
+	policy      *string
+	nodes       *int
+	clusterSpec *string
+	gpn         *int
+	seed        *uint64
+	interval    *float64
+	restart     *float64
+	profilesDir *string
+	skipBad     *bool
+	jobsOut     *string
+	logOut      *string
+	stragglers  *bool
+	bg          *string
+	load        *float64
+	noJitter    *bool
+	threshold   *float64
+	mitigation  *string
+	stretOff    *string
+	regimeFlag  *string
+	syncFlag    *string
+	lazy        *bool
+	asJSON      *bool
+	quiet       *bool
+	remoteAddr  *string
+	tokenFile   *string
+	tlsCA       *string
+	recordDir   *string
+}
+
+// defineSimFlags defines drover sim's flags on fs.
+func defineSimFlags(fs *flag.FlagSet, reg policies.Registry) *simFlags {
+	f := new(simFlags)
+	f.workload = fs.String("workload", "builtin", "workload file, or builtin for the embedded default")
+	f.format = fs.String("format", "auto", "workload format: auto|pollux|philly|helios|alibaba|jobs|parquet")
+	f.model = fs.String("model", "auto", "throughput model: pollux|drover|auto (pollux for workloads without durations, like the Pollux workloads; drover otherwise)")
+	f.policy = fs.String("policy", "tiresias", fmt.Sprintf("scheduling policy: %s", reg.Syntax()))
+	f.nodes = fs.Int("nodes", 16, "number of nodes (with --cluster pai or a node list: keep the first N GPU nodes; default all)")
+	f.clusterSpec = fs.String("cluster", "homogeneous", "cluster: homogeneous (--nodes x --gpus-per-node), pai (the Alibaba PAI v2023 GPU node list in ../shared/traces: heterogeneous GPU types and speeds), or the path of a PAI-format node list")
+	f.gpn = fs.Int("gpus-per-node", 4, "GPUs per node")
+	f.seed = fs.Uint64("seed", 1, "random seed (policies and generators that use randomness)")
+	f.interval = fs.Float64("interval", -1, "scheduling interval in seconds, at least 1 (every tick is a decision point); 0 = decide at every arrival and completion; -1 = the model's default (pollux 60, drover 0)")
+	f.restart = fs.Float64("restart-delay", env.DefaultRestartDelay, "seconds every (re)start costs")
+	f.profilesDir = fs.String("profiles", "", "directory of measured model profiles (pollux_apps); empty = found near the workload, else the embedded fitted ones; builtin = embedded")
+	f.skipBad = fs.Bool("skip-bad", false, "skip and count malformed or invalid workload rows instead of failing")
+	psShareFlag(fs)
+	f.jobsOut = fs.String("jobs-out", "", "write per-job results to this CSV file (times in seconds, TTA, per-worker iteration and straggler counts, the validation metric each job finished with, in its model's own unit, what the mitigation did, and the job's GPUs)")
+	f.logOut = fs.String("log", "", "write the event log to this file")
+	f.stragglers = fs.Bool("stragglers", true, "with the drover model: model each worker (background load, jitter, stragglers); false = the job-level model")
+	f.bg = fs.String("background", "builtin", "per-worker model: node background load: builtin (fitted stochastic process), none, or a machine_usage.csv(.gz) to replay")
+	f.load = fs.Float64("load", 1, "per-worker model: multiply the background load (> 0)")
+	f.noJitter = fs.Bool("no-jitter", false, "per-worker model: turn the calibrated per-worker jitter off")
+	f.threshold = fs.Float64("straggler-threshold", 0.2, "a worker straggles when slower than the job's median by more than this fraction")
+	f.mitigation = fs.String("mitigation", "none", "per-worker model: runtime straggler mitigation: none, stret (relay, gradient withholding, one-time batch tuning) or replace (restart a persistent straggler's worker)")
+	f.stretOff = fs.String("stret-off", "", "with --mitigation stret: comma-separated stages to turn off, for ablations: relay, withhold, tune")
+	f.regimeFlag = fs.String("regime", "auto", "per-worker model: straggler regime: dedicated (whole GPUs: jitter and network noise calibrated to the papers' ~1.5x straggler inflation; job-level times reproduced on average), shared (GPU-sharing jobs: jitter fitted to the PAI v2020 mini-batch times), or auto (shared for the Alibaba PAI pod list or a PAI node list, dedicated otherwise)")
+	f.syncFlag = fs.String("sync", "bsp", "sync strategy for policies that do not choose one: bsp, asp, ssp(S), local(H) (a composed <policy>+<sync> keeps its own)")
+	f.lazy = fs.Bool("lazy-advance", true, "advance a running job only when something needs its progress (its finish, a release, a refresh, or a policy that reads progress): large runs' events then cost the same whatever the number of running jobs; false = every running job at every event (eager: the reference lazy advance agrees with up to floating-point rounding; drover eval and train replay eagerly); with --remote always eager")
+	f.asJSON = fs.Bool("json", false, "print the summary as JSON")
+	f.quiet = fs.Bool("quiet", false, "no progress output")
+	f.remoteAddr = fs.String("remote", "", "ask the drover server at this address for every placement (serve/remote) instead of running --policy: a recorded run when the server logs (drover serve -log-dir DIR)")
+	f.tokenFile = fs.String("token-file", "", "with --remote: file holding the server's bearer token")
+	f.tlsCA = fs.String("tls-ca", "", "with --remote: CA (PEM) of the server's certificate; turns TLS on")
+	f.recordDir = fs.String("record", "", "with --remote: write the simulated nodes' telemetry (datasets/telemlog, each node's total load at every refresh of the per-worker model) and the run manifest ("+logreplay.ManifestFile+") to this directory, normally the server's -log-dir, for drover eval --log")
+	return f
+}
+
 func runSim(args []string, stdout, stderr io.Writer) error {
 	deferGC(simGCFloor)
 	fs := newFlags("sim", stderr)
 	reg := builtin.Registry()
-	workload := fs.String("workload", "builtin", "workload file, or builtin for the embedded default")
-	format := fs.String("format", "auto", "workload format: auto|pollux|philly|helios|alibaba|jobs|parquet")
-	model := fs.String("model", "auto", "throughput model: pollux|drover|auto (pollux for workloads without durations, like the Pollux workloads; drover otherwise)")
-	policy := fs.String("policy", "tiresias", fmt.Sprintf("scheduling policy: %s", reg.Syntax()))
-	nodes := fs.Int("nodes", 16, "number of nodes (with --cluster pai or a node list: keep the first N GPU nodes; default all)")
-	clusterSpec := fs.String("cluster", "homogeneous", "cluster: homogeneous (--nodes x --gpus-per-node), pai (the Alibaba PAI v2023 GPU node list in ../shared/traces: heterogeneous GPU types and speeds), or the path of a PAI-format node list")
-	gpn := fs.Int("gpus-per-node", 4, "GPUs per node")
-	seed := fs.Uint64("seed", 1, "random seed (policies and generators that use randomness)")
-	interval := fs.Float64("interval", -1, "scheduling interval in seconds, at least 1 (every tick is a decision point); 0 = decide at every arrival and completion; -1 = the model's default (pollux 60, drover 0)")
-	restart := fs.Float64("restart-delay", env.DefaultRestartDelay, "seconds every (re)start costs")
-	profilesDir := fs.String("profiles", "", "directory of measured model profiles (pollux_apps); empty = found near the workload, else the embedded fitted ones; builtin = embedded")
-	skipBad := fs.Bool("skip-bad", false, "skip and count malformed or invalid workload rows instead of failing")
-	psShareFlag(fs)
-	jobsOut := fs.String("jobs-out", "", "write per-job results to this CSV file (times in seconds, TTA, per-worker iteration and straggler counts, the validation metric each job finished with, in its model's own unit, what the mitigation did, and the job's GPUs)")
-	logOut := fs.String("log", "", "write the event log to this file")
-	stragglers := fs.Bool("stragglers", true, "with the drover model: model each worker (background load, jitter, stragglers); false = the job-level model")
-	bg := fs.String("background", "builtin", "per-worker model: node background load: builtin (fitted stochastic process), none, or a machine_usage.csv(.gz) to replay")
-	load := fs.Float64("load", 1, "per-worker model: multiply the background load (> 0)")
-	noJitter := fs.Bool("no-jitter", false, "per-worker model: turn the calibrated per-worker jitter off")
-	threshold := fs.Float64("straggler-threshold", 0.2, "a worker straggles when slower than the job's median by more than this fraction")
-	mitigation := fs.String("mitigation", "none", "per-worker model: runtime straggler mitigation: none, stret (relay, gradient withholding, one-time batch tuning) or replace (restart a persistent straggler's worker)")
-	stretOff := fs.String("stret-off", "", "with --mitigation stret: comma-separated stages to turn off, for ablations: relay, withhold, tune")
-	regimeFlag := fs.String("regime", "auto", "per-worker model: straggler regime: dedicated (whole GPUs: jitter and network noise calibrated to the papers' ~1.5x straggler inflation; job-level times reproduced on average), shared (GPU-sharing jobs: jitter fitted to the PAI v2020 mini-batch times), or auto (shared for the Alibaba PAI pod list or a PAI node list, dedicated otherwise)")
-	syncFlag := fs.String("sync", "bsp", "sync strategy for policies that do not choose one: bsp, asp, ssp(S), local(H) (a composed <policy>+<sync> keeps its own)")
-	lazy := fs.Bool("lazy-advance", true, "advance a running job only when something needs its progress (its finish, a release, a refresh, or a policy that reads progress): large runs' events then cost the same whatever the number of running jobs; false = every running job at every event (eager: the reference lazy advance agrees with up to floating-point rounding; drover eval and train replay eagerly); with --remote always eager")
-	asJSON := fs.Bool("json", false, "print the summary as JSON")
-	quiet := fs.Bool("quiet", false, "no progress output")
-	remoteAddr := fs.String("remote", "", "ask the drover server at this address for every placement (serve/remote) instead of running --policy: a recorded run when the server logs (drover serve -log-dir DIR)")
-	tokenFile := fs.String("token-file", "", "with --remote: file holding the server's bearer token")
-	tlsCA := fs.String("tls-ca", "", "with --remote: CA (PEM) of the server's certificate; turns TLS on")
-	recordDir := fs.String("record", "", "with --remote: write the simulated nodes' telemetry (datasets/telemlog, each node's total load at every refresh of the per-worker model) and the run manifest ("+logreplay.ManifestFile+") to this directory, normally the server's -log-dir, for drover eval --log")
+	f := defineSimFlags(fs, reg)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: drover sim [flags] [FILE]\n\nReplays a workload in the cluster simulator. FILE is the same as --workload FILE\n(flags may follow it); without either, the embedded built-in workload.")
 		fs.PrintDefaults()
@@ -68,87 +109,52 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if err := simOperand(fs, workload); err != nil {
+	if err := simOperand(fs, f.workload); err != nil {
 		return err
 	}
-	if err := checkSimFlags(fs, *nodes, *gpn, *interval, *restart, *load, *threshold); err != nil {
+	if err := checkSimFlags(fs, *f.nodes, *f.gpn, *f.interval, *f.restart, *f.load, *f.threshold); err != nil {
 		return err
 	}
-	if *recordDir != "" && *remoteAddr == "" {
+	if *f.recordDir != "" && *f.remoteAddr == "" {
 		return fmt.Errorf("--record needs --remote")
 	}
-	if *remoteAddr != "" {
-		*lazy = false // runRemote's loop advances every job at every event
+	if *f.remoteAddr != "" {
+		*f.lazy = false // runRemote's loop advances every job at every event
 	}
 	var ph phases
 	mark := time.Now()
-	w, cluster, clusterDesc, err := loadSetup(fs, *workload, *format, *skipBad, model, *clusterSpec, *nodes, *gpn)
+	w, cluster, clusterDesc, err := loadSetup(fs, *f.workload, *f.format, *f.skipBad, f.model, *f.clusterSpec, *f.nodes, *f.gpn)
 	if err != nil {
 		return err
 	}
 	ph.Workload, mark = since(mark)
-	profiles, src, err := trace.ProfilesFor(*profilesDir, *workload, trace.Models(w))
+	profiles, src, err := trace.ProfilesFor(*f.profilesDir, *f.workload, trace.Models(w))
 	if err != nil {
 		return err
 	}
 	ph.Profiles, mark = since(mark)
-	var p policies.Policy
-	var rem *remote.Remote
-	if *remoteAddr != "" {
-		conn, err := dialServer(*remoteAddr, *tokenFile, *tlsCA)
-		if err != nil {
-			return err
-		}
-		defer conn.Close()
-		if rem, err = remote.New(remote.Config{Client: pb.NewSchedulerClient(conn)}); err != nil {
-			return err
-		}
-		p, *policy = rem, "remote "+*remoteAddr
-	} else {
-		if p, err = reg.New(*policy, policies.Config{Seed: *seed}); err != nil {
-			return err
-		}
-		syncStrategy, err := env.ParseSync(*syncFlag)
-		if err != nil {
-			return err
-		}
-		if syncStrategy != (env.Sync{}) && !strings.Contains(*policy, "+") { // a composed name keeps its sync
-			p = policies.WithSync(p, syncStrategy)
-		}
+	p, rem, closeConn, err := simPolicy(f, reg)
+	if err != nil {
+		return err
 	}
+	defer closeConn()
 	opts := trace.Options{
-		Workload: w, Model: *model, Profiles: profiles, Policy: p, Cluster: &cluster,
-		Nodes: *nodes, GPUsPerNode: *gpn, Interval: *interval, RestartDelay: *restart,
-		Log: *logOut != "", LazyAdvance: *lazy,
+		Workload: w, Model: *f.model, Profiles: profiles, Policy: p, Cluster: &cluster,
+		Nodes: *f.nodes, GPUsPerNode: *f.gpn, Interval: *f.interval, RestartDelay: *f.restart,
+		Log: *f.logOut != "", LazyAdvance: *f.lazy,
 	}
-	if *model == trace.ModelDrover && *stragglers {
-		regime, err := resolveRegime(*regimeFlag, w, &cluster)
-		if err != nil {
-			return err
-		}
-		*regimeFlag = regime
-		opts.Stragglers = &trace.Stragglers{Background: *bg, Load: *load, NoJitter: *noJitter, Seed: *seed, Threshold: *threshold, Mitigation: *mitigation, Regime: regime}
-		off, err := env.ParseSTRETStages(*stretOff)
-		if err != nil {
-			return err
-		}
-		if off != 0 {
-			opts.Stragglers.Tune = func(w *env.Workers) { w.STRETOff = off }
-		}
+	if err := simStragglers(f, w, &cluster, &opts); err != nil {
+		return err
 	}
 	var bar *progress.Bar
-	if !*quiet {
+	if !*f.quiet {
 		bar = progress.New(stderr, "sim", len(w.Jobs))
 		opts.Progress = func(done, _ int) { bar.Set(done) }
 	}
 	ph.Build, mark = since(mark)
 	var res *trace.Result
 	if rem != nil {
-		res, err = runRemote(rem, opts, *recordDir, logreplay.Manifest{Version: 1, Workload: *workload, Format: *format, Jobs: len(w.Jobs),
-			Model: *model, Profiles: *profilesDir, Cluster: *clusterSpec, NodeCap: nodeCap(fs, *clusterSpec, *nodes), GPUsPerNode: *gpn,
-			ClusterDesc: clusterDesc, Interval: *interval, RestartDelay: *restart, Seed: *seed, Stragglers: opts.Stragglers != nil,
-			Background: *bg, Load: *load, NoJitter: *noJitter, Threshold: *threshold, Mitigation: *mitigation, Regime: *regimeFlag,
-			Epoch: remote.DefaultEpoch})
+		res, err = runRemote(rem, opts, *f.recordDir, simManifest(fs, f, len(w.Jobs), clusterDesc, opts.Stragglers != nil))
 	} else {
 		res, err = trace.Run(opts)
 	}
@@ -160,90 +166,172 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *jobsOut != "" {
-		if err := writeJobs(*jobsOut, res.Jobs); err != nil {
-			return err
-		}
-	}
-	if *logOut != "" {
-		if err := writeFile(*logOut, func(f io.Writer) error { return env.WriteLog(f, res.Events, res.Sim.Jobs()) }); err != nil {
-			return err
-		}
+	if err := writeSimFiles(f, res); err != nil {
+		return err
 	}
 	ph.Write, _ = since(mark)
 	ph.Load = ph.Workload + ph.Profiles
-	s := res.Summary
-	if *asJSON {
-		out := struct {
-			Workload   string  `json:"workload"`
-			Model      string  `json:"model"`
-			Policy     string  `json:"policy"`
-			Profiles   string  `json:"profiles"`
-			Cluster    string  `json:"cluster"`
-			Seed       uint64  `json:"seed"`
-			Skipped    int     `json:"skipped_rows"`
-			Jobs       int     `json:"jobs"`
-			Finished   int     `json:"finished"`
-			AvgJCT     float64 `json:"avg_jct_s"`
-			P50JCT     float64 `json:"p50_jct_s"`
-			P99JCT     float64 `json:"p99_jct_s"`
-			AvgQueue   float64 `json:"avg_queue_s"`
-			Makespan   float64 `json:"makespan_s"`
-			GPUUtil    float64 `json:"gpu_util"`
-			GPUHours   float64 `json:"gpu_hours"`
-			Restarts   int     `json:"restarts"`
-			AvgTTA     float64 `json:"avg_tta_s"`
-			Stragglers float64 `json:"straggler_worker_iterations"`
-			StragFrac  float64 `json:"iterations_with_straggler"`
-			Events     int     `json:"events"`
-			WallSecond float64 `json:"wall_s"`
-			// Where the command's wall time went, in seconds.
-			Phases phases `json:"phases_s"`
-
-			// With a mitigation: what it did.
-			Mitigation *mitigationJSON `json:"mitigation,omitempty"`
-			// Whether running jobs were advanced lazily (the default;
-			// false with --lazy-advance=false or --remote).
-			LazyAdvance bool `json:"lazy_advance"`
-		}{w.Name, *model, *policy, src, clusterDesc, *seed, w.Skipped, s.Jobs, s.Finished, s.AvgJCT, s.P50JCT, s.P99JCT,
-			s.AvgQueue, s.Makespan, s.GPUUtil, s.GPUHours, s.Restarts, s.AvgTTA, s.Stragglers, s.StragglerFrac, res.Sim.EventCount(), wall.Seconds(), ph, nil, *lazy}
-		if opts.Stragglers != nil && *mitigation != env.MitigationNone {
-			out.Mitigation = newMitigationJSON(*mitigation, s.Mitigation)
-		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+	if *f.asJSON {
+		return printSimJSON(stdout, f, w, res, src, clusterDesc, wall, ph, opts.Stragglers != nil)
 	}
+	printSim(stdout, f, w, res, src, clusterDesc, wall, ph, opts.Stragglers != nil)
+	return nil
+}
+
+// simManifest is the manifest of a recorded run (--remote --record):
+// drover sim's flags as the run resolved them.
+func simManifest(fs *flag.FlagSet, f *simFlags, jobs int, clusterDesc string, perWorker bool) logreplay.Manifest {
+	return logreplay.Manifest{Version: 1, Workload: *f.workload, Format: *f.format, Jobs: jobs,
+		Model: *f.model, Profiles: *f.profilesDir, Cluster: *f.clusterSpec, NodeCap: nodeCap(fs, *f.clusterSpec, *f.nodes), GPUsPerNode: *f.gpn,
+		ClusterDesc: clusterDesc, Interval: *f.interval, RestartDelay: *f.restart, Seed: *f.seed, Stragglers: perWorker,
+		Background: *f.bg, Load: *f.load, NoJitter: *f.noJitter, Threshold: *f.threshold, Mitigation: *f.mitigation, Regime: *f.regimeFlag,
+		Epoch: remote.DefaultEpoch}
+}
+
+// writeSimFiles writes the per-job results (--jobs-out) and the event log
+// (--log).
+func writeSimFiles(f *simFlags, res *trace.Result) error {
+	if *f.jobsOut != "" {
+		if err := writeJobs(*f.jobsOut, res.Jobs); err != nil {
+			return err
+		}
+	}
+	if *f.logOut != "" {
+		if err := writeFile(*f.logOut, func(w io.Writer) error { return env.WriteLog(w, res.Events, res.Sim.Jobs()) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// simPolicy is drover sim's policy: the remote server's (--remote, with
+// the connection's close) or --policy under --sync.
+func simPolicy(f *simFlags, reg policies.Registry) (policies.Policy, *remote.Remote, func(), error) {
+	if *f.remoteAddr != "" {
+		conn, err := dialServer(*f.remoteAddr, *f.tokenFile, *f.tlsCA)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		rem, err := remote.New(remote.Config{Client: pb.NewSchedulerClient(conn)})
+		if err != nil {
+			conn.Close()
+			return nil, nil, nil, err
+		}
+		*f.policy = "remote " + *f.remoteAddr
+		return rem, rem, func() { conn.Close() }, nil
+	}
+	p, err := reg.New(*f.policy, policies.Config{Seed: *f.seed})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	syncStrategy, err := env.ParseSync(*f.syncFlag)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if syncStrategy != (env.Sync{}) && !strings.Contains(*f.policy, "+") { // a composed name keeps its sync
+		p = policies.WithSync(p, syncStrategy)
+	}
+	return p, nil, func() {}, nil
+}
+
+// simStragglers sets the per-worker straggler model of opts (the drover
+// model with --stragglers), resolving --regime.
+func simStragglers(f *simFlags, w *datasets.Workload, cluster *env.Cluster, opts *trace.Options) error {
+	if *f.model != trace.ModelDrover || !*f.stragglers {
+		return nil
+	}
+	regime, err := resolveRegime(*f.regimeFlag, w, cluster)
+	if err != nil {
+		return err
+	}
+	*f.regimeFlag = regime
+	opts.Stragglers = &trace.Stragglers{Background: *f.bg, Load: *f.load, NoJitter: *f.noJitter, Seed: *f.seed, Threshold: *f.threshold, Mitigation: *f.mitigation, Regime: regime}
+	off, err := env.ParseSTRETStages(*f.stretOff)
+	if err != nil {
+		return err
+	}
+	if off != 0 {
+		opts.Stragglers.Tune = func(w *env.Workers) { w.STRETOff = off }
+	}
+	return nil
+}
+
+// printSimJSON prints drover sim's summary as JSON (--json).
+func printSimJSON(stdout io.Writer, f *simFlags, w *datasets.Workload, res *trace.Result, src, clusterDesc string, wall time.Duration, ph phases, perWorker bool) error {
+	s := res.Summary
+	out := struct {
+		Workload   string  `json:"workload"`
+		Model      string  `json:"model"`
+		Policy     string  `json:"policy"`
+		Profiles   string  `json:"profiles"`
+		Cluster    string  `json:"cluster"`
+		Seed       uint64  `json:"seed"`
+		Skipped    int     `json:"skipped_rows"`
+		Jobs       int     `json:"jobs"`
+		Finished   int     `json:"finished"`
+		AvgJCT     float64 `json:"avg_jct_s"`
+		P50JCT     float64 `json:"p50_jct_s"`
+		P99JCT     float64 `json:"p99_jct_s"`
+		AvgQueue   float64 `json:"avg_queue_s"`
+		Makespan   float64 `json:"makespan_s"`
+		GPUUtil    float64 `json:"gpu_util"`
+		GPUHours   float64 `json:"gpu_hours"`
+		Restarts   int     `json:"restarts"`
+		AvgTTA     float64 `json:"avg_tta_s"`
+		Stragglers float64 `json:"straggler_worker_iterations"`
+		StragFrac  float64 `json:"iterations_with_straggler"`
+		Events     int     `json:"events"`
+		WallSecond float64 `json:"wall_s"`
+		// Where the command's wall time went, in seconds.
+		Phases phases `json:"phases_s"`
+
+		// With a f.mitigation: what it did.
+		Mitigation *mitigationJSON `json:"mitigation,omitempty"`
+		// Whether running jobs were advanced lazily (the default;
+		// false with --f.lazy-advance=false or --remote).
+		LazyAdvance bool `json:"lazy_advance"`
+	}{w.Name, *f.model, *f.policy, src, clusterDesc, *f.seed, w.Skipped, s.Jobs, s.Finished, s.AvgJCT, s.P50JCT, s.P99JCT,
+		s.AvgQueue, s.Makespan, s.GPUUtil, s.GPUHours, s.Restarts, s.AvgTTA, s.Stragglers, s.StragglerFrac, res.Sim.EventCount(), wall.Seconds(), ph, nil, *f.lazy}
+	if perWorker && *f.mitigation != env.MitigationNone {
+		out.Mitigation = newMitigationJSON(*f.mitigation, s.Mitigation)
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// printSim prints drover sim's summary.
+func printSim(stdout io.Writer, f *simFlags, w *datasets.Workload, res *trace.Result, src, clusterDesc string, wall time.Duration, ph phases, perWorker bool) {
+	s := res.Summary
 	fmt.Fprintf(stdout, "workload   %s (%d jobs", w.Name, len(w.Jobs))
 	if w.Skipped > 0 {
 		fmt.Fprintf(stdout, ", %d rows skipped:%s", w.Skipped, reasons(w.SkipReasons))
 	}
-	modelName := *model
-	if opts.Stragglers != nil {
-		modelName += fmt.Sprintf(" per-worker (regime %s, background %s x%g, jitter %v, mitigation %s)", *regimeFlag, *bg, *load, !*noJitter, *mitigation)
+	modelName := *f.model
+	if perWorker {
+		modelName += fmt.Sprintf(" per-worker (regime %s, background %s x%g, jitter %v, mitigation %s)", *f.regimeFlag, *f.bg, *f.load, !*f.noJitter, *f.mitigation)
 	}
-	fmt.Fprintf(stdout, ")\ncluster    %s\nmodel      %s\nprofiles   %s\npolicy     %s (seed %d)\n", clusterDesc, modelName, profilesHeader(*profilesDir, src), *policy, *seed)
+	fmt.Fprintf(stdout, ")\ncluster    %s\nmodel      %s\nprofiles   %s\npolicy     %s (seed %d)\n", clusterDesc, modelName, profilesHeader(*f.profilesDir, src), *f.policy, *f.seed)
 	fmt.Fprintf(stdout, "finished   %d/%d jobs\n", s.Finished, s.Jobs)
 	fmt.Fprintf(stdout, "avg JCT    %s (%.2f s)\n", hms(s.AvgJCT), s.AvgJCT)
 	fmt.Fprintf(stdout, "p50 JCT    %s\np99 JCT    %s\n", hms(s.P50JCT), hms(s.P99JCT))
 	fmt.Fprintf(stdout, "avg TTA    %s (%.2f s)\n", hms(s.AvgTTA), s.AvgTTA)
-	if opts.Stragglers != nil {
+	if perWorker {
 		fmt.Fprintf(stdout, "stragglers %.4g worker-iterations; %.2f%% of iterations had one\n", s.Stragglers, 100*s.StragglerFrac)
 		if s.StragglerInflation > 0 {
 			fmt.Fprintf(stdout, "inflation  x%.3f training time over straggler-free (median of multi-node jobs); %.0f%% of the delay from communication\n", s.StragglerInflation, 100*s.CommShare)
 		}
-		printMitigation(stdout, *mitigation, s.Mitigation)
+		printMitigation(stdout, *f.mitigation, s.Mitigation)
 	}
 	fmt.Fprintf(stdout, "avg queue  %s\nmakespan   %s\nGPU util   %.1f%%\nGPU-hours  %.1f\nrestarts   %d\n", hms(s.AvgQueue), hms(s.Makespan), 100*s.GPUUtil, s.GPUHours, s.Restarts)
 	ev := res.Sim.EventCount()
 	fmt.Fprintf(stdout, "events     %d (%d decision points)\n", ev, res.Sim.DecisionPoints())
-	if !*lazy {
+	if !*f.lazy {
 		fmt.Fprintln(stdout, "advance    eager (every running job at every event; the default lazy advance gives the same results up to floating-point rounding)")
 	}
 	fmt.Fprintf(stdout, "wall time  %s (%.0f events/s)\n", wall.Round(time.Millisecond), float64(ev)/wall.Seconds())
 	fmt.Fprintf(stdout, "phases     load %s (workload %s, profiles %s), build %s, simulate %s, write %s\n",
 		ms(ph.Load), ms(ph.Workload), ms(ph.Profiles), ms(ph.Build), ms(ph.Simulate), ms(ph.Write))
-	return nil
 }
 
 // phases is where drover sim's wall time went, in seconds: loading the
