@@ -32,121 +32,117 @@ import (
 // oracle-sync upper bound on each baseline placement.
 var defaultEvalPolicies = strings.Join(slices.Concat(builtin.Methods, builtin.Baselines(), builtin.UpperBounds()), ",")
 
+// evalFlags are drover eval's flags.
+type evalFlags struct {
+	policyList      *string
+	seedsFlag       *string
+	parallel        *int
+	outDir          *string
+	bins            *int
+	logDir          *string
+	servedStateless *bool
+	quiet           *bool
+	workload        *string
+	format          *string
+	model           *string
+	nodes           *int
+	clusterSpec     *string
+	gpn             *int
+	interval        *float64
+	restart         *float64
+	profilesDir     *string
+	skipBad         *bool
+	stragglers      *bool
+	bg              *string
+	load            *float64
+	noJitter        *bool
+	threshold       *float64
+	mitigation      *string
+	regimeFlag      *string
+	syncFlag        *string
+}
+
+// defineEvalFlags defines drover eval's flags on fs.
+func defineEvalFlags(fs *flag.FlagSet, reg policies.Registry) *evalFlags {
+	f := new(evalFlags)
+	f.policyList = fs.String("policies", defaultEvalPolicies, fmt.Sprintf("comma-separated policies to compare: %s; or the directory of a sas-rl or strn-rl checkpoint. The table compares each with the best baseline", reg.Syntax()))
+	f.seedsFlag = fs.String("seeds", "1-5", "seeds: numbers and ranges, e.g. 1-5 or 1,3,7-9")
+	f.parallel = fs.Int("parallel", 0, "simulations at a time (0 = GOMAXPROCS); the decision-time column is clean only with 1")
+	f.outDir = fs.String("out", "", "directory for table.md, summary.json and the plots (default: a new runs/eval-WORKLOAD-TIME)")
+	f.bins = fs.Int("bins", 60, "time bins of the stragglers-over-time plot")
+	f.logDir = fs.String("log", "", "a log directory (datasets/declog) instead of a workload: alone, summarise its decisions; with --policies, re-score a recorded run (drover serve -log-dir DIR + drover sim --remote --record DIR): replay the served workload on the recorded cluster and telemetry under each policy and under the served policy as the server answers it, beside the logged figures. A log without the run manifest (a live cluster's) is replayed on the cluster of --cluster, --nodes and --gpus-per-node (its first nodes renamed the log's node ids when they differ) with the per-worker model of the flags, seed 1 unless --seeds")
+	f.servedStateless = fs.Bool("served-stateless", false, "with --log --policies: replay the served heuristic as a stateless server (drover serve -stateless) answers, not a stateful one")
+	f.quiet = fs.Bool("quiet", false, "no progress output")
+	// The workload, cluster and model flags of drover sim.
+	f.workload = fs.String("workload", "builtin", "workload file, or builtin for the embedded default")
+	f.format = fs.String("format", "auto", "workload format: auto|pollux|philly|helios|alibaba|jobs|parquet")
+	f.model = fs.String("model", "auto", "throughput model: pollux|drover|auto (pollux for workloads without durations, like the Pollux workloads; drover otherwise)")
+	f.nodes = fs.Int("nodes", 16, "number of nodes (with --cluster pai, synth:N or a node list: keep the first N GPU nodes; default all)")
+	f.clusterSpec = fs.String("cluster", "homogeneous", "cluster: homogeneous (--nodes x --gpus-per-node, racks of 8 nodes), pai (the PAI v2023 GPU node list, 1,213 nodes), synth:N (N nodes with the PAI list's node types, the list cycled, e.g. synth:10000), or the path of a PAI-format node list")
+	f.gpn = fs.Int("gpus-per-node", 4, "GPUs per node")
+	f.interval = fs.Float64("interval", -1, "scheduling interval in seconds; 0 = decide at every arrival and completion; -1 = the model's default (pollux 60, drover 0)")
+	f.restart = fs.Float64("restart-delay", env.DefaultRestartDelay, "seconds every (re)start costs")
+	f.profilesDir = fs.String("profiles", "", "directory of measured model profiles (pollux_apps); empty = found near the workload, else the embedded fitted ones; builtin = embedded")
+	f.skipBad = fs.Bool("skip-bad", false, "skip and count malformed or invalid workload rows instead of failing")
+	psShareFlag(fs)
+	f.stragglers = fs.Bool("stragglers", true, "with the drover model: model each worker (background load, jitter, stragglers); false = the job-level model")
+	f.bg = fs.String("background", "builtin", "per-worker model: node background load: builtin (fitted stochastic process), none, or a machine_usage.csv(.gz) to replay")
+	f.load = fs.Float64("load", 1, "per-worker model: multiply the background load")
+	f.noJitter = fs.Bool("no-jitter", false, "per-worker model: turn the calibrated per-worker jitter off")
+	f.threshold = fs.Float64("straggler-threshold", 0.2, "a worker straggles when slower than the job's median by more than this fraction")
+	f.mitigation = fs.String("mitigation", "none", "per-worker model: runtime straggler mitigation: none, stret or replace")
+	f.regimeFlag = fs.String("regime", "auto", "per-worker model: straggler regime: dedicated, shared, or auto (shared for the Alibaba PAI pod list or a PAI node list, dedicated otherwise; see drover sim -h)")
+	f.syncFlag = fs.String("sync", "bsp", "sync strategy for policies that do not choose one: bsp, asp, ssp(S), local(H) (a composed <policy>+<sync> keeps its own)")
+	return f
+}
+
 func runEval(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("eval", stderr)
 	reg := builtin.Registry()
-	policyList := fs.String("policies", defaultEvalPolicies, fmt.Sprintf("comma-separated policies to compare: %s; or the directory of a sas-rl or strn-rl checkpoint. The table compares each with the best baseline", reg.Syntax()))
-	seedsFlag := fs.String("seeds", "1-5", "seeds: numbers and ranges, e.g. 1-5 or 1,3,7-9")
-	parallel := fs.Int("parallel", 0, "simulations at a time (0 = GOMAXPROCS); the decision-time column is clean only with 1")
-	outDir := fs.String("out", "", "directory for table.md, summary.json and the plots (default: a new runs/eval-WORKLOAD-TIME)")
-	bins := fs.Int("bins", 60, "time bins of the stragglers-over-time plot")
-	logDir := fs.String("log", "", "a log directory (datasets/declog) instead of a workload: alone, summarise its decisions; with --policies, re-score a recorded run (drover serve -log-dir DIR + drover sim --remote --record DIR): replay the served workload on the recorded cluster and telemetry under each policy and under the served policy as the server answers it, beside the logged figures. A log without the run manifest (a live cluster's) is replayed on the cluster of --cluster, --nodes and --gpus-per-node (its first nodes renamed the log's node ids when they differ) with the per-worker model of the flags, seed 1 unless --seeds")
-	servedStateless := fs.Bool("served-stateless", false, "with --log --policies: replay the served heuristic as a stateless server (drover serve -stateless) answers, not a stateful one")
-	quiet := fs.Bool("quiet", false, "no progress output")
-	// The workload, cluster and model flags of drover sim.
-	workload := fs.String("workload", "builtin", "workload file, or builtin for the embedded default")
-	format := fs.String("format", "auto", "workload format: auto|pollux|philly|helios|alibaba|jobs|parquet")
-	model := fs.String("model", "auto", "throughput model: pollux|drover|auto (pollux for workloads without durations, like the Pollux workloads; drover otherwise)")
-	nodes := fs.Int("nodes", 16, "number of nodes (with --cluster pai, synth:N or a node list: keep the first N GPU nodes; default all)")
-	clusterSpec := fs.String("cluster", "homogeneous", "cluster: homogeneous (--nodes x --gpus-per-node, racks of 8 nodes), pai (the PAI v2023 GPU node list, 1,213 nodes), synth:N (N nodes with the PAI list's node types, the list cycled, e.g. synth:10000), or the path of a PAI-format node list")
-	gpn := fs.Int("gpus-per-node", 4, "GPUs per node")
-	interval := fs.Float64("interval", -1, "scheduling interval in seconds; 0 = decide at every arrival and completion; -1 = the model's default (pollux 60, drover 0)")
-	restart := fs.Float64("restart-delay", env.DefaultRestartDelay, "seconds every (re)start costs")
-	profilesDir := fs.String("profiles", "", "directory of measured model profiles (pollux_apps); empty = found near the workload, else the embedded fitted ones; builtin = embedded")
-	skipBad := fs.Bool("skip-bad", false, "skip and count malformed or invalid workload rows instead of failing")
-	psShareFlag(fs)
-	stragglers := fs.Bool("stragglers", true, "with the drover model: model each worker (background load, jitter, stragglers); false = the job-level model")
-	bg := fs.String("background", "builtin", "per-worker model: node background load: builtin (fitted stochastic process), none, or a machine_usage.csv(.gz) to replay")
-	load := fs.Float64("load", 1, "per-worker model: multiply the background load")
-	noJitter := fs.Bool("no-jitter", false, "per-worker model: turn the calibrated per-worker jitter off")
-	threshold := fs.Float64("straggler-threshold", 0.2, "a worker straggles when slower than the job's median by more than this fraction")
-	mitigation := fs.String("mitigation", "none", "per-worker model: runtime straggler mitigation: none, stret or replace")
-	regimeFlag := fs.String("regime", "auto", "per-worker model: straggler regime: dedicated, shared, or auto (shared for the Alibaba PAI pod list or a PAI node list, dedicated otherwise; see drover sim -h)")
-	syncFlag := fs.String("sync", "bsp", "sync strategy for policies that do not choose one: bsp, asp, ssp(S), local(H) (a composed <policy>+<sync> keeps its own)")
+	f := defineEvalFlags(fs, reg)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	// Every flag is checked before the first simulation (and before the
 	// workload or the log is read): a bad one costs no run.
-	if err := checkEvalFlags(evalChecks{bins: *bins, parallel: *parallel, nodes: *nodes, gpn: *gpn, interval: *interval, restart: *restart,
-		load: *load, threshold: *threshold, model: *model, mitigation: *mitigation, regime: *regimeFlag, format: *format,
-		cluster: *clusterSpec, ps: psRule(fs)}); err != nil {
+	if err := checkEvalFlags(evalChecks{bins: *f.bins, parallel: *f.parallel, nodes: *f.nodes, gpn: *f.gpn, interval: *f.interval, restart: *f.restart,
+		load: *f.load, threshold: *f.threshold, model: *f.model, mitigation: *f.mitigation, regime: *f.regimeFlag, format: *f.format,
+		cluster: *f.clusterSpec, ps: psRule(fs)}); err != nil {
 		return err
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	if *logDir != "" && !given["policies"] {
-		return evalLog(*logDir, stdout)
+	if *f.logDir != "" && !given["policies"] {
+		return evalLog(*f.logDir, stdout)
 	}
-	syncStrategy, err := env.ParseSync(*syncFlag)
+	syncStrategy, err := env.ParseSync(*f.syncFlag)
 	if err != nil {
 		return fmt.Errorf("--sync: %w", err)
 	}
-	contenders, names, err := evalContenders(reg, *policyList, syncStrategy)
+	contenders, names, err := evalContenders(reg, *f.policyList, syncStrategy)
 	if err != nil {
 		return err
 	}
 	var seeds []uint64 // with --log, nil unless given: the recorded run's seed
-	if *logDir == "" || given["seeds"] {
-		if seeds, err = parseSeeds(*seedsFlag); err != nil {
+	if *f.logDir == "" || given["seeds"] {
+		if seeds, err = parseSeeds(*f.seedsFlag); err != nil {
 			return fmt.Errorf("--seeds: %w", err)
 		}
 	}
-	if *logDir != "" {
-		return evalLogReplay(logReplayFlags{out: *outDir, parallel: *parallel, bins: *bins, quiet: *quiet, args: args,
-			replay: logreplay.Config{Dir: *logDir, Contenders: contenders, Seeds: seeds, Stateless: *servedStateless,
-				Live: logreplay.Manifest{Version: 1, Workload: "builtin", Model: trace.ModelDrover, Profiles: *profilesDir, Cluster: *clusterSpec,
-					NodeCap: nodeCap(fs, *clusterSpec, *nodes), GPUsPerNode: *gpn, Interval: *interval, RestartDelay: *restart, Seed: 1,
-					Stragglers: true, Background: *bg, Load: *load, NoJitter: *noJitter, Threshold: *threshold, Mitigation: *mitigation,
-					Regime: *regimeFlag}}}, stdout, stderr)
+	if *f.logDir != "" {
+		return evalLogReplay(f.logReplay(fs, contenders, seeds, args), stdout, stderr)
 	}
 
-	w, cluster, clusterDesc, err := loadSetup(fs, *workload, *format, *skipBad, model, *clusterSpec, *nodes, *gpn)
+	e, err := f.setup(fs)
 	if err != nil {
 		return err
 	}
-	// One set of profiles for every run: they are safe for concurrent use,
-	// and loading measured ones (building their interpolators) costs more
-	// than a short run.
-	profiles, profSrc, err := trace.Profiles(*profilesDir, *workload)
-	if err != nil {
-		return fmt.Errorf("--profiles: %w", err)
-	}
-	perWorker := *model == trace.ModelDrover && *stragglers
-	regime, err := resolveRegime(*regimeFlag, w, &cluster)
-	if err != nil {
-		return err
-	}
-	// One reference for every run: its factors depend on the regime and
-	// the background, not on the seed, the policy or the mitigation.
-	var ref *env.Reference
-	if perWorker {
-		st := trace.Stragglers{Background: *bg, Regime: regime}
-		if ref, err = st.NewReference(len(cluster.Nodes)); err != nil {
-			return fmt.Errorf("--background: %w", err)
-		}
-	}
-	options := func(seed uint64) (trace.Options, error) {
-		// Each run gets its own copy of the cluster.
-		c := cluster
-		c.Nodes = slices.Clone(cluster.Nodes)
-		o := trace.Options{Workload: w, Model: *model, Profiles: profiles, Cluster: &c,
-			Nodes: *nodes, GPUsPerNode: *gpn, Interval: *interval, RestartDelay: *restart}
-		if perWorker {
-			o.Stragglers = &trace.Stragglers{Background: *bg, Load: *load, NoJitter: *noJitter, Seed: seed, Threshold: *threshold, Mitigation: *mitigation, Regime: regime, Reference: ref}
-		}
-		return o, nil
-	}
-
-	modelDesc := *model + " job-level"
-	if perWorker {
-		modelDesc = fmt.Sprintf("%s per-worker (regime %s, background %s x%g, jitter %v, mitigation %s)", *model, regime, *bg, *load, !*noJitter, *mitigation)
-	}
+	w, clusterDesc, profSrc, modelDesc := e.w, e.clusterDesc, e.profSrc, e.modelDesc
 	fmt.Fprintf(stdout, "workload   %s (%d jobs)\ncluster    %s\nmodel      %s (profiles: %s)\n", w.Name, len(w.Jobs), clusterDesc, modelDesc, profSrc)
-	fmt.Fprintf(stdout, "policies   %s\nseeds      %s (%d)\n", strings.Join(names, ", "), *seedsFlag, len(seeds))
-	fmt.Fprintf(stdout, "timing     %s\n", timingNote(*parallel, len(contenders)*len(seeds)))
+	fmt.Fprintf(stdout, "policies   %s\nseeds      %s (%d)\n", strings.Join(names, ", "), *f.seedsFlag, len(seeds))
+	fmt.Fprintf(stdout, "timing     %s\n", timingNote(*f.parallel, len(contenders)*len(seeds)))
 
-	dir, err := evalOutDir(*outDir, "eval-"+strings.TrimSuffix(filepath.Base(w.Name), filepath.Ext(w.Name)))
+	dir, err := evalOutDir(*f.outDir, "eval-"+strings.TrimSuffix(filepath.Base(w.Name), filepath.Ext(w.Name)))
 	if err != nil {
 		return err
 	}
@@ -154,9 +150,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	// The one wall clock of the comparison: compare times each policy's
 	// Schedule calls with it (the library never reads the clock itself).
 	origin := time.Now()
-	cfg := compare.Config{Policies: contenders, Seeds: seeds, Options: options, Parallel: *parallel,
+	cfg := compare.Config{Policies: contenders, Seeds: seeds, Options: e.options, Parallel: *f.parallel,
 		Clock: func() time.Duration { return time.Since(origin) }}
-	res, wall, err := compareWithProgress(cfg, *quiet, stderr)
+	res, wall, err := compareWithProgress(cfg, *f.quiet, stderr)
 	if err != nil {
 		return err
 	}
@@ -166,11 +162,77 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "\nmean ± half-width of the 95%% t-interval over %d seeds; %d simulations in %s\n", len(seeds), len(contenders)*len(seeds), wall.Round(time.Millisecond))
-	fmt.Fprintf(stdout, "%s: %s\n", compare.DecisionTimeHeader, timingNote(*parallel, len(contenders)*len(seeds)))
+	fmt.Fprintf(stdout, "%s: %s\n", compare.DecisionTimeHeader, timingNote(*f.parallel, len(contenders)*len(seeds)))
 
 	meta := compare.Meta{Workload: w.Name, Model: modelDesc, Cluster: clusterDesc, Profiles: profSrc, Command: "drover eval " + strings.Join(args, " ")}
 	title := fmt.Sprintf("%s, %d seeds", filepath.Base(w.Name), len(seeds))
-	return writeEvalFiles(stdout, dir, res, meta, title, *bins)
+	return writeEvalFiles(stdout, dir, res, meta, title, *f.bins)
+}
+
+// logReplay is the replay of --log with --policies: for a log without a
+// manifest (a live cluster's), the cluster and per-worker model of the
+// flags, seed 1.
+func (f *evalFlags) logReplay(fs *flag.FlagSet, contenders []compare.Policy, seeds []uint64, args []string) logReplayFlags {
+	return logReplayFlags{out: *f.outDir, parallel: *f.parallel, bins: *f.bins, quiet: *f.quiet, args: args,
+		replay: logreplay.Config{Dir: *f.logDir, Contenders: contenders, Seeds: seeds, Stateless: *f.servedStateless,
+			Live: logreplay.Manifest{Version: 1, Workload: "builtin", Model: trace.ModelDrover, Profiles: *f.profilesDir, Cluster: *f.clusterSpec,
+				NodeCap: nodeCap(fs, *f.clusterSpec, *f.nodes), GPUsPerNode: *f.gpn, Interval: *f.interval, RestartDelay: *f.restart, Seed: 1,
+				Stragglers: true, Background: *f.bg, Load: *f.load, NoJitter: *f.noJitter, Threshold: *f.threshold, Mitigation: *f.mitigation,
+				Regime: *f.regimeFlag}}}
+}
+
+// evalSetup is what drover eval's simulations share: the workload, the
+// cluster's and model's descriptions, and each seed's options.
+type evalSetup struct {
+	w                               *datasets.Workload
+	clusterDesc, profSrc, modelDesc string
+	options                         func(seed uint64) (trace.Options, error)
+}
+
+// setup loads the workload, the cluster and the profiles, and builds the
+// runs' options.
+func (f *evalFlags) setup(fs *flag.FlagSet) (*evalSetup, error) {
+	w, cluster, clusterDesc, err := loadSetup(fs, *f.workload, *f.format, *f.skipBad, f.model, *f.clusterSpec, *f.nodes, *f.gpn)
+	if err != nil {
+		return nil, err
+	}
+	// One set of profiles for every run: they are safe for concurrent use,
+	// and loading measured ones (building their interpolators) costs more
+	// than a short run.
+	profiles, profSrc, err := trace.Profiles(*f.profilesDir, *f.workload)
+	if err != nil {
+		return nil, fmt.Errorf("--profiles: %w", err)
+	}
+	perWorker := *f.model == trace.ModelDrover && *f.stragglers
+	regime, err := resolveRegime(*f.regimeFlag, w, &cluster)
+	if err != nil {
+		return nil, err
+	}
+	// One reference for every run: its factors depend on the regime and
+	// the background, not on the seed, the policy or the mitigation.
+	var ref *env.Reference
+	if perWorker {
+		st := trace.Stragglers{Background: *f.bg, Regime: regime}
+		if ref, err = st.NewReference(len(cluster.Nodes)); err != nil {
+			return nil, fmt.Errorf("--background: %w", err)
+		}
+	}
+	options := func(seed uint64) (trace.Options, error) {
+		// Each run gets its own copy of the cluster.
+		c := cluster
+		c.Nodes = slices.Clone(cluster.Nodes)
+		o := trace.Options{Workload: w, Model: *f.model, Profiles: profiles, Cluster: &c,
+			Nodes: *f.nodes, GPUsPerNode: *f.gpn, Interval: *f.interval, RestartDelay: *f.restart}
+		if perWorker {
+			o.Stragglers = &trace.Stragglers{Background: *f.bg, Load: *f.load, NoJitter: *f.noJitter, Seed: seed, Threshold: *f.threshold, Mitigation: *f.mitigation, Regime: regime, Reference: ref}
+		}
+		return o, nil
+	}
+	modelDesc := *f.model + " job-level"
+	if perWorker {
+		modelDesc = fmt.Sprintf("%s per-worker (regime %s, background %s x%g, jitter %v, mitigation %s)", *f.model, regime, *f.bg, *f.load, !*f.noJitter, *f.mitigation)
+	}
+	return &evalSetup{w: w, clusterDesc: clusterDesc, profSrc: profSrc, modelDesc: modelDesc, options: options}, nil
 }
 
 // evalChecks are the values of drover eval's flags that checkEvalFlags

@@ -37,6 +37,36 @@ history, fitted on the Alibaba v2018 machine usage.
         writes the model file; -o policies/sas/forecast/model.json
         regenerates the embedded one.`
 
+// forecastFlags are drover forecast's flags.
+type forecastFlags struct {
+	tracePath *string
+	split     *float64
+	horizon   *int
+	minHist   *int
+	out       *string
+	model     *string
+	refit     *bool
+	folds     *int
+	window    *int
+	simulated *bool
+}
+
+// defineForecastFlags defines drover forecast's flags on fs.
+func defineForecastFlags(fs *flag.FlagSet) *forecastFlags {
+	f := new(forecastFlags)
+	f.tracePath = fs.String("trace", defaultMachineUsage, "the Alibaba v2018 machine_usage.csv(.gz)")
+	f.split = fs.Float64("split", 0.7, "share of each machine's time to fit on; the rest is held out")
+	f.horizon = fs.Int("horizon", forecast.DefaultHorizon, "fit: steps of 300 s a forecast covers")
+	f.minHist = fs.Int("min-history", forecast.DefaultMinHistory, "fit: fewest samples a forecast needs")
+	f.out = fs.String("o", "-", "fit: output model file (- for stdout)")
+	f.model = fs.String("model", "", "eval: a model file to score instead of the embedded one")
+	f.refit = fs.Bool("refit", false, "eval: fit a model on the training time (with --horizon, --min-history) and score it")
+	f.folds = fs.Int("folds", 0, "eval: also score on machines held out, in this many folds (0: off; each fold refits)")
+	f.window = fs.Int("window", forecast.DefaultWindow, "eval: the baseline window, in samples")
+	f.simulated = fs.Bool("simulated", true, "eval: also score, for information, on the simulator's builtin background load (the fitted stochastic process, 16 nodes x 8 days, seed 1), which the model never saw")
+	return f
+}
+
 func runForecast(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "eval" && args[0] != "fit" {
 		fmt.Fprintln(stderr, forecastUsage)
@@ -47,16 +77,7 @@ func runForecast(args []string, stdout, stderr io.Writer) error {
 	}
 	sub := args[0]
 	fs := newFlags("forecast "+sub, stderr)
-	tracePath := fs.String("trace", defaultMachineUsage, "the Alibaba v2018 machine_usage.csv(.gz)")
-	split := fs.Float64("split", 0.7, "share of each machine's time to fit on; the rest is held out")
-	horizon := fs.Int("horizon", forecast.DefaultHorizon, "fit: steps of 300 s a forecast covers")
-	minHist := fs.Int("min-history", forecast.DefaultMinHistory, "fit: fewest samples a forecast needs")
-	out := fs.String("o", "-", "fit: output model file (- for stdout)")
-	model := fs.String("model", "", "eval: a model file to score instead of the embedded one")
-	refit := fs.Bool("refit", false, "eval: fit a model on the training time (with --horizon, --min-history) and score it")
-	folds := fs.Int("folds", 0, "eval: also score on machines held out, in this many folds (0: off; each fold refits)")
-	window := fs.Int("window", forecast.DefaultWindow, "eval: the baseline window, in samples")
-	simulated := fs.Bool("simulated", true, "eval: also score, for information, on the simulator's builtin background load (the fitted stochastic process, 16 nodes x 8 days, seed 1), which the model never saw")
+	f := defineForecastFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, forecastUsage+"\n\nFlags:")
 		fs.PrintDefaults()
@@ -68,50 +89,22 @@ func runForecast(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
-	if !(*split > 0 && *split < 1) {
-		return fmt.Errorf("--split %v: want a share in (0, 1)", *split)
+	if !(*f.split > 0 && *f.split < 1) {
+		return fmt.Errorf("--split %v: want a share in (0, 1)", *f.split)
 	}
 	cfg := forecast.DefaultConfig()
-	cfg.Horizon, cfg.MinHistory = *horizon, *minHist
-	traces, err := readForecastTraces(*tracePath, cfg.Step)
+	cfg.Horizon, cfg.MinHistory = *f.horizon, *f.minHist
+	traces, err := readForecastTraces(*f.tracePath, cfg.Step)
 	if err != nil {
 		return err
 	}
-	train, from := forecast.TimeSplit(traces, *split)
+	train, from := forecast.TimeSplit(traces, *f.split)
 	if sub == "fit" {
-		m, err := forecast.Fit(train, cfg)
-		if err != nil {
-			return fmt.Errorf("fit %s: %w", *tracePath, err)
-		}
-		b, err := forecast.Encode(m)
-		if err != nil {
-			return err
-		}
-		if *out == "-" {
-			_, err := stdout.Write(b)
-			return err
-		}
-		return writeFile(*out, func(w io.Writer) error { _, err := w.Write(b); return err })
+		return forecastFit(stdout, f, train, cfg)
 	}
-
-	m, what := forecast.Default, "embedded (fitted on the first 70% of each machine's time)"
-	switch {
-	case *refit && *model != "":
-		return errors.New("--refit and --model exclude each other")
-	case *refit:
-		if m, err = forecast.Fit(train, cfg); err != nil {
-			return fmt.Errorf("fit %s: %w", *tracePath, err)
-		}
-		what = fmt.Sprintf("refitted on the first %.0f%% of each machine's time", 100**split)
-	case *model != "":
-		b, err := os.ReadFile(*model)
-		if err != nil {
-			return err
-		}
-		if m, err = forecast.Decode(b); err != nil {
-			return fmt.Errorf("%s: %w", *model, err)
-		}
-		what = *model
+	m, what, err := forecastModel(f, train, cfg)
+	if err != nil {
+		return err
 	}
 	if m.Step != cfg.Step {
 		return fmt.Errorf("model step %v s, the evaluation resamples to %v s", m.Step, cfg.Step)
@@ -121,35 +114,87 @@ func runForecast(args []string, stdout, stderr io.Writer) error {
 		steps += t.Len()
 	}
 	h := time.Duration(float64(m.Horizon)*m.Step) * time.Second
-	fmt.Fprintf(stdout, "trace      %s (%d machines, %d steps of %v s)\n", *tracePath, len(traces), steps, m.Step)
+	fmt.Fprintf(stdout, "trace      %s (%d machines, %d steps of %v s)\n", *f.tracePath, len(traces), steps, m.Step)
 	fmt.Fprintf(stdout, "model      %s: horizon %d steps (%v), %d levels, window %d, from %d samples\n", what, m.Horizon, h, len(m.Levels), m.Window, m.MinHistory)
-	rep := forecast.Evaluate(m, traces, from, *window)
-	fmt.Fprintf(stdout, "\nHeld-out time: the last %.0f%% of each machine, %d origins\n", 100*(1-*split), rep.Origins)
+	rep := forecast.Evaluate(m, traces, from, *f.window)
+	fmt.Fprintf(stdout, "\nHeld-out time: the last %.0f%% of each machine, %d origins\n", 100*(1-*f.split), rep.Origins)
 	writeForecastReport(stdout, rep)
 	pass := verdict(stdout, rep)
-	if *folds > 0 {
-		cm, err := forecast.CrossMachines(traces, cfg, *folds, *window)
+	if *f.folds > 0 {
+		cm, err := forecast.CrossMachines(traces, cfg, *f.folds, *f.window)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "\nHeld-out machines: %d folds by machine index, each model fitted on all the time of the other machines, %d origins\n", *folds, cm.Origins)
+		fmt.Fprintf(stdout, "\nHeld-out machines: %d folds by machine index, each model fitted on all the time of the other machines, %d origins\n", *f.folds, cm.Origins)
 		writeForecastReport(stdout, cm)
 		pass = verdict(stdout, cm) && pass
 	}
-	if *simulated {
-		const nodes, steps = 16, 8 * 24 * 3600 / forecast.DefaultStep
-		src, err := background.NewStochastic(background.Default, nodes, 1)
-		if err != nil {
+	if *f.simulated {
+		if err := forecastSimulated(stdout, m, *f.window); err != nil {
 			return err
 		}
-		sim := forecast.Evaluate(m, forecast.FromSource(src, nodes, steps, m.Step), nil, *window)
-		fmt.Fprintf(stdout, "\nFor information, the simulator's builtin background (%d nodes x 8 days, seed 1), %d origins\n", nodes, sim.Origins)
-		writeForecastReport(stdout, sim)
-		fmt.Fprintf(stdout, "learned mean pinball loss vs the window's:%s (no verdict: the acceptance is on the trace)\n", relative(sim))
 	}
 	if !pass {
 		return errForecastFailed
 	}
+	return nil
+}
+
+// forecastFit fits the model on train and writes it (-o).
+func forecastFit(stdout io.Writer, f *forecastFlags, train []forecast.Trace, cfg forecast.Config) error {
+	m, err := forecast.Fit(train, cfg)
+	if err != nil {
+		return fmt.Errorf("fit %s: %w", *f.tracePath, err)
+	}
+	b, err := forecast.Encode(m)
+	if err != nil {
+		return err
+	}
+	if *f.out == "-" {
+		_, err := stdout.Write(b)
+		return err
+	}
+	return writeFile(*f.out, func(w io.Writer) error { _, err := w.Write(b); return err })
+}
+
+// forecastModel is the model eval scores: the embedded one, a refit
+// (--refit) or a file (--model), and its description.
+func forecastModel(f *forecastFlags, train []forecast.Trace, cfg forecast.Config) (*forecast.Model, string, error) {
+	var err error
+	m, what := forecast.Default, "embedded (fitted on the first 70% of each machine's time)"
+	switch {
+	case *f.refit && *f.model != "":
+		return nil, "", errors.New("--refit and --model exclude each other")
+	case *f.refit:
+		if m, err = forecast.Fit(train, cfg); err != nil {
+			return nil, "", fmt.Errorf("fit %s: %w", *f.tracePath, err)
+		}
+		what = fmt.Sprintf("refitted on the first %.0f%% of each machine's time", 100**f.split)
+	case *f.model != "":
+		b, err := os.ReadFile(*f.model)
+		if err != nil {
+			return nil, "", err
+		}
+		if m, err = forecast.Decode(b); err != nil {
+			return nil, "", fmt.Errorf("%s: %w", *f.model, err)
+		}
+		what = *f.model
+	}
+	return m, what, nil
+}
+
+// forecastSimulated scores m, for information, on the simulator's
+// builtin background load.
+func forecastSimulated(stdout io.Writer, m *forecast.Model, window int) error {
+	const nodes, steps = 16, 8 * 24 * 3600 / forecast.DefaultStep
+	src, err := background.NewStochastic(background.Default, nodes, 1)
+	if err != nil {
+		return err
+	}
+	sim := forecast.Evaluate(m, forecast.FromSource(src, nodes, steps, m.Step), nil, window)
+	fmt.Fprintf(stdout, "\nFor information, the simulator's builtin background (%d nodes x 8 days, seed 1), %d origins\n", nodes, sim.Origins)
+	writeForecastReport(stdout, sim)
+	fmt.Fprintf(stdout, "learned mean pinball loss vs the window's:%s (no verdict: the acceptance is on the trace)\n", relative(sim))
 	return nil
 }
 

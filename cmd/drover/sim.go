@@ -285,10 +285,10 @@ func printSimJSON(stdout io.Writer, f *simFlags, w *datasets.Workload, res *trac
 		// Where the command's wall time went, in seconds.
 		Phases phases `json:"phases_s"`
 
-		// With a f.mitigation: what it did.
+		// With a mitigation: what it did.
 		Mitigation *mitigationJSON `json:"mitigation,omitempty"`
 		// Whether running jobs were advanced lazily (the default;
-		// false with --f.lazy-advance=false or --remote).
+		// false with --lazy-advance=false or --remote).
 		LazyAdvance bool `json:"lazy_advance"`
 	}{w.Name, *f.model, *f.policy, src, clusterDesc, *f.seed, w.Skipped, s.Jobs, s.Finished, s.AvgJCT, s.P50JCT, s.P99JCT,
 		s.AvgQueue, s.Makespan, s.GPUUtil, s.GPUHours, s.Restarts, s.AvgTTA, s.Stragglers, s.StragglerFrac, res.Sim.EventCount(), wall.Seconds(), ph, nil, *f.lazy}

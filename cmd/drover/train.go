@@ -24,24 +24,51 @@ import (
 // learning curve and the checkpoint (weights.safetensors + meta.json).
 // --resume CKPT starts from a checkpoint where the trainer can (PPO's
 // actor and critic; a direct policy's actor), into the new directory.
+// trainFlags are drover train's flags.
+type trainFlags struct {
+	envName    *string
+	algo       *string
+	steps      *int
+	seed       *uint64
+	quiet      *bool
+	out        *string
+	resume     *string
+	evalSeeds  *int
+	fromLog    *string
+	initDir    *string
+	logCluster *string
+	logNodes   *int
+	logGPN     *int
+	backend    *string
+	device     *string
+	configFile *string
+}
+
+// defineTrainFlags defines drover train's flags on fs.
+func defineTrainFlags(fs *flag.FlagSet) *trainFlags {
+	f := new(trainFlags)
+	f.envName = fs.String("env", "placement", "environment: placement or sync (the built-in workload; learned vs the heuristics), sas-rl or strn-rl (the direct learned policies: node group x sync strategy per job, no heuristic in the loop; judged on the held-out built-in, Philly-late, Helios and PAI workloads), or cartpole (the known-answer check)")
+	f.algo = fs.String("algo", "ppo", "algorithm: ppo or dqn (cartpole, placement, sync); for sas-rl and strn-rl: bc (behaviour cloning of the heuristic), ppo (bc, then PPO), dqn, or the older candidate re-rankers bandit (a contextual bandit scoring each decision by counterfactual replays, or by its job's own slowdown with train.credit: own) and rerank-ppo")
+	f.steps = fs.Int("steps", 0, "environment steps, 1 to 1e9 (default: 500000 for cartpole, 100000 for placement)")
+	f.seed = fs.Uint64("seed", 1, "random seed")
+	f.quiet = fs.Bool("quiet", false, "no progress output")
+	f.out = fs.String("out", "", "the run directory, new or empty: config.yaml, TensorBoard events, scalars.csv and the checkpoint (default runs/<env>__<algo>__<seed>__<unix time>); a directory holding files is refused, so runs never mix")
+	f.resume = fs.String("resume", "", "the checkpoint directory (an earlier run's --out) to start from, into a new --out: PPO runs (cartpole, placement, sync, rerank-ppo) copy its actor and critic, direct policies (strn-rl, sas-rl with bc or ppo) its actor; Adam's state, the learning-rate schedule and the step count start afresh, and --steps more are trained. DQN and bandit runs cannot resume")
+	f.evalSeeds = fs.Int("eval-seeds", 5, "sas-rl, strn-rl: held-out seeds per workload, 0 to 1000 (Helios; PAI gets half; 0: no held-out evaluation)")
+	f.fromLog = fs.String("from-log", "", "sas-rl, strn-rl (bc, ppo, dqn): fine-tune on what a deployment served: the decision log DIR that drover serve wrote (datasets/declog) is replayed in the simulator, each logged job arriving as it did with its GPUs, model and run time, and the policy trains on those arrivals (background loads and jitter vary per episode) and is judged on them with --eval-seeds paired seeds against --init (or the heuristic); the node loads the deployment saw are not in the log, so they are not learned from")
+	f.initDir = fs.String("init", "", "with --from-log: the direct checkpoint (strn-rl or sas-rl, bc or ppo) training starts from; its groups, hold and hidden widths are kept")
+	f.logCluster = fs.String("cluster", "homogeneous", "with --from-log: the cluster the log's jobs are replayed on: homogeneous (--nodes x --gpus-per-node), pai, synth:N or the path of a PAI-format node list")
+	f.logNodes = fs.Int("nodes", 16, "with --from-log: number of nodes, 1 to 100000 (with --cluster pai, synth:N or a node list: keep the first N GPU nodes; default all)")
+	f.logGPN = fs.Int("gpus-per-node", 4, "with --from-log: GPUs per node of a homogeneous cluster, 1 to 64")
+	f.backend = fs.String("backend", "", "NN backend of the updates (ppo, dqn): go (the default, pure Go) or torch (libtorch, in a binary built with -tags torch: make build-torch); rollouts act on the Go networks and checkpoints are the same files either way")
+	f.device = fs.String("device", "", "with --backend torch: cpu (the default), cuda or cuda:N")
+	f.configFile = fs.String("config", "", "YAML file with sections train (env, algo, steps, seed, eval_seeds, ...: docs/format/train-config.md, with each field's bounds), ppo and dqn (the agents' config fields in snake_case); flags given on the command line win")
+	return f
+}
+
 func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("train", stderr)
-	envName := fs.String("env", "placement", "environment: placement or sync (the built-in workload; learned vs the heuristics), sas-rl or strn-rl (the direct learned policies: node group x sync strategy per job, no heuristic in the loop; judged on the held-out built-in, Philly-late, Helios and PAI workloads), or cartpole (the known-answer check)")
-	algo := fs.String("algo", "ppo", "algorithm: ppo or dqn (cartpole, placement, sync); for sas-rl and strn-rl: bc (behaviour cloning of the heuristic), ppo (bc, then PPO), dqn, or the older candidate re-rankers bandit (a contextual bandit scoring each decision by counterfactual replays, or by its job's own slowdown with train.credit: own) and rerank-ppo")
-	steps := fs.Int("steps", 0, "environment steps, 1 to 1e9 (default: 500000 for cartpole, 100000 for placement)")
-	seed := fs.Uint64("seed", 1, "random seed")
-	quiet := fs.Bool("quiet", false, "no progress output")
-	out := fs.String("out", "", "the run directory, new or empty: config.yaml, TensorBoard events, scalars.csv and the checkpoint (default runs/<env>__<algo>__<seed>__<unix time>); a directory holding files is refused, so runs never mix")
-	resume := fs.String("resume", "", "the checkpoint directory (an earlier run's --out) to start from, into a new --out: PPO runs (cartpole, placement, sync, rerank-ppo) copy its actor and critic, direct policies (strn-rl, sas-rl with bc or ppo) its actor; Adam's state, the learning-rate schedule and the step count start afresh, and --steps more are trained. DQN and bandit runs cannot resume")
-	evalSeeds := fs.Int("eval-seeds", 5, "sas-rl, strn-rl: held-out seeds per workload, 0 to 1000 (Helios; PAI gets half; 0: no held-out evaluation)")
-	fromLog := fs.String("from-log", "", "sas-rl, strn-rl (bc, ppo, dqn): fine-tune on what a deployment served: the decision log DIR that drover serve wrote (datasets/declog) is replayed in the simulator, each logged job arriving as it did with its GPUs, model and run time, and the policy trains on those arrivals (background loads and jitter vary per episode) and is judged on them with --eval-seeds paired seeds against --init (or the heuristic); the node loads the deployment saw are not in the log, so they are not learned from")
-	initDir := fs.String("init", "", "with --from-log: the direct checkpoint (strn-rl or sas-rl, bc or ppo) training starts from; its groups, hold and hidden widths are kept")
-	logCluster := fs.String("cluster", "homogeneous", "with --from-log: the cluster the log's jobs are replayed on: homogeneous (--nodes x --gpus-per-node), pai, synth:N or the path of a PAI-format node list")
-	logNodes := fs.Int("nodes", 16, "with --from-log: number of nodes, 1 to 100000 (with --cluster pai, synth:N or a node list: keep the first N GPU nodes; default all)")
-	logGPN := fs.Int("gpus-per-node", 4, "with --from-log: GPUs per node of a homogeneous cluster, 1 to 64")
-	backend := fs.String("backend", "", "NN backend of the updates (ppo, dqn): go (the default, pure Go) or torch (libtorch, in a binary built with -tags torch: make build-torch); rollouts act on the Go networks and checkpoints are the same files either way")
-	device := fs.String("device", "", "with --backend torch: cpu (the default), cuda or cuda:N")
-	configFile := fs.String("config", "", "YAML file with sections train (env, algo, steps, seed, eval_seeds, ...: docs/format/train-config.md, with each field's bounds), ppo and dqn (the agents' config fields in snake_case); flags given on the command line win")
+	f := defineTrainFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -50,45 +77,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	// The flags' own bounds first, so that a file's error is the file's.
-	switch {
-	case given["steps"] && (*steps < 1 || *steps > train.MaxSteps):
-		return fmt.Errorf("--steps %d: want 1 to %d (leave the flag out for the env's default)", *steps, train.MaxSteps)
-	case *evalSeeds < 0 || *evalSeeds > train.MaxEvalSeeds:
-		return fmt.Errorf("--eval-seeds %d: want 0 to %d", *evalSeeds, train.MaxEvalSeeds)
-	case *logNodes < 1 || *logNodes > train.MaxNodes:
-		return fmt.Errorf("--nodes %d: want 1 to %d", *logNodes, train.MaxNodes)
-	case *logGPN < 1 || *logGPN > train.MaxGPUsPerNode:
-		return fmt.Errorf("--gpus-per-node %d: want 1 to %d", *logGPN, train.MaxGPUsPerNode)
-	}
-	r := train.NewRun(train.Config{Env: *envName, Algo: *algo, Steps: *steps, Seed: *seed, EvalSeeds: *evalSeeds})
-	if *configFile != "" {
-		if err := train.LoadConfig(*configFile, r); err != nil {
-			return err
-		}
-		for name, set := range map[string]func(){
-			"env": func() { r.Train.Env = *envName }, "algo": func() { r.Train.Algo = *algo },
-			"steps": func() { r.Train.Steps = *steps }, "seed": func() { r.Train.Seed = *seed },
-			"eval-seeds": func() { r.Train.EvalSeeds = *evalSeeds },
-		} {
-			if given[name] {
-				set()
-			}
-		}
-	}
-	for _, set := range []struct {
-		flag string
-		f    func()
-	}{{"backend", func() { r.PPO.Backend, r.DQN.Backend = *backend, *backend }}, {"device", func() { r.PPO.Device, r.DQN.Device = *device, *device }}} {
-		if given[set.flag] {
-			set.f()
-		}
-	}
-	if err := r.Validate(); err != nil {
-		if *configFile != "" {
-			return fmt.Errorf("%s with the flags: %w", *configFile, err)
-		}
-		return fmt.Errorf("flags: %w", err)
+	r, err := f.config(given)
+	if err != nil {
+		return err
 	}
 	// The device is checked before the run directory is made.
 	for _, c := range [][2]string{{r.PPO.Backend, r.PPO.Device}, {r.DQN.Backend, r.DQN.Device}} {
@@ -106,13 +97,13 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	if direct {
 		if keys := directIgnored(r); len(keys) > 0 {
-			return fmt.Errorf("%s: %s --algo %s trains a direct policy, which takes env, algo, steps, seed and eval_seeds from the config and would ignore %s", *configFile, r.Train.Env, r.Train.Algo, strings.Join(keys, ", "))
+			return fmt.Errorf("%s: %s --algo %s trains a direct policy, which takes env, algo, steps, seed and eval_seeds from the config and would ignore %s", *f.configFile, r.Train.Env, r.Train.Algo, strings.Join(keys, ", "))
 		}
 	}
-	if *resume != "" && given["from-log"] {
+	if *f.resume != "" && given["from-log"] {
 		return errors.New("--resume goes without --from-log: a log's fine-tuning starts from --init")
 	}
-	dir := *out
+	dir := *f.out
 	if dir == "" {
 		dir = filepath.Join("runs", runlog.RunName(r.Train.Env, r.Train.Algo, r.Train.Seed, time.Now()))
 	}
@@ -125,27 +116,74 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			be.Backend, be.Device = r.DQN.Backend, r.DQN.Device
 		}
 		return runTrainDirect(directRun{name: r.Train.Env, algo: r.Train.Algo, seed: r.Train.Seed, steps: r.Train.Steps,
-			evalSeeds: r.Train.EvalSeeds, dir: dir, quiet: *quiet, fromLog: *fromLog, init: *initDir, resume: *resume,
-			cluster: *logCluster, nodes: *logNodes, nodesSet: logFlags["nodes"], gpusPerNode: *logGPN,
+			evalSeeds: r.Train.EvalSeeds, dir: dir, quiet: *f.quiet, fromLog: *f.fromLog, init: *f.initDir, resume: *f.resume,
+			cluster: *f.logCluster, nodes: *f.logNodes, nodesSet: logFlags["nodes"], gpusPerNode: *f.logGPN,
 			backend: be.Backend, device: be.Device}, stdout, stderr)
 	}
 	if r.Train.Algo == "rerank-ppo" {
 		r.Train.Algo = "ppo" // the candidate re-ranker trained by PPO
 	}
-	if *resume != "" {
-		m, nets, err := checkpoints.Load(*resume)
+	if *f.resume != "" {
+		m, nets, err := checkpoints.Load(*f.resume)
 		if err != nil {
-			return fmt.Errorf("--resume %s: %w", *resume, err)
+			return fmt.Errorf("--resume %s: %w", *f.resume, err)
 		}
 		if err := r.ResumeFrom(m, nets); err != nil {
-			return fmt.Errorf("--resume %s: %w", *resume, err)
+			return fmt.Errorf("--resume %s: %w", *f.resume, err)
 		}
-		fmt.Fprintf(stdout, "starting from %s (%s/%s, hidden %v): a warm start, with a fresh optimizer and %d more steps\n", *resume, m.Env, m.Algo, m.Hidden, r.Train.Steps)
+		fmt.Fprintf(stdout, "starting from %s (%s/%s, hidden %v): a warm start, with a fresh optimizer and %d more steps\n", *f.resume, m.Env, m.Algo, m.Hidden, r.Train.Steps)
 	}
 	r.Dir, r.Out = dir, stdout
-	if !*quiet {
+	if !*f.quiet {
 		r.Progress = stderr
 	}
-	_, err := r.Execute()
+	_, err = r.Execute()
 	return err
+}
+
+// config is the run the flags and the config file (--config) describe,
+// validated: the flags' own bounds first, so that a file's error is the
+// file's; then the file, with the flags given on the command line
+// winning.
+func (f *trainFlags) config(given map[string]bool) (*train.Run, error) {
+	switch {
+	case given["steps"] && (*f.steps < 1 || *f.steps > train.MaxSteps):
+		return nil, fmt.Errorf("--steps %d: want 1 to %d (leave the flag out for the env's default)", *f.steps, train.MaxSteps)
+	case *f.evalSeeds < 0 || *f.evalSeeds > train.MaxEvalSeeds:
+		return nil, fmt.Errorf("--eval-seeds %d: want 0 to %d", *f.evalSeeds, train.MaxEvalSeeds)
+	case *f.logNodes < 1 || *f.logNodes > train.MaxNodes:
+		return nil, fmt.Errorf("--nodes %d: want 1 to %d", *f.logNodes, train.MaxNodes)
+	case *f.logGPN < 1 || *f.logGPN > train.MaxGPUsPerNode:
+		return nil, fmt.Errorf("--gpus-per-node %d: want 1 to %d", *f.logGPN, train.MaxGPUsPerNode)
+	}
+	r := train.NewRun(train.Config{Env: *f.envName, Algo: *f.algo, Steps: *f.steps, Seed: *f.seed, EvalSeeds: *f.evalSeeds})
+	if *f.configFile != "" {
+		if err := train.LoadConfig(*f.configFile, r); err != nil {
+			return nil, err
+		}
+		for name, set := range map[string]func(){
+			"env": func() { r.Train.Env = *f.envName }, "algo": func() { r.Train.Algo = *f.algo },
+			"steps": func() { r.Train.Steps = *f.steps }, "seed": func() { r.Train.Seed = *f.seed },
+			"eval-seeds": func() { r.Train.EvalSeeds = *f.evalSeeds },
+		} {
+			if given[name] {
+				set()
+			}
+		}
+	}
+	for _, set := range []struct {
+		flag string
+		f    func()
+	}{{"backend", func() { r.PPO.Backend, r.DQN.Backend = *f.backend, *f.backend }}, {"device", func() { r.PPO.Device, r.DQN.Device = *f.device, *f.device }}} {
+		if given[set.flag] {
+			set.f()
+		}
+	}
+	if err := r.Validate(); err != nil {
+		if *f.configFile != "" {
+			return nil, fmt.Errorf("%s with the flags: %w", *f.configFile, err)
+		}
+		return nil, fmt.Errorf("flags: %w", err)
+	}
+	return r, nil
 }

@@ -269,24 +269,10 @@ func runTrainFromLog(r directRun, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "no evaluation (--eval-seeds 0): not converged")
 		return saveDirect(r, meta, res, stdout)
 	}
-	mk, err := pdirect.FromCheckpoint(meta, res.Nets)
+	cs, err := logContenders(r, meta, res.Nets, initMeta, initNets)
 	if err != nil {
 		return err
 	}
-	heur := map[string]string{pdirect.STRNRL: "strn", pdirect.SASRL: "sas"}[r.name]
-	hf, err := builtin.Registry().Factory(heur)
-	if err != nil {
-		return err
-	}
-	cs := []compare.Policy{{Name: r.name, New: func(uint64) (policies.Policy, error) { return mk(), nil }}}
-	if r.init != "" {
-		mi, err := pdirect.FromCheckpoint(initMeta, initNets)
-		if err != nil {
-			return fmt.Errorf("--init %s: %w", r.init, err)
-		}
-		cs = append(cs, compare.Policy{Name: "init", New: func(uint64) (policies.Policy, error) { return mi(), nil }})
-	}
-	cs = append(cs, compare.Policy{Name: heur, New: func(s uint64) (policies.Policy, error) { return hf(policies.Config{Seed: s}) }})
 	gate := train.GateConfig{Seed: r.seed}
 	js, err := direct.Judge(cs, []direct.HeldOut{sum.HeldOut("log", set)}, logEvalSeeds(r.evalSeeds), gate, compare.Config{}, judgeProgress(r.quiet, stderr, "replays of "))
 	if err != nil {
@@ -315,6 +301,30 @@ func runTrainFromLog(r directRun, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout, "not marked converged: judged on the arrivals it trained on (other seeds); drover serve's gate judges it on what it serves")
 	return saveDirect(r, meta, res, stdout)
+}
+
+// logContenders are the policies --from-log judges: the trained one, the
+// --init checkpoint's when given, and the heuristic.
+func logContenders(r directRun, meta checkpoints.Meta, nets map[string]*nn.MLP, initMeta checkpoints.Meta, initNets map[string]*nn.MLP) ([]compare.Policy, error) {
+	mk, err := pdirect.FromCheckpoint(meta, nets)
+	if err != nil {
+		return nil, err
+	}
+	heur := map[string]string{pdirect.STRNRL: "strn", pdirect.SASRL: "sas"}[r.name]
+	hf, err := builtin.Registry().Factory(heur)
+	if err != nil {
+		return nil, err
+	}
+	cs := []compare.Policy{{Name: r.name, New: func(uint64) (policies.Policy, error) { return mk(), nil }}}
+	if r.init != "" {
+		mi, err := pdirect.FromCheckpoint(initMeta, initNets)
+		if err != nil {
+			return nil, fmt.Errorf("--init %s: %w", r.init, err)
+		}
+		cs = append(cs, compare.Policy{Name: "init", New: func(uint64) (policies.Policy, error) { return mi(), nil }})
+	}
+	cs = append(cs, compare.Policy{Name: heur, New: func(s uint64) (policies.Policy, error) { return hf(policies.Config{Seed: s}) }})
+	return cs, nil
 }
 
 // judgeProgress is direct.Judge's progress callback: a bar per workload
