@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/drover-sched/drover/agents/bandit"
 	"github.com/drover-sched/drover/agents/nn"
 )
 
@@ -49,9 +48,9 @@ type Meta struct {
 	// Eval holds evaluation scores by name (e.g. mean_return_last20).
 	Eval map[string]float64 `json:"eval,omitempty"`
 	// Support, when present, is the box of training contexts a learned
-	// variant's decisions are restricted to (bandit.Support.Gate: outside
+	// variant's decisions are restricted to (Support.Gate: outside
 	// it the heuristic's choice stands).
-	Support *bandit.Support `json:"support,omitempty"`
+	Support *Support `json:"support,omitempty"`
 	// Converged is the convergence gate's verdict (false until it has one).
 	Converged bool `json:"converged"`
 	// Probe holds inputs (rows of ObsDim) and, per network, the outputs the

@@ -8,6 +8,12 @@
 // temporary file renamed into place, so a crash never leaves a half-written
 // checkpoint, and Load validates everything it reads.
 //
+// A learned variant's checkpoint may also carry a Support, the box of the
+// contexts it was trained on, outside which its decisions give way to the
+// heuristic's (Support.Gate). It lives here, with the metadata that holds
+// it, rather than with the bandit learner that fills it, so that reading
+// a checkpoint links no learner.
+//
 // The format is specified in docs/format/checkpoint.md;
 // scripts/check_checkpoint.py reads a checkpoint with numpy alone and
 // checks the probe to 1e-5.

@@ -86,10 +86,9 @@
 // (internal/importrules checks it). It does link agents/nn, for the
 // forward pass alone: checkpoints decodes a checkpoint's weights into an
 // nn.MLP and checks its probe with it, and MLPPolicy runs it, bit for bit
-// the trained network's forward pass; and agents/bandit, whose Support
-// type checkpoints.Meta carries. Dropping those two needs checkpoints
-// split into its metadata and an nn-bound weight loader, which the
-// caller would wire in as it wires the PolicyLoader.
+// the trained network's forward pass. Dropping it needs checkpoints split
+// into its metadata and an nn-bound weight loader, which the caller would
+// wire in as it wires the PolicyLoader.
 //
 // # The live state
 //

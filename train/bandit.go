@@ -9,6 +9,7 @@ import (
 
 	"github.com/drover-sched/drover/agents/bandit"
 	"github.com/drover-sched/drover/agents/nn"
+	"github.com/drover-sched/drover/checkpoints"
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/placement"
 )
@@ -67,9 +68,9 @@ func trainBandit(r *Run, e *placement.Env, newEnv func() *placement.Env) (func([
 	switch r.Train.Support {
 	case "", "none":
 	case "job":
-		r.support = bandit.NewSupport(placement.JobFeatures)
+		r.support = checkpoints.NewSupport(placement.JobFeatures)
 	case "all":
-		r.support = bandit.NewSupport(e.ObservationSpace().Shape())
+		r.support = checkpoints.NewSupport(e.ObservationSpace().Shape())
 	default:
 		return nil, nil, fmt.Errorf("train.support %q: want none, job or all", r.Train.Support)
 	}

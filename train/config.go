@@ -73,7 +73,7 @@ type Config struct {
 	// and the rule's parameters in its hyperparameters.
 	Heads int
 	// Support restricts Algo bandit's deviations to the box of contexts
-	// its values were fitted on (agents/bandit.Support; saved in the
+	// its values were fitted on (checkpoints.Support; saved in the
 	// checkpoint): none (the default), job (the job part of the
 	// observation: its size, length, model, sensitivities and the queue,
 	// placement.JobFeatures values) or all (every value, the candidates'

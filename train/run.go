@@ -45,7 +45,7 @@ type Run struct {
 	log *runlog.Logger
 	// support is the box Algo bandit's choices are restricted to
 	// (Config.Support), saved in the checkpoint; nil without one.
-	support *bandit.Support
+	support *checkpoints.Support
 	start   time.Time
 	bar     *progress.Bar
 	// curve is the learning curve: the mean return of the episodes that

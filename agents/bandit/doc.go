@@ -13,9 +13,10 @@
 // and the samples' order.
 //
 // An Ensemble of bootstrapped learners deviates from the heuristic's
-// action only where its heads agree (ActLower), and a Support restricts
-// any learner to the box of contexts it was fitted on (Gate): outside
-// both, the heuristic's action 0 stands.
+// action only where its heads agree (ActLower), and a checkpoints.Support
+// (saved with the checkpoint, so that serving needs no agents package)
+// restricts any learner to the box of contexts it was fitted on (Gate):
+// outside both, the heuristic's action 0 stands.
 //
 // # Usage
 //

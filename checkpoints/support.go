@@ -1,4 +1,4 @@
-package bandit
+package checkpoints
 
 import (
 	"fmt"
@@ -34,7 +34,7 @@ func NewSupport(dims int) *Support {
 // skipped). It panics when obs is shorter.
 func (s *Support) Add(obs []float32) {
 	if len(obs) < len(s.Lo) {
-		panic(fmt.Sprintf("bandit: support of %d dimensions, context of %d", len(s.Lo), len(obs)))
+		panic(fmt.Sprintf("checkpoints: support of %d dimensions, context of %d", len(s.Lo), len(obs)))
 	}
 	for i := range s.Lo {
 		v := float64(obs[i])

@@ -1,4 +1,4 @@
-package bandit
+package checkpoints
 
 import (
 	"encoding/json"
