@@ -50,13 +50,20 @@ func (s *Service) Stream(stream pb.Telemetry_StreamServer) error {
 		m   *pb.AgentMessage
 		err error
 	}
+	// The handler waits on the stream's context too: the receive
+	// goroutine may leave on the context's end without handing over its
+	// error (select picks either when both are ready), and a handler that
+	// waited for msgs alone would wait until the service closed (issue
+	// 32: a goroutine per disconnected agent). When the handler returns,
+	// gRPC ends the stream's context, which ends the receive goroutine.
+	ctx := stream.Context()
 	msgs := make(chan recv)
 	go func() {
 		for {
 			m, err := stream.Recv()
 			select {
 			case msgs <- recv{m, err}:
-			case <-stream.Context().Done():
+			case <-ctx.Done():
 				return
 			}
 			if err != nil {
@@ -77,6 +84,8 @@ func (s *Service) Stream(stream pb.Telemetry_StreamServer) error {
 			return r.m, r.err
 		case <-s.done:
 			return nil, errClosing
+		case <-ctx.Done():
+			return nil, status.FromContextError(ctx.Err()).Err()
 		}
 	}
 	first, err := next()
