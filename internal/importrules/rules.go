@@ -53,6 +53,11 @@ var Rules = []Rule{
 		Reason:   "offline evaluation of a served log replays policies and plots the comparison; it links no learner or trainer",
 	},
 	{
+		Packages: []string{"./serve/fast"},
+		Forbid:   []string{"./serve", "./serve/daemon", "./datasets/...", "./env/...", "./policies/...", "./agents/...", "./train/...", "./checkpoints/..."},
+		Reason:   "the fast listener is a transport over its Backend interface: it knows the wire types (serve/proto), not the Core or any policy, so that serve imports it",
+	},
+	{
 		Packages: []string{"./policies/gate"},
 		Forbid:   []string{"./...", "gonum.org/...", "google.golang.org/..."},
 		Reason:   "the gate judges and does not train: train and serve both call it, so it imports only the standard library",
