@@ -250,16 +250,23 @@ func (s *Sim) Summary() Summary {
 	return sum
 }
 
-// Quantile returns the q-quantile of sorted xs by linear interpolation
-// between closest ranks (numpy's default), or NaN for no data.
+// Quantile returns the q-quantile of the ascending xs, interpolated
+// linearly between order statistics: Hyndman and Fan's type 7, numpy's
+// and R's default. With n samples and h = (n-1)q it is x[floor(h)] +
+// (h-floor(h))(x[floor(h)+1]-x[floor(h)]). q is clamped to [0, 1]; the
+// result is NaN for no samples or a NaN q. It is the project's one
+// type-7 quantile (gonum's stat.Quantile with LinInterp is type 4,
+// interpolating at nq: 2 where this gives 2.5 for the median of 1, 2, 3,
+// 4).
 func Quantile(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
+	n := len(xs)
+	if n == 0 || math.IsNaN(q) {
 		return math.NaN()
 	}
-	h := q * float64(len(xs)-1)
-	lo := int(math.Floor(h))
-	if lo >= len(xs)-1 {
-		return xs[len(xs)-1]
+	h := float64(n-1) * min(max(q, 0), 1)
+	lo := int(h) // h >= 0: truncation is floor
+	if lo >= n-1 {
+		return xs[n-1]
 	}
 	return xs[lo] + (h-float64(lo))*(xs[lo+1]-xs[lo])
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/drover-sched/drover/datasets"
+	"github.com/drover-sched/drover/env"
 )
 
 // Workers is the number of workers of every job in the PAI v2020 CoV
@@ -46,8 +47,8 @@ func Summarize(cov [][]float64) CoVStats {
 		s.Pooled = append(s.Pooled, xs...)
 		sorted := slices.Clone(xs)
 		slices.Sort(sorted)
-		s.Median = append(s.Median, quantile(sorted, 0.5))
-		s.Spread = append(s.Spread, math.Log(quantile(sorted, 0.9)/math.Max(quantile(sorted, 0.1), 1e-6)+1e-12))
+		s.Median = append(s.Median, env.Quantile(sorted, 0.5))
+		s.Spread = append(s.Spread, math.Log(env.Quantile(sorted, 0.9)/math.Max(env.Quantile(sorted, 0.1), 1e-6)+1e-12))
 		s.Lag1 = append(s.Lag1, lag1(xs))
 	}
 	slices.Sort(s.Pooled)
@@ -68,20 +69,6 @@ func lag1(xs []float64) float64 {
 		c += (xs[i] - m) * (xs[i-1] - m)
 	}
 	return c / ss
-}
-
-// quantile returns the q-quantile of sorted (linear interpolation between
-// order statistics, "type 7"); NaN for an empty slice.
-func quantile(sorted []float64, q float64) float64 {
-	if len(sorted) == 0 {
-		return math.NaN()
-	}
-	h := q * float64(len(sorted)-1)
-	i := int(h)
-	if i >= len(sorted)-1 {
-		return sorted[len(sorted)-1]
-	}
-	return sorted[i] + (h-float64(i))*(sorted[i+1]-sorted[i])
 }
 
 // simulate runs the process for replicas copies of jobs with the given
@@ -326,7 +313,7 @@ type Data struct {
 type Quantiles struct{ P10, P50, P90, P99 float64 }
 
 func quantiles(sorted []float64) Quantiles {
-	return Quantiles{quantile(sorted, 0.1), quantile(sorted, 0.5), quantile(sorted, 0.9), quantile(sorted, 0.99)}
+	return Quantiles{env.Quantile(sorted, 0.1), env.Quantile(sorted, 0.5), env.Quantile(sorted, 0.9), env.Quantile(sorted, 0.99)}
 }
 
 // TraceFraction is one measured job's straggler fraction.

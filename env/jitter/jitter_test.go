@@ -279,16 +279,6 @@ func TestValidFastPathIsCheck(t *testing.T) {
 	}
 }
 
-func TestQuantile(t *testing.T) {
-	s := []float64{1, 2, 3, 4, 5}
-	// Type 7: h = q*(n-1); p10 -> h=0.4 -> 1.4; p90 -> 4.6.
-	for _, c := range []struct{ q, want float64 }{{0, 1}, {0.1, 1.4}, {0.5, 3}, {0.9, 4.6}, {1, 5}} {
-		if got := quantile(s, c.q); math.Abs(got-c.want) > 1e-12 {
-			t.Errorf("quantile(%v) = %v, want %v", c.q, got, c.want)
-		}
-	}
-}
-
 func TestResetIsNew(t *testing.T) {
 	// A process reset from a source draws exactly what a new process from
 	// the same source draws, whatever it drew before.

@@ -322,7 +322,7 @@ func (p *Predictor) Quantile(node int, r Resource, q float64) float64 {
 	if f := p.forecast(node, r); f != nil {
 		return forecast.QuantileAt(p.Model.Levels, f, q)
 	}
-	return forecast.Quantile7(p.values(node, r), q)
+	return env.Quantile(p.values(node, r), q)
 }
 
 // Learned reports whether the model forecasts node's r (see Predictor).

@@ -56,29 +56,6 @@ func TestPredictorQuantiles(t *testing.T) {
 	}
 }
 
-// TestQuantileNaive checks the interpolation against its definition at the
-// order statistics (q = i/(n-1) gives x[i]) and monotonicity in q.
-func TestQuantileNaive(t *testing.T) {
-	xs := []float64{0.02, 0.05, 0.05, 0.3, 0.31, 0.6, 0.92, 0.99}
-	n := len(xs)
-	for i := range n {
-		if got := forecast.Quantile7(xs, float64(i)/float64(n-1)); math.Abs(got-xs[i]) > tol {
-			t.Errorf("quantile at %d/%d = %v, want x[%d] = %v", i, n-1, got, i, xs[i])
-		}
-	}
-	prev := math.Inf(-1)
-	for q := 0.0; q <= 1; q += 0.01 {
-		got := forecast.Quantile7(xs, q)
-		if got < prev {
-			t.Errorf("quantile not monotone at q=%v: %v < %v", q, got, prev)
-		}
-		prev = got
-	}
-	if !math.IsNaN(forecast.Quantile7(nil, 0.5)) {
-		t.Error("quantile of no samples is not NaN")
-	}
-}
-
 func TestPredictorRing(t *testing.T) {
 	// Capacity 3 keeps the last three of five samples.
 	p := cpuHistory(3, 0.1, 0.2, 0.3, 0.4, 0.5)

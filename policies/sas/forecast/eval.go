@@ -3,6 +3,8 @@ package forecast
 import (
 	"fmt"
 	"sort"
+
+	"github.com/drover-sched/drover/env"
 )
 
 // EvalLevels are the quantile levels Evaluate scores: P10, P50 and P90,
@@ -154,7 +156,7 @@ func Evaluate(m *Model, traces []Trace, from []int, window int) Report {
 			mu := mean(win)
 			for i, tau := range EvalLevels {
 				ql[i] = QuantileAt(m.Levels, pred, tau)
-				qw[i] = Quantile7(wsorted, tau)
+				qw[i] = env.Quantile(wsorted, tau)
 				qm[i] = mu
 			}
 			for h := 1; h <= m.Horizon; h++ {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/policies/sas/forecast"
 )
 
@@ -24,7 +25,7 @@ func Example() {
 		forecast.QuantileAt(m.Levels, q, 0.1), forecast.QuantileAt(m.Levels, q, 0.5), forecast.QuantileAt(m.Levels, q, 0.9))
 	w := slices.Sorted(slices.Values(hist))
 	fmt.Printf("window  P10 %.2f  P50 %.2f  P90 %.2f\n",
-		forecast.Quantile7(w, 0.1), forecast.Quantile7(w, 0.5), forecast.Quantile7(w, 0.9))
+		env.Quantile(w, 0.1), env.Quantile(w, 0.5), env.Quantile(w, 0.9))
 	// Output:
 	// model   P10 0.35  P50 0.45  P90 0.58
 	// window  P10 0.28  P50 0.30  P90 0.32

@@ -9,6 +9,8 @@ import (
 	"strconv"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/drover-sched/drover/env"
 )
 
 // Config sets what Fit fits.
@@ -189,7 +191,7 @@ func features(m *Model, traces []Trace, os []origin, r Resource) []originFeature
 		sort.Float64s(sorted)
 		f := originFeatures{base: slices.Clone(baseFeatures(hist, sorted, &buf)), wq: make([]float64, len(m.Levels))}
 		for l, tau := range m.Levels {
-			f.wq[l] = q7(sorted, tau)
+			f.wq[l] = env.Quantile(sorted, tau)
 		}
 		out[i] = f
 	}

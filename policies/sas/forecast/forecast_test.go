@@ -42,31 +42,6 @@ func TestPinball(t *testing.T) {
 	}
 }
 
-func TestQuantile7(t *testing.T) {
-	xs := []float64{1, 2, 3, 4} // h = 3q
-	tests := []struct {
-		name    string
-		q, want float64
-	}{
-		{"p10: h=0.3", 0.1, 1.3},
-		{"p50: h=1.5", 0.5, 2.5},
-		{"p90: h=2.7", 0.9, 3.7},
-		{"min", 0, 1},
-		{"max", 1, 4},
-		{"clamped above", 2, 4},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := Quantile7(xs, tt.q); math.Abs(got-tt.want) > tol {
-				t.Errorf("Quantile7(%v) = %v, want %v", tt.q, got, tt.want)
-			}
-		})
-	}
-	if got := Quantile7(nil, 0.5); !math.IsNaN(got) {
-		t.Errorf("Quantile7 of nothing = %v, want NaN", got)
-	}
-}
-
 func TestDistribution(t *testing.T) {
 	tests := []struct {
 		name      string

@@ -9,6 +9,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+
+	"github.com/drover-sched/drover/env"
 )
 
 // Resource indexes the three node resources a Model forecasts, in the
@@ -276,24 +278,12 @@ func baseFeatures(hist, sorted []float64, f *[7]float64) []float64 {
 	f[3] = mean(hist[max(0, n-12):])
 	f[4] = mean(hist)
 	f[5] = 0 // set per level
-	f[6] = q7(sorted, 0.9) - q7(sorted, 0.1)
+	f[6] = env.Quantile(sorted, 0.9) - env.Quantile(sorted, 0.1)
 	return f[:numFeatures]
 }
 
 // levelFeature sets the level-dependent feature of f for level tau.
-func levelFeature(f, sorted []float64, tau float64) { f[5] = q7(sorted, tau) }
-
-// q7 is Quantile7 for a non-empty xs and tau in [0, 1], small enough to
-// inline (int truncates a non-negative h as math.Floor does: same bits).
-func q7(xs []float64, tau float64) float64 {
-	n := len(xs)
-	h := float64(n-1) * tau
-	lo := int(h)
-	if lo >= n-1 {
-		return xs[n-1]
-	}
-	return xs[lo] + (h-float64(lo))*(xs[lo+1]-xs[lo])
-}
+func levelFeature(f, sorted []float64, tau float64) { f[5] = env.Quantile(sorted, tau) }
 
 func mean(xs []float64) float64 {
 	s := 0.0
@@ -309,22 +299,4 @@ func dot(a, b []float64) float64 {
 		s += a[i] * b[i]
 	}
 	return s
-}
-
-// Quantile7 returns the q-quantile (q in [0, 1]) of the ascending xs,
-// interpolated linearly between order statistics (Hyndman and Fan's type
-// 7, numpy's default): with n samples and h = (n-1)q, x[floor(h)] +
-// (h-floor(h))(x[floor(h)+1]-x[floor(h)]). It is NaN for no samples.
-func Quantile7(xs []float64, q float64) float64 {
-	n := len(xs)
-	if n == 0 || math.IsNaN(q) {
-		return math.NaN()
-	}
-	q = min(max(q, 0), 1)
-	h := float64(n-1) * q
-	lo := int(math.Floor(h))
-	if lo >= n-1 {
-		return xs[n-1]
-	}
-	return xs[lo] + (h-float64(lo))*(xs[lo+1]-xs[lo])
 }
