@@ -124,4 +124,14 @@
 //
 //	w := datasets.GenerateDefault(42)
 //	os.WriteFile("w.csv", datasets.Encode(w, nil), 0o644)
+//
+// # Statistics
+//
+// The fit's helpers stay ours (issue 31): meanStd is the population
+// standard deviation summed in one order, where gonum's
+// stat.PopMeanStdDev compensates its sum, other last bits that would move
+// the embedded synthetic parameters and with them the built-in workload;
+// gonum has no Gaussian-mixture EM (fitGMM); KSTwoSample and Inspect's
+// nearest-rank quantile (what stat.Quantile gives with stat.Empirical) are
+// a few lines each, and datasets links no gonum.
 package datasets

@@ -65,4 +65,12 @@
 //			compute[w] = base[w] * s[w]
 //		}
 //	}
+//
+// # Why the fit is hand-written
+//
+// Fit's Nelder-Mead (fit.go) stays ours: the embedded params.json is what
+// it finds, and gonum's optimize.NelderMead (not linked in the binary,
+// which has only gonum's optimize/convex/lp) builds its simplex, shrinks
+// and stops by other rules, so it would find other parameters and move
+// every per-worker result. Quantiles are env.Quantile's (issue 31).
 package jitter

@@ -61,4 +61,13 @@
 //			log.Print(err)
 //		}
 //	}
+//
+// # Numerics
+//
+// nnls2 (two non-negative least-squares coefficients in closed form) and
+// median stay ours (issue 31): no linked dependency solves non-negative
+// least squares short of gonum's linear-programming package, and
+// env.Quantile's median of an even count, x[k] + (x[k+1]-x[k])/2, can
+// differ from (x[k]+x[k+1])/2 in the last bit, which would move the
+// profiles fitted from telemetry.
 package state
