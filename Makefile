@@ -11,20 +11,24 @@ build:
 # The project's checks (CI's one command): gofmt, go vet, the whole suite
 # under the race detector, then the libtorch backend's tests (test-torch,
 # -short), which skip cleanly where libtorch is absent. The long tests
-# (internal/longtest) run a cheap version here: one refit level or model
-# instead of all, a sample of an equivalence run's seeds.
+# (internal/longtest) run a cheap version here: one refit model instead of
+# all, a sample of an equivalence run's seeds. No test here may depend on
+# a wall-clock budget a loaded machine can reach.
 TEST_TORCHFLAGS ?= -short
 test: fmt-check vet
 	$(GO) test -race -count=1 ./...
 	@$(MAKE) --no-print-directory test-torch TORCHFLAGS=$(TEST_TORCHFLAGS)
 
 # The long tests in full, with the rest of the suite, without the race
-# detector (they are single-goroutine arithmetic): refits of the embedded
+# detector (most are single-goroutine arithmetic, which it slows about
+# tenfold and has nothing to check in): refits of the embedded
 # models compared with the embedded files byte for byte, regenerations of
-# embedded data, every seed of the equivalence runs, and every float32
-# input of the tanh kernels (DROVER_EXHAUSTIVE). Run it before committing a
-# regenerated model or file, and after a change to what they are fitted
-# from (../shared/traces, a fitter, the simulator's reference paths).
+# embedded data, every seed of the equivalence runs, every float32 input
+# of the tanh kernels (DROVER_EXHAUSTIVE), DQN learning CartPole, and the
+# live cluster end to end (processes on the wall clock). Run it before
+# committing a regenerated model or file, and after a change to what they
+# are fitted from (../shared/traces, a fitter, the simulator's reference
+# paths) or to a learner.
 test-long:
 	DROVER_LONG=1 DROVER_EXHAUSTIVE=1 $(GO) test -count=1 -timeout 60m ./...
 

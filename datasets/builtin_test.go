@@ -9,41 +9,40 @@ import (
 	"reflect"
 	"sync"
 	"testing"
+
+	"github.com/drover-sched/drover/internal/longtest"
 )
 
-// fitDefault fits SynthParams to the Pollux-filtered Philly trace, the way
-// DefaultSynthParams was made.
-// The fit is cached: it takes a few seconds.
-func fitDefault(t *testing.T) (SynthParams, *Workload) {
+// pollux returns the Pollux-filtered Philly trace that DefaultSynthParams
+// was fitted to (read once).
+func pollux(t *testing.T) *Workload {
 	t.Helper()
 	path := trace(t, "philly/pollux_philly.csv.gz")
-	fitOnce.Do(func() {
-		fitW, fitErr = ReadFile(path, FormatPhilly, Options{}.WithPolluxFilter())
-		if fitErr == nil {
-			fitP = FitPhilly(fitW)
-		}
-	})
-	if fitErr != nil {
-		t.Fatal(fitErr)
+	polluxOnce.Do(func() { polluxW, polluxErr = ReadFile(path, FormatPhilly, Options{}.WithPolluxFilter()) })
+	if polluxErr != nil {
+		t.Fatal(polluxErr)
 	}
-	return fitP, fitW
+	return polluxW
 }
 
 var (
-	fitOnce sync.Once
-	fitP    SynthParams
-	fitW    *Workload
-	fitErr  error
+	polluxOnce sync.Once
+	polluxW    *Workload
+	polluxErr  error
 )
 
 // TestDefaultSynthParams refits the Philly trace and checks the embedded
 // parameters (with -update, rewrites builtin/synth_params.json and
-// builtin/default.csv instead).
+// builtin/default.csv instead). The fit is a long test (make test-long;
+// 38 s of the race run, issue 31); -update runs it without DROVER_LONG.
 func TestDefaultSynthParams(t *testing.T) {
+	if !*update {
+		longtest.Skip(t, "refits the Philly trace")
+	}
 	if testing.Short() {
 		t.Skip("fitting takes a few seconds")
 	}
-	p, _ := fitDefault(t)
+	p := FitPhilly(pollux(t))
 	if *update {
 		b, err := json.MarshalIndent(p, "", "  ")
 		if err != nil {
@@ -150,15 +149,17 @@ func TestSyntheticDeterministic(t *testing.T) {
 	}
 }
 
-// TestSyntheticFit measures how well the fitted run-time model matches
-// Philly: the KS distance between the trace's durations and the fitted
-// lognormal-mixture CDF, and between the trace and 20,000 synthetic jobs.
-// The arrival rate is checked against the trace's mean daily rate.
+// TestSyntheticFit measures how well the fitted run-time model, the
+// embedded DefaultSynthParams (TestDefaultSynthParams checks that fitting
+// Philly gives it), matches Philly: the KS distance between the trace's
+// durations and the fitted lognormal-mixture CDF, and between the trace
+// and 20,000 synthetic jobs. The arrival rate is checked against the
+// trace's mean daily rate.
 func TestSyntheticFit(t *testing.T) {
 	if testing.Short() {
-		t.Skip("fitting takes a few seconds")
+		t.Skip("reads the Philly trace")
 	}
-	p, w := fitDefault(t)
+	p, w := DefaultSynthParams, pollux(t)
 	var real []float64
 	for _, j := range w.Jobs {
 		real = append(real, j.Duration)

@@ -7,18 +7,20 @@ import (
 
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/placement"
+	"github.com/drover-sched/drover/internal/longtest"
 	"github.com/drover-sched/drover/policies/firstfit"
 	"github.com/drover-sched/drover/policies/strn"
 	"github.com/drover-sched/drover/serve/servetest"
 )
 
 // TestFastSTRNMatchesSTRN checks the fast paths against the policies
-// themselves (a fresh policy's Schedule on an env.View) on 20,000 random
-// snapshots, reusing one snapshot's scratch memory throughout.
+// themselves (a fresh policy's Schedule on an env.View) on 2,000 random
+// snapshots (20,000 in make test-long; 32 s of the race run, issue 31),
+// reusing one snapshot's scratch memory throughout.
 func TestFastSTRNMatchesSTRN(t *testing.T) {
-	n := 20000
-	if testing.Short() {
-		n = 2000
+	n := 2000
+	if longtest.Enabled() {
+		n = 20000
 	}
 	rng := rand.New(rand.NewPCG(11, 3))
 	s := getSnapshot()

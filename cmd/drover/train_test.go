@@ -88,7 +88,7 @@ func TestTrainRunDirectory(t *testing.T) {
 func TestTrainBanditVariant(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "run")
-	code, stdout, stderr := drover(t, "train", "--env", "sas-rl", "--algo", "bandit", "--steps", "4000", "--eval-seeds", "0", "--quiet", "--out", out)
+	code, stdout, stderr := drover(t, "train", "--env", "sas-rl", "--algo", "bandit", "--steps", "2000", "--eval-seeds", "0", "--quiet", "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -39,10 +39,15 @@ func realData(t *testing.T) Data {
 
 // TestCalibrationKS is the acceptance test: with Default, the pooled
 // per-iteration CoVs of the simulated jobs are within KS distance Target of
-// the real ones, for the seed the documentation quotes and two more.
+// the real ones, for the seed the documentation quotes (and two more in
+// make test-long; the three took 66 s of the race run, issue 31).
 func TestCalibrationKS(t *testing.T) {
 	d := realData(t)
-	for _, seed := range []uint64{1, 2, 3} {
+	seeds := []uint64{1}
+	if longtest.Enabled() {
+		seeds = append(seeds, 2, 3)
+	}
+	for _, seed := range seeds {
 		r, err := Calibrate(Default, d, seed)
 		if err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env/trace"
+	"github.com/drover-sched/drover/internal/longtest"
 	"github.com/drover-sched/drover/policies"
 	"github.com/drover-sched/drover/policies/builtin"
 )
@@ -18,22 +19,28 @@ import (
 // ProgressBlind (first-fit, Tiresias, STRN, SAS) and one that is not
 // (Optimus, which asks the model's Oracle about running jobs), with both
 // models: the same events for the same jobs, and times and summaries
-// equal up to rounding.
+// equal up to rounding. The Helios replays are long (make test-long; the
+// test took 182 s of the race run with them, issue 31).
 func TestLazyAdvance(t *testing.T) {
 	profiles, _, err := trace.Profiles("builtin", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	helios, err := datasets.ReadFile(filepath.Join(tracesDir(t), "helios", "helios_venus_2vc_sept.csv"), datasets.FormatAuto, datasets.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := builtin.Registry()
-	for _, wl := range []struct {
+	type workload struct {
 		w            *datasets.Workload
 		nodes, gpn   int
 		workerModels bool
-	}{{datasets.Builtin(), 16, 4, true}, {helios, 22, 8, false}} {
+	}
+	wls := []workload{{datasets.Builtin(), 16, 4, true}}
+	if longtest.Enabled() {
+		helios, err := datasets.ReadFile(filepath.Join(tracesDir(t), "helios", "helios_venus_2vc_sept.csv"), datasets.FormatAuto, datasets.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wls = append(wls, workload{helios, 22, 8, false})
+	}
+	reg := builtin.Registry()
+	for _, wl := range wls {
 		for _, policy := range []string{"first-fit", "tiresias", "strn", "sas", "optimus"} {
 			for _, worker := range []bool{false, true} {
 				if worker && !wl.workerModels {

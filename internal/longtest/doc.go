@@ -1,10 +1,12 @@
 // Package longtest gates the tests that make test leaves to make
 // test-long: refits of embedded models compared with the embedded files,
-// regenerations of embedded data, and exhaustive equivalence runs. They
-// took most of the race run's time (issue 31) and check what changes only
-// when someone regenerates an embedded model or file, so they run when
-// DROVER_LONG=1 (make test-long sets it, without the race detector), and
-// make test runs a cheap version of each in their place.
+// regenerations of embedded data, exhaustive equivalence runs, training
+// runs long enough to learn, and end-to-end runs on the wall clock. They
+// took most of the race run's time (issue 31), and the refits check what
+// changes only when someone regenerates an embedded model or file, so
+// they run when DROVER_LONG=1 (make test-long sets it, without the race
+// detector), and make test runs a cheap version of each where one is
+// cheap.
 //
 // # Usage
 //
