@@ -68,7 +68,7 @@ func TestIdleRefreshesCostNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		within(t, 2*time.Second, func() error { return s.Run(spreadWith{}, nil) })
+		within(t, time.Minute, func() error { return s.Run(spreadWith{}, nil) }) // the 1e11 steps hung (issue 18); the skip takes a loaded machine under -race far less than a minute
 		for _, j := range s.Jobs() {
 			// Event-driven: 10 s; interval: 10 s from the tick after arrival.
 			if got := j.Finish - j.FirstStart; math.Abs(got-10) > 1e-6 {

@@ -268,8 +268,9 @@ func TestVectorClose(t *testing.T) {
 	}
 	v.Close()
 	v.Close() // idempotent
-	// Exited workers may take a moment to be unscheduled: poll for up to 2 s.
-	for i := 0; i < 2000 && runtime.NumGoroutine() > before; i++ {
+	// Exited workers may take a moment to be unscheduled: poll for up to a
+	// minute (a loaded machine under -race can take seconds).
+	for i := 0; i < 60000 && runtime.NumGoroutine() > before; i++ {
 		time.Sleep(time.Millisecond)
 	}
 	if n := runtime.NumGoroutine(); n > before {

@@ -56,7 +56,7 @@ func TestH2SendsMetadataAndDeadline(t *testing.T) {
 	lis, _ := listen(t, s)
 	conns := dialH2(t, lis, 2, map[string]string{"authorization": "Bearer t0k"})
 	res, err := loadgen.Run(context.Background(), loadgen.Config{H2: conns, Method: pb.Scheduler_Place_FullMethodName,
-		Payload: payload(t), Rate: 2000, N: 50, Concurrency: 4, Timeout: 3 * time.Second})
+		Payload: payload(t), Rate: 2000, N: 50, Concurrency: 4, Timeout: 10 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +72,11 @@ func TestH2SendsMetadataAndDeadline(t *testing.T) {
 		if s.auth[i] != "Bearer t0k" {
 			t.Errorf("call %d: authorization %q", i, s.auth[i])
 		}
-		if d := s.deadlines[i]; d <= 2*time.Second || d > 3*time.Second {
-			t.Errorf("call %d: deadline in %v, want in (2s, 3s]", i, d)
+		// The header carries the 10-minute timeout, less the moments (not
+		// the minute a loaded machine under -race cannot take) it took to
+		// arrive.
+		if d := s.deadlines[i]; d <= 9*time.Minute || d > 10*time.Minute {
+			t.Errorf("call %d: deadline in %v, want in (9m, 10m]", i, d)
 		}
 	}
 }
@@ -248,8 +251,8 @@ func TestH2WriteFails(t *testing.T) {
 		}()
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Fatal("Run did not return within 10 s")
+		case <-time.After(time.Minute):
+			t.Fatal("Run did not return within a minute")
 		}
 		c.Close()
 		if err != nil {

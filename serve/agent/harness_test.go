@@ -66,7 +66,7 @@ func (c *fakeClock) tick(tb testing.TB, t time.Time) {
 	c.set(t)
 	select {
 	case c.ticks <- t:
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute): // a loaded machine under -race cannot take this long
 		tb.Fatalf("tick %v: the sampler is not listening", t)
 	}
 }
@@ -233,8 +233,8 @@ func (h *harness) next(t *testing.T) *pb.AgentMessage {
 	select {
 	case m := <-h.srv.msgs:
 		return m
-	case <-time.After(5 * time.Second):
-		t.Fatalf("no message within 5 s; log:\n%s", h.log)
+	case <-time.After(time.Minute): // a loaded machine under -race cannot take this long
+		t.Fatalf("no message within a minute; log:\n%s", h.log)
 		return nil
 	}
 }
@@ -273,10 +273,11 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// waitFor polls cond until it holds, failing after 5 s.
+// waitFor polls cond until it holds, failing after a minute (which a
+// loaded machine under -race cannot take).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); {
+	for deadline := time.Now().Add(time.Minute); !cond(); {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}

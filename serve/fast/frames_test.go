@@ -78,7 +78,7 @@ func (testBackend) Check(context.Context, *healthpb.HealthCheckRequest) (*health
 func newFrameServer(tb testing.TB, cfg Config) *Server {
 	tb.Helper()
 	srv := NewServer(testBackend{}, cfg)
-	tb.Cleanup(func() { <-shutdown(srv, 5*time.Second) })
+	tb.Cleanup(func() { <-shutdown(srv, time.Minute) })
 	return srv
 }
 
@@ -337,7 +337,7 @@ func newPipePeer(t *testing.T, srv *Server, tweak func(*fastConn)) (*h2peer, <-c
 		cli.Close()
 		select {
 		case <-served:
-		case <-time.After(5 * time.Second):
+		case <-time.After(time.Minute):
 			t.Errorf("serve did not return after the client closed the connection")
 		}
 	})
@@ -370,8 +370,8 @@ func (p *h2peer) recv() *h2frame {
 		}
 		p.absorb(f)
 		return f
-	case <-time.After(5 * time.Second):
-		p.t.Fatalf("no frame from the server in 5 s")
+	case <-time.After(time.Minute):
+		p.t.Fatalf("no frame from the server in a minute")
 		return nil
 	}
 }
@@ -1275,7 +1275,7 @@ func TestFastShutdown(t *testing.T) {
 		p.handshake()
 		p.must(p.headers(1, false, grpcHeaders(pb.Scheduler_Place_FullMethodName)))
 		p.sync()
-		shut := shutdown(srv, 5*time.Second)
+		shut := shutdown(srv, time.Minute)
 		for p.goAway == nil {
 			if p.recv() == nil {
 				t.Fatal("closed without GOAWAY")
@@ -1302,21 +1302,21 @@ func TestFastShutdown(t *testing.T) {
 			t.Errorf("answer %v, want %v (%v)", got, want, err)
 		}
 		p.waitClosed()
-		within(t, "Shutdown", shut, 5*time.Second)
-		within(t, "Serve", served, 5*time.Second)
+		within(t, "Shutdown", shut, 2*time.Minute)
+		within(t, "Serve", served, 2*time.Minute)
 	})
 	t.Run("idle connection", func(t *testing.T) {
 		leakcheck.Check(t)
 		srv := newFrameServer(t, Config{})
 		p, served := newTCPPeer(t, srv)
 		p.handshake()
-		shut := shutdown(srv, 5*time.Second)
+		shut := shutdown(srv, time.Minute)
 		p.waitClosed()
 		if p.goAway == nil || p.goAway.code != http2.ErrCodeNo || p.goAway.lastID != 0 {
 			t.Fatalf("GOAWAY %v, want NO_ERROR with last stream 0", p.goAway)
 		}
-		within(t, "Shutdown", shut, time.Second)
-		within(t, "Serve", served, time.Second)
+		within(t, "Shutdown", shut, 2*time.Minute)
+		within(t, "Serve", served, 2*time.Minute)
 	})
 	t.Run("client never finishes", func(t *testing.T) {
 		leakcheck.Check(t)
@@ -1328,7 +1328,7 @@ func TestFastShutdown(t *testing.T) {
 		start := time.Now()
 		shut := shutdown(srv, 200*time.Millisecond)
 		p.waitClosed()
-		forced(t, shut, 3*time.Second)
+		forced(t, shut, 2*time.Minute)
 		if took := time.Since(start); took < 150*time.Millisecond {
 			t.Errorf("Shutdown returned after %v, before its deadline", took)
 		}
@@ -1338,7 +1338,7 @@ func TestFastShutdown(t *testing.T) {
 		if a := p.answers[1]; a != nil {
 			t.Errorf("stream 1 answered: %v", a.kinds)
 		}
-		within(t, "Serve", served, time.Second)
+		within(t, "Serve", served, 2*time.Minute)
 	})
 }
 
@@ -1537,8 +1537,8 @@ func FuzzFastConn(f *testing.F) {
 			if r != nil {
 				t.Fatalf("serve panicked: %v", r)
 			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("serve did not return within 5 s of the input's end")
+		case <-time.After(time.Minute):
+			t.Fatalf("serve did not return within a minute of the input's end")
 		}
 		wg.Wait()
 		if bad != nil {
@@ -1588,8 +1588,8 @@ func TestFastShutdownBlockedWriterPipe(t *testing.T) {
 	defer cli.Close()
 	io.WriteString(cli, http2.ClientPreface) // the server then writes SETTINGS, which nobody reads
 	time.Sleep(50 * time.Millisecond)
-	forced(t, shutdown(srv, 200*time.Millisecond), 3*time.Second)
-	within(t, "Serve", served, 3*time.Second)
+	forced(t, shutdown(srv, 200*time.Millisecond), 2*time.Minute)
+	within(t, "Serve", served, 2*time.Minute)
 }
 
 // TestFastShutdownBlockedWriterTCP is the same over TCP: a client that
@@ -1612,8 +1612,8 @@ func TestFastShutdownBlockedWriterTCP(t *testing.T) {
 		}
 	}()
 	time.Sleep(2 * time.Second) // the client never reads: the server's writes fill the socket buffers
-	forced(t, shutdown(srv, 200*time.Millisecond), 3*time.Second)
-	within(t, "Serve", served, 3*time.Second)
+	forced(t, shutdown(srv, 200*time.Millisecond), 2*time.Minute)
+	within(t, "Serve", served, 2*time.Minute)
 }
 
 // TestFastSettingsWindowOverflow: a SETTINGS_INITIAL_WINDOW_SIZE change
@@ -1669,9 +1669,9 @@ func TestFastGoAwayBeforeServe(t *testing.T) {
 	go func() { c.serve(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(time.Second):
+	case <-time.After(fastHandshakeTimeout - time.Second): // a bound a loaded machine cannot reach, short of the timeout
 		sc.Close()
-		t.Fatal("serve still waits for the preface 1 s after GOAWAY (until fastHandshakeTimeout)")
+		t.Fatal("serve still waits for the preface after GOAWAY (until fastHandshakeTimeout)")
 	}
 }
 
@@ -1686,7 +1686,7 @@ func TestFastGoAwayKeepsLastID(t *testing.T) {
 	p.must(p.headers(1, false, grpcHeaders(pb.Scheduler_Place_FullMethodName)))
 	p.sync()
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		srv.Shutdown(ctx)
 	}()
@@ -1747,7 +1747,7 @@ func TestFastIdleConnsLetGo(t *testing.T) {
 	p.call(1, healthpb.Health_Check_FullMethodName, grpcMessage(t, &healthpb.HealthCheckRequest{}))
 	wantOK(t, p.await(1), &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING})
 	p.nc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
 		t.Fatal(err)

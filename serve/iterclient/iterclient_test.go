@@ -70,8 +70,8 @@ func (s *agentStub) wait(t *testing.T, n int) {
 	for range n {
 		select {
 		case <-s.got:
-		case <-time.After(5 * time.Second):
-			t.Fatal("no request within 5 s")
+		case <-time.After(time.Minute): // a loaded machine under -race cannot take this long
+			t.Fatal("no request within a minute")
 		}
 	}
 }
