@@ -17,8 +17,8 @@
 // health Watch and reflection answer Unimplemented, naming the gRPC
 // address (-addr) that serves them.
 //
-// What it shares with the gRPC server: the Core, the health server's
-// status, the bearer token (health checks are exempt, as there), TLS
+// What it shares with the gRPC server: the Core and the health server's
+// status (through its Backend), the bearer token (health checks are exempt, as there), TLS
 // (with ALPN h2, which gRPC clients send), the maximum request size,
 // the request metrics, and the status codes of the Core's errors. Where
 // it differs: a request that is not one well-formed gRPC message (no
@@ -28,23 +28,24 @@
 //
 // HTTP/2 is done with golang.org/x/net/http2's Framer (frames, HPACK,
 // CONTINUATION and the header list limit); this package does the
-// connection and stream state (server.go), flow control in both directions and the
-// limits against a hostile client:
-//   - at most fastMaxStreams streams open per connection (more are
-//     refused with REFUSED_STREAM), and fastMaxConns connections;
-//   - request bytes buffered per connection bounded (fastConnBudget);
+// connection and stream state (server.go), flow control in both
+// directions and the limits against a hostile client:
+//   - at most maxStreams streams open per connection (more are
+//     refused with REFUSED_STREAM), and maxConns connections;
+//   - request bytes buffered per connection bounded (serverConn.budget);
 //   - a request longer than the maximum size answers ResourceExhausted
 //     as soon as its length prefix is read;
 //   - frames that do no work (PING, SETTINGS, RST_STREAM, PRIORITY,
 //     WINDOW_UPDATE, empty DATA, refused HEADERS, unknown types) are
 //     counted, each answered call pays some back, and a connection that
-//     runs more than fastCalmLimit ahead is closed with GOAWAY
+//     runs more than calmLimit ahead is closed with GOAWAY
 //     ENHANCE_YOUR_CALM (the rapid-reset attack, CVE-2023-44487, is a
 //     stream of HEADERS and RST_STREAM);
 //   - the TLS handshake and the client preface must arrive within
-//     fastHandshakeTimeout, a connection without a frame for
-//     fastIdleTimeout is closed (GOAWAY), and one whose writes block for
-//     fastWriteTimeout (a client that stopped reading) is closed;
+//     handshakeTimeout, a connection without a frame for
+//     Config.IdleTimeout (defaultIdleTimeout) is closed (GOAWAY), and
+//     one whose writes block for writeTimeout (a client that stopped
+//     reading) is closed;
 //   - answers waiting for flow-control window count toward the bytes
 //     buffered, and new streams are refused while they are over budget.
 //
@@ -72,7 +73,7 @@
 //
 // # The main loop
 //
-// One goroutine per connection (fastConn.serve), after the TLS handshake,
+// One goroutine per connection (serverConn.serve), after the TLS handshake,
 // the preface and the SETTINGS exchange:
 //
 //	for {

@@ -187,7 +187,7 @@ func (w *h2writer) headers(id uint32, end bool, fields []hpack.HeaderField) erro
 // ending the stream when end.
 func (w *h2writer) data(id uint32, end bool, b []byte) error {
 	for {
-		n := min(len(b), fastMaxFrame)
+		n := min(len(b), maxFrame)
 		if err := w.fr.WriteData(id, end && n == len(b), b[:n]); err != nil {
 			return err
 		}
@@ -294,7 +294,7 @@ type h2peer struct {
 // closes nc and waits for the reading goroutine.
 func newH2Peer(t *testing.T, nc net.Conn) *h2peer {
 	p := &h2peer{h2writer: newH2Writer(nc), t: t, nc: nc, in: make(chan *h2frame, 1<<16),
-		answers: map[uint32]*h2answer{}, streamGrant: map[uint32]int64{}, connGrant: fastDefaultWindow}
+		answers: map[uint32]*h2answer{}, streamGrant: map[uint32]int64{}, connGrant: defaultWindow}
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
@@ -317,12 +317,12 @@ func newH2Peer(t *testing.T, nc net.Conn) *h2peer {
 	return p
 }
 
-// newPipePeer serves one end of a net.Pipe with a fastConn of srv (after
+// newPipePeer serves one end of a net.Pipe with a serverConn of srv (after
 // tweak, when not nil, has changed it) and returns a peer on the other
 // end, and a channel closed when the connection's serve has returned.
-func newPipePeer(t *testing.T, srv *Server, tweak func(*fastConn)) (*h2peer, <-chan struct{}) {
+func newPipePeer(t *testing.T, srv *Server, tweak func(*serverConn)) (*h2peer, <-chan struct{}) {
 	cli, sc := net.Pipe()
-	c := srv.newFastConn(sc)
+	c := srv.newServerConn(sc)
 	if tweak != nil {
 		tweak(c)
 	}
@@ -543,10 +543,10 @@ func wantOK(t *testing.T, a *h2answer, m proto.Message) {
 }
 
 // TestFastHandshakeSettings checks the server's first frames: SETTINGS
-// with MAX_CONCURRENT_STREAMS fastMaxStreams, INITIAL_WINDOW_SIZE
-// staticStreamWindow and MAX_HEADER_LIST_SIZE fastMaxHeaderList, then a
+// with MAX_CONCURRENT_STREAMS maxStreams, INITIAL_WINDOW_SIZE
+// staticStreamWindow and MAX_HEADER_LIST_SIZE maxHeaderList, then a
 // WINDOW_UPDATE raising the connection window from 65535 to
-// fastConnWindow, then the ACK of the client's SETTINGS.
+// connWindow, then the ACK of the client's SETTINGS.
 func TestFastHandshakeSettings(t *testing.T) {
 	leakcheck.Check(t)
 	srv := newFrameServer(t, Config{MaxRecvMsgSize: 8 << 20})
@@ -563,9 +563,9 @@ func TestFastHandshakeSettings(t *testing.T) {
 		t.Errorf("first frames %q, want %q", kinds, want)
 	}
 	want := map[http2.SettingID]uint32{
-		http2.SettingMaxConcurrentStreams: fastMaxStreams,
+		http2.SettingMaxConcurrentStreams: maxStreams,
 		http2.SettingInitialWindowSize:    staticStreamWindow,
-		http2.SettingMaxHeaderListSize:    fastMaxHeaderList,
+		http2.SettingMaxHeaderListSize:    maxHeaderList,
 	}
 	got := map[http2.SettingID]uint32{}
 	for _, s := range p.settings {
@@ -575,7 +575,7 @@ func TestFastHandshakeSettings(t *testing.T) {
 		t.Errorf("SETTINGS %v, want %v", got, want)
 	}
 	// 8 MiB requests: the window holds one whole, with a frame to spare.
-	if wantWin := int64(8<<20 + 5 + fastMaxFrame); p.connGrant != wantWin {
+	if wantWin := int64(8<<20 + 5 + maxFrame); p.connGrant != wantWin {
 		t.Errorf("connection window %d, want %d", p.connGrant, wantWin)
 	}
 }
@@ -669,7 +669,7 @@ func TestFastSendFlowControlConnection(t *testing.T) {
 	for i, req := range reqs {
 		p.call(uint32(2*i+1), pb.Scheduler_Place_FullMethodName, grpcMessage(t, req))
 	}
-	granted := int64(fastDefaultWindow)
+	granted := int64(defaultWindow)
 	incs := []uint32{1, 1000, 16384, 30000, 7}
 	for i := 0; ; i++ {
 		p.sync()
@@ -711,11 +711,11 @@ func TestFastSendFlowControlConnection(t *testing.T) {
 		if !proto.Equal(got, want) {
 			t.Errorf("stream %d: answer %v, want %v", 2*i+1, got, want)
 		}
-		if len(a.data) <= fastMaxFrame {
-			t.Errorf("stream %d: answer of %d bytes, want more than a frame's %d", 2*i+1, len(a.data), fastMaxFrame)
+		if len(a.data) <= maxFrame {
+			t.Errorf("stream %d: answer of %d bytes, want more than a frame's %d", 2*i+1, len(a.data), maxFrame)
 		}
 		for _, n := range a.frames {
-			if n > fastMaxFrame {
+			if n > maxFrame {
 				t.Errorf("stream %d: DATA frame of %d bytes, above the client's SETTINGS_MAX_FRAME_SIZE", 2*i+1, n)
 			}
 		}
@@ -756,7 +756,7 @@ func TestFastRecvFlowControl(t *testing.T) {
 					}
 					continue
 				}
-				n := min(int64(len(rest)), win, fastMaxFrame)
+				n := min(int64(len(rest)), win, maxFrame)
 				p.must(p.fr.WriteData(id, n == int64(len(rest)), rest[:n]))
 				rest = rest[n:]
 				sent[id] += n
@@ -770,7 +770,7 @@ func TestFastRecvFlowControl(t *testing.T) {
 				t.Errorf("stream %d: the server gave back %d bytes of window for %d sent", id, p.streamGrant[id], sent[id])
 			}
 		}
-		if given := p.connGrant - fastConnWindow(4<<20); given > sentConn {
+		if given := p.connGrant - connWindow(4<<20); given > sentConn {
 			t.Errorf("the server gave back %d bytes of connection window for %d sent", given, sentConn)
 		}
 	})
@@ -780,10 +780,10 @@ func TestFastRecvFlowControl(t *testing.T) {
 		// cut to 1000 bytes above HTTP/2's initial window, so that the
 		// client can run past it before any is given back.
 		leakcheck.Check(t)
-		p, served := newPipePeer(t, newFrameServer(t, Config{}), func(c *fastConn) { c.recvWin = fastDefaultWindow + 1000 })
+		p, served := newPipePeer(t, newFrameServer(t, Config{}), func(c *serverConn) { c.recvWin = defaultWindow + 1000 })
 		p.handshake()
-		if p.connGrant != fastDefaultWindow+1000 {
-			t.Fatalf("connection window %d, want %d", p.connGrant, fastDefaultWindow+1000)
+		if p.connGrant != defaultWindow+1000 {
+			t.Fatalf("connection window %d, want %d", p.connGrant, defaultWindow+1000)
 		}
 		msg := paddedStatusRequest(100_000)
 		p.must(p.headers(1, false, grpcHeaders(pb.Scheduler_Status_FullMethodName)))
@@ -811,7 +811,7 @@ func TestFastWindowOverflow(t *testing.T) {
 	t.Run("connection", func(t *testing.T) {
 		p, served := newPipePeer(t, srv, nil)
 		p.handshake()
-		p.must(p.fr.WriteWindowUpdate(0, fastMaxWindow-fastDefaultWindow))
+		p.must(p.fr.WriteWindowUpdate(0, maxWindow-defaultWindow))
 		p.sync()
 		if p.goAway != nil {
 			t.Fatalf("GOAWAY %v for a window of exactly 2^31-1", p.goAway)
@@ -827,7 +827,7 @@ func TestFastWindowOverflow(t *testing.T) {
 		p, _ := newPipePeer(t, srv, nil)
 		p.handshake()
 		p.must(p.headers(1, false, grpcHeaders(pb.Scheduler_Status_FullMethodName)))
-		p.must(p.fr.WriteWindowUpdate(1, fastMaxWindow-fastDefaultWindow))
+		p.must(p.fr.WriteWindowUpdate(1, maxWindow-defaultWindow))
 		p.sync()
 		if a := p.answers[1]; a != nil {
 			t.Fatalf("stream refused for a window of exactly 2^31-1: %v", a.kinds)
@@ -844,8 +844,8 @@ func TestFastWindowOverflow(t *testing.T) {
 
 // TestFastRapidReset checks the defence against the rapid-reset attack
 // (CVE-2023-44487): HEADERS and RST_STREAM(CANCEL) pairs on new streams
-// get GOAWAY ENHANCE_YOUR_CALM after about fastCalmLimit pairs (not
-// before fastCalmLimit/2) and the connection is closed, no stream
+// get GOAWAY ENHANCE_YOUR_CALM after about calmLimit pairs (not
+// before calmLimit/2) and the connection is closed, no stream
 // answered.
 func TestFastRapidReset(t *testing.T) {
 	leakcheck.Check(t)
@@ -853,7 +853,7 @@ func TestFastRapidReset(t *testing.T) {
 	p.handshake()
 	place := grpcHeaders(pb.Scheduler_Place_FullMethodName)
 	var pairs int
-	for id := uint32(1); pairs < 3*fastCalmLimit; id += 2 {
+	for id := uint32(1); pairs < 3*calmLimit; id += 2 {
 		if p.headers(id, false, place) != nil ||
 			p.fr.WriteRSTStream(id, http2.ErrCodeCancel) != nil {
 			break
@@ -866,8 +866,8 @@ func TestFastRapidReset(t *testing.T) {
 		t.Fatalf("after %d pairs: GOAWAY %v, want ENHANCE_YOUR_CALM", pairs, p.goAway)
 	}
 	handled := int(p.goAway.lastID+1) / 2 // streams 1, 3, ..., lastID
-	if handled < fastCalmLimit/2 || handled > fastCalmLimit+1 {
-		t.Errorf("GOAWAY after %d pairs, want between %d and %d", handled, fastCalmLimit/2, fastCalmLimit+1)
+	if handled < calmLimit/2 || handled > calmLimit+1 {
+		t.Errorf("GOAWAY after %d pairs, want between %d and %d", handled, calmLimit/2, calmLimit+1)
 	}
 	if len(p.answers) > 0 || p.dataBytes > 0 {
 		t.Errorf("%d streams answered", len(p.answers))
@@ -875,19 +875,19 @@ func TestFastRapidReset(t *testing.T) {
 }
 
 // TestFastResetsWithCallsNotCalm checks that the calls a client makes
-// pay for its wasted frames: fastCallCredit-1 reset streams before each
-// of fastCalmLimit+100 health checks is never told to calm down, every
+// pay for its wasted frames: callCredit-1 reset streams before each
+// of calmLimit+100 health checks is never told to calm down, every
 // call answered.
 func TestFastResetsWithCallsNotCalm(t *testing.T) {
 	leakcheck.Check(t)
 	p, _ := newPipePeer(t, newFrameServer(t, Config{}), nil)
 	p.handshake()
 	place := grpcHeaders(pb.Scheduler_Place_FullMethodName)
-	calls := fastCalmLimit + 100
+	calls := calmLimit + 100
 	var ids []uint32
 	id := uint32(1)
 	for range calls {
-		for range fastCallCredit - 1 {
+		for range callCredit - 1 {
 			p.must(p.headers(id, false, place))
 			p.must(p.fr.WriteRSTStream(id, http2.ErrCodeCancel))
 			id += 2
@@ -908,7 +908,7 @@ func TestFastResetsWithCallsNotCalm(t *testing.T) {
 	}
 }
 
-// TestFastMaxConcurrentStreams checks that with fastMaxStreams streams
+// TestFastMaxConcurrentStreams checks that with maxStreams streams
 // open the next one is refused with RST_STREAM REFUSED_STREAM (its DATA
 // then dropped, the connection kept), that an open one completed is
 // still answered, and that the stream it frees can be used again.
@@ -917,7 +917,7 @@ func TestFastMaxConcurrentStreams(t *testing.T) {
 	p, _ := newPipePeer(t, newFrameServer(t, Config{}), nil)
 	p.handshake()
 	id := uint32(1)
-	for range fastMaxStreams {
+	for range maxStreams {
 		p.must(p.headers(id, false, grpcHeaders(healthpb.Health_Check_FullMethodName)))
 		id += 2
 	}
@@ -1001,7 +1001,7 @@ func TestFastProtocolErrors(t *testing.T) {
 		{"RST_STREAM on an idle stream", func(p *h2peer) { p.fr.WriteRSTStream(7, http2.ErrCodeCancel) }, http2.ErrCodeProtocol},
 		{"frame longer than 16 KiB", func(p *h2peer) {
 			p.headers(1, false, health)
-			p.fr.WriteData(1, true, make([]byte, fastMaxFrame+1))
+			p.fr.WriteData(1, true, make([]byte, maxFrame+1))
 		}, http2.ErrCodeFrameSize},
 		{"HEADERS on a stream id lower than one used", func(p *h2peer) {
 			p.call(5, healthpb.Health_Check_FullMethodName, healthMessage)
@@ -1026,7 +1026,7 @@ func TestFastProtocolErrors(t *testing.T) {
 			p.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1 << 31})
 		}, http2.ErrCodeFlowControl},
 		{"SETTINGS_MAX_FRAME_SIZE below 16 KiB", func(p *h2peer) {
-			p.fr.WriteSettings(http2.Setting{ID: http2.SettingMaxFrameSize, Val: fastMaxFrame - 1})
+			p.fr.WriteSettings(http2.Setting{ID: http2.SettingMaxFrameSize, Val: maxFrame - 1})
 		}, http2.ErrCodeProtocol},
 	}
 	for _, tt := range tests {
@@ -1384,10 +1384,10 @@ func TestParseGRPCTimeout(t *testing.T) {
 
 // TestEncodeGRPCMessage checks grpc-message's percent-encoding (bytes
 // outside ' '..'~', and '%', as %XX in upper case) against values worked
-// by hand, and its cut after fastMaxMessageText bytes, which never
+// by hand, and its cut after maxMessageText bytes, which never
 // splits an escape.
 func TestEncodeGRPCMessage(t *testing.T) {
-	long := strings.Repeat("a", fastMaxMessageText)
+	long := strings.Repeat("a", maxMessageText)
 	tests := []struct{ name, in, want string }{
 		{"plain", "drover: no room", "drover: no room"},
 		{"percent", "a%b", "a%25b"},
@@ -1502,7 +1502,7 @@ func FuzzFastConn(f *testing.F) {
 		cli, sc := net.Pipe()
 		outR, outW := net.Pipe()
 		conn := fuzzConn{Conn: sc, out: outW}
-		c := srv.newFastConn(conn)
+		c := srv.newServerConn(conn)
 		var wg sync.WaitGroup
 		var bad error
 		wg.Go(func() {
@@ -1623,9 +1623,9 @@ func TestFastSettingsWindowOverflow(t *testing.T) {
 	p, _ := newPipePeer(t, newFrameServer(t, Config{}), nil)
 	p.handshake()
 	p.must(p.headers(1, false, grpcHeaders(pb.Scheduler_Status_FullMethodName)))
-	p.must(p.fr.WriteWindowUpdate(1, fastMaxWindow-fastDefaultWindow)) // stream window 2^31-1
+	p.must(p.fr.WriteWindowUpdate(1, maxWindow-defaultWindow)) // stream window 2^31-1
 	p.sync()
-	p.must(p.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: fastDefaultWindow + 1})) // +1: 2^31
+	p.must(p.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: defaultWindow + 1})) // +1: 2^31
 	p.fr.WritePing(false, [8]byte{9})
 	for f := p.recv(); f != nil; f = p.recv() {
 		if f.typ == http2.FramePing {
@@ -1658,20 +1658,20 @@ func TestFastHeadersAfterServerReset(t *testing.T) {
 // goroutine has not yet started serve (ServeFast registers it, then
 // starts the goroutine) ends it at once. goAway's SetDeadline(now) used
 // to be overwritten by serve's handshake deadline, and serve waited
-// fastHandshakeTimeout for a silent client.
+// handshakeTimeout for a silent client.
 func TestFastGoAwayBeforeServe(t *testing.T) {
 	srv := newFrameServer(t, Config{})
 	cli, sc := net.Pipe()
 	defer cli.Close()
-	c := srv.newFastConn(sc)
+	c := srv.newServerConn(sc)
 	c.goAway(time.Time{})
 	done := make(chan struct{})
 	go func() { c.serve(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(fastHandshakeTimeout - time.Second): // a bound a loaded machine cannot reach, short of the timeout
+	case <-time.After(handshakeTimeout - time.Second): // a bound a loaded machine cannot reach, short of the timeout
 		sc.Close()
-		t.Fatal("serve still waits for the preface after GOAWAY (until fastHandshakeTimeout)")
+		t.Fatal("serve still waits for the preface after GOAWAY (until handshakeTimeout)")
 	}
 }
 
@@ -1700,7 +1700,7 @@ func TestFastGoAwayKeepsLastID(t *testing.T) {
 	_ = healthpb.Health_Check_FullMethodName
 }
 
-// TestFastIdleConnsLetGo: fastMaxConns silent connections (preface sent,
+// TestFastIdleConnsLetGo: maxConns silent connections (preface sent,
 // then nothing) are closed with GOAWAY after the idle timeout, so a
 // well-behaved client is served after them. Without the timeout they held
 // every slot for good and the next client was closed as it was accepted.
@@ -1714,7 +1714,7 @@ func TestFastIdleConnsLetGo(t *testing.T) {
 	var conns []net.Conn
 	var goaways sync.WaitGroup
 	var idle atomic.Int32
-	for range fastMaxConns {
+	for range maxConns {
 		c := lis.dial()
 		if _, err := io.WriteString(c, http2.ClientPreface); err != nil {
 			t.Fatal(err)
@@ -1736,8 +1736,8 @@ func TestFastIdleConnsLetGo(t *testing.T) {
 		}()
 	}
 	goaways.Wait() // every silent connection was closed by the server
-	if n := idle.Load(); n != fastMaxConns {
-		t.Errorf("%d of %d silent connections got GOAWAY idle", n, fastMaxConns)
+	if n := idle.Load(); n != maxConns {
+		t.Errorf("%d of %d silent connections got GOAWAY idle", n, maxConns)
 	}
 	for _, c := range conns {
 		c.Close()
@@ -1768,7 +1768,7 @@ func TestFastIdleConnsLetGo(t *testing.T) {
 func TestFastWaitingAnswersBudget(t *testing.T) {
 	leakcheck.Check(t)
 	const budget = 300 << 10
-	p, _ := newPipePeer(t, newFrameServer(t, Config{}), func(c *fastConn) { c.budget = budget })
+	p, _ := newPipePeer(t, newFrameServer(t, Config{}), func(c *serverConn) { c.budget = budget })
 	p.handshake(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
 	msg := grpcMessage(t, framePlaceRequest(64, 8, 300, 200))
 	var calls, refused []uint32
@@ -1784,8 +1784,8 @@ func TestFastWaitingAnswersBudget(t *testing.T) {
 	if len(refused) == 0 {
 		t.Fatalf("%d answers held, none refused", len(calls))
 	}
-	p.must(p.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: fastMaxWindow}))
-	p.must(p.fr.WriteWindowUpdate(0, fastMaxWindow-fastDefaultWindow))
+	p.must(p.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: maxWindow}))
+	p.must(p.fr.WriteWindowUpdate(0, maxWindow-defaultWindow))
 	var size int
 	for _, id := range calls {
 		a := p.await(id)

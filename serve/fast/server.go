@@ -31,42 +31,42 @@ import (
 )
 
 const (
-	// fastMaxStreams is the most streams a connection may have open.
-	fastMaxStreams = 100
-	// fastMaxConns is the most connections served at once; more are
+	// maxStreams is the most streams a connection may have open.
+	maxStreams = 100
+	// maxConns is the most connections served at once; more are
 	// closed as they are accepted.
-	fastMaxConns = 1024
-	// fastMaxHeaderList is the largest header list accepted, in bytes.
-	fastMaxHeaderList = 64 << 10
-	// fastMaxFrame is the largest frame the server reads (HTTP/2's
+	maxConns = 1024
+	// maxHeaderList is the largest header list accepted, in bytes.
+	maxHeaderList = 64 << 10
+	// maxFrame is the largest frame the server reads (HTTP/2's
 	// default, never raised).
-	fastMaxFrame = 16 << 10
-	// fastCalmLimit is how far a connection's count of frames that do no
+	maxFrame = 16 << 10
+	// calmLimit is how far a connection's count of frames that do no
 	// work may run ahead of its answered calls.
-	fastCalmLimit = 1000
-	// fastCallCredit is what an answered call pays back.
-	fastCallCredit = 4
-	// fastHandshakeTimeout bounds the TLS handshake and the preface.
-	fastHandshakeTimeout = 10 * time.Second
-	// fastIdleTimeout is how long a connection may go without a frame
+	calmLimit = 1000
+	// callCredit is what an answered call pays back.
+	callCredit = 4
+	// handshakeTimeout bounds the TLS handshake and the preface.
+	handshakeTimeout = 10 * time.Second
+	// defaultIdleTimeout is how long a connection may go without a frame
 	// before it is closed (GOAWAY NO_ERROR): silent connections must not
-	// hold the fastMaxConns slots. gRPC clients reconnect on their next
+	// hold the maxConns slots. gRPC clients reconnect on their next
 	// call.
-	fastIdleTimeout = 5 * time.Minute
-	// fastWriteTimeout is how long a write to a client that does not read
+	defaultIdleTimeout = 5 * time.Minute
+	// writeTimeout is how long a write to a client that does not read
 	// may block before the connection is closed.
-	fastWriteTimeout = 30 * time.Second
-	// fastBufSize is the size of a connection's read and write buffers.
-	fastBufSize = 16 << 10
-	// fastResetsKept is how many reset streams a connection remembers
+	writeTimeout = 30 * time.Second
+	// bufSize is the size of a connection's read and write buffers.
+	bufSize = 16 << 10
+	// resetsKept is how many reset streams a connection remembers
 	// (to ignore the trailers a client sent before it saw the reset).
-	fastResetsKept = 16
-	// fastMaxMessageText is the longest grpc-message sent, in bytes.
-	fastMaxMessageText = 4 << 10
-	// fastDefaultWindow is HTTP/2's initial window.
-	fastDefaultWindow = 65535
-	// fastMaxWindow is the largest window HTTP/2 allows.
-	fastMaxWindow = 1<<31 - 1
+	resetsKept = 16
+	// maxMessageText is the longest grpc-message sent, in bytes.
+	maxMessageText = 4 << 10
+	// defaultWindow is HTTP/2's initial window.
+	defaultWindow = 65535
+	// maxWindow is the largest window HTTP/2 allows.
+	maxWindow = 1<<31 - 1
 	// staticStreamWindow is a stream's receive window and minConnWindow
 	// the least connection receive window, as the gRPC listener's static
 	// ones (serve.NewServer): a stream may carry a request of up to 1 MiB
@@ -77,25 +77,25 @@ const (
 
 // The fast listener's methods.
 const (
-	fastUnknown = iota
-	fastPlace
-	fastReport
-	fastStatus
-	fastHealth
-	fastElsewhere // served by the gRPC server only
+	methodUnknown = iota
+	methodPlace
+	methodReport
+	methodStatus
+	methodHealth
+	methodElsewhere // served by the gRPC server only
 )
 
-// fastMethods are the paths the fast listener knows.
-var fastMethods = map[string]int{
-	pb.Scheduler_Place_FullMethodName:                                fastPlace,
-	pb.Scheduler_Report_FullMethodName:                               fastReport,
-	pb.Scheduler_Status_FullMethodName:                               fastStatus,
-	healthpb.Health_Check_FullMethodName:                             fastHealth,
-	healthpb.Health_Watch_FullMethodName:                             fastElsewhere,
-	healthpb.Health_List_FullMethodName:                              fastElsewhere,
-	pb.Telemetry_Stream_FullMethodName:                               fastElsewhere,
-	"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo":      fastElsewhere,
-	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": fastElsewhere,
+// knownMethods are the paths the fast listener knows.
+var knownMethods = map[string]int{
+	pb.Scheduler_Place_FullMethodName:                                methodPlace,
+	pb.Scheduler_Report_FullMethodName:                               methodReport,
+	pb.Scheduler_Status_FullMethodName:                               methodStatus,
+	healthpb.Health_Check_FullMethodName:                             methodHealth,
+	healthpb.Health_Watch_FullMethodName:                             methodElsewhere,
+	healthpb.Health_List_FullMethodName:                              methodElsewhere,
+	pb.Telemetry_Stream_FullMethodName:                               methodElsewhere,
+	"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo":      methodElsewhere,
+	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": methodElsewhere,
 }
 
 // Backend answers the fast listener's calls: the Scheduler service's
@@ -154,7 +154,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	lis      map[net.Listener]struct{}
-	conns    map[*fastConn]struct{}
+	conns    map[*serverConn]struct{}
 	draining bool
 	wg       sync.WaitGroup
 }
@@ -165,7 +165,7 @@ func NewServer(b Backend, cfg Config) *Server {
 		cfg.Now = time.Now
 	}
 	if cfg.IdleTimeout == 0 {
-		cfg.IdleTimeout = fastIdleTimeout
+		cfg.IdleTimeout = defaultIdleTimeout
 	}
 	if cfg.MaxRecvMsgSize == 0 {
 		cfg.MaxRecvMsgSize = 4 << 20
@@ -196,7 +196,7 @@ func (s *Server) Serve(lis net.Listener) error {
 		return ErrClosed
 	}
 	if f.lis == nil {
-		f.lis, f.conns = map[net.Listener]struct{}{}, map[*fastConn]struct{}{}
+		f.lis, f.conns = map[net.Listener]struct{}{}, map[*serverConn]struct{}{}
 	}
 	f.lis[lis] = struct{}{}
 	f.mu.Unlock()
@@ -218,9 +218,9 @@ func (s *Server) Serve(lis net.Listener) error {
 			return err
 		}
 		delay = 0
-		c := s.newFastConn(nc)
+		c := s.newServerConn(nc)
 		f.mu.Lock()
-		if f.draining || len(f.conns) >= fastMaxConns {
+		if f.draining || len(f.conns) >= maxConns {
 			f.mu.Unlock()
 			nc.Close()
 			continue
@@ -247,7 +247,7 @@ func (f *Server) Drain(deadline time.Time) {
 	for lis := range f.lis {
 		lis.Close()
 	}
-	conns := make([]*fastConn, 0, len(f.conns))
+	conns := make([]*serverConn, 0, len(f.conns))
 	for c := range f.conns {
 		conns = append(conns, c)
 	}
@@ -292,9 +292,9 @@ func (f *Server) CloseAll() {
 	}
 }
 
-// fastStream is a stream of a fast connection: a request being read, or
+// callStream is a stream of a fast connection: a request being read, or
 // an answer waiting for flow-control window.
-type fastStream struct {
+type callStream struct {
 	id      uint32
 	method  int
 	path    string
@@ -313,9 +313,9 @@ type fastStream struct {
 	held    int64  // bytes of pending and trailer counted in buffered
 }
 
-// fastConn is one connection of the fast listener. Its fields are its
+// serverConn is one connection of the fast listener. Its fields are its
 // goroutine's, but for wmu's and the atomics.
-type fastConn struct {
+type serverConn struct {
 	s  *Server
 	nc net.Conn
 	br *bufio.Reader
@@ -335,19 +335,19 @@ type fastConn struct {
 	draining atomic.Bool   // Shutdown began: GOAWAY, sent or owed
 	drainBy  atomic.Int64  // Shutdown's deadline, Unix nanoseconds
 
-	idleTimeout time.Duration // fastIdleTimeout (tests shorten it)
+	idleTimeout time.Duration // defaultIdleTimeout (tests shorten it)
 	pushedAt    time.Time     // when the deadlines were last pushed
 
-	streams    map[uint32]*fastStream
-	recvWin    int64                  // connection window the client has left
-	unacked    int64                  // connection bytes read and not yet given back
-	buffered   int64                  // request bytes buffered in open streams
-	sendWin    int64                  // connection window the server has left
-	peerWin    int64                  // the client's SETTINGS_INITIAL_WINDOW_SIZE
-	peerFrame  int                    // the client's SETTINGS_MAX_FRAME_SIZE
-	idle       int                    // frames that did no work, less the calls' credit
-	clientGone bool                   // the client sent GOAWAY
-	resets     [fastResetsKept]uint32 // the streams last reset
+	streams    map[uint32]*callStream
+	recvWin    int64              // connection window the client has left
+	unacked    int64              // connection bytes read and not yet given back
+	buffered   int64              // request bytes buffered in open streams
+	sendWin    int64              // connection window the server has left
+	peerWin    int64              // the client's SETTINGS_INITIAL_WINDOW_SIZE
+	peerFrame  int                // the client's SETTINGS_MAX_FRAME_SIZE
+	idle       int                // frames that did no work, less the calls' credit
+	clientGone bool               // the client sent GOAWAY
+	resets     [resetsKept]uint32 // the streams last reset
 	nresets    int
 
 	maxRecv int // the largest request message
@@ -359,38 +359,38 @@ type fastConn struct {
 	bodies [][]byte
 }
 
-// Request buffers kept for reuse: at most fastKeepBodies, of at most
-// fastKeepBodyCap bytes each.
+// Request buffers kept for reuse: at most keepBodies, of at most
+// keepBodyCap bytes each.
 const (
-	fastKeepBodies  = 4
-	fastKeepBodyCap = 64 << 10
+	keepBodies  = 4
+	keepBodyCap = 64 << 10
 )
 
 // dropBody gives st's body back for reuse.
-func (c *fastConn) dropBody(st *fastStream) {
+func (c *serverConn) dropBody(st *callStream) {
 	c.buffered -= int64(len(st.body))
-	if b := st.body; cap(b) > 0 && cap(b) <= fastKeepBodyCap && len(c.bodies) < fastKeepBodies {
+	if b := st.body; cap(b) > 0 && cap(b) <= keepBodyCap && len(c.bodies) < keepBodies {
 		c.bodies = append(c.bodies, b[:0])
 	}
 	st.body = nil
 }
 
-// fastConnWindow is the connection's receive window: room for a request
+// connWindow is the connection's receive window: room for a request
 // of the largest size, or 4 MiB.
-func fastConnWindow(maxRecv int) int64 {
-	return max(int64(minConnWindow), int64(maxRecv)+5+fastMaxFrame)
+func connWindow(maxRecv int) int64 {
+	return max(int64(minConnWindow), int64(maxRecv)+5+maxFrame)
 }
 
-// newFastConn returns the state of a connection accepted by ServeFast,
+// newServerConn returns the state of a connection accepted by ServeFast,
 // with the server's limits; serve runs it.
-func (s *Server) newFastConn(nc net.Conn) *fastConn {
+func (s *Server) newServerConn(nc net.Conn) *serverConn {
 	maxRecv := s.cfg.MaxRecvMsgSize
-	c := &fastConn{
-		s: s, nc: nc, streams: map[uint32]*fastStream{}, idleTimeout: s.cfg.IdleTimeout,
-		sendWin: fastDefaultWindow, peerWin: fastDefaultWindow, peerFrame: fastMaxFrame,
+	c := &serverConn{
+		s: s, nc: nc, streams: map[uint32]*callStream{}, idleTimeout: s.cfg.IdleTimeout,
+		sendWin: defaultWindow, peerWin: defaultWindow, peerFrame: maxFrame,
 		maxRecv: maxRecv,
 	}
-	c.recvWin = fastConnWindow(maxRecv)
+	c.recvWin = connWindow(maxRecv)
 	// A connection may buffer several requests of the largest size, or
 	// 16 MiB of smaller ones, in streams not yet ended.
 	c.budget = max(16<<20, 2*c.recvWin)
@@ -398,14 +398,14 @@ func (s *Server) newFastConn(nc net.Conn) *fastConn {
 }
 
 // serve runs the connection until it ends.
-func (c *fastConn) serve() {
+func (c *serverConn) serve() {
 	defer c.cancelAll()
 	c.wmu.Lock()
 	if c.draining.Load() {
 		c.wmu.Unlock()
 		return // Shutdown came first
 	}
-	c.nc.SetDeadline(time.Now().Add(fastHandshakeTimeout))
+	c.nc.SetDeadline(time.Now().Add(handshakeTimeout))
 	c.wmu.Unlock()
 	if tc, ok := c.nc.(*tls.Conn); ok {
 		if err := tc.Handshake(); err != nil {
@@ -415,8 +415,8 @@ func (c *fastConn) serve() {
 			return // a gRPC client negotiates h2 (ALPN)
 		}
 	}
-	c.br = bufio.NewReaderSize(c.nc, fastBufSize)
-	c.bw = bufio.NewWriterSize(c.nc, fastBufSize)
+	c.br = bufio.NewReaderSize(c.nc, bufSize)
+	c.bw = bufio.NewWriterSize(c.nc, bufSize)
 	var pre [len(http2.ClientPreface)]byte
 	if _, err := io.ReadFull(c.br, pre[:]); err != nil || string(pre[:]) != http2.ClientPreface {
 		return
@@ -430,17 +430,17 @@ func (c *fastConn) serve() {
 	c.pushDeadlines(time.Now())
 	c.fr = http2.NewFramer(c.bw, c.br)
 	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
-	c.fr.MaxHeaderListSize = fastMaxHeaderList
-	c.fr.SetMaxReadFrameSize(fastMaxFrame)
+	c.fr.MaxHeaderListSize = maxHeaderList
+	c.fr.SetMaxReadFrameSize(maxFrame)
 	c.fr.SetReuseFrames()
 	c.henc = hpack.NewEncoder(&c.hbuf)
 	c.henc.SetMaxDynamicTableSizeLimit(0) // static table and literals only
 	c.fr.WriteSettings(
-		http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: fastMaxStreams},
+		http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: maxStreams},
 		http2.Setting{ID: http2.SettingInitialWindowSize, Val: staticStreamWindow},
-		http2.Setting{ID: http2.SettingMaxHeaderListSize, Val: fastMaxHeaderList},
+		http2.Setting{ID: http2.SettingMaxHeaderListSize, Val: maxHeaderList},
 	)
-	c.fr.WriteWindowUpdate(0, uint32(c.recvWin-fastDefaultWindow))
+	c.fr.WriteWindowUpdate(0, uint32(c.recvWin-defaultWindow))
 	err := c.bw.Flush()
 	c.wmu.Unlock()
 	if err != nil {
@@ -455,7 +455,7 @@ func (c *fastConn) serve() {
 		}
 		var done bool
 		if err != nil && !draining && isTimeout(err) {
-			// Idle for fastIdleTimeout: say goodbye.
+			// Idle for defaultIdleTimeout: say goodbye.
 			done = c.fail(http2.ErrCodeNo, "idle")
 		} else {
 			done = c.handle(f, err)
@@ -484,17 +484,17 @@ func (c *fastConn) serve() {
 
 // pushDeadlines moves the idle read deadline and the write deadline
 // forward, at most once a second (each is a timer update).
-func (c *fastConn) pushDeadlines(now time.Time) {
+func (c *serverConn) pushDeadlines(now time.Time) {
 	if now.Sub(c.pushedAt) >= time.Second {
 		c.nc.SetReadDeadline(now.Add(c.idleTimeout))
-		c.nc.SetWriteDeadline(now.Add(fastWriteTimeout))
+		c.nc.SetWriteDeadline(now.Add(writeTimeout))
 		c.pushedAt = now
 	}
 }
 
 // owedGoAway sends the GOAWAY that goAway could not (the goroutine held
 // the write lock) and sets Shutdown's read deadline (under wmu).
-func (c *fastConn) owedGoAway() {
+func (c *serverConn) owedGoAway() {
 	if !c.goneAway {
 		c.sendGoAway()
 	}
@@ -513,14 +513,14 @@ func isTimeout(err error) bool {
 
 // sendGoAway sends GOAWAY NO_ERROR with the highest stream id seen, the
 // last one the connection will answer (under wmu).
-func (c *fastConn) sendGoAway() {
+func (c *serverConn) sendGoAway() {
 	c.goneAway, c.lastID = true, c.maxID.Load()
 	c.fr.WriteGoAway(c.lastID, http2.ErrCodeNo, nil)
 	c.bw.Flush()
 }
 
 // cancelAll cancels the contexts of the streams left.
-func (c *fastConn) cancelAll() {
+func (c *serverConn) cancelAll() {
 	for _, st := range c.streams {
 		if st.cancel != nil {
 			st.cancel()
@@ -536,11 +536,11 @@ func (c *fastConn) cancelAll() {
 // write lock (handling a frame, or blocked writing to a client that does
 // not read), the goroutine sends the GOAWAY itself after its frame, and
 // Shutdown's deadline closes a connection blocked for good.
-func (c *fastConn) goAway(deadline time.Time) {
+func (c *serverConn) goAway(deadline time.Time) {
 	if deadline.IsZero() {
 		// No deadline: a client that never finishes its streams still
 		// lets go after a while.
-		deadline = time.Now().Add(fastIdleTimeout)
+		deadline = time.Now().Add(defaultIdleTimeout)
 	}
 	c.drainBy.Store(deadline.UnixNano())
 	c.draining.Store(true)
@@ -566,7 +566,7 @@ func (c *fastConn) goAway(deadline time.Time) {
 }
 
 // fail ends the connection with GOAWAY code.
-func (c *fastConn) fail(code http2.ErrCode, why string) bool {
+func (c *serverConn) fail(code http2.ErrCode, why string) bool {
 	last := c.maxID.Load()
 	if c.goneAway {
 		last = c.lastID // a later GOAWAY must not raise it
@@ -578,7 +578,7 @@ func (c *fastConn) fail(code http2.ErrCode, why string) bool {
 
 // handle handles one frame (or ReadFrame's error) and reports whether
 // the connection is done.
-func (c *fastConn) handle(f http2.Frame, err error) bool {
+func (c *serverConn) handle(f http2.Frame, err error) bool {
 	if err != nil {
 		var se http2.StreamError
 		var ce http2.ConnectionError
@@ -631,30 +631,30 @@ func (c *fastConn) handle(f http2.Frame, err error) bool {
 }
 
 // reset sends RST_STREAM and remembers the stream among the last
-// fastResetsKept reset, whose late frames are ignored.
-func (c *fastConn) reset(id uint32, code http2.ErrCode) {
+// resetsKept reset, whose late frames are ignored.
+func (c *serverConn) reset(id uint32, code http2.ErrCode) {
 	c.fr.WriteRSTStream(id, code)
-	c.resets[c.nresets%fastResetsKept] = id
+	c.resets[c.nresets%resetsKept] = id
 	c.nresets++
 }
 
 // wasReset reports whether id is one of the streams last reset.
-func (c *fastConn) wasReset(id uint32) bool {
+func (c *serverConn) wasReset(id uint32) bool {
 	return id != 0 && slices.Contains(c.resets[:], id)
 }
 
 // wasted counts a frame that did no work, and ends the connection when
 // there were too many.
-func (c *fastConn) wasted() bool {
+func (c *serverConn) wasted() bool {
 	c.idle++
-	if c.idle > fastCalmLimit {
+	if c.idle > calmLimit {
 		return c.fail(http2.ErrCodeEnhanceYourCalm, "too many frames without calls")
 	}
 	return false
 }
 
 // headers starts a stream (or, for an open one, ends it: trailers).
-func (c *fastConn) headers(f *http2.MetaHeadersFrame) bool {
+func (c *serverConn) headers(f *http2.MetaHeadersFrame) bool {
 	id := f.StreamID
 	if st := c.streams[id]; st != nil {
 		if st.sending || st.ended || !f.StreamEnded() {
@@ -672,11 +672,11 @@ func (c *fastConn) headers(f *http2.MetaHeadersFrame) bool {
 		return c.fail(http2.ErrCodeProtocol, "HEADERS with a stream id not new and odd")
 	}
 	c.maxID.Store(id)
-	if c.draining.Load() || c.clientGone || len(c.streams) >= fastMaxStreams || c.buffered > c.budget {
+	if c.draining.Load() || c.clientGone || len(c.streams) >= maxStreams || c.buffered > c.budget {
 		c.reset(id, http2.ErrCodeRefusedStream)
 		return c.wasted()
 	}
-	st := &fastStream{id: id, recvWin: staticStreamWindow, sendWin: c.peerWin}
+	st := &callStream{id: id, recvWin: staticStreamWindow, sendWin: c.peerWin}
 	var method, ctype, timeout, encoding string
 	var auth []string
 	for _, hf := range f.Fields {
@@ -704,21 +704,21 @@ func (c *fastConn) headers(f *http2.MetaHeadersFrame) bool {
 		return c.wasted()
 	}
 	if f.Truncated {
-		return c.answerError(st, codes.ResourceExhausted, fmt.Sprintf("drover: header list larger than %d bytes", fastMaxHeaderList))
+		return c.answerError(st, codes.ResourceExhausted, fmt.Sprintf("drover: header list larger than %d bytes", maxHeaderList))
 	}
 	if !grpcContentType(ctype) {
 		c.hbuf.Reset()
 		c.henc.WriteField(hpack.HeaderField{Name: ":status", Value: "415"})
 		return c.endWith(st, nil, c.hbuf.Bytes())
 	}
-	st.method = fastMethods[st.path]
+	st.method = knownMethods[st.path]
 	switch st.method {
-	case fastUnknown:
+	case methodUnknown:
 		return c.answerError(st, codes.Unimplemented, fmt.Sprintf("drover: unknown method %s", st.path))
-	case fastElsewhere:
+	case methodElsewhere:
 		return c.answerError(st, codes.Unimplemented, fmt.Sprintf("drover: %s is not served on the fast listener; call the gRPC address (drover serve -addr)", st.path))
 	}
-	if st.method != fastHealth && !TokenOK(auth, c.s.cfg.Token) {
+	if st.method != methodHealth && !TokenOK(auth, c.s.cfg.Token) {
 		return c.answerError(st, codes.Unauthenticated, Unauthenticated)
 	}
 	if encoding != "" && encoding != "identity" {
@@ -746,7 +746,7 @@ func grpcContentType(ct string) bool {
 }
 
 // data reads a DATA frame into its stream.
-func (c *fastConn) data(f *http2.DataFrame) bool {
+func (c *serverConn) data(f *http2.DataFrame) bool {
 	n := int64(f.Header().Length) // padding included, as flow control counts
 	c.recvWin -= n
 	if c.recvWin < 0 {
@@ -817,14 +817,14 @@ func (c *fastConn) data(f *http2.DataFrame) bool {
 }
 
 // recvWinSize is the connection's receive window.
-func (c *fastConn) recvWinSize() int64 { return fastConnWindow(c.maxRecv) }
+func (c *serverConn) recvWinSize() int64 { return connWindow(c.maxRecv) }
 
 // windowUpdate opens a send window, and sends what waited for it.
-func (c *fastConn) windowUpdate(f *http2.WindowUpdateFrame) bool {
+func (c *serverConn) windowUpdate(f *http2.WindowUpdateFrame) bool {
 	inc := int64(f.Increment)
 	if f.StreamID == 0 {
 		c.sendWin += inc
-		if c.sendWin > fastMaxWindow {
+		if c.sendWin > maxWindow {
 			return c.fail(http2.ErrCodeFlowControl, "connection window above 2^31-1")
 		}
 		return c.resume()
@@ -834,7 +834,7 @@ func (c *fastConn) windowUpdate(f *http2.WindowUpdateFrame) bool {
 		return c.wasted()
 	}
 	st.sendWin += inc
-	if st.sendWin > fastMaxWindow {
+	if st.sendWin > maxWindow {
 		c.reset(st.id, http2.ErrCodeFlowControl)
 		c.close(st)
 		return c.wasted()
@@ -846,7 +846,7 @@ func (c *fastConn) windowUpdate(f *http2.WindowUpdateFrame) bool {
 }
 
 // settings applies the client's settings and acknowledges them.
-func (c *fastConn) settings(f *http2.SettingsFrame) bool {
+func (c *serverConn) settings(f *http2.SettingsFrame) bool {
 	if f.IsAck() {
 		return false
 	}
@@ -860,7 +860,7 @@ func (c *fastConn) settings(f *http2.SettingsFrame) bool {
 			c.peerWin = int64(s.Val)
 			for _, st := range c.streams {
 				st.sendWin += delta
-				if st.sendWin > fastMaxWindow {
+				if st.sendWin > maxWindow {
 					return http2.ConnectionError(http2.ErrCodeFlowControl) // RFC 9113 6.9.2
 				}
 			}
@@ -885,7 +885,7 @@ func (c *fastConn) settings(f *http2.SettingsFrame) bool {
 }
 
 // resume sends the answers that wait for window, in stream order.
-func (c *fastConn) resume() bool {
+func (c *serverConn) resume() bool {
 	var ids []uint32
 	for id, st := range c.streams {
 		if st.sending {
@@ -903,7 +903,7 @@ func (c *fastConn) resume() bool {
 }
 
 // close forgets a stream, giving its buffered bytes back.
-func (c *fastConn) close(st *fastStream) {
+func (c *serverConn) close(st *callStream) {
 	if st.cancel != nil {
 		st.cancel()
 	}
@@ -914,9 +914,9 @@ func (c *fastConn) close(st *fastStream) {
 }
 
 // ended answers a stream whose request has arrived whole.
-func (c *fastConn) ended(st *fastStream) bool {
+func (c *serverConn) ended(st *callStream) bool {
 	code, msg := c.call(st)
-	c.idle = max(c.idle-fastCallCredit, 0)
+	c.idle = max(c.idle-callCredit, 0)
 	if code != codes.OK {
 		return c.answerError(st, code, msg)
 	}
@@ -928,7 +928,7 @@ func (c *fastConn) ended(st *fastStream) bool {
 }
 
 // answerError ends a stream with a trailers-only answer: code and msg.
-func (c *fastConn) answerError(st *fastStream, code codes.Code, msg string) bool {
+func (c *serverConn) answerError(st *callStream, code codes.Code, msg string) bool {
 	c.responseHeaders()
 	c.henc.WriteField(hpack.HeaderField{Name: "grpc-status", Value: strconv.Itoa(int(code))})
 	if msg != "" {
@@ -939,7 +939,7 @@ func (c *fastConn) answerError(st *fastStream, code codes.Code, msg string) bool
 
 // responseHeaders starts a header block in hbuf with a gRPC answer's
 // headers: :status 200 and the content type.
-func (c *fastConn) responseHeaders() {
+func (c *serverConn) responseHeaders() {
 	c.hbuf.Reset()
 	c.henc.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
 	c.henc.WriteField(hpack.HeaderField{Name: "content-type", Value: "application/grpc"})
@@ -948,7 +948,7 @@ func (c *fastConn) responseHeaders() {
 // endWith sends payload as DATA, as the windows allow, then the block
 // that ends the stream; what does not fit waits (st.sending) for
 // WINDOW_UPDATE.
-func (c *fastConn) endWith(st *fastStream, payload, block []byte) bool {
+func (c *serverConn) endWith(st *callStream, payload, block []byte) bool {
 	if st.cancel != nil {
 		st.cancel()
 		st.cancel = nil
@@ -971,7 +971,7 @@ func (c *fastConn) endWith(st *fastStream, payload, block []byte) bool {
 
 // send sends what the windows allow of st's answer, and ends the stream
 // when all of it is sent.
-func (c *fastConn) send(st *fastStream) {
+func (c *serverConn) send(st *callStream) {
 	for len(st.pending) > 0 {
 		n := min(int64(len(st.pending)), st.sendWin, c.sendWin, int64(c.peerFrame))
 		if n <= 0 {
@@ -992,18 +992,18 @@ func (c *fastConn) send(st *fastStream) {
 }
 
 // release gives back what st's waiting answer held of the budget.
-func (c *fastConn) release(st *fastStream) {
+func (c *serverConn) release(st *callStream) {
 	c.buffered -= st.held
 	st.held = 0
 }
 
 // call answers a request that has arrived whole: its answer message
 // (gRPC-framed) in c.out, and its status.
-func (c *fastConn) call(st *fastStream) (codes.Code, string) {
+func (c *serverConn) call(st *callStream) (codes.Code, string) {
 	m := c.s.cfg.Metrics
 	var start time.Time
 	if m != nil {
-		if st.method == fastPlace {
+		if st.method == methodPlace {
 			m.InFlight.Inc()
 			defer m.InFlight.Dec()
 		}
@@ -1012,12 +1012,12 @@ func (c *fastConn) call(st *fastStream) (codes.Code, string) {
 	code, msg := c.dispatch(st)
 	if m != nil {
 		took := c.s.cfg.Now().Sub(start).Seconds()
-		if st.method == fastPlace {
+		if st.method == methodPlace {
 			c.s.placeLatency.Observe(took)
 		} else {
 			m.Latency.WithLabelValues(st.path).Observe(took)
 		}
-		if st.method == fastPlace && code == codes.OK {
+		if st.method == methodPlace && code == codes.OK {
 			c.s.placeOK.Inc()
 		} else {
 			m.Requests.WithLabelValues(st.path, code.String()).Inc()
@@ -1028,7 +1028,7 @@ func (c *fastConn) call(st *fastStream) (codes.Code, string) {
 
 // dispatch decodes st's request, calls its method and encodes the answer
 // into c.out.
-func (c *fastConn) dispatch(st *fastStream) (codes.Code, string) {
+func (c *serverConn) dispatch(st *callStream) (codes.Code, string) {
 	b := st.body
 	if len(b) < 5 {
 		if len(b) == 0 {
@@ -1057,7 +1057,7 @@ func (c *fastConn) dispatch(st *fastStream) (codes.Code, string) {
 	var resp proto.Message
 	var err error
 	switch st.method {
-	case fastPlace:
+	case methodPlace:
 		in := &c.in
 		defer func() {
 			if !in.Reset() {
@@ -1071,19 +1071,19 @@ func (c *fastConn) dispatch(st *fastStream) (codes.Code, string) {
 			}
 		}
 		resp, err = c.s.b.Place(st.ctx, &in.Req)
-	case fastReport:
+	case methodReport:
 		req := new(pb.ReportRequest)
 		if uerr := proto.Unmarshal(b, req); uerr != nil {
 			return codes.InvalidArgument, fmt.Sprintf("%s: %v", malformedRequest, uerr)
 		}
 		resp, err = c.s.b.Report(st.ctx, req)
-	case fastStatus:
+	case methodStatus:
 		req := new(pb.StatusRequest)
 		if uerr := proto.Unmarshal(b, req); uerr != nil {
 			return codes.InvalidArgument, fmt.Sprintf("%s: %v", malformedRequest, uerr)
 		}
 		resp, err = c.s.b.Status(st.ctx, req)
-	case fastHealth:
+	case methodHealth:
 		req := new(healthpb.HealthCheckRequest)
 		if uerr := proto.Unmarshal(b, req); uerr != nil {
 			return codes.InvalidArgument, fmt.Sprintf("%s: %v", malformedRequest, uerr)
@@ -1161,20 +1161,20 @@ func parseGRPCTimeout(v string) (time.Duration, bool) {
 
 // encodeGRPCMessage percent-encodes a grpc-message value as gRPC's
 // HTTP/2 protocol says (bytes outside printable ASCII, and '%'), cut to
-// fastMaxMessageText bytes.
+// maxMessageText bytes.
 func encodeGRPCMessage(msg string) string {
 	const hex = "0123456789ABCDEF"
 	var b strings.Builder
 	for i := 0; i < len(msg); i++ {
 		ch := msg[i]
 		if ch >= ' ' && ch <= '~' && ch != '%' {
-			if b.Len()+1 > fastMaxMessageText {
+			if b.Len()+1 > maxMessageText {
 				break
 			}
 			b.WriteByte(ch)
 			continue
 		}
-		if b.Len()+3 > fastMaxMessageText {
+		if b.Len()+3 > maxMessageText {
 			break
 		}
 		b.WriteByte('%')
