@@ -5,7 +5,6 @@ import (
 	"math"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestSimPhases checks that drover sim says where its wall time went: a
@@ -14,7 +13,7 @@ import (
 // load phase is the workload's and the profiles' together.
 func TestSimPhases(t *testing.T) {
 	p := writeTemp(t, "tiny.csv", tinyJobsHeader+"a,0,4,100,cifar10,0,,,0,0,ring,0\nb,10,2,200,ncf,0,,,0,0,ring,0\n")
-	code, out, errOut := droverWithin(t, 5*time.Second, "sim", "--quiet", "--workload", p)
+	code, out, errOut := droverWithin(t, testDeadline, "sim", "--quiet", "--workload", p)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -23,7 +22,7 @@ func TestSimPhases(t *testing.T) {
 		!strings.Contains(lines[n-1], "simulate ") || !strings.Contains(lines[n-1], "write ") {
 		t.Errorf("summary does not end with the wall time and the phases:\n%s", out)
 	}
-	code, out, errOut = droverWithin(t, 5*time.Second, "sim", "--quiet", "--json", "--workload", p)
+	code, out, errOut = droverWithin(t, testDeadline, "sim", "--quiet", "--json", "--workload", p)
 	if code != 0 {
 		t.Fatalf("--json: exit %d: %s", code, errOut)
 	}
@@ -70,7 +69,7 @@ func TestSimLazyAdvance(t *testing.T) {
 		var runs [2]res
 		for i, args := range [][]string{{"--lazy-advance=false"}, {}} {
 			args = append([]string{"sim", "--quiet", "--json", "--policy", "tiresias", strag}, args...)
-			code, out, errOut := droverWithin(t, 20*time.Second, args...)
+			code, out, errOut := droverWithin(t, testDeadline, args...)
 			if code != 0 {
 				t.Fatalf("%v: exit %d: %s", args, code, errOut)
 			}
@@ -89,7 +88,7 @@ func TestSimLazyAdvance(t *testing.T) {
 			t.Errorf("%s: avg JCT eager %v, lazy %v (relative difference %g)", strag, eager.AvgJCT, lazy.AvgJCT, d)
 		}
 	}
-	code, out, errOut := droverWithin(t, 20*time.Second, "sim", "--quiet", "--policy", "tiresias", "--lazy-advance=false")
+	code, out, errOut := droverWithin(t, testDeadline, "sim", "--quiet", "--policy", "tiresias", "--lazy-advance=false")
 	if code != 0 || !strings.Contains(out, "advance    eager") {
 		t.Errorf("exit %d, summary without the eager-advance line:\n%s%s", code, out, errOut)
 	}
