@@ -543,8 +543,9 @@ func (l TelemetryLog) Record(node string, s state.Sample, raw *pb.NodeSample) er
 }
 
 // register adds the live state's gauges to m: drover_live_nodes{state},
-// drover_live_lost_messages, drover_live_jobs{kind}, computed at each
-// scrape.
+// drover_live_lost_messages, drover_live_jobs{kind}, and its counters
+// drover_live_evictions_total{reason}, drover_live_seq_gaps_total and
+// drover_live_missing_messages_total, computed at each scrape.
 func (l *liveState) register(m *Metrics, clock Clock) {
 	var mu sync.Mutex
 	var at time.Time
@@ -570,4 +571,24 @@ func (l *liveState) register(m *Metrics, clock Clock) {
 	const jobsHelp = "Jobs the live state tracks (all), and those with enough measured iterations for a profile (profiled)."
 	gauge("drover_live_jobs", jobsHelp, prometheus.Labels{"kind": "all"}, func(s state.Summary) int64 { return s.Jobs })
 	gauge("drover_live_jobs", jobsHelp, prometheus.Labels{"kind": "profiled"}, func(s state.Summary) int64 { return s.ProfiledJobs })
+	counter := func(name, help string, labels prometheus.Labels, f func(state.Summary) int64) {
+		m.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels},
+			func() float64 { return float64(f(get())) }))
+	}
+	const evHelp = "Jobs the live state forgot (max_jobs, node_quota, iteration_times) or iteration reports it dropped (job_workers) to stay within its limits (state.Config)."
+	for _, e := range []struct {
+		reason string
+		f      func(state.Evictions) int64
+	}{
+		{"max_jobs", func(e state.Evictions) int64 { return e.MaxJobs }},
+		{"node_quota", func(e state.Evictions) int64 { return e.NodeQuota }},
+		{"iteration_times", func(e state.Evictions) int64 { return e.IterationTimes }},
+		{"job_workers", func(e state.Evictions) int64 { return e.Workers }},
+	} {
+		counter("drover_live_evictions_total", evHelp, prometheus.Labels{"reason": e.reason}, func(s state.Summary) int64 { return e.f(s.Evicted) })
+	}
+	counter("drover_live_seq_gaps_total", "Jumps in agents' sequence numbers that no Gap message accounted for.", nil,
+		func(s state.Summary) int64 { return s.SeqGaps })
+	counter("drover_live_missing_messages_total", "Telemetry messages skipped by those jumps: lost without the agent knowing, or acknowledged by a server whose state was lost.", nil,
+		func(s state.Summary) int64 { return s.Missing })
 }

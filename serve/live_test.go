@@ -3,6 +3,7 @@ package serve_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -263,5 +264,17 @@ func TestLiveStatusAndMetrics(t *testing.T) {
 	}
 	if got["fresh"] != 2 || got["stale"] != 1 {
 		t.Errorf("drover_live_nodes %v, want fresh 2, stale 1", got)
+	}
+	// The store's eviction counters, one per limit, none evicted yet.
+	ev := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() == "drover_live_evictions_total" {
+			for _, x := range mf.GetMetric() {
+				ev[x.GetLabel()[0].GetValue()] = x.GetCounter().GetValue()
+			}
+		}
+	}
+	if want := map[string]float64{"max_jobs": 0, "node_quota": 0, "iteration_times": 0, "job_workers": 0}; !maps.Equal(ev, want) {
+		t.Errorf("drover_live_evictions_total %v, want %v", ev, want)
 	}
 }

@@ -28,8 +28,32 @@
 // message at or below the acknowledged number is skipped, so nothing is
 // applied twice. An agent whose bounded buffer overflowed says so with a
 // Gap message, which the store counts per node (NodeView.Lost): loss is
-// never silent. Messages are validated (ValidateHello, ValidateMessage);
-// a bad one ends the stream with InvalidArgument naming the field.
+// never silent. A jump in the numbers that no Gap accounts for (a message
+// lost without the agent knowing, or a server that lost its state after
+// acknowledging) is counted per node (NodeView.SeqGaps and Missing; the
+// server's drover_live_seq_gaps_total and
+// drover_live_missing_messages_total); the first message of an agent the
+// server has applied nothing of sets the baseline. Numbers above MaxSeq
+// (2^63-1) are refused, so that no stray number near 2^64 leaves an agent
+// with nothing above its last; they never wrap, since a restarted agent
+// has a new id and its hello starts them afresh. Messages are validated
+// (ValidateHello, ValidateMessage); a bad one ends the stream with
+// InvalidArgument naming the field. A stream ends when its agent goes
+// away (its context ends), whatever it was waiting for.
+//
+// # Limits
+//
+// Nothing a client sends grows the store without bound (issue 32): at
+// most MaxNodes nodes (a hello beyond it is refused) of History samples
+// each; at most MaxJobs jobs, forgotten finished first, then least
+// recently touched; at most MaxJobsPerNode of them created by one node's
+// agent, whose iteration endpoint takes unauthenticated reports, so a
+// flood of made-up jobs through one node churns that node's jobs only; at
+// most MaxJobWorkers workers a job with ProfileIterations times each; and
+// MaxIterationTimes times in all (default 2^20, a snapshot of about 16
+// MB at most for the times). What is forgotten or dropped for a limit is
+// counted (Summary.Evicted; the server's drover_live_evictions_total by
+// reason). A snapshot loads into smaller limits the same way.
 //
 // # Stale nodes
 //

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"math"
 	"time"
 )
 
@@ -9,7 +10,7 @@ import (
 func (st *Store) JobStarted(id, model string, nodes []string, at, now time.Time) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	j := st.job(id, now)
+	j := st.job(id, "", now)
 	if model != "" {
 		j.model = model
 	}
@@ -21,6 +22,7 @@ func (st *Store) JobStarted(id, model string, nodes []string, at, now time.Time)
 			wk.Node = nd
 		}
 	}
+	st.fix(j)
 }
 
 // JobModel records a job's model (from its Place request).
@@ -30,7 +32,9 @@ func (st *Store) JobModel(id, model string, now time.Time) {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.job(id, now).model = model
+	j := st.job(id, "", now)
+	j.model = model
+	st.fix(j)
 }
 
 // JobFinished records that a job ended: its measured profile, if it has
@@ -44,6 +48,7 @@ func (st *Store) JobFinished(id string, now time.Time) {
 		return
 	}
 	j.finished, j.touched = true, now
+	st.fix(j)
 	if p, ok := st.profile(j); ok && j.model != "" && p.finite() {
 		st.byMod[j.model] = &p
 	}
@@ -53,16 +58,26 @@ func (st *Store) JobFinished(id string, now time.Time) {
 // job) on node ("" if unknown), reported at now; only the first
 // ProfileIterations per worker are kept, and times outside (0,
 // MaxIterationSeconds] are dropped (counted in the worker's Dropped).
+// A job keeps the times of MaxJobWorkers workers at most, and the store
+// MaxIterationTimes times in all (see Config).
 func (st *Store) JobIterations(id string, worker int, node string, secs []float64, dropped int64, now time.Time) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.iterations(id, worker, node, secs, dropped, now)
+	st.iterations(id, worker, node, "", secs, dropped, now)
 }
 
-func (st *Store) iterations(id string, wi int, node string, secs []float64, dropped int64, now time.Time) {
-	j := st.job(id, now)
+// iterations records a report; src is the node whose agent it came
+// through ("": the cluster's own report), charged with the job if it
+// creates it.
+func (st *Store) iterations(id string, wi int, node, src string, secs []float64, dropped int64, now time.Time) {
+	j := st.job(id, src, now)
+	st.fix(j)
 	w := j.workers[wi]
 	if w == nil {
+		if len(j.workers) >= st.cfg.MaxJobWorkers {
+			st.ev.Workers++
+			return
+		}
 		w = &worker{}
 		j.workers[wi] = w
 	}
@@ -71,47 +86,124 @@ func (st *Store) iterations(id string, wi int, node string, secs []float64, drop
 	} else if w.Node == "" && wi >= 0 && wi < len(j.nodes) {
 		w.Node = j.nodes[wi]
 	}
-	w.Dropped += dropped
+	w.Dropped = addSat(w.Dropped, dropped)
+	// Make room for the times this report adds (the usable ones, up to
+	// the worker's ProfileIterations) by forgetting other jobs, never
+	// this one.
+	need := 0
+	for _, x := range secs {
+		if len(w.Seconds)+need >= st.cfg.ProfileIterations {
+			break
+		}
+		if usableSeconds(x) {
+			need++
+		}
+	}
+	for st.times+need > st.cfg.MaxIterationTimes {
+		v := st.lru.top()
+		if v == nil || v == j {
+			break
+		}
+		st.forget(v, &st.ev.IterationTimes)
+	}
 	for _, x := range secs {
 		if len(w.Seconds) >= st.cfg.ProfileIterations {
 			break
 		}
 		// Reports through Place's Report carry times serve validated as
 		// finite and >= 0 only; a time a profile cannot use is dropped
-		// and counted.
-		if !usableSeconds(x) {
-			w.Dropped++
+		// and counted, as is one beyond MaxIterationTimes when this job
+		// alone fills it.
+		if !usableSeconds(x) || st.times >= st.cfg.MaxIterationTimes {
+			w.Dropped = addSat(w.Dropped, 1)
 			continue
 		}
 		w.Seconds = append(w.Seconds, x)
+		j.times++
+		st.times++
 	}
 }
 
-// job returns job id, creating it (and making room) when new.
-func (st *Store) job(id string, now time.Time) *job {
+// addSat returns a+b for b >= 0, saturating at the largest int64.
+func addSat(a, b int64) int64 {
+	if b > math.MaxInt64-a {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// job returns job id touched at now, creating it (and making room) when
+// new. A new job from src (a node's agent; "" for the cluster's reports)
+// is charged to src's MaxJobsPerNode; a job the cluster reports on is no
+// longer charged to the node whose agent created it. The caller calls fix
+// once it has changed what the eviction order reads.
+func (st *Store) job(id, src string, now time.Time) *job {
 	j := st.jobs[id]
 	if j == nil {
-		if len(st.jobs) >= st.cfg.MaxJobs {
-			st.evict()
+		if src != "" {
+			if q := st.bySrc[src]; q != nil && q.Len() >= st.cfg.MaxJobsPerNode {
+				st.forget(q.top(), &st.ev.NodeQuota)
+			}
 		}
-		j = &job{workers: map[int]*worker{}}
-		st.jobs[id] = j
+		if len(st.jobs) >= st.cfg.MaxJobs {
+			st.forget(st.lru.top(), &st.ev.MaxJobs)
+		}
+		j = &job{id: id, workers: map[int]*worker{}, touched: now}
+		st.add(j, src)
+		return j
 	}
 	j.touched = now
+	if src == "" && j.src != "" {
+		st.unquota(j)
+	}
 	return j
 }
 
-// evict forgets the least recently touched finished job, else the least
-// recently touched job.
-func (st *Store) evict() {
-	var victim string
-	var vj *job
-	for id, j := range st.jobs {
-		if vj == nil || (j.finished && !vj.finished) || (j.finished == vj.finished && (j.touched.Before(vj.touched) || j.touched.Equal(vj.touched) && id < victim)) {
-			victim, vj = id, j
+// add inserts a new job charged to src.
+func (st *Store) add(j *job, src string) {
+	st.jobs[j.id] = j
+	st.lru.add(j)
+	if src != "" {
+		q := st.bySrc[src]
+		if q == nil {
+			q = &jobHeap{slot: 1}
+			st.bySrc[src] = q
 		}
+		j.src = src
+		q.add(j)
 	}
-	delete(st.jobs, victim)
+	st.times += j.times
+}
+
+// unquota stops charging j to the node whose agent created it.
+func (st *Store) unquota(j *job) {
+	q := st.bySrc[j.src]
+	q.remove(j)
+	if q.Len() == 0 {
+		delete(st.bySrc, j.src)
+	}
+	j.src = ""
+}
+
+// fix puts j back in its place in the eviction order after a change.
+func (st *Store) fix(j *job) {
+	st.lru.fix(j)
+	if j.src != "" {
+		st.bySrc[j.src].fix(j)
+	}
+}
+
+// forget drops job j, counting it in *count (nil: not counted).
+func (st *Store) forget(j *job, count *int64) {
+	delete(st.jobs, j.id)
+	st.lru.remove(j)
+	if j.src != "" {
+		st.unquota(j)
+	}
+	st.times -= j.times
+	if count != nil {
+		*count++
+	}
 }
 
 // Jobs returns the number of jobs tracked.
@@ -171,18 +263,42 @@ type Summary struct {
 	// with MinIterations iteration times or more from some worker (enough
 	// for a profile) and the models with a profile.
 	Jobs, ProfiledJobs, ProfiledModels int64
+	// IterationTimes counts the iteration times kept, of all jobs.
+	IterationTimes int64
+	// SeqGaps counts the jumps in agents' sequence numbers that no Gap
+	// message accounted for, and Missing the messages they skipped (see
+	// NodeView).
+	SeqGaps, Missing int64
+	// Evicted counts what the store forgot or refused to stay within its
+	// limits.
+	Evicted Evictions
+}
+
+// Evictions counts what a Store forgot or refused to stay within its
+// Config's limits, since it started.
+type Evictions struct {
+	// MaxJobs, NodeQuota and IterationTimes count the jobs forgotten to
+	// make room for another within Config.MaxJobs, a node's
+	// MaxJobsPerNode and MaxIterationTimes.
+	MaxJobs, NodeQuota, IterationTimes int64
+	// Workers counts the iteration reports dropped because their job
+	// already kept MaxJobWorkers other workers' times.
+	Workers int64
 }
 
 // Summarize counts what the store holds at now.
 func (st *Store) Summarize(now time.Time) Summary {
 	st.mu.RLock()
 	defer st.mu.RUnlock()
-	s := Summary{Nodes: int64(len(st.nodes)), Jobs: int64(len(st.jobs)), ProfiledModels: int64(len(st.byMod))}
+	s := Summary{Nodes: int64(len(st.nodes)), Jobs: int64(len(st.jobs)), ProfiledModels: int64(len(st.byMod)),
+		IterationTimes: int64(st.times), Evicted: st.ev}
 	for _, n := range st.nodes {
 		if now.Sub(n.seen) > st.cfg.StaleAfter {
 			s.Stale++
 		}
-		s.Lost += n.lostMsgs
+		s.Lost = addSat(s.Lost, n.lostMsgs)
+		s.SeqGaps = addSat(s.SeqGaps, n.seqGaps)
+		s.Missing = addSat(s.Missing, n.missing)
 	}
 	for _, j := range st.jobs {
 		if profiled(j) {

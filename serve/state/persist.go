@@ -31,6 +31,8 @@ type snapNode struct {
 	LastSeq uint64       `json:"last_seq"`
 	Samples int64        `json:"samples"`
 	Lost    int64        `json:"lost"`
+	SeqGaps int64        `json:"seq_gaps,omitempty"`
+	Missing int64        `json:"missing,omitempty"`
 	History []snapSample `json:"history"`
 }
 
@@ -43,6 +45,7 @@ type snapSample struct {
 
 type snapJob struct {
 	ID       string       `json:"id"`
+	Source   string       `json:"source,omitempty"` // the node whose agent created it
 	Model    string       `json:"model"`
 	Nodes    []string     `json:"nodes"`
 	Started  int64        `json:"started"`
@@ -81,7 +84,8 @@ func (st *Store) marshal(saved time.Time) ([]byte, error) {
 	st.mu.RLock()
 	s := snapJSON{Version: snapshotVersion, SavedAt: nanos(saved), Profiles: map[string]*Profile{}}
 	for id, n := range st.nodes {
-		sn := snapNode{Info: n.info, Seen: nanos(n.seen), LastSeq: n.lastSeq, Samples: n.samples, Lost: n.lostMsgs}
+		sn := snapNode{Info: n.info, Seen: nanos(n.seen), LastSeq: n.lastSeq, Samples: n.samples, Lost: n.lostMsgs,
+			SeqGaps: n.seqGaps, Missing: n.missing}
 		sn.Info.ID = id
 		for _, x := range n.history(nil) {
 			sn.History = append(sn.History, snapSample{T: nanos(x.Time), CPU: x.Usage.CPU, MemBW: x.Usage.MemBW, Net: x.Usage.Net})
@@ -89,7 +93,7 @@ func (st *Store) marshal(saved time.Time) ([]byte, error) {
 		s.Nodes = append(s.Nodes, sn)
 	}
 	for id, j := range st.jobs {
-		sj := snapJob{ID: id, Model: j.model, Nodes: slices.Clone(j.nodes), Started: nanos(j.started), Finished: j.finished, Touched: nanos(j.touched)}
+		sj := snapJob{ID: id, Source: j.src, Model: j.model, Nodes: slices.Clone(j.nodes), Started: nanos(j.started), Finished: j.finished, Touched: nanos(j.touched)}
 		for w, wk := range j.workers {
 			sj.Workers = append(sj.Workers, snapWorker{Index: w, Node: wk.Node, Seconds: slices.Clone(wk.Seconds), Dropped: wk.Dropped})
 		}
@@ -196,7 +200,11 @@ func (st *Store) restore(b []byte) error {
 		if err := validateInfo(f+".info", sn.Info); err != nil {
 			return err
 		}
-		n := &node{info: sn.Info, seen: fromNanos(sn.Seen), lastSeq: sn.LastSeq, samples: sn.Samples, lostMsgs: sn.Lost}
+		if sn.LastSeq > MaxSeq {
+			return fieldErr(f+".last_seq", "%d, want at most %d (2^63-1)", sn.LastSeq, uint64(MaxSeq))
+		}
+		n := &node{info: sn.Info, seen: fromNanos(sn.Seen), lastSeq: sn.LastSeq, samples: sn.Samples, lostMsgs: sn.Lost,
+			seqGaps: sn.SeqGaps, missing: sn.Missing}
 		h := sn.History
 		if len(h) > st.cfg.History {
 			h = h[len(h)-st.cfg.History:]
@@ -213,15 +221,22 @@ func (st *Store) restore(b []byte) error {
 		}
 		st.nodes[sn.Info.ID] = n
 	}
-	if len(s.Jobs) > st.cfg.MaxJobs {
-		s.Jobs = s.Jobs[len(s.Jobs)-st.cfg.MaxJobs:]
-	}
+	// The jobs go in as the store takes new ones: within MaxJobs and each
+	// node's MaxJobsPerNode as they come, forgetting in the store's order
+	// (so the jobs kept do not depend on the snapshot's order), then
+	// within MaxIterationTimes; a snapshot of a store with larger limits
+	// loads into smaller ones. Nothing restored is counted as evicted.
 	for i, sj := range s.Jobs {
 		f := fmt.Sprintf("jobs[%d]", i)
 		if err := checkID(f+".id", sj.ID); err != nil {
 			return err
 		}
-		j := &job{model: sj.Model, nodes: sj.Nodes, started: fromNanos(sj.Started), finished: sj.Finished, touched: fromNanos(sj.Touched), workers: map[int]*worker{}}
+		if sj.Source != "" {
+			if err := checkID(f+".source", sj.Source); err != nil {
+				return err
+			}
+		}
+		j := &job{id: sj.ID, model: sj.Model, nodes: sj.Nodes, started: fromNanos(sj.Started), finished: sj.Finished, touched: fromNanos(sj.Touched), workers: map[int]*worker{}}
 		for k, w := range sj.Workers {
 			if w.Index < -1 || w.Index > MaxWorker {
 				return fieldErr(fmt.Sprintf("%s.workers[%d].index", f, k), "%d, want -1..%d", w.Index, MaxWorker)
@@ -234,9 +249,35 @@ func (st *Store) restore(b []byte) error {
 			if len(w.Seconds) > st.cfg.ProfileIterations {
 				w.Seconds = w.Seconds[:st.cfg.ProfileIterations]
 			}
+			if old := j.workers[w.Index]; old != nil {
+				j.times -= len(old.Seconds)
+			} else if len(j.workers) >= st.cfg.MaxJobWorkers {
+				continue
+			}
 			j.workers[w.Index] = &worker{Node: w.Node, Seconds: w.Seconds, Dropped: w.Dropped}
+			j.times += len(w.Seconds)
 		}
-		st.jobs[sj.ID] = j
+		if old := st.jobs[sj.ID]; old != nil {
+			st.forget(old, nil)
+		}
+		if sj.Source != "" {
+			if q := st.bySrc[sj.Source]; q != nil && q.Len() >= st.cfg.MaxJobsPerNode {
+				if forgetFirst(j, q.top()) {
+					continue
+				}
+				st.forget(q.top(), nil)
+			}
+		}
+		if len(st.jobs) >= st.cfg.MaxJobs {
+			if forgetFirst(j, st.lru.top()) {
+				continue
+			}
+			st.forget(st.lru.top(), nil)
+		}
+		st.add(j, sj.Source)
+	}
+	for st.times > st.cfg.MaxIterationTimes {
+		st.forget(st.lru.top(), nil)
 	}
 	for m, p := range s.Profiles {
 		if p == nil || !p.finite() {

@@ -23,13 +23,34 @@ type Config struct {
 	History int
 	// MaxNodes and MaxJobs bound the nodes and jobs tracked (defaults
 	// 100,000 and 20,000); a hello for a node beyond MaxNodes is refused,
-	// and the oldest finished job (else the oldest job) makes room for a
-	// new one.
+	// and the least recently touched finished job (else the least
+	// recently touched job) makes room for a new one.
 	MaxNodes, MaxJobs int
+	// MaxJobsPerNode bounds the jobs that iteration reports through one
+	// node's agent may create (default 256): an agent takes reports from
+	// anything on its node, unauthenticated, so a node at its quota
+	// forgets its own least recently touched job for a new one instead
+	// of pushing other nodes' jobs out. A job the cluster reports on
+	// (JobStarted, JobModel, JobIterations) is no longer charged to the
+	// node.
+	MaxJobsPerNode int
 	// ProfileIterations is the number of iteration times kept per worker
 	// of a job, its first ones (default 256): STRN profiles a job from its
 	// first iterations.
 	ProfileIterations int
+	// MaxJobWorkers is the most workers of one job whose iteration times
+	// are kept (default 1,024); reports for more workers are dropped and
+	// counted (Evictions.Workers).
+	MaxJobWorkers int
+	// MaxIterationTimes bounds the iteration times kept over all jobs
+	// (default 1,048,576: 8 MiB of times, about 16 MB of snapshot). A
+	// report beyond it makes room by forgetting jobs in MaxJobs' order
+	// (never the report's own job). With MaxJobs and MaxNodes it bounds
+	// the store's memory and its snapshot, whatever clients send: the
+	// per-worker limits alone, times an unbounded number of workers and
+	// jobs, were no limit (issue 32: 81 reports of 1,500 workers took the
+	// server from 50 to 816 MiB).
+	MaxIterationTimes int
 	// Recorder, when set, receives every sample applied (the telemetry
 	// log); its errors are counted, not returned to the agent.
 	Recorder Recorder
@@ -52,11 +73,21 @@ func (c Config) WithDefaults() Config {
 	if c.ProfileIterations == 0 {
 		c.ProfileIterations = 256
 	}
+	if c.MaxJobsPerNode == 0 {
+		c.MaxJobsPerNode = 256
+	}
+	if c.MaxJobWorkers == 0 {
+		c.MaxJobWorkers = 1024
+	}
+	if c.MaxIterationTimes == 0 {
+		c.MaxIterationTimes = 1 << 20
+	}
 	return c
 }
 
 func (c Config) check() error {
-	if c.StaleAfter <= 0 || c.History <= 0 || c.MaxNodes <= 0 || c.MaxJobs <= 0 || c.ProfileIterations <= 0 {
+	if c.StaleAfter <= 0 || c.History <= 0 || c.MaxNodes <= 0 || c.MaxJobs <= 0 || c.ProfileIterations <= 0 ||
+		c.MaxJobsPerNode <= 0 || c.MaxJobWorkers <= 0 || c.MaxIterationTimes <= 0 {
 		return fmt.Errorf("state: config %+v: every limit must be positive", c)
 	}
 	return nil
@@ -100,6 +131,8 @@ type node struct {
 	last     Sample    // the latest sample (valid when samples > 0)
 	samples  int64     // samples applied
 	lostMsgs int64     // messages the agent reported dropped (Gap)
+	seqGaps  int64     // jumps in sequence numbers no Gap accounted for
+	missing  int64     // the messages those jumps skipped
 }
 
 // worker is one worker's measured iterations.
@@ -111,6 +144,10 @@ type worker struct {
 
 // job is what the store knows of a job from reports and agents.
 type job struct {
+	id       string
+	src      string // the node whose agent's report created it ("": none)
+	pos      [2]int // its index in the store's heap and in its node's
+	times    int    // iteration times kept, of all its workers
 	model    string
 	nodes    []string // per worker, from Started
 	workers  map[int]*worker
@@ -143,6 +180,11 @@ type Store struct {
 	jobs   map[string]*job
 	byMod  map[string]*Profile // the latest measured profile per model
 	recErr int64
+
+	lru   jobHeap             // every job, in the order they are forgotten
+	bySrc map[string]*jobHeap // the jobs each node's agent created
+	times int                 // iteration times kept, of all jobs
+	ev    Evictions
 }
 
 // New returns an empty store.
@@ -151,7 +193,8 @@ func New(cfg Config) (*Store, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	return &Store{cfg: cfg, nodes: map[string]*node{}, jobs: map[string]*job{}, byMod: map[string]*Profile{}}, nil
+	return &Store{cfg: cfg, nodes: map[string]*node{}, jobs: map[string]*job{}, byMod: map[string]*Profile{},
+		bySrc: map[string]*jobHeap{}}, nil
 }
 
 // Config returns the store's configuration, defaults applied.
@@ -214,6 +257,7 @@ func (st *Store) ApplyFrom(nodeID, agentID string, m *pb.AgentMessage, now time.
 		st.mu.Unlock()
 		return seq, nil
 	}
+	n.checkGap(m)
 	n.lastSeq = m.GetSeq()
 	var rec *pb.NodeSample
 	var s Sample
@@ -223,9 +267,9 @@ func (st *Store) ApplyFrom(nodeID, agentID string, m *pb.AgentMessage, now time.
 		n.push(s, st.cfg.History)
 		rec = b.Sample
 	case *pb.AgentMessage_Iterations:
-		st.iterations(b.Iterations.GetJobId(), int(b.Iterations.GetWorker()), nodeID, b.Iterations.GetSeconds(), b.Iterations.GetDropped(), now)
+		st.iterations(b.Iterations.GetJobId(), int(b.Iterations.GetWorker()), nodeID, nodeID, b.Iterations.GetSeconds(), b.Iterations.GetDropped(), now)
 	case *pb.AgentMessage_Gap:
-		n.lostMsgs += b.Gap.GetSamples() + b.Gap.GetIterationReports()
+		n.lostMsgs = addSat(n.lostMsgs, addSat(b.Gap.GetSamples(), b.Gap.GetIterationReports()))
 	}
 	seq := n.lastSeq
 	r := st.cfg.Recorder
@@ -238,6 +282,28 @@ func (st *Store) ApplyFrom(nodeID, agentID string, m *pb.AgentMessage, now time.
 		}
 	}
 	return seq, nil
+}
+
+// checkGap counts a jump in the agent's sequence numbers before m (seq
+// above lastSeq) that no Gap accounts for. Numbers grow by one per
+// message, and an agent's Gap message carries the number of the last
+// message it stands for, so m accounts for the numbers (seq-k, seq], k
+// being 1, or a Gap's count of dropped messages. The first message of an
+// agent the server has applied nothing of sets the baseline: a server
+// started without its snapshot meets agents in the middle of their
+// numbers, which is not loss.
+func (n *node) checkGap(m *pb.AgentMessage) {
+	if n.lastSeq == 0 {
+		return
+	}
+	k := uint64(1)
+	if g := m.GetGap(); g != nil {
+		k = uint64(max(1, addSat(g.GetSamples(), g.GetIterationReports())))
+	}
+	if jump := m.GetSeq() - n.lastSeq; jump > k {
+		n.seqGaps = addSat(n.seqGaps, 1)
+		n.missing = addSat(n.missing, int64(min(jump-k, math.MaxInt64)))
+	}
 }
 
 // push appends s to the node's ring of capacity c.
@@ -300,6 +366,11 @@ type NodeView struct {
 	Samples, Lost int64
 	// LastSeq is the highest sequence number applied for the agent.
 	LastSeq uint64
+	// SeqGaps counts the jumps in the agent's sequence numbers that no
+	// Gap message accounted for (a message lost without the agent
+	// knowing, or the server's own state lost since it acknowledged
+	// them), and Missing the messages they skipped.
+	SeqGaps, Missing int64
 }
 
 // Node returns node id's state at now.
@@ -315,7 +386,7 @@ func (st *Store) Node(id string, now time.Time) (NodeView, bool) {
 
 func (st *Store) view(n *node, now time.Time) NodeView {
 	return NodeView{Info: n.info, Seen: n.seen, Stale: now.Sub(n.seen) > st.cfg.StaleAfter, Last: n.last,
-		Samples: n.samples, Lost: n.lostMsgs, LastSeq: n.lastSeq}
+		Samples: n.samples, Lost: n.lostMsgs, LastSeq: n.lastSeq, SeqGaps: n.seqGaps, Missing: n.missing}
 }
 
 // Nodes returns every node's state at now, by id.

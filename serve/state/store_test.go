@@ -162,14 +162,16 @@ func TestUsage(t *testing.T) {
 }
 
 func TestConfigDefaults(t *testing.T) {
-	want := state.Config{StaleAfter: 15 * time.Second, History: 720, MaxNodes: 100_000, MaxJobs: 20_000, ProfileIterations: 256}
+	want := state.Config{StaleAfter: 15 * time.Second, History: 720, MaxNodes: 100_000, MaxJobs: 20_000, MaxJobsPerNode: 256,
+		ProfileIterations: 256, MaxJobWorkers: 1024, MaxIterationTimes: 1 << 20}
 	if diff := cmp.Diff(want, state.Config{}.WithDefaults()); diff != "" {
 		t.Errorf("WithDefaults (-want,+got):\n%s", diff)
 	}
 	if diff := cmp.Diff(want, newStore(t, state.Config{}).Config()); diff != "" {
 		t.Errorf("New(Config{}).Config() (-want,+got):\n%s", diff)
 	}
-	for _, cfg := range []state.Config{{StaleAfter: -time.Second}, {History: -1}, {MaxNodes: -1}, {MaxJobs: -1}, {ProfileIterations: -1}} {
+	for _, cfg := range []state.Config{{StaleAfter: -time.Second}, {History: -1}, {MaxNodes: -1}, {MaxJobs: -1}, {ProfileIterations: -1},
+		{MaxJobsPerNode: -1}, {MaxJobWorkers: -1}, {MaxIterationTimes: -1}} {
 		if _, err := state.New(cfg); err == nil {
 			t.Errorf("New(%+v): no error", cfg)
 		}

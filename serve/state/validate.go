@@ -17,6 +17,14 @@ const (
 	MaxIterations = 4096
 	// MaxWorker is the largest worker index.
 	MaxWorker = 1 << 20
+	// MaxSeq is the largest sequence number accepted, 2^63-1. An agent's
+	// numbers start at 1 and grow by one per message, so no agent comes
+	// near it; a larger one is refused (InvalidArgument on the stream), so
+	// that one stray number near 2^64 cannot leave an agent with no number
+	// above its last, every later message acknowledged as a resend and
+	// dropped. Numbers never wrap: they belong to one agent id, and an
+	// agent that restarts has a new id, whose hello starts them afresh.
+	MaxSeq = 1<<63 - 1
 	// MaxIterationSeconds is the longest iteration time accepted: a day.
 	// Longer ones are reporting errors, and values near the largest float
 	// would overflow a profile's sums.
@@ -137,6 +145,9 @@ func ValidateMessage(m *pb.AgentMessage) error {
 	}
 	if m.GetSeq() == 0 {
 		return fieldErr("seq", "0 after the hello, want >= 1")
+	}
+	if m.GetSeq() > MaxSeq {
+		return fieldErr("seq", "%d, want at most %d (2^63-1)", m.GetSeq(), uint64(MaxSeq))
 	}
 	switch b := m.GetBody().(type) {
 	case *pb.AgentMessage_Sample:
