@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/drover-sched/drover/agents/nn"
+	"github.com/drover-sched/drover/internal/atomicfile"
 )
 
 // Version is the checkpoint format version written into meta.json.
@@ -164,23 +165,10 @@ func Save(dir string, m Meta, nets map[string]*nn.MLP) error {
 // writeAtomic writes data to a temporary file beside path, syncs it and
 // renames it over path.
 func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
+	if err := atomicfile.WriteBytes(path, data); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return os.Rename(f.Name(), path)
+	return nil
 }
 
 // Load reads and validates the checkpoint in dir: the metadata, the

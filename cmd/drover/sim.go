@@ -18,6 +18,7 @@ import (
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/trace"
+	"github.com/drover-sched/drover/internal/atomicfile"
 	"github.com/drover-sched/drover/internal/progress"
 	"github.com/drover-sched/drover/policies"
 	"github.com/drover-sched/drover/policies/builtin"
@@ -585,19 +586,7 @@ func printMitigation(w io.Writer, name string, m env.MitigationSummary) {
 // renamed over it, so a failure never leaves a half-written file. Its
 // errors name path, never the temporary file.
 func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".drover-*")
-	if err != nil {
-		return writeErr(path, err)
-	}
-	defer os.Remove(f.Name())
-	if err := write(f); err != nil {
-		f.Close()
-		return writeErr(path, err)
-	}
-	if err := f.Close(); err != nil {
-		return writeErr(path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
+	if err := atomicfile.Write(path, write); err != nil {
 		return writeErr(path, err)
 	}
 	return nil

@@ -6,10 +6,9 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 
+	"github.com/drover-sched/drover/internal/atomicfile"
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -217,39 +216,8 @@ func bad(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 // temporary file in the same directory, then renamed over path, so a
 // failure never leaves a half-written figure.
 func WriteFile(path string, encode func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".plot-*.png")
-	if err != nil {
-		return fmt.Errorf("plot %s: %w", path, pathless(err))
-	}
-	defer os.Remove(f.Name())
-	if err := encode(f); err != nil {
-		f.Close()
+	if err := atomicfile.Write(path, encode); err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
-	if err := f.Chmod(0o644); err != nil { // CreateTemp makes 0600 files
-		f.Close()
-		return fmt.Errorf("plot %s: %w", path, pathless(err))
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("plot %s: %w", path, pathless(err))
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("plot %s: %w", path, pathless(err))
-	}
 	return nil
-}
-
-// pathless is err without the temporary file's name an *os.PathError or
-// *os.LinkError carries (the caller names the path asked for instead):
-// "plot x.png: no such file or directory", not ".plot-123.png".
-func pathless(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Err
-	}
-	return err
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/drover-sched/drover/internal/atomicfile"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -438,22 +439,7 @@ func WriteConfig(dir string, sections ...Section) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("runlog: %w", err)
 	}
-	f, err := os.CreateTemp(dir, ConfigFile+".tmp*")
-	if err != nil {
-		return fmt.Errorf("runlog: %w", err)
-	}
-	_, err = f.Write(text)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), filepath.Join(dir, ConfigFile))
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	if err := atomicfile.WriteBytes(filepath.Join(dir, ConfigFile), text); err != nil {
 		return fmt.Errorf("runlog: write config: %w", err)
 	}
 	return nil
