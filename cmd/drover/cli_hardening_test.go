@@ -320,3 +320,34 @@ func TestHelpCommand(t *testing.T) {
 		})
 	}
 }
+
+// Issue 32: drover serve's numeric flags that were accepted silently (a
+// zero or negative value the server replaced with its default, or used
+// as is) or panicked after "serving" are refused, naming the flag,
+// before anything listens.
+func TestServeRefusesBadNumbers(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		flag string
+	}{
+		{"poll 0", []string{"-poll", "0"}, "-poll"},
+		{"poll negative", []string{"-poll", "-1s"}, "-poll"},
+		{"max request bytes 0", []string{"-max-request-bytes", "0"}, "-max-request-bytes"},
+		{"shutdown grace negative", []string{"-shutdown-grace", "-1s"}, "-shutdown-grace"},
+		{"state every 0", []string{"-state-dir", t.TempDir(), "-state-every", "0"}, "-state-every"},
+		{"log seal negative", []string{"-log-seal", "-1s"}, "-log-seal"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"serve", "-addr", "127.0.0.1:0", "-metrics-addr", ""}, tt.args...)
+			code, out, errOut := drover(t, args...)
+			if code == 0 || !strings.Contains(errOut, tt.flag) {
+				t.Errorf("exit %d, stderr %q: want a refusal naming %s", code, errOut, tt.flag)
+			}
+			if strings.Contains(out, "serving") {
+				t.Errorf("said it serves before refusing:\n%s", out)
+			}
+		})
+	}
+}

@@ -31,6 +31,9 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "drover serve: unexpected arguments %q\n", fs.Args())
 		return errUsage
 	}
+	if err := checkServeFlags(c); err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	c.Out = stdout
@@ -92,6 +95,26 @@ func setGC(fs *flag.FlagSet, gogc, memLimit int) error {
 	}
 	if (memSet || os.Getenv("GOMEMLIMIT") == "") && memLimit > 0 {
 		debug.SetMemoryLimit(int64(memLimit) << 20)
+	}
+	return nil
+}
+
+// checkServeFlags refuses the numeric flags whose value the server would
+// otherwise replace silently (a zero -poll or -max-request-bytes means
+// the library's default) or cannot use (issue 32): each error names its
+// flag.
+func checkServeFlags(c daemon.Config) error {
+	switch {
+	case c.Poll <= 0:
+		return fmt.Errorf("-poll %v: want a positive interval", c.Poll)
+	case c.MaxRequestBytes <= 0:
+		return fmt.Errorf("-max-request-bytes %d: want a positive size", c.MaxRequestBytes)
+	case c.ShutdownGrace < 0:
+		return fmt.Errorf("-shutdown-grace %v: want 0 or more", c.ShutdownGrace)
+	case c.StateEvery <= 0:
+		return fmt.Errorf("-state-every %v: want a positive interval", c.StateEvery)
+	case c.LogSeal < 0:
+		return fmt.Errorf("-log-seal %v: want 0 or more", c.LogSeal)
 	}
 	return nil
 }

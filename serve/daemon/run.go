@@ -31,6 +31,10 @@ import (
 // cannot start (a bad configuration, a busy port, an unreadable
 // checkpoint) or a listener fails; nil after a clean shutdown.
 func Run(ctx context.Context, c Config) error {
+	if c.StateDir != "" && c.StateEvery <= 0 {
+		// time.NewTicker would panic once the server is already serving.
+		return fmt.Errorf("-state-every %v with -state-dir: want a positive interval", c.StateEvery)
+	}
 	r := &runner{c: c, out: c.Out}
 	if r.out == nil {
 		r.out = io.Discard

@@ -163,3 +163,19 @@ func TestLoopbackDefault(t *testing.T) {
 		}
 	}
 }
+
+// Issue 32: StateEvery 0 with a StateDir panicked in time.NewTicker
+// after the server had said it serves; Run refuses it before listening.
+func TestRunRefusesZeroStateEvery(t *testing.T) {
+	c := testConfig()
+	c.StateDir, c.StateEvery = t.TempDir(), 0
+	var out strings.Builder
+	c.Out = &out
+	err := Run(context.Background(), c)
+	if err == nil || !strings.Contains(err.Error(), "-state-every") {
+		t.Errorf("Run: %v, want a refusal naming -state-every", err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("printed before refusing:\n%s", out.String())
+	}
+}
