@@ -351,3 +351,15 @@ func TestServeRefusesBadNumbers(t *testing.T) {
 		})
 	}
 }
+
+// Issue 32: forecast eval --window 0 panicked; --folds -1 was accepted
+// silently and --folds 1 misled. Each is refused, naming the flag, before
+// the trace is read.
+func TestForecastRefusesBadNumbers(t *testing.T) {
+	for _, tt := range []struct{ flag, value string }{{"--window", "0"}, {"--window", "-3"}, {"--folds", "-1"}, {"--folds", "1"}} {
+		code, _, errOut := drover(t, "forecast", "eval", "--trace", "/nonexistent", tt.flag, tt.value)
+		if code == 0 || !strings.Contains(errOut, tt.flag+" "+tt.value) {
+			t.Errorf("%s %s: exit %d, stderr %q: want a refusal naming the flag", tt.flag, tt.value, code, errOut)
+		}
+	}
+}
