@@ -431,6 +431,20 @@ func (b BearerToken) GetRequestMetadata(ctx context.Context, uri ...string) (map
 	return map[string]string{"authorization": "Bearer " + b.Token}, nil
 }
 
+// LoopbackAddr reports whether addr (host:port, a gRPC target such as
+// dns:///host:port, or a host alone) names this machine: a loopback IP,
+// "localhost", or no host at all (":50051").
+func LoopbackAddr(addr string) bool {
+	if i := strings.Index(addr, ":///"); i >= 0 {
+		addr = addr[i+4:]
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	return LoopbackHost(host)
+}
+
 // LoopbackHost reports whether host (a name or an IP, without a port)
 // is this machine: a loopback IP, "localhost", or empty.
 func LoopbackHost(host string) bool {

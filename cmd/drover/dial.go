@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"strings"
 
@@ -101,23 +100,9 @@ func (c *clientFlags) checkToken(addr string, w io.Writer) error {
 	if *c.tokenFile == "" || *c.caFile != "" {
 		return nil
 	}
-	if !isLoopback(addr) {
+	if !serve.LoopbackAddr(addr) {
 		return fmt.Errorf("-token-file without -tls-ca would send the bearer token in plaintext to %s: add -tls-ca (the server's -tls-cert), or reach the server on loopback", addr)
 	}
 	fmt.Fprintf(w, "warning: -token-file without -tls-ca: the token travels in plaintext (to loopback %s only)\n", addr)
 	return nil
-}
-
-// isLoopback reports whether addr (host:port, a gRPC target such as
-// dns:///host:port, or a host alone) names this machine: a loopback IP,
-// "localhost", or no host at all (":50051").
-func isLoopback(addr string) bool {
-	if i := strings.Index(addr, ":///"); i >= 0 {
-		addr = addr[i+4:]
-	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = addr
-	}
-	return serve.LoopbackHost(host)
 }

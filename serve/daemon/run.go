@@ -270,10 +270,10 @@ func (r *runner) serverConfig() error {
 		return nil
 	}
 	addr := LoopbackDefault(c.Addr)
-	if r.scfg.TLS == nil && !loopback(addr) {
+	if r.scfg.TLS == nil && !serve.LoopbackAddr(addr) {
 		return fmt.Errorf("-token-file without -tls-cert would take the bearer token in plaintext on %s: add -tls-cert and -tls-key, or listen on loopback (-addr 127.0.0.1:PORT)", addr)
 	}
-	if pa := LoopbackDefault(c.PlaceAddr); c.PlaceAddr != "" && r.scfg.TLS == nil && !loopback(pa) {
+	if pa := LoopbackDefault(c.PlaceAddr); c.PlaceAddr != "" && r.scfg.TLS == nil && !serve.LoopbackAddr(pa) {
 		return fmt.Errorf("-token-file without -tls-cert would take the bearer token in plaintext on -place-addr %s: add -tls-cert and -tls-key, or listen on loopback (-place-addr 127.0.0.1:PORT)", pa)
 	}
 	b, err := os.ReadFile(c.TokenFile)
@@ -529,16 +529,6 @@ func LoopbackDefault(addr string) string {
 		return net.JoinHostPort("127.0.0.1", port)
 	}
 	return addr
-}
-
-// loopback reports whether the listen address addr (host:port) is on
-// loopback.
-func loopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = addr
-	}
-	return serve.LoopbackHost(host)
 }
 
 func orNone(s string) string {
