@@ -2,11 +2,11 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"testing"
 	"time"
 
 	"github.com/drover-sched/drover/serve/daemon"
+	"github.com/drover-sched/drover/serve/daemon/daemontest"
 )
 
 // testDeadline is the tests' deadline for what a loaded machine under
@@ -26,34 +26,10 @@ func testServeConfig() daemon.Config {
 		ShedAbove: 64, MaxInFlight: 1024, ShutdownGrace: 5 * time.Second}
 }
 
-// startServe runs daemon.Run with cfg until stop is called. It returns
-// once the server is ready, with its gRPC and metrics addresses and what
-// it printed by then (Run prints its addresses before it calls Ready);
-// stop cancels the server and returns Run's error.
+// startServe runs daemon.Run with cfg until stop is called
+// (daemontest.Start), returning its gRPC and metrics addresses.
 func startServe(t *testing.T, cfg daemon.Config) (addrs [2]string, out *bytes.Buffer, stop func() error) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan [2]string, 1)
-	errc := make(chan error, 1)
-	out = new(bytes.Buffer)
-	cfg.Out = out
-	cfg.Ready = func(a daemon.Addrs) { ready <- [2]string{a.GRPC, a.Metrics} }
-	go func() { errc <- daemon.Run(ctx, cfg) }()
-	select {
-	case addrs = <-ready:
-	case err := <-errc:
-		cancel()
-		t.Fatal(err)
-	}
-	stopped := false
-	stop = func() error {
-		if stopped {
-			return nil
-		}
-		stopped = true
-		cancel()
-		return <-errc
-	}
-	t.Cleanup(func() { stop() })
-	return addrs, out, stop
+	a, out, stop := daemontest.Start(t, cfg)
+	return [2]string{a.GRPC, a.Metrics}, out, stop
 }

@@ -1,7 +1,6 @@
-package daemon
+package daemon_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net"
@@ -11,45 +10,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drover-sched/drover/serve/daemon"
+	"github.com/drover-sched/drover/serve/daemon/daemontest"
 )
 
 // testConfig is a server on a free loopback gRPC port, without metrics,
 // with short deadlines and no reload polling to speak of.
-func testConfig() Config {
-	c := Defaults()
+func testConfig() daemon.Config {
+	c := daemon.Defaults()
 	c.Addr, c.MetricsAddr, c.Poll, c.MaxRequestBytes, c.ShutdownGrace = "127.0.0.1:0", "", time.Hour, 1<<20, 5*time.Second
 	return c
-}
-
-// start runs Run with c until stop is called. It returns once the
-// server is ready, with its addresses and what it printed by then; stop
-// cancels it and returns Run's error.
-func start(t *testing.T, c Config) (Addrs, *bytes.Buffer, func() error) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan Addrs, 1)
-	errc := make(chan error, 1)
-	out := new(bytes.Buffer)
-	c.Out, c.Ready = out, func(a Addrs) { ready <- a }
-	go func() { errc <- Run(ctx, c) }()
-	var addrs Addrs
-	select {
-	case addrs = <-ready:
-	case err := <-errc:
-		cancel()
-		t.Fatal(err)
-	}
-	stopped := false
-	stop := func() error {
-		if stopped {
-			return nil
-		}
-		stopped = true
-		cancel()
-		return <-errc
-	}
-	t.Cleanup(func() { stop() })
-	return addrs, out, stop
 }
 
 // TestRunHealthz: the metrics listener's /healthz answers 200 "ok"
@@ -58,7 +29,7 @@ func start(t *testing.T, c Config) (Addrs, *bytes.Buffer, func() error) {
 func TestRunHealthz(t *testing.T) {
 	c := testConfig()
 	c.MetricsAddr = "127.0.0.1:0"
-	addrs, _, stop := start(t, c)
+	addrs, _, stop := daemontest.Start(t, c)
 	defer stop()
 	resp, err := http.Get("http://" + addrs.Metrics + "/healthz")
 	if err != nil {
@@ -83,21 +54,21 @@ func TestRunTokenWithoutTLS(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:0", "[::]:0", "192.0.2.7:0", "example.com:0"} {
 		c := testConfig()
 		c.Addr, c.TokenFile = addr, token
-		err := Run(context.Background(), c)
+		err := daemon.Run(context.Background(), c)
 		if err == nil || !strings.Contains(err.Error(), "plaintext") || !strings.Contains(err.Error(), "-tls-cert") {
 			t.Errorf("-addr %s -token-file without TLS: %v, want a refusal naming -tls-cert", addr, err)
 		}
 	}
 	c := testConfig()
 	c.PlaceAddr, c.TokenFile = "0.0.0.0:0", token
-	err := Run(context.Background(), c)
+	err := daemon.Run(context.Background(), c)
 	if err == nil || !strings.Contains(err.Error(), "-place-addr") || !strings.Contains(err.Error(), "-tls-cert") {
 		t.Errorf("-place-addr 0.0.0.0:0 -token-file without TLS: %v, want a refusal naming -place-addr and -tls-cert", err)
 	}
 	for _, addr := range []string{"127.0.0.1:0", "localhost:0", ":0"} {
 		c := testConfig()
 		c.Addr, c.TokenFile = addr, token
-		_, out, stop := start(t, c)
+		_, out, stop := daemontest.Start(t, c)
 		if !strings.Contains(out.String(), "warning: -token-file without TLS") {
 			t.Errorf("-addr %s: no warning:\n%s", addr, out)
 		}
@@ -110,10 +81,10 @@ func TestRunTokenWithoutTLS(t *testing.T) {
 // TestRunRefusesBadTLS: a key without a certificate, or a client CA
 // without either, is refused before anything listens.
 func TestRunRefusesBadTLS(t *testing.T) {
-	for _, c := range []Config{{TLSKey: "k"}, {TLSCert: "c"}, {TLSClientCA: "ca"}} {
+	for _, c := range []daemon.Config{{TLSKey: "k"}, {TLSCert: "c"}, {TLSClientCA: "ca"}} {
 		cfg := testConfig()
 		cfg.TLSCert, cfg.TLSKey, cfg.TLSClientCA = c.TLSCert, c.TLSKey, c.TLSClientCA
-		if err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "go together") {
+		if err := daemon.Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "go together") {
 			t.Errorf("%+v: %v, want a refusal", c, err)
 		}
 	}
@@ -124,7 +95,7 @@ func TestRunRefusesBadTLS(t *testing.T) {
 func TestRunPortAloneIsLoopback(t *testing.T) {
 	c := testConfig()
 	c.Addr, c.MetricsAddr, c.ExtenderAddr, c.PlaceAddr = ":0", ":0", ":0", ":0"
-	addrs, _, stop := start(t, c)
+	addrs, _, stop := daemontest.Start(t, c)
 	defer stop()
 	for _, a := range []string{addrs.GRPC, addrs.Metrics, addrs.Extender, addrs.Fast} {
 		if host, _, _ := net.SplitHostPort(a); host != "127.0.0.1" {
@@ -134,12 +105,12 @@ func TestRunPortAloneIsLoopback(t *testing.T) {
 }
 
 // TestRunStateDir: with StateDir the live state is restored at start and
-// saved at shutdown, and Run says so.
+// saved at shutdown, and daemon.Run says so.
 func TestRunStateDir(t *testing.T) {
 	c := testConfig()
 	c.StateDir = t.TempDir()
 	for i, want := range []string{"(0 nodes, 0 jobs restored)", "(0 nodes, 0 jobs restored)"} {
-		_, out, stop := start(t, c)
+		_, out, stop := daemontest.Start(t, c)
 		if err := stop(); err != nil {
 			t.Fatal(err)
 		}
@@ -158,20 +129,20 @@ func TestLoopbackDefault(t *testing.T) {
 		":8888": "127.0.0.1:8888", "8888": "127.0.0.1:8888", "0.0.0.0:8888": "0.0.0.0:8888",
 		"localhost:1": "localhost:1", "[::1]:8888": "[::1]:8888", "127.0.0.1:0": "127.0.0.1:0",
 	} {
-		if got := LoopbackDefault(in); got != want {
-			t.Errorf("LoopbackDefault(%q) = %q, want %q", in, got, want)
+		if got := daemon.LoopbackDefault(in); got != want {
+			t.Errorf("daemon.LoopbackDefault(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
 
 // Issue 32: StateEvery 0 with a StateDir panicked in time.NewTicker
-// after the server had said it serves; Run refuses it before listening.
+// after the server had said it serves; daemon.Run refuses it before listening.
 func TestRunRefusesZeroStateEvery(t *testing.T) {
 	c := testConfig()
 	c.StateDir, c.StateEvery = t.TempDir(), 0
 	var out strings.Builder
 	c.Out = &out
-	err := Run(context.Background(), c)
+	err := daemon.Run(context.Background(), c)
 	if err == nil || !strings.Contains(err.Error(), "-state-every") {
 		t.Errorf("Run: %v, want a refusal naming -state-every", err)
 	}
