@@ -122,6 +122,31 @@
 // request is InvalidArgument, never Internal (the codec keeps the decode
 // error for the handler).
 //
+// # Connection limits
+//
+// A client that connects and does nothing must not lock the others out
+// nor cost goroutines for good (issue 32: 3,000 idle gRPC connections
+// held 9,000 goroutines and 50 MiB until shutdown; 1,100 preface-only
+// connections held the fast listener's 1,024 slots for 5 minutes).
+// Every listener `drover serve` opens has ConnLimits (ServerConfig.Conns
+// for the gRPC port, FastConns for the fast one, LimitListener for the
+// extender's and the metrics' HTTP ports, whose http.Servers bound
+// headers, bodies, writes and idle time): at most MaxConns connections
+// (gRPC 8,192, fast 1,024, HTTP 128) and MaxConnsPerPeer from one IPv4
+// address or IPv6 /64 (256, 64, 32), refused as they are accepted and
+// counted in drover_connections_refused_total{listener, reason}; a
+// handshake (TLS, preface, settings) within HandshakeTimeout (5 s); an
+// idle connection closed with GOAWAY after IdleTimeout (5 min; gRPC: no
+// call or stream in progress, grpc-go's MaxConnectionIdle; agents'
+// telemetry streams keep theirs open). On the gRPC port a connection
+// has at most MaxStreams (256) calls and streams at once, the server
+// pings a peer silent for 2 minutes and drops it 20 s later, and a
+// client that pings more often than every 20 s is closed
+// (too_many_pings). The per-peer limit is what a single hostile or
+// broken client meets; one with many addresses meets the timeouts. The
+// limiting listener is internal/connlimit; its doc says why it is not
+// netutil.LimitListener.
+//
 // # The fast listener
 //
 // Server.ServeFast serves the hot unary calls (Place, Report, Status and

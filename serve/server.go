@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
@@ -20,10 +22,12 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
+	"github.com/drover-sched/drover/internal/connlimit"
 	"github.com/drover-sched/drover/serve/fast"
 	pb "github.com/drover-sched/drover/serve/proto"
 	"github.com/drover-sched/drover/serve/state"
@@ -92,6 +96,10 @@ type ServerConfig struct {
 	Metrics *Metrics
 	// Clock times requests for the metrics (default RealClock).
 	Clock Clock
+	// Conns bounds the gRPC listener's connections (zero fields:
+	// DefaultGRPCConns's), FastConns each fast listener's
+	// (DefaultFastConns's).
+	Conns, FastConns ConnLimits
 }
 
 // Server is the gRPC server of a Core: the Scheduler service, the health
@@ -111,6 +119,9 @@ type Server struct {
 
 	// fast serves the fast listeners (ServeFast).
 	fast *fast.Server
+	// refused counts the gRPC listeners' refused connections (nil: no
+	// metrics).
+	refused func(connlimit.Reason)
 }
 
 // The server's flow-control windows (see NewServer): a stream may carry
@@ -132,12 +143,34 @@ func NewServer(core *Core, cfg ServerConfig) (*Server, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = RealClock{}
 	}
+	if int64(cfg.Conns.MaxStreams) > math.MaxUint32 {
+		return nil, fmt.Errorf("serve: %d streams per connection, want at most 2^32-1", cfg.Conns.MaxStreams)
+	}
+	cfg.Conns = cfg.Conns.withDefaults(DefaultGRPCConns)
+	cfg.FastConns = cfg.FastConns.withDefaults(DefaultFastConns)
 	s := &Server{core: core, cfg: cfg, health: health.NewServer()}
-	fcfg := fast.Config{TLS: cfg.TLS, Token: cfg.Token, MaxRecvMsgSize: cfg.MaxRecvMsgSize, Now: cfg.Clock.Now}
+	fc := cfg.FastConns
+	fcfg := fast.Config{TLS: cfg.TLS, Token: cfg.Token, MaxRecvMsgSize: cfg.MaxRecvMsgSize, Now: cfg.Clock.Now,
+		MaxConns: fc.MaxConns, MaxConnsPerPeer: fc.MaxConnsPerPeer, HandshakeTimeout: fc.HandshakeTimeout, IdleTimeout: fc.IdleTimeout}
+	// fast takes zero for its own defaults and a negative value for
+	// off, which withDefaults made zero.
+	for _, v := range []*int{&fcfg.MaxConns, &fcfg.MaxConnsPerPeer} {
+		if *v == 0 {
+			*v = -1
+		}
+	}
+	for _, v := range []*time.Duration{&fcfg.HandshakeTimeout, &fcfg.IdleTimeout} {
+		if *v == 0 {
+			*v = -1
+		}
+	}
 	if m := cfg.Metrics; m != nil {
 		s.placeLatency = m.latency.WithLabelValues(pb.Scheduler_Place_FullMethodName, listenerGRPC)
 		s.placeOK = m.requests.WithLabelValues(pb.Scheduler_Place_FullMethodName, codes.OK.String(), listenerGRPC)
 		fcfg.Metrics = m.fast()
+		cm, l := m.conns(), prometheus.Labels{"listener": listenerFast}
+		fcfg.Metrics.Refused, fcfg.Metrics.Closed = cm.refused.MustCurryWith(l), cm.closed.MustCurryWith(l)
+		s.refused = refusedFunc(m, listenerGRPC)
 	}
 	s.fast = fast.NewServer(fastBackend{s}, fcfg)
 	opts := []grpc.ServerOption{
@@ -155,6 +188,20 @@ func NewServer(core *Core, cfg ServerConfig) (*Server, error) {
 		// more frames, and wake-ups, per Place on both sides.
 		grpc.StaticStreamWindowSize(staticStreamWindow),
 		grpc.StaticConnWindowSize(staticConnWindow),
+		// Connections that do nothing end (ConnLimits): the handshake is
+		// bounded, a connection without calls or streams is closed after
+		// IdleTimeout (each costs three goroutines and ~16 KiB while it
+		// lasts), a dead peer is found by a ping after two minutes of
+		// silence, and a client pinging more than every 20 s is closed
+		// (too_many_pings) rather than served.
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: cfg.Conns.IdleTimeout, Time: 2 * time.Minute, Timeout: 20 * time.Second}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 20 * time.Second, PermitWithoutStream: true}),
+	}
+	if d := cfg.Conns.HandshakeTimeout; d > 0 {
+		opts = append(opts, grpc.ConnectionTimeout(d))
+	}
+	if n := cfg.Conns.MaxStreams; n > 0 {
+		opts = append(opts, grpc.MaxConcurrentStreams(uint32(n)))
 	}
 	if cfg.TLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg.TLS)))
@@ -178,8 +225,16 @@ func NewServer(core *Core, cfg ServerConfig) (*Server, error) {
 // GRPC returns the underlying gRPC server, to register more services.
 func (s *Server) GRPC() *grpc.Server { return s.grpc }
 
-// Serve accepts connections on lis until Shutdown.
-func (s *Server) Serve(lis net.Listener) error { return s.grpc.Serve(lis) }
+// Serve accepts connections on lis until Shutdown, within the
+// configuration's Conns limits (counted per listener: each Serve has
+// its own).
+func (s *Server) Serve(lis net.Listener) error {
+	c := s.cfg.Conns
+	if c.MaxConns > 0 || c.MaxConnsPerPeer > 0 {
+		lis = connlimit.Listen(lis, connlimit.New(connlimit.Limits{Max: c.MaxConns, PerPeer: c.MaxConnsPerPeer}), s.refused)
+	}
+	return s.grpc.Serve(lis)
+}
 
 // ServeFast serves the hot unary calls (Place, Report, Status and the
 // health check) on lis with the lean HTTP/2 endpoint of serve/fast, with

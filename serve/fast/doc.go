@@ -31,7 +31,10 @@
 // connection and stream state (server.go), flow control in both
 // directions and the limits against a hostile client:
 //   - at most maxStreams streams open per connection (more are
-//     refused with REFUSED_STREAM), and maxConns connections;
+//     refused with REFUSED_STREAM), Config.MaxConns connections per
+//     listener (1,024) and Config.MaxConnsPerPeer from one IPv4 address
+//     or IPv6 /64 (64; internal/connlimit), the others closed as they
+//     are accepted and counted (Metrics.Refused);
 //   - request bytes buffered per connection bounded (serverConn.budget);
 //   - a request longer than the maximum size answers ResourceExhausted
 //     as soon as its length prefix is read;
@@ -41,11 +44,15 @@
 //     runs more than calmLimit ahead is closed with GOAWAY
 //     ENHANCE_YOUR_CALM (the rapid-reset attack, CVE-2023-44487, is a
 //     stream of HEADERS and RST_STREAM);
-//   - the TLS handshake and the client preface must arrive within
-//     handshakeTimeout, a connection without a frame for
-//     Config.IdleTimeout (defaultIdleTimeout) is closed (GOAWAY), and
-//     one whose writes block for writeTimeout (a client that stopped
-//     reading) is closed;
+//   - the TLS handshake, the client preface and the SETTINGS exchange
+//     (the client's SETTINGS and its ACK of the server's; or a first
+//     call answered) must complete within Config.HandshakeTimeout (5 s;
+//     GOAWAY SETTINGS_TIMEOUT), so that connections sending only the
+//     preface, or nothing, hold a slot for seconds rather than the idle
+//     timeout; an established connection without a frame for
+//     Config.IdleTimeout (5 minutes) is closed (GOAWAY NO_ERROR), both
+//     counted (Metrics.Closed); and one whose writes block for
+//     writeTimeout (a client that stopped reading) is closed;
 //   - answers waiting for flow-control window count toward the bytes
 //     buffered, and new streams are refused while they are over budget.
 //
@@ -87,7 +94,9 @@
 //		if done {
 //			return
 //		}
-//		c.pushDeadlines(time.Now()) // idle and write deadlines
+//		if c.settled {              // the SETTINGS exchange is done
+//			c.pushDeadlines(time.Now()) // idle and write deadlines
+//		}
 //	}
 //
 // # Usage

@@ -461,6 +461,7 @@ func (p *h2peer) handshake(settings ...http2.Setting) {
 	p.must(err)
 	p.must(p.fr.WriteSettings(settings...))
 	p.sync()
+	p.must(p.fr.WriteSettingsAck()) // of the server's SETTINGS, read by now
 	if p.settings == nil || p.settingsAcks != 1 {
 		p.t.Fatalf("handshake: server's SETTINGS %v, %d ACKs", p.settings, p.settingsAcks)
 	}
@@ -1658,9 +1659,9 @@ func TestFastHeadersAfterServerReset(t *testing.T) {
 // goroutine has not yet started serve (ServeFast registers it, then
 // starts the goroutine) ends it at once. goAway's SetDeadline(now) used
 // to be overwritten by serve's handshake deadline, and serve waited
-// handshakeTimeout for a silent client.
+// HandshakeTimeout for a silent client.
 func TestFastGoAwayBeforeServe(t *testing.T) {
-	srv := newFrameServer(t, Config{})
+	srv := newFrameServer(t, Config{HandshakeTimeout: time.Hour})
 	cli, sc := net.Pipe()
 	defer cli.Close()
 	c := srv.newServerConn(sc)
@@ -1669,9 +1670,9 @@ func TestFastGoAwayBeforeServe(t *testing.T) {
 	go func() { c.serve(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(handshakeTimeout - time.Second): // a bound a loaded machine cannot reach, short of the timeout
+	case <-time.After(time.Minute): // a bound a loaded machine cannot reach, short of the timeout
 		sc.Close()
-		t.Fatal("serve still waits for the preface after GOAWAY (until handshakeTimeout)")
+		t.Fatal("serve still waits for the preface after GOAWAY (until HandshakeTimeout)")
 	}
 }
 
@@ -1700,21 +1701,21 @@ func TestFastGoAwayKeepsLastID(t *testing.T) {
 	_ = healthpb.Health_Check_FullMethodName
 }
 
-// TestFastIdleConnsLetGo: maxConns silent connections (preface sent,
-// then nothing) are closed with GOAWAY after the idle timeout, so a
+// TestFastIdleConnsLetGo: defaultMaxConns silent connections (preface
+// and SETTINGS exchange sent, then nothing) are closed with GOAWAY after the idle timeout, so a
 // well-behaved client is served after them. Without the timeout they held
 // every slot for good and the next client was closed as it was accepted.
 func TestFastIdleConnsLetGo(t *testing.T) {
 	leakcheck.Check(t)
-	srv := newFrameServer(t, Config{})
-	srv.cfg.IdleTimeout = 300 * time.Millisecond
+	// A long handshake timeout: only the idle one is under test.
+	srv := newFrameServer(t, Config{IdleTimeout: 300 * time.Millisecond, HandshakeTimeout: time.Hour})
 	lis := newPipeListener()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()
 	var conns []net.Conn
 	var goaways sync.WaitGroup
 	var idle atomic.Int32
-	for range maxConns {
+	for range defaultMaxConns {
 		c := lis.dial()
 		if _, err := io.WriteString(c, http2.ClientPreface); err != nil {
 			t.Fatal(err)
@@ -1734,10 +1735,16 @@ func TestFastIdleConnsLetGo(t *testing.T) {
 				}
 			}
 		}()
+		// The pipe is synchronous: the server's SETTINGS is read (above)
+		// while these are written.
+		w := http2.NewFramer(c, nil)
+		if err := errors.Join(w.WriteSettings(), w.WriteSettingsAck()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	goaways.Wait() // every silent connection was closed by the server
-	if n := idle.Load(); n != maxConns {
-		t.Errorf("%d of %d silent connections got GOAWAY idle", n, maxConns)
+	if n := idle.Load(); n != defaultMaxConns {
+		t.Errorf("%d of %d silent connections got GOAWAY idle", n, defaultMaxConns)
 	}
 	for _, c := range conns {
 		c.Close()

@@ -27,15 +27,19 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/drover-sched/drover/internal/connlimit"
 	pb "github.com/drover-sched/drover/serve/proto"
 )
 
 const (
 	// maxStreams is the most streams a connection may have open.
 	maxStreams = 100
-	// maxConns is the most connections served at once; more are
-	// closed as they are accepted.
-	maxConns = 1024
+	// defaultMaxConns is the most connections a listener serves at
+	// once (Config.MaxConns); more are closed as they are accepted.
+	defaultMaxConns = 1024
+	// defaultMaxConnsPerPeer is the most from one peer
+	// (Config.MaxConnsPerPeer).
+	defaultMaxConnsPerPeer = 64
 	// maxHeaderList is the largest header list accepted, in bytes.
 	maxHeaderList = 64 << 10
 	// maxFrame is the largest frame the server reads (HTTP/2's
@@ -46,11 +50,12 @@ const (
 	calmLimit = 1000
 	// callCredit is what an answered call pays back.
 	callCredit = 4
-	// handshakeTimeout bounds the TLS handshake and the preface.
-	handshakeTimeout = 10 * time.Second
+	// defaultHandshakeTimeout bounds the TLS handshake, the preface and
+	// the SETTINGS exchange (Config.HandshakeTimeout).
+	defaultHandshakeTimeout = 5 * time.Second
 	// defaultIdleTimeout is how long a connection may go without a frame
 	// before it is closed (GOAWAY NO_ERROR): silent connections must not
-	// hold the maxConns slots. gRPC clients reconnect on their next
+	// hold the MaxConns slots. gRPC clients reconnect on their next
 	// call.
 	defaultIdleTimeout = 5 * time.Minute
 	// writeTimeout is how long a write to a client that does not read
@@ -118,6 +123,14 @@ type Metrics struct {
 	Latency prometheus.ObserverVec
 	// Requests counts the calls, by method and status code.
 	Requests *prometheus.CounterVec
+	// Refused, when set, counts the connections closed as they were
+	// accepted, by reason (connlimit's: listener_full, peer_full).
+	Refused *prometheus.CounterVec
+	// Closed, when set, counts the connections closed for doing
+	// nothing, by reason: handshake (no TLS handshake, preface and
+	// SETTINGS exchange within HandshakeTimeout), idle (no frame within
+	// IdleTimeout).
+	Closed *prometheus.CounterVec
 }
 
 // Config is what the fast listener shares with the gRPC listener. The
@@ -134,9 +147,23 @@ type Config struct {
 	Metrics *Metrics
 	// Now times the calls for the metrics (default time.Now).
 	Now func() time.Time
-	// IdleTimeout is how long a connection may go without a frame before
-	// it is closed (0: 5 minutes).
+	// IdleTimeout is how long an established connection may go without
+	// a frame before it is closed with GOAWAY (0: 5 minutes; negative:
+	// never).
 	IdleTimeout time.Duration
+	// HandshakeTimeout bounds a new connection's TLS handshake, client
+	// preface and SETTINGS exchange (the client's SETTINGS, and its ACK of
+	// the server's), or its first call answered, whichever completes
+	// first; a connection still short of it then is closed (0: 5 s;
+	// negative: never).
+	HandshakeTimeout time.Duration
+	// MaxConns is the most connections one listener serves at once;
+	// more are closed as they are accepted (0: 1024; negative: no limit).
+	MaxConns int
+	// MaxConnsPerPeer is the most connections one listener serves at
+	// once from one peer, an IPv4 address or an IPv6 /64 (0: 64;
+	// negative: no limit).
+	MaxConnsPerPeer int
 }
 
 // ErrClosed is Serve's error when it is called after Drain.
@@ -167,6 +194,15 @@ func NewServer(b Backend, cfg Config) *Server {
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = defaultIdleTimeout
 	}
+	if cfg.HandshakeTimeout == 0 {
+		cfg.HandshakeTimeout = defaultHandshakeTimeout
+	}
+	if cfg.MaxConns == 0 {
+		cfg.MaxConns = defaultMaxConns
+	}
+	if cfg.MaxConnsPerPeer == 0 {
+		cfg.MaxConnsPerPeer = defaultMaxConnsPerPeer
+	}
 	if cfg.MaxRecvMsgSize == 0 {
 		cfg.MaxRecvMsgSize = 4 << 20
 	}
@@ -180,10 +216,12 @@ func NewServer(b Backend, cfg Config) *Server {
 
 // Serve serves the hot unary calls (Place, Report, Status and the
 // health check) on lis until Drain; see the package doc for what it
-// serves and how. It uses the configuration's TLS, with ALPN h2. It
-// returns nil after Drain, and ErrClosed when called after it.
+// serves and how. It uses the configuration's TLS, with ALPN h2, and
+// its connection limits, counted for lis alone. It returns nil after
+// Drain, and ErrClosed when called after it.
 func (s *Server) Serve(lis net.Listener) error {
 	f := s
+	lim := connlimit.New(connlimit.Limits{Max: s.cfg.MaxConns, PerPeer: s.cfg.MaxConnsPerPeer})
 	if s.cfg.TLS != nil {
 		cfg := s.cfg.TLS.Clone()
 		cfg.NextProtos = []string{http2.NextProtoTLS}
@@ -218,11 +256,20 @@ func (s *Server) Serve(lis net.Listener) error {
 			return err
 		}
 		delay = 0
+		addr := nc.RemoteAddr()
+		if why, ok := lim.Acquire(addr); !ok {
+			nc.Close()
+			if m := s.cfg.Metrics; m != nil && m.Refused != nil {
+				m.Refused.WithLabelValues(string(why)).Inc()
+			}
+			continue
+		}
 		c := s.newServerConn(nc)
 		f.mu.Lock()
-		if f.draining || len(f.conns) >= maxConns {
+		if f.draining {
 			f.mu.Unlock()
 			nc.Close()
+			lim.Release(addr)
 			continue
 		}
 		f.conns[c] = struct{}{}
@@ -232,6 +279,7 @@ func (s *Server) Serve(lis net.Listener) error {
 			defer f.wg.Done()
 			c.serve()
 			nc.Close()
+			lim.Release(addr)
 			f.mu.Lock()
 			delete(f.conns, c)
 			f.mu.Unlock()
@@ -335,8 +383,13 @@ type serverConn struct {
 	draining atomic.Bool   // Shutdown began: GOAWAY, sent or owed
 	drainBy  atomic.Int64  // Shutdown's deadline, Unix nanoseconds
 
-	idleTimeout time.Duration // defaultIdleTimeout (tests shorten it)
+	idleTimeout time.Duration // Config.IdleTimeout (tests shorten it)
 	pushedAt    time.Time     // when the deadlines were last pushed
+
+	// The handshake: the client's SETTINGS seen and the server's
+	// acknowledged, or a call answered, make the connection settled;
+	// until then the handshake's deadline holds, not the idle one.
+	gotSettings, gotAck, settled bool
 
 	streams    map[uint32]*callStream
 	recvWin    int64              // connection window the client has left
@@ -405,7 +458,10 @@ func (c *serverConn) serve() {
 		c.wmu.Unlock()
 		return // Shutdown came first
 	}
-	c.nc.SetDeadline(time.Now().Add(handshakeTimeout))
+	hs := c.s.cfg.HandshakeTimeout
+	if hs > 0 {
+		c.nc.SetDeadline(time.Now().Add(hs))
+	}
 	c.wmu.Unlock()
 	if tc, ok := c.nc.(*tls.Conn); ok {
 		if err := tc.Handshake(); err != nil {
@@ -426,8 +482,14 @@ func (c *serverConn) serve() {
 		c.wmu.Unlock()
 		return
 	}
-	c.nc.SetDeadline(time.Time{})
-	c.pushDeadlines(time.Now())
+	if hs > 0 {
+		// The read deadline stays the handshake's until settle.
+		c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	} else {
+		c.nc.SetDeadline(time.Time{})
+		c.settle()
+		c.pushDeadlines(time.Now())
+	}
 	c.fr = http2.NewFramer(c.bw, c.br)
 	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	c.fr.MaxHeaderListSize = maxHeaderList
@@ -455,8 +517,15 @@ func (c *serverConn) serve() {
 		}
 		var done bool
 		if err != nil && !draining && isTimeout(err) {
-			// Idle for defaultIdleTimeout: say goodbye.
-			done = c.fail(http2.ErrCodeNo, "idle")
+			if c.settled {
+				// Idle for IdleTimeout: say goodbye.
+				c.s.closed("idle")
+				done = c.fail(http2.ErrCodeNo, "idle")
+			} else {
+				// The handshake did not complete in time.
+				c.s.closed("handshake")
+				done = c.fail(http2.ErrCodeSettingsTimeout, "handshake not complete")
+			}
 		} else {
 			done = c.handle(f, err)
 		}
@@ -468,7 +537,9 @@ func (c *serverConn) serve() {
 			done = true
 		}
 		if !done && !draining {
-			c.pushDeadlines(time.Now())
+			if c.settled {
+				c.pushDeadlines(time.Now())
+			}
 			if c.draining.Load() {
 				// Shutdown began meanwhile: its GOAWAY and deadline win
 				// over the idle deadline just pushed.
@@ -486,9 +557,28 @@ func (c *serverConn) serve() {
 // forward, at most once a second (each is a timer update).
 func (c *serverConn) pushDeadlines(now time.Time) {
 	if now.Sub(c.pushedAt) >= time.Second {
-		c.nc.SetReadDeadline(now.Add(c.idleTimeout))
+		if c.idleTimeout > 0 {
+			c.nc.SetReadDeadline(now.Add(c.idleTimeout))
+		} else {
+			c.nc.SetReadDeadline(time.Time{})
+		}
 		c.nc.SetWriteDeadline(now.Add(writeTimeout))
 		c.pushedAt = now
+	}
+}
+
+// settle ends the handshake: from now on the idle deadline holds,
+// pushed at the end of the frame being handled.
+func (c *serverConn) settle() {
+	c.settled = true
+	c.pushedAt = time.Time{}
+}
+
+// closed counts a connection closed for doing nothing (why: handshake,
+// idle).
+func (s *Server) closed(why string) {
+	if m := s.cfg.Metrics; m != nil && m.Closed != nil {
+		m.Closed.WithLabelValues(why).Inc()
 	}
 }
 
@@ -848,7 +938,14 @@ func (c *serverConn) windowUpdate(f *http2.WindowUpdateFrame) bool {
 // settings applies the client's settings and acknowledges them.
 func (c *serverConn) settings(f *http2.SettingsFrame) bool {
 	if f.IsAck() {
-		return false
+		if !c.gotAck {
+			c.gotAck = true
+			if c.gotSettings && !c.settled {
+				c.settle()
+			}
+			return false
+		}
+		return c.wasted() // an ACK of nothing
 	}
 	bad := f.ForeachSetting(func(s http2.Setting) error {
 		if err := s.Valid(); err != nil {
@@ -878,6 +975,12 @@ func (c *serverConn) settings(f *http2.SettingsFrame) bool {
 		return c.fail(code, bad.Error())
 	}
 	c.fr.WriteSettingsAck()
+	if !c.gotSettings {
+		c.gotSettings = true
+		if c.gotAck && !c.settled {
+			c.settle()
+		}
+	}
 	if c.resume() {
 		return true
 	}
@@ -915,6 +1018,9 @@ func (c *serverConn) close(st *callStream) {
 
 // ended answers a stream whose request has arrived whole.
 func (c *serverConn) ended(st *callStream) bool {
+	if !c.settled {
+		c.settle()
+	}
 	code, msg := c.call(st)
 	c.idle = max(c.idle-callCredit, 0)
 	if code != codes.OK {
