@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -42,12 +41,6 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("-node not given and no host name: %w", err)
 		}
 		*node = h
-	}
-	if *interval <= 0 {
-		return errors.New("-interval must be positive")
-	}
-	if *buffer <= 0 {
-		return errors.New("-buffer must be positive")
 	}
 	if err := dial.checkToken(*server, stderr); err != nil {
 		return err

@@ -215,18 +215,12 @@ func benchH2Conns(f *benchFlags, dial *clientFlags, cfg *loadgen.Config) (func()
 // requests checks the load flags and returns the measured requests'
 // count (-n, or -rate x -duration).
 func (f *benchFlags) requests() (int, error) {
-	if !(*f.rate > 0) || math.IsInf(*f.rate, 0) {
-		return 0, fmt.Errorf("-rate %g: want a positive rate", *f.rate)
-	}
 	total := *f.n
 	if total == 0 {
 		total = int(math.Round(*f.rate * f.duration.Seconds()))
 	}
 	if total <= 0 {
 		return 0, fmt.Errorf("-n %d, -duration %v: no requests to send", *f.n, *f.duration)
-	}
-	if *f.conns <= 0 || *f.concurrency <= 0 {
-		return 0, fmt.Errorf("-conns %d, -concurrency %d: want > 0", *f.conns, *f.concurrency)
 	}
 	if *f.client != "h2" && *f.client != "grpc" {
 		return 0, fmt.Errorf("-client %q: want h2 or grpc", *f.client)

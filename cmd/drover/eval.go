@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -105,9 +104,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	}
 	// Every flag is checked before the first simulation (and before the
 	// workload or the log is read): a bad one costs no run.
-	if err := checkEvalFlags(evalChecks{bins: *f.bins, parallel: *f.parallel, nodes: *f.nodes, gpn: *f.gpn, interval: *f.interval, restart: *f.restart,
-		load: *f.load, threshold: *f.threshold, model: *f.model, mitigation: *f.mitigation, regime: *f.regimeFlag, format: *f.format,
-		cluster: *f.clusterSpec, ps: psRule(fs)}); err != nil {
+	if err := checkModelFlags(fs, *f.nodes, *f.clusterSpec, *f.model, *f.mitigation, *f.regimeFlag, *f.format); err != nil {
 		return err
 	}
 	given := map[string]bool{}
@@ -233,67 +230,6 @@ func (f *evalFlags) setup(fs *flag.FlagSet) (*evalSetup, error) {
 		modelDesc = fmt.Sprintf("%s per-worker (regime %s, background %s x%g, jitter %v, mitigation %s)", *f.model, regime, *f.bg, *f.load, !*f.noJitter, *f.mitigation)
 	}
 	return &evalSetup{w: w, clusterDesc: clusterDesc, profSrc: profSrc, modelDesc: modelDesc, options: options}, nil
-}
-
-// evalChecks are the values of drover eval's flags that checkEvalFlags
-// checks.
-type evalChecks struct {
-	bins, parallel, nodes, gpn                 int
-	interval, restart, load, threshold         float64
-	model, mitigation, regime, format, cluster string
-	ps                                         *datasets.PSRule
-}
-
-// checkEvalFlags checks drover eval's flags before anything is read or
-// run, with an error that names the flag: --bins (the stragglers plot,
-// drawn after every run), --parallel, --nodes and --gpus-per-node
-// (within env's bounds), --interval (0, env.MinInterval or more, or
-// negative: the model's default) and --restart-delay (finite; negative
-// picks the default), --load and --straggler-threshold (finite and
-// positive: 0 would silently mean the default, 1 and 0.2), --model,
-// --mitigation, --regime, --format and --ps-share. The sync strategy,
-// the policies and the seeds are checked as runEval parses them next,
-// also before the workload, the log or any simulation.
-func checkEvalFlags(c evalChecks) error {
-	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
-	switch {
-	case c.bins < 1:
-		return fmt.Errorf("--bins %d: want 1 or more time bins", c.bins)
-	case c.parallel < 0:
-		return fmt.Errorf("--parallel %d: want 0 (GOMAXPROCS) or more simulations at a time", c.parallel)
-	case c.nodes < 0 || c.nodes > env.MaxNodes || c.nodes == 0 && (c.cluster == "homogeneous" || c.cluster == ""):
-		return fmt.Errorf("--nodes %d: want 1 to %d nodes (0: all of a node list's)", c.nodes, env.MaxNodes)
-	case c.gpn < 1 || c.gpn > env.MaxGPUsPerNode:
-		return fmt.Errorf("--gpus-per-node %d: want 1 to %d GPUs", c.gpn, env.MaxGPUsPerNode)
-	case !finite(c.interval) || c.interval > 0 && c.interval < env.MinInterval:
-		return fmt.Errorf("--interval %v: want 0 (event-driven), a finite interval >= %v s, or -1 (the model's default)", c.interval, float64(env.MinInterval))
-	case !finite(c.restart):
-		return fmt.Errorf("--restart-delay %v: want a finite number of seconds", c.restart)
-	case !finite(c.load) || c.load <= 0:
-		return fmt.Errorf("--load %v: want a finite factor > 0 (--background none for no background load)", c.load)
-	case !finite(c.threshold) || c.threshold <= 0:
-		return fmt.Errorf("--straggler-threshold %v: want a finite fraction > 0", c.threshold)
-	}
-	switch c.model {
-	case "auto", trace.ModelPollux, trace.ModelDrover:
-	default:
-		return fmt.Errorf("--model %q: want %s, %s or auto", c.model, trace.ModelPollux, trace.ModelDrover)
-	}
-	switch c.mitigation {
-	case "", env.MitigationNone, env.MitigationSTRET, env.MitigationReplace:
-	default:
-		return fmt.Errorf("--mitigation %q: want %s, %s or %s", c.mitigation, env.MitigationNone, env.MitigationSTRET, env.MitigationReplace)
-	}
-	if _, err := trace.ParseRegime(c.regime); err != nil {
-		return fmt.Errorf("--regime: %w", err)
-	}
-	if f := datasets.Format(c.format); f != "" && f != datasets.FormatAuto && !slices.Contains(datasets.Formats, f) {
-		return fmt.Errorf("--format %q: want auto or one of %v", c.format, datasets.Formats)
-	}
-	if err := c.ps.Validate(); err != nil {
-		return fmt.Errorf("--ps-share: %w", err)
-	}
-	return nil
 }
 
 // evalContenders returns the contenders of a --policies list: its

@@ -223,7 +223,7 @@ func TestEvalFlagsCheckedFirst(t *testing.T) {
 		{"mitigation", []string{"--mitigation", "nope"}, `--mitigation "nope"`},
 		{"regime", []string{"--regime", "nope"}, "--regime: "},
 		{"format", []string{"--format", "nope"}, `--format "nope"`},
-		{"ps share", []string{"--ps-share", "2"}, "--ps-share: "},
+		{"ps share", []string{"--ps-share", "2"}, "--ps-share 2: want"},
 		{"sync", []string{"--sync", "nope"}, "--sync: "},
 		{"policies", []string{"--policies", "first-fit,nope"}, `--policies: policies: unknown policy "nope"`},
 		{"policies empty", []string{"--policies", ","}, "--policies: empty list"},

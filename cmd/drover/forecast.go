@@ -89,15 +89,6 @@ func runForecast(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
-	if !(*f.split > 0 && *f.split < 1) {
-		return fmt.Errorf("--split %v: want a share in (0, 1)", *f.split)
-	}
-	if *f.window < 1 {
-		return fmt.Errorf("--window %d: want 1 sample or more", *f.window)
-	}
-	if *f.folds < 0 || *f.folds == 1 {
-		return fmt.Errorf("--folds %d: want 0 (off) or 2 or more (one fold would hold every machine out of its own fit)", *f.folds)
-	}
 	cfg := forecast.DefaultConfig()
 	cfg.Horizon, cfg.MinHistory = *f.horizon, *f.minHist
 	traces, err := readForecastTraces(*f.tracePath, cfg.Step)

@@ -163,14 +163,19 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 }
 
 // parse parses args into fs. Errors are errUsage (explained on fs's
-// output) or flag.ErrHelp. Positional arguments are refused, naming them,
-// unless the command takes them (operands).
+// output), flag.ErrHelp, or a numeric flag outside its rule's range
+// (checkNumbers, naming the flag). Positional arguments are refused,
+// naming them, unless the command takes them (operands).
 func parse(fs *flag.FlagSet, args []string) error {
+	mustHaveRules(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
 		return errUsage
+	}
+	if err := checkNumbers(fs); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 && !operands[fs.Name()] {
 		return unexpectedArgs(fs, fs.Args())

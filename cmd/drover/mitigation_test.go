@@ -61,7 +61,7 @@ func TestSimMitigation(t *testing.T) {
 			}
 		})
 	}
-	if code, _, errOut := drover(t, "sim", "--quiet", "--mitigation", "restart"); code == 0 || !strings.Contains(errOut, "unknown mitigation") {
+	if code, _, errOut := drover(t, "sim", "--quiet", "--mitigation", "restart"); code == 0 || !strings.Contains(errOut, `--mitigation "restart": want`) {
 		t.Errorf("--mitigation restart: exit %d, %s", code, errOut)
 	}
 	if code, _, errOut := drover(t, "sim", "--quiet", "--mitigation", "stret", "--stret-off", "relay,restart"); code == 0 || !strings.Contains(errOut, "unknown STRET stage") {

@@ -20,7 +20,7 @@ func TestPSShareFlag(t *testing.T) {
 		{"inspect, none", []string{"trace", "inspect", "-ps-share", "0", "builtin"}, 0, "0 of 29 multi-GPU (0.0%)"},
 		{"synth, all PS", []string{"trace", "synth", "-ps-share", "1"}, 0, ",ps,"},
 		{"synth, share above 1", []string{"trace", "synth", "-ps-share", "1.5"}, 1, "-ps-share 1.5"},
-		{"sim, share above 1", []string{"sim", "--quiet", "--ps-share", "2"}, 1, "PS share 2"},
+		{"sim, share above 1", []string{"sim", "--quiet", "--ps-share", "2"}, 1, "--ps-share 2: want"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -24,16 +24,14 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if err := setGC(fs, *gogc, *memLimit); err != nil {
-		return err
-	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "drover serve: unexpected arguments %q\n", fs.Args())
 		return errUsage
 	}
-	if err := checkServeFlags(c); err != nil {
+	if err := checkServeFlags(fs, c); err != nil {
 		return err
 	}
+	setGC(fs, *gogc, *memLimit)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	c.Out = stdout
@@ -81,7 +79,7 @@ func serveFlags(fs *flag.FlagSet, c *daemon.Config) {
 
 // setGC applies -gogc and -memlimit-mib: given, or when the GOGC and
 // GOMEMLIMIT environment variables are not set.
-func setGC(fs *flag.FlagSet, gogc, memLimit int) error {
+func setGC(fs *flag.FlagSet, gogc, memLimit int) {
 	gogcSet, memSet := false, false
 	fs.Visit(func(f *flag.Flag) {
 		gogcSet = gogcSet || f.Name == "gogc"
@@ -90,31 +88,26 @@ func setGC(fs *flag.FlagSet, gogc, memLimit int) error {
 	if gogcSet || os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gogc)
 	}
-	if memLimit < 0 {
-		return fmt.Errorf("-memlimit-mib %d: want >= 0 (0: no limit)", memLimit)
-	}
 	if (memSet || os.Getenv("GOMEMLIMIT") == "") && memLimit > 0 {
 		debug.SetMemoryLimit(int64(memLimit) << 20)
 	}
-	return nil
 }
 
-// checkServeFlags refuses the numeric flags whose value the server would
-// otherwise replace silently (a zero -poll or -max-request-bytes means
-// the library's default) or cannot use (issue 32): each error names its
-// flag.
-func checkServeFlags(c daemon.Config) error {
+// checkServeFlags checks what relates two of drover serve's flags (each
+// flag's own range is its rule in numRules, checked by parse), naming
+// the flag the user gave: the library's message names its config fields,
+// and named -gate-back-margin when only -gate-margin was given.
+func checkServeFlags(fs *flag.FlagSet, c daemon.Config) error {
+	sw := c.Switch
 	switch {
-	case c.Poll <= 0:
-		return fmt.Errorf("-poll %v: want a positive interval", c.Poll)
-	case c.MaxRequestBytes <= 0:
-		return fmt.Errorf("-max-request-bytes %d: want a positive size", c.MaxRequestBytes)
-	case c.ShutdownGrace < 0:
-		return fmt.Errorf("-shutdown-grace %v: want 0 or more", c.ShutdownGrace)
-	case c.StateEvery <= 0:
-		return fmt.Errorf("-state-every %v: want a positive interval", c.StateEvery)
-	case c.LogSeal < 0:
-		return fmt.Errorf("-log-seal %v: want 0 or more", c.LogSeal)
+	case sw.Window < sw.MinArrivals && isSet(fs, "gate-window"):
+		return fmt.Errorf("-gate-window %d: want at least -gate-min-arrivals (%d)", sw.Window, sw.MinArrivals)
+	case sw.Window < sw.MinArrivals:
+		return fmt.Errorf("-gate-min-arrivals %d: want at most -gate-window (%d)", sw.MinArrivals, sw.Window)
+	case !(sw.BackMargin < sw.Margin) && isSet(fs, "gate-back-margin"):
+		return fmt.Errorf("-gate-back-margin %v: want below -gate-margin (%v)", sw.BackMargin, sw.Margin)
+	case !(sw.BackMargin < sw.Margin):
+		return fmt.Errorf("-gate-margin %v: want above -gate-back-margin (%v)", sw.Margin, sw.BackMargin)
 	}
 	return nil
 }

@@ -52,7 +52,7 @@ func TestServeSwitchFlags(t *testing.T) {
 		t.Errorf("-switch sometimes: exit %d: %s", code, e)
 	}
 	code, _, e = drover(t, "serve", "-gate-seeds", "1")
-	if code != 1 || !strings.Contains(e, "gate seeds 1") {
+	if code != 1 || !strings.Contains(e, "-gate-seeds 1: want 2") {
 		t.Errorf("-gate-seeds 1: exit %d: %s", code, e)
 	}
 	dir := t.TempDir()

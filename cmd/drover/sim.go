@@ -113,7 +113,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if err := simOperand(fs, f.workload); err != nil {
 		return err
 	}
-	if err := checkSimFlags(fs, *f.nodes, *f.gpn, *f.interval, *f.restart, *f.load, *f.threshold); err != nil {
+	if err := checkModelFlags(fs, *f.nodes, *f.clusterSpec, *f.model, *f.mitigation, *f.regimeFlag, *f.format); err != nil {
 		return err
 	}
 	if *f.recordDir != "" && *f.remoteAddr == "" {
@@ -390,6 +390,9 @@ func simOperand(fs *flag.FlagSet, workload *string) error {
 		}
 		return errUsage
 	}
+	if err := checkNumbers(fs); err != nil {
+		return err
+	}
 	if fs.NArg() > 0 {
 		return unexpectedArgs(fs, fs.Args())
 	}
@@ -402,30 +405,6 @@ func isSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
-}
-
-// checkSimFlags refuses drover sim's numeric flags outside their ranges,
-// naming the flag: a value the simulator would take silently for another
-// (a negative --restart-delay or --straggler-threshold 0 read as the
-// default) or one that would run for ever or exhaust memory (a
-// microsecond --interval, --nodes 100000000).
-func checkSimFlags(fs *flag.FlagSet, nodes, gpn int, interval, restart, load, threshold float64) error {
-	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
-	switch {
-	case nodes < 1 || nodes > env.MaxNodes:
-		return fmt.Errorf("--nodes %d: want 1 to %d", nodes, env.MaxNodes)
-	case gpn < 1 || gpn > env.MaxGPUsPerNode:
-		return fmt.Errorf("--gpus-per-node %d: want 1 to %d", gpn, env.MaxGPUsPerNode)
-	case !(interval == -1 || interval == 0 || interval >= env.MinInterval && finite(interval)):
-		return fmt.Errorf("--interval %v: want 0 (decide at every arrival and completion), -1 (the model's default) or at least %v s", interval, float64(env.MinInterval))
-	case !(restart >= 0 && restart <= env.MaxTime):
-		return fmt.Errorf("--restart-delay %v: want seconds in [0, %g]", restart, float64(env.MaxTime))
-	case !(load > 0 && finite(load)):
-		return fmt.Errorf("--load %v: want a positive multiple of the background load (1 = as fitted; --background none for no load)", load)
-	case !(threshold > 0 && finite(threshold)):
-		return fmt.Errorf("--straggler-threshold %v: want a positive fraction (0.2: 20%% slower than the job's median)", threshold)
-	}
-	return nil
 }
 
 // reasons formats skip counts by reason, most frequent first.

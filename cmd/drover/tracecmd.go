@@ -4,12 +4,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"path/filepath"
 	"strings"
 
 	"github.com/drover-sched/drover/datasets"
-	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/internal/progress"
 	"github.com/drover-sched/drover/train"
 )
@@ -62,6 +60,9 @@ func traceInspect(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
+	if err := checkFormat(fs, *format); err != nil {
+		return err
+	}
 	w, err := datasets.Load(fs.Arg(0), datasets.Format(*format), datasets.Options{SkipBad: *skipBad, PS: psRule(fs)})
 	if err != nil {
 		return err
@@ -92,11 +93,12 @@ func traceConvert(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
+	if err := checkFormat(fs, *format); err != nil {
+		return err
+	}
 	switch {
 	case *rho != 0 && *late == 0:
 		return fmt.Errorf("-offered-load: only with -late")
-	case *rho < 0 || math.IsNaN(*rho) || math.IsInf(*rho, 0):
-		return fmt.Errorf("-offered-load %v: want a positive load", *rho)
 	case *rho > 0 && *gpus <= 0:
 		return fmt.Errorf("-offered-load needs -gpus, the cluster's GPU count")
 	}
@@ -148,9 +150,6 @@ func traceSynth(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return unexpectedArgs(fs, fs.Args())
 	}
-	if !(*psShare >= 0 && *psShare <= 1) {
-		return fmt.Errorf("-ps-share %v: want a share in [0, 1]", *psShare)
-	}
 	if *jobs != 0 || *nodes != 0 {
 		return traceSynthScaled(fs, *jobs, *nodes, *gpn, *load, *psShare, *seed, *out, *quiet, stdout, stderr)
 	}
@@ -170,14 +169,7 @@ func traceSynthScaled(fs *flag.FlagSet, jobs, nodes, gpn int, load, psShare floa
 	switch {
 	case jobs < 1:
 		return fmt.Errorf("-jobs %d: want at least 1 (with -nodes)", jobs)
-	case nodes < 0 || nodes > env.MaxNodes:
-		return fmt.Errorf("-nodes %d: want 0 to %d", nodes, env.MaxNodes)
-	case gpn < 1 || gpn > env.MaxGPUsPerNode:
-		return fmt.Errorf("-gpus-per-node %d: want 1 to %d", gpn, env.MaxGPUsPerNode)
-	case !(load > 0) || math.IsInf(load, 0):
-		return fmt.Errorf("-load %v: want a positive load", load)
-	}
-	if nodes == 0 && isSet(fs, "load") {
+	case nodes == 0 && isSet(fs, "load"):
 		return fmt.Errorf("-load needs -nodes, the cluster it is the load of")
 	}
 	s := datasets.ScaleSpec{Jobs: jobs, GPUs: nodes * gpn, Load: load, Seed: seed}

@@ -149,12 +149,6 @@ func (f *trainFlags) config(given map[string]bool) (*train.Run, error) {
 	switch {
 	case given["steps"] && (*f.steps < 1 || *f.steps > train.MaxSteps):
 		return nil, fmt.Errorf("--steps %d: want 1 to %d (leave the flag out for the env's default)", *f.steps, train.MaxSteps)
-	case *f.evalSeeds < 0 || *f.evalSeeds > train.MaxEvalSeeds:
-		return nil, fmt.Errorf("--eval-seeds %d: want 0 to %d", *f.evalSeeds, train.MaxEvalSeeds)
-	case *f.logNodes < 1 || *f.logNodes > train.MaxNodes:
-		return nil, fmt.Errorf("--nodes %d: want 1 to %d", *f.logNodes, train.MaxNodes)
-	case *f.logGPN < 1 || *f.logGPN > train.MaxGPUsPerNode:
-		return nil, fmt.Errorf("--gpus-per-node %d: want 1 to %d", *f.logGPN, train.MaxGPUsPerNode)
 	}
 	r := train.NewRun(train.Config{Env: *f.envName, Algo: *f.algo, Steps: *f.steps, Seed: *f.seed, EvalSeeds: *f.evalSeeds})
 	if *f.configFile != "" {
