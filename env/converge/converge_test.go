@@ -250,7 +250,7 @@ func TestBatchFormulas(t *testing.T) {
 	}
 }
 
-// Local SGD and unmeasured dimensions are refused, not guessed.
+// Local SGD, unmeasured dimensions and bad inputs are refused, not guessed.
 func TestNotMeasured(t *testing.T) {
 	m := Default()
 	tests := []struct {
@@ -264,6 +264,7 @@ func TestNotMeasured(t *testing.T) {
 		{"unknown family", "bert", Strategy{Kind: BSP}, 8, 0},
 		{"staleness on a batch-only family", familyTSMResNet, Strategy{Kind: ASP}, 8, 0},
 		{"batch on a staleness-only family", familySyncSwitchR32, Strategy{Kind: BSP}, 8, 512},
+		{"negative batch", familyTSMResNet, Strategy{Kind: BSP}, 8, -64},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -306,5 +307,27 @@ func TestBandsOrdered(t *testing.T) {
 		if !(f[0] <= f[1] && f[1] <= f[2]) {
 			t.Errorf("%s: batch 1024 iteration factors low/fit/high %v", fam, f)
 		}
+	}
+}
+
+// Every check passes except the vgg16 files' PGNS-derived efficiencies,
+// which the gradient statistics put above the accuracy curves' band
+// (doc.go says so).
+func TestChecks(t *testing.T) {
+	var failed []string
+	for _, c := range Default().Checks(Measurements()) {
+		t.Logf("%-5v %-75s %.4g in [%.4g, %.4g] (%s)", c.Pass, c.Name, c.Value, c.Lo, c.Hi, c.Ref)
+		if !c.Pass {
+			failed = append(failed, c.Name)
+		}
+	}
+	want := []string{
+		"vgg16 batch 128: PGNS-derived efficiency (median epoch) in the fit's band",
+		"vgg16 batch 256: PGNS-derived efficiency (median epoch) in the fit's band",
+		"vgg16 batch 512: PGNS-derived efficiency (median epoch) in the fit's band",
+		"vgg16 batch 1024: PGNS-derived efficiency (median epoch) in the fit's band",
+	}
+	if d := cmp.Diff(want, failed); d != "" {
+		t.Errorf("failed checks (-want +got):\n%s", d)
 	}
 }

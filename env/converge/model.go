@@ -176,8 +176,12 @@ func (m *Model) Params() []Param {
 // multiplies the batch-size factor (examples to target over the reference
 // batch's, times reference batch over batch) and the staleness factor.
 // Local SGD, and staleness or batch sizes a family has no fit for, return
-// ErrNotMeasured.
+// ErrNotMeasured. The target matters only to the staleness part: a
+// batch-size fit was measured at one target and is applied at every one.
 func (m *Model) Predict(family string, s Strategy, workers, batch int, target float64, band Band) (Outcome, error) {
+	if batch < 0 || workers < 0 || math.IsNaN(target) {
+		return Outcome{}, fmt.Errorf("converge: bad prediction input: workers %d, batch %d, target %v", workers, batch, target)
+	}
 	f, ok := m.Families[family]
 	if !ok {
 		return Outcome{}, fmt.Errorf("%w: family %q", ErrNotMeasured, family)
