@@ -434,6 +434,33 @@ func (k *Core) judge(ctx context.Context, v *Version, arrivals []arrival, cluste
 	return nil
 }
 
+// SetAnswering makes the active view-level learned version answer from
+// now on (learned true) or the heuristic, with reason as the answers'
+// reason, as a gate switch does; it does nothing when that one answers
+// already. It is for a replay of a served log that says who answered each
+// request (serve/logreplay), where the log, not a gate, decides: a gate
+// evaluation (EvaluateSwitch, RunSwitch) may switch again on its own
+// evidence. It is an error without a view-level version active or in a
+// switch mode other than SwitchGate.
+func (k *Core) SetAnswering(learned bool, reason string) error {
+	v := k.active.Load()
+	if v == nil || !v.ViewLevel() {
+		return errors.New("serve: no view-level learned version is active")
+	}
+	if k.sw.cfg.Mode != SwitchGate {
+		return fmt.Errorf("serve: switch mode %s: only the gate's answer can be set", k.sw.cfg.Mode)
+	}
+	if (k.sw.on.Load().v == v) == learned {
+		return nil
+	}
+	a := &answer{since: k.clock.Now(), reason: reason}
+	if learned {
+		a.v = v
+	}
+	k.setAnswer(a)
+	return nil
+}
+
 // setAnswer switches who answers and updates the metrics.
 func (k *Core) setAnswer(a *answer) {
 	k.sw.on.Store(a)

@@ -236,3 +236,38 @@ func TestShadowFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestSetAnswering: a replay sets who answers as the served log says,
+// without a gate: the learned version answers until set back; setting it
+// is refused without a view-level version or outside the gate mode.
+func TestSetAnswering(t *testing.T) {
+	k := newSwitchCore(t, strnPolicy, serve.WithHeuristic(random.Name))
+	steps := []struct {
+		learned bool
+		want    string
+	}{{false, "heuristic:random"}, {true, "learned@v1"}, {true, "learned@v1"}, {false, "heuristic:random"}}
+	for i, s := range steps {
+		if err := k.SetAnswering(s.learned, "the log says so"); err != nil {
+			t.Fatal(err)
+		}
+		resp := place(t, k, workloadJobs(4, 7)[i])
+		if resp.Policy != s.want || k.Switch().Answering != s.want {
+			t.Errorf("step %d, learned %v: answered by %s, status %q, want %s", i, s.learned, resp.Policy, k.Switch().Answering, s.want)
+		}
+	}
+	if st := k.Switch(); st.Evaluations != 0 || st.Reason != "the log says so" {
+		t.Errorf("status %+v, want no gate evaluation and the reason given", st)
+	}
+	plain, err := serve.NewCore(serve.WithHeuristic(random.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if err := plain.SetAnswering(true, ""); err == nil {
+		t.Error("SetAnswering without a learned version: no error")
+	}
+	conv := newSwitchCore(t, strnPolicy, serve.WithHeuristic(random.Name), serve.WithSwitch(serve.SwitchConfig{Mode: serve.SwitchConverged}))
+	if err := conv.SetAnswering(true, ""); err == nil || !strings.Contains(err.Error(), "switch mode converged") {
+		t.Errorf("SetAnswering in converged mode: %v, want an error naming the mode", err)
+	}
+}

@@ -40,6 +40,7 @@ type evalFlags struct {
 	bins            *int
 	logDir          *string
 	servedStateless *bool
+	servedCkpts     *string
 	quiet           *bool
 	workload        *string
 	format          *string
@@ -71,6 +72,7 @@ func defineEvalFlags(fs *flag.FlagSet, reg policies.Registry) *evalFlags {
 	f.bins = fs.Int("bins", 60, "time bins of the stragglers-over-time plot")
 	f.logDir = fs.String("log", "", "a log directory (datasets/declog) instead of a workload: alone, summarise its decisions; with --policies, re-score a recorded run (drover serve -log-dir DIR + drover sim --remote --record DIR): replay the served workload on the recorded cluster and telemetry under each policy and under the served policy as the server answers it, beside the logged figures. A log without the run manifest (a live cluster's) is replayed on the cluster of --cluster, --nodes and --gpus-per-node (its first nodes renamed the log's node ids when they differ) with the per-worker model of the flags, seed 1 unless --seeds")
 	f.servedStateless = fs.Bool("served-stateless", false, "with --log --policies: replay the served heuristic as a stateless server (drover serve -stateless) answers, not a stateful one")
+	f.servedCkpts = fs.String("served-checkpoints", "", "with --log --policies: the checkpoint directory the server read (drover serve -checkpoints), needed when a learned policy (learned@vN) answered some of the log's decisions: each request is replayed with the policy that answered it")
 	f.quiet = fs.Bool("quiet", false, "no progress output")
 	// The workload, cluster and model flags of drover sim.
 	f.workload = fs.String("workload", "builtin", "workload file, or builtin for the embedded default")
@@ -171,7 +173,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 // flags, seed 1.
 func (f *evalFlags) logReplay(fs *flag.FlagSet, contenders []compare.Policy, seeds []uint64, args []string) logReplayFlags {
 	return logReplayFlags{out: *f.outDir, parallel: *f.parallel, bins: *f.bins, quiet: *f.quiet, args: args,
-		replay: logreplay.Config{Dir: *f.logDir, Contenders: contenders, Seeds: seeds, Stateless: *f.servedStateless,
+		replay: logreplay.Config{Dir: *f.logDir, Contenders: contenders, Seeds: seeds, Stateless: *f.servedStateless, Checkpoints: *f.servedCkpts,
 			Live: logreplay.Manifest{Version: 1, Workload: "builtin", Model: trace.ModelDrover, Profiles: *f.profilesDir, Cluster: *f.clusterSpec,
 				NodeCap: nodeCap(fs, *f.clusterSpec, *f.nodes), GPUsPerNode: *f.gpn, Interval: *f.interval, RestartDelay: *f.restart, Seed: 1,
 				Stragglers: true, Background: *f.bg, Load: *f.load, NoJitter: *f.noJitter, Threshold: *f.threshold, Mitigation: *f.mitigation,

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/drover-sched/drover/policies/compare"
 	"github.com/drover-sched/drover/serve/logreplay"
@@ -81,8 +82,49 @@ func printReplay(stdout io.Writer, r *logreplay.Replay, c logreplay.Config) {
 		slices.Sort(parts)
 		fmt.Fprintf(stdout, "; left out: %s", strings.Join(parts, ", "))
 	}
-	fmt.Fprintf(stdout, "\ncluster    %s\nmodel      %s (profiles: %s)\nserved     %s (%d jobs placed; %s)\n", r.ClusterDesc, r.ModelDesc, r.ProfilesSrc, sl.Served, sl.Sources[sl.Served], servedMode(c.Stateless))
+	fmt.Fprintf(stdout, "\ncluster    %s\nmodel      %s (profiles: %s)\n", r.ClusterDesc, r.ModelDesc, r.ProfilesSrc)
+	printServed(stdout, r, c.Stateless)
 	fmt.Fprintf(stdout, "policies   %s\nseeds      %v\n", strings.Join(contenderNames(r.Policies), ", "), r.Seeds)
+}
+
+// printServed prints who served the log: the one policy, or each segment
+// of decisions with one policy in charge (a run whose gate switched) and
+// the checkpoints of the learned versions the replay asks.
+func printServed(stdout io.Writer, r *logreplay.Replay, stateless bool) {
+	sl := r.Log
+	if len(sl.Segments) == 1 {
+		p := sl.Segments[0].Policy
+		fmt.Fprintf(stdout, "served     %s (%d jobs placed; %s)\n", p, sl.Sources[p], servedMode(stateless))
+	} else {
+		fmt.Fprintf(stdout, "served     %s (%s; each request asked of the policy that answered it in the log)\n", sl.Served, servedMode(stateless))
+	}
+	const most = 20
+	for i, s := range sl.Segments {
+		if len(sl.Segments) == 1 && s.Decisions() == s.Answered {
+			break
+		}
+		if i == most {
+			fmt.Fprintf(stdout, "           ... %d more segments\n", len(sl.Segments)-most)
+			break
+		}
+		fmt.Fprintf(stdout, "segment    decisions %d-%d (%s to %s): %s answered %d, placed %d jobs", s.First, s.Last,
+			s.From.UTC().Format(time.RFC3339), s.To.UTC().Format(time.RFC3339), s.Policy, s.Answered, s.Placed)
+		if len(s.Fallbacks) > 0 {
+			var parts []string
+			for k, n := range s.Fallbacks {
+				parts = append(parts, fmt.Sprintf("%s %d", k, n))
+			}
+			slices.Sort(parts)
+			fmt.Fprintf(stdout, "; on fallback %s", strings.Join(parts, ", "))
+		}
+		if s.NoRoom > 0 {
+			fmt.Fprintf(stdout, "; %d not placed for want of room", s.NoRoom)
+		}
+		fmt.Fprintln(stdout)
+	}
+	for _, v := range r.Versions {
+		fmt.Fprintf(stdout, "checkpoint %s: %s (%s)\n", v.Source, v.Dir, v.Env)
+	}
 }
 
 func servedMode(stateless bool) string {

@@ -15,10 +15,19 @@
 // the workload (ServedLog.Workload), the cluster (the manifest's, or for
 // a live cluster's log the flags' with the log's node ids, NameNodes),
 // and the background (the recorded telemetry minus the served jobs'
-// modelled load), and returns the policies to replay: the served
-// heuristic as the server answers it (an in-process serve.Core behind
-// serve/remote) and the contenders. AddLogged adds the logged run's row
+// modelled load), and returns the policies to replay: the served policy
+// as the server answers it (an in-process serve.Core behind serve/remote)
+// and the contenders. AddLogged adds the logged run's row
 // (ServedLogName) to their comparison.
+//
+// Who served is read from the log's records (ServedLog.Segments): a
+// server whose gate switched from its heuristic to a learned policy
+// (serve.SwitchConfig) logged the heuristic's answers, then the learned
+// version's ("learned@v1"). Its replay holds the heuristic and the
+// versions, loaded from the server's checkpoint directory
+// (Config.Checkpoints; Prepare refuses such a log without it), and asks
+// each request of the policy that answered it in the log, or, at a time
+// the log has no decision of that job, of the one in charge then.
 //
 // # Usage
 //

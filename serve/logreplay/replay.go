@@ -20,12 +20,10 @@ import (
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/background"
 	"github.com/drover-sched/drover/env/trace"
-	"github.com/drover-sched/drover/policies"
 	"github.com/drover-sched/drover/policies/compare"
 	"github.com/drover-sched/drover/serve"
 	pb "github.com/drover-sched/drover/serve/proto"
 	"github.com/drover-sched/drover/serve/remote"
-	"github.com/drover-sched/drover/serve/state"
 )
 
 // ServedLogName is the name of the row of the served run's figures, as
@@ -60,16 +58,25 @@ type ServedLog struct {
 	// FromOutcomes counts the replayed jobs whose run time came from their
 	// Started and Finished outcomes (no expected run time logged).
 	FromOutcomes int
-	// Sources counts the jobs each policy placed, and Served is the
-	// policy that placed the most.
-	Sources map[string]int
-	Served  string
+	// Sources counts the jobs each policy placed. Segments are the runs of
+	// decisions with one policy in charge, in time order (one for a server
+	// that never switched; a heuristic's, then a learned policy's, for a
+	// run whose gate switched), and Served says who served: the one
+	// policy ("heuristic:strn"), or the segments' in turn
+	// ("heuristic:sas, then learned@v1").
+	Sources  map[string]int
+	Segments []Segment
+	Served   string
 	// Files is the count of decision-log files read, Partial the unsealed
 	// ones skipped; Samples and TelemetryFiles are the telemetry's.
 	Files          int
 	Partial        []string
 	Samples        int
 	TelemetryFiles int
+
+	decisions []loggedDecision // in time order
+	byJob     map[string][]int // indices into decisions
+	heuristic string           // the server's heuristic ("sas")
 }
 
 // Jobs is the count of jobs the log holds.
@@ -86,6 +93,8 @@ func ReadServedLog(dir string) (*ServedLog, error) {
 	}
 	byID := map[string]*loggedJob{}
 	var order []*loggedJob
+	var decs []loggedDecision
+	shadows := map[string]int{} // the learned answers' shadow heuristics
 	nd := 0
 	for _, r := range log.Records {
 		switch r.Kind {
@@ -98,6 +107,10 @@ func ReadServedLog(dir string) (*ServedLog, error) {
 				order = append(order, j)
 			}
 			nd++
+			decs = append(decs, loggedDecision{job: d.JobID, at: d.Time, source: d.Source, fallback: d.Fallback, charge: d.Shadow})
+			if strings.HasPrefix(d.Source, learnedPrefix) && strings.HasPrefix(d.Shadow, heuristicPrefix) {
+				shadows[d.Shadow]++
+			}
 			if j.submitted.IsZero() && !d.JobSubmitted.IsZero() {
 				j.submitted = d.JobSubmitted
 			}
@@ -127,12 +140,36 @@ func ReadServedLog(dir string) (*ServedLog, error) {
 		}
 	}
 	slices.SortStableFunc(s.jobs, func(a, b *loggedJob) int { return a.submitted.Compare(b.submitted) })
-	for src, n := range s.Sources {
-		if n > s.Sources[s.Served] || n == s.Sources[s.Served] && src < s.Served {
-			s.Served = src
+	s.setDecisions(decs, byID, shadows)
+	return s, nil
+}
+
+// setDecisions orders the log's decisions by time, finds who was in
+// charge of each, and the segments.
+func (s *ServedLog) setDecisions(decs []loggedDecision, jobs map[string]*loggedJob, shadows map[string]int) {
+	slices.SortStableFunc(decs, func(a, b loggedDecision) int { return a.at.Compare(b.at) })
+	s.byJob = map[string][]int{}
+	placed := map[int]bool{} // the decision that placed each job
+	prev := ""
+	for i := range decs {
+		d := &decs[i]
+		d.charge = inCharge(d.source, d.fallback, d.charge, prev)
+		prev = d.charge
+		s.byJob[d.job] = append(s.byJob[d.job], i)
+	}
+	for id, is := range s.byJob {
+		if j := jobs[id]; j != nil && j.source != "" {
+			for _, i := range is {
+				if decs[i].source == j.source && decs[i].fallback != serve.FallbackNoRoom {
+					placed[i] = true // its first decision by the placing source
+					break
+				}
+			}
 		}
 	}
-	return s, nil
+	s.decisions, s.heuristic = decs, heuristicOf(decs, shadows)
+	s.Segments = segment(decs, placed)
+	s.Served = describeServed(s.Segments)
 }
 
 // Workload turns the logged jobs into the replay's workload: each job at
@@ -293,33 +330,6 @@ func (c coreClient) Status(context.Context, *pb.StatusRequest, ...grpc.CallOptio
 	return c.k.Status(), nil
 }
 
-// servedContender replays the served heuristic (a "heuristic:NAME"
-// source) as the server answers it: a fresh in-process serve.Core with
-// heuristic NAME per run, stateful like drover serve unless stateless,
-// asked through serve/remote with the recorded run's epoch.
-func servedContender(source string, stateless bool, epoch time.Time, profiles map[string]env.Profile) (compare.Policy, error) {
-	name, ok := strings.CutPrefix(source, "heuristic:")
-	if !ok {
-		return compare.Policy{}, fmt.Errorf("the served policy %q is not a heuristic: only heuristic:NAME sources can be replayed as served", source)
-	}
-	label := "served " + name + " (replay)"
-	return compare.Policy{Name: label, New: func(uint64) (policies.Policy, error) {
-		opts := []serve.Option{serve.WithHeuristic(name)}
-		if !stateless {
-			st, err := state.New(state.Config{})
-			if err != nil {
-				return nil, err
-			}
-			opts = append(opts, serve.WithState(st, profiles))
-		}
-		k, err := serve.NewCore(opts...)
-		if err != nil {
-			return nil, err
-		}
-		return remote.New(remote.Config{Client: coreClient{k}, Epoch: epoch})
-	}}, nil
-}
-
 // Config is a replay of a served log: drover eval --log's flags.
 type Config struct {
 	// Dir is the log directory (--log): the server's decision and
@@ -334,6 +344,15 @@ type Config struct {
 	// Stateless replays the served policy as a stateless server answers
 	// (default: stateful, drover serve's default).
 	Stateless bool
+	// Checkpoints is the checkpoint directory the server read (drover
+	// serve -checkpoints; --served-checkpoints): one checkpoint, served
+	// as v1, or numbered versions. A log some of whose decisions a
+	// learned policy answered ("learned@v1") needs it: the replay asks
+	// each request of the policy that answered it in the log.
+	Checkpoints string
+	// Loader reads a view-level checkpoint (strn-rl, sas-rl) of
+	// Checkpoints (nil: policies/direct's Load, as drover serve's).
+	Loader serve.PolicyLoader
 	// Live describes the run of a log without a manifest (a live
 	// cluster's): eval's cluster and model flags (see NameNodes and
 	// ServedLog.Origin).
@@ -359,8 +378,12 @@ type Replay struct {
 	// UnknownSamples counts the telemetry samples of nodes the cluster
 	// lacks (left out).
 	UnknownSamples int
-	// Policies are the served policy's replay (as the server answers it)
-	// and Config.Contenders; Seeds the seeds.
+	// Versions are the learned versions that answered decisions of the
+	// log, found in Config.Checkpoints (none: the heuristic served alone).
+	Versions []ServedVersion
+	// Policies are the served policy's replay (as the server answers it:
+	// each request by the policy that answered it in the log) and
+	// Config.Contenders; Seeds the seeds.
 	Policies []compare.Policy
 	Seeds    []uint64
 	// Options are each seed's simulation options.
@@ -382,6 +405,13 @@ func Prepare(c Config) (*Replay, error) {
 	if err != nil {
 		return nil, err
 	}
+	r := &Replay{Log: sl}
+	if sl.heuristic == "" {
+		return nil, fmt.Errorf("--log %s: no decision names the server's heuristic (heuristic:NAME): served %s", c.Dir, sl.Served)
+	}
+	if err := r.servedVersions(c, sl.heuristic); err != nil {
+		return nil, err
+	}
 	telDir := c.Dir
 	if m.TelemetryDir != "" {
 		telDir = filepath.Join(c.Dir, m.TelemetryDir)
@@ -396,7 +426,6 @@ func Prepare(c Config) (*Replay, error) {
 	if m.Model != trace.ModelDrover || !m.Stragglers {
 		return nil, fmt.Errorf("--log %s: the run used the %s model without the per-worker model; re-scoring replays the recorded telemetry, which only the per-worker model reads", c.Dir, m.Model)
 	}
-	r := &Replay{Log: sl}
 	cluster, err := r.cluster(c, m, tl, live)
 	if err != nil {
 		return nil, err
@@ -459,10 +488,7 @@ func (r *Replay) build(c Config, m *Manifest, tl *telemlog.Log, cluster env.Clus
 	if seeds == nil {
 		seeds = []uint64{m.Seed}
 	}
-	served, err := servedContender(r.Log.Served, c.Stateless, m.Epoch, profiles)
-	if err != nil {
-		return err
-	}
+	served := r.servedContender(c, r.Log.heuristic, m.Epoch, profiles)
 	st := trace.Stragglers{Background: m.Background, Regime: m.Regime}
 	ref, err := st.NewReference(len(cluster.Nodes))
 	if err != nil {
