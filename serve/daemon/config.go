@@ -54,6 +54,13 @@ type Config struct {
 	Margin, ModelTimeout, Poll time.Duration
 	// MaxRequestBytes is the largest request accepted (-max-request-bytes).
 	MaxRequestBytes int
+	// GRPCConns, FastConns and HTTPConns bound the connections of the
+	// gRPC listener, the fast listener and each HTTP listener (extender,
+	// metrics): how many, how many from one peer, and (gRPC, fast) the
+	// handshake and idle timeouts (no flags; zero fields take the
+	// serve.Default*Conns values, negative ones turn a limit off; see
+	// serve.ConnLimits).
+	GRPCConns, FastConns, HTTPConns serve.ConnLimits
 	// ShedAbove is the count of concurrent Place calls above which the
 	// first-fit heuristic answers (-shed-above), MaxInFlight the count
 	// above which Place answers ResourceExhausted (-max-inflight); 0: off.
@@ -110,6 +117,9 @@ func Defaults() Config {
 		ModelTimeout:    50 * time.Millisecond,
 		Poll:            2 * time.Second,
 		MaxRequestBytes: 4 << 20,
+		GRPCConns:       serve.DefaultGRPCConns,
+		FastConns:       serve.DefaultFastConns,
+		HTTPConns:       serve.DefaultHTTPConns,
 		ShedAbove:       64,
 		MaxInFlight:     1024,
 		ShutdownGrace:   10 * time.Second,

@@ -6,6 +6,11 @@
 // reload), the gate's evaluations, and the listeners: gRPC, the fast
 // listener (-place-addr), Prometheus /metrics with /healthz, and the
 // kube-scheduler extender (serve/extender), with TLS and a bearer token.
+// Every listener's connections are bounded (Config.GRPCConns, FastConns,
+// HTTPConns: counts per listener and per peer, handshake and idle
+// timeouts; serve's doc, "Connection limits"), and the HTTP servers
+// bound headers, requests, writes and keep-alive idleness, so that no
+// client that connects and does nothing locks the others out.
 // When the context ends it shuts them down in order: the watcher and
 // the gate, the extender's calls, the gRPC and fast listeners' calls
 // (then the core, which flushes and seals the log), the metrics

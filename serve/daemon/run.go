@@ -256,7 +256,7 @@ func every(ctx context.Context, d time.Duration, f func()) {
 // token does not travel in plaintext off loopback.
 func (r *runner) serverConfig() error {
 	c := r.c
-	r.scfg = serve.ServerConfig{Metrics: r.metrics, MaxRecvMsgSize: c.MaxRequestBytes}
+	r.scfg = serve.ServerConfig{Metrics: r.metrics, MaxRecvMsgSize: c.MaxRequestBytes, Conns: c.GRPCConns, FastConns: c.FastConns}
 	if (c.TLSCert == "") != (c.TLSKey == "") || (c.TLSClientCA != "" && c.TLSCert == "") {
 		return errors.New("-tls-cert and -tls-key go together, and -tls-client-ca needs them")
 	}
@@ -408,10 +408,14 @@ func (r *runner) listenMetrics() error {
 		}
 		fmt.Fprintln(w, "ok")
 	})
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	// Bounded like every listener: connections (HTTPConns), headers,
+	// the request, the answer's write (a scraper that stops reading) and
+	// keep-alive idleness.
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+		WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
 	r.hs, r.addrs.Metrics = hs, mlis.Addr().String()
 	r.defer1(func() { hs.Close() })
-	go hs.Serve(mlis)
+	go hs.Serve(serve.LimitListener(mlis, "metrics", r.c.HTTPConns, r.metrics))
 	return nil
 }
 
@@ -429,6 +433,7 @@ func (r *runner) listenExtender() error {
 	if err != nil {
 		return err
 	}
+	elis = serve.LimitListener(elis, "extender", r.c.HTTPConns, r.metrics)
 	if r.scfg.TLS != nil {
 		// The gRPC server's certificate (and client CA: kube-scheduler
 		// presents its extender tlsConfig's certFile), over HTTP/1.1.
@@ -437,9 +442,13 @@ func (r *runner) listenExtender() error {
 		elis = tls.NewListener(elis, ecfg)
 	}
 	// The handler bounds the body's reading (extender.Config.ReadTimeout,
-	// 10 s), the concurrent calls and the nodes per call; the server
-	// bounds the headers and, as a backstop, the whole request.
-	es := &http.Server{Handler: ext, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
+	// 5 s), the bytes read at once, the concurrent calls (which hold no
+	// slot while a body arrives) and the nodes per call; the listener
+	// the connections (HTTPConns); the server the headers and, as
+	// backstops well under kube-scheduler's 30 s HTTPTimeout, the whole
+	// request and the answer's write.
+	es := &http.Server{Handler: ext, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
+		WriteTimeout: 20 * time.Second, IdleTimeout: 2 * time.Minute}
 	r.es, r.addrs.Extender = es, elis.Addr().String()
 	if r.scfg.Token != "" && (r.scfg.TLS == nil || r.scfg.TLS.ClientCAs == nil) {
 		// kube-scheduler's extender configuration has no bearer token:

@@ -81,8 +81,28 @@
 // Core's Limits.MaxNodes, 413 (the node cap is checked while the nodes
 // are read, so a request of 240,000 nodes costs the memory of 4,096, not
 // of 240,000); a body not read within Config.ReadTimeout 408; a call
-// beyond Config.MaxConcurrent at once 429 with Retry-After; another path
-// is 404, another method 405. A well-formed call that Drover cannot
+// beyond Config.MaxConcurrent at once, or whose bytes would take the
+// calls in progress past Config.MaxBufferedBytes, 429 with Retry-After;
+// another path is 404, another method 405.
+//
+// # Slow clients
+//
+// kube-scheduler gives an extender call HTTPTimeout (30 s by default),
+// and with ignorable: true it schedules without Drover when the call
+// fails, so a client that holds the extender busy silently switches
+// Drover off. A call therefore takes one of the MaxConcurrent slots only
+// once its body has been read and decoded, and gives it back before its
+// answer is written (with a 10 s write deadline): four connections
+// trickling a partial body, which kept the extender at 429 before
+// (issue 32), hold no slot. Bodies still arriving are bounded instead by
+// Config.ReadTimeout (5 s from the handler's start, per connection) and
+// by the bytes all calls in progress have read (Config.MaxBufferedBytes,
+// MaxConcurrent x MaxBodyBytes by default), so a slow client holds
+// little memory and a fast one must send its bytes to hold any. `drover
+// serve` also bounds the extender listener's connections
+// (serve.LimitListener: 128, 32 per peer) and its http.Server the
+// headers (5 s), the whole request (15 s), the answer's write (20 s)
+// and idle keep-alive connections (2 minutes). A well-formed call that Drover cannot
 // answer (a malformed pod annotation, a job the Core refuses, such as
 // "job.workers: want > 0 (got 0)", an overloaded or closing Core) is a
 // scheduling-level failure: 200 with ExtenderFilterResult.Error, which
@@ -97,8 +117,10 @@
 //
 //	core, _ := serve.NewCore()
 //	ext, _ := extender.New(core, extender.Config{})
-//	hs := &http.Server{Handler: ext, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second}
+//	hs := &http.Server{Handler: ext, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
+//		WriteTimeout: 20 * time.Second, IdleTimeout: 2 * time.Minute}
 //	lis, _ := net.Listen("tcp", "127.0.0.1:8888")
+//	lis = serve.LimitListener(lis, "extender", serve.DefaultHTTPConns, metrics)
 //	go hs.Serve(lis)
 //	<-sigterm
 //	hs.Shutdown(ctx) // finish the calls in progress

@@ -1,6 +1,7 @@
 package extender
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -54,16 +56,24 @@ type Config struct {
 	// kube-scheduler sends whole Node objects unless nodeCacheCapable).
 	// A longer body is refused with 413 as soon as the limit is read.
 	MaxBodyBytes int64
-	// MaxConcurrent bounds the calls decoded and answered at once
-	// (default 4; kube-scheduler makes one call at a time per profile);
-	// a call beyond it is refused at once with 429, before its body is
-	// read. With MaxBodyBytes and Limits.MaxNodes it bounds the memory
-	// the extender's requests take.
+	// MaxConcurrent bounds the calls answered at once: the Core's Place
+	// and the answer's encoding (default 4; kube-scheduler makes one
+	// call at a time per profile). A call beyond it is refused at once
+	// with 429 once its body has been read: a slot is never held while
+	// a body arrives, nor while the answer is written, so clients that
+	// send or read slowly cannot keep the extender at 429.
 	MaxConcurrent int
+	// MaxBufferedBytes bounds the request bytes read by the calls in
+	// progress together, bodies still arriving included (default
+	// MaxConcurrent x MaxBodyBytes); a call whose bytes would pass it is
+	// refused with 429. With Limits.MaxNodes it bounds the memory the
+	// extender's requests take.
+	MaxBufferedBytes int64
 	// ReadTimeout bounds the reading of one request's body, from the
-	// moment the handler starts (default 10 s); a slower body is refused
-	// with 408 and its connection closed. The http.Server's own
-	// ReadHeaderTimeout must bound the headers.
+	// moment the handler starts (default 5 s, well under kube-scheduler's
+	// 30 s extender HTTPTimeout); a slower body is refused with 408 and
+	// its connection closed. The http.Server's own ReadHeaderTimeout
+	// must bound the headers.
 	ReadTimeout time.Duration
 	// Timeout bounds one Place call of the Core (default 1 s).
 	Timeout time.Duration
@@ -89,9 +99,15 @@ type Handler struct {
 	placer Placer
 	cfg    Config
 	plans  *cache
-	// calls holds a token per call being decoded or answered.
+	// calls holds a token per call being answered.
 	calls chan struct{}
+	// buffered is the request bytes read by the calls in progress.
+	buffered atomic.Int64
 }
+
+// writeTimeout bounds the writing of an answer: a client that does not
+// read it is cut off.
+const writeTimeout = 10 * time.Second
 
 var _ http.Handler = (*Handler)(nil)
 
@@ -100,8 +116,8 @@ func New(p Placer, cfg Config) (*Handler, error) {
 	if p == nil {
 		return nil, errors.New("extender: nil placer")
 	}
-	if cfg.TTL < 0 || cfg.MaxJobs < 0 || cfg.MaxBodyBytes < 0 || cfg.Timeout < 0 || cfg.MaxConcurrent < 0 || cfg.ReadTimeout < 0 {
-		return nil, fmt.Errorf("extender: config %+v: negative TTL, MaxJobs, MaxBodyBytes, Timeout, MaxConcurrent or ReadTimeout", cfg)
+	if cfg.TTL < 0 || cfg.MaxJobs < 0 || cfg.MaxBodyBytes < 0 || cfg.Timeout < 0 || cfg.MaxConcurrent < 0 || cfg.ReadTimeout < 0 || cfg.MaxBufferedBytes < 0 {
+		return nil, fmt.Errorf("extender: config %+v: negative TTL, MaxJobs, MaxBodyBytes, Timeout, MaxConcurrent, MaxBufferedBytes or ReadTimeout", cfg)
 	}
 	if cfg.TTL == 0 {
 		cfg.TTL = 5 * time.Minute
@@ -118,8 +134,11 @@ func New(p Placer, cfg Config) (*Handler, error) {
 	if cfg.MaxConcurrent == 0 {
 		cfg.MaxConcurrent = 4
 	}
+	if cfg.MaxBufferedBytes == 0 {
+		cfg.MaxBufferedBytes = int64(cfg.MaxConcurrent) * cfg.MaxBodyBytes
+	}
 	if cfg.ReadTimeout == 0 {
-		cfg.ReadTimeout = 10 * time.Second
+		cfg.ReadTimeout = 5 * time.Second
 	}
 	if cfg.Limits == (serve.Limits{}) {
 		cfg.Limits = serve.DefaultLimits
@@ -147,9 +166,11 @@ func (e *RequestError) Error() string { return e.Field + ": " + e.Problem }
 // ServeHTTP serves POST FilterPath and POST PrioritizePath. A malformed
 // request (bad JSON, no Pod, no nodes) is answered 400 with a
 // RequestError, one over MaxBodyBytes or Limits.MaxNodes 413, one whose
-// body is not read within ReadTimeout 408, one beyond MaxConcurrent 429;
-// everything else 200, with scheduling problems in
-// ExtenderFilterResult.Error (see the package doc).
+// body is not read within ReadTimeout 408, one beyond MaxConcurrent or
+// MaxBufferedBytes 429; everything else 200, with scheduling problems in
+// ExtenderFilterResult.Error (see the package doc). The body is read and
+// decoded before the call takes one of the MaxConcurrent slots, and the
+// answer is encoded before it gives the slot back and written after.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != FilterPath && r.URL.Path != PrioritizePath {
 		http.NotFound(w, r)
@@ -160,35 +181,85 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusMethodNotAllowed, &RequestError{Field: "method", Problem: r.Method + ", want POST"})
 		return
 	}
-	select {
-	case h.calls <- struct{}{}:
-		defer func() { <-h.calls }()
-	default:
+	// Not supported by every ResponseWriter (httptest's recorder): then
+	// only the server's own timeouts apply.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(h.cfg.ReadTimeout))
+	body := &budgetReader{r: http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes), h: h}
+	defer body.release()
+	args, code, rerr := h.decode(body)
+	if rerr != nil {
+		if code == http.StatusTooManyRequests {
+			w.Header().Set("Retry-After", "1")
+		}
+		writeJSON(w, code, rerr)
+		return
+	}
+	out, ok := h.answer(r.Context(), r.URL.Path, args)
+	if !ok {
 		w.Header().Set("Retry-After", "1")
 		writeJSON(w, http.StatusTooManyRequests, &RequestError{Field: "request",
 			Problem: fmt.Sprintf("%d calls in progress, the most this extender takes at once; retry", cap(h.calls))})
 		return
 	}
-	// Not supported by every ResponseWriter (httptest's recorder): then
-	// only the server's own timeouts apply.
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.cfg.ReadTimeout))
-	args, code, rerr := h.decode(w, r)
-	if rerr != nil {
-		writeJSON(w, code, rerr)
-		return
-	}
-	if r.URL.Path == FilterPath {
-		writeJSON(w, http.StatusOK, h.Filter(r.Context(), args))
-		return
-	}
-	list, _ := h.Prioritize(r.Context(), args)
-	writeJSON(w, http.StatusOK, list)
+	_ = rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(out)
 }
 
-// decode reads the request's ExtenderArgs (decodeArgs), at most
-// MaxBodyBytes of it, and returns the HTTP status of a refusal.
-func (h *Handler) decode(w http.ResponseWriter, r *http.Request) (*extenderv1.ExtenderArgs, int, *RequestError) {
-	args, err := decodeArgs(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes), h.cfg.Limits.MaxNodes)
+// answer takes one of the MaxConcurrent slots, or reports false, and
+// returns the JSON answer of a decoded call to path (FilterPath or
+// PrioritizePath), giving the slot back before the answer is written.
+func (h *Handler) answer(ctx context.Context, path string, args *extenderv1.ExtenderArgs) ([]byte, bool) {
+	select {
+	case h.calls <- struct{}{}:
+		defer func() { <-h.calls }()
+	default:
+		return nil, false
+	}
+	var out bytes.Buffer
+	if path == FilterPath {
+		json.NewEncoder(&out).Encode(h.Filter(ctx, args))
+	} else {
+		list, _ := h.Prioritize(ctx, args)
+		json.NewEncoder(&out).Encode(list)
+	}
+	return out.Bytes(), true
+}
+
+// errBudget is a budgetReader's error once the calls in progress have
+// read MaxBufferedBytes.
+var errBudget = errors.New("extender: request bytes buffered over MaxBufferedBytes")
+
+// budgetReader counts the bytes a call reads toward its Handler's
+// MaxBufferedBytes, until release.
+type budgetReader struct {
+	r    io.Reader
+	h    *Handler
+	read int64
+}
+
+// Read implements io.Reader. Bytes that pass the budget are not
+// returned: the call ends with errBudget.
+func (b *budgetReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if n > 0 {
+		b.read += int64(n)
+		if b.h.buffered.Add(int64(n)) > b.h.cfg.MaxBufferedBytes {
+			return 0, errBudget
+		}
+	}
+	return n, err
+}
+
+// release gives the bytes read back to the budget.
+func (b *budgetReader) release() { b.h.buffered.Add(-b.read) }
+
+// decode reads the request's ExtenderArgs (decodeArgs) from body, at
+// most MaxBodyBytes of it, and returns the HTTP status of a refusal.
+func (h *Handler) decode(body io.Reader) (*extenderv1.ExtenderArgs, int, *RequestError) {
+	args, err := decodeArgs(body, h.cfg.Limits.MaxNodes)
 	var (
 		mbe *http.MaxBytesError
 		tme *tooManyError
@@ -206,6 +277,8 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request) (*extenderv1.Ex
 		return nil, http.StatusRequestEntityTooLarge, &RequestError{Field: "body", Problem: fmt.Sprintf("larger than %d bytes", mbe.Limit)}
 	case errors.As(err, &tme):
 		return nil, http.StatusRequestEntityTooLarge, &RequestError{Field: field, Problem: tme.Error()}
+	case errors.Is(err, errBudget):
+		return nil, http.StatusTooManyRequests, &RequestError{Field: "request", Problem: fmt.Sprintf("the calls in progress have read %d bytes, the most this extender buffers at once; retry", h.cfg.MaxBufferedBytes)}
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return nil, http.StatusRequestTimeout, &RequestError{Field: "body", Problem: fmt.Sprintf("not read within %v", h.cfg.ReadTimeout)}
 	case errors.Is(err, io.EOF):

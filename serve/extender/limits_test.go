@@ -154,7 +154,7 @@ func (b *blockingPlacer) Place(ctx context.Context, req *pb.PlaceRequest) (*pb.P
 }
 
 // Calls beyond MaxConcurrent are refused at once with 429 and
-// Retry-After, before their bodies are read; the others are answered.
+// Retry-After, once their bodies are read; the others are answered.
 func TestConcurrentCallsBounded(t *testing.T) {
 	p := &blockingPlacer{entered: make(chan struct{}, 4), release: make(chan struct{})}
 	s, _ := startExtender(t, p, extender.Config{MaxConcurrent: 2})

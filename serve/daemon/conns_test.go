@@ -1,0 +1,97 @@
+package daemon_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drover-sched/drover/serve"
+	"github.com/drover-sched/drover/serve/daemon/daemontest"
+)
+
+// TestRunHTTPListenersBounded: the metrics and extender listeners take
+// at most HTTPConns.MaxConnsPerPeer connections from one address (before,
+// any count: a slowloris held a goroutine per connection). With 4, four
+// silent connections from 127.0.0.1 to each hold their slots, a fifth is
+// closed as it is accepted, /healthz and the extender answer a client on
+// 127.0.0.2, and the refusals are counted per listener.
+func TestRunHTTPListenersBounded(t *testing.T) {
+	c := testConfig()
+	c.MetricsAddr, c.ExtenderAddr = "127.0.0.1:0", "127.0.0.1:0"
+	c.HTTPConns = serve.ConnLimits{MaxConnsPerPeer: 4}
+	addrs, _, stop := daemontest.Start(t, c)
+	defer stop()
+	dial := func(local, addr string) net.Conn {
+		t.Helper()
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+		conn, err := d.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return conn
+	}
+	var silent []net.Conn
+	defer func() {
+		// Closed before stop: Shutdown waits 5 s for a new connection
+		// that sends nothing before it counts as idle.
+		for _, conn := range silent {
+			conn.Close()
+		}
+	}()
+	for _, addr := range []string{addrs.Metrics, addrs.Extender} {
+		for range 4 {
+			silent = append(silent, dial("127.0.0.1", addr))
+		}
+		fifth := dial("127.0.0.1", addr)
+		fifth.SetReadDeadline(time.Now().Add(time.Minute)) // a hang guard
+		if _, err := io.Copy(io.Discard, fifth); err != nil && isTimeout(err) {
+			t.Fatalf("%s: a fifth connection from one address is still open after a minute", addr)
+		}
+	}
+	other := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}
+		return d.DialContext(ctx, network, addr)
+	}}}
+	defer other.CloseIdleConnections()
+	resp, err := other.Get("http://" + addrs.Metrics + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/healthz from 127.0.0.2: %s", resp.Status)
+	}
+	resp, err = other.Post("http://"+addrs.Extender+"/filter", "application/json", strings.NewReader(`{"Pod":{"metadata":{"name":"p"}},"NodeNames":["a"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/filter from 127.0.0.2: %s", resp.Status)
+	}
+	resp, err = other.Get("http://" + addrs.Metrics + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, l := range []string{"metrics", "extender"} {
+		want := fmt.Sprintf(`drover_connections_refused_total{listener=%q,reason="peer_full"} 1`, l)
+		if !strings.Contains(string(b), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+// isTimeout reports whether err is a deadline's.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
