@@ -72,12 +72,14 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	switch {
 	case len(args) > 0 && args[0] == "plot":
 		return runBenchPlot(args[1:], stdout, stderr)
+	case len(args) > 0 && args[0] == "soak":
+		return runBenchSoak(args[1:], stdout, stderr)
 	case len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help"):
-		fmt.Fprintln(stderr, "usage: drover bench place [flags]\n       drover bench plot -o FILE.png REPORT.json...")
+		fmt.Fprintln(stderr, "usage: drover bench place [flags]\n       drover bench plot -o FILE.png REPORT.json...\n       drover bench soak [flags]   (drover bench soak -h for its flags)")
 		fs.PrintDefaults()
 		return flag.ErrHelp
 	case len(args) == 0 || args[0] != "place":
-		fmt.Fprintln(stderr, "usage: drover bench place [flags]   (drover bench -h for the flags)\n       drover bench plot -o FILE.png REPORT.json...")
+		fmt.Fprintln(stderr, "usage: drover bench place [flags]   (drover bench -h for the flags)\n       drover bench plot -o FILE.png REPORT.json...\n       drover bench soak [flags]")
 		return errUsage
 	}
 	if err := parse(fs, args[1:]); err != nil {

@@ -117,9 +117,18 @@ func Lines(w io.Writer, o Options, series []Series) error {
 	return draw1(w, o, series, nil, true)
 }
 
-// draw1 builds the figure; yRange, when set, fixes the y axis, and the
-// legend goes top left or bottom right (where a CDF has no lines).
+// draw1 draws the figure build makes and encodes it as a PNG to w.
 func draw1(w io.Writer, o Options, series []Series, yRange *[2]float64, legendTopLeft bool) error {
+	p, err := build(o, series, yRange, legendTopLeft)
+	if err != nil {
+		return err
+	}
+	return encode(w, o.Width, o.Height, func(dc draw.Canvas) { p.Draw(dc) })
+}
+
+// build makes the figure; yRange, when set, fixes the y axis, and the
+// legend goes top left or bottom right (where a CDF has no lines).
+func build(o Options, series []Series, yRange *[2]float64, legendTopLeft bool) (*gplot.Plot, error) {
 	p := gplot.New()
 	p.Title.Text = o.Title
 	p.Title.TextStyle.Font.Size = vg.Points(15)
@@ -165,7 +174,7 @@ func draw1(w io.Writer, o Options, series []Series, yRange *[2]float64, legendTo
 		}
 		l, err := plotter.NewLine(xy)
 		if err != nil {
-			return fmt.Errorf("plot: series %q: %w", s.Name, err)
+			return nil, fmt.Errorf("plot: series %q: %w", s.Name, err)
 		}
 		l.Color = palette[i%len(palette)]
 		l.Width = vg.Points(1.8)
@@ -175,7 +184,7 @@ func draw1(w io.Writer, o Options, series []Series, yRange *[2]float64, legendTo
 		drawn++
 	}
 	if drawn == 0 {
-		return ErrNoData
+		return nil, ErrNoData
 	}
 	// A log axis over one value would be widened by gonum to include 0,
 	// which a log scale cannot draw (it panics): widen it by a decade
@@ -194,7 +203,12 @@ func draw1(w io.Writer, o Options, series []Series, yRange *[2]float64, legendTo
 		// Headroom above the highest line for the top-left legend.
 		p.Y.Max += 0.15 * (p.Y.Max - p.Y.Min)
 	}
-	wd, ht := o.Width, o.Height
+	return p, nil
+}
+
+// encode draws on a white canvas of wd x ht pixels (0: the defaults),
+// inside a margin, and encodes it as a PNG to w.
+func encode(w io.Writer, wd, ht int, drawOn func(draw.Canvas)) error {
 	if wd <= 0 {
 		wd = DefaultWidth
 	}
@@ -203,7 +217,7 @@ func draw1(w io.Writer, o Options, series []Series, yRange *[2]float64, legendTo
 	}
 	c := vgimg.NewWith(vgimg.UseWH(vg.Length(wd), vg.Length(ht)), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(color.White))
 	m := vg.Points(10) // margin
-	p.Draw(draw.Crop(draw.New(c), m, -m, m, -m))
+	drawOn(draw.Crop(draw.New(c), m, -m, m, -m))
 	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(w); err != nil {
 		return fmt.Errorf("plot: encode png: %w", err)
 	}

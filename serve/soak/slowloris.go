@@ -1,0 +1,152 @@
+package soak
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/drover-sched/drover/internal/loadgen"
+)
+
+// slowKind is what a slow connection sends.
+type slowKind int
+
+const (
+	// slowIdle sends nothing at all.
+	slowIdle slowKind = iota
+	// slowPreface sends HTTP/2's client preface and an empty SETTINGS
+	// frame, then nothing (it never acknowledges the server's SETTINGS).
+	slowPreface
+	// slowBody sends a POST /filter's headers announcing a 64 KiB body,
+	// then one byte of it every interval.
+	slowBody
+	// slowHeaders sends a GET /metrics request line, then one header
+	// line every interval, never the blank line that ends them.
+	slowHeaders
+)
+
+// h2Preface is HTTP/2's client connection preface followed by an empty
+// SETTINGS frame (RFC 9113 §3.4).
+const h2Preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + "\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+
+// opening and trickle return what a connection of kind sends first and
+// at each interval (nil: nothing).
+func (k slowKind) opening() []byte {
+	switch k {
+	case slowPreface:
+		return []byte(h2Preface)
+	case slowBody:
+		return []byte("POST /filter HTTP/1.1\r\nHost: soak\r\nContent-Type: application/json\r\nContent-Length: 65536\r\n\r\n{")
+	case slowHeaders:
+		return []byte("GET /metrics HTTP/1.1\r\nHost: soak\r\n")
+	}
+	return nil
+}
+
+func (k slowKind) trickle() []byte {
+	switch k {
+	case slowBody:
+		return []byte(" ")
+	case slowHeaders:
+		return []byte("X-Soak: a\r\n")
+	}
+	return nil
+}
+
+// slowloris holds conns slow connections to one listener until ctx
+// ends, each of kinds[i%len(kinds)]; one the server closes is opened
+// again a second later.
+type slowloris struct {
+	name  string
+	addr  string
+	kinds []slowKind
+	conns int
+	every time.Duration
+
+	mu                   sync.Mutex
+	opened, closed, open uint64
+	maxOpen              uint64
+	life                 *loadgen.Histogram
+}
+
+// run holds the connections until ctx ends and closes them.
+func (s *slowloris) run(ctx context.Context) {
+	s.life = loadgen.NewHistogram()
+	var wg sync.WaitGroup
+	for i := range s.conns {
+		wg.Go(func() {
+			// Spread the openings over a second.
+			if !sleepCtx(ctx, time.Duration(i)*time.Second/time.Duration(s.conns)) {
+				return
+			}
+			for s.hold(ctx, s.kinds[i%len(s.kinds)]) && sleepCtx(ctx, time.Second) {
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// hold opens one connection and keeps it slow until the server closes
+// it (true) or ctx ends (false).
+func (s *slowloris) hold(ctx context.Context, kind slowKind) bool {
+	d := net.Dialer{Timeout: 2 * time.Second}
+	c, err := d.DialContext(ctx, "tcp", s.addr)
+	if err != nil {
+		s.count(func() { s.closed++ })
+		return ctx.Err() == nil
+	}
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	defer c.Close()
+	opened := time.Now()
+	s.count(func() { s.opened++; s.open++; s.maxOpen = max(s.maxOpen, s.open) })
+	defer s.count(func() { s.open-- })
+	buf := make([]byte, 4096)
+	_, err = c.Write(kind.opening())
+	for err == nil {
+		c.SetReadDeadline(time.Now().Add(s.every))
+		if _, err = c.Read(buf); err == nil {
+			continue // what the server sends (SETTINGS, an error page) is read and dropped
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil {
+			_, err = c.Write(kind.trickle())
+		}
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	s.count(func() { s.closed++; s.life.Record(time.Since(opened)) })
+	return true
+}
+
+func (s *slowloris) count(f func()) {
+	s.mu.Lock()
+	f()
+	s.mu.Unlock()
+}
+
+// stats returns the counts so far.
+func (s *slowloris) stats() SlowStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := SlowStats{Opened: s.opened, Closed: s.closed, MaxOpen: s.maxOpen}
+	if s.life != nil {
+		st.MedianLife = s.life.Quantile(0.5)
+	}
+	return st
+}
+
+// sleepCtx sleeps d, reporting false when ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
