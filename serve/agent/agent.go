@@ -268,7 +268,10 @@ func (a *Agent) Stats() Stats {
 // ends, reconnecting with backoff whenever the stream fails; it returns
 // nil then. It returns an error before streaming when the first sample
 // fails (Root holds no procfs files) or the iteration endpoint cannot
-// listen.
+// listen, and the server's error, after stopping, when the server refuses
+// the agent itself rather than one message: its hello (InvalidArgument
+// before any acknowledgement) or its credentials (Unauthenticated,
+// PermissionDenied), which a reconnection would send again.
 func (a *Agent) Run(ctx context.Context) error {
 	if !a.running.CompareAndSwap(false, true) {
 		return ErrRunning
@@ -341,7 +344,12 @@ func (a *Agent) Run(ctx context.Context) error {
 		})
 	}
 	wg.Go(func() { a.sampleLoop(ctx, sampler) })
-	wg.Go(func() { a.streamLoop(ctx, pb.NewTelemetryClient(conn), hello) })
+	var refusal error // the server's, when it refused the agent
+	wg.Go(func() {
+		if refusal = a.streamLoop(ctx, pb.NewTelemetryClient(conn), hello); refusal != nil {
+			cancel()
+		}
+	})
 	<-ctx.Done()
 	if srv != nil {
 		sctx, scancel := context.WithTimeout(context.Background(), time.Second)
@@ -354,7 +362,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	st := a.Stats()
 	a.log.Info("agent stopped", "sent", st.Sent, "acked", st.Acked, "dropped", st.Dropped,
 		"reconnects", st.Reconnects, "unacknowledged", st.Buffered)
-	return nil
+	return refusal
 }
 
 // hello builds the stream's hello from the config, the first sample and

@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"context"
 	"math"
 	"net"
 	"net/http"
@@ -401,5 +402,45 @@ func TestSupersededWaitsLongest(t *testing.T) {
 	}
 	if !strings.Contains(h.log.String(), "superseded by another agent") {
 		t.Errorf("log lacks the supersession:\n%s", h.log)
+	}
+}
+
+// An agent whose hello the server refuses (InvalidArgument before any
+// acknowledgement: drover agent -nic-gbps NaN did this) or whose
+// credentials it refuses stops with the server's message after one try,
+// instead of reconnecting for ever with the same hello (issue 32, item 7).
+func TestRefusedAgentStops(t *testing.T) {
+	for _, tt := range []struct{ node, want string }{
+		{"bad-hello", "hello.nic_gbps: NaN"},
+		{"no-entry", "not this node"},
+	} {
+		t.Run(tt.node, func(t *testing.T) {
+			leakcheck.Check(t)
+			h := newHarness(t)
+			h.start()
+			cfg := h.config(fixtureRoot(t, "node-a", "t0"))
+			cfg.NodeID = tt.node
+			a, err := agent.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- a.Run(context.Background()) }()
+			select {
+			case err = <-done:
+			case <-time.After(time.Minute): // a loaded machine under -race cannot take this long
+				t.Fatalf("Run still running a minute after the refusal; log:\n%s", h.log)
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Run: %v, want the server's refusal (%q)", err, tt.want)
+			}
+			if m := h.next(t); m.GetHello() == nil {
+				t.Errorf("got %v, want the hello", m)
+			}
+			h.noMore(t)
+			if st := a.Stats(); st.Reconnects != 0 {
+				t.Errorf("%d reconnects, want none", st.Reconnects)
+			}
+		})
 	}
 }

@@ -80,7 +80,8 @@ func (f fakeTicker) Stop()               {}
 // those above the highest applied so far and up to ackUpTo, and
 // acknowledges the highest applied, keeping it across restarts (as
 // serve/state keeps it per agent). It refuses an iteration report for job
-// "poison" as invalid.
+// "poison" as invalid, the hello of node "bad-hello" as invalid and that
+// of node "no-entry" as not permitted.
 type telemetry struct {
 	pb.UnimplementedTelemetryServer
 	msgs chan *pb.AgentMessage
@@ -111,6 +112,12 @@ func (s *telemetry) Stream(st pb.Telemetry_StreamServer) error {
 			return err
 		}
 		s.msgs <- m
+		switch m.GetHello().GetNodeId() {
+		case "bad-hello":
+			return status.Error(codes.InvalidArgument, "state: hello.nic_gbps: NaN, want a finite value >= 0")
+		case "no-entry":
+			return status.Error(codes.PermissionDenied, "not this node")
+		}
 		if m.GetIterations().GetJobId() == "poison" {
 			return status.Error(codes.InvalidArgument, "iterations.job_id: poison")
 		}

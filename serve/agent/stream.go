@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync/atomic"
 	"time"
@@ -15,13 +16,19 @@ import (
 
 // streamLoop keeps a stream open until ctx ends, waiting a jittered
 // exponential backoff between attempts. A stream that got an
-// acknowledgement resets the backoff.
-func (a *Agent) streamLoop(ctx context.Context, client pb.TelemetryClient, hello *pb.AgentHello) {
+// acknowledgement resets the backoff. It returns nil when ctx ends, and
+// the server's refusal when it refused the agent itself (refused): the
+// same hello and credentials would be refused again, for ever.
+func (a *Agent) streamLoop(ctx context.Context, client pb.TelemetryClient, hello *pb.AgentHello) error {
 	failures := 0
 	for n := 0; ; n++ {
 		acked, err := a.stream(ctx, client, hello, n > 0)
 		if ctx.Err() != nil {
-			return
+			return nil
+		}
+		if refused(err, acked) {
+			a.log.Error("the server refused this agent; stopping", "server", a.cfg.Server, "err", err)
+			return fmt.Errorf("agent: server %s refused the agent: %w", a.cfg.Server, err)
 		}
 		superseded := status.Code(err) == codes.Aborted
 		if acked && !superseded {
@@ -50,10 +57,27 @@ func (a *Agent) streamLoop(ctx context.Context, client pb.TelemetryClient, hello
 			"unacknowledged", a.buf.stats().Buffered)
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-a.cfg.Clock.After(d):
 		}
 	}
+}
+
+// refused reports whether a stream's error is the server refusing the
+// agent rather than a failure worth a reconnection: its hello
+// (InvalidArgument before any acknowledgement: the server acknowledges
+// the hello before it reads the next message, so a refusal after an
+// acknowledgement is one message's, which streamLoop drops) or its
+// credentials (Unauthenticated, PermissionDenied: the token is read once,
+// at start).
+func refused(err error, acked bool) bool {
+	switch status.Code(err) {
+	case codes.InvalidArgument:
+		return !acked
+	case codes.Unauthenticated, codes.PermissionDenied:
+		return true
+	}
+	return false
 }
 
 // backoff returns the wait before the reconnection that follows the given
