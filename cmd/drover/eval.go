@@ -393,16 +393,16 @@ func parseSeeds(s string) ([]uint64, error) {
 
 // evalLog summarises a decision log directory.
 func evalLog(dir string, stdout io.Writer) error {
-	log, err := declog.ReadDir(dir)
+	log, err := declog.ReadDirTail(dir)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "log        %s (%d files)\n", dir, len(log.Files))
-	for _, p := range log.Partial {
-		fmt.Fprintf(stdout, "skipped    %s (unsealed: a live writer's current file or a crash's remnant)\n", p)
+	if len(log.Partial) > 0 {
+		fmt.Fprintf(stdout, "unsealed   %s: %d records read from the write-ahead log (a live writer's current file or a crash's remnant)\n", strings.Join(log.Partial, ", "), log.Tail)
 	}
 	if len(log.Records) == 0 {
-		return fmt.Errorf("no records in %s", dir)
+		return logreplay.NoRecordsError(dir, log.Partial)
 	}
 	return compare.WriteLogSummary(stdout, compare.SummarizeLog(log.Records))
 }

@@ -297,14 +297,14 @@ func TestEvalLog(t *testing.T) {
 		declog.Outcome{JobID: "b", Kind: declog.Started}.Record(),
 	)
 	w.Close()
-	// An unsealed file (as a crash leaves) is skipped and reported.
+	// An unsealed file (as a crash leaves) is reported with the records read from its write-ahead log (none: a .tmp has none).
 	tmp := filepath.Join(dir, declog.FileName(9)+declog.TmpSuffix)
 	os.WriteFile(tmp, []byte("PAR1 partial"), 0o644)
 	code, stdout, stderr := drover(t, "eval", "--log", dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"(2 files)", "skipped    " + tmp, "records    4 (2 decisions, 2 outcomes)",
+	for _, want := range []string{"(2 files)", "unsealed   " + tmp + ": 0 records read", "records    4 (2 decisions, 2 outcomes)",
 		"| learned@v2 | 1 | 50.0% | 0 | 120µs |", "| 1 | 3600 | 3600 | 3600 |", "| deadline | 1 |"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)

@@ -67,8 +67,8 @@ func printReplay(stdout io.Writer, r *logreplay.Replay, c logreplay.Config) {
 		fmt.Fprintf(stdout, ", %d of nodes the cluster lacks", r.UnknownSamples)
 	}
 	fmt.Fprintln(stdout, ")")
-	for _, p := range sl.Partial {
-		fmt.Fprintf(stdout, "skipped    %s (unsealed)\n", p)
+	if len(sl.Partial) > 0 {
+		fmt.Fprintf(stdout, "unsealed   %s: %d records read from the write-ahead log (a live server's current file, sealed every -log-seal and on shutdown)\n", strings.Join(sl.Partial, ", "), sl.Tail)
 	}
 	fmt.Fprintf(stdout, "workload   %d of %d logged jobs replayed", len(r.Workload.Jobs), sl.Jobs())
 	if sl.FromOutcomes > 0 {

@@ -309,3 +309,52 @@ func TestEvalLogSwitched(t *testing.T) {
 		t.Errorf("served sas then sas-rl: logged avg JCT %v s, replayed %v s: %+.2f%%, want within 2%%", logged, replayed, 100*d)
 	}
 }
+
+// TestEvalLogUnsealed (issue 32, item 8): drover eval --log right after
+// drover sim --remote --record, the server still running, reads the
+// decision log's unsealed tail from its write-ahead log instead of
+// finding no records until the server seals the file (every -log-seal, a
+// minute by default); a directory whose unsealed files hold no record
+// yet is refused with a message that says when they are sealed.
+func TestEvalLogUnsealed(t *testing.T) {
+	dir := t.TempDir()
+	logDir := filepath.Join(dir, "log")
+	addr, _ := serveForTest(t, logDir)
+	code, _, errOut := drover(t, "sim", "--quiet", "--remote", addr, "--record", logDir)
+	if code != 0 {
+		t.Fatalf("sim: exit %d: %s", code, errOut)
+	}
+	// The writer's goroutine puts the records in the write-ahead log
+	// within milliseconds; the bound only turns a hang into a failure.
+	for end := time.Now().Add(testDeadline); ; time.Sleep(10 * time.Millisecond) {
+		l, err := declog.ReadDirTail(logDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Files) > 0 {
+			t.Fatalf("the log is sealed already (%v): the test needs a live file", l.Files)
+		}
+		if l.Tail > 0 {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("no record in the write-ahead log after %v", testDeadline)
+		}
+	}
+	code, out, errOut := drover(t, "eval", "--quiet", "--log", logDir, "--policies", "strn", "--out", filepath.Join(dir, "eval"))
+	if code != 0 || !strings.Contains(out, "unsealed   ") || !strings.Contains(out, "records read from the write-ahead log") {
+		t.Errorf("eval of the live log: exit %d, want 0 and the unsealed tail read:\n%s%s", code, out, errOut)
+	}
+
+	empty := filepath.Join(dir, "empty")
+	if err := os.MkdirAll(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(empty, declog.FileName(1)+declog.TmpSuffix), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = drover(t, "eval", "--quiet", "--log", empty)
+	if code != 1 || !strings.Contains(errOut, "no records in "+empty+" yet") || !strings.Contains(errOut, "every -log-seal (1m by default) and when it shuts down") {
+		t.Errorf("eval of a log without records: exit %d, want 1 and when the server seals:\n%s", code, errOut)
+	}
+}

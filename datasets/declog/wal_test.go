@@ -1,6 +1,8 @@
 package declog
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -52,4 +54,65 @@ func FuzzDecodeWAL(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReadDirTail: ReadDir sees only sealed files; ReadDirTail also reads
+// the unsealed tail from the write-ahead logs: a live Writer's current
+// file once its records reached the WAL (a torn last frame left out),
+// and not a WAL whose file is sealed already (the moment between the
+// rename and the WAL's removal).
+func TestReadDirTail(t *testing.T) {
+	dir := t.TempDir()
+	recs := makeRecords(9)
+	w, err := NewWriter(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append(recs[:3]...); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil { // sealed: decisions-000001.parquet
+		t.Fatal(err)
+	}
+	if err := w.Append(recs[3:7]...); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.drain(); err != nil { // in decisions-000002.wal, unsealed
+		t.Fatal(err)
+	}
+	sealed, err := ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sealed.Records) != 3 || sealed.Tail != 0 || len(sealed.Partial) == 0 {
+		t.Fatalf("ReadDir: %d records, tail %d, partial %v; want the 3 sealed, none, the live file", len(sealed.Records), sealed.Tail, sealed.Partial)
+	}
+	live, err := ReadDirTail(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(recs[:7], live.Records); diff != "" || live.Tail != 4 {
+		t.Errorf("ReadDirTail of a live writer: tail %d, want 4; records (-want,+got):\n%s", live.Tail, diff)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// By hand: a stale WAL beside its sealed file, and a WAL with a torn
+	// last frame.
+	stale := walOf(recs[:3])
+	if err := os.WriteFile(filepath.Join(dir, "decisions-000001.wal"), stale, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	torn := walOf(recs[7:9])
+	if err := os.WriteFile(filepath.Join(dir, "decisions-000003.wal"), torn[:len(torn)-3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadDirTail(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(recs[:8], got.Records); diff != "" || got.Tail != 1 {
+		t.Errorf("ReadDirTail: tail %d, want 1; records (-want,+got):\n%s", got.Tail, diff)
+	}
 }

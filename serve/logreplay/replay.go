@@ -67,10 +67,13 @@ type ServedLog struct {
 	Sources  map[string]int
 	Segments []Segment
 	Served   string
-	// Files is the count of decision-log files read, Partial the unsealed
-	// ones skipped; Samples and TelemetryFiles are the telemetry's.
+	// Files is the count of sealed decision-log files read, Partial the
+	// unsealed ones, and Tail the records read from their write-ahead
+	// logs (declog.ReadDirTail: a live server's current file); Samples
+	// and TelemetryFiles are the telemetry's.
 	Files          int
 	Partial        []string
+	Tail           int
 	Samples        int
 	TelemetryFiles int
 
@@ -84,12 +87,12 @@ func (s *ServedLog) Jobs() int { return len(s.jobs) }
 
 // ReadServedLog reads the decision log of dir and gathers each job.
 func ReadServedLog(dir string) (*ServedLog, error) {
-	log, err := declog.ReadDir(dir)
+	log, err := declog.ReadDirTail(dir)
 	if err != nil {
 		return nil, err
 	}
 	if len(log.Records) == 0 {
-		return nil, fmt.Errorf("no records in %s", dir)
+		return nil, NoRecordsError(dir, log.Partial)
 	}
 	byID := map[string]*loggedJob{}
 	var order []*loggedJob
@@ -129,7 +132,7 @@ func ReadServedLog(dir string) (*ServedLog, error) {
 			}
 		}
 	}
-	s := &ServedLog{Dropped: map[string]int{}, Sources: map[string]int{}, Files: len(log.Files), Partial: log.Partial}
+	s := &ServedLog{Dropped: map[string]int{}, Sources: map[string]int{}, Files: len(log.Files), Partial: log.Partial, Tail: log.Tail}
 	for _, j := range order {
 		if j.submitted.IsZero() {
 			j.submitted = j.first
@@ -170,6 +173,18 @@ func (s *ServedLog) setDecisions(decs []loggedDecision, jobs map[string]*loggedJ
 	s.decisions, s.heuristic = decs, heuristicOf(decs, shadows)
 	s.Segments = segment(decs, placed)
 	s.Served = describeServed(s.Segments)
+}
+
+// NoRecordsError is the error of a log directory without a record: when
+// it has unsealed files, it says that drover serve seals its current file
+// every -log-seal (a minute by default) and on shutdown, and that the
+// unsealed files' records are read once their write-ahead log has them.
+func NoRecordsError(dir string, partial []string) error {
+	if len(partial) == 0 {
+		return fmt.Errorf("no records in %s", dir)
+	}
+	return fmt.Errorf("no records in %s yet: no sealed file, and its unsealed files (%s) hold none yet; drover serve seals the current file every -log-seal (1m by default) and when it shuts down, and its records reach the write-ahead log within milliseconds",
+		dir, strings.Join(partial, ", "))
 }
 
 // Workload turns the logged jobs into the replay's workload: each job at
