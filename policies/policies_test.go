@@ -11,7 +11,7 @@ import (
 
 func TestRegistry(t *testing.T) {
 	r := builtin.Registry()
-	want := []string{"fifo", "first-fit", "gandiva", "optimus", "random", "sas", "sas-even-ps", "strn", "tiresias"}
+	want := []string{"fifo", "first-fit", "gandiva", "optimus", "random", "sas", "sas-even-ps", "strn", "themis", "tiresias"}
 	if got := r.Names(); !slices.Equal(got, want) {
 		t.Errorf("names = %v, want %v", got, want)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/drover-sched/drover/policies/random"
 	"github.com/drover-sched/drover/policies/sas"
 	"github.com/drover-sched/drover/policies/strn"
+	"github.com/drover-sched/drover/policies/themis"
 	"github.com/drover-sched/drover/policies/tiresias"
 )
 
@@ -29,6 +30,7 @@ func Registry() policies.Registry {
 		sas.Name:       sas.New,
 		sas.NameEvenPS: sas.NewEvenPS,
 		strn.Name:      strn.New,
+		themis.Name:    themis.New,
 		tiresias.Name:  tiresias.New,
 	} {
 		if err := r.Register(name, f); err != nil {
