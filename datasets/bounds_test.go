@@ -56,3 +56,38 @@ func TestTimeBounds(t *testing.T) {
 		t.Errorf("at the bound: %v", err)
 	}
 }
+
+// TestBatchSizeBound: a batch size of 99999999999999 beside a duration
+// was taken silently (issue 32, item 7); beyond MaxBatchSize a row is now
+// refused naming its file, line and column in each format with a batch
+// size (SkipBad skips and counts it), and MaxBatchSize itself is taken.
+func TestBatchSizeBound(t *testing.T) {
+	const jobsHdr = "name,submit,gpus,duration,model,batch_size,cluster,status,cpu_milli,memory_mib,arch,ps_shards\n"
+	const polluxHdr = "name,time,application,num_replicas,batch_size\n"
+	tests := []struct {
+		name   string
+		format Format
+		data   string
+		want   string
+	}{
+		{"jobs", FormatJobs, jobsHdr + "a,0,4,100,cifar10,128,,,0,0,ring,0\nb,10,2,100,cifar10,99999999999999,,,0,0,ring,0\n", "w.csv:3: field batch_size"},
+		{"jobs just past", FormatJobs, jobsHdr + "b,10,2,100,cifar10,16777217,,,0,0,ring,0\na,0,4,100,cifar10,128,,,0,0,ring,0\n", "w.csv:2: field batch_size"},
+		{"pollux", FormatPollux, polluxHdr + "a,0,cifar10,1,128\nb,10,cifar10,1,99999999999999\n", "w.csv:3: field batch_size"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Decode(tt.format, []byte(tt.data), Options{Source: "w.csv"})
+			if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "16777216") {
+				t.Fatalf("Decode = %v, want %v with %q and the bound", err, ErrTooLarge, tt.want)
+			}
+			w, err := Decode(tt.format, []byte(tt.data), Options{Source: "w.csv", SkipBad: true})
+			if err != nil || len(w.Jobs) != 1 || w.SkipReasons[ReasonBadResources] != 1 {
+				t.Errorf("SkipBad: %v, %d jobs, skipped %v; want 1 job and 1 %q", err, len(w.Jobs), w.SkipReasons, ReasonBadResources)
+			}
+		})
+	}
+	w, err := Decode(FormatJobs, []byte(jobsHdr+"a,0,4,100,cifar10,16777216,,,0,0,ring,0\n"), Options{Source: "w.csv"})
+	if err != nil || w.Jobs[0].BatchSize != MaxBatchSize {
+		t.Errorf("at the bound: %v", err)
+	}
+}

@@ -200,6 +200,14 @@ var (
 // ends.
 const MaxSeconds = 1e8
 
+// MaxBatchSize bounds a job's global batch size: 2^24 samples, 512 times
+// the largest in the shipped traces (32,768, the Pollux workloads') and
+// over a hundred times the largest published data-parallel batches
+// (BERT's 64k with LAMB). A row beyond it is a data error (ErrTooLarge)
+// naming its line and column, like a time beyond MaxSeconds, not a batch
+// the throughput model takes silently.
+const MaxBatchSize = 1 << 24
+
 // ParseError reports a problem with one field of one row of an input file.
 // Decoders return it (possibly wrapped) for every data problem; use
 // errors.As to get at it.
@@ -311,6 +319,8 @@ func (b *builder) addArch(line int, j Job, known bool) error {
 		return b.bad(line, "gpus", ReasonBadGPUs, fmt.Errorf("%w: got %d", ErrBadGPUs, j.GPUs))
 	case j.BatchSize < 0:
 		return b.bad(line, "batch_size", ReasonBadResources, fmt.Errorf("%w: %d", ErrNegative, j.BatchSize))
+	case j.BatchSize > MaxBatchSize:
+		return b.bad(line, "batch_size", ReasonBadResources, fmt.Errorf("%w: %d, want at most %d (MaxBatchSize)", ErrTooLarge, j.BatchSize, MaxBatchSize))
 	case j.CPUMilli < 0:
 		return b.bad(line, "cpu_milli", ReasonBadResources, fmt.Errorf("%w: %d", ErrNegative, j.CPUMilli))
 	case j.MemoryMiB < 0:

@@ -97,7 +97,7 @@ func runForecast(args []string, stdout, stderr io.Writer) error {
 	}
 	train, from := forecast.TimeSplit(traces, *f.split)
 	if sub == "fit" {
-		return forecastFit(stdout, f, train, cfg)
+		return forecastFit(stdout, stderr, f, train, cfg)
 	}
 	m, what, err := forecastModel(f, train, cfg)
 	if err != nil {
@@ -138,7 +138,7 @@ func runForecast(args []string, stdout, stderr io.Writer) error {
 }
 
 // forecastFit fits the model on train and writes it (-o).
-func forecastFit(stdout io.Writer, f *forecastFlags, train []forecast.Trace, cfg forecast.Config) error {
+func forecastFit(stdout, stderr io.Writer, f *forecastFlags, train []forecast.Trace, cfg forecast.Config) error {
 	m, err := forecast.Fit(train, cfg)
 	if err != nil {
 		return fmt.Errorf("fit %s: %w", *f.tracePath, err)
@@ -147,11 +147,24 @@ func forecastFit(stdout io.Writer, f *forecastFlags, train []forecast.Trace, cfg
 	if err != nil {
 		return err
 	}
+	// What was fitted and where it went: on stderr when the model goes
+	// to stdout, which holds the model alone.
+	samples := 0
+	for _, t := range train {
+		samples += t.Len()
+	}
+	report, dest := stdout, *f.out
 	if *f.out == "-" {
-		_, err := stdout.Write(b)
+		report, dest = stderr, "stdout"
+		if _, err := stdout.Write(b); err != nil {
+			return err
+		}
+	} else if err := writeFile(*f.out, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
 		return err
 	}
-	return writeFile(*f.out, func(w io.Writer) error { _, err := w.Write(b); return err })
+	fmt.Fprintf(report, "fitted the forecaster on %s: %d machines, the first %.0f%% of each one's time (%d samples of %v s)\n", *f.tracePath, len(train), 100**f.split, samples, m.Step)
+	fmt.Fprintf(report, "model: horizon %d steps, window %d, min history %d, %d quantile levels; wrote %d bytes to %s\n", m.Horizon, m.Window, m.MinHistory, len(m.Levels), len(b), dest)
+	return nil
 }
 
 // forecastModel is the model eval scores: the embedded one, a refit

@@ -2,12 +2,17 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drover-sched/drover/datasets"
+	"github.com/drover-sched/drover/internal/sharedtraces"
+	"github.com/drover-sched/drover/policies/sas/forecast"
 )
 
 // helpArgs runs every command's and subcommand's help: each parses its
@@ -82,7 +87,7 @@ func TestEveryNumericFlagHasARule(t *testing.T) {
 func TestBadNumbersRefusedBeforeWork(t *testing.T) {
 	tests := []struct {
 		name string
-		args []string // OUT is replaced by a path that must stay absent
+		args []string // OUT is replaced by a path that must stay absent, BATCHCSV by a job table
 		want string
 	}{
 		{"sim load 1e6", []string{"sim", "--quiet", "--load", "1e6", "--jobs-out", "OUT"}, "--load 1e+06: want a multiple of the background load in (0, 100]"},
@@ -113,14 +118,18 @@ func TestBadNumbersRefusedBeforeWork(t *testing.T) {
 		{"place util NaN", []string{"place", "-util", "NaN"}, "-util NaN: want a share in [0, 1]"},
 		{"bench rate 0", []string{"bench", "place", "-rate", "0", "-addr", "127.0.0.1:1"}, "-rate 0: want a positive rate"},
 		{"bench timeout 0", []string{"bench", "place", "-timeout", "0", "-addr", "127.0.0.1:1"}, "-timeout 0s"},
+		{"batch 99999999999999 with a duration", []string{"sim", "--quiet", "--jobs-out", "OUT", "BATCHCSV"}, "w.csv:2: field batch_size: datasets: beyond the bound: 99999999999999, want at most 16777216"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			args := slices.Clone(tt.args)
 			for i, a := range args {
-				if a == "OUT" {
+				switch a {
+				case "OUT":
 					args[i] = out
+				case "BATCHCSV":
+					args[i] = writeTemp(t, "w.csv", tinyJobsHeader+"a,0,4,3600,cifar10,99999999999999,,,0,0,ring,0\n")
 				}
 			}
 			code, stdout, stderr := droverWithin(t, testDeadline, args...)
@@ -134,5 +143,79 @@ func TestBadNumbersRefusedBeforeWork(t *testing.T) {
 				t.Errorf("%s written (stat: %v): something ran", out, err)
 			}
 		})
+	}
+}
+
+// TestTraceInspectWarns: drover trace inspect printed a job of
+// 1,099,511,627,776 GPUs (a Parquet row) in its figures without a word
+// (issue 32, item 7); it now warns on stderr, naming the job, about GPU
+// counts beyond any real cluster and durations beyond a year, the first
+// ten by name and the rest counted, and prints its figures as before.
+func TestTraceInspectWarns(t *testing.T) {
+	w := &datasets.Workload{Name: "w", Jobs: []datasets.Job{
+		{Name: "ok", Submit: 0, GPUs: 8, Duration: 3600, Model: "cifar10"},
+		{Name: "huge", Submit: 1, GPUs: 1 << 40, Duration: 3600, Model: "cifar10"},
+		{Name: "long", Submit: 2, GPUs: 1, Duration: 2 * plausibleSeconds, Model: "cifar10"},
+	}}
+	var b strings.Builder
+	if err := datasets.WriteParquet(&b, w); err != nil {
+		t.Fatal(err)
+	}
+	p := writeTemp(t, "w.parquet", b.String())
+	code, out, errOut := drover(t, "trace", "inspect", p)
+	if code != 0 || !strings.Contains(out, "jobs") {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
+	}
+	for _, want := range []string{
+		`warning: job "huge": 1099511627776 GPUs, more than any real cluster (262144)`,
+		`warning: job "long": a duration of 6.307e+07 s (730 days), more than a year`,
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if strings.Contains(errOut, `"ok"`) {
+		t.Errorf("warned about a plausible job:\n%s", errOut)
+	}
+	if _, _, errOut := drover(t, "trace", "inspect", "builtin"); errOut != "" {
+		t.Errorf("warnings on the built-in workload: %s", errOut)
+	}
+	many := &datasets.Workload{}
+	for i := range 13 {
+		many.Jobs = append(many.Jobs, datasets.Job{Name: fmt.Sprint(i), GPUs: 1 << 20})
+	}
+	if got := implausible(many, maxWarnings); len(got) != 11 || got[10] != "3 more jobs with implausible values" {
+		t.Errorf("13 implausible jobs: %q", got)
+	}
+}
+
+// TestForecastFitSays: drover forecast fit printed nothing at all (issue
+// 32, item 7); it says what it fitted and where it wrote it: on stdout
+// with -o FILE, on stderr with -o - (stdout holds the model alone).
+func TestForecastFitSays(t *testing.T) {
+	path := sharedtraces.Path(t, "alibaba_v2018", "machine_usage.csv.gz")
+	out := filepath.Join(t.TempDir(), "model.json")
+	code, stdout, stderr := drover(t, "forecast", "fit", "--trace", path, "--split", "0.1", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"fitted the forecaster on " + path + ": 16 machines, the first 10% of each one's time", "horizon 12 steps, window 64", "to " + out + "\n"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := forecast.Decode(b); err != nil {
+		t.Errorf("%s: %v", out, err)
+	}
+	code, stdout, stderr = drover(t, "forecast", "fit", "--trace", path, "--split", "0.1")
+	if _, err := forecast.Decode([]byte(stdout)); code != 0 || err != nil {
+		t.Errorf("-o -: exit %d, stdout not the model alone: %v", code, err)
+	}
+	if !strings.Contains(stderr, "16 machines") || !strings.Contains(stderr, "to stdout") {
+		t.Errorf("-o -: stderr lacks the summary:\n%s", stderr)
 	}
 }

@@ -67,7 +67,51 @@ func traceInspect(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	for _, warning := range implausible(w, maxWarnings) {
+		fmt.Fprintf(stderr, "drover trace inspect: warning: %s\n", warning)
+	}
 	return datasets.Inspect(w).WriteText(stdout)
+}
+
+// Bounds beyond which drover trace inspect warns about a job: values the
+// readers accept (they are within the simulator's bounds) but no real
+// trace holds.
+const (
+	// plausibleGPUs: a job of more GPUs than any cluster built (the
+	// largest, in 2025, about 200,000).
+	plausibleGPUs = 1 << 18
+	// plausibleSeconds: a job longer than a year (the longest in the
+	// shipped traces runs 145 days).
+	plausibleSeconds = 365 * 86400
+	// maxWarnings: the jobs warned about by name; the rest are counted.
+	maxWarnings = 10
+)
+
+// implausible returns a warning for each job of w whose GPU count or
+// duration no real cluster holds, naming the job, the first max of them
+// and then their count.
+func implausible(w *datasets.Workload, max int) []string {
+	var out []string
+	n := 0
+	for _, j := range w.Jobs {
+		var what []string
+		if j.GPUs > plausibleGPUs {
+			what = append(what, fmt.Sprintf("%d GPUs, more than any real cluster (%d)", j.GPUs, plausibleGPUs))
+		}
+		if j.Duration > plausibleSeconds {
+			what = append(what, fmt.Sprintf("a duration of %.4g s (%.0f days), more than a year", j.Duration, j.Duration/86400))
+		}
+		if len(what) == 0 {
+			continue
+		}
+		if n++; n <= max {
+			out = append(out, fmt.Sprintf("job %q: %s", j.Name, strings.Join(what, " and ")))
+		}
+	}
+	if n > max {
+		out = append(out, fmt.Sprintf("%d more jobs with implausible values", n-max))
+	}
+	return out
 }
 
 func traceConvert(args []string, stdout, stderr io.Writer) error {
