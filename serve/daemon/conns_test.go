@@ -18,7 +18,7 @@ import (
 // TestRunHTTPListenersBounded: the metrics and extender listeners take
 // at most HTTPConns.MaxConnsPerPeer connections from one address (before,
 // any count: a slowloris held a goroutine per connection). With 4, four
-// silent connections from 127.0.0.1 to each hold their slots, a fifth is
+// idle connections from 127.0.0.1 to each hold their slots, a fifth is
 // closed as it is accepted, /healthz and the extender answer a client on
 // 127.0.0.2, and the refusals are counted per listener.
 func TestRunHTTPListenersBounded(t *testing.T) {
@@ -47,7 +47,12 @@ func TestRunHTTPListenersBounded(t *testing.T) {
 	}()
 	for _, addr := range []string{addrs.Metrics, addrs.Extender} {
 		for range 4 {
-			silent = append(silent, dial("127.0.0.1", addr))
+			// One request, its answer never read: the connection then
+			// waits in keep-alive for IdleTimeout (2 minutes), not
+			// ReadHeaderTimeout (5 s), whatever the machine's load.
+			conn := dial("127.0.0.1", addr)
+			fmt.Fprintf(conn, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+			silent = append(silent, conn)
 		}
 		fifth := dial("127.0.0.1", addr)
 		fifth.SetReadDeadline(time.Now().Add(time.Minute)) // a hang guard

@@ -81,13 +81,16 @@ func dialFrom(t *testing.T, local, addr string) net.Conn {
 // lockout: 1,100 connections from one address that send only the HTTP/2
 // preface filled the listener's 1,024 slots for its 5-minute idle
 // timeout, and every other client's connection was closed as it was
-// accepted. With the defaults, one peer gets MaxConnsPerPeer (64) of
-// them, the rest are refused and counted, and a client on another
-// address (127.0.0.2) is served while they are all open.
+// accepted. With the default limits, one peer gets MaxConnsPerPeer (64)
+// of them, the rest are refused and counted, and a client on another
+// address (127.0.0.2) is served while they are all open. (The handshake
+// timeout, which closes them after 5 s, is TestFastHandshakeTimeout's:
+// here it is an hour, so that a loaded machine cannot free a slot while
+// the 1,100 connect.)
 func TestFastPrefaceOnlyConnsDoNotLockOut(t *testing.T) {
 	const attackers = 1100
 	m := testMetrics()
-	srv := NewServer(testBackend{}, Config{Metrics: m})
+	srv := NewServer(testBackend{}, Config{Metrics: m, HandshakeTimeout: time.Hour})
 	addr := serveTCP(t, srv)
 	conns := make([]net.Conn, attackers)
 	for i := range conns {
@@ -134,7 +137,26 @@ func TestFastHandshakeTimeout(t *testing.T) {
 	leakcheck.Check(t)
 	m := testMetrics()
 	srv := NewServer(testBackend{}, Config{Metrics: m, HandshakeTimeout: 50 * time.Millisecond, IdleTimeout: time.Hour})
-	addr := serveTCP(t, srv)
+	// The server accepts only once every client has written what it
+	// sends, so that what each sent is read at once whatever the
+	// machine's load, and the handshake's deadline finds each where the
+	// client left it.
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := make(chan struct{})
+	open := sync.OnceFunc(func() { close(gate) })
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(gatedListener{inner, gate}) }()
+	t.Cleanup(func() {
+		<-shutdown(srv, time.Minute)
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	t.Cleanup(open) // before the shutdown, when the test ends early
+	addr := inner.Addr().String()
 	steps := []struct {
 		name  string
 		write func(c net.Conn) error
@@ -149,11 +171,17 @@ func TestFastHandshakeTimeout(t *testing.T) {
 		}},
 	}
 	var wg sync.WaitGroup
+	var conns []net.Conn
 	for _, s := range steps {
 		c := dialFrom(t, "127.0.0.1", addr)
 		if err := s.write(c); err != nil {
 			t.Fatal(err)
 		}
+		conns = append(conns, c)
+	}
+	open()
+	for i, s := range steps {
+		c := conns[i]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -170,6 +198,17 @@ func TestFastHandshakeTimeout(t *testing.T) {
 		// only the two that sent the preface are counted.
 		t.Errorf("closed handshake %v, want 2", got)
 	}
+}
+
+// gatedListener accepts once gate is closed.
+type gatedListener struct {
+	net.Listener
+	gate <-chan struct{}
+}
+
+func (l gatedListener) Accept() (net.Conn, error) {
+	<-l.gate
+	return l.Listener.Accept()
 }
 
 // deadlineConn records its last read deadline.
