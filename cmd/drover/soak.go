@@ -47,6 +47,7 @@ func defineSoakFlags(fs *flag.FlagSet) *soakFlags {
 	fs.IntVar(&c.ReportWorkers, "report-workers", c.ReportWorkers, "workers per reported job")
 	fs.IntVar(&c.ReportIterations, "report-iterations", c.ReportIterations, "iteration times per worker in a job's Report")
 	fs.IntVar(&c.SlowConns, "slow-conns", c.SlowConns, "slow connections held on each listener (gRPC: idle and preface-only; fast: preface-only; extender: slow bodies; metrics: slow headers); 0: no slowloris")
+	fs.IntVar(&c.SlowPeers, "slow-peers", c.SlowPeers, "source addresses the slow connections come from (127.0.0.2, 127.0.0.3, ...), so the server's per-peer limits count them apart: 1 is one hostile client, more a distributed one; every other client comes from 127.0.0.1; 0: the system's choice")
 	fs.DurationVar(&c.SlowEvery, "slow-every", c.SlowEvery, "a slow connection sends its next byte (or header line) after this long")
 	fs.Float64Var(&c.Limits.Growth, "growth", c.Limits.Growth, "goroutines and RSS must end at most this share above the baseline")
 	fs.DurationVar(&c.Limits.P99, "p99", c.Limits.P99, "Place p99 must stay below this in every window")
@@ -77,6 +78,12 @@ func runBenchSoak(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	f.c.Alive = func() error {
+		if srv.Exited() {
+			return fmt.Errorf("the server exited (see %s)", filepath.Join(dir, "serve.log"))
+		}
+		return nil
+	}
 	res, runErr := soak.Run(ctx, f.c)
 	if err := srv.Stop(30 * time.Second); err != nil {
 		fmt.Fprintf(stdout, "server stop: %v (see %s)\n", err, filepath.Join(dir, "serve.log"))
@@ -131,8 +138,8 @@ func startSoakServer(f *soakFlags, stdout io.Writer) (*soak.Server, string, erro
 	}
 	fmt.Fprintf(stdout, "# %s  server %s (pid %d) on CPUs %q; this client on CPUs %s; loadavg %s\n",
 		time.Now().UTC().Format(time.RFC3339), bin, srv.PID(), *f.serverCPUs, soak.AllowedCPUs(), load)
-	fmt.Fprintf(stdout, "# %v run after a %v warm-up; Place %g/s via %s; agents %g/s; %d jobs; %d slow connections per listener\n",
-		f.c.Duration, f.c.Warmup, f.c.PlaceRate, f.c.PlaceVia, f.c.AgentRate, f.c.Jobs, f.c.SlowConns)
+	fmt.Fprintf(stdout, "# %v run after a %v warm-up; Place %g/s via %s; agents %g/s; %d jobs; %d slow connections per listener from %d addresses\n",
+		f.c.Duration, f.c.Warmup, f.c.PlaceRate, f.c.PlaceVia, f.c.AgentRate, f.c.Jobs, f.c.SlowConns, f.c.SlowPeers)
 	return srv, dir, nil
 }
 

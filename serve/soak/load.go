@@ -61,6 +61,9 @@ func (r *runner) load(ctx context.Context, phase string, d time.Duration, jobs i
 		JobsAsked: jobs, JobsReported: reports.reported.Load(), ReportErrors: reports.errors.Load(),
 		Slow: map[string]SlowStats{}, Probes: probes.results(),
 		PlaceLagP99: place.lag.Quantile(0.99), PlaceLagMax: place.lag.Max()}
+	r.mu.Lock()
+	load.SampleFailures = r.failed[phase]
+	r.mu.Unlock()
 	for _, s := range slow {
 		load.Slow[s.name] = s.stats()
 	}
@@ -132,7 +135,7 @@ func (r *runner) slowlorises() []*slowloris {
 		return nil
 	}
 	mk := func(name, addr string, kinds ...slowKind) *slowloris {
-		return &slowloris{name: name, addr: addr, kinds: kinds, conns: r.c.SlowConns, every: r.c.SlowEvery}
+		return &slowloris{name: name, addr: addr, kinds: kinds, conns: r.c.SlowConns, peers: r.c.SlowPeers, every: r.c.SlowEvery}
 	}
 	a := r.c.Addrs
 	return []*slowloris{mk("grpc", a.GRPC, slowIdle, slowPreface), mk("fast", a.Fast, slowPreface),

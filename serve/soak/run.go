@@ -43,13 +43,21 @@ type Config struct {
 	// jobs at once.
 	Jobs, ReportWorkers, ReportIterations, ReportSlots int
 	// SlowConns is the slow connections held on each listener, each
-	// trickling a byte (extender, metrics) or nothing every SlowEvery.
-	SlowConns int
-	SlowEvery time.Duration
+	// trickling a byte (extender, metrics) or nothing every SlowEvery,
+	// from SlowPeers source addresses (127.0.0.2, 127.0.0.3, ...; the
+	// server's per-peer limits count each apart; 0: the system's
+	// choice, 127.0.0.1). Every other client, the sampler and the
+	// probes included, connects from 127.0.0.1.
+	SlowConns, SlowPeers int
+	SlowEvery            time.Duration
 	// Limits are the verdicts' bounds.
 	Limits Limits
 	// Progress, when set, receives a line per sample.
 	Progress io.Writer
+	// Alive, when set, says whether the server still runs: a sample
+	// that fails is counted and skipped, and the soak stops with
+	// Alive's error.
+	Alive func() error
 }
 
 // Defaults returns issue 32's soak on PortAddrs(50181): 10 minutes,
@@ -63,7 +71,7 @@ func Defaults() Config {
 		PlaceRate: 100, PlaceVia: "fast", PlaceTimeout: time.Second, PlaceSlots: 16,
 		AgentRate: 2, AgentLife: time.Second, Nodes: 64,
 		Jobs: 20000, ReportWorkers: 4, ReportIterations: 16, ReportSlots: 8,
-		SlowConns: 1100, SlowEvery: 5 * time.Second,
+		SlowConns: 1100, SlowPeers: 1, SlowEvery: 5 * time.Second,
 		Limits: Limits{Growth: 0.10, P99: 5 * time.Millisecond}}
 }
 
@@ -91,6 +99,8 @@ func (c Config) Validate() error {
 			c.Nodes, c.PlaceSlots, c.ReportSlots, c.ReportWorkers, c.ReportIterations)
 	case c.Jobs < 0 || c.SlowConns < 0:
 		return fmt.Errorf("soak: Jobs %d, SlowConns %d: want >= 0", c.Jobs, c.SlowConns)
+	case c.SlowPeers < 0 || c.SlowPeers > 250:
+		return fmt.Errorf("soak: SlowPeers %d: want 0 to 250 (127.0.0.2 to 127.0.0.251)", c.SlowPeers)
 	case !(c.Limits.Growth >= 0) || c.Limits.P99 <= 0:
 		return fmt.Errorf("soak: Limits %+v: want Growth >= 0 and P99 > 0", c.Limits)
 	}
@@ -153,7 +163,7 @@ type runner struct {
 	start   time.Time
 	mu      sync.Mutex
 	samples []Sample
-	fails   int // consecutive failed samples
+	failed  map[string]int // failed samples by phase
 }
 
 func (r *runner) result(res Result) Result {
@@ -163,19 +173,28 @@ func (r *runner) result(res Result) Result {
 	return res
 }
 
-// sample reads the server once into phase; three failures in a row are
-// an error.
+// sample reads the server once into phase. A failed reading is
+// counted and skipped (a slowloris may hold the metrics listener); it
+// is an error only when Config.Alive says the server is gone.
 func (r *runner) sample(ctx context.Context, phase string) (Sample, error) {
 	s, err := r.sc.Sample(ctx)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err != nil {
-		if r.fails++; r.fails >= 3 && ctx.Err() == nil {
-			return s, fmt.Errorf("soak: %d samples in a row failed: %w", r.fails, err)
+		if r.failed == nil {
+			r.failed = map[string]int{}
+		}
+		r.failed[phase]++
+		if r.c.Alive != nil {
+			if aerr := r.c.Alive(); aerr != nil {
+				return s, fmt.Errorf("soak: the server is gone (%v); last sample: %w", aerr, err)
+			}
+		}
+		if r.c.Progress != nil {
+			fmt.Fprintf(r.c.Progress, "%7.1f s  %-8s sample failed: %v\n", time.Since(r.start).Seconds(), phase, err)
 		}
 		return s, nil
 	}
-	r.fails = 0
 	s.At, s.Phase = time.Since(r.start), phase
 	r.samples = append(r.samples, s)
 	if r.c.Progress != nil {

@@ -57,13 +57,18 @@ func (k slowKind) trickle() []byte {
 }
 
 // slowloris holds conns slow connections to one listener until ctx
-// ends, each of kinds[i%len(kinds)]; one the server closes is opened
-// again a second later.
+// ends, each of kinds[i%len(kinds)], from peer address i%peers
+// (127.0.0.2, ...; peers 0: the system's choice); one the server closes
+// is opened again a second later, or, when the server closed it within
+// a second of its opening (refused it), after twice the last wait, at
+// most 16 s: a slot the server refuses costs it an accept and a close
+// every 16 s, not a connection flood.
 type slowloris struct {
 	name  string
 	addr  string
 	kinds []slowKind
 	conns int
+	peers int
 	every time.Duration
 
 	mu                   sync.Mutex
@@ -82,7 +87,24 @@ func (s *slowloris) run(ctx context.Context) {
 			if !sleepCtx(ctx, time.Duration(i)*time.Second/time.Duration(s.conns)) {
 				return
 			}
-			for s.hold(ctx, s.kinds[i%len(s.kinds)]) && sleepCtx(ctx, time.Second) {
+			var local net.Addr
+			if s.peers > 0 {
+				local = &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(2+i%s.peers))}
+			}
+			wait := time.Second
+			for {
+				opened := time.Now()
+				if !s.hold(ctx, s.kinds[i%len(s.kinds)], local) {
+					return
+				}
+				if time.Since(opened) < time.Second {
+					wait = min(2*wait, 16*time.Second)
+				} else {
+					wait = time.Second
+				}
+				if !sleepCtx(ctx, wait) {
+					return
+				}
 			}
 		})
 	}
@@ -91,8 +113,8 @@ func (s *slowloris) run(ctx context.Context) {
 
 // hold opens one connection and keeps it slow until the server closes
 // it (true) or ctx ends (false).
-func (s *slowloris) hold(ctx context.Context, kind slowKind) bool {
-	d := net.Dialer{Timeout: 2 * time.Second}
+func (s *slowloris) hold(ctx context.Context, kind slowKind, local net.Addr) bool {
+	d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: local}
 	c, err := d.DialContext(ctx, "tcp", s.addr)
 	if err != nil {
 		s.count(func() { s.closed++ })

@@ -66,6 +66,9 @@ type Load struct {
 	// lag (sent minus due): when they approach the Place latencies, the
 	// client's own core, not the server, made the calls late.
 	PlaceLagP99, PlaceLagMax time.Duration
+	// SampleFailures counts the server's samples that failed (its
+	// /metrics did not answer).
+	SampleFailures int
 }
 
 // SlowStats counts one listener's slow connections.
@@ -189,9 +192,9 @@ func judgeLoad(load Load) Check {
 		}
 		slow = append(slow, fmt.Sprintf("%s %d opened, %d closed by the server%s, at most %d open", name, s.Opened, s.Closed, life, s.MaxOpen))
 	}
-	return Check{"load", pass, fmt.Sprintf("agent sessions %d of %d asked (%d failed); jobs reported %d of %d (%d Reports failed); Place send lag p99 %s, max %s; slowloris: %s",
+	return Check{"load", pass, fmt.Sprintf("agent sessions %d of %d asked (%d failed); jobs reported %d of %d (%d Reports failed); Place send lag p99 %s, max %s; %d failed samples of /metrics; slowloris: %s",
 		load.AgentSessions, load.AgentsAsked, load.AgentFailures, load.JobsReported, load.JobsAsked, load.ReportErrors,
-		ms(load.PlaceLagP99), ms(load.PlaceLagMax), strings.Join(slow, "; "))}
+		ms(load.PlaceLagP99), ms(load.PlaceLagMax), load.SampleFailures, strings.Join(slow, "; "))}
 }
 
 // lastOf returns the last sample of phase.
