@@ -151,6 +151,7 @@ var cmdNumRules = map[string]map[string]numRule{
 		// place's -duration.
 		"duration": within(0, maxDuration, "0 or more (with -n), at most a day"),
 	},
+	"drover bench soak": soakNumRules,
 	"drover trace convert": {
 		"gpus": within(0, env.MaxNodes*env.MaxGPUsPerNode, "0 or more GPUs"),
 	},

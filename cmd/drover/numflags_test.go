@@ -19,7 +19,7 @@ import (
 // flag set (parse), which is how TestEveryNumericFlagHasARule sees them.
 var helpArgs = [][]string{
 	{"sim", "-h"}, {"eval", "-h"}, {"train", "-h"}, {"serve", "-h"}, {"place", "-h"}, {"agent", "-h"},
-	{"bench", "place", "-h"}, {"bench", "plot", "-h"}, {"calibrate", "-h"}, {"profile", "fit", "-h"},
+	{"bench", "place", "-h"}, {"bench", "plot", "-h"}, {"bench", "soak", "-h"}, {"calibrate", "-h"}, {"profile", "fit", "-h"},
 	{"forecast", "eval", "-h"}, {"forecast", "fit", "-h"},
 	{"trace", "inspect", "-h"}, {"trace", "convert", "-h"}, {"trace", "synth", "-h"}, {"version", "-h"},
 }

@@ -17,6 +17,32 @@ import (
 	"github.com/drover-sched/drover/serve/soak"
 )
 
+// soakNumRules are the rules of drover bench soak's numeric flags
+// (numflags.go's cmdNumRules), in seconds for the durations; the ones
+// numRules has with the same meaning (warmup, growth's share) are
+// stated again so the command's rules read in one place.
+var soakNumRules = map[string]numRule{
+	"duration":          above(0, maxDuration, "a positive length of run, at most a day"),
+	"warmup":            within(0, maxDuration, "0 or more, at most a day"),
+	"window":            above(0, maxDuration, "a positive window, at most a day"),
+	"sample-every":      above(0, maxDuration, "a positive interval, at most a day"),
+	"settle":            within(0, maxDuration, "0 or more, at most a day"),
+	"place-rate":        above(0, 1e6, "a positive rate, at most 1e6 per second"),
+	"place-timeout":     above(0, maxDuration, "a positive deadline, at most a day"),
+	"agent-rate":        above(0, 1e4, "a positive rate, at most 1e4 sessions per second"),
+	"agent-life":        above(0, maxDuration, "a positive time, at most a day"),
+	"nodes":             within(1, 1e5, "1 to 100000 node names"),
+	"jobs":              within(0, 1e8, "0 to 1e8 jobs"),
+	"report-workers":    within(1, 1024, "1 to 1024 workers"),
+	"report-iterations": within(1, 1<<16, "1 to 65536 iteration times"),
+	"slow-conns":        within(0, 1<<16, "0 (none) to 65536 connections per listener"),
+	"slow-peers":        within(0, 250, "0 (the system's choice) to 250 addresses"),
+	"slow-every":        above(0, maxDuration, "a positive interval, at most a day"),
+	"growth":            within(0, 100, "a share of 0 or more (0.1: 10%)"),
+	"p99":               above(0, maxDuration, "a positive latency, at most a day"),
+	"port":              within(1, 65532, "1 to 65532 (four consecutive ports)"),
+}
+
 // soakFlags are drover bench soak's flags.
 type soakFlags struct {
 	c          soak.Config
