@@ -172,7 +172,7 @@ func startSoakServer(f *soakFlags, stdout io.Writer) (*soak.Server, string, erro
 // printSoakChecks prints the verdicts and returns how many failed.
 func printSoakChecks(w io.Writer, c soak.Config, res soak.Result) int {
 	o := res.Overall
-	fmt.Fprintf(w, "Place overall (%d ok, %d failed): p50 %.3f ms, p99 %.3f ms, max %.3f ms; the client's send lag p99 %.3f ms, max %.3f ms\n",
+	fmt.Fprintf(w, "Place overall (%d ok, %d failed): p50 %.3f ms, p99 %.3f ms, max %.3f ms; the client's wake-up lag p99 %.3f ms, max %.3f ms\n",
 		o.OK, o.Errors, float64(o.P50)/1e6, float64(o.P99)/1e6, float64(o.Max)/1e6, float64(res.Load.PlaceLagP99)/1e6, float64(res.Load.PlaceLagMax)/1e6)
 	failed := 0
 	for _, ch := range res.Checks {

@@ -10,13 +10,14 @@ import (
 
 // WriteSamplesCSV writes the samples as CSV: t_s (from the soak's
 // start), phase, goroutines, rss_mib, heap_mib, fds, live_jobs,
-// live_nodes.
+// live_nodes, cpu_s (the server's CPU time so far), loadavg1 (the
+// machine's).
 func WriteSamplesCSV(w io.Writer, samples []Sample) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"t_s", "phase", "goroutines", "rss_mib", "heap_mib", "fds", "live_jobs", "live_nodes"})
+	cw.Write([]string{"t_s", "phase", "goroutines", "rss_mib", "heap_mib", "fds", "live_jobs", "live_nodes", "cpu_s", "loadavg1"})
 	for _, s := range samples {
 		cw.Write([]string{f3(s.At.Seconds()), s.Phase, f0(s.Goroutines), f3(s.RSS / (1 << 20)), f3(s.Heap / (1 << 20)),
-			f0(s.FDs), f0(s.LiveJobs), f0(s.LiveNodes)})
+			f0(s.FDs), f0(s.LiveJobs), f0(s.LiveNodes), f3(s.CPU), fmt.Sprintf("%.2f", s.Load1)})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -80,6 +81,7 @@ func sampleOf(m map[string]float64) (Sample, error) {
 		}
 		*f.dst = v
 	}
+	s.CPU = m["process_cpu_seconds_total"]
 	s.LiveJobs = m[`drover_live_jobs{kind="all"}`]
 	s.LiveNodes, _ = Sum(m, "drover_live_nodes")
 	return s, nil
@@ -120,11 +122,17 @@ func (s *Scraper) Scrape(ctx context.Context) (map[string]float64, error) {
 	return ParseMetrics(b), nil
 }
 
-// Sample reads the server's resources.
+// Sample reads the server's resources, and this machine's load.
 func (s *Scraper) Sample(ctx context.Context) (Sample, error) {
 	m, err := s.Scrape(ctx)
 	if err != nil {
 		return Sample{}, err
 	}
-	return sampleOf(m)
+	smp, err := sampleOf(m)
+	if b, lerr := os.ReadFile("/proc/loadavg"); lerr == nil {
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			smp.Load1, _ = strconv.ParseFloat(f[0], 64)
+		}
+	}
+	return smp, err
 }

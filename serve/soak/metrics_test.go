@@ -12,6 +12,7 @@ go_goroutines 23
 process_resident_memory_bytes 4.4580864e+07
 go_memstats_heap_inuse_bytes 1.0e+07
 process_open_fds 14
+process_cpu_seconds_total 12.5
 drover_live_jobs{kind="all"} 262
 drover_live_jobs{kind="profiled"} 10
 drover_live_nodes{state="fresh"} 3
@@ -23,7 +24,7 @@ broken_value abc
 func TestParseMetrics(t *testing.T) {
 	got := ParseMetrics([]byte(exposition))
 	want := map[string]float64{
-		"go_goroutines": 23, "process_resident_memory_bytes": 44580864, "go_memstats_heap_inuse_bytes": 1e7, "process_open_fds": 14,
+		"go_goroutines": 23, "process_resident_memory_bytes": 44580864, "go_memstats_heap_inuse_bytes": 1e7, "process_open_fds": 14, "process_cpu_seconds_total": 12.5,
 		`drover_live_jobs{kind="all"}`: 262, `drover_live_jobs{kind="profiled"}`: 10,
 		`drover_live_nodes{state="fresh"}`: 3, `drover_live_nodes{state="stale"}`: 8, `odd{label="a } b"}`: 7,
 	}
@@ -34,7 +35,7 @@ func TestParseMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantS := Sample{Goroutines: 23, RSS: 44580864, Heap: 1e7, FDs: 14, LiveJobs: 262, LiveNodes: 11}
+	wantS := Sample{Goroutines: 23, RSS: 44580864, Heap: 1e7, FDs: 14, CPU: 12.5, LiveJobs: 262, LiveNodes: 11}
 	if d := cmp.Diff(wantS, s); d != "" {
 		t.Errorf("sampleOf (-want,+got):\n%s", d)
 	}

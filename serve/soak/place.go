@@ -34,8 +34,9 @@ func nodeID(i int) string { return fmt.Sprintf("node-%d", i) }
 // measured from its due time into Windows, at most slots calls in
 // flight (a call due while all are busy waits, and its wait counts).
 // The schedule ends at end (no call is due at or after it). lag
-// records each call's send time minus its due time: when its tail is
-// large, the client (its core, its timer) limited the measurement.
+// records how late the schedule woke for each call (before it waits
+// for a slot, a wait the server causes): when its tail is large, the
+// client's own core or timer, not the server, made calls late.
 type placeClient struct {
 	conn    grpc.ClientConnInterface
 	req     *pb.PlaceRequest
@@ -70,6 +71,9 @@ func (p *placeClient) run(ctx context.Context, w *Windows) {
 			return
 		case <-timer.C:
 		}
+		p.lagMu.Lock()
+		p.lag.Record(time.Since(start) - due)
+		p.lagMu.Unlock()
 		select {
 		case <-ctx.Done():
 			return
@@ -77,10 +81,6 @@ func (p *placeClient) run(ctx context.Context, w *Windows) {
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			lag := time.Since(start) - due
-			p.lagMu.Lock()
-			p.lag.Record(lag)
-			p.lagMu.Unlock()
 			cctx, cancel := context.WithTimeout(context.Background(), p.timeout)
 			defer cancel()
 			_, err := client.Place(cctx, p.req)

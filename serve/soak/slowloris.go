@@ -71,10 +71,10 @@ type slowloris struct {
 	peers int
 	every time.Duration
 
-	mu                   sync.Mutex
-	opened, closed, open uint64
-	maxOpen              uint64
-	life                 *loadgen.Histogram
+	mu                            sync.Mutex
+	opened, refused, closed, open uint64
+	maxOpen                       uint64
+	life                          *loadgen.Histogram
 }
 
 // run holds the connections until ctx ends and closes them.
@@ -117,7 +117,7 @@ func (s *slowloris) hold(ctx context.Context, kind slowKind, local net.Addr) boo
 	d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: local}
 	c, err := d.DialContext(ctx, "tcp", s.addr)
 	if err != nil {
-		s.count(func() { s.closed++ })
+		s.count(func() { s.opened++; s.refused++ })
 		return ctx.Err() == nil
 	}
 	stop := context.AfterFunc(ctx, func() { c.Close() })
@@ -140,7 +140,14 @@ func (s *slowloris) hold(ctx context.Context, kind slowKind, local net.Addr) boo
 	if ctx.Err() != nil {
 		return false
 	}
-	s.count(func() { s.closed++; s.life.Record(time.Since(opened)) })
+	s.count(func() {
+		if life := time.Since(opened); life < time.Second {
+			s.refused++
+		} else {
+			s.closed++
+			s.life.Record(life)
+		}
+	})
 	return true
 }
 
@@ -154,7 +161,7 @@ func (s *slowloris) count(f func()) {
 func (s *slowloris) stats() SlowStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := SlowStats{Opened: s.opened, Closed: s.closed, MaxOpen: s.maxOpen}
+	st := SlowStats{Opened: s.opened, Refused: s.refused, Closed: s.closed, MaxOpen: s.maxOpen}
 	if s.life != nil {
 		st.MedianLife = s.life.Quantile(0.5)
 	}

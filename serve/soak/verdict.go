@@ -33,6 +33,11 @@ type Sample struct {
 	// LiveJobs and LiveNodes are the live store's jobs and nodes
 	// (drover_live_jobs{kind="all"}, drover_live_nodes summed over states).
 	LiveJobs, LiveNodes float64
+	// CPU is the server's CPU time so far in seconds
+	// (process_cpu_seconds_total); Load1 the machine's one-minute load
+	// average (/proc/loadavg, 0 where unknown): a server that used
+	// little CPU while its answers were slow was waiting for its core.
+	CPU, Load1 float64
 }
 
 // Limits are the acceptance bounds (issue 32).
@@ -62,9 +67,10 @@ type Load struct {
 	Slow map[string]SlowStats
 	// Probes is each listener's lockout probes (by listener name).
 	Probes map[string]ProbeStats
-	// PlaceLagP99 and PlaceLagMax are the well-behaved client's send
-	// lag (sent minus due): when they approach the Place latencies, the
-	// client's own core, not the server, made the calls late.
+	// PlaceLagP99 and PlaceLagMax are how late the well-behaved
+	// client's schedule woke for its calls (before waiting for a free
+	// slot): when they approach the Place latencies, the client's own
+	// core, not the server, made the calls late.
 	PlaceLagP99, PlaceLagMax time.Duration
 	// SampleFailures counts the server's samples that failed (its
 	// /metrics did not answer).
@@ -73,10 +79,12 @@ type Load struct {
 
 // SlowStats counts one listener's slow connections.
 type SlowStats struct {
-	// Opened counts connections opened; Closed those the server closed
-	// (or refused) while they were slow; MaxOpen the most open at once.
-	Opened, Closed, MaxOpen uint64
-	// MedianLife is the median time the server let a closed one live.
+	// Opened counts connections opened (or tried); Refused those the
+	// server closed within a second of their opening (a connection
+	// limit) or that could not connect; Closed those it closed later,
+	// while they were slow; MaxOpen the most open at once.
+	Opened, Refused, Closed, MaxOpen uint64
+	// MedianLife is the median time the server let one of Closed live.
 	MedianLife time.Duration
 }
 
@@ -188,11 +196,12 @@ func judgeLoad(load Load) Check {
 		pass = pass && s.Opened > 0
 		life := ""
 		if s.Closed > 0 {
-			life = fmt.Sprintf(" (median life %.1f s)", s.MedianLife.Seconds())
+			life = fmt.Sprintf(" after a median %.1f s", s.MedianLife.Seconds())
 		}
-		slow = append(slow, fmt.Sprintf("%s %d opened, %d closed by the server%s, at most %d open", name, s.Opened, s.Closed, life, s.MaxOpen))
+		slow = append(slow, fmt.Sprintf("%s %d opened, %d refused at once, %d closed by the server%s, at most %d open at once",
+			name, s.Opened, s.Refused, s.Closed, life, s.MaxOpen))
 	}
-	return Check{"load", pass, fmt.Sprintf("agent sessions %d of %d asked (%d failed); jobs reported %d of %d (%d Reports failed); Place send lag p99 %s, max %s; %d failed samples of /metrics; slowloris: %s",
+	return Check{"load", pass, fmt.Sprintf("agent sessions %d of %d asked (%d failed); jobs reported %d of %d (%d Reports failed); Place client's wake-up lag p99 %s, max %s; %d failed samples of /metrics; slowloris: %s",
 		load.AgentSessions, load.AgentsAsked, load.AgentFailures, load.JobsReported, load.JobsAsked, load.ReportErrors,
 		ms(load.PlaceLagP99), ms(load.PlaceLagMax), load.SampleFailures, strings.Join(slow, "; "))}
 }
