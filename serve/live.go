@@ -592,3 +592,22 @@ func (l *liveState) register(m *Metrics, clock Clock) {
 	counter("drover_live_missing_messages_total", "Telemetry messages skipped by those jumps: lost without the agent knowing, or acknowledged by a server whose state was lost.", nil,
 		func(s state.Summary) int64 { return s.Missing })
 }
+
+// StatusFor answers a Status request: Status, and with the live state's
+// nodes (LiveState.node_list, by id) when req asks for them
+// (StatusRequest.nodes) and the core is stateful.
+func (k *Core) StatusFor(req *pb.StatusRequest) *pb.StatusResponse {
+	st := k.Status()
+	if !req.GetNodes() || k.live == nil {
+		return st
+	}
+	now := k.clock.Now()
+	busy := k.live.st.Running()
+	for _, n := range k.live.st.Nodes(now) {
+		in, u := n.Info, n.Last.Usage
+		st.Live.NodeList = append(st.Live.NodeList, &pb.LiveNode{Id: in.ID, Gpus: int32(in.GPUs), GpuType: in.GPUType, Cpus: int32(in.CPUs),
+			MemoryGib: in.MemoryGiB, NicGbps: in.NICGbps, Rack: int32(in.Rack), BusyGpus: int32(busy[in.ID]), Stale: n.Stale,
+			CpuUtil: u.CPU, MemBwUtil: u.MemBW, NetUtil: u.Net})
+	}
+	return st
+}

@@ -58,8 +58,8 @@ func (s *service) Report(ctx context.Context, req *pb.ReportRequest) (*pb.Report
 }
 
 // Status implements pb.SchedulerServer.
-func (s *service) Status(context.Context, *pb.StatusRequest) (*pb.StatusResponse, error) {
-	return s.core.Status(), nil
+func (s *service) Status(_ context.Context, req *pb.StatusRequest) (*pb.StatusResponse, error) {
+	return s.core.StatusFor(req), nil
 }
 
 // toStatus maps the core's errors to gRPC status codes, the one place
@@ -266,8 +266,8 @@ func (b fastBackend) Report(ctx context.Context, req *pb.ReportRequest) (*pb.Rep
 }
 
 // Status implements fast.Backend.
-func (b fastBackend) Status(context.Context, *pb.StatusRequest) (*pb.StatusResponse, error) {
-	return b.s.core.Status(), nil
+func (b fastBackend) Status(_ context.Context, req *pb.StatusRequest) (*pb.StatusResponse, error) {
+	return b.s.core.StatusFor(req), nil
 }
 
 // Check implements fast.Backend.

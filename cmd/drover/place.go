@@ -19,14 +19,16 @@ import (
 )
 
 // runPlace is `drover place`: a client that sends one Place request (from
-// flags or a JSON file) to a drover server and prints the answer, or asks
-// for the server's status. When the server answers that the job is not
-// placed, it prints the answer and returns errNotPlaced, exit status 3
-// (ExitCode).
+// flags, a JSON file or standard input) to a drover server and prints the
+// answer, or asks for the server's status. With -live the request's
+// cluster is the nodes the server knows (Status with nodes). When the
+// server answers that the job is not placed, it prints the answer and
+// returns errNotPlaced, exit status 3 (ExitCode).
 func runPlace(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("place", stderr)
 	addr := fs.String("addr", "127.0.0.1:50051", "server address")
-	reqFile := fs.String("request", "", "PlaceRequest as JSON (protojson); overrides the cluster and job flags")
+	reqFile := fs.String("request", "", "read the PlaceRequest as JSON (protojson) from this file, or from standard input with -; it overrides the cluster and job flags")
+	live := fs.Bool("live", false, "place on the nodes the server knows (its live state, fed by drover agent; asked with Status) instead of the synthetic cluster of -nodes, -gpus, -free, -rack-size and -util; the job flags apply")
 	printReq := fs.Bool("print-request", false, "print the request as JSON and exit (for ghz -D)")
 	status := fs.Bool("status", false, "ask for the server's status instead")
 	nodes := fs.Int("nodes", 16, "cluster: number of nodes")
@@ -45,17 +47,15 @@ func runPlace(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if *live && *reqFile != "" {
+		return errors.New("-live and -request: give one (-request holds its own cluster)")
+	}
 	req, err := placeRequest(*reqFile, *nodes, *gpus, *free, *rackSize, *util, *jobID, *model, *workers, *arch, *ps, *duration)
 	if err != nil {
 		return err
 	}
-	if *printReq {
-		b, err := protojson.Marshal(req)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(stdout, string(b))
-		return nil
+	if *printReq && !*live {
+		return printRequest(stdout, req)
 	}
 	if err := dial.checkToken(*addr, stderr); err != nil {
 		return err
@@ -80,6 +80,19 @@ func runPlace(args []string, stdout, stderr io.Writer) error {
 		printStatus(stdout, st)
 		return nil
 	}
+	if *live {
+		st, err := client.Status(ctx, &pb.StatusRequest{Nodes: true})
+		if err != nil {
+			return fmt.Errorf("-live: status: %w", err)
+		}
+		if req.Cluster, err = liveCluster(st, *addr); err != nil {
+			return err
+		}
+		if *printReq {
+			return printRequest(stdout, req)
+		}
+		printLiveCluster(stdout, req.Cluster, *addr)
+	}
 	start := time.Now()
 	resp, err := client.Place(ctx, req)
 	if err != nil {
@@ -90,6 +103,58 @@ func runPlace(args []string, stdout, stderr io.Writer) error {
 		return &notPlacedError{reason: resp.GetReason()}
 	}
 	return nil
+}
+
+// printRequest prints req as JSON (protojson), one line.
+func printRequest(stdout io.Writer, req *pb.PlaceRequest) error {
+	b, err := protojson.Marshal(req)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, string(b))
+	return nil
+}
+
+// liveCluster is the cluster of the nodes the server at addr knows, from
+// its Status with nodes: each node as its agent described it, its GPUs
+// less the workers of the jobs reported running on it free, the load of
+// its latest sample. A stateless server, or one no agent has said hello
+// to, is an error that says so.
+func liveCluster(st *pb.StatusResponse, addr string) (*pb.Cluster, error) {
+	l := st.GetLive()
+	switch {
+	case l == nil:
+		return nil, fmt.Errorf("-live: the server at %s is stateless (drover serve -stateless): it knows no nodes", addr)
+	case len(l.GetNodeList()) == 0 && l.GetNodes() > 0:
+		return nil, fmt.Errorf("-live: the server at %s knows %d nodes but did not list them (a server older than -live)", addr, l.GetNodes())
+	case len(l.GetNodeList()) == 0:
+		return nil, fmt.Errorf("-live: the server at %s knows no nodes yet: no agent has said hello (run drover agent -server %s on each node)", addr, addr)
+	}
+	c := &pb.Cluster{IntraRackGbps: 100, CrossRackGbps: 40, PendingJobs: 1}
+	for _, n := range l.GetNodeList() {
+		c.Nodes = append(c.Nodes, &pb.Node{Id: n.GetId(), Gpus: n.GetGpus(), FreeGpus: max(0, n.GetGpus()-n.GetBusyGpus()), GpuType: n.GetGpuType(),
+			Speed: 1, Cpus: n.GetCpus(), MemoryGib: n.GetMemoryGib(), NicGbps: n.GetNicGbps(), Rack: max(0, n.GetRack()),
+			CpuUtil: clampShare(n.GetCpuUtil()), MemBwUtil: clampShare(n.GetMemBwUtil()), NetUtil: clampShare(n.GetNetUtil())})
+	}
+	return c, nil
+}
+
+// clampShare is x in [0, 1] (NaN: 0).
+func clampShare(x float64) float64 {
+	if !(x > 0) {
+		return 0
+	}
+	return min(x, 1)
+}
+
+// printLiveCluster says which nodes a -live request places on.
+func printLiveCluster(w io.Writer, c *pb.Cluster, addr string) {
+	gpus, free := 0, 0
+	for _, n := range c.GetNodes() {
+		gpus += int(n.GetGpus())
+		free += int(n.GetFreeGpus())
+	}
+	fmt.Fprintf(w, "cluster %d nodes the server at %s knows (%d of %d GPUs free)\n", len(c.GetNodes()), addr, free, gpus)
 }
 
 // notPlacedError is drover place's answer when the server did not place
@@ -110,13 +175,13 @@ func (e *notPlacedError) ExitCode() int { return 3 }
 // placeRequest reads the request from file, or builds it from the flags.
 func placeRequest(file string, nodes, gpus, free, rackSize int, util float64, jobID, model string, workers int, arch string, ps int, duration float64) (*pb.PlaceRequest, error) {
 	if file != "" {
-		b, err := os.ReadFile(file)
+		b, err := readRequestFile(file)
 		if err != nil {
 			return nil, err
 		}
 		req := &pb.PlaceRequest{}
 		if err := protojson.Unmarshal(b, req); err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
+			return nil, fmt.Errorf("-request %s: %w", requestName(file), err)
 		}
 		return req, nil
 	}
@@ -160,6 +225,44 @@ func placeRequest(file string, nodes, gpus, free, rackSize int, util float64, jo
 		return nil, fmt.Errorf("-arch %q: want ring or ps", arch)
 	}
 	return &pb.PlaceRequest{Job: j, Cluster: c}, nil
+}
+
+// placeStdin is what -request - reads (a test's input in tests).
+var placeStdin io.Reader = os.Stdin
+
+// maxRequestJSON bounds what -request reads: far above any request a
+// server accepts (drover serve -max-request-bytes, 4 MiB by default, in
+// protobuf's binary form, which is smaller than its JSON).
+const maxRequestJSON = 64 << 20
+
+// readRequestFile reads the -request file, or standard input for "-", up
+// to maxRequestJSON bytes.
+func readRequestFile(file string) ([]byte, error) {
+	r := placeStdin
+	if file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, fmt.Errorf("-request: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	b, err := io.ReadAll(io.LimitReader(r, maxRequestJSON+1))
+	if err != nil {
+		return nil, fmt.Errorf("-request %s: %w", requestName(file), err)
+	}
+	if len(b) > maxRequestJSON {
+		return nil, fmt.Errorf("-request %s: more than %d MiB; want one PlaceRequest as JSON", requestName(file), maxRequestJSON>>20)
+	}
+	return b, nil
+}
+
+// requestName names the -request input in messages.
+func requestName(file string) string {
+	if file == "-" {
+		return "(standard input)"
+	}
+	return file
 }
 
 func syncString(s *pb.Sync) string {

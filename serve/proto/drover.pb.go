@@ -1252,7 +1252,10 @@ func (x *ReportResponse) GetAccepted() int32 {
 
 // StatusRequest asks for the server's status.
 type StatusRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// nodes asks for the nodes of the live state (LiveState.node_list), as
+	// `drover place -live` does; without it Status stays small.
+	Nodes         bool `protobuf:"varint,1,opt,name=nodes,proto3" json:"nodes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1285,6 +1288,13 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
 	return file_drover_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *StatusRequest) GetNodes() bool {
+	if x != nil {
+		return x.Nodes
+	}
+	return false
 }
 
 // StatusResponse describes the server.
@@ -1539,8 +1549,11 @@ type LiveState struct {
 	Jobs           int64 `protobuf:"varint,5,opt,name=jobs,proto3" json:"jobs,omitempty"`
 	ProfiledJobs   int64 `protobuf:"varint,6,opt,name=profiled_jobs,json=profiledJobs,proto3" json:"profiled_jobs,omitempty"`
 	ProfiledModels int64 `protobuf:"varint,7,opt,name=profiled_models,json=profiledModels,proto3" json:"profiled_models,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// node_list holds every node whose agent said hello, by id, when the
+	// request asked for them (StatusRequest.nodes).
+	NodeList      []*LiveNode `protobuf:"bytes,8,rep,name=node_list,json=nodeList,proto3" json:"node_list,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LiveState) Reset() {
@@ -1622,6 +1635,153 @@ func (x *LiveState) GetProfiledModels() int64 {
 	return 0
 }
 
+func (x *LiveState) GetNodeList() []*LiveNode {
+	if x != nil {
+		return x.NodeList
+	}
+	return nil
+}
+
+// LiveNode is a node of the live state, as Status lists it.
+type LiveNode struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id, gpus, gpu_type, cpus, memory_gib, nic_gbps and rack are what the
+	// node's agent said in its hello (AgentHello; rack -1: unknown).
+	Id        string  `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Gpus      int32   `protobuf:"varint,2,opt,name=gpus,proto3" json:"gpus,omitempty"`
+	GpuType   string  `protobuf:"bytes,3,opt,name=gpu_type,json=gpuType,proto3" json:"gpu_type,omitempty"`
+	Cpus      int32   `protobuf:"varint,4,opt,name=cpus,proto3" json:"cpus,omitempty"`
+	MemoryGib float64 `protobuf:"fixed64,5,opt,name=memory_gib,json=memoryGib,proto3" json:"memory_gib,omitempty"`
+	NicGbps   float64 `protobuf:"fixed64,6,opt,name=nic_gbps,json=nicGbps,proto3" json:"nic_gbps,omitempty"`
+	Rack      int32   `protobuf:"varint,7,opt,name=rack,proto3" json:"rack,omitempty"`
+	// busy_gpus counts the workers on the node of the jobs reported
+	// started and not finished.
+	BusyGpus int32 `protobuf:"varint,8,opt,name=busy_gpus,json=busyGpus,proto3" json:"busy_gpus,omitempty"`
+	// stale says its agent has been silent for longer than stale_after_s.
+	Stale bool `protobuf:"varint,9,opt,name=stale,proto3" json:"stale,omitempty"`
+	// cpu_util, mem_bw_util and net_util are the load of its latest
+	// sample, in [0, 1] (0 before the first).
+	CpuUtil       float64 `protobuf:"fixed64,10,opt,name=cpu_util,json=cpuUtil,proto3" json:"cpu_util,omitempty"`
+	MemBwUtil     float64 `protobuf:"fixed64,11,opt,name=mem_bw_util,json=memBwUtil,proto3" json:"mem_bw_util,omitempty"`
+	NetUtil       float64 `protobuf:"fixed64,12,opt,name=net_util,json=netUtil,proto3" json:"net_util,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LiveNode) Reset() {
+	*x = LiveNode{}
+	mi := &file_drover_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LiveNode) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LiveNode) ProtoMessage() {}
+
+func (x *LiveNode) ProtoReflect() protoreflect.Message {
+	mi := &file_drover_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LiveNode.ProtoReflect.Descriptor instead.
+func (*LiveNode) Descriptor() ([]byte, []int) {
+	return file_drover_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *LiveNode) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *LiveNode) GetGpus() int32 {
+	if x != nil {
+		return x.Gpus
+	}
+	return 0
+}
+
+func (x *LiveNode) GetGpuType() string {
+	if x != nil {
+		return x.GpuType
+	}
+	return ""
+}
+
+func (x *LiveNode) GetCpus() int32 {
+	if x != nil {
+		return x.Cpus
+	}
+	return 0
+}
+
+func (x *LiveNode) GetMemoryGib() float64 {
+	if x != nil {
+		return x.MemoryGib
+	}
+	return 0
+}
+
+func (x *LiveNode) GetNicGbps() float64 {
+	if x != nil {
+		return x.NicGbps
+	}
+	return 0
+}
+
+func (x *LiveNode) GetRack() int32 {
+	if x != nil {
+		return x.Rack
+	}
+	return 0
+}
+
+func (x *LiveNode) GetBusyGpus() int32 {
+	if x != nil {
+		return x.BusyGpus
+	}
+	return 0
+}
+
+func (x *LiveNode) GetStale() bool {
+	if x != nil {
+		return x.Stale
+	}
+	return false
+}
+
+func (x *LiveNode) GetCpuUtil() float64 {
+	if x != nil {
+		return x.CpuUtil
+	}
+	return 0
+}
+
+func (x *LiveNode) GetMemBwUtil() float64 {
+	if x != nil {
+		return x.MemBwUtil
+	}
+	return 0
+}
+
+func (x *LiveNode) GetNetUtil() float64 {
+	if x != nil {
+		return x.NetUtil
+	}
+	return 0
+}
+
 // AgentHello introduces a node: what it is and which agent runs on it.
 type AgentHello struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1655,7 +1815,7 @@ type AgentHello struct {
 
 func (x *AgentHello) Reset() {
 	*x = AgentHello{}
-	mi := &file_drover_proto_msgTypes[16]
+	mi := &file_drover_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1667,7 +1827,7 @@ func (x *AgentHello) String() string {
 func (*AgentHello) ProtoMessage() {}
 
 func (x *AgentHello) ProtoReflect() protoreflect.Message {
-	mi := &file_drover_proto_msgTypes[16]
+	mi := &file_drover_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1680,7 +1840,7 @@ func (x *AgentHello) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentHello.ProtoReflect.Descriptor instead.
 func (*AgentHello) Descriptor() ([]byte, []int) {
-	return file_drover_proto_rawDescGZIP(), []int{16}
+	return file_drover_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *AgentHello) GetNodeId() string {
@@ -1787,7 +1947,7 @@ type GPUReading struct {
 
 func (x *GPUReading) Reset() {
 	*x = GPUReading{}
-	mi := &file_drover_proto_msgTypes[17]
+	mi := &file_drover_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1799,7 +1959,7 @@ func (x *GPUReading) String() string {
 func (*GPUReading) ProtoMessage() {}
 
 func (x *GPUReading) ProtoReflect() protoreflect.Message {
-	mi := &file_drover_proto_msgTypes[17]
+	mi := &file_drover_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1812,7 +1972,7 @@ func (x *GPUReading) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GPUReading.ProtoReflect.Descriptor instead.
 func (*GPUReading) Descriptor() ([]byte, []int) {
-	return file_drover_proto_rawDescGZIP(), []int{17}
+	return file_drover_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GPUReading) GetIndex() int32 {
@@ -1881,7 +2041,7 @@ type NodeSample struct {
 
 func (x *NodeSample) Reset() {
 	*x = NodeSample{}
-	mi := &file_drover_proto_msgTypes[18]
+	mi := &file_drover_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1893,7 +2053,7 @@ func (x *NodeSample) String() string {
 func (*NodeSample) ProtoMessage() {}
 
 func (x *NodeSample) ProtoReflect() protoreflect.Message {
-	mi := &file_drover_proto_msgTypes[18]
+	mi := &file_drover_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1906,7 +2066,7 @@ func (x *NodeSample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeSample.ProtoReflect.Descriptor instead.
 func (*NodeSample) Descriptor() ([]byte, []int) {
-	return file_drover_proto_rawDescGZIP(), []int{18}
+	return file_drover_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *NodeSample) GetUnixNanos() int64 {
@@ -1983,7 +2143,7 @@ type JobIterations struct {
 
 func (x *JobIterations) Reset() {
 	*x = JobIterations{}
-	mi := &file_drover_proto_msgTypes[19]
+	mi := &file_drover_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1995,7 +2155,7 @@ func (x *JobIterations) String() string {
 func (*JobIterations) ProtoMessage() {}
 
 func (x *JobIterations) ProtoReflect() protoreflect.Message {
-	mi := &file_drover_proto_msgTypes[19]
+	mi := &file_drover_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2008,7 +2168,7 @@ func (x *JobIterations) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobIterations.ProtoReflect.Descriptor instead.
 func (*JobIterations) Descriptor() ([]byte, []int) {
-	return file_drover_proto_rawDescGZIP(), []int{19}
+	return file_drover_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *JobIterations) GetJobId() string {
@@ -2055,7 +2215,7 @@ type Gap struct {
 
 func (x *Gap) Reset() {
 	*x = Gap{}
-	mi := &file_drover_proto_msgTypes[20]
+	mi := &file_drover_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2067,7 +2227,7 @@ func (x *Gap) String() string {
 func (*Gap) ProtoMessage() {}
 
 func (x *Gap) ProtoReflect() protoreflect.Message {
-	mi := &file_drover_proto_msgTypes[20]
+	mi := &file_drover_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2080,7 +2240,7 @@ func (x *Gap) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Gap.ProtoReflect.Descriptor instead.
 func (*Gap) Descriptor() ([]byte, []int) {
-	return file_drover_proto_rawDescGZIP(), []int{20}
+	return file_drover_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Gap) GetSamples() int64 {
@@ -2130,7 +2290,7 @@ type AgentMessage struct {
 
 func (x *AgentMessage) Reset() {
 	*x = AgentMessage{}
-	mi := &file_drover_proto_msgTypes[21]
+	mi := &file_drover_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2142,7 +2302,7 @@ func (x *AgentMessage) String() string {
 func (*AgentMessage) ProtoMessage() {}
 
 func (x *AgentMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_drover_proto_msgTypes[21]
+	mi := &file_drover_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2155,7 +2315,7 @@ func (x *AgentMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentMessage.ProtoReflect.Descriptor instead.
 func (*AgentMessage) Descriptor() ([]byte, []int) {
-	return file_drover_proto_rawDescGZIP(), []int{21}
+	return file_drover_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *AgentMessage) GetSeq() uint64 {
@@ -2251,7 +2411,7 @@ type AgentAck struct {
 
 func (x *AgentAck) Reset() {
 	*x = AgentAck{}
-	mi := &file_drover_proto_msgTypes[22]
+	mi := &file_drover_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2263,7 +2423,7 @@ func (x *AgentAck) String() string {
 func (*AgentAck) ProtoMessage() {}
 
 func (x *AgentAck) ProtoReflect() protoreflect.Message {
-	mi := &file_drover_proto_msgTypes[22]
+	mi := &file_drover_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2276,7 +2436,7 @@ func (x *AgentAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentAck.ProtoReflect.Descriptor instead.
 func (*AgentAck) Descriptor() ([]byte, []int) {
-	return file_drover_proto_rawDescGZIP(), []int{22}
+	return file_drover_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *AgentAck) GetAckedSeq() uint64 {
@@ -2378,8 +2538,9 @@ const file_drover_proto_rawDesc = "" +
 	"\rReportRequest\x12.\n" +
 	"\boutcomes\x18\x01 \x03(\v2\x12.drover.v1.OutcomeR\boutcomes\",\n" +
 	"\x0eReportResponse\x12\x1a\n" +
-	"\baccepted\x18\x01 \x01(\x05R\baccepted\"\x0f\n" +
-	"\rStatusRequest\"\x8c\t\n" +
+	"\baccepted\x18\x01 \x01(\x05R\baccepted\"%\n" +
+	"\rStatusRequest\x12\x14\n" +
+	"\x05nodes\x18\x01 \x01(\bR\x05nodes\"\x8c\t\n" +
 	"\x0eStatusResponse\x12#\n" +
 	"\ractive_policy\x18\x01 \x01(\tR\factivePolicy\x12\x1c\n" +
 	"\theuristic\x18\x02 \x01(\tR\theuristic\x12#\n" +
@@ -2415,7 +2576,7 @@ const file_drover_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a9\n" +
 	"\vShadowEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xed\x01\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\x9f\x02\n" +
 	"\tLiveState\x12\x14\n" +
 	"\x05nodes\x18\x01 \x01(\x03R\x05nodes\x12\x1f\n" +
 	"\vstale_nodes\x18\x02 \x01(\x03R\n" +
@@ -2424,7 +2585,23 @@ const file_drover_proto_rawDesc = "" +
 	"\rlost_messages\x18\x04 \x01(\x03R\flostMessages\x12\x12\n" +
 	"\x04jobs\x18\x05 \x01(\x03R\x04jobs\x12#\n" +
 	"\rprofiled_jobs\x18\x06 \x01(\x03R\fprofiledJobs\x12'\n" +
-	"\x0fprofiled_models\x18\a \x01(\x03R\x0eprofiledModels\"\xca\x02\n" +
+	"\x0fprofiled_models\x18\a \x01(\x03R\x0eprofiledModels\x120\n" +
+	"\tnode_list\x18\b \x03(\v2\x13.drover.v1.LiveNodeR\bnodeList\"\xb4\x02\n" +
+	"\bLiveNode\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04gpus\x18\x02 \x01(\x05R\x04gpus\x12\x19\n" +
+	"\bgpu_type\x18\x03 \x01(\tR\agpuType\x12\x12\n" +
+	"\x04cpus\x18\x04 \x01(\x05R\x04cpus\x12\x1d\n" +
+	"\n" +
+	"memory_gib\x18\x05 \x01(\x01R\tmemoryGib\x12\x19\n" +
+	"\bnic_gbps\x18\x06 \x01(\x01R\anicGbps\x12\x12\n" +
+	"\x04rack\x18\a \x01(\x05R\x04rack\x12\x1b\n" +
+	"\tbusy_gpus\x18\b \x01(\x05R\bbusyGpus\x12\x14\n" +
+	"\x05stale\x18\t \x01(\bR\x05stale\x12\x19\n" +
+	"\bcpu_util\x18\n" +
+	" \x01(\x01R\acpuUtil\x12\x1e\n" +
+	"\vmem_bw_util\x18\v \x01(\x01R\tmemBwUtil\x12\x19\n" +
+	"\bnet_util\x18\f \x01(\x01R\anetUtil\"\xca\x02\n" +
 	"\n" +
 	"AgentHello\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\tR\x06nodeId\x12\x19\n" +
@@ -2521,7 +2698,7 @@ func file_drover_proto_rawDescGZIP() []byte {
 }
 
 var file_drover_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_drover_proto_goTypes = []any{
 	(Arch)(0),              // 0: drover.v1.Arch
 	(SyncKind)(0),          // 1: drover.v1.SyncKind
@@ -2543,17 +2720,18 @@ var file_drover_proto_goTypes = []any{
 	(*StatusRequest)(nil),  // 17: drover.v1.StatusRequest
 	(*StatusResponse)(nil), // 18: drover.v1.StatusResponse
 	(*LiveState)(nil),      // 19: drover.v1.LiveState
-	(*AgentHello)(nil),     // 20: drover.v1.AgentHello
-	(*GPUReading)(nil),     // 21: drover.v1.GPUReading
-	(*NodeSample)(nil),     // 22: drover.v1.NodeSample
-	(*JobIterations)(nil),  // 23: drover.v1.JobIterations
-	(*Gap)(nil),            // 24: drover.v1.Gap
-	(*AgentMessage)(nil),   // 25: drover.v1.AgentMessage
-	(*AgentAck)(nil),       // 26: drover.v1.AgentAck
-	nil,                    // 27: drover.v1.StatusResponse.DecisionsEntry
-	nil,                    // 28: drover.v1.StatusResponse.FallbacksEntry
-	nil,                    // 29: drover.v1.StatusResponse.OutcomesEntry
-	nil,                    // 30: drover.v1.StatusResponse.ShadowEntry
+	(*LiveNode)(nil),       // 20: drover.v1.LiveNode
+	(*AgentHello)(nil),     // 21: drover.v1.AgentHello
+	(*GPUReading)(nil),     // 22: drover.v1.GPUReading
+	(*NodeSample)(nil),     // 23: drover.v1.NodeSample
+	(*JobIterations)(nil),  // 24: drover.v1.JobIterations
+	(*Gap)(nil),            // 25: drover.v1.Gap
+	(*AgentMessage)(nil),   // 26: drover.v1.AgentMessage
+	(*AgentAck)(nil),       // 27: drover.v1.AgentAck
+	nil,                    // 28: drover.v1.StatusResponse.DecisionsEntry
+	nil,                    // 29: drover.v1.StatusResponse.FallbacksEntry
+	nil,                    // 30: drover.v1.StatusResponse.OutcomesEntry
+	nil,                    // 31: drover.v1.StatusResponse.ShadowEntry
 }
 var file_drover_proto_depIdxs = []int32{
 	4,  // 0: drover.v1.Cluster.nodes:type_name -> drover.v1.Node
@@ -2569,29 +2747,30 @@ var file_drover_proto_depIdxs = []int32{
 	12, // 10: drover.v1.Outcome.iterations:type_name -> drover.v1.Iterations
 	13, // 11: drover.v1.Outcome.finished:type_name -> drover.v1.Finished
 	14, // 12: drover.v1.ReportRequest.outcomes:type_name -> drover.v1.Outcome
-	27, // 13: drover.v1.StatusResponse.decisions:type_name -> drover.v1.StatusResponse.DecisionsEntry
-	28, // 14: drover.v1.StatusResponse.fallbacks:type_name -> drover.v1.StatusResponse.FallbacksEntry
-	29, // 15: drover.v1.StatusResponse.outcomes:type_name -> drover.v1.StatusResponse.OutcomesEntry
-	30, // 16: drover.v1.StatusResponse.shadow:type_name -> drover.v1.StatusResponse.ShadowEntry
+	28, // 13: drover.v1.StatusResponse.decisions:type_name -> drover.v1.StatusResponse.DecisionsEntry
+	29, // 14: drover.v1.StatusResponse.fallbacks:type_name -> drover.v1.StatusResponse.FallbacksEntry
+	30, // 15: drover.v1.StatusResponse.outcomes:type_name -> drover.v1.StatusResponse.OutcomesEntry
+	31, // 16: drover.v1.StatusResponse.shadow:type_name -> drover.v1.StatusResponse.ShadowEntry
 	19, // 17: drover.v1.StatusResponse.live:type_name -> drover.v1.LiveState
-	21, // 18: drover.v1.NodeSample.gpus:type_name -> drover.v1.GPUReading
-	20, // 19: drover.v1.AgentMessage.hello:type_name -> drover.v1.AgentHello
-	22, // 20: drover.v1.AgentMessage.sample:type_name -> drover.v1.NodeSample
-	23, // 21: drover.v1.AgentMessage.iterations:type_name -> drover.v1.JobIterations
-	24, // 22: drover.v1.AgentMessage.gap:type_name -> drover.v1.Gap
-	7,  // 23: drover.v1.Scheduler.Place:input_type -> drover.v1.PlaceRequest
-	15, // 24: drover.v1.Scheduler.Report:input_type -> drover.v1.ReportRequest
-	17, // 25: drover.v1.Scheduler.Status:input_type -> drover.v1.StatusRequest
-	25, // 26: drover.v1.Telemetry.Stream:input_type -> drover.v1.AgentMessage
-	10, // 27: drover.v1.Scheduler.Place:output_type -> drover.v1.PlaceResponse
-	16, // 28: drover.v1.Scheduler.Report:output_type -> drover.v1.ReportResponse
-	18, // 29: drover.v1.Scheduler.Status:output_type -> drover.v1.StatusResponse
-	26, // 30: drover.v1.Telemetry.Stream:output_type -> drover.v1.AgentAck
-	27, // [27:31] is the sub-list for method output_type
-	23, // [23:27] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	20, // 18: drover.v1.LiveState.node_list:type_name -> drover.v1.LiveNode
+	22, // 19: drover.v1.NodeSample.gpus:type_name -> drover.v1.GPUReading
+	21, // 20: drover.v1.AgentMessage.hello:type_name -> drover.v1.AgentHello
+	23, // 21: drover.v1.AgentMessage.sample:type_name -> drover.v1.NodeSample
+	24, // 22: drover.v1.AgentMessage.iterations:type_name -> drover.v1.JobIterations
+	25, // 23: drover.v1.AgentMessage.gap:type_name -> drover.v1.Gap
+	7,  // 24: drover.v1.Scheduler.Place:input_type -> drover.v1.PlaceRequest
+	15, // 25: drover.v1.Scheduler.Report:input_type -> drover.v1.ReportRequest
+	17, // 26: drover.v1.Scheduler.Status:input_type -> drover.v1.StatusRequest
+	26, // 27: drover.v1.Telemetry.Stream:input_type -> drover.v1.AgentMessage
+	10, // 28: drover.v1.Scheduler.Place:output_type -> drover.v1.PlaceResponse
+	16, // 29: drover.v1.Scheduler.Report:output_type -> drover.v1.ReportResponse
+	18, // 30: drover.v1.Scheduler.Status:output_type -> drover.v1.StatusResponse
+	27, // 31: drover.v1.Telemetry.Stream:output_type -> drover.v1.AgentAck
+	28, // [28:32] is the sub-list for method output_type
+	24, // [24:28] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_drover_proto_init() }
@@ -2604,7 +2783,7 @@ func file_drover_proto_init() {
 		(*Outcome_Iterations)(nil),
 		(*Outcome_Finished)(nil),
 	}
-	file_drover_proto_msgTypes[21].OneofWrappers = []any{
+	file_drover_proto_msgTypes[22].OneofWrappers = []any{
 		(*AgentMessage_Hello)(nil),
 		(*AgentMessage_Sample)(nil),
 		(*AgentMessage_Iterations)(nil),
@@ -2616,7 +2795,7 @@ func file_drover_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_drover_proto_rawDesc), len(file_drover_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   27,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   2,
 		},
