@@ -15,4 +15,7 @@ var (
 	ErrStalled = errors.New("env: stalled")
 	// ErrDone is returned by Sim.Next when every job has finished.
 	ErrDone = errors.New("env: done")
+	// ErrCancelled is returned by a Scheduler that stopped early because
+	// its View's Done channel was closed: it made no decisions.
+	ErrCancelled = errors.New("env: decision cancelled")
 )

@@ -48,25 +48,32 @@ func FirstCandidate(*View, *Job, []Candidate) int { return 0 }
 // Delegate runs one decision point of p with choose picking each job's
 // candidate: pending jobs are taken in arrival order with backfilling,
 // and each that fits in the GPUs left and gets candidates starts on the
-// chosen one. It panics when choose returns an index out of range.
+// chosen one. It panics when choose returns an index out of range. When
+// v.Done is closed it stops and returns ErrCancelled.
 func Delegate(p Proposer, v *View, choose Chooser) ([]Decision, error) {
 	p.Begin(v)
 	left := 0
 	for _, f := range v.Free {
 		left += f
 	}
-	return DelegateJobs(p, v, v.Active, left, choose), nil
+	ds := DelegateJobs(p, v, v.Active, left, choose)
+	if v.Cancelled() {
+		return nil, ErrCancelled
+	}
+	return ds, nil
 }
 
 // DelegateJobs is Delegate after p.Begin(v), over jobs (in order; those
 // not pending are skipped) with free GPUs free in all: for a Proposer
 // whose Begin must run once per decision point, or that keeps its own
-// list of the pending jobs and their free GPUs.
+// list of the pending jobs and their free GPUs. When v.Done is closed it
+// stops before the next job: the caller checks v.Cancelled and discards
+// what it returns.
 func DelegateJobs(p Proposer, v *View, jobs []*Job, free int, choose Chooser) []Decision {
 	left := free
 	var ds []Decision
 	for _, j := range jobs {
-		if left == 0 {
+		if left == 0 || v.Cancelled() {
 			break
 		}
 		if j.State != Pending || j.Spec.GPUs > left {

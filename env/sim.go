@@ -114,6 +114,30 @@ type View struct {
 	// value for its whole run); otherwise it must rebuild them.
 	Changed []*Job
 	Touched []int
+	// Done, when not nil, is closed when the caller no longer wants the
+	// decisions (a served request whose deadline passed or whose client
+	// went away). A scheduler's long loops poll it (Cancelled) and return
+	// ErrCancelled, deciding nothing. It is a signal passed in, not a
+	// clock: the decisions of a View whose Done stays open do not depend
+	// on it. The simulator leaves it nil.
+	Done <-chan struct{}
+}
+
+// Cancelled reports whether v's Done channel is closed. It costs a
+// channel poll: loops call it once per job or per pass over the nodes.
+func (v *View) Cancelled() bool {
+	return Closed(v.Done)
+}
+
+// Closed reports whether done is closed (false for a nil channel), for
+// the schedulers that keep View.Done for their inner loops.
+func Closed(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
 }
 
 // ProgressBlind is an optional ability of a Scheduler. A scheduler whose

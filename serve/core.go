@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -178,9 +179,10 @@ func WithModelTimeout(d time.Duration) Option {
 // WithLimits sets the request size limits (default DefaultLimits).
 func WithLimits(l Limits) Option {
 	return func(k *Core) error {
-		if l.MaxNodes <= 0 || l.MaxGPUsPerNode <= 0 || l.MaxWorkers <= 0 || l.MaxPSShards < 0 || l.MaxIDLen <= 0 || l.MaxOutcomes <= 0 || l.MaxSamples <= 0 || !(l.MaxUtil > 0) {
+		if l.MaxNodes <= 0 || l.MaxGPUsPerNode <= 0 || l.MaxWorkers <= 0 || l.MaxPSShards < 0 || l.MaxIDLen <= 0 || l.MaxOutcomes <= 0 || l.MaxSamples <= 0 || !(l.MaxUtil > 0) || l.MaxWork < 0 {
 			return fmt.Errorf("serve: limits %+v: every limit must be positive", l)
 		}
+		l.MaxWork = cmp.Or(l.MaxWork, DefaultMaxWork)
 		k.limits = l
 		return nil
 	}
@@ -369,6 +371,7 @@ func (k *Core) Place(ctx context.Context, req *pb.PlaceRequest) (*pb.PlaceRespon
 	}
 	start := k.clock.Now()
 	s := getSnapshot()
+	s.done = ctx.Done()
 	if err := validatePlace(req, k.limits, s.index, s.ids); err != nil {
 		s.ids = s.ids[:0] // s.index holds nothing known
 		putSnapshot(s)
@@ -381,6 +384,11 @@ func (k *Core) Place(ctx context.Context, req *pb.PlaceRequest) (*pb.PlaceRespon
 	d, err := k.decide(ctx, s, k.shedAbove > 0 && n > k.shedAbove)
 	if !d.abandoned {
 		defer putSnapshot(s)
+	}
+	if err == nil && s.stopped {
+		// A heuristic stopped early for the request's deadline or
+		// cancellation: what it left is no answer.
+		err = ctx.Err()
 	}
 	if err != nil {
 		return nil, err
@@ -424,6 +432,10 @@ func (k *Core) decide(ctx context.Context, s *snapshot, overloaded bool) (decisi
 		alloc, sy, err = k.runCheap(s)
 	} else {
 		alloc, sy, err = k.runHeuristic(s)
+		if errors.Is(err, env.ErrCancelled) {
+			s.stopped = true // Place answers the context's error
+			return d, nil
+		}
 		if err != nil {
 			// The full heuristic failed: the cheap one still answers.
 			d.note = fmt.Sprintf("%s failed: %v", k.heurName, err)

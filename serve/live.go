@@ -417,7 +417,8 @@ func (k *Core) runLive(s *snapshot) ([]int, env.Sync, error) {
 			sp.Memo = k.live.memo(s)
 		}
 	}
-	v := &env.View{Now: unixSeconds(k.clock.Now()), Cluster: &s.cluster, Free: append([]int(nil), s.state.Free...), Active: []*env.Job{job}, Model: model}
+	v := &env.View{Now: unixSeconds(k.clock.Now()), Cluster: &s.cluster, Free: append([]int(nil), s.state.Free...), Active: []*env.Job{job}, Model: model,
+		Done: s.done}
 	if _, ok := p.(*sas.SAS); ok {
 		v.Active = append(v.Active, k.live.running(s)...)
 	}
@@ -575,7 +576,7 @@ func (l *liveState) register(m *Metrics, clock Clock) {
 		m.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels},
 			func() float64 { return float64(f(get())) }))
 	}
-	const evHelp = "Jobs the live state forgot (max_jobs, node_quota, iteration_times) or iteration reports it dropped (job_workers) to stay within its limits (state.Config)."
+	const evHelp = "Jobs the live state forgot (max_jobs, node_quota, iteration_times), iteration reports it dropped (job_workers), stale nodes it forgot for new ones (stale_node) and new nodes it refused, none being stale (max_nodes), to stay within its limits (state.Config)."
 	for _, e := range []struct {
 		reason string
 		f      func(state.Evictions) int64
@@ -584,6 +585,8 @@ func (l *liveState) register(m *Metrics, clock Clock) {
 		{"node_quota", func(e state.Evictions) int64 { return e.NodeQuota }},
 		{"iteration_times", func(e state.Evictions) int64 { return e.IterationTimes }},
 		{"job_workers", func(e state.Evictions) int64 { return e.Workers }},
+		{"stale_node", func(e state.Evictions) int64 { return e.StaleNodes }},
+		{"max_nodes", func(e state.Evictions) int64 { return e.Nodes }},
 	} {
 		counter("drover_live_evictions_total", evHelp, prometheus.Labels{"reason": e.reason}, func(s state.Summary) int64 { return e.f(s.Evicted) })
 	}

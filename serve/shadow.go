@@ -43,10 +43,14 @@ func (k *Core) decideView(ctx context.Context, s *snapshot, v *Version, d *decis
 	budget := k.viewBudget(ctx)
 	mctx, cancel := context.WithTimeout(ctx, max(budget, 0))
 	defer cancel()
-	ch, failure := k.startView(s, v, budget)
+	ch, failure := k.startView(s, v, budget, mctx.Done())
 
 	heurPolicy := k.heurPolicy
 	alloc, sy, herr := k.runHeuristic(s)
+	if errors.Is(herr, env.ErrCancelled) {
+		s.stopped = true // Place answers the context's error
+		return *d, nil
+	}
 	if herr != nil {
 		d.note = fmt.Sprintf("%s failed: %v", k.heurName, herr)
 		heurPolicy = cheapPolicy
@@ -62,7 +66,7 @@ func (k *Core) decideView(ctx context.Context, s *snapshot, v *Version, d *decis
 		}
 		if failure == "" {
 			switch {
-			case errors.Is(r.err, context.DeadlineExceeded):
+			case errors.Is(r.err, context.DeadlineExceeded), errors.Is(r.err, env.ErrCancelled):
 				failure = FallbackDeadline
 			case r.err != nil:
 				failure = FallbackError
@@ -134,8 +138,9 @@ func (k *Core) viewBudget(ctx context.Context) (budget time.Duration) {
 // startView starts v on the snapshot in a goroutine of its own and
 // returns the channel its result arrives on, given budget, or nil and why it was not
 // started (no time left, every model slot taken). The goroutine reads the
-// snapshot and writes nothing in it.
-func (k *Core) startView(s *snapshot, v *Version, budget time.Duration) (<-chan viewResult, string) {
+// snapshot and writes nothing in it; the policy's view has done as its
+// Done, so that it stops computing once nobody waits for it.
+func (k *Core) startView(s *snapshot, v *Version, budget time.Duration, done <-chan struct{}) (<-chan viewResult, string) {
 	if budget <= 0 {
 		return nil, FallbackDeadline
 	}
@@ -155,7 +160,7 @@ func (k *Core) startView(s *snapshot, v *Version, budget time.Duration) (<-chan 
 			}
 		}()
 		p := v.NewPolicy()
-		alloc, sy, err := schedule(p, s)
+		alloc, sy, err := schedule(p, s, done)
 		ch <- viewResult{alloc: alloc, sync: sy, err: err}
 	}()
 	return ch, ""

@@ -32,6 +32,12 @@ type snapshot struct {
 	used  []int          // checkAlloc's counts, all zero between calls
 	fast  fastScratch
 
+	// done is the request's ctx.Done(): the heuristics' long loops look
+	// at it (cancelled) and stop early when it is closed, and stopped
+	// says one did, so that its answer is no answer.
+	done    <-chan struct{}
+	stopped bool
+
 	// runLiveSTRN's scratch: the job, GPUs per chosen node, and that as
 	// the sync cache's shape.
 	liveJob   env.Job
@@ -59,8 +65,25 @@ func putSnapshot(s *snapshot) {
 	// maxPooledNodes strings) until the next.
 	clear(s.cluster.Nodes)
 	s.job, s.jobID = env.JobSpec{}, ""
+	s.done, s.stopped = nil, false
 	s.liveJob = env.Job{}
 	snapshotPool.Put(s)
+}
+
+// cancelled reports whether the request's context is done (its done
+// channel closed), and remembers it in s.stopped. It costs a channel
+// poll: the loops call it once per pass over the nodes.
+func (s *snapshot) cancelled() bool {
+	if s.stopped {
+		return true
+	}
+	select {
+	case <-s.done:
+		s.stopped = true
+		return true
+	default:
+		return false
+	}
 }
 
 // resize returns a with length n, reusing its memory when it can.
@@ -137,7 +160,7 @@ func runHeuristic(f policies.Factory, s *snapshot) ([]int, env.Sync, error) {
 	if err != nil {
 		return nil, env.Sync{}, err
 	}
-	alloc, sy, err := schedule(p, s)
+	alloc, sy, err := schedule(p, s, s.done)
 	if err != nil || alloc == nil {
 		return nil, env.Sync{}, err
 	}
@@ -149,12 +172,13 @@ func runHeuristic(f policies.Factory, s *snapshot) ([]int, env.Sync, error) {
 
 // schedule asks p where the snapshot's job goes, on a view of its own
 // (the job, a copy of the free GPUs; the cluster and the loads are shared
-// and only read), and returns the job's allocation (nil: not placed) and
-// sync strategy, unchecked. It writes nothing in s, so it may run beside
-// another reader of s.
-func schedule(p policies.Policy, s *snapshot) ([]int, env.Sync, error) {
+// and only read; done as its Done), and returns the job's allocation
+// (nil: not placed) and sync strategy, unchecked. It writes nothing in
+// s, so it may run beside another reader of s.
+func schedule(p policies.Policy, s *snapshot, done <-chan struct{}) ([]int, env.Sync, error) {
 	job := &env.Job{ID: 0, Spec: s.job, State: env.Pending, FirstStart: math.NaN(), Finish: math.NaN()}
-	v := &env.View{Cluster: &s.cluster, Free: append([]int(nil), s.state.Free...), Active: []*env.Job{job}, Model: telemetry{s.state.Load}}
+	v := &env.View{Cluster: &s.cluster, Free: append([]int(nil), s.state.Free...), Active: []*env.Job{job}, Model: telemetry{s.state.Load},
+		Done: done}
 	return scheduleView(p, v)
 }
 

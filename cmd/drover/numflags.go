@@ -65,6 +65,13 @@ const (
 	// int32, and a request of 1 GiB is already far past any real one
 	// (4,096 nodes x 4,096 workers is 293 KB).
 	maxRequestBytes = 1 << 30
+	// maxWork bounds -max-work: the largest request serve.DefaultLimits
+	// lets through (4,096 nodes x 4,096 workers), past which the bound
+	// bounds nothing.
+	maxWork = 1 << 24
+	// maxIterationTimes bounds -live-max-iteration-times: 2^28 times are
+	// 2 GiB.
+	maxIterationTimes = 1 << 28
 	// maxMemLimitMiB bounds -memlimit-mib: 1 PiB, so that MiB << 20
 	// cannot overflow.
 	maxMemLimitMiB = 1 << 30
@@ -134,6 +141,14 @@ var numRules = map[string]numRule{
 	"state-every":       above(0, maxDuration, "a positive interval, at most a day"),
 	"stale-after":       above(0, maxDuration, "a positive time, at most a day"),
 	"shutdown-grace":    within(0, maxDuration, "0 or more, at most a day"),
+	// drover serve's bounds on one request's work and on the live state
+	// (serve.Limits.MaxWork, state.Config).
+	"max-work":                 within(1, maxWork, fmt.Sprintf("1 to %d (nodes x workers)", maxWork)),
+	"live-max-nodes":           within(1, maxCount, fmt.Sprintf("1 to %d nodes", maxCount)),
+	"live-max-jobs":            within(1, maxCount, fmt.Sprintf("1 to %d jobs", maxCount)),
+	"live-max-jobs-per-node":   within(1, maxCount, fmt.Sprintf("1 to %d jobs", maxCount)),
+	"live-max-job-workers":     within(1, maxCount, fmt.Sprintf("1 to %d workers", maxCount)),
+	"live-max-iteration-times": within(1, maxIterationTimes, fmt.Sprintf("1 to %d iteration times", maxIterationTimes)),
 }
 
 // cmdNumRules are the rules of the flags whose name means something else

@@ -187,10 +187,17 @@ func (s *SAS) NodeGroups() [][]int { return s.groups }
 // the free GPUs from its groups' sums: the same jobs in the same order,
 // since every pending job that fits in the free GPUs gets a candidate (the
 // union of the groups, at worst, has room for it).
+//
+// When v.Done is closed it stops before the next job and returns
+// env.ErrCancelled.
 func (s *SAS) Schedule(v *env.View) ([]env.Decision, error) {
 	s.Begin(v)
 	if !s.synced || !s.idx.ok {
-		return delegate(s, v), nil
+		ds := delegate(s, v)
+		if v.Cancelled() {
+			return nil, env.ErrCancelled
+		}
+		return ds, nil
 	}
 	left := 0
 	for gi := range s.groups {
@@ -200,6 +207,9 @@ func (s *SAS) Schedule(v *env.View) ([]env.Decision, error) {
 	for _, j := range s.queue.Jobs {
 		if left == 0 {
 			break
+		}
+		if v.Cancelled() {
+			return nil, env.ErrCancelled
 		}
 		if j.Spec.GPUs > left {
 			continue

@@ -1,10 +1,12 @@
 package daemon
 
 import (
+	"fmt"
 	"io"
 	"time"
 
 	"github.com/drover-sched/drover/serve"
+	"github.com/drover-sched/drover/serve/state"
 )
 
 // Config is a policy server's configuration: `drover serve`'s flags, one
@@ -84,6 +86,17 @@ type Config struct {
 	// StaleAfter is how long an agent may be silent before its node is
 	// stale and avoided (-stale-after).
 	StaleAfter time.Duration
+	// MaxWork bounds a Place request's nodes times its job's workers
+	// (-max-work; see serve.Limits.MaxWork): a request above it is
+	// refused.
+	MaxWork int
+	// Live bounds the live state whatever agents and reports send (see
+	// state.Config): the nodes (-live-max-nodes), the jobs
+	// (-live-max-jobs), the jobs one node's agent may create
+	// (-live-max-jobs-per-node), the workers of one job whose iteration
+	// times are kept (-live-max-job-workers) and the iteration times kept
+	// over all jobs (-live-max-iteration-times).
+	Live LiveLimits
 	// Switch is how a view-level learned checkpoint (strn-rl, sas-rl) is
 	// served (-switch, -gate-*).
 	Switch serve.SwitchConfig
@@ -98,6 +111,42 @@ type Config struct {
 	Ready func(Addrs)
 }
 
+// LiveLimits are the live state's bounds that `drover serve` sets by
+// flag, each a state.Config field of the same name.
+type LiveLimits struct {
+	MaxNodes, MaxJobs, MaxJobsPerNode, MaxJobWorkers, MaxIterationTimes int
+}
+
+// CheckLimits refuses a MaxWork or a live-state bound that is not
+// positive, naming its flag (zero would mean the library's default
+// silently).
+func (c Config) CheckLimits() error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"-max-work", c.MaxWork}, {"-live-max-nodes", c.Live.MaxNodes}, {"-live-max-jobs", c.Live.MaxJobs},
+		{"-live-max-jobs-per-node", c.Live.MaxJobsPerNode}, {"-live-max-job-workers", c.Live.MaxJobWorkers},
+		{"-live-max-iteration-times", c.Live.MaxIterationTimes}} {
+		if f.v <= 0 {
+			return fmt.Errorf("%s %d: want a positive bound", f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// stateConfig is the live state's configuration of c.
+func (c Config) stateConfig() state.Config {
+	return state.Config{StaleAfter: c.StaleAfter, MaxNodes: c.Live.MaxNodes, MaxJobs: c.Live.MaxJobs,
+		MaxJobsPerNode: c.Live.MaxJobsPerNode, MaxJobWorkers: c.Live.MaxJobWorkers, MaxIterationTimes: c.Live.MaxIterationTimes}
+}
+
+// limits is the core's request limits of c.
+func (c Config) limits() serve.Limits {
+	l := serve.DefaultLimits
+	l.MaxWork = c.MaxWork
+	return l
+}
+
 // Addrs are the addresses a running server listens on; empty for a
 // listener it does not open.
 type Addrs struct {
@@ -108,6 +157,7 @@ type Addrs struct {
 
 // Defaults is `drover serve`'s configuration without flags.
 func Defaults() Config {
+	live := state.Config{}.WithDefaults()
 	return Config{
 		Addr:            "127.0.0.1:50051",
 		MetricsAddr:     "127.0.0.1:9464",
@@ -126,6 +176,9 @@ func Defaults() Config {
 		LogSeal:         time.Minute,
 		StateEvery:      30 * time.Second,
 		StaleAfter:      15 * time.Second,
+		MaxWork:         serve.DefaultMaxWork,
+		Live: LiveLimits{MaxNodes: live.MaxNodes, MaxJobs: live.MaxJobs, MaxJobsPerNode: live.MaxJobsPerNode,
+			MaxJobWorkers: live.MaxJobWorkers, MaxIterationTimes: live.MaxIterationTimes},
 		Switch: serve.SwitchConfig{Mode: serve.SwitchGate, Every: 100, MinArrivals: 30, Window: 200,
 			Seeds: 8, Margin: 0.02, Metric: serve.MetricTTA},
 	}

@@ -159,7 +159,7 @@ func (r *runner) openState() error {
 	if r.c.Stateless {
 		return nil
 	}
-	cfg := state.Config{StaleAfter: r.c.StaleAfter}
+	cfg := r.c.stateConfig()
 	if r.tlog != nil {
 		cfg.Recorder = serve.TelemetryLog{W: r.tlog}
 	}
@@ -187,7 +187,7 @@ func (r *runner) newCore() error {
 	c := r.c
 	opts := []serve.Option{serve.WithHeuristic(c.Heuristic), serve.WithMetrics(r.metrics), serve.WithDeadlineMargin(c.Margin),
 		serve.WithModelTimeout(c.ModelTimeout), serve.WithCanary(c.Canary, c.PromoteAfter), serve.WithLoadShedding(c.ShedAbove, c.MaxInFlight),
-		serve.WithPolicyLoader(c.Loader), serve.WithSwitch(c.Switch)}
+		serve.WithPolicyLoader(c.Loader), serve.WithSwitch(c.Switch), serve.WithLimits(c.limits())}
 	if r.sink != nil {
 		opts = append(opts, serve.WithSink(r.sink))
 	}

@@ -44,8 +44,9 @@
 // # Limits
 //
 // Nothing a client sends grows the store without bound (issue 32): at
-// most MaxNodes nodes (a hello beyond it is refused) of History samples
-// each; at most MaxJobs jobs, forgotten finished first, then least
+// most MaxNodes nodes of History samples each (a new node's hello beyond
+// it takes the place of the node silent the longest if that one is stale,
+// and is refused otherwise); at most MaxJobs jobs, forgotten finished first, then least
 // recently touched; at most MaxJobsPerNode of them created by one node's
 // agent, whose iteration endpoint takes unauthenticated reports, so a
 // flood of made-up jobs through one node churns that node's jobs only; at

@@ -284,6 +284,10 @@ type Evictions struct {
 	// Workers counts the iteration reports dropped because their job
 	// already kept MaxJobWorkers other workers' times.
 	Workers int64
+	// StaleNodes counts the stale nodes forgotten to make room for a new
+	// node within Config.MaxNodes, and Nodes the new nodes' hellos
+	// refused because the store was full of nodes none of them stale.
+	StaleNodes, Nodes int64
 }
 
 // Summarize counts what the store holds at now.

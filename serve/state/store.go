@@ -22,8 +22,13 @@ type Config struct {
 	// hour at 5 s).
 	History int
 	// MaxNodes and MaxJobs bound the nodes and jobs tracked (defaults
-	// 100,000 and 20,000); a hello for a node beyond MaxNodes is refused,
-	// and the least recently touched finished job (else the least
+	// 10,000 and 20,000). A hello for a new node beyond MaxNodes takes the
+	// place of the node whose agent has been silent the longest if that
+	// node is stale, and is refused otherwise: a live node is never
+	// pushed out, and nodes gone for good do not fill the store. Each
+	// node keeps up to History samples (48 bytes each: 34 KB at the
+	// default), so MaxNodes bounds the telemetry's memory (345 MB at the
+	// defaults). The least recently touched finished job (else the least
 	// recently touched job) makes room for a new one.
 	MaxNodes, MaxJobs int
 	// MaxJobsPerNode bounds the jobs that iteration reports through one
@@ -65,7 +70,7 @@ func (c Config) WithDefaults() Config {
 		c.History = 720
 	}
 	if c.MaxNodes == 0 {
-		c.MaxNodes = 100_000
+		c.MaxNodes = 10_000
 	}
 	if c.MaxJobs == 0 {
 		c.MaxJobs = 20_000
@@ -211,8 +216,9 @@ func (st *Store) Hello(h *pb.AgentHello, now time.Time) (uint64, error) {
 	defer st.mu.Unlock()
 	n := st.nodes[h.GetNodeId()]
 	if n == nil {
-		if len(st.nodes) >= st.cfg.MaxNodes {
-			return 0, fmt.Errorf("%w (%d): node %q refused", ErrTooManyNodes, st.cfg.MaxNodes, h.GetNodeId())
+		if len(st.nodes) >= st.cfg.MaxNodes && !st.evictStaleNode(now) {
+			st.ev.Nodes++
+			return 0, fmt.Errorf("%w (%d, none stale): node %q refused", ErrTooManyNodes, st.cfg.MaxNodes, h.GetNodeId())
 		}
 		n = &node{}
 		st.nodes[h.GetNodeId()] = n
@@ -225,6 +231,24 @@ func (st *Store) Hello(h *pb.AgentHello, now time.Time) (uint64, error) {
 		Interval: time.Duration(h.GetIntervalS() * float64(time.Second)), Version: h.GetVersion()}
 	n.seen = now
 	return n.lastSeq, nil
+}
+
+// evictStaleNode forgets the node whose agent has been silent the
+// longest, if it is stale at now, and reports whether it did. A scan of
+// every node: it runs only for a new node's hello when the store is full.
+func (st *Store) evictStaleNode(now time.Time) bool {
+	var oldest *node
+	for _, n := range st.nodes {
+		if oldest == nil || n.seen.Before(oldest.seen) || (n.seen.Equal(oldest.seen) && n.info.ID < oldest.info.ID) {
+			oldest = n
+		}
+	}
+	if oldest == nil || now.Sub(oldest.seen) <= st.cfg.StaleAfter {
+		return false
+	}
+	delete(st.nodes, oldest.info.ID)
+	st.ev.StaleNodes++
+	return true
 }
 
 // Apply applies one message of node's stream, received at now, and
