@@ -168,6 +168,7 @@ func (m *Drover) retire(j *Job) {
 	}
 	ws.spareJit, ws.jitSize = ws.jitSize, 0
 	ws.stret, ws.replace, ws.shares = nil, nil, nil
+	ws.lb, ws.lbN = ws.lb[:0], 0
 	if w < 1 || w > maxSpareWorkers {
 		return
 	}
@@ -269,6 +270,7 @@ func (m *Drover) Place(j *Job, c *Cluster) {
 	}
 	ws.sens = m.Workers.sensitivity(j.Spec.Model)
 	ws.shares = nil // STRET tunes batch sizes once per placement
+	ws.lb, ws.lbN = ws.lb[:0], 0
 	if m.Workers.NewJitter != nil && ws.jitSize != w {
 		// A job's jitter process lives as long as its worker count: an
 		// elastic policy that resizes the job starts a new one.

@@ -161,6 +161,9 @@ type Workers struct {
 	// Replace turns on the restart/replace-straggler baseline of
 	// MitigationReplace. With STRET too, both run: replacements first.
 	Replace bool
+	// LBBSP turns on the load-balanced BSP baseline of MitigationLBBSP.
+	// Do not combine it with STRET, whose batch tuning it would undo.
+	LBBSP bool
 }
 
 // Reference describes the conditions a job's measured time was taken
@@ -457,6 +460,31 @@ const (
 	// which is what a framework's restart of a slow worker does.
 	// Job.Replacements counts them.
 	MitigationReplace = "replace"
+	// MitigationLBBSP is load-balanced BSP (LB-BSP: Chen, Wang, Li and
+	// Li, "Semi-Dynamic Load Balancing: Efficient Distributed Learning in
+	// Non-Dedicated Environments", SoCC 2020), the batch-size baseline
+	// against STRET's stage (c). LB-BSP keeps BSP and gives each worker a
+	// share of the global batch proportional to its predicted throughput,
+	// b_i = B v_i / sum_j v_j (equal b_i / v_i: every worker's computation
+	// takes as long; BalancedBatches), set again from the latest
+	// measurements at intervals (semi-dynamic: speeds in a non-dedicated
+	// cluster drift slowly and jitter fast, and only the drift is worth
+	// following). Unlike STRET's one-time tuning it re-balances
+	// throughout, and does nothing else. In the per-worker model a
+	// refresh is one interval: at each refresh of a multi-worker BSP job
+	// the shares follow each worker's compute seconds per unit of batch
+	// share measured at the previous refresh (network noise left out), or,
+	// at a placement's first refresh, its node's slowdown (GPU speed, CPU
+	// and memory-bandwidth overload) as monitoring reports it; the
+	// period's own jitter is not known in advance and stays. Only
+	// computation is balanced (the all-reduce is every worker's, as in the
+	// paper's iteration time compute(b_i) + comm). The global batch is
+	// unchanged, so convergence is BSP's, under the current penalties
+	// (Sync.Penalty 1) and under env/converge (BSP at the job's global
+	// batch) alike. Local batches beyond a GPU's memory are not modelled
+	// (the paper caps b_i there). Jobs under other strategies run as
+	// placed: the rule is for BSP.
+	MitigationLBBSP = "lb-bsp"
 )
 
 // sensitivity returns the sensitivity of a model.
@@ -577,6 +605,8 @@ type workerState struct {
 	ft       []float64     // PS: scratch for the straggler-free times
 	amp      []float64     // per worker: the network noise's scale
 	stret    *stretState   // with Workers.STRET
+	lb       []float64     // LB-BSP: per worker, the sum of its measured speed factors
+	lbN      float64       // LB-BSP: the refreshes summed in lb
 	replace  *replaceState // with Workers.Replace
 }
 
@@ -796,6 +826,10 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 	}
 	times := ws.scratch[:0]
 	lo, hi := 1/wk.MaxSlowdown, wk.MaxSlowdown
+	lb := wk.LBBSP && w > 1 && j.Sync.Kind == BSP
+	if lb {
+		ws.balance(w)
+	}
 	for k := range K {
 		row, nz := ws.c[k], ws.nz[k]
 		if ws.jit != nil {
@@ -831,6 +865,9 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 				row[i] += nz[i]
 			}
 		}
+	}
+	if lb {
+		ws.measure(K, w)
 	}
 	// (b) Withholding, when stragglers remain after the relay: a BSP
 	// iteration does not wait for its stragglers' gradients while the

@@ -91,7 +91,7 @@ func defineEvalFlags(fs *flag.FlagSet, reg policies.Registry) *evalFlags {
 	f.load = fs.Float64("load", 1, "per-worker model: multiply the background load")
 	f.noJitter = fs.Bool("no-jitter", false, "per-worker model: turn the calibrated per-worker jitter off")
 	f.threshold = fs.Float64("straggler-threshold", 0.2, "a worker straggles when slower than the job's median by more than this fraction")
-	f.mitigation = fs.String("mitigation", "none", "per-worker model: runtime straggler mitigation: none, stret or replace")
+	f.mitigation = fs.String("mitigation", "none", "per-worker model: runtime straggler mitigation: none, stret, replace or lb-bsp")
 	f.regimeFlag = fs.String("regime", "auto", "per-worker model: straggler regime: dedicated, shared, or auto (shared for the Alibaba PAI pod list or a PAI node list, dedicated otherwise; see drover sim -h)")
 	f.syncFlag = fs.String("sync", "bsp", "sync strategy for policies that do not choose one: bsp, asp, ssp(S), local(H) (a composed <policy>+<sync> keeps its own)")
 	return f

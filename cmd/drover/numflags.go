@@ -290,9 +290,9 @@ func checkModelFlags(fs *flag.FlagSet, nodes int, cluster, model, mitigation, re
 		return fmt.Errorf("%s %q: want %s, %s or auto", flagName(fs, "model"), model, trace.ModelPollux, trace.ModelDrover)
 	}
 	switch mitigation {
-	case "", env.MitigationNone, env.MitigationSTRET, env.MitigationReplace:
+	case "", env.MitigationNone, env.MitigationSTRET, env.MitigationReplace, env.MitigationLBBSP:
 	default:
-		return fmt.Errorf("%s %q: want %s, %s or %s", flagName(fs, "mitigation"), mitigation, env.MitigationNone, env.MitigationSTRET, env.MitigationReplace)
+		return fmt.Errorf("%s %q: want %s, %s, %s or %s", flagName(fs, "mitigation"), mitigation, env.MitigationNone, env.MitigationSTRET, env.MitigationReplace, env.MitigationLBBSP)
 	}
 	if _, err := trace.ParseRegime(regime); err != nil {
 		return fmt.Errorf("%s: %w", flagName(fs, "regime"), err)

@@ -84,7 +84,7 @@ func defineSimFlags(fs *flag.FlagSet, reg policies.Registry) *simFlags {
 	f.load = fs.Float64("load", 1, "per-worker model: multiply the background load (> 0)")
 	f.noJitter = fs.Bool("no-jitter", false, "per-worker model: turn the calibrated per-worker jitter off")
 	f.threshold = fs.Float64("straggler-threshold", 0.2, "a worker straggles when slower than the job's median by more than this fraction")
-	f.mitigation = fs.String("mitigation", "none", "per-worker model: runtime straggler mitigation: none, stret (relay, gradient withholding, one-time batch tuning) or replace (restart a persistent straggler's worker)")
+	f.mitigation = fs.String("mitigation", "none", "per-worker model: runtime straggler mitigation: none, stret (relay, gradient withholding, one-time batch tuning), replace (restart a persistent straggler's worker) or lb-bsp (BSP jobs' local batches balanced to worker speed at every refresh)")
 	f.stretOff = fs.String("stret-off", "", "with --mitigation stret: comma-separated stages to turn off, for ablations: relay, withhold, tune")
 	f.regimeFlag = fs.String("regime", "auto", "per-worker model: straggler regime: dedicated (whole GPUs: jitter and network noise calibrated to the papers' ~1.5x straggler inflation; job-level times reproduced on average), shared (GPU-sharing jobs: jitter fitted to the PAI v2020 mini-batch times), or auto (shared for the Alibaba PAI pod list or a PAI node list, dedicated otherwise)")
 	f.syncFlag = fs.String("sync", "bsp", "sync strategy for policies that do not choose one: bsp, asp, ssp(S), local(H) (a composed <policy>+<sync> keeps its own)")

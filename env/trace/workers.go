@@ -24,8 +24,9 @@ type Stragglers struct {
 	Seed uint64
 	// Threshold is the straggler threshold (0: env's default, 20%).
 	Threshold float64
-	// Mitigation is env.MitigationNone ("" too), env.MitigationSTRET or
-	// the replace-straggler baseline env.MitigationReplace.
+	// Mitigation is env.MitigationNone ("" too), env.MitigationSTRET, the
+	// replace-straggler baseline env.MitigationReplace or load-balanced
+	// BSP, env.MitigationLBBSP.
 	Mitigation string
 	// Regime is RegimeDedicated, RegimeShared or RegimeAuto ("" too).
 	// Run resolves RegimeAuto with AutoRegime; Workers, which knows no
@@ -70,8 +71,10 @@ func (st Stragglers) Workers(nodes int) (*env.Workers, error) {
 		w.STRET = true
 	case env.MitigationReplace:
 		w.Replace = true
+	case env.MitigationLBBSP:
+		w.LBBSP = true
 	default:
-		return nil, fmt.Errorf("trace: unknown mitigation %q (want %s, %s or %s)", st.Mitigation, env.MitigationNone, env.MitigationSTRET, env.MitigationReplace)
+		return nil, fmt.Errorf("trace: unknown mitigation %q (want %s, %s, %s or %s)", st.Mitigation, env.MitigationNone, env.MitigationSTRET, env.MitigationReplace, env.MitigationLBBSP)
 	}
 	var src background.Source
 	switch st.Background {
