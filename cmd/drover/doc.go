@@ -24,4 +24,9 @@
 //	drover place -nodes 16 -workers 4   # ask a server where a job goes
 //	drover sim --remote 127.0.0.1:50051 --record DIR    # a recorded run (drover serve -log-dir DIR)
 //	drover eval --log DIR --policies first-fit,strn,sas,checkpoints/sas-rl   # re-score it
+//
+// Every numeric flag is checked as it is parsed, before the command reads
+// or runs anything, against one rule per flag name (numflags.go: the same
+// --restart-delay in sim and eval); NaN and ±Inf are refused everywhere,
+// and the error names the flag, its value and what it wants.
 package main

@@ -106,7 +106,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	}
 	// Every flag is checked before the first simulation (and before the
 	// workload or the log is read): a bad one costs no run.
-	if err := checkModelFlags(fs, *f.nodes, *f.clusterSpec, *f.model, *f.mitigation, *f.regimeFlag, *f.format); err != nil {
+	if err := checkModelFlags(fs, *f.nodes, *f.clusterSpec, *f.model, *f.mitigation, *f.regimeFlag, *f.format, *f.syncFlag); err != nil {
 		return err
 	}
 	given := map[string]bool{}

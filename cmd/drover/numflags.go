@@ -277,10 +277,11 @@ func checkNumbers(fs *flag.FlagSet) error {
 
 // checkModelFlags checks what drover sim and eval share beyond each
 // flag's own rule, before the workload is read: --nodes 0 only with a
-// node list (a homogeneous cluster needs a count), and the names of
-// --model, --mitigation, --regime and --format (a bogus --format was
-// taken silently with the built-in workload, which ignores it).
-func checkModelFlags(fs *flag.FlagSet, nodes int, cluster, model, mitigation, regime, format string) error {
+// node list (a homogeneous cluster needs a count), the names of --model,
+// --mitigation, --regime and --format (a bogus --format was taken
+// silently with the built-in workload, which ignores it), and --sync's
+// strategy and its parameter (drover sim read it after the workload).
+func checkModelFlags(fs *flag.FlagSet, nodes int, cluster, model, mitigation, regime, format, sync string) error {
 	if nodes == 0 && (cluster == "homogeneous" || cluster == "") {
 		return fmt.Errorf("%s 0: want 1 to %d nodes (0: all of a node list's, with %s)", flagName(fs, "nodes"), env.MaxNodes, flagName(fs, "cluster"))
 	}
@@ -296,6 +297,9 @@ func checkModelFlags(fs *flag.FlagSet, nodes int, cluster, model, mitigation, re
 	}
 	if _, err := trace.ParseRegime(regime); err != nil {
 		return fmt.Errorf("%s: %w", flagName(fs, "regime"), err)
+	}
+	if _, err := env.ParseSync(sync); err != nil {
+		return fmt.Errorf("%s: %w", flagName(fs, "sync"), err)
 	}
 	return checkFormat(fs, format)
 }

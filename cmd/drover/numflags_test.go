@@ -92,6 +92,7 @@ func TestBadNumbersRefusedBeforeWork(t *testing.T) {
 	}{
 		{"sim load 1e6", []string{"sim", "--quiet", "--load", "1e6", "--jobs-out", "OUT"}, "--load 1e+06: want a multiple of the background load in (0, 100]"},
 		{"sim format bogus, built-in workload", []string{"sim", "--quiet", "--format", "bogus", "--jobs-out", "OUT"}, `--format "bogus": want auto or one of`},
+		{"sim sync local(0)", []string{"sim", "--quiet", "--sync", "local(0)", "--jobs-out", "OUT"}, `--sync: env: sync strategy "local(0)": period must be >= 1`},
 		{"sim nodes 0, homogeneous", []string{"sim", "--quiet", "--nodes", "0", "--jobs-out", "OUT"}, "--nodes 0: want 1 to"},
 		{"eval restart-delay -1", []string{"eval", "--quiet", "--restart-delay", "-1", "--out", "OUT"}, "--restart-delay -1: want seconds in [0, 1e+08]"},
 		{"eval load 1e6", []string{"eval", "--quiet", "--load", "1e6", "--out", "OUT"}, "--load 1e+06"},

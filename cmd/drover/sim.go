@@ -113,7 +113,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if err := simOperand(fs, f.workload); err != nil {
 		return err
 	}
-	if err := checkModelFlags(fs, *f.nodes, *f.clusterSpec, *f.model, *f.mitigation, *f.regimeFlag, *f.format); err != nil {
+	if err := checkModelFlags(fs, *f.nodes, *f.clusterSpec, *f.model, *f.mitigation, *f.regimeFlag, *f.format, *f.syncFlag); err != nil {
 		return err
 	}
 	if *f.recordDir != "" && *f.remoteAddr == "" {
