@@ -16,7 +16,9 @@
 // the records still in the queue and those of the last 2 ms not yet in the
 // write-ahead log (WithWALDelay): the next NewWriter on the directory
 // seals the records of every leftover write-ahead log and reports what it
-// could not recover (Recovered). Readers skip and report unsealed files.
+// could not recover (Recovered). ReadDir skips and reports unsealed
+// files; ReadDirTail also reads the records their write-ahead logs hold
+// (a live writer's current file).
 // Writers never use the wall clock except through the clock option
 // (WithClock), which stamps records without a time.
 //
