@@ -193,10 +193,8 @@ func TestFastHandshakeTimeout(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if got := counterValue(t, m.Closed, "handshake"); got != 2 {
-		// The silent one ends in the preface's read, before any frame:
-		// only the two that sent the preface are counted.
-		t.Errorf("closed handshake %v, want 2", got)
+	if got := counterValue(t, m.Closed, "handshake"); got != 3 {
+		t.Errorf("closed handshake %v, want 3", got)
 	}
 }
 

@@ -465,6 +465,7 @@ func (c *serverConn) serve() {
 	c.wmu.Unlock()
 	if tc, ok := c.nc.(*tls.Conn); ok {
 		if err := tc.Handshake(); err != nil {
+			c.handshakeFailed(err)
 			return
 		}
 		if tc.ConnectionState().NegotiatedProtocol != http2.NextProtoTLS {
@@ -475,6 +476,7 @@ func (c *serverConn) serve() {
 	c.bw = bufio.NewWriterSize(c.nc, bufSize)
 	var pre [len(http2.ClientPreface)]byte
 	if _, err := io.ReadFull(c.br, pre[:]); err != nil || string(pre[:]) != http2.ClientPreface {
+		c.handshakeFailed(err)
 		return
 	}
 	c.wmu.Lock()
@@ -572,6 +574,15 @@ func (c *serverConn) pushDeadlines(now time.Time) {
 func (c *serverConn) settle() {
 	c.settled = true
 	c.pushedAt = time.Time{}
+}
+
+// handshakeFailed counts a connection whose TLS handshake or preface
+// did not arrive within the handshake timeout (err: the read's error;
+// Shutdown's deadline is not counted).
+func (c *serverConn) handshakeFailed(err error) {
+	if err != nil && isTimeout(err) && !c.draining.Load() {
+		c.s.closed("handshake")
+	}
 }
 
 // closed counts a connection closed for doing nothing (why: handshake,
