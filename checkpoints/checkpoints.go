@@ -10,6 +10,7 @@ import (
 
 	"github.com/drover-sched/drover/agents/nn"
 	"github.com/drover-sched/drover/internal/atomicfile"
+	"github.com/drover-sched/drover/internal/inputfile"
 )
 
 // Version is the checkpoint format version written into meta.json.
@@ -72,10 +73,15 @@ func EncodeMeta(m Meta) ([]byte, error) {
 	return json.MarshalIndent(m, "", "  ")
 }
 
-// DecodeMeta parses and validates meta.json.
+// DecodeMeta parses and validates meta.json. A leading UTF-8 byte-order
+// mark is skipped. The networks' shape is held to the rule train's
+// configs are (nn.CheckHidden: each hidden width in [1, nn.MaxWidth]; and
+// nn.CheckSizes: at most nn.MaxParams parameters with obs_dim and
+// actions), so that a meta.json naming huge layers is refused before
+// anything is allocated for them.
 func DecodeMeta(data []byte) (Meta, error) {
 	var m Meta
-	if err := json.Unmarshal(data, &m); err != nil {
+	if err := json.Unmarshal(inputfile.TrimBOM(data), &m); err != nil {
 		return Meta{}, fmt.Errorf("%w: %s: %v", ErrCorrupt, MetaFile, err)
 	}
 	switch {
@@ -88,10 +94,11 @@ func DecodeMeta(data []byte) (Meta, error) {
 	case len(m.Networks) == 0:
 		return Meta{}, fmt.Errorf("%w: %s: no networks", ErrCorrupt, MetaFile)
 	}
-	for _, h := range m.Hidden {
-		if h <= 0 {
-			return Meta{}, fmt.Errorf("%w: %s: hidden width %d", ErrCorrupt, MetaFile, h)
-		}
+	if err := nn.CheckHidden(m.Hidden); err != nil {
+		return Meta{}, fmt.Errorf("%w: %s: %w", ErrCorrupt, MetaFile, err)
+	}
+	if err := nn.CheckSizes(append(append([]int{m.ObsDim}, m.Hidden...), m.Actions)); err != nil {
+		return Meta{}, fmt.Errorf("%w: %s: obs_dim %d, hidden %v, actions %d: %w", ErrCorrupt, MetaFile, m.ObsDim, m.Hidden, m.Actions, err)
 	}
 	if m.Support != nil {
 		if err := m.Support.Validate(m.ObsDim); err != nil {
@@ -176,15 +183,27 @@ func writeAtomic(path string, data []byte) error {
 // metadata implies, and that the weights reproduce the probe to 1e-5
 // (relative for outputs above 1 in magnitude).
 func Load(dir string) (Meta, map[string]*nn.MLP, error) {
-	mb, err := os.ReadFile(filepath.Join(dir, MetaFile))
+	mb, wb, err := ReadFiles(dir)
 	if err != nil {
-		return Meta{}, nil, fmt.Errorf("checkpoints: %w", err)
-	}
-	wb, err := os.ReadFile(filepath.Join(dir, WeightsFile))
-	if err != nil {
-		return Meta{}, nil, fmt.Errorf("checkpoints: %w", err)
+		return Meta{}, nil, err
 	}
 	return Decode(mb, wb)
+}
+
+// ReadFiles reads the two files of the checkpoint in dir, meta.json and
+// the weights, for Decode: each must be a regular file within its limit
+// (inputfile.Document, inputfile.Weights). A missing file is an error
+// naming it.
+func ReadFiles(dir string) (meta, weights []byte, err error) {
+	meta, err = inputfile.ReadFile(filepath.Join(dir, MetaFile), inputfile.Document)
+	if err != nil {
+		return nil, nil, fmt.Errorf("checkpoints: %w", err)
+	}
+	weights, err = inputfile.ReadFile(filepath.Join(dir, WeightsFile), inputfile.Weights)
+	if err != nil {
+		return nil, nil, fmt.Errorf("checkpoints: %w", err)
+	}
+	return meta, weights, nil
 }
 
 // Decode is Load on the two files' contents.

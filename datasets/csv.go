@@ -9,6 +9,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/drover-sched/drover/internal/inputfile"
 )
 
 // table reads a headed CSV file row by row, resolving columns by name.
@@ -24,7 +26,10 @@ type table struct {
 
 // openTable reads the header of data. comment enables '#' comment lines
 // (Helios). Every name in required must be a column.
+// A leading UTF-8 byte-order mark is skipped: before the header, it would
+// hide a first comment line from encoding/csv.
 func openTable(data []byte, src string, comment bool, required ...string) (*table, error) {
+	data = inputfile.TrimBOM(data)
 	r := csv.NewReader(bytes.NewReader(data))
 	r.ReuseRecord = true
 	r.FieldsPerRecord = -1

@@ -6,9 +6,10 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/drover-sched/drover/internal/inputfile"
 )
 
 // Decode parses data in format f. It is pure: no I/O. Gzip-compressed data
@@ -44,16 +45,21 @@ func Decode(f Format, data []byte, o Options) (*Workload, error) {
 	return nil, fmt.Errorf("%w: %q", ErrUnknownFormat, f)
 }
 
+// maxDecompressed bounds a gzip input's decompressed size; a variable so
+// that a test can lower it.
+var maxDecompressed = inputfile.Trace
+
 func isGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b }
 
-// readWith reads the file at path and decodes it with decode, naming the
-// file in errors: a read error as "read WHAT PATH: ...", and decode errors
-// through o.Source, which defaults to path.
+// readWith reads the file at path (a regular file of at most
+// inputfile.Trace bytes) and decodes it with decode, naming the file in
+// errors: a read error as "read WHAT: ..." (whose rest names the path),
+// and decode errors through o.Source, which defaults to path.
 func readWith[T any](path, what string, o Options, decode func([]byte, Options) (T, error)) (T, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.ReadFile(path, inputfile.Trace)
 	if err != nil {
 		var zero T
-		return zero, fmt.Errorf("read %s %s: %w", what, path, err)
+		return zero, fmt.Errorf("read %s: %w", what, err)
 	}
 	if o.Source == "" {
 		o.Source = path
@@ -62,6 +68,8 @@ func readWith[T any](path, what string, o Options, decode func([]byte, Options) 
 }
 
 // gunzip returns data decompressed when it is gzip, and data otherwise.
+// The decompressed data is bounded like a file (inputfile.Trace): a small
+// gzip bomb fails instead of filling memory.
 func gunzip(data []byte, src string) ([]byte, error) {
 	if !isGzip(data) {
 		return data, nil
@@ -70,7 +78,7 @@ func gunzip(data []byte, src string) ([]byte, error) {
 	if err != nil {
 		return nil, &ParseError{File: src, Field: "gzip", Err: err}
 	}
-	raw, err := io.ReadAll(zr)
+	raw, err := io.ReadAll(inputfile.NewLimitReader(zr, maxDecompressed, src+" decompressed"))
 	if err != nil {
 		return nil, &ParseError{File: src, Field: "gzip", Err: err}
 	}

@@ -39,6 +39,7 @@ func FuzzDecodePhilly(f *testing.F) {
 func FuzzDecodeHelios(f *testing.F) {
 	f.Add([]byte("")) // past crasher: csv.Reader.FieldPos panicked on an empty file
 	f.Add([]byte("# c\njob_id,user,tenant,class,submit_time,num_chips,chip_type,num_nodes,duration_s,walltime_limit_s,final_status\n765563,u,vcvGl,finetune,5835000000,128,,16,24.0,24.0,CANCELED\n"))
+	f.Add([]byte("\ufeff# c\njob_id,submit_time,num_chips,duration_s\n1,0,1,1\n")) // a BOM before a comment line
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzDecode(t, FormatHelios, data) })
 }
 
@@ -80,15 +81,21 @@ func FuzzDecodeJobs(f *testing.F) {
 func FuzzDecodePAINodes(f *testing.F) {
 	f.Add([]byte("")) // past crasher: csv.Reader.FieldPos panicked on an empty file
 	f.Add([]byte("sn,cpu_milli,memory_mib,gpu,model\nopenb-node-0000,64000,262144,2,P100\nn1,1,1,0,\n"))
+	f.Add([]byte("\ufeffsn,cpu_milli,memory_mib,gpu,model\nn0,1,1,0,\nn0,1,1,0,\n")) // a BOM, a duplicate
 	f.Fuzz(func(t *testing.T, data []byte) {
 		nodes, err := DecodePAINodes(data, Options{Source: "fuzz"})
 		if err != nil {
 			return
 		}
+		names := map[string]bool{}
 		for _, n := range nodes {
 			if n.GPUs < 0 || n.CPUMilli < 0 || n.MemoryMiB < 0 {
 				t.Fatalf("negative capacity in %+v", n)
 			}
+			if names[n.Name] {
+				t.Fatalf("node %q twice", n.Name)
+			}
+			names[n.Name] = true
 		}
 	})
 }

@@ -186,6 +186,7 @@ var (
 	ErrBadGPUs       = errors.New("datasets: gpus must be >= 1")
 	ErrUnknownModel  = errors.New("datasets: unknown model")
 	ErrDuplicateName = errors.New("datasets: duplicate job name")
+	ErrDuplicateNode = errors.New("datasets: duplicate node name")
 	ErrVersion       = errors.New("datasets: unsupported format version")
 	ErrBadArch       = errors.New("datasets: bad architecture")
 	ErrTooLarge      = errors.New("datasets: beyond the bound")

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/drover-sched/drover/internal/inputfile"
 )
 
 // MachineSeries is the resource-usage time series of one machine of the
@@ -74,7 +76,7 @@ func DecodeMachineUsageSkips(data []byte, o Options) ([]MachineSeries, map[strin
 	if err != nil {
 		return nil, nil, err
 	}
-	r := csv.NewReader(bytes.NewReader(data))
+	r := csv.NewReader(bytes.NewReader(inputfile.TrimBOM(data)))
 	r.ReuseRecord = true
 	r.FieldsPerRecord = -1
 

@@ -16,14 +16,16 @@ type Node struct {
 }
 
 // DecodePAINodes parses an openb_node_list_*.csv table (sn,cpu_milli,
-// memory_mib,gpu,model). Negative or malformed values are errors, or are
-// skipped under o.SkipBad. An empty list is an error.
+// memory_mib,gpu,model). Negative or malformed values, and a node name
+// (sn) seen on an earlier line (ErrDuplicateNode, naming both lines), are
+// errors, or are skipped under o.SkipBad. An empty list is an error.
 func DecodePAINodes(data []byte, o Options) ([]Node, error) {
 	t, err := openTable(data, o.Source, false, "sn", "cpu_milli", "memory_mib", "gpu")
 	if err != nil {
 		return nil, err
 	}
 	var nodes []Node
+	seen := map[string]int{} // node name -> its line
 	r := &row{t: t}
 	for {
 		rec, line, err := t.next()
@@ -52,6 +54,10 @@ func DecodePAINodes(data []byte, o Options) ([]Node, error) {
 			r.fail("memory_mib", fmt.Errorf("%w: %d", ErrNegative, n.MemoryMiB))
 		case n.GPUs < 0:
 			r.fail("gpu", fmt.Errorf("%w: %d", ErrNegative, n.GPUs))
+		case seen[n.Name] > 0:
+			r.fail("sn", fmt.Errorf("%w: %q, also on line %d", ErrDuplicateNode, n.Name, seen[n.Name]))
+		default:
+			seen[n.Name] = line
 		}
 		if r.err != nil {
 			if !o.SkipBad {

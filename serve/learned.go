@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/drover-sched/drover/agents/nn"
 	"github.com/drover-sched/drover/checkpoints"
+	"github.com/drover-sched/drover/internal/inputfile"
 	"github.com/drover-sched/drover/policies"
 )
 
@@ -92,7 +92,7 @@ func NewPolicyVersion(dir string, seq int, meta checkpoints.Meta, newPolicy func
 // error that says so), any other through the package's LoadVersion. The
 // Watcher loads every version this way.
 func (k *Core) LoadVersion(dir string, seq int) (*Version, error) {
-	b, err := os.ReadFile(filepath.Join(dir, checkpoints.MetaFile))
+	b, err := inputfile.ReadFile(filepath.Join(dir, checkpoints.MetaFile), inputfile.Document)
 	if err != nil {
 		return LoadVersion(dir, seq) // its error says what is missing
 	}

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 
 	"github.com/drover-sched/drover/env/placement"
+	"github.com/drover-sched/drover/internal/inputfile"
 	"github.com/drover-sched/drover/train/runlog"
 )
 
@@ -143,7 +143,7 @@ func DecodeConfig(name string, data []byte, r *Run) error {
 // LoadConfig reads the YAML config file at path and decodes it onto r
 // with DecodeConfig.
 func LoadConfig(path string, r *Run) error {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.ReadFile(path, inputfile.Document)
 	if err != nil {
 		return fmt.Errorf("%w: %w", runlog.ErrConfig, err)
 	}

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/drover-sched/drover/internal/inputfile"
 	"github.com/drover-sched/drover/internal/loadgen"
 	"github.com/drover-sched/drover/internal/plot"
 )
@@ -39,7 +39,7 @@ func runBenchPlot(args []string, stdout, stderr io.Writer) error {
 	}
 	var series []tailSeries
 	for _, path := range fs.Args() {
-		data, err := os.ReadFile(path)
+		data, err := inputfile.ReadText(path, inputfile.Document)
 		if err != nil {
 			return err
 		}

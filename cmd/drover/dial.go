@@ -6,13 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/drover-sched/drover/internal/inputfile"
 	"github.com/drover-sched/drover/serve"
 )
 
@@ -63,7 +63,7 @@ func (c *clientFlags) tlsConfig() (*tls.Config, error) {
 		return nil, nil
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: *c.serverName}
-	pem, err := os.ReadFile(*c.caFile)
+	pem, err := inputfile.ReadFile(*c.caFile, inputfile.Secret)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func (c *clientFlags) token() (string, error) {
 	if *c.tokenFile == "" {
 		return "", nil
 	}
-	b, err := os.ReadFile(*c.tokenFile)
+	b, err := inputfile.ReadText(*c.tokenFile, inputfile.Secret)
 	if err != nil {
 		return "", err
 	}

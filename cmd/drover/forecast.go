@@ -5,13 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"text/tabwriter"
 	"time"
 
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env/background"
+	"github.com/drover-sched/drover/internal/inputfile"
 	"github.com/drover-sched/drover/policies/sas/forecast"
 )
 
@@ -181,7 +181,7 @@ func forecastModel(f *forecastFlags, train []forecast.Trace, cfg forecast.Config
 		}
 		what = fmt.Sprintf("refitted on the first %.0f%% of each machine's time", 100**f.split)
 	case *f.model != "":
-		b, err := os.ReadFile(*f.model)
+		b, err := inputfile.ReadText(*f.model, inputfile.Document)
 		if err != nil {
 			return nil, "", err
 		}

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/drover-sched/drover/env/profile"
+	"github.com/drover-sched/drover/internal/inputfile"
 	pb "github.com/drover-sched/drover/serve/proto"
 )
 
@@ -240,7 +241,7 @@ const maxRequestJSON = 64 << 20
 func readRequestFile(file string) ([]byte, error) {
 	r := placeStdin
 	if file != "-" {
-		f, err := os.Open(file)
+		f, err := inputfile.Open(file, maxRequestJSON)
 		if err != nil {
 			return nil, fmt.Errorf("-request: %w", err)
 		}
@@ -254,7 +255,7 @@ func readRequestFile(file string) ([]byte, error) {
 	if len(b) > maxRequestJSON {
 		return nil, fmt.Errorf("-request %s: more than %d MiB; want one PlaceRequest as JSON", requestName(file), maxRequestJSON>>20)
 	}
-	return b, nil
+	return inputfile.TrimBOM(b), nil
 }
 
 // requestName names the -request input in messages.

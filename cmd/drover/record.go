@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/drover-sched/drover/datasets/telemlog"
 	"github.com/drover-sched/drover/env/trace"
+	"github.com/drover-sched/drover/internal/inputfile"
 	"github.com/drover-sched/drover/serve"
 	"github.com/drover-sched/drover/serve/logreplay"
 	"github.com/drover-sched/drover/serve/remote"
@@ -59,7 +59,7 @@ func runRemote(rem *remote.Remote, opts trace.Options, dir string, m logreplay.M
 func dialServer(addr, tokenFile, caFile string) (*grpc.ClientConn, error) {
 	creds := insecure.NewCredentials()
 	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
+		pem, err := inputfile.ReadFile(caFile, inputfile.Secret)
 		if err != nil {
 			return nil, err
 		}
@@ -71,7 +71,7 @@ func dialServer(addr, tokenFile, caFile string) (*grpc.ClientConn, error) {
 	}
 	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
 	if tokenFile != "" {
-		b, err := os.ReadFile(tokenFile)
+		b, err := inputfile.ReadText(tokenFile, inputfile.Secret)
 		if err != nil {
 			return nil, err
 		}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/drover-sched/drover/internal/inputfile"
 )
 
 // Measured is a Profile backed by the measured Pollux traces of one model.
@@ -80,14 +82,14 @@ type loader struct {
 
 // read returns the contents of path, valid until the next read.
 func (l *loader) read(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path, inputfile.Trace)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
 	size := 0
-	if fi, err := f.Stat(); err == nil && fi.Size() < math.MaxInt32 {
-		size = int(fi.Size())
+	if f.Size() < math.MaxInt32 {
+		size = int(f.Size())
 	}
 	b := l.buf[:0]
 	if cap(b) < size+1 {

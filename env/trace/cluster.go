@@ -103,8 +103,9 @@ type ClusterOptions struct {
 // its CPUs are cpu_milli/1000 (rounded down), its MemoryGiB memory_mib/1024,
 // and its rack is its position among the kept nodes divided by RackSize.
 // It returns an error naming the node for negative resources or an
-// unknown GPU type (unless o.UnknownSpeed > 0), and an error for invalid
-// options or when no GPU node is left.
+// unknown GPU type (unless o.UnknownSpeed > 0), an error naming both
+// entries for two nodes of one name, and an error for invalid options or
+// when no GPU node is left.
 func PAICluster(nodes []datasets.Node, o ClusterOptions) (env.Cluster, error) {
 	if o.RackSize == 0 {
 		o.RackSize = DefaultRackSize
@@ -123,9 +124,16 @@ func PAICluster(nodes []datasets.Node, o ClusterOptions) (env.Cluster, error) {
 		return env.Cluster{}, fmt.Errorf("trace: node limit %d, want >= 0", o.Limit)
 	}
 	c := env.Cluster{IntraRackGbps: DefaultIntraRackGbps, CrossRackGbps: DefaultCrossRackGbps}
+	seen := make(map[string]int, len(nodes)) // name -> index+1
 	for i, n := range nodes {
 		if o.Limit > 0 && len(c.Nodes) == o.Limit {
 			break
+		}
+		if n.Name != "" {
+			if j := seen[n.Name]; j > 0 {
+				return env.Cluster{}, fmt.Errorf("trace: nodes %d and %d are both named %q", j-1, i, n.Name)
+			}
+			seen[n.Name] = i + 1
 		}
 		switch {
 		case n.GPUs < 0:

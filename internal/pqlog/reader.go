@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/drover-sched/drover/internal/inputfile"
 )
 
 // Log is what ReadDir found in a log directory.
@@ -59,9 +61,10 @@ func ReadDir[T any](f *Format[T], dir string) (*Log[T], error) {
 	return log, nil
 }
 
-// ReadFile reads the records of one sealed log file.
+// ReadFile reads the records of one sealed log file: a regular file of
+// at most inputfile.Log bytes.
 func ReadFile[T any](f *Format[T], path string) ([]T, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.ReadFile(path, inputfile.Log)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Log, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/drover-sched/drover/checkpoints"
 	"github.com/drover-sched/drover/datasets/declog"
 	"github.com/drover-sched/drover/datasets/telemlog"
+	"github.com/drover-sched/drover/internal/inputfile"
 	"github.com/drover-sched/drover/internal/pqlog"
 	"github.com/drover-sched/drover/policies/direct"
 	"github.com/drover-sched/drover/serve"
@@ -276,7 +278,7 @@ func (r *runner) serverConfig() error {
 	if pa := LoopbackDefault(c.PlaceAddr); c.PlaceAddr != "" && r.scfg.TLS == nil && !serve.LoopbackAddr(pa) {
 		return fmt.Errorf("-token-file without -tls-cert would take the bearer token in plaintext on -place-addr %s: add -tls-cert and -tls-key, or listen on loopback (-place-addr 127.0.0.1:PORT)", pa)
 	}
-	b, err := os.ReadFile(c.TokenFile)
+	b, err := inputfile.ReadText(c.TokenFile, inputfile.Secret)
 	if err != nil {
 		return err
 	}
@@ -323,7 +325,8 @@ func (r *runner) loadCheckpoints(wctx context.Context) error {
 		r.core.Swap(v)
 		return nil
 	}
-	if _, err := os.Stat(filepath.Join(dir, checkpoints.MetaFile)); err == nil {
+	_, metaErr := os.Stat(filepath.Join(dir, checkpoints.MetaFile))
+	if metaErr == nil {
 		// One checkpoint, as drover train --out writes it: version 1.
 		v, err := r.core.LoadVersion(dir, 1)
 		if err != nil {
@@ -331,6 +334,12 @@ func (r *runner) loadCheckpoints(wctx context.Context) error {
 		}
 		r.core.Swap(v)
 		return nil
+	}
+	if !hasVersions(dir) {
+		// Neither one checkpoint nor a directory of versions: a
+		// checkpoint without its meta.json, or a mistyped directory,
+		// would otherwise be watched silently with nothing to serve.
+		return fmt.Errorf("checkpoints %s: not a checkpoint (%w) and holds no numbered version directories (0001, 0002, ...) to watch", dir, metaErr)
 	}
 	w, err := serve.NewWatcher(dir, r.core, r.c.Poll)
 	if err != nil {
@@ -346,6 +355,21 @@ func (r *runner) loadCheckpoints(wctx context.Context) error {
 		w.Run(wctx)
 	}()
 	return nil
+}
+
+// hasVersions reports whether dir holds a numbered version directory
+// (serve.Watcher's 0001, 0002, ...), written yet or not.
+func hasVersions(dir string) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return true // the watcher reports the directory's error
+	}
+	for _, e := range ents {
+		if n, err := strconv.Atoi(e.Name()); err == nil && n > 0 && e.IsDir() {
+			return true
+		}
+	}
+	return false
 }
 
 // listen opens the gRPC, metrics, extender and fast listeners. What is

@@ -3,9 +3,10 @@ package logreplay
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/drover-sched/drover/internal/inputfile"
 )
 
 // ManifestFile is the name of the run manifest drover sim --remote
@@ -72,7 +73,7 @@ func (m Manifest) Encode() ([]byte, error) {
 
 // ReadManifest reads dir's manifest (ManifestFile), version 1.
 func ReadManifest(dir string) (*Manifest, error) {
-	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	b, err := inputfile.ReadText(filepath.Join(dir, ManifestFile), inputfile.Document)
 	if err != nil {
 		return nil, err
 	}

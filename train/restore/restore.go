@@ -2,7 +2,6 @@ package restore
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/drover-sched/drover/agents/bandit"
@@ -21,11 +20,7 @@ import (
 // heuristic's candidates, chosen greedily by the checkpoint's actor
 // (placement.Learned). Each run gets its own copy of the network.
 func Policy(dir string) (compare.Policy, error) {
-	mb, err := os.ReadFile(filepath.Join(dir, checkpoints.MetaFile))
-	if err != nil {
-		return compare.Policy{}, err
-	}
-	wb, err := os.ReadFile(filepath.Join(dir, checkpoints.WeightsFile))
+	mb, wb, err := checkpoints.ReadFiles(dir)
 	if err != nil {
 		return compare.Policy{}, err
 	}

@@ -15,6 +15,7 @@ import (
 	"unicode"
 
 	"github.com/drover-sched/drover/internal/atomicfile"
+	"github.com/drover-sched/drover/internal/inputfile"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -48,7 +49,7 @@ type Section struct {
 // LoadConfig reads the YAML file at path and overlays it onto sections,
 // as OverlayConfig does.
 func LoadConfig(path string, sections ...Section) error {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.ReadFile(path, inputfile.Document)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
@@ -61,14 +62,15 @@ func LoadConfig(path string, sections ...Section) error {
 // unknown section or key, a key given twice, a null, or a value of the
 // wrong type is an error wrapping ErrConfig that names
 // file:line:column (file is name) and the key. On error no struct is
-// changed. An empty document changes nothing.
+// changed. An empty document changes nothing, and a leading UTF-8
+// byte-order mark is skipped.
 //
 // A Section whose Config is not a non-nil pointer to a struct, two
 // sections of one name, or two fields with one key are programmer
 // errors: OverlayConfig panics.
 func OverlayConfig(name string, data []byte, sections ...Section) error {
 	checkSections(sections)
-	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec := yaml.NewDecoder(bytes.NewReader(inputfile.TrimBOM(data)))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if err == io.EOF {
