@@ -194,6 +194,10 @@ func FuzzDecode(f *testing.F) {
 	weights, _ := os.ReadFile(filepath.Join(dir, WeightsFile))
 	f.Add(meta, weights)
 	f.Add([]byte("{}"), []byte{})
+	// Past crasher: widths beyond train's cap (10^16 weights) ran out of
+	// memory in Build.
+	f.Add([]byte(`{"version":1,"obs_dim":4,"actions":2,"hidden":[100000000,100000000],"activation":"tanh","networks":["actor"]}`), weights)
+	f.Add(append([]byte("\ufeff"), meta...), weights)
 	f.Fuzz(func(t *testing.T, meta, weights []byte) {
 		m, nets, err := Decode(meta, weights)
 		if err != nil {

@@ -72,7 +72,7 @@ func (c *clientFlags) tlsConfig() (*tls.Config, error) {
 		return nil, fmt.Errorf("%s: no PEM certificates", *c.caFile)
 	}
 	if *c.certFile != "" {
-		cert, err := tls.LoadX509KeyPair(*c.certFile, *c.keyFile)
+		cert, err := inputfile.LoadX509KeyPair(*c.certFile, *c.keyFile)
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package inputfile
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"io"
 	"io/fs"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/drover-sched/drover/internal/testpki"
 )
 
 // TestReadFileRefuses: what is not a regular file is refused before it is
@@ -165,5 +168,27 @@ func TestTrimBOM(t *testing.T) {
 	}
 	if b, err := ReadText(p, Document); err != nil || string(b) != `{"a":1}` {
 		t.Errorf("ReadText = %q, %v", b, err)
+	}
+}
+
+// TestLoadX509KeyPair: the pair loads as tls.LoadX509KeyPair loads it,
+// and a device in either place is refused naming it.
+func TestLoadX509KeyPair(t *testing.T) {
+	p, err := testpki.Write(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := tls.LoadX509KeyPair(p.ServerCert, p.ServerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadX509KeyPair(p.ServerCert, p.ServerKey)
+	if err != nil || !bytes.Equal(got.Certificate[0], want.Certificate[0]) {
+		t.Fatalf("got %v, want the server certificate", err)
+	}
+	for _, args := range [][2]string{{"/dev/zero", p.ServerKey}, {p.ServerCert, "/dev/zero"}} {
+		if _, err := LoadX509KeyPair(args[0], args[1]); !errors.Is(err, ErrNotRegular) {
+			t.Errorf("LoadX509KeyPair(%s, %s): %v, want ErrNotRegular", args[0], args[1], err)
+		}
 	}
 }
