@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
+	"github.com/drover-sched/drover/internal/inputfile"
 	"github.com/drover-sched/drover/internal/pqlog"
 )
 
@@ -57,7 +57,7 @@ func ReadDirTail(dir string) (*Log, error) {
 			if !strings.HasSuffix(p, WALSuffix) || slices.Contains(l.Files, strings.TrimSuffix(p, WALSuffix)+FileSuffix) {
 				continue // a .tmp, or a WAL whose file is sealed already
 			}
-			data, err := os.ReadFile(p)
+			data, err := inputfile.ReadFile(p, inputfile.Log)
 			if errors.Is(err, fs.ErrNotExist) {
 				vanished = true // sealed since the listing: list again
 				break
