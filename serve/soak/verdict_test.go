@@ -98,7 +98,7 @@ func TestJudgeDetail(t *testing.T) {
 		// from the first leave sample to the last.
 		"goroutines": "start 20, peak 3000, end 23 (+15.0%; limit 22, +10%) after 6 s without clients",
 		"rss":        "start 40.0 MiB, peak 90.0 MiB, end 44.1 MiB (+10.3%; limit 44.0 MiB, +10%)",
-		"place-p99":  "worst window p99 4.90 ms (window at 10 s), 0 of 2 windows at or over 5.00 ms",
+		"place-p99":  "worst window p99 4.90 ms (window at 10 s), 0 of 2 windows at or over 5.00 ms, 0 without an answer, 0 failed calls",
 		"lockout":    "probes answered: fast 3/3, grpc 3/3",
 	}
 	for _, c := range checks {
@@ -146,6 +146,21 @@ func TestBackWithin(t *testing.T) {
 	for _, tt := range tests {
 		if got := BackWithin(tt.samples, 3, 0.10); got != tt.want {
 			t.Errorf("%s: BackWithin = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestJudgeP99ClientLimited(t *testing.T) {
+	// A wake-up lag p99 of 2.5 ms is half the 5 ms bound: the detail
+	// says the client limited the run; 2.4 ms does not.
+	l := Limits{Growth: 0.1, P99: 5 * time.Millisecond}
+	for _, tt := range []struct {
+		lag  time.Duration
+		want bool
+	}{{2500 * time.Microsecond, true}, {2400 * time.Microsecond, false}} {
+		c := judgeP99(l, goodWindows(), Load{PlaceLagP99: tt.lag})
+		if got := strings.Contains(c.Detail, "its core limited the measurement"); got != tt.want || !c.Pass {
+			t.Errorf("lag %v: detail %q, pass %v; want the note %v and a pass", tt.lag, c.Detail, c.Pass, tt.want)
 		}
 	}
 }
