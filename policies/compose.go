@@ -19,6 +19,17 @@ type SyncRule interface {
 	Assign(v *env.View, ds []env.Decision) error
 }
 
+// SyncSwitcher is an optional ability of a SyncRule whose choice for a
+// job changes while the job runs (Sync-Switch: BSP, then ASP). Switch
+// returns ds with a decision appended for every running job that ds
+// leaves alone and whose strategy the rule changes now: the job's own
+// nodes with the new Sync (the simulator restarts it, paying the restart
+// delay, as a framework restarts training from a checkpoint to change
+// its synchronization).
+type SyncSwitcher interface {
+	Switch(v *env.View, ds []env.Decision) []env.Decision
+}
+
 // SyncRuleFactory builds a fresh sync rule for one run.
 type SyncRuleFactory func(cfg Config) (SyncRule, error)
 
@@ -36,7 +47,13 @@ func (w withSyncRule) Schedule(v *env.View) ([]env.Decision, error) {
 	if err != nil {
 		return ds, err
 	}
-	return ds, w.r.Assign(v, ds)
+	if err := w.r.Assign(v, ds); err != nil {
+		return ds, err
+	}
+	if s, ok := w.r.(SyncSwitcher); ok {
+		ds = s.Switch(v, ds)
+	}
+	return ds, nil
 }
 
 // ruleKey prefixes the registry key of a sync rule. Policy names may not

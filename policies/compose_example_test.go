@@ -25,5 +25,5 @@ func ExampleRegistry_Factory() {
 	// gandiva+strn-sync ok
 	// first-fit+oracle-sync ok
 	// policies: unknown policy "first-fit+ASP": write the sync strategy "ASP" as "asp"
-	// policies: unknown policy "tiresias+sgd": "sgd" is neither a sync strategy (bsp, asp, ssp(S), local(H)) nor a sync rule (oracle-sync, strn-sync)
+	// policies: unknown policy "tiresias+sgd": "sgd" is neither a sync strategy (bsp, asp, ssp(S), local(H)) nor a sync rule (oracle-sync, strn-sync, sync-switch)
 }

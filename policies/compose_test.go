@@ -39,7 +39,7 @@ func TestComposedNames(t *testing.T) {
 		{name: "+bsp", wantErr: `"+bsp": want <policy>+<sync>`},
 		{name: "+strn-sync", wantErr: `"+strn-sync": want <policy>+<sync>`},
 		{name: "first-fit+bsp+asp", wantErr: `one "+" only`},
-		{name: "first-fit+xyz", wantErr: `"xyz" is neither a sync strategy (bsp, asp, ssp(S), local(H)) nor a sync rule (oracle-sync, strn-sync)`},
+		{name: "first-fit+xyz", wantErr: `"xyz" is neither a sync strategy (bsp, asp, ssp(S), local(H)) nor a sync rule (oracle-sync, strn-sync, sync-switch)`},
 		{name: "first-fit+strn", wantErr: `"strn" is neither a sync strategy`},
 		{name: "first-fit+local(0)", wantErr: `"local(0)" is neither a sync strategy`},
 		{name: "first-fit+BSP", wantErr: `write the sync strategy "BSP" as "bsp"`},
@@ -83,10 +83,10 @@ func TestComposedNames(t *testing.T) {
 
 func TestRegisterNames(t *testing.T) {
 	r := builtin.Registry()
-	if got, want := r.SyncRuleNames(), []string{"oracle-sync", "strn-sync"}; !slices.Equal(got, want) {
+	if got, want := r.SyncRuleNames(), []string{"oracle-sync", "strn-sync", "sync-switch"}; !slices.Equal(got, want) {
 		t.Errorf("sync rules = %v, want %v", got, want)
 	}
-	want := strings.Join(r.Names(), ", ") + "; or <policy>+<sync> with <sync> one of bsp, asp, ssp(S), local(H), oracle-sync, strn-sync"
+	want := strings.Join(r.Names(), ", ") + "; or <policy>+<sync> with <sync> one of bsp, asp, ssp(S), local(H), oracle-sync, strn-sync, sync-switch"
 	if got := r.Syntax(); got != want {
 		t.Errorf("syntax:\n got %s\nwant %s", got, want)
 	}

@@ -12,12 +12,13 @@ import (
 	"github.com/drover-sched/drover/policies/random"
 	"github.com/drover-sched/drover/policies/sas"
 	"github.com/drover-sched/drover/policies/strn"
+	"github.com/drover-sched/drover/policies/syncswitch"
 	"github.com/drover-sched/drover/policies/themis"
 	"github.com/drover-sched/drover/policies/tiresias"
 )
 
 // Registry returns a registry holding every built-in policy and sync rule
-// (strn-sync, oracle-sync), so that it also builds composed names such as
+// (strn-sync, oracle-sync, sync-switch), so that it also builds composed names such as
 // "tiresias+asp" or "gandiva+strn-sync" (policies.Registry.Factory).
 func Registry() policies.Registry {
 	r := policies.Registry{}
@@ -40,6 +41,7 @@ func Registry() policies.Registry {
 	for name, f := range map[string]policies.SyncRuleFactory{
 		strn.SyncRuleName: strn.NewSyncRule,
 		oraclesync.Name:   oraclesync.New,
+		syncswitch.Name:   syncswitch.New,
 	} {
 		if err := r.RegisterSyncRule(name, f); err != nil {
 			panic(err)
