@@ -21,6 +21,7 @@ import (
 	"github.com/drover-sched/drover/policies/strn"
 	pb "github.com/drover-sched/drover/serve/proto"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/semaphore"
 )
 
 // Fallback reasons: why the heuristic answered instead of the learned
@@ -93,6 +94,8 @@ type Core struct {
 	refused   string
 
 	inflight atomic.Int64
+	heavy    *semaphore.Weighted // the work of the heavy requests running (nil: unbounded)
+	heavyCap int64
 	modelSem chan struct{}
 	wg       sync.WaitGroup // model calls still running
 	life     sync.RWMutex   // held for reading by every request, for writing by Close
@@ -227,6 +230,29 @@ func WithLoadShedding(shedAbove, maxInFlight int) Option {
 	}
 }
 
+// SmallWork is the work (nodes x workers) up to which a Place request
+// is small: it never waits for WithHeavyWork's budget. A request of
+// 65,536 (256 nodes x 256 workers) takes about a quarter of a
+// millisecond.
+const SmallWork = 1 << 16
+
+// WithHeavyWork bounds the work (nodes x workers, as Limits.MaxWork
+// counts it) of the requests above SmallWork that compute at once: a
+// heavy request waits, within its deadline, until the heavy ones running
+// leave room for its work (all of the budget when its work is larger),
+// so that eight large requests keep only part of the cores busy and
+// small ones are answered beside them. The default is the work bound
+// times half the cores (at least one); 0: no bound.
+func WithHeavyWork(budget int) Option {
+	return func(k *Core) error {
+		if budget < 0 {
+			return fmt.Errorf("serve: heavy work budget %d, want >= 0", budget)
+		}
+		k.heavyCap = int64(budget)
+		return nil
+	}
+}
+
 // NewCore returns a core answering with the heuristic until a learned
 // version is set (Swap, or a Watcher).
 func NewCore(opts ...Option) (*Core, error) {
@@ -241,6 +267,7 @@ func NewCore(opts ...Option) (*Core, error) {
 		shedAbove:    64,
 		maxInFlight:  1024,
 		modelSem:     make(chan struct{}, 4*runtime.GOMAXPROCS(0)),
+		heavyCap:     -1,
 		fallbacks:    map[string]*atomic.Int64{},
 		outcomes:     map[string]*atomic.Int64{},
 		sw:           newSwitcher(),
@@ -255,6 +282,12 @@ func NewCore(opts ...Option) (*Core, error) {
 	}
 	for _, r := range []string{OutcomeStarted, OutcomeIterations, OutcomeFinished} {
 		k.outcomes[r] = new(atomic.Int64)
+	}
+	if k.heavyCap < 0 {
+		k.heavyCap = int64(k.limits.MaxWork) * int64(max(1, runtime.GOMAXPROCS(0)/2))
+	}
+	if k.heavyCap > 0 {
+		k.heavy = semaphore.NewWeighted(k.heavyCap)
 	}
 	k.idPrefix = strconv.FormatInt(k.clock.Now().UnixNano(), 36)
 	k.heurPolicy = "heuristic:" + k.heurName
@@ -378,6 +411,14 @@ func (k *Core) Place(ctx context.Context, req *pb.PlaceRequest) (*pb.PlaceRespon
 		return nil, err
 	}
 	s.fill(req)
+	if w := int64(work(len(s.ids), s.job.GPUs)); k.heavy != nil && w > SmallWork {
+		w = min(w, k.heavyCap)
+		if err := k.heavy.Acquire(ctx, w); err != nil {
+			putSnapshot(s)
+			return nil, err // the context's: it ended while waiting
+		}
+		defer k.heavy.Release(w)
+	}
 	if k.live != nil {
 		k.live.overlay(s, start)
 	}
