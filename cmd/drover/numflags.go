@@ -149,6 +149,7 @@ var numRules = map[string]numRule{
 	"live-max-jobs-per-node":   within(1, maxCount, fmt.Sprintf("1 to %d jobs", maxCount)),
 	"live-max-job-workers":     within(1, maxCount, fmt.Sprintf("1 to %d workers", maxCount)),
 	"live-max-iteration-times": within(1, maxIterationTimes, fmt.Sprintf("1 to %d iteration times", maxIterationTimes)),
+	"max-conns-per-peer":       {func(x float64) bool { return x <= maxCount }, fmt.Sprintf("at most %d connections (0: each listener's default; negative: no per-peer limit)", maxCount)},
 }
 
 // cmdNumRules are the rules of the flags whose name means something else

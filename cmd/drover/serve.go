@@ -57,6 +57,7 @@ func serveFlags(fs *flag.FlagSet, c *daemon.Config) {
 	fs.DurationVar(&c.ModelTimeout, "model-timeout", c.ModelTimeout, "the learned policy's time limit without a request deadline")
 	fs.DurationVar(&c.Poll, "poll", c.Poll, "checkpoint directory polling interval")
 	fs.IntVar(&c.MaxRequestBytes, "max-request-bytes", c.MaxRequestBytes, "largest request accepted, in bytes")
+	fs.IntVar(&c.MaxConnsPerPeer, "max-conns-per-peer", c.MaxConnsPerPeer, "most connections one client address (IPv4, or IPv6 /64) may hold on each listener; more are refused and counted in drover_connections_refused_total (0: 256 on -addr, 64 on -place-addr, 32 on -extender-addr and -metrics-addr; negative: no per-peer limit, for clients behind one proxy or NAT address)")
 	fs.IntVar(&c.ShedAbove, "shed-above", c.ShedAbove, "concurrent Place requests above which the cheap first-fit heuristic answers (0: off)")
 	fs.IntVar(&c.MaxInFlight, "max-inflight", c.MaxInFlight, "concurrent Place requests above which Place answers ResourceExhausted (0: off)")
 	fs.StringVar(&c.LogDir, "log-dir", c.LogDir, "append every decision and reported outcome to Parquet files in this directory (datasets/declog), and the agents' telemetry (datasets/telemlog); read with drover eval --log DIR")

@@ -59,10 +59,15 @@ type Config struct {
 	// GRPCConns, FastConns and HTTPConns bound the connections of the
 	// gRPC listener, the fast listener and each HTTP listener (extender,
 	// metrics): how many, how many from one peer, and (gRPC, fast) the
-	// handshake and idle timeouts (no flags; zero fields take the
-	// serve.Default*Conns values, negative ones turn a limit off; see
-	// serve.ConnLimits).
+	// handshake and idle timeouts (no flags but MaxConnsPerPeer's; zero
+	// fields take the serve.Default*Conns values, negative ones turn a
+	// limit off; see serve.ConnLimits).
 	GRPCConns, FastConns, HTTPConns serve.ConnLimits
+	// MaxConnsPerPeer, when not zero, replaces the MaxConnsPerPeer of
+	// GRPCConns, FastConns and HTTPConns (-max-conns-per-peer; negative:
+	// no per-peer limit, for clients that all reach the server from one
+	// proxy or NAT address).
+	MaxConnsPerPeer int
 	// ShedAbove is the count of concurrent Place calls above which the
 	// first-fit heuristic answers (-shed-above), MaxInFlight the count
 	// above which Place answers ResourceExhausted (-max-inflight); 0: off.

@@ -100,3 +100,42 @@ func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
+
+// TestRunMaxConnsPerPeer: Config.MaxConnsPerPeer (-max-conns-per-peer)
+// sets every listener's per-peer limit: with 1, a second connection from
+// one address to the gRPC and the fast listener is closed as it is
+// accepted; with -1 none is.
+func TestRunMaxConnsPerPeer(t *testing.T) {
+	for _, tt := range []struct {
+		perPeer     int
+		wantRefused bool
+	}{{1, true}, {-1, false}} {
+		t.Run(fmt.Sprint(tt.perPeer), func(t *testing.T) {
+			c := testConfig()
+			c.PlaceAddr, c.MaxConnsPerPeer = "127.0.0.1:0", tt.perPeer
+			addrs, _, stop := daemontest.Start(t, c)
+			defer stop()
+			for _, addr := range []string{addrs.GRPC, addrs.Fast} {
+				first, err := net.Dial("tcp", addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				second, err := net.Dial("tcp", addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// The server speaks first on both listeners once it
+				// has the preface (gRPC: at once): the second reads
+				// the server's SETTINGS when served, EOF when refused.
+				fmt.Fprint(second, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+				second.SetReadDeadline(time.Now().Add(time.Minute)) // a hang guard
+				_, err = second.Read(make([]byte, 1))
+				if refused := err != nil && !isTimeout(err); refused != tt.wantRefused {
+					t.Errorf("%s, per peer %d: second connection refused %v (%v), want %v", addr, tt.perPeer, refused, err, tt.wantRefused)
+				}
+				first.Close()
+				second.Close()
+			}
+		})
+	}
+}

@@ -37,6 +37,9 @@ func Run(ctx context.Context, c Config) error {
 		// time.NewTicker would panic once the server is already serving.
 		return fmt.Errorf("-state-every %v with -state-dir: want a positive interval", c.StateEvery)
 	}
+	if n := c.MaxConnsPerPeer; n != 0 {
+		c.GRPCConns.MaxConnsPerPeer, c.FastConns.MaxConnsPerPeer, c.HTTPConns.MaxConnsPerPeer = n, n, n
+	}
 	r := &runner{c: c, out: c.Out}
 	if r.out == nil {
 		r.out = io.Discard
