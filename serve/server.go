@@ -9,7 +9,6 @@ import (
 	"math"
 	"net"
 	"net/url"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -28,6 +27,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/drover-sched/drover/internal/connlimit"
+	"github.com/drover-sched/drover/internal/inputfile"
 	"github.com/drover-sched/drover/serve/fast"
 	pb "github.com/drover-sched/drover/serve/proto"
 	"github.com/drover-sched/drover/serve/state"
@@ -438,13 +438,13 @@ func (s decodeStatusStream) RecvMsg(m any) error { return recvDecoded(s.ServerSt
 // files; with clientCA it requires and verifies client certificates
 // signed by it (mTLS).
 func LoadTLS(certFile, keyFile, clientCA string) (*tls.Config, error) {
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	cert, err := inputfile.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
 		return nil, fmt.Errorf("serve: load TLS key pair %s, %s: %w", certFile, keyFile, err)
 	}
 	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	if clientCA != "" {
-		pem, err := os.ReadFile(clientCA)
+		pem, err := inputfile.ReadFile(clientCA, inputfile.Secret)
 		if err != nil {
 			return nil, fmt.Errorf("serve: read client CA: %w", err)
 		}

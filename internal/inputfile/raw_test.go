@@ -25,10 +25,7 @@ var rawReadsAllowed = map[string]string{
 	"train/runlog/run.go":                   "opens a run directory to list it",
 	"internal/testpki/testpki.go":           "test certificates it wrote itself",
 	"internal/pqlog/pqlogtest/pqlogtest.go": "test helper over files the test wrote",
-	// Not yet routed (files other work was changing when the reader
-	// came, issue 32): the server's state snapshot and TLS files.
-	"serve/state/persist.go": "state.json under -state-dir (and the directory's sync): still to route through ReadFile",
-	"serve/server.go":        "the -tls-cert, -tls-key and -tls-client-ca files: still to route through LoadX509KeyPair and ReadFile",
+	"serve/state/persist.go":                "opens the state directory to sync it",
 }
 
 // TestNoRawReads: no package of the module reads a file by os.Open,

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/internal/inputfile"
 )
 
 // snapshotVersion is the snapshot format's version.
@@ -150,7 +151,7 @@ func (st *Store) Save(path string, now time.Time) error {
 // missing file is an error (LoadOrEmpty starts empty instead); a corrupt
 // one is an error naming the file and the field.
 func Load(path string, cfg Config) (*Store, error) {
-	b, err := os.ReadFile(path)
+	b, err := inputfile.ReadFile(path, inputfile.Log) // bounded like a log segment
 	if err != nil {
 		return nil, fmt.Errorf("state: %w", err)
 	}
