@@ -17,8 +17,9 @@
 //     GPUs slow the compute. The straggler model builds on it (Workers),
 //     and so do its runtime mitigations, which act at every refresh:
 //     STRET's relay, gradient withholding and one-time batch tuning
-//     (MitigationSTRET) and a restart/replace-straggler baseline
-//     (MitigationReplace).
+//     (MitigationSTRET), a restart/replace-straggler baseline
+//     (MitigationReplace) and load-balanced BSP, local batches
+//     re-balanced to worker speed (MitigationLBBSP).
 //
 // Decisions are made either every Config.Interval seconds (as the Pollux
 // simulator does, 60 s) or at every arrival and completion (Interval 0).

@@ -16,6 +16,9 @@
 //     sensitivities, expected-overload placement, per-job sync strategy.
 //   - sas: SAS, straggler-avoiding scheduling: node availability
 //     quantiles, node groups, one group per job; PS load reassignment.
+//   - themis: Themis's finish-time fairness (NSDI 2020): the jobs with
+//     the largest T_shared / T_independent are offered GPUs first, for
+//     leases.
 //
 // Package policies/builtin registers them all; policies/gate judges whether
 // a learned policy may replace one of them.
@@ -43,7 +46,10 @@
 //     (strn.SyncRule), e.g. "gandiva+strn-sync";
 //   - "oracle-sync": the best strategy for each job on its actual
 //     placement and its nodes' actual loads (package oraclesync), a
-//     per-job upper bound.
+//     per-job upper bound;
+//   - "sync-switch": Sync-Switch (ICDCS 2021, package syncswitch): BSP for
+//     the first share of each job's training, ASP after; a running job
+//     is switched by a restart on its nodes (SyncSwitcher).
 //
 // The sync part overrides what the policy would choose itself:
 // "strn+bsp" is STRN's placement under BSP. "X+bsp" runs exactly as X
