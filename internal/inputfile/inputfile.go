@@ -104,8 +104,10 @@ func check(path string, fi fs.FileInfo, limit int64) error {
 // a path that is not a regular file, or a file larger than limit, is an
 // error naming the path, and reading past limit bytes (a file that
 // grew) fails with a *SizeError. The type is checked before the file is
-// opened, so a FIFO is refused without waiting for a writer. Errors of
-// os.Stat and os.Open are returned as they are (*fs.PathError).
+// opened, so a FIFO is refused without waiting for a writer (so is a pipe
+// such as /dev/stdin: give a file). Errors of os.Stat and os.Open are
+// returned as they are (*fs.PathError). A negative limit is a programmer
+// error: Open panics.
 func Open(path string, limit int64) (*File, error) {
 	if limit < 0 {
 		panic("inputfile: negative limit")
