@@ -96,7 +96,7 @@ func (m *Metrics) conns() *connMetrics {
 	}, []string{"listener", "reason"})
 	closed := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "drover_connections_closed_total",
-		Help: "Connections the server closed for doing nothing, by listener and reason (handshake: no TLS handshake, preface and settings within HandshakeTimeout; idle: no frame within IdleTimeout). The gRPC listener's are grpc-go's and not counted.",
+		Help: "Connections the server closed for doing nothing, by listener and reason (handshake: no TLS handshake, preface and settings within HandshakeTimeout; idle: no frame within IdleTimeout; evicted: in its handshake the longest when a new connection found the listener full). Fast listener only: the gRPC listener's are grpc-go's and not counted.",
 	}, []string{"listener", "reason"})
 	return &connMetrics{refused: register(m.Registry, refused), closed: register(m.Registry, closed)}
 }

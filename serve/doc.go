@@ -153,7 +153,9 @@
 // headers, bodies, writes and idle time): at most MaxConns connections
 // (gRPC 8,192, fast 1,024, HTTP 128) and MaxConnsPerPeer from one IPv4
 // address or IPv6 /64 (256, 64, 32), refused as they are accepted and
-// counted in drover_connections_refused_total{listener, reason}; a
+// counted in drover_connections_refused_total{listener, reason} (the
+// fast listener, when full, first closes the connection that has been
+// in its handshake the longest to make room); a
 // handshake (TLS, preface, settings) within HandshakeTimeout (5 s); an
 // idle connection closed with GOAWAY after IdleTimeout (5 min; gRPC: no
 // call or stream in progress, grpc-go's MaxConnectionIdle; agents'

@@ -63,6 +63,24 @@ func (l *Limiter) Acquire(addr net.Addr) (Reason, bool) {
 	return "", true
 }
 
+// AcquireBeyondMax takes a slot for a connection from addr within the
+// per-peer limit alone, or reports PeerFull: for a caller that has just
+// closed another connection to make room under Max, whose Release is
+// still to come. Each success takes one Release.
+func (l *Limiter) AcquireBeyondMax(addr net.Addr) (Reason, bool) {
+	key, keyed := peerKey(addr)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if keyed && l.lim.PerPeer > 0 && l.peers[key] >= l.lim.PerPeer {
+		return PeerFull, false
+	}
+	l.open++
+	if keyed {
+		l.peers[key]++
+	}
+	return "", true
+}
+
 // Release gives back the slot of a connection from addr.
 func (l *Limiter) Release(addr net.Addr) {
 	key, keyed := peerKey(addr)

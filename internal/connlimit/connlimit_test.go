@@ -21,6 +21,7 @@ func TestAcquire(t *testing.T) {
 	type step struct {
 		addr    net.Addr
 		release bool
+		beyond  bool // AcquireBeyondMax
 	}
 	tests := []struct {
 		name  string
@@ -53,6 +54,12 @@ func TestAcquire(t *testing.T) {
 			want:  []connlimit.Reason{"", "", connlimit.Full},
 		},
 		{
+			name:  "beyond max, within the peer's",
+			lim:   connlimit.Limits{Max: 1, PerPeer: 1},
+			steps: []step{{addr: tcp("10.0.0.1")}, {addr: tcp("10.0.0.2")}, {addr: tcp("10.0.0.2"), beyond: true}, {addr: tcp("10.0.0.2"), beyond: true}},
+			want:  []connlimit.Reason{"", connlimit.Full, "", connlimit.PeerFull},
+		},
+		{
 			name:  "zero is no limit",
 			steps: []step{{addr: tcp("10.0.0.1")}, {addr: tcp("10.0.0.1")}, {addr: tcp("10.0.0.1")}},
 			want:  []connlimit.Reason{"", "", ""},
@@ -68,7 +75,11 @@ func TestAcquire(t *testing.T) {
 					got = append(got, "")
 					continue
 				}
-				why, ok := l.Acquire(s.addr)
+				acquire := l.Acquire
+				if s.beyond {
+					acquire = l.AcquireBeyondMax
+				}
+				why, ok := acquire(s.addr)
 				if ok != (why == "") {
 					t.Fatalf("Acquire(%v) = %q, %v", s.addr, why, ok)
 				}

@@ -249,3 +249,61 @@ func TestFastSettledConnGetsIdleDeadline(t *testing.T) {
 		t.Errorf("read deadline %v away after the SETTINGS exchange, want the idle timeout's (10h), not the handshake's (1h)", left)
 	}
 }
+
+// TestFastFullListenerEvictsHandshaking: a full listener makes room for
+// a new connection by closing the one that has been in its handshake the
+// longest (counted as closed "evicted"), so connections that send only
+// the preface from many addresses cannot keep a client out for the
+// handshake timeout; established connections are never evicted, and
+// with every slot held by one the next connection is refused.
+func TestFastFullListenerEvictsHandshaking(t *testing.T) {
+	const max = 8
+	m := testMetrics()
+	srv := NewServer(testBackend{}, Config{Metrics: m, MaxConns: max, MaxConnsPerPeer: -1, HandshakeTimeout: time.Hour})
+	addr := serveTCP(t, srv)
+	var stalled []net.Conn
+	for range max {
+		c := dialFrom(t, "127.0.0.1", addr)
+		io.WriteString(c, http2.ClientPreface)
+		c.SetReadDeadline(time.Now().Add(time.Minute)) // a hang guard
+		if _, err := http2.NewFramer(nil, c).ReadFrame(); err != nil {
+			t.Fatalf("a connection within MaxConns: %v, want the server's SETTINGS", err)
+		}
+		stalled = append(stalled, c)
+	}
+	p := newH2Peer(t, dialFrom(t, "127.0.0.2", addr))
+	p.handshake()
+	p.call(1, healthpb.Health_Check_FullMethodName, healthMessage)
+	wantOK(t, p.await(1), &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING})
+	// The oldest stalled connection made room: the server closed it.
+	if _, err := io.Copy(io.Discard, stalled[0]); isTimeout(err) {
+		t.Errorf("the oldest connection in its handshake is still open")
+	}
+	if got := counterValue(t, m.Closed, "evicted"); got != 1 {
+		t.Errorf("closed evicted %v, want 1", got)
+	}
+	// Now fill the listener with established connections: the stalled
+	// ones make room for them, then nothing does.
+	for _, c := range stalled {
+		c.Close()
+	}
+	peers := []*h2peer{p}
+	for len(peers) < max {
+		q := newH2Peer(t, dialFrom(t, "127.0.0.1", addr))
+		q.handshake()
+		q.sync() // the SETTINGS ACK is handled: established
+		peers = append(peers, q)
+	}
+	extra := dialFrom(t, "127.0.0.3", addr)
+	extra.SetReadDeadline(time.Now().Add(time.Minute)) // a hang guard
+	if _, err := io.Copy(io.Discard, extra); isTimeout(err) {
+		t.Fatalf("a connection beyond MaxConns established ones is still open")
+	}
+	if got := counterValue(t, m.Refused, "listener_full"); got != 1 {
+		t.Errorf("refused listener_full %v, want 1", got)
+	}
+	for _, q := range peers {
+		q.call(3, healthpb.Health_Check_FullMethodName, healthMessage)
+		wantOK(t, q.await(3), &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING})
+	}
+}

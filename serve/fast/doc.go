@@ -34,7 +34,11 @@
 //     refused with REFUSED_STREAM), Config.MaxConns connections per
 //     listener (1,024) and Config.MaxConnsPerPeer from one IPv4 address
 //     or IPv6 /64 (64; internal/connlimit), the others closed as they
-//     are accepted and counted (Metrics.Refused);
+//     are accepted and counted (Metrics.Refused); but a connection that
+//     finds the listener full first takes the place of the one in its
+//     handshake the longest (counted as closed, evicted), so that
+//     connections that do nothing, even from many addresses, keep out
+//     no client that completes its handshake in a round trip;
 //   - request bytes buffered per connection bounded (serverConn.budget);
 //   - a request longer than the maximum size answers ResourceExhausted
 //     as soon as its length prefix is read;

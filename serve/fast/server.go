@@ -129,7 +129,8 @@ type Metrics struct {
 	// Closed, when set, counts the connections closed for doing
 	// nothing, by reason: handshake (no TLS handshake, preface and
 	// SETTINGS exchange within HandshakeTimeout), idle (no frame within
-	// IdleTimeout).
+	// IdleTimeout), evicted (in its handshake the longest when a new
+	// connection found the listener full).
 	Closed *prometheus.CounterVec
 }
 
@@ -157,8 +158,11 @@ type Config struct {
 	// first; a connection still short of it then is closed (0: 5 s;
 	// negative: never).
 	HandshakeTimeout time.Duration
-	// MaxConns is the most connections one listener serves at once;
-	// more are closed as they are accepted (0: 1024; negative: no limit).
+	// MaxConns is the most connections one listener serves at once
+	// (0: 1024; negative: no limit). A connection that finds the
+	// listener full takes the place of the one that has been in its
+	// handshake the longest, or, when every one has completed it, is
+	// closed as it is accepted.
 	MaxConns int
 	// MaxConnsPerPeer is the most connections one listener serves at
 	// once from one peer, an IPv4 address or an IPv6 /64 (0: 64;
@@ -257,7 +261,12 @@ func (s *Server) Serve(lis net.Listener) error {
 		}
 		delay = 0
 		addr := nc.RemoteAddr()
-		if why, ok := lim.Acquire(addr); !ok {
+		why, ok := lim.Acquire(addr)
+		if !ok && why == connlimit.Full && f.evict(lim) {
+			// The oldest connection still in its handshake made room.
+			why, ok = lim.AcquireBeyondMax(addr)
+		}
+		if !ok {
 			nc.Close()
 			if m := s.cfg.Metrics; m != nil && m.Refused != nil {
 				m.Refused.WithLabelValues(string(why)).Inc()
@@ -265,6 +274,8 @@ func (s *Server) Serve(lis net.Listener) error {
 			continue
 		}
 		c := s.newServerConn(nc)
+		c.lim, c.acceptedAt = lim, time.Now()
+		c.handshaking.Store(true)
 		f.mu.Lock()
 		if f.draining {
 			f.mu.Unlock()
@@ -285,6 +296,31 @@ func (s *Server) Serve(lis net.Listener) error {
 			f.mu.Unlock()
 		}()
 	}
+}
+
+// evict closes the connection of lim's listener that has been in its
+// handshake (TLS, preface, SETTINGS exchange) the longest, to make room
+// for a new one when the listener is full, and reports whether there
+// was one. Connections that do nothing thus hold a slot only until
+// MaxConns newer ones have arrived, and a client that completes its
+// handshake in a round trip gets in unless that many arrive within it,
+// even from many addresses (the per-peer limit stops one address).
+func (f *Server) evict(lim *connlimit.Limiter) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var victim *serverConn
+	for c := range f.conns {
+		if c.lim == lim && c.handshaking.Load() && !c.evicted && (victim == nil || c.acceptedAt.Before(victim.acceptedAt)) {
+			victim = c
+		}
+	}
+	if victim == nil {
+		return false
+	}
+	victim.evicted = true
+	victim.nc.Close()
+	f.closed("evicted")
+	return true
 }
 
 // Drain stops the listeners and sends every connection GOAWAY: the calls
@@ -390,6 +426,13 @@ type serverConn struct {
 	// acknowledged, or a call answered, make the connection settled;
 	// until then the handshake's deadline holds, not the idle one.
 	gotSettings, gotAck, settled bool
+	// handshaking is !settled for Serve's evict, which may close the
+	// connection (evicted, under the Server's mu) to make room on its
+	// listener (lim) while it is.
+	handshaking atomic.Bool
+	evicted     bool
+	lim         *connlimit.Limiter
+	acceptedAt  time.Time
 
 	streams    map[uint32]*callStream
 	recvWin    int64              // connection window the client has left
@@ -573,6 +616,7 @@ func (c *serverConn) pushDeadlines(now time.Time) {
 // pushed at the end of the frame being handled.
 func (c *serverConn) settle() {
 	c.settled = true
+	c.handshaking.Store(false)
 	c.pushedAt = time.Time{}
 }
 
