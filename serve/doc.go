@@ -128,7 +128,7 @@
 // greedy pass scans every node for each node it picks (4,096 nodes x
 // 4,096 workers took 1.5-9 s before its candidate set got a per-node
 // mark; issue 32). Limits.MaxWork bounds that product (DefaultMaxWork,
-// 2^22: a request at it takes 5-17 ms of CPU), and a request above it is
+// 2^22: a request at it takes 5-25 ms of CPU), and a request above it is
 // refused naming both fields. The request's context reaches the
 // heuristic's loops: the fast path polls ctx.Done() once per greedy
 // pick, and a policy asked through an env.View gets it as View.Done

@@ -76,7 +76,7 @@ func serveFlags(fs *flag.FlagSet, c *daemon.Config) {
 	fs.DurationVar(&c.StateEvery, "state-every", c.StateEvery, "with -state-dir: save the live state this often")
 	fs.DurationVar(&c.StaleAfter, "stale-after", c.StaleAfter, "a node whose agent sent nothing for this long is stale and avoided")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", c.ShutdownGrace, "time to finish calls in progress on SIGTERM")
-	fs.IntVar(&c.MaxWork, "max-work", c.MaxWork, "largest Place request's work, its nodes times its job's workers: the heuristic's time grows with it (a request at the default takes 5-15 ms of CPU), and a larger one is refused with InvalidArgument")
+	fs.IntVar(&c.MaxWork, "max-work", c.MaxWork, "largest Place request's work, its nodes times its job's workers: the heuristic's time grows with it (a request at the default takes 5-25 ms of CPU), and a larger one is refused with InvalidArgument")
 	fs.IntVar(&c.Live.MaxNodes, "live-max-nodes", c.Live.MaxNodes, "most nodes the live state tracks: a new node's agent beyond it takes the place of the node silent the longest, if that one is stale, else it is refused")
 	fs.IntVar(&c.Live.MaxJobs, "live-max-jobs", c.Live.MaxJobs, "most jobs the live state tracks; the least recently reported (finished ones first) makes room for a new one")
 	fs.IntVar(&c.Live.MaxJobsPerNode, "live-max-jobs-per-node", c.Live.MaxJobsPerNode, "most jobs the iteration reports through one node's agent may create; that node's least recently reported makes room for a new one")
