@@ -1,6 +1,6 @@
 // Package builtin registers every heuristic policy Drover ships, and the
-// sync rules strn-sync and oracle-sync, so that its Registry also builds
-// composed names "<policy>+<sync>" (policies.Registry.Factory).
+// sync rules strn-sync, oracle-sync and sync-switch, so that its Registry
+// also builds composed names "<policy>+<sync>" (policies.Registry.Factory).
 //
 // It also names the baseline set the methods (Methods: strn, sas) are
 // compared with: Baselines, the placement heuristics first-fit, Tiresias
