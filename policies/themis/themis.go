@@ -50,6 +50,7 @@ type jobInfo struct {
 	start  float64 // when its current lease began
 	sumN   float64 // active jobs summed over the decision points it saw
 	points float64 // decision points it saw
+	step   float64 // seconds per iteration at its demand (0: not asked yet)
 }
 
 // cand is a job competing for GPUs at a decision point.
@@ -123,7 +124,11 @@ func (t *Themis) Schedule(v *env.View) ([]env.Decision, error) {
 			continue
 		}
 		g := j.Spec.GPUs
-		rem := o.RemainingIterations(j) * o.StepTime(j, g, gpn)
+		if in.step == 0 {
+			// A job's step time at its demand does not change: ask once.
+			in.step = o.StepTime(j, g, gpn)
+		}
+		rem := o.RemainingIterations(j) * in.step
 		total := rem / max(1-j.Progress, 1e-12)
 		t.cands = append(t.cands, cand{pos: i, rho: Rho(v.Now, j.Spec.Submit, rem, total, g, C, in.sumN/in.points)})
 	}
