@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -104,6 +105,16 @@ func runBenchSoak(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	// The hostile clients run niced, so that on the client's core the
+	// well-behaved client wins its wake-ups from them.
+	f.c.HostileCommand = []string{self, "bench", "soak-hostile"}
+	if nice, err := exec.LookPath("nice"); err == nil {
+		f.c.HostileCommand = append([]string{nice, "-n", "10"}, f.c.HostileCommand...)
+	}
 	f.c.Alive = func() error {
 		if srv.Exited() {
 			return fmt.Errorf("the server exited (see %s)", filepath.Join(dir, "serve.log"))
@@ -127,6 +138,22 @@ func runBenchSoak(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("bench soak: %d of %d checks failed", failed, len(res.Checks))
 	}
 	return nil
+}
+
+// runBenchSoakHostile is `drover bench soak-hostile`, which drover
+// bench soak starts: the soak's hostile clients (agents, Reports,
+// slowloris) for one phase, in a process of their own, so that they do
+// not delay the well-behaved client's wake-ups (soak.Config.HostileCommand).
+// It reads its soak.HostileSpec as JSON on standard input and writes
+// what the clients delivered as JSON on standard output.
+func runBenchSoakHostile(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench soak-hostile", stderr)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	return soak.ServeHostile(ctx, os.Stdin, stdout)
 }
 
 // startSoakServer makes the output directory and starts the server

@@ -11,13 +11,15 @@ import (
 // WriteSamplesCSV writes the samples as CSV: t_s (from the soak's
 // start), phase, goroutines, rss_mib, heap_mib, fds, live_jobs,
 // live_nodes, cpu_s (the server's CPU time so far), loadavg1 (the
-// machine's).
+// machine's), place_served and place_served_within (the server's count
+// of Place calls on the client's listener, and of those within the
+// p99 bound, so far).
 func WriteSamplesCSV(w io.Writer, samples []Sample) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"t_s", "phase", "goroutines", "rss_mib", "heap_mib", "fds", "live_jobs", "live_nodes", "cpu_s", "loadavg1"})
+	cw.Write([]string{"t_s", "phase", "goroutines", "rss_mib", "heap_mib", "fds", "live_jobs", "live_nodes", "cpu_s", "loadavg1", "place_served", "place_served_within"})
 	for _, s := range samples {
 		cw.Write([]string{f3(s.At.Seconds()), s.Phase, f0(s.Goroutines), f3(s.RSS / (1 << 20)), f3(s.Heap / (1 << 20)),
-			f0(s.FDs), f0(s.LiveJobs), f0(s.LiveNodes), f3(s.CPU), fmt.Sprintf("%.2f", s.Load1)})
+			f0(s.FDs), f0(s.LiveJobs), f0(s.LiveNodes), f3(s.CPU), fmt.Sprintf("%.2f", s.Load1), f0(s.PlaceServed), f0(s.PlaceServedWithin)})
 	}
 	cw.Flush()
 	return cw.Error()

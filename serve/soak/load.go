@@ -9,9 +9,11 @@ import (
 	"github.com/drover-sched/drover/internal/loadgen"
 )
 
-// load runs every client against the server for d, samples the server
-// and probes every listener once a window, then makes every client
-// leave (closing its connections) and returns what they delivered.
+// load runs every client against the server for d: the hostile ones
+// (startHostile) and the well-behaved Place client; it samples the
+// server and probes every listener once a window, then makes every
+// client leave (closing its connections) and returns what they
+// delivered.
 func (r *runner) load(ctx context.Context, phase string, d time.Duration, jobs int, w *Windows) (Load, error) {
 	c := r.c
 	placeAddr := c.Addrs.Fast
@@ -28,52 +30,39 @@ func (r *runner) load(ctx context.Context, phase string, d time.Duration, jobs i
 	if err := waitReady(ctx, placeConn); err != nil {
 		return Load{}, fmt.Errorf("soak: connect to %s: %w", placeAddr, err)
 	}
-	reportConn, err := dial(c.Addrs.GRPC)
+	hostile, err := startHostile(ctx, HostileSpec{Config: c, Phase: phase, Duration: d, Jobs: jobs})
 	if err != nil {
 		return Load{}, err
 	}
-	defer reportConn.Close()
-
 	lctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	place := &placeClient{conn: placeConn, req: PlaceRequest(c.Nodes), rate: c.PlaceRate, timeout: c.PlaceTimeout, slots: c.PlaceSlots,
 		end: d, lag: loadgen.NewHistogram()}
-	agents := &agentChurn{addr: c.Addrs.GRPC, rate: c.AgentRate, life: c.AgentLife, nodes: c.Nodes, run: phase}
-	reports := &reporter{conn: reportConn, prefix: "soak-" + phase, jobs: jobs, span: d - d/20,
-		workers: c.ReportWorkers, iterations: c.ReportIterations, nodes: c.Nodes, slots: c.ReportSlots}
-	slow := r.slowlorises()
 	probes := &prober{addrs: c.Addrs}
-
 	var wg sync.WaitGroup
 	wg.Go(func() { place.run(lctx, w) })
-	wg.Go(func() { agents.churn(lctx) })
-	if jobs > 0 {
-		wg.Go(func() { reports.run(lctx) })
-	}
-	for _, s := range slow {
-		wg.Go(func() { s.run(lctx) })
-	}
 	err = r.tick(ctx, lctx, phase, w, probes)
 	cancel()
 	wg.Wait()
-
-	load := Load{AgentsAsked: int(agents.asked.Load()), AgentSessions: agents.sessions.Load(), AgentFailures: agents.failures.Load(),
-		JobsAsked: jobs, JobsReported: reports.reported.Load(), ReportErrors: reports.errors.Load(),
-		Slow: map[string]SlowStats{}, Probes: probes.results(),
+	h, herr := hostile()
+	if err == nil {
+		err = herr
+	}
+	load := Load{AgentsAsked: h.AgentsAsked, AgentSessions: h.AgentSessions, AgentFailures: h.AgentFailures,
+		JobsAsked: jobs, JobsReported: h.JobsReported, ReportErrors: h.ReportErrors, Slow: h.Slow, Probes: probes.results(),
 		PlaceLagP99: place.lag.Quantile(0.99), PlaceLagMax: place.lag.Max()}
 	r.mu.Lock()
 	load.SampleFailures = r.failed[phase]
-	r.mu.Unlock()
-	for _, s := range slow {
-		load.Slow[s.name] = s.stats()
+	if last, ok := lastOf(r.samples, phase); ok {
+		first := firstOf(r.samples, phase)
+		load.ServedPlace, load.ServedWithin = last.PlaceServed-first.PlaceServed, last.PlaceServedWithin-first.PlaceServedWithin
 	}
+	r.mu.Unlock()
 	if r.c.Progress != nil {
 		fmt.Fprintf(r.c.Progress, "%s: %s\n", phase, judgeLoad(load).Detail)
-		reports.lastErrorMu.Lock()
-		if e := reports.lastError; e != "" {
-			fmt.Fprintf(r.c.Progress, "%s: last Report error: %s\n", phase, e)
+		if h.LastReportError != "" {
+			fmt.Fprintf(r.c.Progress, "%s: last Report error: %s\n", phase, h.LastReportError)
 		}
-		reports.lastErrorMu.Unlock()
 	}
 	return load, err
 }
@@ -130,14 +119,14 @@ func (r *runner) printWindows(w *Windows, printed int, final bool) int {
 // preface-only ones on the gRPC port, preface-only on the fast
 // listener, slow bodies on the extender, slow headers on the metrics
 // listener.
-func (r *runner) slowlorises() []*slowloris {
-	if r.c.SlowConns == 0 {
+func slowlorises(c Config) []*slowloris {
+	if c.SlowConns == 0 {
 		return nil
 	}
 	mk := func(name, addr string, kinds ...slowKind) *slowloris {
-		return &slowloris{name: name, addr: addr, kinds: kinds, conns: r.c.SlowConns, peers: r.c.SlowPeers, every: r.c.SlowEvery}
+		return &slowloris{name: name, addr: addr, kinds: kinds, conns: c.SlowConns, peers: c.SlowPeers, every: c.SlowEvery}
 	}
-	a := r.c.Addrs
+	a := c.Addrs
 	return []*slowloris{mk("grpc", a.GRPC, slowIdle, slowPreface), mk("fast", a.Fast, slowPreface),
 		mk("extender", a.Extender, slowBody), mk("metrics", a.Metrics, slowHeaders)}
 }

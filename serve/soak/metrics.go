@@ -87,12 +87,46 @@ func sampleOf(m map[string]float64) (Sample, error) {
 	return s, nil
 }
 
+// ServedWithin returns how many Place calls the server answered through
+// listener within bound, and in all, from its
+// drover_grpc_request_duration_seconds histogram; ok is false when the
+// histogram has no bucket at bound.
+func ServedWithin(m map[string]float64, listener string, bound time.Duration) (within, total float64, ok bool) {
+	le := `le="` + strconv.FormatFloat(bound.Seconds(), 'g', -1, 64) + `"`
+	want := []string{`listener="` + listener + `"`, `method="/drover.v1.Scheduler/Place"`}
+	has := func(k string, parts ...string) bool {
+		for _, p := range parts {
+			if !strings.Contains(k, p) {
+				return false
+			}
+		}
+		return true
+	}
+	for k, v := range m {
+		switch {
+		case strings.HasPrefix(k, "drover_grpc_request_duration_seconds_bucket{") && has(k, append(want, le)...):
+			within, ok = v, true
+		case strings.HasPrefix(k, "drover_grpc_request_duration_seconds_count{") && has(k, want...):
+			total = v
+		}
+	}
+	if !ok {
+		return 0, 0, false
+	}
+	return within, total, true
+}
+
 // Scraper reads a server's /metrics. Each scrape opens a new
 // connection and closes it, so the scraper holds nothing on the server
 // between samples.
 type Scraper struct {
 	url    string
 	client *http.Client
+	// Listener ("fast" or "grpc") and Bound, when set, have each Sample
+	// count the Place calls answered through Listener, and those
+	// answered within Bound (PlaceServed, PlaceServedWithin).
+	Listener string
+	Bound    time.Duration
 }
 
 // NewScraper returns a scraper of http://addr/metrics.
@@ -129,6 +163,9 @@ func (s *Scraper) Sample(ctx context.Context) (Sample, error) {
 		return Sample{}, err
 	}
 	smp, err := sampleOf(m)
+	if s.Listener != "" {
+		smp.PlaceServedWithin, smp.PlaceServed, _ = ServedWithin(m, s.Listener, s.Bound)
+	}
 	if b, lerr := os.ReadFile("/proc/loadavg"); lerr == nil {
 		if f := strings.Fields(string(b)); len(f) > 0 {
 			smp.Load1, _ = strconv.ParseFloat(f[0], 64)

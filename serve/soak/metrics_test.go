@@ -2,6 +2,7 @@ package soak
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -42,6 +43,33 @@ func TestParseMetrics(t *testing.T) {
 	delete(got, "go_goroutines")
 	if _, err := sampleOf(got); err == nil {
 		t.Error("sampleOf without go_goroutines: no error")
+	}
+}
+
+func TestServedWithin(t *testing.T) {
+	m := ParseMetrics([]byte(`drover_grpc_request_duration_seconds_bucket{listener="fast",method="/drover.v1.Scheduler/Place",le="0.0025"} 90
+drover_grpc_request_duration_seconds_bucket{listener="fast",method="/drover.v1.Scheduler/Place",le="0.005"} 97
+drover_grpc_request_duration_seconds_bucket{listener="grpc",method="/drover.v1.Scheduler/Place",le="0.005"} 5
+drover_grpc_request_duration_seconds_bucket{listener="fast",method="/drover.v1.Scheduler/Report",le="0.005"} 40
+drover_grpc_request_duration_seconds_count{listener="fast",method="/drover.v1.Scheduler/Place"} 100
+drover_grpc_request_duration_seconds_count{listener="grpc",method="/drover.v1.Scheduler/Place"} 6
+`))
+	tests := []struct {
+		listener      string
+		bound         time.Duration
+		within, total float64
+		ok            bool
+	}{
+		{"fast", 5 * time.Millisecond, 97, 100, true},
+		{"fast", 2500 * time.Microsecond, 90, 100, true},
+		{"grpc", 5 * time.Millisecond, 5, 6, true},
+		{"fast", 3 * time.Millisecond, 0, 0, false}, // no bucket at 3 ms
+	}
+	for _, tt := range tests {
+		w, n, ok := ServedWithin(m, tt.listener, tt.bound)
+		if w != tt.within || n != tt.total || ok != tt.ok {
+			t.Errorf("ServedWithin(%s, %v) = %v, %v, %v; want %v, %v, %v", tt.listener, tt.bound, w, n, ok, tt.within, tt.total, tt.ok)
+		}
 	}
 }
 

@@ -52,12 +52,20 @@ type Config struct {
 	SlowEvery            time.Duration
 	// Limits are the verdicts' bounds.
 	Limits Limits
+	// HostileCommand, when set, is the command line of a child process
+	// that runs the hostile clients (agents, Reports, slowloris: its
+	// standard input gets a HostileSpec as JSON, which ServeHostile
+	// reads); otherwise they run in this process, where with one core
+	// thousands of slow connections delay the well-behaved client's
+	// wake-ups by tens to hundreds of milliseconds (Go's scheduler
+	// queues it behind them; the OS's, between two processes, does not).
+	HostileCommand []string `json:"-"`
 	// Progress, when set, receives a line per sample.
-	Progress io.Writer
+	Progress io.Writer `json:"-"`
 	// Alive, when set, says whether the server still runs: a sample
 	// that fails is counted and skipped, and the soak stops with
 	// Alive's error.
-	Alive func() error
+	Alive func() error `json:"-"`
 }
 
 // Defaults returns issue 32's soak on PortAddrs(50181): 10 minutes,
@@ -133,6 +141,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		return Result{}, err
 	}
 	r := &runner{c: c, sc: NewScraper(c.Addrs.Metrics), start: time.Now()}
+	r.sc.Listener, r.sc.Bound = c.PlaceVia, c.Limits.P99
 	res := Result{Window: c.Window}
 	if c.Warmup > 0 {
 		warmJobs := int(math.Round(float64(c.Jobs) * c.Warmup.Seconds() / c.Duration.Seconds()))

@@ -2,6 +2,8 @@ package soak
 
 import (
 	"context"
+	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,5 +58,18 @@ func TestRunSmoke(t *testing.T) {
 	}
 	if len(names) != 5 {
 		t.Errorf("checks %v, want goroutines, rss, place-p99, lockout, load", names)
+	}
+}
+
+func TestServeHostileRefusesABadSpec(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"not JSON", "{", "soak: hostile spec"},
+		{"an invalid config", `{"Config":{"Duration":0}}`, "Duration 0s: want > 0"},
+	}
+	for _, tt := range tests {
+		err := ServeHostile(context.Background(), strings.NewReader(tt.in), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want one holding %q", tt.name, err, tt.want)
+		}
 	}
 }

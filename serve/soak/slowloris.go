@@ -3,6 +3,7 @@ package soak
 import (
 	"context"
 	"errors"
+	"math"
 	"net"
 	"os"
 	"sync"
@@ -83,8 +84,14 @@ func (s *slowloris) run(ctx context.Context) {
 	var wg sync.WaitGroup
 	for i := range s.conns {
 		wg.Go(func() {
-			// Spread the openings over a second.
-			if !sleepCtx(ctx, time.Duration(i)*time.Second/time.Duration(s.conns)) {
+			// Each connection keeps its own phase: its opening, and so
+			// its trickles, spread evenly over SlowEvery, its backoff
+			// scaled by a factor of its own in [0.5, 1.5). Together
+			// they wake the client (and the server) evenly, not in
+			// bursts of thousands: a burst would queue the well-behaved
+			// client's wake-up behind them on the client's one core.
+			phase := spread(i)
+			if !sleepCtx(ctx, time.Duration(phase*float64(s.every))) {
 				return
 			}
 			var local net.Addr
@@ -102,7 +109,7 @@ func (s *slowloris) run(ctx context.Context) {
 				} else {
 					wait = time.Second
 				}
-				if !sleepCtx(ctx, wait) {
+				if !sleepCtx(ctx, time.Duration((0.5+phase)*float64(wait))) {
 					return
 				}
 			}
@@ -166,6 +173,14 @@ func (s *slowloris) stats() SlowStats {
 		st.MedianLife = s.life.Quantile(0.5)
 	}
 	return st
+}
+
+// spread returns connection i's phase in [0, 1): the fractional parts
+// of i times the golden ratio, which fill the interval evenly for any
+// count of connections (a low-discrepancy sequence).
+func spread(i int) float64 {
+	_, f := math.Modf(float64(i) * 0.6180339887498949)
+	return f
 }
 
 // sleepCtx sleeps d, reporting false when ctx ended first.

@@ -38,6 +38,13 @@ type Sample struct {
 	// average (/proc/loadavg, 0 where unknown): a server that used
 	// little CPU while its answers were slow was waiting for its core.
 	CPU, Load1 float64
+	// PlaceServed counts the Place calls the server has answered through
+	// the well-behaved client's listener, and PlaceServedWithin those it
+	// answered within Limits.P99 by its own clock
+	// (drover_grpc_request_duration_seconds; both 0 when the histogram
+	// has no bucket at the bound). Their growth over the run tells a
+	// slow server from a slow client or machine.
+	PlaceServed, PlaceServedWithin float64
 }
 
 // Limits are the acceptance bounds (issue 32).
@@ -75,6 +82,10 @@ type Load struct {
 	// SampleFailures counts the server's samples that failed (its
 	// /metrics did not answer).
 	SampleFailures int
+	// ServedPlace and ServedWithin are the growth over the phase of
+	// Sample.PlaceServed and PlaceServedWithin (every client's Place
+	// calls on that listener, the well-behaved one's almost all).
+	ServedPlace, ServedWithin float64
 }
 
 // SlowStats counts one listener's slow connections.
@@ -168,6 +179,10 @@ func judgeP99(l Limits, windows []WindowStat, load Load) Check {
 	}
 	detail := fmt.Sprintf("worst window p99 %s (window at %.0f s), %d of %d windows at or over %s, %d without an answer, %d failed calls",
 		ms(worst.P99), worst.Start.Seconds(), over, len(windows), ms(l.P99), empty, errs)
+	if load.ServedPlace > 0 {
+		detail += fmt.Sprintf("; inside the server %.2f%% of the run's %.0f Place calls on that listener took under %s",
+			100*load.ServedWithin/load.ServedPlace, load.ServedPlace, ms(l.P99))
+	}
 	if load.PlaceLagP99 >= l.P99/2 {
 		detail += fmt.Sprintf("; the client's own wake-up lag p99 was %s: its core limited the measurement", ms(load.PlaceLagP99))
 	}

@@ -164,3 +164,11 @@ func TestJudgeP99ClientLimited(t *testing.T) {
 		}
 	}
 }
+
+func TestJudgeP99ServerShare(t *testing.T) {
+	// 995 of 1,000 calls within the bound inside the server: 99.50%.
+	c := judgeP99(Limits{P99: 5 * time.Millisecond}, goodWindows(), Load{ServedPlace: 1000, ServedWithin: 995})
+	if want := "inside the server 99.50% of the run's 1000 Place calls on that listener took under 5.00 ms"; !strings.Contains(c.Detail, want) {
+		t.Errorf("detail %q, want it to hold %q", c.Detail, want)
+	}
+}
