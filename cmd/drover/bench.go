@@ -69,13 +69,10 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench place", stderr)
 	f := defineBenchFlags(fs)
 	dial := addClientFlags(fs)
+	if run := benchSubcommand(args); run != nil {
+		return run(args[1:], stdout, stderr)
+	}
 	switch {
-	case len(args) > 0 && args[0] == "plot":
-		return runBenchPlot(args[1:], stdout, stderr)
-	case len(args) > 0 && args[0] == "soak":
-		return runBenchSoak(args[1:], stdout, stderr)
-	case len(args) > 0 && args[0] == "soak-hostile":
-		return runBenchSoakHostile(args[1:], stdout, stderr)
 	case len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help"):
 		fmt.Fprintln(stderr, "usage: drover bench place [flags]\n       drover bench plot -o FILE.png REPORT.json...\n       drover bench soak [flags]   (drover bench soak -h for its flags)")
 		fs.PrintDefaults()

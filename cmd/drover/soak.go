@@ -140,6 +140,17 @@ func runBenchSoak(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// benchSubcommand returns the drover bench subcommand args names other
+// than place (plot, soak, soak-hostile), or nil.
+func benchSubcommand(args []string) func(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return nil
+	}
+	return map[string]func([]string, io.Writer, io.Writer) error{
+		"plot": runBenchPlot, "soak": runBenchSoak, "soak-hostile": runBenchSoakHostile,
+	}[args[0]]
+}
+
 // runBenchSoakHostile is `drover bench soak-hostile`, which drover
 // bench soak starts: the soak's hostile clients (agents, Reports,
 // slowloris) for one phase, in a process of their own, so that they do
