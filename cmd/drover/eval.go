@@ -65,7 +65,7 @@ type evalFlags struct {
 // defineEvalFlags defines drover eval's flags on fs.
 func defineEvalFlags(fs *flag.FlagSet, reg policies.Registry) *evalFlags {
 	f := new(evalFlags)
-	f.policyList = fs.String("policies", defaultEvalPolicies, fmt.Sprintf("comma-separated policies to compare: %s; or the directory of a sas-rl or strn-rl checkpoint. The table compares each with the best baseline", reg.Syntax()))
+	f.policyList = fs.String("policies", defaultEvalPolicies, fmt.Sprintf("comma-separated policies to compare: %s; or the directory of a sas-rl or strn-rl checkpoint (its teacher, strn or sas+strn-sync, is added beside it). The table compares each with the best baseline, and a learned policy with its teacher", reg.Syntax()))
 	f.seedsFlag = fs.String("seeds", "1-5", "seeds: numbers and ranges, e.g. 1-5 or 1,3,7-9")
 	f.parallel = fs.Int("parallel", 0, "simulations at a time (0 = GOMAXPROCS); the decision-time column is clean only with 1")
 	f.outDir = fs.String("out", "", "directory for table.md, summary.json and the plots (default: a new runs/eval-WORKLOAD-TIME)")
@@ -236,8 +236,9 @@ func (f *evalFlags) setup(fs *flag.FlagSet) (*evalSetup, error) {
 
 // evalContenders returns the contenders of a --policies list: its
 // heuristics under the sync strategy (marked as baselines where they are
-// builtin's), then its checkpoints (train/restore), and the
-// heuristics' names.
+// builtin's), then its checkpoints (train/restore), each preceded by its
+// teacher (policies/direct.TeacherOf) when the list does not name it,
+// and the heuristics' names (the added teachers' included).
 func evalContenders(reg policies.Registry, list string, sync env.Sync) ([]compare.Policy, []string, error) {
 	names, dirs, err := evalPolicies(list)
 	if err != nil {
@@ -250,10 +251,27 @@ func evalContenders(reg policies.Registry, list string, sync env.Sync) ([]compar
 	for i := range contenders {
 		contenders[i].Baseline = builtin.IsBaseline(contenders[i].Name)
 	}
+	listed := map[string]bool{}
+	for _, n := range names {
+		listed[n] = true
+	}
 	for _, d := range dirs {
 		c, err := restore.Policy(d)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--policies: %w", err)
+		}
+		// A learned policy stands beside its teacher: a teacher not
+		// listed is added just before it, so the tables say how much of
+		// its gain over a heuristic is the teacher's.
+		if t := c.Teacher; t != "" && !listed[t] {
+			tc, err := compare.Heuristics(reg, []string{t}, sync)
+			if err != nil {
+				return nil, nil, fmt.Errorf("--policies: %s's teacher: %w", c.Name, err)
+			}
+			tc[0].Baseline = builtin.IsBaseline(t)
+			contenders = append(contenders, tc[0])
+			names = append(names, t)
+			listed[t] = true
 		}
 		contenders = append(contenders, c)
 	}

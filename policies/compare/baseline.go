@@ -143,3 +143,74 @@ func pct(e Estimate) string {
 	}
 	return s
 }
+
+// TeacherOf returns the index in r.Policies of policy i's teacher
+// (PolicyResult.Teacher), or -1 when it has none or the teacher is not
+// among the policies.
+func (r *Result) TeacherOf(i int) int {
+	t := r.Policies[i].Teacher
+	if t == "" {
+		return -1
+	}
+	for k, p := range r.Policies {
+		if p.Name == t && k != i {
+			return k
+		}
+	}
+	return -1
+}
+
+// VersusTeacher returns, by metric key of baselineMetrics (avg JCT, avg
+// TTA), each policy's paired relative difference from its teacher
+// (Result.Relative against TeacherOf); policies without a teacher among
+// the contenders have no entry. It is nil when no policy has one.
+func (r *Result) VersusTeacher() map[string]map[int]Estimate {
+	var out map[string]map[int]Estimate
+	for i := range r.Policies {
+		t := r.TeacherOf(i)
+		if t < 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]map[int]Estimate{}
+		}
+		for _, m := range baselineMetrics {
+			if out[m.Key] == nil {
+				out[m.Key] = map[int]Estimate{}
+			}
+			out[m.Key][i] = r.Relative(m, t)[i]
+		}
+	}
+	return out
+}
+
+// writeVersusTeacher writes, for every policy whose teacher is among the
+// contenders, its paired relative difference from the teacher by each of
+// baselineMetrics: the share of a learned policy's gain over a heuristic
+// that is not its teacher's. It writes nothing when no policy has one.
+func writeVersusTeacher(b *strings.Builder, r *Result) {
+	vs := r.VersusTeacher()
+	if vs == nil {
+		return
+	}
+	b.WriteString("\nlearned policies against their teachers (the policy each was cloned from):\n\n| policy | teacher |")
+	for _, m := range baselineMetrics {
+		fmt.Fprintf(b, " %s vs teacher |", m.Name)
+	}
+	b.WriteString("\n|---|---|")
+	for range baselineMetrics {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for i, p := range r.Policies {
+		if r.TeacherOf(i) < 0 {
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %s |", p.Name, p.Teacher)
+		for _, m := range baselineMetrics {
+			fmt.Fprintf(b, " %s |", pct(vs[m.Key][i]))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\npaired over seeds: mean of (policy / teacher - 1) ± the half-width of its 95% t-interval; negative is better\n")
+}

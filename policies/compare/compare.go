@@ -25,6 +25,12 @@ type Policy struct {
 	// Baseline marks a baseline: the reports compare every policy with
 	// the best baseline (Result.BestBaseline).
 	Baseline bool
+	// Teacher names the contender this one learned to imitate (a learned
+	// policy's behaviour-cloning teacher, policies/direct.TeacherOf), ""
+	// for none. When the teacher is among the contenders, the reports
+	// compare the two (Result.VersusTeacher): a learned policy's gain
+	// over a heuristic may be its teacher's.
+	Teacher string
 }
 
 // Heuristics returns the contenders for the named policies of reg (plain
@@ -159,6 +165,8 @@ type PolicyResult struct {
 	Name string
 	// Baseline is the contender's Policy.Baseline.
 	Baseline bool
+	// Teacher is the contender's Policy.Teacher.
+	Teacher string
 	// Runs holds one run per seed, in Config.Seeds order.
 	Runs []Run
 	// AvgJCT, P99JCT and AvgTTA are the seeds' average JCT, 99th
@@ -272,7 +280,7 @@ func Compare(cfg Config) (*Result, error) {
 	res := &Result{Seeds: append([]uint64(nil), cfg.Seeds...)}
 	for p, pol := range cfg.Policies {
 		pr := summarize(pol.Name, runs[p])
-		pr.Baseline = pol.Baseline
+		pr.Baseline, pr.Teacher = pol.Baseline, pol.Teacher
 		res.Policies = append(res.Policies, pr)
 	}
 	return res, nil

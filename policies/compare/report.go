@@ -17,7 +17,10 @@ import (
 // wall time per decision. When some policies are baselines
 // (PolicyResult.Baseline), a second table follows: the best baseline by
 // average JCT and by average TTA (Result.BestBaseline), and every
-// policy's paired relative difference from each (Result.Relative).
+// policy's paired relative difference from each (Result.Relative). When
+// some policies' teachers are among them (PolicyResult.Teacher), a last
+// table gives each such policy's paired relative difference from its
+// teacher (Result.VersusTeacher).
 func WriteTable(w io.Writer, r *Result) error {
 	var b strings.Builder
 	timed := r.Timed()
@@ -58,6 +61,7 @@ func WriteTable(w io.Writer, r *Result) error {
 		b.WriteString("\n")
 	}
 	writeVersusBest(&b, r)
+	writeVersusTeacher(&b, r)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -173,6 +177,12 @@ func WriteJSON(w io.Writer, r *Result, m Meta) error {
 		// from the best baseline by that metric (Result.Relative);
 		// absent without baselines.
 		VsBest map[string]Estimate `json:"vs_best_baseline,omitempty"`
+		// Teacher names the policy this one was cloned from
+		// (Policy.Teacher), and VsTeacher holds, by metric key, the
+		// paired relative difference from it (Result.VersusTeacher);
+		// absent without a teacher among the policies.
+		Teacher   string              `json:"teacher,omitempty"`
+		VsTeacher map[string]Estimate `json:"vs_teacher,omitempty"`
 		// DecisionTime and CallTime: PolicyResult's, in µs; absent
 		// untimed.
 		DecisionTime *Estimate `json:"decision_time_us,omitempty"`
@@ -204,6 +214,7 @@ func WriteJSON(w io.Writer, r *Result, m Meta) error {
 			rel[m.Key] = r.Relative(m, best)
 		}
 	}
+	vsTeacher := r.VersusTeacher()
 	for i, p := range r.Policies {
 		q := policy{Name: p.Name, AvgJCT: p.AvgJCT, P99JCT: p.P99JCT, AvgTTA: p.AvgTTA, Stragglers: p.Stragglers,
 			StragglerFrac: p.StragglerFrac, GPUHours: p.GPUHours, Finished: p.Finished, Deviation: p.Deviation, Baseline: p.Baseline}
@@ -215,6 +226,12 @@ func WriteJSON(w io.Writer, r *Result, m Meta) error {
 				q.VsBest = map[string]Estimate{}
 			}
 			q.VsBest[k] = e[i]
+		}
+		if r.TeacherOf(i) >= 0 {
+			q.Teacher, q.VsTeacher = p.Teacher, map[string]Estimate{}
+			for k, e := range vsTeacher {
+				q.VsTeacher[k] = e[i]
+			}
 		}
 		for _, x := range p.Runs {
 			s := x.Summary

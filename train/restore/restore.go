@@ -18,7 +18,9 @@ import (
 // --env sas-rl or strn-rl: a direct policy (policies/direct; --algo bc,
 // ppo or dqn), or a candidate re-ranker (--algo bandit or rerank-ppo): the
 // heuristic's candidates, chosen greedily by the checkpoint's actor
-// (placement.Learned). Each run gets its own copy of the network.
+// (placement.Learned). Each run gets its own copy of the network. A direct
+// policy's Teacher is the heuristic it was cloned from
+// (direct.TeacherOf).
 func Policy(dir string) (compare.Policy, error) {
 	mb, wb, err := checkpoints.ReadFiles(dir)
 	if err != nil {
@@ -34,7 +36,7 @@ func Policy(dir string) (compare.Policy, error) {
 			return compare.Policy{}, fmt.Errorf("%s: %w", dir, err)
 		}
 		name := fmt.Sprintf("%s@%s", m.Env, filepath.Base(filepath.Clean(dir)))
-		return compare.Policy{Name: name, New: func(uint64) (policies.Policy, error) { return mk(), nil }}, nil
+		return compare.Policy{Name: name, Teacher: direct.TeacherOf(m.Env), New: func(uint64) (policies.Policy, error) { return mk(), nil }}, nil
 	}
 	heuristic, ok := train.VariantHeuristics()[m.Env]
 	if !ok || m.Actions != placement.DefaultCandidates {
