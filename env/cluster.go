@@ -77,6 +77,20 @@ func (c *Cluster) TotalGPUs() int {
 	return t
 }
 
+// MaxNodeGPUs returns the most GPUs on one node of the cluster (0 for no
+// nodes): the node size of the packed reference placement that the
+// throughput models take for it (Drover.GPUsPerNode, Pollux.GPUsPerNode),
+// as trace.Run sets them. A model left at its default of 4 on a cluster
+// of 8-GPU nodes would count an 8-GPU job's measured duration as that of
+// two nodes, so the job would run faster than measured on one.
+func (c *Cluster) MaxNodeGPUs() int {
+	g := 0
+	for _, n := range c.Nodes {
+		g = max(g, n.GPUs)
+	}
+	return g
+}
+
 // validate reports the first problem with the cluster description.
 func (c *Cluster) validate() error {
 	if len(c.Nodes) == 0 {

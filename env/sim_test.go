@@ -267,3 +267,14 @@ func TestActiveList(t *testing.T) {
 		t.Errorf("finished %d of %d after %d decision points", s.Finished(), len(specs), points)
 	}
 }
+
+// TestMaxNodeGPUs: the largest node's GPUs, 0 for no nodes.
+func TestMaxNodeGPUs(t *testing.T) {
+	c := env.Cluster{Nodes: []env.Node{{GPUs: 4}, {GPUs: 8}, {GPUs: 2}}}
+	if got := c.MaxNodeGPUs(); got != 8 {
+		t.Errorf("nodes of 4, 8 and 2 GPUs: %d, want 8", got)
+	}
+	if got := (&env.Cluster{}).MaxNodeGPUs(); got != 0 {
+		t.Errorf("no nodes: %d, want 0", got)
+	}
+}

@@ -115,7 +115,7 @@ func (l *liveState) overlay(s *snapshot, now time.Time) {
 
 // model returns a per-worker model for a cluster of n nodes, with the job
 // admitted, or nil when the job's model has no profile.
-func (l *liveState) model(n int, j *env.Job) (*env.Drover, error) {
+func (l *liveState) model(n, gpn int, j *env.Job) (*env.Drover, error) {
 	if _, ok := l.profiles[j.Spec.Model]; !ok {
 		return nil, nil
 	}
@@ -133,7 +133,7 @@ func (l *liveState) model(n int, j *env.Job) (*env.Drover, error) {
 		l.workers[n] = wk
 	}
 	l.mu.Unlock()
-	m := &env.Drover{Profiles: l.profiles, Workers: wk}
+	m := &env.Drover{Profiles: l.profiles, GPUsPerNode: gpn, Workers: wk}
 	if err := m.Admit(j, &env.Meta{}); err != nil {
 		return nil, nil // no usable profile at this size: STRN's fallback
 	}
@@ -152,7 +152,7 @@ func (k *Core) prober(s *snapshot, job *env.Job) (*liveProber, error) {
 // proberWith is prober with the job's measured profile given (has: there
 // is one).
 func (k *Core) proberWith(s *snapshot, job *env.Job, prof state.Profile, has bool) (*liveProber, error) {
-	m, err := k.live.model(len(s.ids), job)
+	m, err := k.live.model(len(s.ids), s.cluster.MaxNodeGPUs(), job)
 	if err != nil || m == nil {
 		return nil, err
 	}

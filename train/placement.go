@@ -111,7 +111,8 @@ func trainPlacement(r *Run, sync bool) (*ppo.Agent, map[string]float64, Verdict,
 }
 
 // builtinEnvConfig is the cluster environments' common setup: the built-in
-// workload on nodes x gpn GPUs under the per-worker Drover model with the
+// workload on nodes x gpn GPUs under the per-worker Drover model (its
+// packed reference on gpn-GPU nodes) with the
 // profiles in dir (Config.Profiles: a directory of measured profiles, or
 // empty or "builtin" for the embedded fitted ones), the model's background
 // and jitter seeded by each episode's seed. It also returns the workload
@@ -138,7 +139,7 @@ func builtinEnvConfig(nodes, gpn int, dir string, ref *env.Reference) (placement
 		if err != nil {
 			panic(err) // the embedded background parameters are valid
 		}
-		return &env.Drover{Profiles: profiles, Workers: st}
+		return &env.Drover{Profiles: profiles, GPUsPerNode: gpn, Workers: st}
 	}
 	return placement.Config{Jobs: trace.Specs(w), Cluster: env.Homogeneous(nodes, gpn), NewModel: newModel,
 		RestartDelay: env.DefaultRestartDelay}, w, profiles, nil

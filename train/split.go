@@ -80,7 +80,7 @@ func traceWorkload(path string, split, rho float64, cluster env.Cluster, dir str
 			if err != nil {
 				panic(err) // the embedded background parameters are valid
 			}
-			return &env.Drover{Profiles: profiles, Workers: st}
+			return &env.Drover{Profiles: profiles, GPUsPerNode: cluster.MaxNodeGPUs(), Workers: st}
 		},
 		late: evalWorkload{name: "late", workload: path, jobs: rest, fixed: &cluster},
 		desc: fmt.Sprintf("windows of %d consecutive jobs from the first %d of %s's %d jobs (%d of them fit the cluster; profiles: %s); the %d jobs after them are held out as \"late\"",

@@ -97,6 +97,7 @@ func variantConfig(r *Run, newProp func() env.Proposer) (placement.Config, strin
 			return placement.Config{}, "", "", nil, fmt.Errorf("train.cluster: %w", err)
 		}
 		list, nodes, cdesc, gpus = &c, len(c.Nodes), desc, c.TotalGPUs()
+		gpn = c.MaxNodeGPUs() // the model's packed reference is the list's node size
 	}
 	pcfg, w, _, err := builtinEnvConfig(nodes, gpn, r.Train.Profiles, nil)
 	if err != nil {

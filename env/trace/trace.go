@@ -243,11 +243,7 @@ func Run(o Options) (*Result, error) {
 		}
 		c = env.Homogeneous(o.Nodes, o.GPUsPerNode)
 	}
-	gpn := 0
-	for _, n := range c.Nodes {
-		gpn = max(gpn, n.GPUs)
-	}
-	m, err := NewModel(o.Model, o.Profiles, gpn)
+	m, err := NewModel(o.Model, o.Profiles, c.MaxNodeGPUs())
 	if err != nil {
 		return nil, err
 	}

@@ -28,14 +28,15 @@ type Setting struct {
 }
 
 // NewModel returns the per-worker model of an episode with seed: the
-// built-in background and the regime's jitter, seeded by seed.
+// built-in background and the regime's jitter, seeded by seed, with the
+// cluster's node size as the packed reference's (Cluster.MaxNodeGPUs).
 func (s *Setting) NewModel(seed uint64) env.Model {
 	st := trace.Stragglers{Seed: seed, Regime: s.Regime, Reference: s.ref}
 	w, err := st.Workers(len(s.Cluster.Nodes))
 	if err != nil {
 		panic(fmt.Sprintf("direct: setting %s: %v", s.Name, err)) // checked by prepare
 	}
-	return &env.Drover{Profiles: s.Profiles, Workers: w}
+	return &env.Drover{Profiles: s.Profiles, GPUsPerNode: s.Cluster.MaxNodeGPUs(), Workers: w}
 }
 
 // prepare checks the setting and builds its shared reference.
