@@ -42,7 +42,11 @@
 // Model.Predict multiplies the batch-size factor (examples ratio times
 // M0/M) by the staleness factor. No source measures both for one model,
 // so the product is an assumption. Model.Checks lists every comparison of
-// the fit with its data, pass or fail, for a calibration command to print.
+// the fit with its data, pass or fail; drover calibrate --convergence
+// prints them with a figure per family. A check whose failure is a known
+// disagreement between sources (below: the vgg16 gradient statistics)
+// carries the reason in Check.Known, and the command fails only on the
+// others.
 //
 // # Fitted parameters
 //
