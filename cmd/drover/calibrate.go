@@ -31,8 +31,11 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	dseeds := fs.String("dedicated-seeds", "1-20", "seeds of the dedicated regime's replays (LO-HI or a comma list); Helios's average JCT swings 0.3-4x the job-level model's from seed to seed, so the check needs many")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	fitDedicated := fs.Bool("fit-dedicated", false, "refit the dedicated regime's jitter level and burst noise to its targets and print them")
+	conv := fs.Bool("convergence", false, "check the convergence model (env/converge) instead of the straggler model: every fitted parameter with its 95% interval and source, every fitted curve against its data with PASS/FAIL, and a PNG per model family under --out")
+	out := fs.String("out", defaultConvergenceOut, "--convergence: directory for the figures, one <family>.png per model family")
+	fs.StringVar(out, "o", defaultConvergenceOut, "the same as --out")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: drover calibrate [flags]\n\nChecks the per-worker straggler model against its two calibrations, each with\nPASS/FAIL against its target:\n\n  shared     the per-worker slowdown process of GPU-sharing jobs (env/jitter.Default)\n             against the Alibaba PAI v2020 mini-batch data: KS distance of the\n             per-iteration CoV, CoV quantiles and straggler fractions, simulated vs real.\n  dedicated  jobs on whole GPUs (jitter.Dedicated, env/trace.DedicatedBurstNoise)\n             replayed under first-fit and BSP on the built-in workload, Philly\n             (125 x 8 GPUs) and Helios (22 x 8): the median over multi-node jobs of\n             training time over straggler-free time (target 1.3-1.7x, STRET's ~50%),\n             the communication share of that delay (STRET: communication first,\n             compounded by computation), and on Helios the average JCT against the\n             job-level model's (at most 2x).")
+		fmt.Fprintln(stderr, "usage: drover calibrate [flags]\n       drover calibrate --convergence [-o DIR]\n\nChecks the per-worker straggler model against its two calibrations, each with\nPASS/FAIL against its target:\n\n  shared     the per-worker slowdown process of GPU-sharing jobs (env/jitter.Default)\n             against the Alibaba PAI v2020 mini-batch data: KS distance of the\n             per-iteration CoV, CoV quantiles and straggler fractions, simulated vs real.\n  dedicated  jobs on whole GPUs (jitter.Dedicated, env/trace.DedicatedBurstNoise)\n             replayed under first-fit and BSP on the built-in workload, Philly\n             (125 x 8 GPUs) and Helios (22 x 8): the median over multi-node jobs of\n             training time over straggler-free time (target 1.3-1.7x, STRET's ~50%),\n             the communication share of that delay (STRET: communication first,\n             compounded by computation), and on Helios the average JCT against the\n             job-level model's (at most 2x).\n\nWith --convergence it checks the convergence model instead (env/converge: iterations\nto a target accuracy and final accuracy against batch size and staleness, fitted to\npublished training curves): per model family its parameters, each check of the fit\nagainst its data with PASS/FAIL, and DIR/<family>.png. It exits non-zero when a check\nfails that the package does not document as a known disagreement of its sources.")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
@@ -41,6 +44,12 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() != 0 {
 		fs.Usage()
 		return errUsage
+	}
+	if conv, err := convergenceFlags(fs, *conv); err != nil || conv {
+		if err != nil {
+			return err
+		}
+		return runConvergence(*out, stdout)
 	}
 	switch *regime {
 	case "both", trace.RegimeShared, trace.RegimeDedicated:

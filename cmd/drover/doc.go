@@ -13,6 +13,7 @@
 //	drover trace synth > workload.csv
 //	drover profile fit -o env/profile/builtin.json ../shared/traces/pollux_apps
 //	drover calibrate            # per-worker jitter vs the PAI mini-batch times
+//	drover calibrate --convergence -o DIR   # convergence fits vs their data, a PNG per family
 //	drover forecast eval        # SAS's learned load forecaster vs the window, held out
 //	drover forecast fit -o policies/sas/forecast/model.json
 //	drover train                # PPO placement policy; --env sync|sas-rl|strn-rl|cartpole

@@ -22,7 +22,7 @@ func commands() []command {
 		{"trace", "inspect, convert and synthesize workloads (inspect|convert|synth)", runTrace},
 		{"profile", "fit the embedded model profiles from measurements (fit)", runProfile},
 		{"train", "train a policy: strn-rl and sas-rl (behaviour cloning, PPO, DQN; --from-log), placement and sync PPO, CartPole's known answers", runTrain},
-		{"calibrate", "check the per-worker straggler model's two calibrations (PAI mini-batch times; STRET's dedicated-GPU inflation), PASS/FAIL", runCalibrate},
+		{"calibrate", "check the per-worker straggler model's two calibrations (PAI mini-batch times; STRET's dedicated-GPU inflation), PASS/FAIL; --convergence: the convergence model's fits against their data, a PNG per family", runCalibrate},
 		{"forecast", "score SAS's learned node-load forecaster against the window, or refit it (eval|fit)", runForecast},
 		{"serve", "serve placement decisions over gRPC: STRN/SAS on the agents' live telemetry, learned checkpoints in shadow behind a gate", runServe},
 		{"place", "ask a drover server where a job goes (or -status)", runPlace},
