@@ -205,14 +205,14 @@ func (r *runner) sample(ctx context.Context, phase string) (Sample, error) {
 		return s, nil
 	}
 	s.At, s.Phase = time.Since(r.start), phase
-	cpu := 0.0 // the server's cores since the previous sample
-	if n := len(r.samples); n > 0 && s.At > r.samples[n-1].At {
-		cpu = (s.CPU - r.samples[n-1].CPU) / (s.At - r.samples[n-1].At).Seconds()
+	cpu := "   -" // the server's cores since the previous sample, at least half a second before
+	if n := len(r.samples); n > 0 && s.At-r.samples[n-1].At >= time.Second/2 {
+		cpu = fmt.Sprintf("%3.0f%%", 100*(s.CPU-r.samples[n-1].CPU)/(s.At-r.samples[n-1].At).Seconds())
 	}
 	r.samples = append(r.samples, s)
 	if r.c.Progress != nil {
-		fmt.Fprintf(r.c.Progress, "%7.1f s  %-8s goroutines %6.0f  rss %7.1f MiB  heap %6.1f MiB  fds %5.0f  live jobs %6.0f  nodes %3.0f  server cpu %3.0f%%  loadavg %.1f\n",
-			s.At.Seconds(), phase, s.Goroutines, s.RSS/(1<<20), s.Heap/(1<<20), s.FDs, s.LiveJobs, s.LiveNodes, 100*cpu, s.Load1)
+		fmt.Fprintf(r.c.Progress, "%7.1f s  %-8s goroutines %6.0f  rss %7.1f MiB  heap %6.1f MiB  fds %5.0f  live jobs %6.0f  nodes %3.0f  server cpu %s  loadavg %.1f\n",
+			s.At.Seconds(), phase, s.Goroutines, s.RSS/(1<<20), s.Heap/(1<<20), s.FDs, s.LiveJobs, s.LiveNodes, cpu, s.Load1)
 	}
 	return s, nil
 }
