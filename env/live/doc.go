@@ -35,14 +35,13 @@
 // tests), the observations, masks and rewards are sched.Env's bit for
 // bit.
 //
-// policies/direct.Policy, the deployed form of the same checkpoints,
-// differs from sched.Env (and so from this package) in two ways: it reads
-// telemetry only at decision points where some job fits, and within one
-// decision point it observes later jobs with the earlier ones still
-// counted as pending. Where every snapshot has something to decide and
-// one decision, the two agree exactly (see the tests); elsewhere this
-// package follows sched.Env, the distribution the policies were trained
-// on.
+// policies/direct.Policy, the deployed form of the same checkpoints, sees
+// a decision point as sched.Env (and so this package) does: it reads
+// telemetry at every decision point, and the Encoder's Commit counts a job
+// decided earlier at the same decision point as running in the later
+// jobs' observations and hold masks, though the Policy returns its
+// decisions together at the end (policies/direct's
+// TestPolicySeesWhatEnvSees).
 //
 // The reward is sched.Env's: minus the time elapsed between two
 // snapshots, in hours, times the jobs running over it (plus

@@ -130,6 +130,11 @@ type Encoder struct {
 	slow     []float64 // per node: 1/speed - 1, 0 for the reference GPU
 	refresh  float64   // when the telemetry was last read (NaN: never)
 	syncLogs []float64 // scratch
+	// The jobs committed at this decision point (Commit), by ID, and a
+	// mark per ID: such a job runs from this decision point on, whether
+	// or not the view shows it yet.
+	committed []int
+	marked    []bool
 
 	// The job the templates were built for.
 	job       *env.Job
@@ -319,6 +324,10 @@ func (e *Encoder) Config() Config { return e.cfg }
 func (e *Encoder) Begin(v *env.View) {
 	e.job = nil
 	e.free = append(e.free[:0], v.Free...)
+	for _, id := range e.committed {
+		e.marked[id] = false
+	}
+	e.committed = e.committed[:0]
 	n := len(e.load)
 	budget := min(n, e.cfg.ReadBudget)
 	if !math.IsNaN(e.refresh) && v.Now < e.refresh+e.cfg.Refresh*float64(budget)/float64(n) {
@@ -562,6 +571,9 @@ func (e *Encoder) Observe(dst []float64, v *env.View, j *env.Job) []float64 {
 	obs := dst[base:]
 	g := j.Spec.GPUs
 	placement.FillJob(obs, v, j)
+	if len(e.committed) > 0 {
+		e.countCommitted(obs, v)
+	}
 	obs[13] = math.Log1p(max(0, v.Now-j.Spec.Submit)/3600) / 5
 	obs[14] = math.Log2(1+float64((g+e.gpn-1)/e.gpn)) / 4
 	for k, s := range e.cfg.Syncs {
@@ -574,10 +586,34 @@ func (e *Encoder) Observe(dst []float64, v *env.View, j *env.Job) []float64 {
 	return dst
 }
 
+// countCommitted rewrites the pending and running jobs per node
+// (features 11 and 12, placement.FillJob's) with the jobs committed at
+// this decision point counted as running, as the simulator's view shows
+// them once applied (sched.Env applies each decision before the next job
+// is observed; policies/direct.Policy returns them all at the end).
+func (e *Encoder) countCommitted(obs []float64, v *env.View) {
+	pending, running := 0, 0
+	for _, a := range v.Active {
+		switch {
+		case a.State == env.Running || (a.State == env.Pending && e.isCommitted(a.ID)):
+			running++
+		case a.State == env.Pending:
+			pending++
+		}
+	}
+	nodes := float64(max(len(v.Cluster.Nodes), 1))
+	obs[11], obs[12] = float64(pending)/nodes, float64(running)/nodes
+}
+
+// isCommitted reports whether job id was committed at this decision
+// point.
+func (e *Encoder) isCommitted(id int) bool { return id >= 0 && id < len(e.marked) && e.marked[id] }
+
 // Mask writes into dst (grown as needed) which actions are valid for job
 // j at v: a slot's strategies where its template holds the job (BSP only
-// for a one-GPU job), and hold as Config.Hold says. Some action is always
-// valid when j fits in the cluster's free GPUs.
+// for a one-GPU job), and hold as Config.Hold says (a job committed at
+// this decision point counts as running). Some action is always valid
+// when j fits in the cluster's free GPUs.
 func (e *Encoder) Mask(dst []bool, v *env.View, j *env.Job) []bool {
 	e.build(v, j)
 	n := e.Actions()
@@ -593,6 +629,7 @@ func (e *Encoder) Mask(dst []bool, v *env.View, j *env.Job) []bool {
 		}
 	}
 	if e.cfg.Hold && v.Now-j.Spec.Submit < e.cfg.HoldLimit {
+		dst[n-1] = len(e.committed) > 0
 		for _, a := range v.Active {
 			if a.State == env.Running {
 				dst[n-1] = true
@@ -638,10 +675,22 @@ func (e *Encoder) Decode(v *env.View, j *env.Job, action int) (env.Decision, boo
 
 // Commit books decision d (taken at the current decision point, applied
 // or not) in the encoder's copies of the free GPUs and node loads, so that
-// the next job of the same decision point sees its workers, and forgets
-// the templates.
+// the next job of the same decision point sees its workers, and counts
+// d's job as running from now on (Observe's running and pending jobs,
+// Mask's hold), whether the caller applies decisions one at a time, as
+// sched.Env does, or all at the end, as policies/direct.Policy does. It
+// forgets the templates.
 func (e *Encoder) Commit(d env.Decision) {
 	e.job = nil
+	if d.Job >= 0 {
+		if d.Job >= len(e.marked) {
+			e.marked = slices.Grow(e.marked, d.Job+1-len(e.marked))[:d.Job+1]
+		}
+		if !e.marked[d.Job] {
+			e.marked[d.Job] = true
+			e.committed = append(e.committed, d.Job)
+		}
+	}
 	for _, n := range d.Nodes {
 		e.free[n]--
 	}

@@ -3,7 +3,6 @@ package direct
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/sched"
@@ -46,8 +45,13 @@ func GreedyNet(net Network) Actor {
 // take them, and for each that fits in the GPUs left the Actor picks a
 // node group (or the whole cluster) and a sync strategy, or holds the job
 // for this round, from the Encoder's observation. No heuristic runs. An
-// action outside the mask falls back to the first valid one. A Policy is
-// not safe for concurrent use.
+// action outside the mask falls back to the first valid one. It sees each
+// decision point as sched.Env, which the direct checkpoints train on,
+// sees it: the encoder reads telemetry at every decision point, and a job
+// started earlier at the same decision point counts as running in the
+// later jobs' observations and hold masks (the Encoder's Commit), so a
+// Greedy actor gets the observations and masks it would get in training.
+// A Policy is not safe for concurrent use.
 type Policy struct {
 	cfg     sched.Config
 	act     Actor
@@ -89,16 +93,15 @@ func (p *Policy) begin(v *env.View) error {
 
 // Schedule implements policies.Policy.
 func (p *Policy) Schedule(v *env.View) ([]env.Decision, error) {
+	// The encoder reads telemetry at every decision point, as sched.Env's
+	// does (its moving P90 and round-robin reads follow the decision
+	// points), even where nothing fits.
+	if err := p.begin(v); err != nil {
+		return nil, err
+	}
 	left := 0
 	for _, f := range v.Free {
 		left += f
-	}
-	// Nothing to decide, nothing to read.
-	if !slices.ContainsFunc(v.Active, func(j *env.Job) bool { return j.State == env.Pending && j.Spec.GPUs <= left }) {
-		return nil, nil
-	}
-	if err := p.begin(v); err != nil {
-		return nil, err
 	}
 	var ds []env.Decision
 	for _, j := range v.Active {
