@@ -54,7 +54,13 @@
 // policy that answered, so the learned policy's outcomes would be
 // compared with the heuristic's from another time and load, unpaired and
 // confounded; the replay gives both policies the same jobs, cluster and
-// straggler draws. After the switch the same gate, on the arrivals since,
+// straggler draws. The learned policy's teacher (policies/direct.TeacherOf:
+// strn for strn-rl, sas+strn-sync for sas-rl) is replayed on the same
+// seeds too, and its comparison is reported beside the verdict
+// (gate.Report; SwitchStatus.Report, gate_verdict,
+// drover_gate_teacher_mean_gain): it does not decide the switch, but says
+// when the learned policy's gain over the heuristic is its teacher's.
+// After the switch the same gate, on the arrivals since,
 // is the live check: it switches back when the lower confidence bound of
 // the gain falls to BackMargin (default 0) or the learned policy's replay
 // fails; between BackMargin and Margin the answer stays as it is. The

@@ -40,6 +40,7 @@ type Metrics struct {
 	gateEvals        *prometheus.CounterVec // result
 	gateLower        prometheus.Gauge
 	gateGain         prometheus.Gauge
+	gateTeacherGain  prometheus.Gauge
 	shadow           *prometheus.CounterVec // result
 }
 
@@ -90,12 +91,15 @@ func NewMetrics() *Metrics {
 		gateGain: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "drover_gate_mean_gain", Help: "The last gate verdict's mean relative gain of the learned policy over the heuristic.",
 		}),
+		gateTeacherGain: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "drover_gate_teacher_mean_gain", Help: "The last gate evaluation's mean relative gain of the learned policy over its teacher (the policy it was cloned from), on the same replay; it does not decide the switch.",
+		}),
 		shadow: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "drover_shadow_decisions_total", Help: "Decisions of the view-level learned policy in shadow, by result (decided, held, deadline, error, infeasible, overload).",
 		}, []string{"result"}),
 	}
 	m.Registry.MustRegister(m.requests, m.latency, m.inflight, m.decisions, m.reloads, m.outcomes, m.sinkErr, m.version,
-		m.learnedAnswering, m.answeringSince, m.switches, m.gateEvals, m.gateLower, m.gateGain, m.shadow,
+		m.learnedAnswering, m.answeringSince, m.switches, m.gateEvals, m.gateLower, m.gateGain, m.gateTeacherGain, m.shadow,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/trace"
 	"github.com/drover-sched/drover/policies"
+	"github.com/drover-sched/drover/policies/builtin"
+	"github.com/drover-sched/drover/policies/direct"
 )
 
 // replayCache keeps what the replays of successive evaluations share: the
@@ -57,9 +59,10 @@ func replayWorkload(arrivals []arrival, profiles map[string]env.Profile, gpus in
 // replayCosts replays the arrivals on cluster (every node free) under the
 // per-worker straggler model, once per seed under the heuristic and under
 // v, and returns each run's cost (SwitchConfig.Metric), learned then
-// heuristic, paired by seed, and a note on left-out jobs. A run that does
+// heuristic, paired by seed, the costs of v's teacher on the same seeds
+// (replayed too unless it is the heuristic), and a note on left-out jobs. A run that does
 // not finish every job is an error.
-func (k *Core) replayCosts(ctx context.Context, v *Version, arrivals []arrival, cluster env.Cluster) (learned, base []float64, note string, err error) {
+func (k *Core) replayCosts(ctx context.Context, v *Version, arrivals []arrival, cluster env.Cluster) (learned, base []float64, tc teacherCosts, note string, err error) {
 	cfg := k.sw.cfg
 	rc := &k.sw.rep
 	rc.mu.Lock()
@@ -68,11 +71,11 @@ func (k *Core) replayCosts(ctx context.Context, v *Version, arrivals []arrival, 
 		if cfg.Profiles != nil {
 			rc.profiles = cfg.Profiles
 		} else if rc.profiles, _, err = trace.Profiles("", ""); err != nil {
-			return nil, nil, "", err
+			return nil, nil, tc, "", err
 		}
 	}
 	if len(cluster.Nodes) == 0 {
-		return nil, nil, "", fmt.Errorf("no cluster seen")
+		return nil, nil, tc, "", fmt.Errorf("no cluster seen")
 	}
 	for i := range cluster.Nodes {
 		if cluster.Nodes[i].Name == "" {
@@ -84,13 +87,13 @@ func (k *Core) replayCosts(ctx context.Context, v *Version, arrivals []arrival, 
 		note = fmt.Sprintf(" (%d arrivals of unknown models or larger than the cluster left out)", left)
 	}
 	if len(w.Jobs) < cfg.MinArrivals {
-		return nil, nil, "", fmt.Errorf("%d replayable arrivals of %d, want %d", len(w.Jobs), len(arrivals), cfg.MinArrivals)
+		return nil, nil, tc, "", fmt.Errorf("%d replayable arrivals of %d, want %d", len(w.Jobs), len(arrivals), cfg.MinArrivals)
 	}
 	regime := trace.AutoRegime(w.Format, &cluster)
 	if rc.ref == nil || rc.refNodes != len(cluster.Nodes) || rc.regime != regime {
 		ref, err := trace.Stragglers{Regime: regime}.NewReference(len(cluster.Nodes))
 		if err != nil {
-			return nil, nil, "", err
+			return nil, nil, tc, "", err
 		}
 		rc.ref, rc.refNodes, rc.regime = ref, len(cluster.Nodes), regime
 	}
@@ -110,26 +113,64 @@ func (k *Core) replayCosts(ctx context.Context, v *Version, arrivals []arrival, 
 		}
 		return res.Summary.AvgTTA, nil
 	}
+	tc, newTeacher := k.teacherFactory(v)
 	for i := range cfg.Seeds {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, "", err
+			return nil, nil, tc, "", err
 		}
 		seed := cfg.Seed + uint64(i)
 		h, err := k.heuristic(policies.Config{Seed: seed})
 		if err != nil {
-			return nil, nil, "", err
+			return nil, nil, tc, "", err
 		}
 		hc, err := run(h, seed)
 		if err != nil {
-			return nil, nil, "", fmt.Errorf("%s, seed %d: %w", k.heurPolicy, seed, err)
+			return nil, nil, tc, "", fmt.Errorf("%s, seed %d: %w", k.heurPolicy, seed, err)
 		}
 		lc, err := run(v.NewPolicy(), seed)
 		if err != nil {
-			return nil, nil, "", &learnedFailed{fmt.Errorf("learned@%s, seed %d: %w", v.Name, seed, err)}
+			return nil, nil, tc, "", &learnedFailed{fmt.Errorf("learned@%s, seed %d: %w", v.Name, seed, err)}
 		}
 		learned, base = append(learned, lc), append(base, hc)
+		if newTeacher != nil && tc.err == nil {
+			var t policies.Policy
+			if t, tc.err = newTeacher(policies.Config{Seed: seed}); tc.err == nil {
+				var c float64
+				if c, tc.err = run(t, seed); tc.err == nil {
+					tc.costs = append(tc.costs, c)
+				}
+			}
+			if tc.err != nil {
+				tc.err, tc.costs = fmt.Errorf("teacher %s, seed %d: %w", tc.name, seed, tc.err), nil
+			}
+		}
 	}
-	return learned, base, note, nil
+	if tc.name != "" && tc.name == k.heurName {
+		tc.costs = base // the teacher is the heuristic
+	}
+	return learned, base, tc, note, nil
+}
+
+// teacherCosts are the replay costs of a learned policy's teacher
+// (policies/direct.TeacherOf), paired with the learned policy's: name ""
+// when it has none; costs nil, with err saying why, when its replay
+// failed (which is no evidence against the learned policy).
+type teacherCosts struct {
+	name  string
+	costs []float64
+	err   error
+}
+
+// teacherFactory returns the name of v's teacher and, when it is not the
+// heuristic itself, its factory (policies/builtin); a teacher the registry
+// does not know is reported as an error in tc.
+func (k *Core) teacherFactory(v *Version) (tc teacherCosts, f policies.Factory) {
+	tc.name = direct.TeacherOf(v.Meta.Env)
+	if tc.name == "" || tc.name == k.heurName {
+		return tc, nil
+	}
+	f, tc.err = builtin.Registry().Factory(tc.name)
+	return tc, f
 }
 
 // learnedFailed is a replay error of the learned policy (not of the

@@ -204,7 +204,8 @@ type gateResult struct {
 	at      time.Time
 	version string
 	verdict gate.Verdict
-	summary string // the verdict, or why there is none
+	report  gate.Report // the verdict and the teacher's comparison
+	summary string      // the report, or why there is none
 	err     error
 }
 
@@ -321,6 +322,12 @@ type SwitchStatus struct {
 	Verdict   gate.Verdict
 	VerdictAt time.Time
 	LastGate  string
+	// Report is the last evaluation's report: Verdict, and the learned
+	// policy's comparison with its teacher (Report.Teacher and
+	// VsTeacher; policies/direct.TeacherOf), which does not decide the
+	// switch but says how much of the learned policy's gain is its
+	// teacher's.
+	Report gate.Report
 	// Evaluations counts the gate's evaluations.
 	Evaluations int64
 }
@@ -344,7 +351,7 @@ func (k *Core) Switch() SwitchStatus {
 		}
 	}
 	if g := sw.last.Load(); g != nil {
-		st.Verdict, st.VerdictAt, st.LastGate = g.verdict, g.at, g.summary
+		st.Verdict, st.VerdictAt, st.LastGate, st.Report = g.verdict, g.at, g.summary, g.report
 	}
 	return st
 }
@@ -383,7 +390,7 @@ func (k *Core) EvaluateSwitch(ctx context.Context) (SwitchStatus, error) {
 // judge replays the arrivals, judges the costs and switches.
 func (k *Core) judge(ctx context.Context, v *Version, arrivals []arrival, cluster env.Cluster) error {
 	sw := k.sw
-	learned, base, note, err := k.replayCosts(ctx, v, arrivals, cluster)
+	learned, base, tc, note, err := k.replayCosts(ctx, v, arrivals, cluster)
 	now := k.clock.Now()
 	if err != nil {
 		summary := "replay failed: " + err.Error()
@@ -400,16 +407,25 @@ func (k *Core) judge(ctx context.Context, v *Version, arrivals []arrival, cluste
 		}
 		return err
 	}
-	verdict := gate.Judge(learned, base, gate.Config{Margin: sw.cfg.Margin, Confidence: sw.cfg.Confidence,
-		Resamples: sw.cfg.Resamples, Seed: sw.cfg.Seed})
-	summary := fmt.Sprintf("learned@%s vs %s on a replay of %d arrivals (avg %s): %v%s", v.Name, k.heurPolicy,
-		len(arrivals), sw.cfg.Metric, verdict, note)
-	sw.last.Store(&gateResult{at: now, version: v.Name, verdict: verdict, summary: summary})
+	// The switch is decided against the heuristic that would answer
+	// instead; the teacher's comparison is reported beside it.
+	rep := gate.Evaluate(learned, base, k.heurPolicy, tc.costs, tc.name, gate.Config{Margin: sw.cfg.Margin,
+		Confidence: sw.cfg.Confidence, Resamples: sw.cfg.Resamples, Seed: sw.cfg.Seed})
+	verdict := rep.Verdict
+	if tc.err != nil {
+		note += fmt.Sprintf(" (its teacher not compared: %v)", tc.err)
+	}
+	summary := fmt.Sprintf("learned@%s vs %s on a replay of %d arrivals (avg %s): %v%s%s", v.Name, k.heurPolicy,
+		len(arrivals), sw.cfg.Metric, verdict, rep.TeacherNote(), note)
+	sw.last.Store(&gateResult{at: now, version: v.Name, verdict: verdict, report: rep, summary: summary})
 	result := "failed"
 	if verdict.Converged {
 		result = "passed"
 	}
 	k.gateMetric(result, &verdict)
+	if k.metrics != nil && rep.Teacher != "" {
+		k.metrics.gateTeacherGain.Set(rep.VsTeacher.MeanGain)
+	}
 	if k.active.Load() != v {
 		return nil // a new version arrived meanwhile: it starts in shadow
 	}

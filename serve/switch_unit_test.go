@@ -271,3 +271,48 @@ func TestSetAnswering(t *testing.T) {
 		t.Errorf("SetAnswering in converged mode: %v, want an error naming the mode", err)
 	}
 }
+
+// TestSwitchReportsTeacher: the gate reports the learned policy's
+// comparison with its teacher (strn for a strn-rl checkpoint) beside the
+// verdict against the heuristic, which alone decides the switch. The
+// learned policy here is STRN itself, so against its teacher every
+// replay's cost is the same (gain 0: its whole gain over random is its
+// teacher's); with STRN as the heuristic too the two comparisons are one.
+func TestSwitchReportsTeacher(t *testing.T) {
+	cfg := serve.SwitchConfig{MinArrivals: 10, Window: 10, Seeds: 2, Resamples: 100}
+	for _, heur := range []string{random.Name, strn.Name} {
+		t.Run(heur, func(t *testing.T) {
+			k := newSwitchCore(t, strnPolicy, serve.WithHeuristic(heur), serve.WithSwitch(cfg))
+			for _, j := range workloadJobs(10, 5) {
+				place(t, k, j)
+			}
+			st, err := k.EvaluateSwitch(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := st.Report
+			if r.Teacher != strn.Name || r.Verdict != st.Verdict || r.Heuristic != "heuristic:"+heur {
+				t.Fatalf("report %+v, verdict %+v", r, st.Verdict)
+			}
+			if r.VsTeacher.MeanGain != 0 || r.VsTeacher.Lower != 0 || r.VsTeacher.Episodes != 2 {
+				t.Errorf("vs teacher %+v, want gain 0 over 2 episodes (the learned policy is its teacher)", r.VsTeacher)
+			}
+			if !strings.Contains(st.LastGate, "vs its teacher strn: mean gain 0.0%, lower bound 0.0%") {
+				t.Errorf("LastGate %q lacks the teacher's comparison", st.LastGate)
+			}
+			teachers := strings.Contains(st.LastGate, "is its teacher's")
+			switch heur {
+			case random.Name:
+				// STRN beats random: the gate switches on that, and says the
+				// gain is the teacher's.
+				if !st.Verdict.Converged || st.Answering != "learned@v1" || !teachers {
+					t.Errorf("against random: %+v", st)
+				}
+			case strn.Name:
+				if st.Verdict != r.VsTeacher || st.Verdict.Converged || st.Answering != "heuristic:strn" || teachers {
+					t.Errorf("against strn, its teacher: %+v", st)
+				}
+			}
+		})
+	}
+}
