@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the tables of docs/results/learned.md: the direct learned
-# policies (checkpoints/strn-rl, checkpoints/sas-rl) against STRN and SAS
+# policies (checkpoints/strn-rl, checkpoints/sas-rl) against STRN, SAS and
+# sas-rl's teacher sas+strn-sync (drover eval adds it beside the checkpoint)
 # over the 20 seeds of docs/results/eval.md on the built-in workload,
 # Philly's later half, Helios and PAI, with the same flags as
 # eval-tables.sh, so every run pairs seed by seed with the baselines of

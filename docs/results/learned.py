@@ -5,8 +5,13 @@ For each workload W it reads DIR/learned-W/summary.json (the direct learned
 policies, strn and sas: learned-tables.sh) and DIR/eval-W/summary.json (the
 baselines of eval-tables.sh, the same seeds and options), checks that strn's
 and sas's runs are the same in both (so the baselines' runs pair with the
-learned ones seed by seed), and compares each learned policy's average TTA
-with its own heuristic, with the best heuristic (strn or sas, lowest mean),
+learned ones seed by seed), finds sas-rl's teacher (sas+strn-sync) in
+learned-W/summary.json or else in learned-W/teacher/summary.json
+(learned-teacher.sh; its strn and sas-rl runs must be the stored ones, bit
+for bit), and compares each learned policy's average TTA with its own
+heuristic, with its teacher (the policy it was cloned from: strn for
+strn-rl), gives the teacher's own gain over that heuristic, then compares
+with the best heuristic (strn, sas or the teacher, lowest mean),
 with the best fixed-sync baseline (lowest mean of first-fit, tiresias and
 gandiva with bsp, asp, local(4) or local(8)) and with the best baseline of
 eval.md (any of the 16): the mean over seeds of (learned / other - 1) and
@@ -20,6 +25,8 @@ import re
 import sys
 
 WORKLOADS = ["builtin", "philly-late", "helios", "pai"]
+# The policy each learned policy is cloned from (policies/direct.TeacherOf).
+TEACHER = {"strn-rl": "strn", "sas-rl": "sas+strn-sync"}
 FIXED = re.compile(r"^(first-fit|tiresias|gandiva)\+(bsp|asp|local\(4\)|local\(8\))$")
 # Two-sided 95% t quantiles by degrees of freedom (19 for 20 seeds).
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
@@ -29,6 +36,11 @@ T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8:
 
 def tta(p):
     return {r["seed"]: r["avg_tta_s"] for r in p["runs"]}
+
+
+def untimed(p):
+    """A policy's runs without their wall-clock times, which vary."""
+    return [{k: v for k, v in r.items() if k != "schedule_time_s"} for r in p["runs"]]
 
 
 def paired(a, b):
@@ -59,29 +71,53 @@ def main(d, based):
             if not common or any(mine[s] != theirs[s] for s in common):
                 sys.exit(f"{w}: {h}'s runs differ between learned-{w} and eval-{w}: the baselines do not pair")
 
+        if TEACHER["sas-rl"] not in lp:
+            try:
+                tp = {p["name"]: p for p in json.load(open(f"{d}/learned-{w}/teacher/summary.json"))["policies"]}
+            except FileNotFoundError:
+                tp = {}
+            if TEACHER["sas-rl"] in tp:
+                for n in tp:
+                    if n != TEACHER["sas-rl"] and (n not in lp or untimed(lp[n]) != untimed(tp[n])):
+                        sys.exit(f"{w}: {n}'s runs differ between learned-{w} and learned-{w}/teacher: the teacher's runs do not pair")
+                lp[TEACHER["sas-rl"]] = tp[TEACHER["sas-rl"]]
+
         def mean(p):
             xs = list(tta(p).values())
             return sum(xs) / len(xs)
 
-        best_h = min(("strn", "sas"), key=lambda n: mean(lp[n]))
+        best_h = min((n for n in ("strn", "sas", TEACHER["sas-rl"]) if n in lp), key=lambda n: mean(lp[n]))
         fixed = [n for n in bp if FIXED.match(n)]
         best_f = min(fixed, key=lambda n: mean(bp[n]))
         best_b = (base.get("best_baseline") or {}).get("avg_tta_s")
         for name, p in lp.items():
             if "@" not in name:
                 continue
-            own = "strn" if name.startswith("strn-rl") else "sas"
-            cells = [w, name, f"{mean(p):.0f}"]
-            for other, src in ((own, lp), (best_h, lp), (best_f, bp)) + (((best_b, bp),) if best_b else ()):
+            env = name.split("@")[0]
+            own = "strn" if env == "strn-rl" else "sas"
+            teacher = TEACHER[env]
+            cells = [w, name.split("@")[0], f"{mean(p):.0f}"]
+            m, h, n = paired(tta(p), tta(lp[own]))
+            cells.append(f"{fmt(m, h)} ({own})")
+            if teacher not in lp:
+                cells += ["-", "-"]
+            elif teacher == own:
+                m, h, n = paired(tta(p), tta(lp[teacher]))
+                cells += [f"{fmt(m, h)} ({teacher})", "(the teacher is the heuristic)"]
+            else:
+                m, h, n = paired(tta(p), tta(lp[teacher]))
+                m2, h2, n2 = paired(tta(lp[teacher]), tta(lp[own]))
+                cells += [f"**{fmt(m, h)}** ({teacher})", f"**{fmt(m2, h2)}**"]
+            for other, src in ((best_h, lp), (best_f, bp)) + (((best_b, bp),) if best_b else ()):
                 m, h, n = paired(tta(p), tta(src[other]))
                 cells.append(f"{fmt(m, h)} ({other})")
             rows.append(cells)
-    print("| workload | learned | avg TTA (s) | vs its heuristic | vs best heuristic | vs best fixed-sync baseline | vs best baseline |")
-    print("|---|---|---|---|---|---|---|")
+    print("| workload | learned | avg TTA (s) | vs its heuristic | vs its teacher | its teacher vs the heuristic | vs best heuristic | vs best fixed-sync baseline | vs best baseline |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print("| " + " | ".join(r) + " |")
     print()
-    print("paired over seeds: mean of (learned / other - 1) ± the half-width of its 95% t-interval; negative is better")
+    print("paired over seeds: mean of (learned / other - 1), and of (teacher / heuristic - 1), ± the half-width of its 95% t-interval; negative is better")
 
 
 if __name__ == "__main__":
