@@ -21,6 +21,7 @@ import (
 	"github.com/drover-sched/drover/policies/builtin"
 	"github.com/drover-sched/drover/policies/compare"
 	pdirect "github.com/drover-sched/drover/policies/direct"
+	"github.com/drover-sched/drover/policies/gate"
 	"github.com/drover-sched/drover/train"
 	"github.com/drover-sched/drover/train/direct"
 	"github.com/drover-sched/drover/train/runlog"
@@ -102,7 +103,10 @@ func checkLogFlags(given map[string]bool, direct bool, envName, algo string) err
 // checkpoint in r.dir, plots its learning curve and, with eval seeds,
 // judges it against its heuristic on the held-out workloads with the
 // convergence gate: the checkpoint says converged when the gate passes on
-// the Helios, PAI and Philly-late episodes together.
+// the Helios, PAI and Philly-late episodes together. A teacher other than
+// the heuristic (sas-rl's sas+strn-sync) is replayed beside them and the
+// learned policy's comparison with it reported (gate.Report.TeacherNote,
+// meta.Eval's gate_vs_teacher_*); it does not decide.
 func runTrainDirect(r directRun, stdout, stderr io.Writer) error {
 	if r.fromLog != "" {
 		return runTrainFromLog(r, stdout, stderr)
@@ -113,7 +117,7 @@ func runTrainDirect(r directRun, stdout, stderr io.Writer) error {
 	}
 	start := time.Now()
 	heur := map[string]string{pdirect.STRNRL: "strn", pdirect.SASRL: "sas"}[r.name]
-	fmt.Fprintf(stdout, "%s: direct policy (node group or cluster x sync strategy per job, no heuristic in the loop), %s; teacher %s\n", r.name, r.algo, map[string]string{pdirect.STRNRL: "strn", pdirect.SASRL: "sas+strn-sync"}[r.name])
+	fmt.Fprintf(stdout, "%s: direct policy (node group or cluster x sync strategy per job, no heuristic in the loop), %s; teacher %s\n", r.name, r.algo, pdirect.TeacherOf(r.name))
 	cfg := direct.Config{Name: r.name, Algo: r.algo, Seed: r.seed, Steps: r.steps, Log: log, Backend: r.backend, Device: r.device}
 	if r.resume != "" {
 		if _, _, err := warmStart(&cfg, "--resume", r.resume, stdout); err != nil {
@@ -148,6 +152,16 @@ func runTrainDirect(r directRun, stdout, stderr io.Writer) error {
 		}
 		cs := []compare.Policy{{Name: r.name, New: func(uint64) (policies.Policy, error) { return mk(), nil }},
 			{Name: heur, New: func(s uint64) (policies.Policy, error) { return hf(policies.Config{Seed: s}) }}}
+		// The teacher, when it is not the heuristic, is judged beside it
+		// (reported; the gate decides on the heuristic alone).
+		teacher := pdirect.TeacherOf(r.name)
+		if teacher != heur {
+			tf, err := builtin.Registry().Factory(teacher)
+			if err != nil {
+				return err
+			}
+			cs = append(cs, compare.Policy{Name: teacher, New: func(s uint64) (policies.Policy, error) { return tf(policies.Config{Seed: s}) }})
+		}
 		seeds := make([]uint64, r.evalSeeds)
 		for i := range seeds {
 			seeds[i] = 1001 + uint64(i)
@@ -156,25 +170,42 @@ func runTrainDirect(r directRun, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "\n%-12s %-8s %6s %14s %14s\n", "workload", "policy", "seeds", "avg TTA (s)", "avg JCT (s)")
-		var learned, base []float64
+		fmt.Fprintf(stdout, "\n%-12s %-13s %6s %14s %14s\n", "workload", "policy", "seeds", "avg TTA (s)", "avg JCT (s)")
+		var learned, base, taught []float64
+		tta := func(p compare.PolicyResult) []float64 {
+			xs := make([]float64, len(p.Runs))
+			for k, run := range p.Runs {
+				xs[k] = run.Summary.AvgTTA
+			}
+			return xs
+		}
+		// teacherOf returns the teacher's costs among ps (nil when the
+		// teacher is the heuristic: then its comparison is the verdict).
+		teacherOf := func(ps []compare.PolicyResult) []float64 {
+			if teacher == heur {
+				return nil
+			}
+			return tta(ps[2])
+		}
 		for _, j := range js {
 			for _, p := range j.Result.Policies {
-				fmt.Fprintf(stdout, "%-12s %-8s %6d %14.0f %14.0f\n", j.Workload, p.Name, len(p.Runs), p.AvgTTA.Mean, p.AvgJCT.Mean)
+				fmt.Fprintf(stdout, "%-12s %-13s %6d %14.0f %14.0f\n", j.Workload, p.Name, len(p.Runs), p.AvgTTA.Mean, p.AvgJCT.Mean)
 				meta.Eval["avg_tta_"+j.Workload+"_"+p.Name] = p.AvgTTA.Mean
 			}
-			fmt.Fprintf(stdout, "gate on %s, %s vs %s (avg TTA): %v\n", j.Workload, r.name, heur, j.Verdict)
+			ps := j.Result.Policies
+			rep := gate.Evaluate(tta(ps[0]), tta(ps[1]), heur, teacherOf(ps), teacher, train.GateConfig{Seed: r.seed})
+			fmt.Fprintf(stdout, "gate on %s, %s vs %s (avg TTA): %v%s\n", j.Workload, r.name, heur, j.Verdict, rep.TeacherNote())
 			if j.Workload != "builtin" {
-				for k := range j.Result.Policies[0].Runs {
-					learned = append(learned, j.Result.Policies[0].Runs[k].Summary.AvgTTA)
-					base = append(base, j.Result.Policies[1].Runs[k].Summary.AvgTTA)
-				}
+				learned, base, taught = append(learned, tta(ps[0])...), append(base, tta(ps[1])...), append(taught, teacherOf(ps)...)
 			}
 		}
 		if len(learned) > 0 {
-			v := train.Gate(learned, base, train.GateConfig{Seed: r.seed})
-			meta.Converged = v.Converged
-			fmt.Fprintf(stdout, "\ngate, the held-out trace episodes together, %s vs %s (avg TTA): %v\n", r.name, heur, v)
+			rep := gate.Evaluate(learned, base, heur, taught, teacher, train.GateConfig{Seed: r.seed})
+			meta.Converged = rep.Verdict.Converged
+			if rep.Teacher != "" {
+				meta.Eval["gate_vs_teacher_mean_gain"], meta.Eval["gate_vs_teacher_lower"] = rep.VsTeacher.MeanGain, rep.VsTeacher.Lower
+			}
+			fmt.Fprintf(stdout, "\ngate, the held-out trace episodes together, %s vs %s (avg TTA): %v%s\n", r.name, heur, rep.Verdict, rep.TeacherNote())
 		}
 	} else {
 		fmt.Fprintln(stdout, "no held-out evaluation (--eval-seeds 0): not converged")
