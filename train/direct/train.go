@@ -120,13 +120,9 @@ type Result struct {
 	Returns []float64
 }
 
-// teacherName is the heuristic a direct policy clones.
-func teacherName(name string) string {
-	if name == pdirect.SASRL {
-		return "sas+strn-sync"
-	}
-	return "strn"
-}
+// teacherName is the heuristic a direct policy clones (newTeacher builds
+// it).
+func teacherName(name string) string { return pdirect.TeacherOf(name) }
 
 // newTeacher returns a fresh heuristic for name and its sync rule (nil when
 // the heuristic chooses its own strategies).
