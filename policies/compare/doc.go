@@ -30,7 +30,11 @@
 // JCT and, separately, by average TTA (the lowest mean over seeds), and
 // give every contender's relative difference from each, paired over
 // seeds with a 95% interval (Result.BestBaseline, Result.Relative), so
-// that a method's claim reads "x% ± y% against the best baseline".
+// that a method's claim reads "x% ± y% against the best baseline". A
+// contender with a Teacher (a learned policy and the policy it was cloned
+// from; drover eval adds the teacher beside a checkpoint) is also compared
+// with its teacher (Result.VersusTeacher), so that a learned policy's gain
+// over a heuristic is not mistaken for its own when it is its teacher's.
 //
 // Contenders are any policies.Policy: heuristics (policies/builtin,
 // Heuristics, which also takes composed names "<policy>+<sync>") or
