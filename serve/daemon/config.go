@@ -88,6 +88,10 @@ type Config struct {
 	// (-state-dir, -state-every).
 	StateDir   string
 	StateEvery time.Duration
+	// IdleRelease is how often the server checks whether it has fallen
+	// quiet after a burst, to give the memory the burst freed back to the
+	// system (see release.go); 0: every 10 s; negative: never.
+	IdleRelease time.Duration
 	// StaleAfter is how long an agent may be silent before its node is
 	// stale and avoided (-stale-after).
 	StaleAfter time.Duration

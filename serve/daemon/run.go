@@ -111,6 +111,7 @@ func (r *runner) start(ctx context.Context) error {
 		}
 	})
 	r.startSealer(ctx)
+	r.startReleaser(ctx)
 	if err := r.serverConfig(); err != nil {
 		return err
 	}
