@@ -101,7 +101,7 @@ type Workers struct {
 	Threshold float64
 	// Samples is the consecutive iterations sampled per update of a BSP
 	// or ASP job (default 1); SSP and local SGD sample at least
-	// MinWindowSamples, since their iteration time is about how
+	// WindowSamples, since their iteration time is about how
 	// consecutive iterations overlap. Over a job's many updates the
 	// samples average out, and a second consecutive sample adds little:
 	// with the calibrated jitter, consecutive iterations' log slowdowns are
@@ -500,11 +500,35 @@ func (w *Workers) sensitivity(model string) Sensitivity {
 // iterations interact (staleness absorbing jitter, averaging windows).
 const MinWindowSamples = 2
 
+// WindowSamples is the number of consecutive iterations a refresh samples
+// for a job under sync with Workers.Samples samples (at least 1): samples
+// for BSP and ASP; for local SGD(H) at least one whole averaging window,
+// H iterations (and MinWindowSamples; a window longer than ProbeSamples is
+// cut to ProbeSamples, as the probe cuts it); for SSP at least the probe's
+// ProbeSamples, the horizon over which Prober answers. A probe measures a
+// window strategy over ProbeSamples iterations, so with fewer the
+// simulated job would not run at the pace its probe promised: local
+// SGD(16) cut to 2-iteration windows averages out little of its workers'
+// jitter, and an SSP schedule of 2 iterations never meets its staleness
+// bound. Local SGD's mean window maximum is the same over one window as
+// over the probe's several (when H divides ProbeSamples); SSP's cold start
+// is amortized over as many iterations as the probe's.
+func WindowSamples(sync Sync, samples int) int {
+	k := max(samples, 1)
+	switch sync.Kind {
+	case LocalSGD:
+		return max(k, MinWindowSamples, min(sync.Period, ProbeSamples))
+	case SSP:
+		return max(k, MinWindowSamples, ProbeSamples)
+	}
+	return k
+}
+
 // DefaultWorkerPeriod is the default seconds between per-worker speed
 // updates: 30 minutes, about the time constant of the fitted CPU background
 // load (24 min; env/background), so a refresh sees a fresh load state
 // without spending time on steps that barely differ. Each refresh costs
-// Samples x workers draws per running job (MinWindowSamples for SSP and
+// Samples x workers draws per running job (WindowSamples for SSP and
 // local SGD).
 const DefaultWorkerPeriod = 1800
 
@@ -716,10 +740,7 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 	wk := m.Workers
 	ws := s.w
 	w := len(j.Alloc)
-	K := wk.Samples
-	if j.Sync.Kind == SSP || j.Sync.Kind == LocalSGD {
-		K = max(K, MinWindowSamples)
-	}
+	K := WindowSamples(j.Sync, wk.Samples)
 	if len(ws.c) != K || len(ws.m) != w {
 		// One allocation for the samples, their network-noise parts, the
 		// exchange and compute factors, and the scratch for straggler
@@ -1152,8 +1173,9 @@ func (m *Drover) NodeLoad(node int, now float64) Usage {
 	return u
 }
 
-// probeSamples is the number of iterations a probe measures.
-const probeSamples = 64
+// ProbeSamples is the number of consecutive iterations a probe
+// (Drover.Probe) measures.
+const ProbeSamples = 64
 
 // Probe implements Prober. It builds a throw-away copy of j's per-worker
 // state on fresh nodes, so it changes nothing in the run; with jitter it
@@ -1183,7 +1205,7 @@ func (m *Drover) Probe(j *Job, placement []int, load Usage, jitter bool) float64
 		sync *= psOverRing(w, max(1, j.Spec.PSShards))
 	}
 	sens := wk.sensitivity(j.Spec.Model)
-	c := make([][]float64, probeSamples)
+	c := make([][]float64, ProbeSamples)
 	mm := make([]float64, w)
 	var jit Jitter
 	if jitter && wk.NewJitter != nil {

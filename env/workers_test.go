@@ -293,9 +293,10 @@ func (c countingJitter) Next(dst []float64) {
 
 func TestWorkersSamplesPerSync(t *testing.T) {
 	// One refresh (at placement; the period is longer than the job): BSP
-	// and ASP sample one iteration by default, SSP and local SGD at least
-	// MinWindowSamples consecutive ones, and an explicit Samples applies
-	// to all, with the window strategies' minimum.
+	// and ASP sample one iteration by default, local SGD(H) one averaging
+	// window (H, at least MinWindowSamples, at most the probe's 64), SSP
+	// the probe's 64 consecutive ones (env.WindowSamples), and an explicit
+	// Samples applies to all, with the window strategies' minimum.
 	for _, tt := range []struct {
 		sync    env.Sync
 		samples int
@@ -303,11 +304,14 @@ func TestWorkersSamplesPerSync(t *testing.T) {
 	}{
 		{env.Sync{Kind: env.BSP}, 0, 1},
 		{env.Sync{Kind: env.ASP}, 0, 1},
-		{env.Sync{Kind: env.SSP, Staleness: 2}, 0, env.MinWindowSamples},
-		{env.Sync{Kind: env.LocalSGD, Period: 4}, 0, env.MinWindowSamples},
+		{env.Sync{Kind: env.SSP, Staleness: 2}, 0, env.ProbeSamples},
+		{env.Sync{Kind: env.LocalSGD, Period: 4}, 0, 4},
+		{env.Sync{Kind: env.LocalSGD, Period: 1}, 0, env.MinWindowSamples},
+		{env.Sync{Kind: env.LocalSGD, Period: 1000}, 0, env.ProbeSamples},
 		{env.Sync{Kind: env.BSP}, 3, 3},
-		{env.Sync{Kind: env.SSP, Staleness: 2}, 3, 3},
-		{env.Sync{Kind: env.LocalSGD, Period: 4}, 1, env.MinWindowSamples},
+		{env.Sync{Kind: env.SSP, Staleness: 2}, 100, 100},
+		{env.Sync{Kind: env.LocalSGD, Period: 4}, 1, 4},
+		{env.Sync{Kind: env.LocalSGD, Period: 4}, 6, 6},
 	} {
 		t.Run(tt.sync.String(), func(t *testing.T) {
 			n := 0
@@ -730,5 +734,66 @@ func TestReferencePSJob(t *testing.T) {
 		if !ref && !(got > 150) {
 			t.Errorf("without the reference: JCT %v, want > 150", got)
 		}
+	}
+}
+
+// alternating is a jitter of two workers that take turns at half speed,
+// two iterations each: iterations 0-1 slow worker 0, 2-3 worker 1, and so
+// on.
+type alternating struct{ k *int }
+
+func (a alternating) Next(dst []float64) {
+	slow := (*a.k / 2) % 2
+	for i := range dst {
+		dst[i] = 1
+		if i == slow {
+			dst[i] = 2
+		}
+	}
+	*a.k++
+}
+
+// TestWindowStrategiesSampleTheProbesWindow: a two-worker job (1 s of
+// compute, no exchange) whose workers take turns at half speed, two
+// iterations each, runs 1.5 times as long as without the jitter under
+// local SGD(16) and SSP(3), as its probe over Drover.Probe's 64 iterations
+// says: a 16-iteration window holds 8 slow iterations of each worker (mean
+// 1.5 s), and under SSP(3) neither worker gets more than two iterations
+// ahead of the other, so the staleness bound never stalls one and each
+// runs 32 slow and 32 fast iterations in 96 s, 1.5 s an iteration. A
+// refresh used to sample 2 iterations for both, both slow for one worker:
+// 2 s an iteration, so a strategy chosen by its probe (oracle-sync, STRN)
+// ran a third slower than promised.
+func TestWindowStrategiesSampleTheProbesWindow(t *testing.T) {
+	for _, sync := range []env.Sync{{Kind: env.LocalSGD, Period: 16}, {Kind: env.SSP, Staleness: 3}} {
+		t.Run(sync.String(), func(t *testing.T) {
+			jct := func(jitter bool) float64 {
+				k := 0
+				wk := &env.Workers{Period: 1e9, BurstNoise: -1}
+				if jitter {
+					wk.NewJitter = func(int, rand.Source) env.Jitter { return alternating{&k} }
+				}
+				m := &env.Drover{Profiles: envtest.Profiles(envtest.Flat{Step: 1, PerEpoch: 1, Epochs: 1}), Workers: wk}
+				s, err := env.New(env.Config{Cluster: env.Homogeneous(2, 1), Model: m}, []env.JobSpec{envtest.MakeJob("a").GPUs(2).Duration(1000).Obj()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Run(spreadWith{sync}, nil); err != nil {
+					t.Fatal(err)
+				}
+				if jitter {
+					// The probe, from the jitter's start, says 1.5 too.
+					j := &s.Jobs()[0]
+					k = 0
+					if r := m.Probe(j, []int{1, 1}, env.Usage{}, true) / m.Probe(j, []int{1, 1}, env.Usage{}, false); math.Abs(r-1.5) > 1e-9 {
+						t.Errorf("%v: the probe's iteration time with the jitter is %.6f times without, want 1.5", sync, r)
+					}
+				}
+				return s.Jobs()[0].Finish
+			}
+			if got := jct(true) / jct(false); math.Abs(got-1.5) > 1e-9 {
+				t.Errorf("%v: the jitter stretches the run %.6f times, want 1.5", sync, got)
+			}
+		})
 	}
 }

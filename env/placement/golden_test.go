@@ -139,7 +139,7 @@ func TestGoldenStream(t *testing.T) {
 		{name: "worker", cfg: placement.Config{NewModel: worker, StragglerWeight: 0.25}, want: 0xe20a096c174af1b},
 		{name: "worker-shared-ref", cfg: placement.Config{NewModel: shared, StragglerWeight: 0.25}, want: 0xe20a096c174af1b},
 		{name: "worker-tta", cfg: placement.Config{NewModel: worker, Objective: placement.ObjectiveTTAFinish}, want: 0x9691546561c29d59},
-		{name: "sync", cfg: placement.Config{NewModel: worker, Sync: true}, want: 0x98605f62b30b1832},
+		{name: "sync", cfg: placement.Config{NewModel: worker, Sync: true}, want: 0x9329b101fff44d58},
 		{name: "worker-64", nodes: 64, cfg: placement.Config{NewModel: worker}, want: 0xd292165299145359},
 		{name: "proposer", cfg: placement.Config{NewModel: worker, NewProposer: newSAS, Objective: placement.ObjectiveTTA}, want: 0x5017facee9314ef2},
 	}
