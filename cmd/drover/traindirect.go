@@ -134,83 +134,101 @@ func runTrainDirect(r directRun, stdout, stderr io.Writer) error {
 		meta.Hyperparams["init"] = 1
 	}
 	meta.Eval = map[string]float64{}
-	if r.evalSeeds > 0 {
-		held, missing, err := direct.DefaultHeldOut()
-		if err != nil {
-			return err
-		}
-		if len(missing) > 0 {
-			fmt.Fprintf(stdout, "held-out workloads missing (no ../shared/traces): %s\n", strings.Join(missing, ", "))
-		}
-		mk, err := pdirect.FromCheckpoint(meta, res.Nets)
-		if err != nil {
-			return err
-		}
-		hf, err := builtin.Registry().Factory(heur)
-		if err != nil {
-			return err
-		}
-		cs := []compare.Policy{{Name: r.name, New: func(uint64) (policies.Policy, error) { return mk(), nil }},
-			{Name: heur, New: func(s uint64) (policies.Policy, error) { return hf(policies.Config{Seed: s}) }}}
-		// The teacher, when it is not the heuristic, is judged beside it
-		// (reported; the gate decides on the heuristic alone).
-		teacher := pdirect.TeacherOf(r.name)
-		if teacher != heur {
-			tf, err := builtin.Registry().Factory(teacher)
-			if err != nil {
-				return err
-			}
-			cs = append(cs, compare.Policy{Name: teacher, New: func(s uint64) (policies.Policy, error) { return tf(policies.Config{Seed: s}) }})
-		}
-		seeds := make([]uint64, r.evalSeeds)
-		for i := range seeds {
-			seeds[i] = 1001 + uint64(i)
-		}
-		js, err := direct.Judge(cs, held, seeds, train.GateConfig{Seed: r.seed}, compare.Config{}, judgeProgress(r.quiet, stderr, "held-out "))
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "\n%-12s %-13s %6s %14s %14s\n", "workload", "policy", "seeds", "avg TTA (s)", "avg JCT (s)")
-		var learned, base, taught []float64
-		tta := func(p compare.PolicyResult) []float64 {
-			xs := make([]float64, len(p.Runs))
-			for k, run := range p.Runs {
-				xs[k] = run.Summary.AvgTTA
-			}
-			return xs
-		}
-		// teacherOf returns the teacher's costs among ps (nil when the
-		// teacher is the heuristic: then its comparison is the verdict).
-		teacherOf := func(ps []compare.PolicyResult) []float64 {
-			if teacher == heur {
-				return nil
-			}
-			return tta(ps[2])
-		}
-		for _, j := range js {
-			for _, p := range j.Result.Policies {
-				fmt.Fprintf(stdout, "%-12s %-13s %6d %14.0f %14.0f\n", j.Workload, p.Name, len(p.Runs), p.AvgTTA.Mean, p.AvgJCT.Mean)
-				meta.Eval["avg_tta_"+j.Workload+"_"+p.Name] = p.AvgTTA.Mean
-			}
-			ps := j.Result.Policies
-			rep := gate.Evaluate(tta(ps[0]), tta(ps[1]), heur, teacherOf(ps), teacher, train.GateConfig{Seed: r.seed})
-			fmt.Fprintf(stdout, "gate on %s, %s vs %s (avg TTA): %v%s\n", j.Workload, r.name, heur, j.Verdict, rep.TeacherNote())
-			if j.Workload != "builtin" {
-				learned, base, taught = append(learned, tta(ps[0])...), append(base, tta(ps[1])...), append(taught, teacherOf(ps)...)
-			}
-		}
-		if len(learned) > 0 {
-			rep := gate.Evaluate(learned, base, heur, taught, teacher, train.GateConfig{Seed: r.seed})
-			meta.Converged = rep.Verdict.Converged
-			if rep.Teacher != "" {
-				meta.Eval["gate_vs_teacher_mean_gain"], meta.Eval["gate_vs_teacher_lower"] = rep.VsTeacher.MeanGain, rep.VsTeacher.Lower
-			}
-			fmt.Fprintf(stdout, "\ngate, the held-out trace episodes together, %s vs %s (avg TTA): %v%s\n", r.name, heur, rep.Verdict, rep.TeacherNote())
-		}
-	} else {
+	if r.evalSeeds == 0 {
 		fmt.Fprintln(stdout, "no held-out evaluation (--eval-seeds 0): not converged")
+	} else if err := judgeHeldOut(r, heur, &meta, res, stdout, stderr); err != nil {
+		return err
 	}
 	return saveDirect(r, meta, res, stdout)
+}
+
+// judgeHeldOut replays the trained policy, its heuristic heur and, when
+// it is another policy, its teacher on the held-out workloads
+// (r.evalSeeds seeds from 1001), prints each workload's figures and gate,
+// and sets meta's Converged (the gate against heur on the trace episodes
+// together) and Eval figures.
+func judgeHeldOut(r directRun, heur string, meta *checkpoints.Meta, res direct.Result, stdout, stderr io.Writer) error {
+	held, missing, err := direct.DefaultHeldOut()
+	if err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(stdout, "held-out workloads missing (no ../shared/traces): %s\n", strings.Join(missing, ", "))
+	}
+	mk, err := pdirect.FromCheckpoint(*meta, res.Nets)
+	if err != nil {
+		return err
+	}
+	cs := []compare.Policy{{Name: r.name, New: func(uint64) (policies.Policy, error) { return mk(), nil }}}
+	// The teacher, when it is not the heuristic, is judged beside it
+	// (reported; the gate decides on the heuristic alone).
+	teacher := pdirect.TeacherOf(r.name)
+	names := []string{heur}
+	if teacher != heur {
+		names = append(names, teacher)
+	}
+	for _, name := range names {
+		f, err := builtin.Registry().Factory(name)
+		if err != nil {
+			return err
+		}
+		cs = append(cs, compare.Policy{Name: name, New: func(s uint64) (policies.Policy, error) { return f(policies.Config{Seed: s}) }})
+	}
+	seeds := make([]uint64, r.evalSeeds)
+	for i := range seeds {
+		seeds[i] = 1001 + uint64(i)
+	}
+	js, err := direct.Judge(cs, held, seeds, train.GateConfig{Seed: r.seed}, compare.Config{}, judgeProgress(r.quiet, stderr, "held-out "))
+	if err != nil {
+		return err
+	}
+	reportHeldOut(r, heur, teacher, js, meta, stdout)
+	return nil
+}
+
+// reportHeldOut prints the held-out judgements js (the learned policy,
+// heur, then the teacher when it is not heur) and sets meta from them.
+func reportHeldOut(r directRun, heur, teacher string, js []direct.Judgement, meta *checkpoints.Meta, stdout io.Writer) {
+	// teacherOf returns the teacher's costs among ps (nil when the
+	// teacher is the heuristic: then its comparison is the verdict).
+	teacherOf := func(ps []compare.PolicyResult) []float64 {
+		if teacher == heur {
+			return nil
+		}
+		return avgTTAs(ps[2])
+	}
+	fmt.Fprintf(stdout, "\n%-12s %-13s %6s %14s %14s\n", "workload", "policy", "seeds", "avg TTA (s)", "avg JCT (s)")
+	var learned, base, taught []float64
+	for _, j := range js {
+		ps := j.Result.Policies
+		for _, p := range ps {
+			fmt.Fprintf(stdout, "%-12s %-13s %6d %14.0f %14.0f\n", j.Workload, p.Name, len(p.Runs), p.AvgTTA.Mean, p.AvgJCT.Mean)
+			meta.Eval["avg_tta_"+j.Workload+"_"+p.Name] = p.AvgTTA.Mean
+		}
+		rep := gate.Evaluate(avgTTAs(ps[0]), avgTTAs(ps[1]), heur, teacherOf(ps), teacher, train.GateConfig{Seed: r.seed})
+		fmt.Fprintf(stdout, "gate on %s, %s vs %s (avg TTA): %v%s\n", j.Workload, r.name, heur, j.Verdict, rep.TeacherNote())
+		if j.Workload != "builtin" {
+			learned, base, taught = append(learned, avgTTAs(ps[0])...), append(base, avgTTAs(ps[1])...), append(taught, teacherOf(ps)...)
+		}
+	}
+	if len(learned) == 0 {
+		return
+	}
+	rep := gate.Evaluate(learned, base, heur, taught, teacher, train.GateConfig{Seed: r.seed})
+	meta.Converged = rep.Verdict.Converged
+	if rep.Teacher != "" {
+		meta.Eval["gate_vs_teacher_mean_gain"], meta.Eval["gate_vs_teacher_lower"] = rep.VsTeacher.MeanGain, rep.VsTeacher.Lower
+	}
+	fmt.Fprintf(stdout, "\ngate, the held-out trace episodes together, %s vs %s (avg TTA): %v%s\n", r.name, heur, rep.Verdict, rep.TeacherNote())
+}
+
+// avgTTAs returns the average TTA of each of p's runs, in seed order.
+func avgTTAs(p compare.PolicyResult) []float64 {
+	xs := make([]float64, len(p.Runs))
+	for k, run := range p.Runs {
+		xs[k] = run.Summary.AvgTTA
+	}
+	return xs
 }
 
 // saveDirect saves a trained direct policy's checkpoint with meta in
