@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -96,7 +97,7 @@ func (m *Metrics) conns() *connMetrics {
 	}, []string{"listener", "reason"})
 	closed := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "drover_connections_closed_total",
-		Help: "Connections the server closed for doing nothing, by listener and reason (handshake: no TLS handshake, preface and settings within HandshakeTimeout; idle: no frame within IdleTimeout; evicted: in its handshake the longest when a new connection found the listener full). Fast listener only: the gRPC listener's are grpc-go's and not counted.",
+		Help: "Connections the server closed for doing nothing, by listener and reason (handshake: no TLS handshake, preface and settings within HandshakeTimeout; idle: no frame within IdleTimeout; evicted: in its handshake the longest, on the extender and metrics listeners without a complete request the longest, when a new connection found the listener full). Fast, extender and metrics listeners: the gRPC listener's are grpc-go's and not counted.",
 	}, []string{"listener", "reason"})
 	return &connMetrics{refused: register(m.Registry, refused), closed: register(m.Registry, closed)}
 }
@@ -124,6 +125,28 @@ func register(r *prometheus.Registry, c *prometheus.CounterVec) *prometheus.Coun
 func LimitListener(lis net.Listener, name string, lim ConnLimits, m *Metrics) net.Listener {
 	lim = lim.withDefaults(DefaultHTTPConns)
 	return connlimit.Listen(lis, connlimit.New(connlimit.Limits{Max: lim.MaxConns, PerPeer: lim.MaxConnsPerPeer}), refusedFunc(m, name))
+}
+
+// LimitHTTP is LimitListener for hs, an HTTP/1 server about to Serve
+// the listener it returns: when the listener is full, a new connection
+// takes the place of the one that has been the longest without a
+// complete request (its headers or body still arriving, or idle between
+// requests), which is closed and counted in m as
+// drover_connections_closed_total{reason="evicted"}; a connection whose
+// handler is running is never closed. Clients that connect and send
+// slowly thus hold a slot only until MaxConns newer connections have
+// arrived, from however many addresses. It sets hs.ConnState,
+// hs.ConnContext and wraps hs.Handler (connlimit.EvictListener.Guard).
+func LimitHTTP(hs *http.Server, lis net.Listener, name string, lim ConnLimits, m *Metrics) net.Listener {
+	lim = lim.withDefaults(DefaultHTTPConns)
+	var evicted func()
+	if m != nil {
+		c := m.conns().closed.WithLabelValues(name, "evicted")
+		evicted = c.Inc
+	}
+	el := connlimit.ListenEvicting(lis, connlimit.New(connlimit.Limits{Max: lim.MaxConns, PerPeer: lim.MaxConnsPerPeer}), refusedFunc(m, name), evicted)
+	el.Guard(hs)
+	return el
 }
 
 // refusedFunc counts the refusals of listener name in m (nil: none).

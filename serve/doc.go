@@ -154,14 +154,16 @@
 // held 9,000 goroutines and 50 MiB until shutdown; 1,100 preface-only
 // connections held the fast listener's 1,024 slots for 5 minutes).
 // Every listener `drover serve` opens has ConnLimits (ServerConfig.Conns
-// for the gRPC port, FastConns for the fast one, LimitListener for the
+// for the gRPC port, FastConns for the fast one, LimitHTTP for the
 // extender's and the metrics' HTTP ports, whose http.Servers bound
 // headers, bodies, writes and idle time): at most MaxConns connections
 // (gRPC 8,192, fast 1,024, HTTP 128) and MaxConnsPerPeer from one IPv4
 // address or IPv6 /64 (256, 64, 32), refused as they are accepted and
 // counted in drover_connections_refused_total{listener, reason} (the
 // fast listener, when full, first closes the connection that has been
-// in its handshake the longest to make room); a
+// in its handshake the longest to make room, and the HTTP ones the
+// connection the longest without a complete request, counted in
+// drover_connections_closed_total{reason="evicted"}); a
 // handshake (TLS, preface, settings) within HandshakeTimeout (5 s); an
 // idle connection closed with GOAWAY after IdleTimeout (5 min; gRPC: no
 // call or stream in progress, grpc-go's MaxConnectionIdle; agents'
@@ -170,7 +172,8 @@
 // pings a peer silent for 2 minutes and drops it 20 s later, and a
 // client that pings more often than every 20 s is closed
 // (too_many_pings). The per-peer limit is what a single hostile or
-// broken client meets; one with many addresses meets the timeouts. The
+// broken client meets; one with many addresses meets the evictions
+// (fast, extender, metrics) and the timeouts. The
 // limiting listener is internal/connlimit; its doc says why it is not
 // netutil.LimitListener.
 //

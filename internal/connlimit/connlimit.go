@@ -165,12 +165,20 @@ type conn struct {
 	l      *Limiter
 	addr   net.Addr
 	closed atomic.Bool
+
+	// Of a ListenEvicting listener (nil for Listen's), under ev.mu:
+	ev    *EvictListener
+	since uint64 // when it began to wait for a complete request (ev.seq)
+	busy  bool   // its request read, its handler running
 }
 
 // Close implements net.Conn.
 func (c *conn) Close() error {
 	err := c.Conn.Close()
 	if c.closed.CompareAndSwap(false, true) {
+		if c.ev != nil {
+			c.ev.forget(c)
+		}
 		c.l.Release(c.addr)
 	}
 	return err

@@ -1,6 +1,7 @@
 package daemon_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -138,4 +139,81 @@ func TestRunMaxConnsPerPeer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRunHTTPListenersEvictSlowClients: with HTTPConns.MaxConns 4, four
+// connections from four loopback addresses sending slowly (headers to
+// the metrics listener, a body to the extender) fill each listener, and
+// a well-formed request from a fifth address is still answered: it takes
+// the place of the connection that has waited longest for a complete
+// request, counted as drover_connections_closed_total{reason="evicted"}.
+// Before, the fifth connection was refused (listener_full) until the
+// slow ones timed out.
+func TestRunHTTPListenersEvictSlowClients(t *testing.T) {
+	c := testConfig()
+	c.MetricsAddr, c.ExtenderAddr = "127.0.0.1:0", "127.0.0.1:0"
+	c.HTTPConns = serve.ConnLimits{MaxConns: 4}
+	addrs, _, stop := daemontest.Start(t, c)
+	defer stop()
+	var slow []net.Conn
+	defer func() {
+		// Closed before stop, as in TestRunHTTPListenersBounded.
+		for _, conn := range slow {
+			conn.Close()
+		}
+	}()
+	dial := func(local, addr string) net.Conn {
+		t.Helper()
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+		conn, err := d.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return conn
+	}
+	for i := range 4 {
+		local := fmt.Sprintf("127.0.0.%d", 2+i)
+		m := dial(local, addrs.Metrics)
+		fmt.Fprint(m, "GET /healthz HTTP/1.1\r\nHost: x\r\n") // headers never end
+		e := dial(local, addrs.Extender)
+		fmt.Fprint(e, "POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{") // nor the body
+		slow = append(slow, m, e)
+	}
+	// The listeners accept in the order the connections were made: the
+	// slow ones fill them before these arrive.
+	good := dial("127.0.0.10", addrs.Extender)
+	body := `{"Pod":{"metadata":{"name":"p"}},"NodeNames":["a"]}`
+	fmt.Fprintf(good, "POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	if resp := readResponse(t, good, "extender /filter"); resp.StatusCode != http.StatusOK {
+		t.Errorf("extender /filter from a fifth address: %s", resp.Status)
+	}
+	scrape := dial("127.0.0.10", addrs.Metrics)
+	fmt.Fprint(scrape, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp := readResponse(t, scrape, "/metrics")
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics from a fifth address: %s", resp.Status)
+	}
+	for _, l := range []string{"metrics", "extender"} {
+		want := fmt.Sprintf(`drover_connections_closed_total{listener=%q,reason="evicted"} 1`, l)
+		if !strings.Contains(string(b), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+		if bad := fmt.Sprintf(`drover_connections_refused_total{listener=%q`, l); strings.Contains(string(b), bad) {
+			t.Errorf("/metrics counts a refusal: %s", bad)
+		}
+	}
+}
+
+// readResponse reads the answer to the request written on conn.
+func readResponse(t *testing.T, conn net.Conn, what string) *http.Response {
+	t.Helper()
+	conn.SetReadDeadline(time.Now().Add(time.Minute)) // a hang guard only
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("%s: %v, want an answer", what, err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
 }

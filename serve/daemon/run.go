@@ -443,7 +443,7 @@ func (r *runner) listenMetrics() error {
 		WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
 	r.hs, r.addrs.Metrics = hs, mlis.Addr().String()
 	r.defer1(func() { hs.Close() })
-	go hs.Serve(serve.LimitListener(mlis, "metrics", r.c.HTTPConns, r.metrics))
+	go hs.Serve(serve.LimitHTTP(hs, mlis, "metrics", r.c.HTTPConns, r.metrics))
 	return nil
 }
 
@@ -461,14 +461,6 @@ func (r *runner) listenExtender() error {
 	if err != nil {
 		return err
 	}
-	elis = serve.LimitListener(elis, "extender", r.c.HTTPConns, r.metrics)
-	if r.scfg.TLS != nil {
-		// The gRPC server's certificate (and client CA: kube-scheduler
-		// presents its extender tlsConfig's certFile), over HTTP/1.1.
-		ecfg := r.scfg.TLS.Clone()
-		ecfg.NextProtos = []string{"http/1.1"}
-		elis = tls.NewListener(elis, ecfg)
-	}
 	// The handler bounds the body's reading (extender.Config.ReadTimeout,
 	// 5 s), the bytes read at once, the concurrent calls (which hold no
 	// slot while a body arrives) and the nodes per call; the listener
@@ -477,6 +469,16 @@ func (r *runner) listenExtender() error {
 	// request and the answer's write.
 	es := &http.Server{Handler: ext, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
 		WriteTimeout: 20 * time.Second, IdleTimeout: 2 * time.Minute}
+	// A full listener makes room: the connection the longest without a
+	// complete request gives its slot to the new one (serve.LimitHTTP).
+	elis = serve.LimitHTTP(es, elis, "extender", r.c.HTTPConns, r.metrics)
+	if r.scfg.TLS != nil {
+		// The gRPC server's certificate (and client CA: kube-scheduler
+		// presents its extender tlsConfig's certFile), over HTTP/1.1.
+		ecfg := r.scfg.TLS.Clone()
+		ecfg.NextProtos = []string{"http/1.1"}
+		elis = tls.NewListener(elis, ecfg)
+	}
 	r.es, r.addrs.Extender = es, elis.Addr().String()
 	if r.scfg.Token != "" && (r.scfg.TLS == nil || r.scfg.TLS.ClientCAs == nil) {
 		// kube-scheduler's extender configuration has no bearer token:

@@ -100,7 +100,9 @@
 // MaxConcurrent x MaxBodyBytes by default), so a slow client holds
 // little memory and a fast one must send its bytes to hold any. `drover
 // serve` also bounds the extender listener's connections
-// (serve.LimitListener: 128, 32 per peer) and its http.Server the
+// (serve.LimitHTTP: 128, 32 per peer; when full, the connection the
+// longest without a complete request, its headers or body still
+// arriving or idle, gives its slot to a new one) and its http.Server the
 // headers (5 s), the whole request (15 s), the answer's write (20 s)
 // and idle keep-alive connections (2 minutes). A well-formed call that Drover cannot
 // answer (a malformed pod annotation, a job the Core refuses, such as
@@ -120,7 +122,7 @@
 //	hs := &http.Server{Handler: ext, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
 //		WriteTimeout: 20 * time.Second, IdleTimeout: 2 * time.Minute}
 //	lis, _ := net.Listen("tcp", "127.0.0.1:8888")
-//	lis = serve.LimitListener(lis, "extender", serve.DefaultHTTPConns, metrics)
+//	lis = serve.LimitHTTP(hs, lis, "extender", serve.DefaultHTTPConns, metrics)
 //	go hs.Serve(lis)
 //	<-sigterm
 //	hs.Shutdown(ctx) // finish the calls in progress
