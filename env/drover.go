@@ -286,13 +286,25 @@ func (m *Drover) Place(j *Job, c *Cluster) {
 	}
 	ws.hops = ringHops(j, ws.nodes, c, ws.hops)
 	m.placeMitigation(j, ws)
-	ws.duty = 1
-	switch j.Sync.Kind {
-	case ASP, SSP:
-		ws.duty = ws.sync / (ws.compute + ws.sync)
-	case LocalSGD:
-		h := float64(max(j.Sync.Period, 1))
-		ws.duty = ws.sync / (h*ws.compute + ws.sync)
+	// The share of time the job's flows are on its NICs and uplinks, as
+	// the other jobs there meet them: an iteration computes, then
+	// exchanges (Sync.IterTime adds the two), so the exchange's share of
+	// it, sync / (compute + sync), under BSP as under ASP and SSP; local
+	// SGD exchanges once every H iterations.
+	h := 1.0
+	if j.Sync.Kind == LocalSGD {
+		h = float64(max(j.Sync.Period, 1))
+	}
+	ws.duty = ws.sync / (h*ws.compute + ws.sync)
+	if !(ws.duty >= 0 && ws.duty <= 1) {
+		ws.duty = 1 // no time at all: count the flow in full
+	}
+	// A BSP job's STRET relays run during its own exchanges, so the peer's
+	// exchange meets them in full (the other jobs there then count them
+	// in full too, an overcount of at most the relays' share).
+	ws.relayDuty = ws.duty
+	if j.Sync.Kind == BSP {
+		ws.relayDuty = 1
 	}
 	m.occupy(j, s, 1)
 }

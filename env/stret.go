@@ -317,7 +317,7 @@ func (m *Drover) relay(j *Job, s *droverJob, f float64) (relayed int, changed bo
 	for k := range n {
 		st.peer[k], st.extra[k] = -1, 0
 	}
-	x := relaySize(n) * ws.duty // a relay's flow on its peer's NIC
+	x := relaySize(n) * ws.relayDuty // a relay's flow on its peer's NIC
 	ok := func(k, p int) bool { return p != k && !st.strag[p] && st.peer[p] < 0 }
 	for k := range n {
 		if !st.comm[k] {
@@ -379,7 +379,7 @@ func (m *Drover) relay(j *Job, s *droverJob, f float64) (relayed int, changed bo
 // on its NIC), and returns the slowest exchange of the job's nodes.
 func (m *Drover) relayPlan(ws *workerState, peer []int, f float64) float64 {
 	st := ws.stret
-	x := relaySize(len(ws.nodes)) * ws.duty
+	x := relaySize(len(ws.nodes)) * ws.relayDuty
 	clear(st.extra)
 	for _, p := range peer {
 		if p >= 0 {

@@ -1,6 +1,7 @@
 package env
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -109,7 +110,11 @@ func TestRelayPicksHighestBandwidthPeer(t *testing.T) {
 		t.Errorf("exchanges (-want,+got):\n%s", diff)
 	}
 	flows := []float64{d.occ[0].flows, d.occ[1].flows, d.occ[2].flows, d.occ[3].flows, d.occ[4].flows}
-	if diff := cmp.Diff([]float64{1, 1, 1 + v, 1, 1 + v}, flows, tol); diff != "" {
+	// Each NIC carries the job's flow at its duty cycle, its exchange's
+	// share of an iteration (2 s of 3), and a relay's in full (a BSP job's
+	// relays run during its own exchanges).
+	duty := 2.0 / 3
+	if diff := cmp.Diff([]float64{duty, duty, duty + v, duty, duty + v}, flows, tol); diff != "" {
 		t.Errorf("NIC flows (-want,+got):\n%s", diff)
 	}
 	if got, want := s.iterTime, 1+2*nic(0.3, 1+v); math.Abs(got-want) > 1e-12 {
@@ -121,8 +126,8 @@ func TestRelayPicksHighestBandwidthPeer(t *testing.T) {
 	// The next refresh sees the same loads: the same relays, no change,
 	// and the flows are not counted twice.
 	d.Refresh(j, &c, 300)
-	if j.RelayChanges != 1 || math.Abs(d.occ[4].flows-(1+v)) > 1e-12 {
-		t.Errorf("after a second refresh: %d relay changes, node 4 flows %v; want 1 and %v", j.RelayChanges, d.occ[4].flows, 1+v)
+	if j.RelayChanges != 1 || math.Abs(d.occ[4].flows-(duty+v)) > 1e-12 {
+		t.Errorf("after a second refresh: %d relay changes, node 4 flows %v; want 1 and %v", j.RelayChanges, d.occ[4].flows, duty+v)
 	}
 	// Leaving the nodes takes the relays' flows along.
 	d.Release(j)
@@ -217,6 +222,41 @@ func TestParseSTRETStages(t *testing.T) {
 		got, err := ParseSTRETStages(tt.in)
 		if got != tt.want || (err != nil) != tt.wantErr {
 			t.Errorf("ParseSTRETStages(%q) = %v, %v; want %v, error %v", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+// TestBSPDutyCycle: two BSP jobs share both NICs of a two-node cluster,
+// one worker of each on each node; each computes 1 s and all-reduces
+// 0.5 s (all bandwidth, Net 1), so its flow is on the wire 0.5 s of every
+// 1.5 s, a third of the time. The second job's exchange meets the first
+// one's flow a third of the time: 0.5 x (1 + 1/3) = 0.6667 s, an
+// iteration of 1.6667 s. A BSP job's flow used to count in full (duty
+// 1): 0.5 x 2 = 1 s, an iteration of 2 s, as if the first job
+// communicated without pause.
+func TestBSPDutyCycle(t *testing.T) {
+	c := Homogeneous(2, 2)
+	d := &Drover{
+		Profiles: map[string]Profile{"step": stepProfile{Step: 1, Sync: 0.5}},
+		Workers:  &Workers{BurstNoise: -1, Sensitivities: map[string]Sensitivity{"step": {Net: 1}}},
+	}
+	var jobs [2]*Job
+	for i := range jobs {
+		jobs[i] = &Job{ID: i, Spec: JobSpec{Name: fmt.Sprint("j", i), GPUs: 2, Duration: 100, Model: "step"}}
+		if err := d.Admit(jobs[i], &Meta{}); err != nil {
+			t.Fatal(err)
+		}
+		jobs[i].Alloc = []int{0, 1}
+		d.Place(jobs[i], &c)
+	}
+	d.Refresh(jobs[1], &c, 0)
+	s := jobs[1].m.(*droverJob)
+	if want := 1 + 0.5*(1+1.0/3); math.Abs(s.iterTime-want) > 1e-12 {
+		t.Errorf("iteration %v s, want %v", s.iterTime, want)
+	}
+	for n, o := range d.occ {
+		if want := 2.0 / 3; math.Abs(o.flows-want) > 1e-12 {
+			t.Errorf("node %d carries %v flows, want two at a third of the time, %v", n, o.flows, want)
 		}
 	}
 }

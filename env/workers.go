@@ -74,8 +74,8 @@ var Sensitivities = map[string]Sensitivity{
 // strategies keep every worker's iteration count equal (SSP within its
 // bound) and count them per synchronized iteration. A NIC flow meets the
 // job's own flow in full and the other jobs' flows at their duty cycle
-// (the share of time they communicate: 1 under BSP and local SGD's
-// synchronized exchanges). A ring hop to a node in another rack also
+// (the share of time they communicate: exchange / (compute + exchange) of
+// an iteration, over H iterations for local SGD(H)). A ring hop to a node in another rack also
 // shares the two racks' uplinks with every other crossing hop (see
 // Cluster.CrossRackGbps), and runs at the narrower of its NIC share and its
 // uplink share. A parameter-server job's shards sit on its nodes
@@ -605,33 +605,37 @@ func (m *Drover) sizeLoads(c *Cluster) {
 // workerState is a job's per-worker model state.
 type workerState struct {
 	jit      Jitter
-	jitSrc   rand.PCG    // the source of jit
-	jitSize  int         // workers of jit
-	spareJit int         // workers of jit when it is a finished job's (0: none)
-	compute  float64     // uncontended per-GPU compute seconds per iteration
-	sync     float64     // measured all-reduce seconds on the placement
-	duty     float64     // share of time the job's NIC flows are active
-	sens     Sensitivity // the job's model's, looked up at placement
-	c        [][]float64
-	m        []float64
-	q        []float64 // per worker: the queueing part of m (burst noise scale)
-	slow     []float64
-	scratch  []float64
-	sorted   []float64     // scratch for medians
-	net      rand.Rand     // network burst noise
-	netSrc   rand.PCG      // its source
-	shares   []float64     // STRET: tuned local batch share x workers (1 = even)
-	nodes    []int         // distinct nodes, for occupancy
-	hops     []rackHop     // per worker: its ring hop's racks
-	psSlow   []float64     // per PS shard: its server's slowdown (scratch)
-	nz       [][]float64   // per sample and worker: the network noise in c
-	ef       []float64     // PS: per worker, the straggler-free exchange
-	ft       []float64     // PS: scratch for the straggler-free times
-	amp      []float64     // per worker: the network noise's scale
-	stret    *stretState   // with Workers.STRET
-	lb       []float64     // LB-BSP: per worker, the sum of its measured speed factors
-	lbN      float64       // LB-BSP: the refreshes summed in lb
-	replace  *replaceState // with Workers.Replace
+	jitSrc   rand.PCG // the source of jit
+	jitSize  int      // workers of jit
+	spareJit int      // workers of jit when it is a finished job's (0: none)
+	compute  float64  // uncontended per-GPU compute seconds per iteration
+	sync     float64  // measured all-reduce seconds on the placement
+	duty     float64  // share of time the job's NIC flows are active
+	// relayDuty is the weight of a STRET relay's flow on its peer's NIC:
+	// 1 for a synchronous job (BSP), whose relayed and own exchanges run
+	// at the same time, else duty.
+	relayDuty float64
+	sens      Sensitivity // the job's model's, looked up at placement
+	c         [][]float64
+	m         []float64
+	q         []float64 // per worker: the queueing part of m (burst noise scale)
+	slow      []float64
+	scratch   []float64
+	sorted    []float64     // scratch for medians
+	net       rand.Rand     // network burst noise
+	netSrc    rand.PCG      // its source
+	shares    []float64     // STRET: tuned local batch share x workers (1 = even)
+	nodes     []int         // distinct nodes, for occupancy
+	hops      []rackHop     // per worker: its ring hop's racks
+	psSlow    []float64     // per PS shard: its server's slowdown (scratch)
+	nz        [][]float64   // per sample and worker: the network noise in c
+	ef        []float64     // PS: per worker, the straggler-free exchange
+	ft        []float64     // PS: scratch for the straggler-free times
+	amp       []float64     // per worker: the network noise's scale
+	stret     *stretState   // with Workers.STRET
+	lb        []float64     // LB-BSP: per worker, the sum of its measured speed factors
+	lbN       float64       // LB-BSP: the refreshes summed in lb
+	replace   *replaceState // with Workers.Replace
 }
 
 func overload(u, theta float64) float64 {

@@ -108,10 +108,11 @@ type Occupant struct {
 	Start, End float64
 	// Nodes holds the node index of each worker.
 	Nodes []int
-	// Duty is the share of time the job's NIC flows are active (1 under
-	// BSP; below 1 under ASP, SSP and local SGD, where it depends on the
-	// job's compute and exchange times); NaN when unknown. It counts only
-	// for a job on two or more nodes.
+	// Duty is the share of time the job's NIC flows are active (its
+	// exchange's share of an iteration, exchange / (compute + exchange),
+	// over H iterations for local SGD(H), as env.Drover counts it: it
+	// depends on the job's compute and exchange times); NaN when unknown.
+	// It counts only for a job on two or more nodes.
 	Duty float64
 }
 

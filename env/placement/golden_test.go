@@ -136,12 +136,12 @@ func TestGoldenStream(t *testing.T) {
 		want  uint64
 	}{
 		{name: "job", cfg: placement.Config{NewModel: job}, want: 0x63e3e73ff39d86b9},
-		{name: "worker", cfg: placement.Config{NewModel: worker, StragglerWeight: 0.25}, want: 0xe20a096c174af1b},
-		{name: "worker-shared-ref", cfg: placement.Config{NewModel: shared, StragglerWeight: 0.25}, want: 0xe20a096c174af1b},
-		{name: "worker-tta", cfg: placement.Config{NewModel: worker, Objective: placement.ObjectiveTTAFinish}, want: 0x9691546561c29d59},
-		{name: "sync", cfg: placement.Config{NewModel: worker, Sync: true}, want: 0x9329b101fff44d58},
-		{name: "worker-64", nodes: 64, cfg: placement.Config{NewModel: worker}, want: 0xd292165299145359},
-		{name: "proposer", cfg: placement.Config{NewModel: worker, NewProposer: newSAS, Objective: placement.ObjectiveTTA}, want: 0x5017facee9314ef2},
+		{name: "worker", cfg: placement.Config{NewModel: worker, StragglerWeight: 0.25}, want: 0x12b3b12c0a635316},
+		{name: "worker-shared-ref", cfg: placement.Config{NewModel: shared, StragglerWeight: 0.25}, want: 0x12b3b12c0a635316},
+		{name: "worker-tta", cfg: placement.Config{NewModel: worker, Objective: placement.ObjectiveTTAFinish}, want: 0xec69095bc785dca3},
+		{name: "sync", cfg: placement.Config{NewModel: worker, Sync: true}, want: 0xf0ffb96c44833050},
+		{name: "worker-64", nodes: 64, cfg: placement.Config{NewModel: worker}, want: 0x64f582676bcf7ead},
+		{name: "proposer", cfg: placement.Config{NewModel: worker, NewProposer: newSAS, Objective: placement.ObjectiveTTA}, want: 0x9efcf694088b6024},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -45,9 +45,9 @@ func TestGoldenStream(t *testing.T) {
 		want uint64
 	}{
 		{name: "job-rack", cfg: sched.EnvConfig{NewModel: job}, want: 0x86dc3c3f7a1f81d9},
-		{name: "worker-rack", cfg: sched.EnvConfig{NewModel: worker, Encoder: sched.Config{Hold: true}}, want: 0xd27c5ee2511b1b86},
+		{name: "worker-rack", cfg: sched.EnvConfig{NewModel: worker, Encoder: sched.Config{Hold: true}}, want: 0x14501aad07fff277},
 		{name: "worker-load", cfg: sched.EnvConfig{NewModel: worker, WaitWeight: 0.5,
-			Encoder: sched.Config{Grouping: sched.GroupLoad, Groups: 4, PSRebalance: true, ReadBudget: 8}}, want: 0x1df76e910eb7cf34},
+			Encoder: sched.Config{Grouping: sched.GroupLoad, Groups: 4, PSRebalance: true, ReadBudget: 8}}, want: 0xf8017d58420f541},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

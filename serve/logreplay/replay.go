@@ -272,7 +272,7 @@ func (s *ServedLog) ServedRun(w *datasets.Workload) compare.Run {
 // from epoch, and the load the model attributes to the served jobs taken
 // away (background.Subtract with the per-worker loads of env.Workers'
 // defaults, each job on its logged workers between its Started and
-// Finished outcomes, duty 1 under BSP and unknown otherwise). Samples of
+// Finished outcomes, the duty cycle unknown). Samples of
 // nodes c does not have are counted and left out.
 func (s *ServedLog) recordedBackground(tl *telemlog.Log, c *env.Cluster, epoch time.Time, step float64) (*background.Recorded, int, error) {
 	s.Samples, s.TelemetryFiles = len(tl.Samples), len(tl.Files)
@@ -295,10 +295,9 @@ func (s *ServedLog) recordedBackground(tl *telemlog.Log, c *env.Cluster, epoch t
 		if j.run.Started.IsZero() || len(j.workers) == 0 {
 			continue
 		}
-		o := background.Occupant{Start: j.run.Started.Sub(epoch).Seconds(), End: math.Inf(1), Duty: 1}
-		if j.sync != "" && j.sync != "bsp" {
-			o.Duty = math.NaN() // the log does not say how much of its time it communicates
-		}
+		// The log does not say how much of its time a job communicates
+		// (its exchange's share of an iteration, under every strategy).
+		o := background.Occupant{Start: j.run.Started.Sub(epoch).Seconds(), End: math.Inf(1), Duty: math.NaN()}
 		if !j.run.Finished.IsZero() {
 			o.End = j.run.Finished.Sub(epoch).Seconds()
 		}
