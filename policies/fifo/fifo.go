@@ -16,13 +16,17 @@ var _ policies.Policy = (*FIFO)(nil)
 // New returns a FIFO policy.
 func New(policies.Config) (policies.Policy, error) { return &FIFO{}, nil }
 
-// Schedule implements policies.Policy.
+// Schedule implements policies.Policy. When v.Done is closed it stops
+// before the next pending job and returns env.ErrCancelled.
 func (*FIFO) Schedule(v *env.View) ([]env.Decision, error) {
 	free := append([]int(nil), v.Free...)
 	var ds []env.Decision
 	for _, j := range v.Active {
 		if j.State != env.Pending {
 			continue
+		}
+		if v.Cancelled() {
+			return nil, env.ErrCancelled
 		}
 		a := env.PackFirstFit(free, j.Spec.GPUs)
 		if a == nil {

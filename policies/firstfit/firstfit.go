@@ -42,21 +42,32 @@ func (*FirstFit) ProgressBlind() bool { return true }
 // lists, so that a decision costs O(log) per job it starts, whatever the
 // cluster's size and the queue's length. Other views take the direct
 // path: a scan of the active jobs and the nodes. The two decide alike.
+//
+// When v.Done is closed it stops before the next job it would start and
+// returns env.ErrCancelled; the incremental state then counts the jobs
+// and nodes it had taken as it counts decisions not applied.
 func (f *FirstFit) Schedule(v *env.View) ([]env.Decision, error) {
+	var ds []env.Decision
 	if f.naive || v.Seq == 0 {
 		f.view = nil
-		return f.scan(v), nil
-	}
-	if v != f.view || v.Seq != f.seq+1 {
-		f.rebuild(v)
+		ds = f.scan(v)
 	} else {
-		f.sync(v)
+		if v != f.view || v.Seq != f.seq+1 {
+			f.rebuild(v)
+		} else {
+			f.sync(v)
+		}
+		f.view, f.seq = v, v.Seq
+		ds = f.decide(v.Done)
 	}
-	f.view, f.seq = v, v.Seq
-	return f.decide(), nil
+	if ds == nil && v.Cancelled() {
+		return nil, env.ErrCancelled
+	}
+	return ds, nil
 }
 
-// scan is first-fit by direct scan of the active jobs and the nodes.
+// scan is first-fit by direct scan of the active jobs and the nodes; nil
+// when v.Done closed before a pending job.
 func (f *FirstFit) scan(v *env.View) []env.Decision {
 	f.free = append(f.free[:0], v.Free...)
 	left := 0
@@ -70,6 +81,9 @@ func (f *FirstFit) scan(v *env.View) []env.Decision {
 		}
 		if j.State != env.Pending || j.Spec.GPUs > left {
 			continue
+		}
+		if v.Cancelled() {
+			return nil
 		}
 		if a := env.PackFirstFit(f.free, j.Spec.GPUs); a != nil {
 			ds = append(ds, env.Decision{Job: j.ID, Nodes: a})
@@ -137,8 +151,9 @@ func (f *FirstFit) enqueue(j *env.Job) {
 // decide starts, in arrival order, every pending job whose GPUs fit in
 // what is left: the next one is the lowest ID among the heads of the
 // classes small enough, since a job passed over for its size stays too
-// large while the free GPUs only shrink.
-func (f *FirstFit) decide() []env.Decision {
+// large while the free GPUs only shrink. It returns nil when done closes
+// before a job.
+func (f *FirstFit) decide(done <-chan struct{}) []env.Decision {
 	left := f.tree.total
 	var ds []env.Decision
 	for left > 0 {
@@ -158,6 +173,9 @@ func (f *FirstFit) decide() []env.Decision {
 		}
 		if best == nil {
 			break
+		}
+		if env.Closed(done) {
+			return nil
 		}
 		f.classes[bc].pop()
 		f.queued[best.ID] = false

@@ -18,7 +18,8 @@ var _ policies.Policy = (*Gandiva)(nil)
 // New returns a Gandiva packing policy.
 func New(policies.Config) (policies.Policy, error) { return &Gandiva{}, nil }
 
-// Schedule implements policies.Policy.
+// Schedule implements policies.Policy. When v.Done is closed it stops
+// before the next pending job and returns env.ErrCancelled.
 func (*Gandiva) Schedule(v *env.View) ([]env.Decision, error) {
 	free := slices.Clone(v.Free)
 	left := 0
@@ -35,6 +36,9 @@ func (*Gandiva) Schedule(v *env.View) ([]env.Decision, error) {
 		g := j.Spec.GPUs
 		if j.State != env.Pending || g > left {
 			continue
+		}
+		if v.Cancelled() {
+			return nil, env.ErrCancelled
 		}
 		if sizes == nil {
 			sizes = affinity(v)

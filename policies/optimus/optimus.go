@@ -19,10 +19,14 @@ var _ policies.Policy = (*Optimus)(nil)
 // New returns an Optimus policy.
 func New(policies.Config) (policies.Policy, error) { return &Optimus{}, nil }
 
-// Schedule implements policies.Policy.
+// Schedule implements policies.Policy. When v.Done is closed it stops
+// before the next job or replica it weighs and returns env.ErrCancelled.
 func (*Optimus) Schedule(v *env.View) ([]env.Decision, error) {
 	if len(v.Active) == 0 {
 		return nil, nil
+	}
+	if v.Cancelled() {
+		return nil, env.ErrCancelled
 	}
 	o, ok := v.Model.(env.Oracle)
 	if !ok {
@@ -38,6 +42,9 @@ func (*Optimus) Schedule(v *env.View) ([]env.Decision, error) {
 	replicas := make([]int, n)
 	gain := make([]float64, n)
 	for i, j := range v.Active {
+		if v.Cancelled() {
+			return nil, env.ErrCancelled
+		}
 		remaining[i] = o.RemainingIterations(j)
 		maxRep[i] = o.MaxReplicas(j)
 	}
@@ -57,6 +64,9 @@ func (*Optimus) Schedule(v *env.View) ([]env.Decision, error) {
 		}
 	}
 	for gpus > 0 {
+		if v.Cancelled() {
+			return nil, env.ErrCancelled
+		}
 		best := 0
 		for i := range gain {
 			if gain[i] > gain[best] {

@@ -23,7 +23,9 @@ func New(cfg policies.Config) (policies.Policy, error) {
 	return &Random{rng: rand.New(rand.NewPCG(cfg.Seed, 0x72616e646f6d))}, nil
 }
 
-// Schedule implements policies.Policy.
+// Schedule implements policies.Policy. When v.Done is closed it stops
+// before the next job it would place and returns env.ErrCancelled (its
+// random stream then has moved on as far as it went).
 func (r *Random) Schedule(v *env.View) ([]env.Decision, error) {
 	var pending []*env.Job
 	for _, j := range v.Active {
@@ -45,6 +47,9 @@ func (r *Random) Schedule(v *env.View) ([]env.Decision, error) {
 	for _, j := range pending {
 		if j.Spec.GPUs > len(slots) {
 			continue
+		}
+		if v.Cancelled() {
+			return nil, env.ErrCancelled
 		}
 		r.rng.Shuffle(len(slots), func(a, b int) { slots[a], slots[b] = slots[b], slots[a] })
 		nodes := append([]int(nil), slots[:j.Spec.GPUs]...)

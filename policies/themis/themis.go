@@ -80,10 +80,15 @@ func Rho(now, submit, remaining, total float64, gpus, clusterGPUs int, contentio
 	return (now - submit + remaining) / tid
 }
 
-// Schedule implements policies.Policy.
+// Schedule implements policies.Policy. When v.Done is closed it stops
+// before the next job and returns env.ErrCancelled; the jobs it went
+// through have this decision point counted in their average contention.
 func (t *Themis) Schedule(v *env.View) ([]env.Decision, error) {
 	if len(v.Active) == 0 {
 		return nil, nil
+	}
+	if v.Cancelled() {
+		return nil, env.ErrCancelled
 	}
 	if !(t.Filter >= 0 && t.Filter < 1) || !(t.Lease >= 0) {
 		return nil, fmt.Errorf("themis: filter %v, lease %v: want a filter in [0, 1) and a lease >= 0", t.Filter, t.Lease)
@@ -101,6 +106,9 @@ func (t *Themis) Schedule(v *env.View) ([]env.Decision, error) {
 	avail := C
 	t.cands = t.cands[:0]
 	for i, j := range v.Active {
+		if v.Cancelled() {
+			return nil, env.ErrCancelled
+		}
 		if j.ID < 0 {
 			return nil, fmt.Errorf("themis: job %d: negative ID", j.ID)
 		}

@@ -70,7 +70,10 @@ var _ env.ProgressBlind = (*Tiresias)(nil)
 // attained service from the decision times.
 func (*Tiresias) ProgressBlind() bool { return true }
 
-// Schedule implements policies.Policy.
+// Schedule implements policies.Policy. When v.Done is closed it stops
+// before the next job of its pass over the View and returns
+// env.ErrCancelled; the attained service of the jobs it went through is
+// then brought to v.Now, as the next call would have.
 func (t *Tiresias) Schedule(v *env.View) ([]env.Decision, error) {
 	if len(v.Active) == 0 {
 		return nil, nil
@@ -86,6 +89,9 @@ func (t *Tiresias) Schedule(v *env.View) ([]env.Decision, error) {
 	// demoted jobs are alive and a demotion only removes its own job from
 	// queue 0.
 	for i, j := range v.Active {
+		if v.Cancelled() {
+			return nil, env.ErrCancelled
+		}
 		if j.ID < 0 {
 			return nil, fmt.Errorf("tiresias: job %d: negative ID", j.ID)
 		}
