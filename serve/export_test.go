@@ -4,3 +4,8 @@ package serve
 // of runLiveSTRN's fast path, the reference the fast path is checked
 // against.
 func SlowLiveSTRN(k *Core) { k.live.slowSTRN = true }
+
+// SlowLiveSAS makes k's stateful SAS get every running job of the store in
+// its view's Active at every request, the reference the aggregate
+// (runningAgg, sas.Occupancy) is checked against.
+func SlowLiveSAS(k *Core) { k.live.slowSAS = true }

@@ -84,6 +84,10 @@ type liveState struct {
 	// slowSTRN makes STRN run as a policy on a view (the reference
 	// runLiveSTRN is checked against; tests only).
 	slowSTRN bool
+	// slowSAS hands SAS every running job in the view's Active (the
+	// reference the aggregate, runningAgg, is checked against; tests
+	// only).
+	slowSAS bool
 
 	mu      sync.Mutex
 	workers map[int]*env.Workers // per-worker model settings by cluster size
@@ -103,8 +107,9 @@ type liveState struct {
 	// groups have history; sasMu serialises its decisions.
 	sasMu   sync.Mutex
 	sas     *sas.SAS
-	sasKey  string    // the node ids it was sized for, joined
-	sasLast time.Time // the last sample fed to it
+	sasKey  string      // the node ids it was sized for, joined
+	sasLast time.Time   // the last sample fed to it
+	agg     *runningAgg // the running jobs in aggregate, under sasMu
 }
 
 // overlay puts the live state on s at now and remembers the job's model.
@@ -420,7 +425,24 @@ func (k *Core) runLive(s *snapshot) ([]int, env.Sync, error) {
 	v := &env.View{Now: unixSeconds(k.clock.Now()), Cluster: &s.cluster, Free: append([]int(nil), s.state.Free...), Active: []*env.Job{job}, Model: model,
 		Done: s.done}
 	if _, ok := p.(*sas.SAS); ok {
-		v.Active = append(v.Active, k.live.running(s)...)
+		if k.live.slowSAS {
+			v.Active = append(v.Active, k.live.running(s)...)
+		} else {
+			// The running jobs in aggregate (sas.Occupancy), derived once
+			// per change of the store's running jobs.
+			occ := occupancy{k.live.runningAgg(s)}
+			if pr != nil {
+				v.Model = struct {
+					liveModel
+					occupancy
+				}{model.(liveModel), occ}
+			} else {
+				v.Model = struct {
+					telemetry
+					occupancy
+				}{model.(telemetry), occ}
+			}
+		}
 	}
 	alloc, sy, err := scheduleView(p, v)
 	if err != nil || alloc == nil {
@@ -430,6 +452,67 @@ func (k *Core) runLive(s *snapshot) ([]int, env.Sync, error) {
 		return nil, env.Sync{}, err
 	}
 	return alloc, sy, nil
+}
+
+// runningAgg is the store's running jobs on a snapshot's nodes, in
+// aggregate: what SAS counts from them (sas.Occupancy), derived from the
+// store at one RunningVersion for one list of nodes.
+type runningAgg struct {
+	ver uint64
+	key string // the snapshot's node ids, joined (as sasKey)
+	// workers and flows are, per node of the snapshot (its index), the
+	// running jobs' workers there (state.Store.Running's count of the
+	// node) and the jobs with workers on more than one of the snapshot's
+	// nodes.
+	workers, flows []int
+}
+
+// occupancy gives a view's Model sas.Occupancy.
+type occupancy struct{ a *runningAgg }
+
+var _ sas.Occupancy = occupancy{}
+
+// Occupancy implements sas.Occupancy.
+func (o occupancy) Occupancy() (workers, multiNodeJobs []int) { return o.a.workers, o.a.flows }
+
+// runningAgg returns the running jobs on s's nodes in aggregate, rebuilt
+// only when the store's running jobs or the nodes changed since the last
+// call: a Place then costs nothing per running job, while a Report that
+// starts or finishes a job costs the next Place one pass over them. It
+// gives what running(s) lists, counted as SAS counts it
+// (TestLiveSASAggregateMatches). The caller holds sasMu.
+func (l *liveState) runningAgg(s *snapshot) *runningAgg {
+	key := strings.Join(s.ids, "\x00")
+	if a := l.agg; a != nil && a.key == key && a.ver == l.st.RunningVersion() {
+		return a
+	}
+	a := &runningAgg{key: key, workers: make([]int, len(s.ids)), flows: make([]int, len(s.ids))}
+	stamp := make([]int, len(s.ids))
+	k := 0
+	a.ver = l.st.RangeRunning(func(nodes []string) {
+		k++
+		distinct := 0
+		for _, n := range nodes {
+			if i, ok := s.index[n]; ok {
+				a.workers[i]++
+				if stamp[i] != k {
+					stamp[i] = k
+					distinct++
+				}
+			}
+		}
+		if distinct < 2 {
+			return
+		}
+		for _, n := range nodes {
+			if i, ok := s.index[n]; ok && stamp[i] == k {
+				stamp[i] = -k // counted
+				a.flows[i]++
+			}
+		}
+	})
+	l.agg = a
+	return a
 }
 
 // running returns the jobs the store knows are running on s's nodes, as
@@ -487,7 +570,16 @@ func (l *liveState) keptSAS(s *snapshot, fresh *sas.SAS, now time.Time) *sas.SAS
 	if l.sasLast.After(from) {
 		from = l.sasLast
 	}
-	running := l.st.Running()
+	// The workers the store knows run on each node: the aggregate's, which
+	// holds state.Store.Running's count of every node of s at s.index.
+	var running func(id string) int
+	if l.slowSAS {
+		byNode := l.st.Running()
+		running = func(id string) int { return byNode[id] }
+	} else {
+		agg := l.runningAgg(s)
+		running = func(id string) int { return agg.workers[s.index[id]] }
+	}
 	loads := make([]env.Usage, len(s.ids))
 	for t := from.Truncate(period).Add(period); !t.After(now); t = t.Add(period) {
 		seen := false
@@ -497,7 +589,7 @@ func (l *liveState) keptSAS(s *snapshot, fresh *sas.SAS, now time.Time) *sas.SAS
 				u = s.state.Load[i]
 			}
 			seen = seen || c > 0
-			w := float64(running[id])
+			w := float64(running(id))
 			loads[i] = env.Usage{CPU: max(0, u.CPU-p.WorkerLoad.CPU*w), MemBW: max(0, u.MemBW-p.WorkerLoad.MemBW*w), Net: u.Net}
 		}
 		if seen {

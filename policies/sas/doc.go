@@ -153,6 +153,12 @@
 // with free GPUs. The decisions are those of the full scans
 // (TestMatchesReference).
 //
+// A view whose Model has Occupancy gives the running jobs' workers and
+// flows per node in aggregate instead of as jobs in v.Active: drover
+// serve's live state, which tracks up to 20,000 running jobs, derives it
+// once per change of its running jobs, so a Place request's cost does not
+// grow with them.
+//
 // # Usage
 //
 //	p, _ := sas.New(policies.Config{})

@@ -17,11 +17,27 @@ import (
 // no node left can beat the best found. Every decision is the one the
 // full scans made (TestMatchesReference).
 
+// Occupancy is an optional ability of a view's Model: the workers, and
+// the jobs spanning more than one node, already running on each node
+// (indexed as v.Cluster.Nodes) in aggregate, for running jobs that
+// v.Active does not list. SAS counts them as it counts v.Active's running
+// jobs (a job on several nodes is one flow on each of its distinct
+// nodes), so a view whose running jobs are given this way gets the
+// decisions of the view that lists them. A live server that tracks tens
+// of thousands of running jobs builds the aggregate once for many
+// requests instead of handing SAS every job at every request. A view
+// whose Model has it is always recounted, never followed through its
+// change lists.
+type Occupancy interface {
+	Occupancy() (workers, multiNodeJobs []int)
+}
+
 // sync brings occ, flows, the queue and free up to date with v: from the
 // change lists when s saw decision point v.Seq-1 of the same View, else
 // by a recount of v's active jobs and a copy of v.Free.
 func (s *SAS) sync(v *env.View) {
-	inc := s.synced && v.Seq != 0 && v == s.view && v.Seq == s.seq+1 && len(v.Free) == len(s.free)
+	_, agg := v.Model.(Occupancy)
+	inc := !agg && s.synced && v.Seq != 0 && v == s.view && v.Seq == s.seq+1 && len(v.Free) == len(s.free)
 	s.view, s.seq = v, v.Seq
 	if !inc {
 		s.recount(v)
@@ -58,6 +74,16 @@ func (s *SAS) sync(v *env.View) {
 func (s *SAS) recount(v *env.View) {
 	clear(s.occ)
 	clear(s.flows)
+	if o, ok := v.Model.(Occupancy); ok {
+		workers, jobs := o.Occupancy()
+		if len(workers) != len(s.occ) || len(jobs) != len(s.flows) {
+			panic("sas: Occupancy's length is not the cluster's")
+		}
+		copy(s.occ, workers)
+		for n, c := range jobs {
+			s.flows[n] = float64(c)
+		}
+	}
 	s.booked = map[int][]int{}
 	s.made = s.made[:0]
 	s.queue.Reset(v.Active)

@@ -17,6 +17,7 @@ func (st *Store) JobStarted(id, model string, nodes []string, at, now time.Time)
 	j.nodes = append(j.nodes[:0], nodes...)
 	j.started = at
 	j.finished = false
+	st.runVer++
 	for w, nd := range nodes {
 		if wk := j.workers[w]; wk != nil && wk.Node == "" {
 			wk.Node = nd
@@ -46,6 +47,9 @@ func (st *Store) JobFinished(id string, now time.Time) {
 	j := st.jobs[id]
 	if j == nil {
 		return
+	}
+	if j.running() {
+		st.runVer++
 	}
 	j.finished, j.touched = true, now
 	st.fix(j)
@@ -163,6 +167,9 @@ func (st *Store) job(id, src string, now time.Time) *job {
 func (st *Store) add(j *job, src string) {
 	st.jobs[j.id] = j
 	st.lru.add(j)
+	if j.running() {
+		st.runVer++
+	}
 	if src != "" {
 		q := st.bySrc[src]
 		if q == nil {
@@ -197,6 +204,9 @@ func (st *Store) fix(j *job) {
 func (st *Store) forget(j *job, count *int64) {
 	delete(st.jobs, j.id)
 	st.lru.remove(j)
+	if j.running() {
+		st.runVer++
+	}
 	if j.src != "" {
 		st.unquota(j)
 	}
@@ -220,7 +230,7 @@ func (st *Store) Running() map[string]int {
 	defer st.mu.RUnlock()
 	out := map[string]int{}
 	for _, j := range st.jobs {
-		if j.finished || j.started.IsZero() {
+		if !j.running() {
 			continue
 		}
 		for _, n := range j.nodes {
@@ -228,6 +238,20 @@ func (st *Store) Running() map[string]int {
 		}
 	}
 	return out
+}
+
+// running reports whether j started and has not finished.
+func (j *job) running() bool { return !j.finished && !j.started.IsZero() }
+
+// RunningVersion returns a number that changes whenever what Running and
+// RunningJobs return may have changed (a job started, finished, or was
+// forgotten or restored while running), and only then: iteration reports
+// and new jobs that have not started leave it as it was, so a reader can
+// keep what it derived from the running jobs until it changes.
+func (st *Store) RunningVersion() uint64 {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return st.runVer
 }
 
 // RunningJob is a job that started and has not finished.
@@ -252,6 +276,21 @@ func (st *Store) RunningJobs() map[string]RunningJob {
 		}
 	}
 	return out
+}
+
+// RangeRunning calls f with the node of each worker (as JobStarted gave
+// them) of every job that started and has not finished, in no particular
+// order, and returns the RunningVersion they are of. f runs under the
+// store's read lock: it must not keep nodes or call the store.
+func (st *Store) RangeRunning(f func(nodes []string)) uint64 {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	for _, j := range st.jobs {
+		if j.running() {
+			f(j.nodes)
+		}
+	}
+	return st.runVer
 }
 
 // Summary is a count of what a Store holds, for status and metrics.

@@ -190,6 +190,8 @@ type Store struct {
 	bySrc map[string]*jobHeap // the jobs each node's agent created
 	times int                 // iteration times kept, of all jobs
 	ev    Evictions
+	// runVer counts the changes to the running jobs (RunningVersion).
+	runVer uint64
 }
 
 // New returns an empty store.
