@@ -71,10 +71,14 @@
 //     PS/Worker and AllReduce, PS/Worker being the incumbent that "60% of
 //     PS/Worker workloads can be potentially sped up when ported to the
 //     AllReduce architecture". We found no statement of the share of
-//     PAI's distributed jobs that are PS/Worker that we could check (the
-//     figures behind those papers were not reachable from here), so 0.5 is
-//     the uninformative midpoint between the two architectures both
-//     name, not a measured share; replace it when a figure is at hand.
+//     PAI's distributed jobs that are PS/Worker that we could check, in
+//     those papers, in Weng et al. (NSDI'22, "MLaaS in the Wild", the
+//     v2020 trace's characterization) or in the trace's repository (the
+//     v2020 pai_task_table would give it, but its data is hosted off
+//     GitHub and was not reachable from here), so 0.5 is the
+//     uninformative midpoint between the two architectures both name, not
+//     a measured share: an explicit parameter (--ps-share) to sweep, to be
+//     replaced when a figure is at hand.
 //   - FormatPhilly and FormatHelios: 0. Both are dedicated-GPU clusters of
 //     another era and software stack (Microsoft Philly 2017, SenseTime
 //     Helios 2020, Jeon et al. ATC'19 and Hu et al. SC'21); their traces

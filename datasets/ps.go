@@ -52,9 +52,16 @@ func ParseArch(s string) (Arch, error) {
 // AllReduce jobs, the PS/Worker ones being the incumbent architecture
 // ("60% of PS/Worker workloads can be potentially sped up when ported to
 // the AllReduce architecture"). Neither states the share of distributed
-// jobs that are PS/Worker in a form Drover could check, so 0.5 is the
-// uninformative midpoint between the two architectures both name; see the
-// package documentation. FormatPSShare gives each format's default.
+// jobs that are PS/Worker in a form Drover could check, nor do Weng et al.
+// (NSDI'22, "MLaaS in the Wild"), the v2020 trace's characterization, or
+// the trace's repository (its README and analysis notebook print no count
+// of jobs by role); the v2020 pai_task_table would give the share (the
+// multi-worker jobs with a task named ps), but its data is hosted off
+// GitHub and was not reachable from here (searched 2026-12-05). So 0.5 is
+// the uninformative midpoint between the two architectures both name, an
+// assumption and not a measurement: --ps-share (PSRule.Share) sets it,
+// and a study of PAI should sweep it. See the package documentation.
+// FormatPSShare gives each format's default.
 const DefaultPSShare = 0.5
 
 // DefaultWorkersPerServer is the workers per parameter server of the
