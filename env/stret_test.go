@@ -3,6 +3,7 @@ package env
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -257,6 +258,35 @@ func TestBSPDutyCycle(t *testing.T) {
 	for n, o := range d.occ {
 		if want := 2.0 / 3; math.Abs(o.flows-want) > 1e-12 {
 			t.Errorf("node %d carries %v flows, want two at a third of the time, %v", n, o.flows, want)
+		}
+	}
+}
+
+// TestSSPEndMatchesSchedule: Sync.IterTime's SSP end, one row of finish
+// times, is SSPSchedule's last row's maximum bit for bit, over random
+// compute and exchange times, bounds and sizes.
+func TestSSPEndMatchesSchedule(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 200 {
+		K, w, s := 1+rng.IntN(70), 1+rng.IntN(9), rng.IntN(6)
+		c := make([][]float64, K)
+		for k := range c {
+			c[k] = make([]float64, w)
+			for i := range c[k] {
+				c[k][i] = rng.ExpFloat64()
+			}
+		}
+		m := make([]float64, w)
+		for i := range m {
+			m[i] = rng.Float64()
+		}
+		f := SSPSchedule(c, m, s)
+		want := 0.0
+		for _, x := range f[K-1] {
+			want = max(want, x)
+		}
+		if got := sspEnd(c, m, s); got != want {
+			t.Fatalf("K %d, w %d, s %d: %v, want %v", K, w, s, got, want)
 		}
 	}
 }

@@ -162,12 +162,7 @@ func (s Sync) IterTime(c [][]float64, m []float64) float64 {
 		}
 		return float64(w) / inv
 	case SSP:
-		f := SSPSchedule(c, m, s.Staleness)
-		end := 0.0
-		for i := range w {
-			end = max(end, f[K-1][i])
-		}
-		return end / float64(K)
+		return sspEnd(c, m, s.Staleness) / float64(K)
 	case LocalSGD:
 		h := max(s.Period, 1)
 		return windowMax(c, nil, min(h, K)) + mmax/float64(h)
@@ -218,6 +213,35 @@ func SSPSchedule(c [][]float64, m []float64, s int) [][]float64 {
 		}
 	}
 	return f
+}
+
+// sspEnd is the finish of the last worker's last iteration of
+// SSPSchedule(c, m, s), max_i f[K-1][i], computed with one row of finish
+// times instead of K (the same operations in the same order, so the same
+// bits).
+func sspEnd(c [][]float64, m []float64, s int) float64 {
+	K, w := len(c), len(m)
+	f := make([]float64, w)    // each worker's latest finish
+	gate := make([]float64, K) // gate[k]: every worker has finished iteration k
+	for k := range K {
+		g := 0.0
+		if j := k - s - 1; j >= 0 {
+			g = gate[j]
+		}
+		for i := range w {
+			start := g
+			if k > 0 {
+				start = max(start, f[i])
+			}
+			f[i] = start + c[k][i] + m[i]
+			gate[k] = max(gate[k], f[i])
+		}
+	}
+	end := 0.0
+	for _, x := range f {
+		end = max(end, x)
+	}
+	return end
 }
 
 // windowMax averages, over consecutive windows of b iterations, the
