@@ -475,44 +475,67 @@ var _ sas.Occupancy = occupancy{}
 // Occupancy implements sas.Occupancy.
 func (o occupancy) Occupancy() (workers, multiNodeJobs []int) { return o.a.workers, o.a.flows }
 
-// runningAgg returns the running jobs on s's nodes in aggregate, rebuilt
-// only when the store's running jobs or the nodes changed since the last
-// call: a Place then costs nothing per running job, while a Report that
-// starts or finishes a job costs the next Place one pass over them. It
-// gives what running(s) lists, counted as SAS counts it
+// runningAgg returns the running jobs on s's nodes in aggregate, brought
+// up to date with the store's changes since the last call
+// (state.Store.RunningSince: a change costs the job's workers) and
+// rebuilt from every running job only when the nodes changed or the
+// store no longer holds every change since (about a thousand). A Place
+// then costs nothing per running job, and a Report that starts or
+// finishes a job costs the next Place that job's workers. It gives what
+// running(s) lists, counted as SAS counts it
 // (TestLiveSASAggregateMatches). The caller holds sasMu.
 func (l *liveState) runningAgg(s *snapshot) *runningAgg {
 	key := strings.Join(s.ids, "\x00")
-	if a := l.agg; a != nil && a.key == key && a.ver == l.st.RunningVersion() {
-		return a
+	a := l.agg
+	if a != nil && a.key == key {
+		if a.ver == l.st.RunningVersion() {
+			return a
+		}
+		stamp := make([]int, len(s.ids))
+		k := 0
+		if ver, ok := l.st.RunningSince(a.ver, func(nodes []string, d int) {
+			k++
+			a.count(s, nodes, d, stamp, k)
+		}); ok {
+			a.ver = ver
+			return a
+		}
 	}
-	a := &runningAgg{key: key, workers: make([]int, len(s.ids)), flows: make([]int, len(s.ids))}
+	a = &runningAgg{key: key, workers: make([]int, len(s.ids)), flows: make([]int, len(s.ids))}
 	stamp := make([]int, len(s.ids))
 	k := 0
 	a.ver = l.st.RangeRunning(func(nodes []string) {
 		k++
-		distinct := 0
-		for _, n := range nodes {
-			if i, ok := s.index[n]; ok {
-				a.workers[i]++
-				if stamp[i] != k {
-					stamp[i] = k
-					distinct++
-				}
-			}
-		}
-		if distinct < 2 {
-			return
-		}
-		for _, n := range nodes {
-			if i, ok := s.index[n]; ok && stamp[i] == k {
-				stamp[i] = -k // counted
-				a.flows[i]++
-			}
-		}
+		a.count(s, nodes, 1, stamp, k)
 	})
 	l.agg = a
 	return a
+}
+
+// count adds d times a running job on nodes to a: d workers on each of
+// its workers' nodes among s's, and d flows on each of them when they are
+// more than one. stamp is scratch of s's size whose entries are all
+// unequal to k and -k (a count of the calls, from 1).
+func (a *runningAgg) count(s *snapshot, nodes []string, d int, stamp []int, k int) {
+	distinct := 0
+	for _, n := range nodes {
+		if i, ok := s.index[n]; ok {
+			a.workers[i] += d
+			if stamp[i] != k {
+				stamp[i] = k
+				distinct++
+			}
+		}
+	}
+	if distinct < 2 {
+		return
+	}
+	for _, n := range nodes {
+		if i, ok := s.index[n]; ok && stamp[i] == k {
+			stamp[i] = -k // counted
+			a.flows[i] += d
+		}
+	}
 }
 
 // running returns the jobs the store knows are running on s's nodes, as

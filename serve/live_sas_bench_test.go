@@ -17,8 +17,8 @@ import (
 // store tracks 1,000 or 20,000 running jobs (state.Config's MaxJobs) of 1
 // to 8 workers on those nodes: "place" asks again and again with the
 // running jobs unchanged, "after-start" starts one more job before each
-// Place (a Report's Started, what makes the server recount them). Compare
-// runs with benchstat:
+// Place (a Report's Started: the store's change the next Place takes in).
+// Compare runs with benchstat:
 // go test -run '^$' -bench PlaceLiveSAS -count 6 ./serve | tee new.txt
 func BenchmarkPlaceLiveSAS(b *testing.B) {
 	req := makeRequest(64, 4, 8)

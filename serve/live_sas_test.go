@@ -38,9 +38,12 @@ func startRunning(st *state.Store, rng *rand.Rand, prefix string, n int, nodes [
 // TestLiveSASAggregateMatches: the stateful SAS that reads the store's
 // running jobs in aggregate (sas.Occupancy, rebuilt only when the running
 // jobs change) answers exactly as the one handed every running job in its
-// view, over 40 requests on two alternating clusters, with 2,000 running
-// jobs and jobs starting (four workers on each node just chosen among
-// them), finishing and being forgotten between requests.
+// view, over 40 requests on two clusters (four in turn), with 2,000
+// running jobs and jobs starting (four workers on each node just chosen
+// among them; once 2,500 at a time on four nodes, more changes than the store keeps),
+// finishing and being forgotten between requests: the aggregate is
+// rebuilt when the nodes change and brought up to date from the store's
+// changes otherwise.
 func TestLiveSASAggregateMatches(t *testing.T) {
 	clock := newFakeClock()
 	st, err := state.New(state.Config{MaxJobs: 2100})
@@ -80,9 +83,10 @@ func TestLiveSASAggregateMatches(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		// Two clusters: the first 24 nodes, and the last 24.
+		// Two clusters, four requests each in turn: the first 24 nodes,
+		// and the last 24.
 		nodes := all[:24]
-		if i%2 == 1 {
+		if i/4%2 == 1 {
 			nodes = all[8:]
 		}
 		req := &pb.PlaceRequest{Cluster: &pb.Cluster{IntraRackGbps: 100, CrossRackGbps: 25},
@@ -113,6 +117,10 @@ func TestLiveSASAggregateMatches(t *testing.T) {
 			startRunning(st, rng, fmt.Sprintf("s%d.%d-", i, round), 1+rng.IntN(60), all, clock.Now())
 			for k, n := range nodesOf(a) { // the nodes just chosen get busy
 				st.JobStarted(fmt.Sprintf("b%d.%d.%d", i, round, k), "", []string{n, n, n, n}, clock.Now(), clock.Now())
+			}
+			if i == 21 && round == 0 {
+				// More changes than the store keeps for RunningSince.
+				startRunning(st, rng, "many-", 2500, all[8:12], clock.Now())
 			}
 			for range 5 {
 				st.JobFinished(fmt.Sprintf("r%d", rng.IntN(2000)), clock.Now())

@@ -155,9 +155,9 @@
 //
 // A view whose Model has Occupancy gives the running jobs' workers and
 // flows per node in aggregate instead of as jobs in v.Active: drover
-// serve's live state, which tracks up to 20,000 running jobs, derives it
-// once per change of its running jobs, so a Place request's cost does not
-// grow with them.
+// serve's live state, which tracks up to 20,000 running jobs, keeps it up
+// to date from the jobs that start and stop, so a Place request's cost
+// does not grow with them.
 //
 // # Usage
 //

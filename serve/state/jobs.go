@@ -2,6 +2,7 @@ package state
 
 import (
 	"math"
+	"slices"
 	"time"
 )
 
@@ -14,10 +15,15 @@ func (st *Store) JobStarted(id, model string, nodes []string, at, now time.Time)
 	if model != "" {
 		j.model = model
 	}
+	if j.running() {
+		st.runChange(j.nodes, -1)
+	}
 	j.nodes = append(j.nodes[:0], nodes...)
 	j.started = at
 	j.finished = false
-	st.runVer++
+	if j.running() {
+		st.runChange(j.nodes, 1)
+	}
 	for w, nd := range nodes {
 		if wk := j.workers[w]; wk != nil && wk.Node == "" {
 			wk.Node = nd
@@ -49,7 +55,7 @@ func (st *Store) JobFinished(id string, now time.Time) {
 		return
 	}
 	if j.running() {
-		st.runVer++
+		st.runChange(j.nodes, -1)
 	}
 	j.finished, j.touched = true, now
 	st.fix(j)
@@ -168,7 +174,7 @@ func (st *Store) add(j *job, src string) {
 	st.jobs[j.id] = j
 	st.lru.add(j)
 	if j.running() {
-		st.runVer++
+		st.runChange(j.nodes, 1)
 	}
 	if src != "" {
 		q := st.bySrc[src]
@@ -205,7 +211,7 @@ func (st *Store) forget(j *job, count *int64) {
 	delete(st.jobs, j.id)
 	st.lru.remove(j)
 	if j.running() {
-		st.runVer++
+		st.runChange(j.nodes, -1)
 	}
 	if j.src != "" {
 		st.unquota(j)
@@ -252,6 +258,48 @@ func (st *Store) RunningVersion() uint64 {
 	st.mu.RLock()
 	defer st.mu.RUnlock()
 	return st.runVer
+}
+
+// maxRunLog is how many of the latest changes to the running jobs a Store
+// keeps for RunningSince (between maxRunLog and twice as many).
+const maxRunLog = 1024
+
+// runChange is one change to the running jobs: a job on nodes started
+// (d = 1) or stopped running (d = -1).
+type runChange struct {
+	nodes []string
+	d     int
+}
+
+// runChange records that a job on nodes started (d = 1) or stopped
+// running (d = -1): a new RunningVersion.
+func (st *Store) runChange(nodes []string, d int) {
+	st.runVer++
+	if len(st.runLog) >= 2*maxRunLog {
+		st.runLog = append([]runChange(nil), st.runLog[maxRunLog:]...)
+	}
+	st.runLog = append(st.runLog, runChange{nodes: slices.Clone(nodes), d: d})
+}
+
+// RunningSince calls f with each change to the running jobs after
+// RunningVersion ver, oldest first: the node of each worker of a job that
+// started (d = 1) or stopped running (d = -1: it finished, restarted
+// elsewhere or was forgotten), and returns the version they bring it to.
+// It returns false, calling f for none, when the store no longer keeps
+// every change since ver (about a thousand are kept): the caller starts
+// again from RangeRunning. f runs under the store's read lock: it must
+// not keep nodes or call the store.
+func (st *Store) RunningSince(ver uint64, f func(nodes []string, d int)) (uint64, bool) {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	first := st.runVer - uint64(len(st.runLog))
+	if ver < first || ver > st.runVer {
+		return st.runVer, false
+	}
+	for _, c := range st.runLog[ver-first:] {
+		f(c.nodes, c.d)
+	}
+	return st.runVer, true
 }
 
 // RunningJob is a job that started and has not finished.

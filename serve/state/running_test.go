@@ -1,6 +1,8 @@
 package state_test
 
 import (
+	"fmt"
+	"maps"
 	"slices"
 	"testing"
 
@@ -12,8 +14,10 @@ import (
 // TestRunningVersion: RunningVersion changes with every change to the
 // running jobs (a start, a finish, a running job forgotten to make room)
 // and with nothing else (a job that has not started, iteration reports, a
-// finished job forgotten), and RangeRunning visits exactly the running
-// jobs' nodes at the version it returns.
+// finished job forgotten), RangeRunning visits exactly the running jobs'
+// nodes at the version it returns, RunningSince's changes bring a count
+// of them from one version to the next, and a reader further behind than
+// the changes kept is told to start again.
 func TestRunningVersion(t *testing.T) {
 	st, err := state.New(state.Config{MaxJobs: 3})
 	if err != nil {
@@ -44,6 +48,8 @@ func TestRunningVersion(t *testing.T) {
 		}, false, []string{"n0", "n1"}},
 		{"e forgets running a", func() { st.JobModel("e", "x", at(8)) }, true, nil},
 	}
+	// since follows the running jobs' nodes through RunningSince alone.
+	since := map[string]int{}
 	_, last := ranged()
 	for _, s := range steps {
 		s.do()
@@ -57,6 +63,31 @@ func TestRunningVersion(t *testing.T) {
 		if diff := cmp.Diff(s.nodes, nodes); diff != "" {
 			t.Errorf("%s: running nodes (-want,+got):\n%s", s.name, diff)
 		}
+		if to, ok := st.RunningSince(last, func(nodes []string, d int) {
+			for _, n := range nodes {
+				since[n] += d
+			}
+		}); !ok || to != v {
+			t.Errorf("%s: RunningSince(%d) = %d, %v; want %d, true", s.name, last, to, ok, v)
+		}
+		want := map[string]int{}
+		for _, n := range nodes {
+			want[n]++
+		}
+		maps.DeleteFunc(since, func(_ string, c int) bool { return c == 0 })
+		if diff := cmp.Diff(want, since); diff != "" {
+			t.Errorf("%s: workers per node through RunningSince (-want,+got):\n%s", s.name, diff)
+		}
 		last = v
+	}
+	// A reader more than the kept changes behind is told to start again.
+	for k := range 3000 {
+		st.JobStarted("a", "", []string{fmt.Sprint("n", k%7)}, at(9), at(9))
+	}
+	if _, ok := st.RunningSince(last, func([]string, int) { t.Fatal("called") }); ok {
+		t.Errorf("RunningSince %d versions back: ok", st.RunningVersion()-last)
+	}
+	if _, ok := st.RunningSince(st.RunningVersion()-10, func([]string, int) {}); !ok {
+		t.Errorf("RunningSince 10 versions back: not ok")
 	}
 }

@@ -190,8 +190,10 @@ type Store struct {
 	bySrc map[string]*jobHeap // the jobs each node's agent created
 	times int                 // iteration times kept, of all jobs
 	ev    Evictions
-	// runVer counts the changes to the running jobs (RunningVersion).
+	// runVer counts the changes to the running jobs (RunningVersion);
+	// runLog holds the latest of them (RunningSince).
 	runVer uint64
+	runLog []runChange
 }
 
 // New returns an empty store.
