@@ -260,9 +260,14 @@ func (st *Store) RunningVersion() uint64 {
 	return st.runVer
 }
 
-// maxRunLog is how many of the latest changes to the running jobs a Store
-// keeps for RunningSince (between maxRunLog and twice as many).
-const maxRunLog = 1024
+// maxRunLog and maxRunLogWorkers bound the latest changes to the running
+// jobs a Store keeps for RunningSince: once the changes or their workers
+// reach twice the bound, the oldest are dropped down to it (the log's
+// memory stays under 2 MiB, however many workers the jobs have).
+const (
+	maxRunLog        = 1024
+	maxRunLogWorkers = 1 << 16
+)
 
 // runChange is one change to the running jobs: a job on nodes started
 // (d = 1) or stopped running (d = -1).
@@ -275,10 +280,16 @@ type runChange struct {
 // running (d = -1): a new RunningVersion.
 func (st *Store) runChange(nodes []string, d int) {
 	st.runVer++
-	if len(st.runLog) >= 2*maxRunLog {
-		st.runLog = append([]runChange(nil), st.runLog[maxRunLog:]...)
-	}
 	st.runLog = append(st.runLog, runChange{nodes: slices.Clone(nodes), d: d})
+	st.runLogWorkers += len(nodes)
+	if len(st.runLog) < 2*maxRunLog && st.runLogWorkers < 2*maxRunLogWorkers {
+		return
+	}
+	k := 0
+	for ; k < len(st.runLog) && (len(st.runLog)-k > maxRunLog || st.runLogWorkers > maxRunLogWorkers); k++ {
+		st.runLogWorkers -= len(st.runLog[k].nodes)
+	}
+	st.runLog = append([]runChange(nil), st.runLog[k:]...)
 }
 
 // RunningSince calls f with each change to the running jobs after
@@ -286,7 +297,8 @@ func (st *Store) runChange(nodes []string, d int) {
 // started (d = 1) or stopped running (d = -1: it finished, restarted
 // elsewhere or was forgotten), and returns the version they bring it to.
 // It returns false, calling f for none, when the store no longer keeps
-// every change since ver (about a thousand are kept): the caller starts
+// every change since ver (about a thousand are kept, fewer of large
+// jobs): the caller starts
 // again from RangeRunning. f runs under the store's read lock: it must
 // not keep nodes or call the store.
 func (st *Store) RunningSince(ver uint64, f func(nodes []string, d int)) (uint64, bool) {

@@ -17,7 +17,8 @@ import (
 // finished job forgotten), RangeRunning visits exactly the running jobs'
 // nodes at the version it returns, RunningSince's changes bring a count
 // of them from one version to the next, and a reader further behind than
-// the changes kept is told to start again.
+// the changes kept (a number of changes, and of their workers) is told to
+// start again.
 func TestRunningVersion(t *testing.T) {
 	st, err := state.New(state.Config{MaxJobs: 3})
 	if err != nil {
@@ -89,5 +90,20 @@ func TestRunningVersion(t *testing.T) {
 	}
 	if _, ok := st.RunningSince(st.RunningVersion()-10, func([]string, int) {}); !ok {
 		t.Errorf("RunningSince 10 versions back: not ok")
+	}
+	// The changes kept are bounded by their workers too (2^16 to 2^17):
+	// 1,000-worker jobs keep between 65 and 131 changes.
+	big := make([]string, 1000)
+	for k := range big {
+		big[k] = fmt.Sprint("n", k)
+	}
+	for range 200 {
+		st.JobStarted("a", "", big, at(10), at(10))
+	}
+	if _, ok := st.RunningSince(st.RunningVersion()-132, func([]string, int) {}); ok {
+		t.Errorf("RunningSince 132 changes of 1,000 workers back: ok")
+	}
+	if _, ok := st.RunningSince(st.RunningVersion()-64, func([]string, int) {}); !ok {
+		t.Errorf("RunningSince 64 changes of 1,000 workers back: not ok")
 	}
 }

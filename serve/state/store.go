@@ -192,8 +192,9 @@ type Store struct {
 	ev    Evictions
 	// runVer counts the changes to the running jobs (RunningVersion);
 	// runLog holds the latest of them (RunningSince).
-	runVer uint64
-	runLog []runChange
+	runVer        uint64
+	runLog        []runChange
+	runLogWorkers int // the workers of runLog's changes
 }
 
 // New returns an empty store.
