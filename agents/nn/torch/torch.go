@@ -13,6 +13,7 @@ import "C"
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,6 +56,8 @@ func SetThreads(n int) {
 // that is unset (unless SetThreads came first): more threads only pay off
 // for large layers and batches, and cost the small ones dearly.
 func Open(device string) (nn.Backend, error) {
+	lockThread()
+	defer runtime.UnlockOSThread()
 	if device == "" {
 		device = "cpu"
 	}
@@ -81,6 +84,18 @@ func Open(device string) (nn.Backend, error) {
 	return backend{device: device}, nil
 }
 
+// lockThread keeps the goroutine on its OS thread until the matching
+// runtime.UnlockOSThread: the shim keeps its last error in a thread_local
+// string, so a failed call and the lastError that reads its message must
+// run on one thread. Unlocked, the goroutine could move between the two
+// cgo calls and read another thread's (empty) message: TestDevices saw
+// "nn/torch: " with no cause once in a make test run on a loaded machine.
+// Every method that calls the shim and may read its error locks; the
+// cost is two stores, against microseconds of libtorch per call.
+func lockThread() { runtime.LockOSThread() }
+
+// lastError is the shim's message for the failed call just made on this
+// OS thread (see lockThread).
 func lastError() string {
 	return strings.TrimSpace(C.GoString(C.drv_last_error()))
 }
@@ -94,6 +109,8 @@ func (b backend) Device() string { return b.device }
 // or ReLU) with their current weights, and makes an Adam over all their
 // parameters in order.
 func (b backend) NewTrainer(nets []*nn.MLP, lr, eps float64) (nn.Trainer, error) {
+	lockThread()
+	defer runtime.UnlockOSThread()
 	t := &Trainer{}
 	cs := C.CString(b.device)
 	defer C.free(unsafe.Pointer(cs))
@@ -185,6 +202,8 @@ func (t *Trainer) Module(i int) nn.Module { return t.mods[i] }
 // Accumulate; the result is valid until the module's next Forward. After
 // a failure it returns zeros, and Step reports the failure.
 func (m *module) Forward(x nn.Mat) nn.Mat {
+	lockThread()
+	defer runtime.UnlockOSThread()
 	outs := m.mlp.Linears()
 	cols := outs[len(outs)-1].Out
 	if m.out.Rows != x.Rows || m.out.Cols != cols {
@@ -204,6 +223,8 @@ func (m *module) Forward(x nn.Mat) nn.Mat {
 
 // Accumulate backpropagates dy through the last Forward's graph.
 func (m *module) Accumulate(dy nn.Mat) {
+	lockThread()
+	defer runtime.UnlockOSThread()
 	if m.t.err != nil {
 		return
 	}
@@ -217,6 +238,8 @@ func (m *module) Accumulate(dy nn.Mat) {
 
 // ZeroGrad zeroes the device's gradients.
 func (t *Trainer) ZeroGrad() {
+	lockThread()
+	defer runtime.UnlockOSThread()
 	for _, m := range t.mods {
 		if C.drv_net_zero_grad(m.h) != 0 {
 			t.fail("zero_grad")
@@ -226,6 +249,8 @@ func (t *Trainer) ZeroGrad() {
 
 // ClipGradNorm is torch.nn.utils.clip_grad_norm_ over every parameter.
 func (t *Trainer) ClipGradNorm(maxNorm float64) float32 {
+	lockThread()
+	defer runtime.UnlockOSThread()
 	var total C.double
 	if t.err != nil {
 		return 0
@@ -238,6 +263,8 @@ func (t *Trainer) ClipGradNorm(maxNorm float64) float32 {
 
 // SetLR sets Adam's learning rate.
 func (t *Trainer) SetLR(lr float64) {
+	lockThread()
+	defer runtime.UnlockOSThread()
 	if t.err == nil && C.drv_opt_set_lr(t.opt, C.double(lr)) != 0 {
 		t.fail("set_lr")
 	}
@@ -246,6 +273,8 @@ func (t *Trainer) SetLR(lr float64) {
 // Step takes one torch.optim.Adam step; it returns the first failure of
 // this trainer so far.
 func (t *Trainer) Step() error {
+	lockThread()
+	defer runtime.UnlockOSThread()
 	if t.err != nil {
 		return t.err
 	}
@@ -257,6 +286,8 @@ func (t *Trainer) Step() error {
 
 // Sync copies the device's weights into the Go MLPs.
 func (t *Trainer) Sync() error {
+	lockThread()
+	defer runtime.UnlockOSThread()
 	if t.err != nil {
 		return t.err
 	}
@@ -273,6 +304,8 @@ func (t *Trainer) Sync() error {
 
 // Grads copies the device's gradients into the Go parameters' Grad.
 func (t *Trainer) Grads() error {
+	lockThread()
+	defer runtime.UnlockOSThread()
 	if t.err != nil {
 		return t.err
 	}

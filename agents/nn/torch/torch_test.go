@@ -5,9 +5,12 @@ package torch
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/drover-sched/drover/agents/nn"
@@ -301,5 +304,37 @@ func TestRegistered(t *testing.T) {
 	}
 	if err := nn.CheckBackend("bogus"); !errors.Is(err, nn.ErrNoBackend) {
 		t.Fatalf("bogus: %v", err)
+	}
+}
+
+// TestErrorOnItsThread opens a device that fails from many goroutines at
+// once, so goroutines move between OS threads between cgo calls: every
+// error must still carry the shim's message, which lives in a
+// thread_local (see lockThread).
+func TestErrorOnItsThread(t *testing.T) {
+	device, want := "cuda", "CUDA"
+	if CUDADevices() > 0 {
+		device, want = "cuda:999", "cuda:999"
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				_, err := nn.OpenBackend(Name, device)
+				if err == nil || !strings.Contains(err.Error(), want) {
+					errs <- fmt.Errorf("open %s: %v, want an error naming %s", device, err, want)
+					return
+				}
+				runtime.Gosched()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
