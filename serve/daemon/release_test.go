@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"math"
 	"runtime/metrics"
 	"testing"
 )
@@ -52,5 +53,28 @@ func TestReadMem(t *testing.T) {
 	}
 	if m.allocs == 0 || m.retained == 0 || m.retained < m.live {
 		t.Fatalf("readMem = %+v: want allocations, and retained memory at least the live heap", m)
+	}
+}
+
+// TestLimitFor: the soft memory limit stays at its configured value for a
+// small live heap and follows twice the live heap plus the slack for a
+// large one (worked by hand in MiB); no limit stays no limit.
+func TestLimitFor(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct {
+		base int64
+		live uint64
+		want int64
+	}{
+		{48 * mib, 10 * mib, 48 * mib}, // 2*10+16 = 36 < 48
+		{48 * mib, 16 * mib, 48 * mib}, // 2*16+16 = 48
+		{48 * mib, 30 * mib, 76 * mib}, // the soak's 16,400 jobs: 2*30+16
+		{48 * mib, 0, 48 * mib},
+		{math.MaxInt64, 30 * mib, math.MaxInt64},
+		{48 * mib, math.MaxUint64, 48 * mib},
+	} {
+		if got := limitFor(c.base, c.live); got != c.want {
+			t.Errorf("limitFor(%d MiB, %d MiB) = %d MiB, want %d MiB", c.base/mib, c.live/mib, got/mib, c.want/mib)
+		}
 	}
 }
