@@ -118,7 +118,10 @@ func readMem(s []metrics.Sample) memState {
 // startReleaser samples the runtime every c.IdleRelease (10 s when not
 // positive), keeps the soft memory limit above the live state's needs
 // (limitFor) and gives memory back when the server falls quiet (see
-// releaser; not when c.IdleRelease is negative). The limit configured
+// releaser; not when c.IdleRelease is negative). Each tick also forgets
+// the live state's jobs that only agents knew of and that have been
+// silent past their TTL (state.Store.ExpireAgentJobs), and arms the
+// release when it forgot any. The limit configured
 // when Run starts is restored when it returns.
 func (r *runner) startReleaser(ctx context.Context) {
 	d, release := r.c.IdleRelease, r.c.IdleRelease >= 0
@@ -137,6 +140,9 @@ func (r *runner) startReleaser(ctx context.Context) {
 		defer close(done)
 		limit := base
 		every(rctx, d, func() {
+			if r.live != nil && r.live.ExpireAgentJobs(time.Now()) > 0 {
+				rel.armed = true // what they held is worth giving back
+			}
 			m := readMem(s)
 			if l := limitFor(base, m.live); l != limit {
 				limit = l

@@ -188,3 +188,41 @@ func TestLoadBounded(t *testing.T) {
 		t.Errorf("re-saved snapshot differs (-first,+second):\n%s", diff)
 	}
 }
+
+// TestExpireAgentJobs: jobs an agent's iteration reports created are
+// forgotten once no report has touched them for AgentJobTTL, the
+// cluster's jobs (and an agent job the cluster then reported on) never,
+// and each expiry is counted. Times in seconds, worked by hand: TTL 60 s,
+// agent jobs touched at 0, 10 and 50 s, swept at 65 s (the one of 0 s
+// goes), 75 s (10 s) and 200 s (50 s).
+func TestExpireAgentJobs(t *testing.T) {
+	st := newStore(t, state.Config{AgentJobTTL: 60 * 1e9})
+	mustHello(t, st, hello("n1", "a1"), at(0))
+	st.JobIterations("cluster-job", 0, "", iterTimes(4), 0, at(0))
+	mustApply(t, st, "n1", itersMsg(1, "agent-0", 0, iterTimes(4)...), at(0))
+	mustApply(t, st, "n1", itersMsg(2, "agent-10", 0, iterTimes(4)...), at(10))
+	mustApply(t, st, "n1", itersMsg(3, "agent-50", 0, iterTimes(4)...), at(50))
+	mustApply(t, st, "n1", itersMsg(4, "adopted", 0, iterTimes(4)...), at(0))
+	st.JobIterations("adopted", 1, "", iterTimes(4), 0, at(1)) // the cluster reports on it: no longer charged
+	for _, c := range []struct {
+		at   float64
+		gone int
+		left []string
+	}{
+		{59, 0, []string{"adopted", "agent-0", "agent-10", "agent-50", "cluster-job"}},
+		{65, 1, []string{"adopted", "agent-10", "agent-50", "cluster-job"}},
+		{75, 1, []string{"adopted", "agent-50", "cluster-job"}},
+		{200, 1, []string{"adopted", "cluster-job"}},
+		{1e6, 0, []string{"adopted", "cluster-job"}},
+	} {
+		if got := st.ExpireAgentJobs(at(c.at)); got != c.gone {
+			t.Errorf("sweep at %v s forgot %d jobs, want %d", c.at, got, c.gone)
+		}
+		if diff := cmp.Diff(c.left, jobIDs(t, st)); diff != "" {
+			t.Errorf("jobs after the sweep at %v s (-want,+got):\n%s", c.at, diff)
+		}
+	}
+	if got := st.Summarize(at(1e6)).Evicted; got != (state.Evictions{Expired: 3}) {
+		t.Errorf("evictions %+v, want 3 expired", got)
+	}
+}

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -206,6 +207,28 @@ func (st *Store) fix(j *job) {
 	}
 }
 
+// ExpireAgentJobs forgets the jobs only agents' iteration reports know
+// of (still charged to a node) that no report has touched for longer
+// than Config.AgentJobTTL at now, and returns how many it forgot. Each
+// node's jobs are taken in their forgetting order (finished first, then
+// least recently touched) until one is too recent, so a recently touched
+// finished job can hold older ones back until it expires itself. The
+// server calls it every few seconds.
+func (st *Store) ExpireAgentJobs(now time.Time) int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	n := 0
+	for _, src := range slices.Sorted(maps.Keys(st.bySrc)) {
+		q := st.bySrc[src]
+		for q != nil && q.Len() > 0 && now.Sub(q.top().touched) > st.cfg.AgentJobTTL {
+			st.forget(q.top(), &st.ev.Expired)
+			n++
+			q = st.bySrc[src] // forget deletes an emptied heap
+		}
+	}
+	return n
+}
+
 // forget drops job j, counting it in *count (nil: not counted).
 func (st *Store) forget(j *job, count *int64) {
 	delete(st.jobs, j.id)
@@ -387,6 +410,9 @@ type Evictions struct {
 	// node within Config.MaxNodes, and Nodes the new nodes' hellos
 	// refused because the store was full of nodes none of them stale.
 	StaleNodes, Nodes int64
+	// Expired counts the jobs only agents knew of that ExpireAgentJobs
+	// forgot after Config.AgentJobTTL without a report.
+	Expired int64
 }
 
 // Summarize counts what the store holds at now.
