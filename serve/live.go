@@ -691,7 +691,7 @@ func (l *liveState) register(m *Metrics, clock Clock) {
 		m.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels},
 			func() float64 { return float64(f(get())) }))
 	}
-	const evHelp = "Jobs the live state forgot (max_jobs, node_quota, iteration_times), iteration reports it dropped (job_workers), stale nodes it forgot for new ones (stale_node) and new nodes it refused, none being stale (max_nodes), and jobs only agents knew of, silent past their TTL (agent_job_ttl), to stay within its limits (state.Config)."
+	const evHelp = "Jobs the live state forgot (max_jobs, node_quota, iteration_times), iteration reports it dropped (job_workers), stale nodes it forgot for new ones (stale_node) and new nodes it refused, none being stale (max_nodes), and jobs only agents knew of, silent past their TTL (agent_job_ttl), and finished jobs past theirs (finished_job_ttl), to stay within its limits (state.Config)."
 	for _, e := range []struct {
 		reason string
 		f      func(state.Evictions) int64
@@ -703,6 +703,7 @@ func (l *liveState) register(m *Metrics, clock Clock) {
 		{"stale_node", func(e state.Evictions) int64 { return e.StaleNodes }},
 		{"max_nodes", func(e state.Evictions) int64 { return e.Nodes }},
 		{"agent_job_ttl", func(e state.Evictions) int64 { return e.Expired }},
+		{"finished_job_ttl", func(e state.Evictions) int64 { return e.FinishedExpired }},
 	} {
 		counter("drover_live_evictions_total", evHelp, prometheus.Labels{"reason": e.reason}, func(s state.Summary) int64 { return e.f(s.Evicted) })
 	}

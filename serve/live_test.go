@@ -274,7 +274,7 @@ func TestLiveStatusAndMetrics(t *testing.T) {
 			}
 		}
 	}
-	if want := map[string]float64{"max_jobs": 0, "node_quota": 0, "iteration_times": 0, "job_workers": 0, "stale_node": 0, "max_nodes": 0, "agent_job_ttl": 0}; !maps.Equal(ev, want) {
+	if want := map[string]float64{"max_jobs": 0, "node_quota": 0, "iteration_times": 0, "job_workers": 0, "stale_node": 0, "max_nodes": 0, "agent_job_ttl": 0, "finished_job_ttl": 0}; !maps.Equal(ev, want) {
 		t.Errorf("drover_live_evictions_total %v, want %v", ev, want)
 	}
 }

@@ -226,3 +226,35 @@ func TestExpireAgentJobs(t *testing.T) {
 		t.Errorf("evictions %+v, want 3 expired", got)
 	}
 }
+
+// TestExpireFinishedJobs: a finished job is forgotten FinishedJobTTL
+// after its end, a running one never (TTL 30 s; ends at 10 and 40 s,
+// swept at 39, 41 and 71 s, worked by hand), and each is counted.
+func TestExpireFinishedJobs(t *testing.T) {
+	st := newStore(t, state.Config{FinishedJobTTL: 30 * 1e9})
+	for _, id := range []string{"a", "b", "running"} {
+		st.JobIterations(id, 0, "", iterTimes(4), 0, at(0))
+	}
+	st.JobFinished("a", at(10))
+	st.JobFinished("b", at(40))
+	for _, c := range []struct {
+		at   float64
+		gone int
+		left []string
+	}{
+		{39, 0, []string{"a", "b", "running"}},
+		{41, 1, []string{"b", "running"}},
+		{71, 1, []string{"running"}},
+		{1e6, 0, []string{"running"}},
+	} {
+		if got := st.ExpireAgentJobs(at(c.at)); got != c.gone {
+			t.Errorf("sweep at %v s forgot %d jobs, want %d", c.at, got, c.gone)
+		}
+		if diff := cmp.Diff(c.left, jobIDs(t, st)); diff != "" {
+			t.Errorf("jobs after the sweep at %v s (-want,+got):\n%s", c.at, diff)
+		}
+	}
+	if got := st.Summarize(at(1e6)).Evicted; got != (state.Evictions{FinishedExpired: 2}) {
+		t.Errorf("evictions %+v, want 2 finished expired", got)
+	}
+}

@@ -213,11 +213,21 @@ func (st *Store) fix(j *job) {
 // node's jobs are taken in their forgetting order (finished first, then
 // least recently touched) until one is too recent, so a recently touched
 // finished job can hold older ones back until it expires itself. The
-// server calls it every few seconds.
+// server calls it every few seconds. It also forgets the finished jobs
+// that ended longer than Config.FinishedJobTTL ago (they come first in
+// the store's forgetting order), and counts them in the return value.
 func (st *Store) ExpireAgentJobs(now time.Time) int {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	n := 0
+	for st.lru.Len() > 0 {
+		j := st.lru.top()
+		if !j.finished || now.Sub(j.touched) <= st.cfg.FinishedJobTTL {
+			break
+		}
+		st.forget(j, &st.ev.FinishedExpired)
+		n++
+	}
 	for _, src := range slices.Sorted(maps.Keys(st.bySrc)) {
 		q := st.bySrc[src]
 		for q != nil && q.Len() > 0 && now.Sub(q.top().touched) > st.cfg.AgentJobTTL {
@@ -413,6 +423,9 @@ type Evictions struct {
 	// Expired counts the jobs only agents knew of that ExpireAgentJobs
 	// forgot after Config.AgentJobTTL without a report.
 	Expired int64
+	// FinishedExpired counts the finished jobs ExpireAgentJobs forgot
+	// after Config.FinishedJobTTL.
+	FinishedExpired int64
 }
 
 // Summarize counts what the store holds at now.

@@ -162,7 +162,7 @@ func TestUsage(t *testing.T) {
 }
 
 func TestConfigDefaults(t *testing.T) {
-	want := state.Config{StaleAfter: 15 * time.Second, History: 720, MaxNodes: 10_000, MaxJobs: 20_000, MaxJobsPerNode: 256, AgentJobTTL: 2 * time.Minute,
+	want := state.Config{StaleAfter: 15 * time.Second, History: 720, MaxNodes: 10_000, MaxJobs: 20_000, MaxJobsPerNode: 256, AgentJobTTL: 2 * time.Minute, FinishedJobTTL: time.Minute,
 		ProfileIterations: 256, MaxJobWorkers: 1024, MaxIterationTimes: 1 << 20}
 	if diff := cmp.Diff(want, state.Config{}.WithDefaults()); diff != "" {
 		t.Errorf("WithDefaults (-want,+got):\n%s", diff)
