@@ -119,10 +119,9 @@ func readMem(s []metrics.Sample) memState {
 // positive), keeps the soft memory limit above the live state's needs
 // (limitFor) and gives memory back when the server falls quiet (see
 // releaser; not when c.IdleRelease is negative). Each tick also forgets
-// the live state's jobs that only agents knew of and that have been
-// silent past their TTL (state.Store.ExpireAgentJobs), and arms the
-// release when it forgot any. The limit configured
-// when Run starts is restored when it returns.
+// the live state's finished jobs and agent-only jobs past their TTLs
+// (state.Store.ExpireJobs), and arms the release when it forgot any.
+// The limit configured when Run starts is restored when it returns.
 func (r *runner) startReleaser(ctx context.Context) {
 	d, release := r.c.IdleRelease, r.c.IdleRelease >= 0
 	if d <= 0 {
@@ -140,7 +139,7 @@ func (r *runner) startReleaser(ctx context.Context) {
 		defer close(done)
 		limit := base
 		every(rctx, d, func() {
-			if r.live != nil && r.live.ExpireAgentJobs(time.Now()) > 0 {
+			if r.live != nil && r.live.ExpireJobs(time.Now()) > 0 {
 				rel.armed = true // what they held is worth giving back
 			}
 			m := readMem(s)

@@ -189,13 +189,13 @@ func TestLoadBounded(t *testing.T) {
 	}
 }
 
-// TestExpireAgentJobs: jobs an agent's iteration reports created are
+// TestExpireJobs: jobs an agent's iteration reports created are
 // forgotten once no report has touched them for AgentJobTTL, the
 // cluster's jobs (and an agent job the cluster then reported on) never,
 // and each expiry is counted. Times in seconds, worked by hand: TTL 60 s,
 // agent jobs touched at 0, 10 and 50 s, swept at 65 s (the one of 0 s
 // goes), 75 s (10 s) and 200 s (50 s).
-func TestExpireAgentJobs(t *testing.T) {
+func TestExpireJobs(t *testing.T) {
 	st := newStore(t, state.Config{AgentJobTTL: 60 * 1e9})
 	mustHello(t, st, hello("n1", "a1"), at(0))
 	st.JobIterations("cluster-job", 0, "", iterTimes(4), 0, at(0))
@@ -215,7 +215,7 @@ func TestExpireAgentJobs(t *testing.T) {
 		{200, 1, []string{"adopted", "cluster-job"}},
 		{1e6, 0, []string{"adopted", "cluster-job"}},
 	} {
-		if got := st.ExpireAgentJobs(at(c.at)); got != c.gone {
+		if got := st.ExpireJobs(at(c.at)); got != c.gone {
 			t.Errorf("sweep at %v s forgot %d jobs, want %d", c.at, got, c.gone)
 		}
 		if diff := cmp.Diff(c.left, jobIDs(t, st)); diff != "" {
@@ -247,7 +247,7 @@ func TestExpireFinishedJobs(t *testing.T) {
 		{71, 1, []string{"running"}},
 		{1e6, 0, []string{"running"}},
 	} {
-		if got := st.ExpireAgentJobs(at(c.at)); got != c.gone {
+		if got := st.ExpireJobs(at(c.at)); got != c.gone {
 			t.Errorf("sweep at %v s forgot %d jobs, want %d", c.at, got, c.gone)
 		}
 		if diff := cmp.Diff(c.left, jobIDs(t, st)); diff != "" {

@@ -207,16 +207,15 @@ func (st *Store) fix(j *job) {
 	}
 }
 
-// ExpireAgentJobs forgets the jobs only agents' iteration reports know
-// of (still charged to a node) that no report has touched for longer
-// than Config.AgentJobTTL at now, and returns how many it forgot. Each
-// node's jobs are taken in their forgetting order (finished first, then
-// least recently touched) until one is too recent, so a recently touched
-// finished job can hold older ones back until it expires itself. The
-// server calls it every few seconds. It also forgets the finished jobs
-// that ended longer than Config.FinishedJobTTL ago (they come first in
-// the store's forgetting order), and counts them in the return value.
-func (st *Store) ExpireAgentJobs(now time.Time) int {
+// ExpireJobs forgets, at now, the finished jobs that ended longer than
+// Config.FinishedJobTTL ago (they come first in the store's forgetting
+// order), and the jobs only agents' iteration reports know of (still
+// charged to a node) that no report has touched for longer than
+// Config.AgentJobTTL; it returns how many it forgot. Each node's jobs are
+// taken in their forgetting order (finished first, then least recently
+// touched) until one is too recent. The server calls it every few
+// seconds.
+func (st *Store) ExpireJobs(now time.Time) int {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	n := 0
@@ -420,10 +419,10 @@ type Evictions struct {
 	// node within Config.MaxNodes, and Nodes the new nodes' hellos
 	// refused because the store was full of nodes none of them stale.
 	StaleNodes, Nodes int64
-	// Expired counts the jobs only agents knew of that ExpireAgentJobs
+	// Expired counts the jobs only agents knew of that ExpireJobs
 	// forgot after Config.AgentJobTTL without a report.
 	Expired int64
-	// FinishedExpired counts the finished jobs ExpireAgentJobs forgot
+	// FinishedExpired counts the finished jobs ExpireJobs forgot
 	// after Config.FinishedJobTTL.
 	FinishedExpired int64
 }

@@ -41,7 +41,7 @@ type Config struct {
 	MaxJobsPerNode int
 	// AgentJobTTL is how long a job that only agents' iteration reports
 	// know of (one still charged to a node, see MaxJobsPerNode) is kept
-	// without a report touching it (default 2 minutes): ExpireAgentJobs
+	// without a report touching it (default 2 minutes): ExpireJobs
 	// forgets it after that. Without it, the jobs of agents that report
 	// and leave stayed until MaxJobs or a quota pushed them out: in the
 	// 10-minute drover bench soak, 16,371 such jobs (64 nodes x 256) held
