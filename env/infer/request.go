@@ -1,40 +1,18 @@
 package infer
 
-import (
-	"errors"
-	"fmt"
-	"math"
-)
+import "github.com/drover-sched/drover/datasets/llm"
 
 // Request is one inference request of a trace: when it arrives and how
-// many tokens it brings and asks for.
-type Request struct {
-	// ID is the request's index in its trace (arrival order).
-	ID int
-	// Arrival is the arrival time in seconds since the start of the trace.
-	Arrival float64
-	// Prompt is the number of prompt (context) tokens, Output the number of
-	// tokens to generate.
-	Prompt, Output int
-}
+// many tokens it brings and asks for. It is datasets/llm's Request, which
+// the trace readers produce (datasets may not import env: the workload
+// types live in the first layer, as datasets.Job does for the training
+// simulator).
+type Request = llm.Request
 
-// ErrBadRequest is returned for a request no simulation can run.
-var ErrBadRequest = errors.New("infer: bad request")
+// ErrBadRequest is returned (wrapped) by Request.Validate for a request
+// no simulation can run.
+var ErrBadRequest = llm.ErrBadRequest
 
 // MaxTokens bounds a request's prompt and output tokens (2^24, beyond any
 // model's context).
-const MaxTokens = 1 << 24
-
-// Validate checks r: a finite, non-negative arrival, a positive prompt and
-// output within MaxTokens.
-func (r *Request) Validate() error {
-	switch {
-	case math.IsNaN(r.Arrival) || math.IsInf(r.Arrival, 0) || r.Arrival < 0:
-		return fmt.Errorf("%w: request %d: arrival %v s, want a finite time >= 0", ErrBadRequest, r.ID, r.Arrival)
-	case r.Prompt <= 0 || r.Prompt > MaxTokens:
-		return fmt.Errorf("%w: request %d: prompt tokens %d, want 1..%d", ErrBadRequest, r.ID, r.Prompt, MaxTokens)
-	case r.Output <= 0 || r.Output > MaxTokens:
-		return fmt.Errorf("%w: request %d: output tokens %d, want 1..%d", ErrBadRequest, r.ID, r.Output, MaxTokens)
-	}
-	return nil
-}
+const MaxTokens = llm.MaxTokens

@@ -1,0 +1,41 @@
+package llm
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Request is one inference request of a trace: when it arrives and how
+// many tokens it brings and asks for. The simulator (env/infer) runs
+// these; infer.Request is this type.
+type Request struct {
+	// ID is the request's index in its trace (arrival order).
+	ID int
+	// Arrival is the arrival time in seconds since the start of the trace.
+	Arrival float64
+	// Prompt is the number of prompt (context) tokens, Output the number of
+	// tokens to generate.
+	Prompt, Output int
+}
+
+// ErrBadRequest is returned for a request no simulation can run.
+var ErrBadRequest = errors.New("llm: bad request")
+
+// MaxTokens bounds a request's prompt and output tokens (2^24, beyond any
+// model's context).
+const MaxTokens = 1 << 24
+
+// Validate checks r: a finite, non-negative arrival, a positive prompt and
+// output within MaxTokens.
+func (r *Request) Validate() error {
+	switch {
+	case math.IsNaN(r.Arrival) || math.IsInf(r.Arrival, 0) || r.Arrival < 0:
+		return fmt.Errorf("%w: request %d: arrival %v s, want a finite time >= 0", ErrBadRequest, r.ID, r.Arrival)
+	case r.Prompt <= 0 || r.Prompt > MaxTokens:
+		return fmt.Errorf("%w: request %d: prompt tokens %d, want 1..%d", ErrBadRequest, r.ID, r.Prompt, MaxTokens)
+	case r.Output <= 0 || r.Output > MaxTokens:
+		return fmt.Errorf("%w: request %d: output tokens %d, want 1..%d", ErrBadRequest, r.ID, r.Output, MaxTokens)
+	}
+	return nil
+}
