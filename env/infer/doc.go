@@ -1,10 +1,86 @@
 // Package infer is Drover's simulator of LLM inference serving: a pure,
 // deterministic, request-level discrete-event model of prefill and decode
-// instances on typed GPUs, the links between them and the requests of a
+// instances on typed GPUs, the link between them and the requests of a
 // replayed trace (issue 34). Like package env it has no goroutines, reads
-// no clock and does no I/O.
+// no clock and does no I/O: the caller reads files and hands over bytes
+// (ParsePerfTable) and requests.
 //
-// This file set is the start of the package: the request a trace gives
-// (Request). The instances, the event loop, the performance model and the
-// policies' view are being built.
+// # Model
+//
+// An instance is one copy of the model on TP GPUs of one type (GPUs), with
+// TP x the GPU's memory for its weights and the KV caches of its requests.
+// A Router sends each arriving request's prompt (prefill) to one instance
+// and its decode to the same one (colocated) or another (disaggregated;
+// the prompt's KV cache then crosses the link). Instances batch
+// continuously, iteration by iteration: each iteration runs waiting
+// prompts first, then the decodes, within a batch size and a token budget,
+// admitting a new KV cache only while it fits the instance's memory;
+// decodes passed over are preempted and come back first. An iteration's
+// time comes from measured latency curves (PerfTable): the prompt curve
+// at the batch's prompt tokens, the decode curve at its size, and 1.1 x
+// the prompt curve for a mix. Identical decode iterations run back to
+// back as one event, cut at the next iteration boundary when a request
+// arrives, so a run costs events per batch change, not per token. The
+// link carries each KV cache in Overhead + bytes / bandwidth, either each
+// transfer on its own (SplitwiseSim) or one at a time on a shared, queued
+// link; a transfer waits for room in the destination's memory.
+//
+// # SplitwiseSim-faithful mode
+//
+// The presets SplitwiseBaseline and SplitwiseHA, with the routers of
+// policies/splitwise (token_jsq, mixed_pool), reproduce SplitwiseSim
+// (github Mutinifni/splitwise-sim @ 8f99e7d), whose rules the code follows
+// and cites file by file: its SplitwiseInstance's batching (instance.py:
+// the five passes of select_batch, contiguous iterations and
+// pause_iteration, the pass-over counter, prompts never preempted), its
+// memory accounting (task.py, flow.py: a prompt holds prompt + 1 tokens of
+// KV until its transfer ends, a decode output - 1 more; request.py:
+// 2 x hidden x layers x 2 bytes a token), its DatabasePerformanceModel
+// (performance_model.py, with scipy's interp1d arithmetic), its
+// per-request DummyLink of 200 GiB/s that retries every second when the
+// destination is full (interconnect.py), the zero overheads of its
+// configurations, and its event heap's tie order (heap.go). Quirks kept on
+// purpose: the decode curve is read at the batch's size although its
+// knots are prompt_size x batch_size; the pass-over count also grows for
+// waiting prompts, which may then jump the queue; the pending queue is
+// insorted by keys that change after insertion; TTFT ends when the prompt's
+// iteration ends (before any KV transfer).
+//
+// Where Drover's own settings differ, and why:
+//   - LinkConfig.Shared: one link between the pools, transfers queued
+//     (SplitwiseSim gives every transfer the whole bandwidth at once);
+//     LinkConfig.Overhead: a per-transfer setup cost (SplitwiseSim: none).
+//   - Config.DecodeReadsKV: decode iterations also pay for reading the
+//     batch's KV caches (context x KV bytes per token / (TP x HBM
+//     bandwidth)); the measured curve depends on the batch size only, so
+//     long contexts would otherwise decode as fast as short ones. The
+//     decode then runs one iteration per event.
+//   - Model.KVBytesPerToken: the model's real KV size (Llama2_70BGQA:
+//     grouped-query attention, an eighth of SplitwiseSim's); package
+//     env/infer/kv computes it per architecture and format.
+//   - GPU types beyond A100 and H100 are extrapolated (GPU, Summary.
+//     Extrapolated); SplitwiseSim knows only its measured ones.
+//   - TPOT divides by the output's tokens after the first (SplitwiseSim's
+//     tbt_times divide by all of them).
+//
+// # Comparing with SplitwiseSim
+//
+// scripts/splitwise (run by others) runs SplitwiseSim on the same input
+// and leaves per-request CSVs; the comparison runs with
+//
+//	INFER_SPLITREF=/work/splitref-out go test ./env/infer -run TestAgainstSplitwiseSim -v
+//
+// which skips when the variable is unset (tests do not depend on files
+// outside the repository and ../shared).
+//
+// # Usage
+//
+//	perf, _ := infer.ParsePerfTable(csvBytes)
+//	s, err := infer.New(infer.SplitwiseHA(perf, 1, 1), reqs)
+//	sum, err := s.Run(router) // e.g. splitwise.NewMixedPool(...)
+//	fmt.Println(sum.TTFT.Mean, sum.E2E.P99, s.Results()[0].TTFT())
+//
+// A Router answers Route(view, request) with a Decision (prefill and
+// decode instance) at each arrival; routers that also want to know when an
+// instance falls idle implement IdleObserver.
 package infer

@@ -1,0 +1,155 @@
+package infer
+
+import (
+	"math"
+	"slices"
+
+	"github.com/drover-sched/drover/env"
+)
+
+// Result is what happened to one request. Times are in seconds since the
+// start of the trace; a phase that did not happen is NaN.
+type Result struct {
+	// ID, Arrival, Prompt and Output are the request's.
+	ID             int
+	Arrival        float64
+	Prompt, Output int
+	// Prefill and Decode are the instances the router chose.
+	Prefill, Decode int
+	// PromptStart is when the prompt began its iteration, FirstToken when
+	// that iteration ended (the first output token).
+	PromptStart, FirstToken float64
+	// TransferStart and TransferEnd bound the KV transfer (disaggregated
+	// requests only); TransferBytes is its size.
+	TransferStart, TransferEnd float64
+	TransferBytes              int64
+	// DecodeStart is when the decode first ran, End when the last token
+	// was made.
+	DecodeStart, End float64
+}
+
+// TTFT is the time to first token, FirstToken - Arrival (SplitwiseSim's
+// TTFT: prompt completion minus router arrival, task.py).
+func (r Result) TTFT() float64 { return r.FirstToken - r.Arrival }
+
+// E2E is the end-to-end latency (the request's JCT), End - Arrival
+// (SplitwiseSim's router_response_time).
+func (r Result) E2E() float64 { return r.End - r.Arrival }
+
+// Queue is the wait before the prompt ran, PromptStart - Arrival
+// (SplitwiseSim's queue_time).
+func (r Result) Queue() float64 { return r.PromptStart - r.Arrival }
+
+// TPOT is the mean time between output tokens after the first,
+// (E2E - TTFT) / (Output - 1), 0 for a one-token output. SplitwiseSim's
+// tbt_times divide by Output instead.
+func (r Result) TPOT() float64 {
+	if r.Output <= 1 {
+		return 0
+	}
+	return (r.E2E() - r.TTFT()) / float64(r.Output-1)
+}
+
+// Stat summarises one metric over the finished requests.
+type Stat struct {
+	Mean, P50, P90, P99, Max float64
+}
+
+func stat(xs []float64) Stat {
+	if len(xs) == 0 {
+		nan := math.NaN()
+		return Stat{nan, nan, nan, nan, nan}
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	sum := 0.0
+	for _, x := range s {
+		sum += x
+	}
+	return Stat{Mean: sum / float64(len(s)), P50: env.Quantile(s, 0.5), P90: env.Quantile(s, 0.9),
+		P99: env.Quantile(s, 0.99), Max: s[len(s)-1]}
+}
+
+// Summary is a run's outcome over its finished requests. Percentiles are
+// linear (type 7, numpy's default, as SplitwiseSim's summaries use).
+type Summary struct {
+	// Requests is the trace's requests, Finished those that finished.
+	Requests, Finished int
+	// TTFT, TPOT, E2E and Queue summarise the per-request metrics (Result).
+	TTFT, TPOT, E2E, Queue Stat
+	// SLOAttainment is the share of requests (of all) that finished within
+	// every objective Config.SLO sets (1 when it sets none and all
+	// finished).
+	SLOAttainment float64
+	// Makespan is the time the last request finished.
+	Makespan float64
+	// GPUHours is the deployment's GPUs times the makespan; GPUCost prices
+	// them at the GPUs' DollarsPerHour; Utilization is the share of the
+	// instance-time a batch ran.
+	GPUHours, GPUCost, Utilization float64
+	// KVBytesMoved is the KV caches sent between instances; Transfers
+	// counts them.
+	KVBytesMoved int64
+	Transfers    int
+	// Iterations counts the model iterations the instances ran.
+	Iterations int64
+	// Extrapolated names the GPU types whose latencies were extrapolated
+	// from another type's measurements (see GPUs); empty when every
+	// instance ran on measured rows.
+	Extrapolated []string
+}
+
+// Results returns the per-request outcomes, in the trace's order. The
+// slice is the Sim's: do not modify it.
+func (s *Sim) Results() []Result { return s.res }
+
+// Summary summarises the run so far.
+func (s *Sim) Summary() Summary {
+	var ttft, tpot, e2e, queue []float64
+	sum := Summary{Requests: len(s.reqs)}
+	met := 0
+	slo := s.cfg.SLO
+	for _, r := range s.res {
+		if math.IsNaN(r.End) {
+			continue
+		}
+		sum.Finished++
+		ttft = append(ttft, r.TTFT())
+		tpot = append(tpot, r.TPOT())
+		e2e = append(e2e, r.E2E())
+		queue = append(queue, r.Queue())
+		sum.Makespan = max(sum.Makespan, r.End)
+		if r.Prefill != r.Decode {
+			sum.Transfers++
+		}
+		if (slo.TTFT == 0 || r.TTFT() <= slo.TTFT) && (slo.TPOT == 0 || r.TPOT() <= slo.TPOT) && (slo.E2E == 0 || r.E2E() <= slo.E2E) {
+			met++
+		}
+	}
+	sum.TTFT, sum.TPOT, sum.E2E, sum.Queue = stat(ttft), stat(tpot), stat(e2e), stat(queue)
+	if len(s.reqs) > 0 {
+		sum.SLOAttainment = float64(met) / float64(len(s.reqs))
+	}
+	sum.KVBytesMoved = s.kvMoved
+	busy, total := 0.0, 0.0
+	for _, in := range s.insts {
+		hours := float64(in.cfg.TP) * sum.Makespan / 3600
+		sum.GPUHours += hours
+		sum.GPUCost += hours * in.gpu.DollarsPerHour
+		b := in.busy
+		if len(in.batch) > 0 {
+			b += s.now - in.runStamp
+		}
+		busy += b
+		total += sum.Makespan
+		sum.Iterations += in.iterations
+		if in.extrapolated && !slices.Contains(sum.Extrapolated, in.gpu.Name) {
+			sum.Extrapolated = append(sum.Extrapolated, in.gpu.Name)
+		}
+	}
+	if total > 0 {
+		sum.Utilization = busy / total
+	}
+	slices.Sort(sum.Extrapolated)
+	return sum
+}

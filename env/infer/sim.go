@@ -1,0 +1,909 @@
+package infer
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// ErrStalled is returned by Run when requests remain that can never finish
+// (their KV cache never finds room).
+var ErrStalled = errors.New("infer: stalled")
+
+// ErrRan is returned by Run on a Sim that has already run.
+var ErrRan = errors.New("infer: already ran")
+
+// taskState is a task's life (SplitwiseSim's NodeState, node.py).
+type taskState uint8
+
+const (
+	taskNone taskState = iota
+	taskQueued
+	taskRunning
+	taskBlocked
+	taskDone
+)
+
+type evKind uint8
+
+const (
+	evArrival   evKind = iota // a request arrives (arg: request)
+	evIteration               // an instance's contiguous iterations end (arg: instance)
+	evFlowDone                // a KV transfer ends (arg: request)
+	evFlowRetry               // a KV transfer looks again for room (arg: request)
+	evLinkRetry               // the shared link's head looks again for room
+)
+
+type event struct {
+	kind evKind
+	dead bool
+	arg  int32
+}
+
+// mixedBatchFactor is what a batch mixing prompts and decodes costs over
+// the prompt curve at its tokens (performance_model.py,
+// get_iteration_duration: iteration_time *= 1.1).
+const mixedBatchFactor = 1.1
+
+// instance is one serving instance: SplitwiseSim's SplitwiseInstance
+// (instance.py), its queues kept as the same ordered lists.
+type instance struct {
+	idx          int
+	cfg          InstanceConfig
+	gpu          GPU
+	curve        *perfCurve
+	promptScale  float64
+	tokenScale   float64
+	extrapolated bool
+
+	maxMem, memory, schedMem int64
+	schedPending             int64
+
+	pendingQueue  []int32 // tasks waiting, insorted by (preemptions, arrival)
+	pendingPrompt []int32 // prompt tasks waiting, FIFO
+	blocked       []int32 // preempted decode tasks, FIFO
+	batch         []int32 // the running batch
+	pendingReqs   []int32 // requests with a task here, by arrival
+
+	promptsInBatch, tokensInBatch int
+	batchTokens                   int // as of the last batch selection
+
+	iterDur   float64
+	nContig   int64
+	pauseNext bool
+	iterEv    int32
+	iterEvT   float64
+
+	busy, runStamp float64
+	iterations     int64
+}
+
+// Sim is one simulation of a deployment serving a request trace. It is not
+// safe for concurrent use.
+type Sim struct {
+	cfg   Config
+	reqs  []Request
+	insts []*instance
+
+	// per request
+	res          []Result
+	mem          []int64 // KV bytes the request holds (request.memory)
+	promptInPool []bool
+	poolCount    []int8
+	rmark        []uint32
+	flowState    []uint8
+
+	// per task: 2r is request r's prompt, 2r+1 its decode
+	ts      []taskState
+	npre    []int32
+	gen     []int64
+	genning []int64
+	tmark   []uint32
+	inBatch []bool
+	mark    uint32
+
+	events []event
+	free   []int32
+	heap   eventHeap
+	now    float64
+
+	view   View
+	router Router
+	idle   IdleObserver
+
+	linkBusy, linkRetry bool
+	linkQueue           []int32
+
+	kvMoved int64
+	done    int
+	ran     bool
+	err     error
+
+	scratchNew, scratchPre, scratchAdd, scratchDone []int32
+}
+
+// New builds a simulation of cfg serving reqs (in arrival order; each is
+// validated).
+func New(cfg Config, reqs []Request) (*Sim, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if len(reqs) > math.MaxInt32/2 {
+		return nil, fmt.Errorf("%w: %d requests", ErrBadRequest, len(reqs))
+	}
+	for i := range reqs {
+		if err := reqs[i].Validate(); err != nil {
+			return nil, err
+		}
+	}
+	s := &Sim{cfg: cfg, reqs: slices.Clone(reqs)}
+	s.view.s = s
+	for i, ic := range cfg.Instances {
+		in, err := s.newInstance(i, ic)
+		if err != nil {
+			return nil, err
+		}
+		s.insts = append(s.insts, in)
+	}
+	n := len(reqs)
+	s.res = make([]Result, n)
+	for i, r := range s.reqs {
+		s.res[i] = Result{ID: r.ID, Arrival: r.Arrival, Prompt: r.Prompt, Output: r.Output,
+			PromptStart: math.NaN(), FirstToken: math.NaN(), TransferStart: math.NaN(), TransferEnd: math.NaN(),
+			DecodeStart: math.NaN(), End: math.NaN(), Prefill: -1, Decode: -1}
+	}
+	s.mem = make([]int64, n)
+	s.promptInPool = make([]bool, n)
+	s.poolCount = make([]int8, n)
+	s.rmark = make([]uint32, n)
+	s.flowState = make([]uint8, n)
+	s.ts = make([]taskState, 2*n)
+	s.npre = make([]int32, 2*n)
+	s.gen = make([]int64, 2*n)
+	s.genning = make([]int64, 2*n)
+	s.tmark = make([]uint32, 2*n)
+	s.inBatch = make([]bool, 2*n)
+	return s, nil
+}
+
+// newInstance resolves an instance's memory and performance curve: its
+// own measured rows, or else a measured type's (its own at another TP, or
+// the A100's) scaled by TP and by the ratio of the GPUs' FP16 throughput
+// for prompts and of their memory bandwidth for decodes, marked
+// extrapolated.
+func (s *Sim) newInstance(i int, ic InstanceConfig) (*instance, error) {
+	g, _ := LookupGPU(ic.GPU)
+	m := s.cfg.Model
+	in := &instance{idx: i, cfg: ic, gpu: g, promptScale: 1, tokenScale: 1, iterEv: -1,
+		maxMem: g.MemoryBytes * int64(ic.TP), memory: m.WeightBytes, schedMem: m.WeightBytes}
+	p := s.cfg.Perf
+	if c, ok := p.curves[perfKey{m.Name, g.Name, ic.TP}]; ok {
+		in.curve = c
+		return in, nil
+	}
+	base := g
+	tps := p.tps(m.Name, g.Name)
+	if len(tps) == 0 {
+		base, _ = LookupGPU("a100-80gb")
+		tps = p.tps(m.Name, base.Name)
+	}
+	if len(tps) == 0 {
+		return nil, fmt.Errorf("%w: instance %d: no measured rows for %s to calibrate %s from", ErrBadConfig, i, m.Name, g.Name)
+	}
+	tp := tps[0]
+	for _, t := range tps {
+		if abs(t-ic.TP) < abs(tp-ic.TP) {
+			tp = t
+		}
+	}
+	in.curve = p.curves[perfKey{m.Name, base.Name, tp}]
+	ratio := float64(tp) / float64(ic.TP)
+	in.promptScale = ratio * base.FP16FLOPS / g.FP16FLOPS
+	in.tokenScale = ratio * base.HBMBytesPerSec / g.HBMBytesPerSec
+	in.extrapolated = true
+	return in, nil
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// Run replays the trace to its end, asking r where each request runs, and
+// returns the summary. The per-request outcomes are in Results. It returns
+// ErrStalled, with the summary of the finished requests, when requests are
+// left that can never finish.
+func (s *Sim) Run(r Router) (Summary, error) {
+	if s.ran {
+		return Summary{}, ErrRan
+	}
+	s.ran = true
+	s.router = r
+	s.idle, _ = r.(IdleObserver)
+	// SplitwiseSim schedules every arrival up front (simulator.py,
+	// TraceSimulator.load_trace), which fixes the heap's shape.
+	for i := range s.reqs {
+		s.schedule(s.reqs[i].Arrival, evArrival, int32(i))
+	}
+	for len(s.heap) > 0 && s.err == nil {
+		e := s.heap.pop()
+		ev := s.events[e.id]
+		s.free = append(s.free, e.id)
+		if ev.dead {
+			continue
+		}
+		s.now = e.t
+		s.dispatch(ev)
+	}
+	if s.err != nil {
+		return s.Summary(), s.err
+	}
+	if s.done < len(s.reqs) {
+		return s.Summary(), fmt.Errorf("%w: %d of %d requests never finished", ErrStalled, len(s.reqs)-s.done, len(s.reqs))
+	}
+	return s.Summary(), nil
+}
+
+func (s *Sim) dispatch(ev event) {
+	switch ev.kind {
+	case evArrival:
+		s.arrive(int(ev.arg))
+	case evIteration:
+		in := s.insts[ev.arg]
+		in.iterEv = -1
+		s.completeIteration(in)
+	case evFlowDone:
+		s.flowDone(int(ev.arg))
+	case evFlowRetry:
+		s.flowRetry(int(ev.arg))
+	case evLinkRetry:
+		s.linkRetry = false
+		s.tryLink()
+	}
+}
+
+// schedule is Simulator.schedule: an action after delay seconds, run at
+// once (not queued) when the delay is exactly 0. It returns the event's id,
+// or -1 when it ran at once.
+func (s *Sim) schedule(delay float64, k evKind, arg int32) int32 {
+	if delay == 0 {
+		s.dispatch(event{kind: k, arg: arg})
+		return -1
+	}
+	var id int32
+	if n := len(s.free); n > 0 {
+		id = s.free[n-1]
+		s.free = s.free[:n-1]
+		s.events[id] = event{kind: k, arg: arg}
+	} else {
+		id = int32(len(s.events))
+		s.events = append(s.events, event{kind: k, arg: arg})
+	}
+	s.heap.push(heapEntry{t: s.now + delay, id: id})
+	return id
+}
+
+func (s *Sim) fail(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+// arrive routes request r and hands its tasks to their instances
+// (scheduler.py: Scheduler.run_request, the schedulers' bookkeeping, and
+// executor.py: submit_task and its chain).
+func (s *Sim) arrive(r int) {
+	req := s.reqs[r]
+	d, err := s.router.Route(&s.view, req)
+	if err != nil {
+		s.fail(fmt.Errorf("route request %d: %w", req.ID, err))
+		return
+	}
+	if d.Prefill < 0 || d.Prefill >= len(s.insts) || d.Decode < 0 || d.Decode >= len(s.insts) {
+		s.fail(fmt.Errorf("%w: request %d: prefill %d, decode %d of %d instances", ErrBadDecision, req.ID, d.Prefill, d.Decode, len(s.insts)))
+		return
+	}
+	s.res[r].Prefill, s.res[r].Decode = d.Prefill, d.Decode
+	p, q := s.insts[d.Prefill], s.insts[d.Decode]
+	pm, dm := s.taskMem(2*r), s.taskMem(2*r+1)
+	if p == q {
+		p.schedMem += pm + dm
+	} else {
+		p.schedMem += pm
+		q.schedMem += pm + dm
+	}
+	p.schedPending += int64(req.Prompt)
+	q.schedPending++
+	s.taskArrival(p, int32(2*r))
+	if p == q {
+		s.taskArrival(p, int32(2*r+1))
+	}
+}
+
+func isPrompt(t int32) bool { return t&1 == 0 }
+
+// tokensPerIter is a task's tokens in an iteration: its prompt, or one.
+func (s *Sim) tokensPerIter(t int32) int {
+	if isPrompt(t) {
+		return s.reqs[t>>1].Prompt
+	}
+	return 1
+}
+
+// taskSize is a decode task's tokens to generate: all but the first, which
+// the prompt makes (request.py: token_size - 1).
+func (s *Sim) decodeTokens(r int) int64 { return int64(s.reqs[r].Output - 1) }
+
+// taskMem is a task's KV cache (task.py, memory): a prompt's prompt + 1
+// tokens, a decode's remaining output tokens.
+func (s *Sim) taskMem(t int) int64 {
+	r := t >> 1
+	if t&1 == 0 {
+		return int64(s.reqs[r].Prompt+1) * s.cfg.Model.KVBytesPerToken
+	}
+	return s.decodeTokens(r) * s.cfg.Model.KVBytesPerToken
+}
+
+// pqLess orders the pending queue: fewer preemptions first, then earlier
+// arrival (SplitwiseInstance.add_pending_task's key).
+func (s *Sim) pqLess(a, b int32) bool {
+	if s.npre[a] != s.npre[b] {
+		return s.npre[a] < s.npre[b]
+	}
+	return s.reqs[a>>1].Arrival < s.reqs[b>>1].Arrival
+}
+
+// insortRight is bisect.insort (insort_right) with a key: a binary search
+// on the list as it is, whose keys may have changed since it was sorted,
+// exactly as Python's does.
+func insortRight(a []int32, x int32, less func(a, b int32) bool) []int32 {
+	lo, hi := 0, len(a)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if less(x, a[mid]) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return slices.Insert(a, lo, x)
+}
+
+// remove deletes the first x of a (list.remove).
+func remove(a []int32, x int32) []int32 {
+	if i := slices.Index(a, x); i >= 0 {
+		return slices.Delete(a, i, i+1)
+	}
+	return a
+}
+
+func (s *Sim) addPending(in *instance, t int32, preempted bool) {
+	in.pendingQueue = insortRight(in.pendingQueue, t, s.pqLess)
+	if preempted {
+		in.blocked = append(in.blocked, t)
+	}
+	if isPrompt(t) {
+		in.pendingPrompt = append(in.pendingPrompt, t)
+	}
+}
+
+func (s *Sim) removePending(in *instance, t int32) {
+	in.pendingQueue = remove(in.pendingQueue, t)
+	in.blocked = remove(in.blocked, t)
+	if isPrompt(t) {
+		in.pendingPrompt = remove(in.pendingPrompt, t)
+	}
+}
+
+func (s *Sim) addToPool(in *instance, t int32) {
+	r := t >> 1
+	if s.poolCount[r] == 0 {
+		in.pendingReqs = insortRight(in.pendingReqs, r, func(a, b int32) bool { return s.reqs[a].Arrival < s.reqs[b].Arrival })
+	}
+	s.poolCount[r]++
+	if isPrompt(t) {
+		s.promptInPool[r] = true
+	}
+}
+
+func (s *Sim) removeFromPool(in *instance, t int32) {
+	r := t >> 1
+	s.poolCount[r]--
+	if isPrompt(t) {
+		s.promptInPool[r] = false
+	}
+	if s.poolCount[r] == 0 {
+		in.pendingReqs = remove(in.pendingReqs, r)
+	}
+}
+
+// first is request r's first task in its instance's pool
+// (request_tasks[request][0]): its prompt while that waits or runs, then
+// its decode.
+func (s *Sim) first(r int32) int32 {
+	if s.promptInPool[r] {
+		return 2 * r
+	}
+	return 2*r + 1
+}
+
+func (s *Sim) addToBatch(in *instance, t int32) {
+	in.batch = append(in.batch, t)
+	s.inBatch[t] = true
+	if isPrompt(t) {
+		in.promptsInBatch++
+	} else {
+		in.tokensInBatch++
+	}
+	if len(in.batch) == 1 {
+		in.runStamp = s.now
+	}
+}
+
+func (s *Sim) removeFromBatch(in *instance, t int32) {
+	in.batch = remove(in.batch, t)
+	s.inBatch[t] = false
+	if isPrompt(t) {
+		in.promptsInBatch--
+	} else {
+		in.tokensInBatch--
+	}
+	if len(in.batch) == 0 {
+		in.busy += s.now - in.runStamp
+		in.runStamp = 0
+	}
+}
+
+// taskArrival is SplitwiseInstance.task_arrival: queue the task, then
+// start an iteration if the instance is idle (and the task's KV cache
+// fits), or cut the running contiguous iterations short at the next
+// boundary if the task fits the batch's limits (or, for a prompt, if only
+// decode tokens stand in its way).
+func (s *Sim) taskArrival(in *instance, t int32) {
+	s.ts[t] = taskQueued
+	s.addToPool(in, t)
+	s.addPending(in, t, false)
+	if len(in.batch) == 0 {
+		if in.memory+s.taskMem(int(t)) > in.maxMem {
+			return
+		}
+		s.startIteration(in)
+		return
+	}
+	if len(in.batch) < in.cfg.MaxBatchSize && in.batchTokens+s.tokensPerIter(t) <= in.cfg.MaxBatchTokens {
+		s.pauseIteration(in)
+		return
+	}
+	if isPrompt(t) {
+		promptTokens := in.batchTokens - in.tokensInBatch
+		if in.promptsInBatch < len(in.batch) && promptTokens+s.reqs[t>>1].Prompt <= in.cfg.MaxBatchTokens {
+			s.pauseIteration(in)
+		}
+	}
+}
+
+// selectBatch is SplitwiseInstance.select_batch: the next batch, built in
+// five passes (tasks passed over MaxPreemptions times, waiting prompts,
+// preempted decodes, the running batch, then every waiting request's first
+// task by arrival), each stopping at the batch's size or token limit and
+// the first and last admitting new KV caches only while they fit. It
+// returns the running tasks left out (preempted) and the new ones.
+func (s *Sim) selectBatch(in *instance) (pre, add []int32) {
+	s.mark++
+	mk := s.mark
+	nb := s.scratchNew[:0]
+	tokens := 0
+	mem := in.memory
+	maxB, maxT := in.cfg.MaxBatchSize, in.cfg.MaxBatchTokens
+	put := func(t int32) {
+		nb = append(nb, t)
+		s.tmark[t] = mk
+		s.rmark[t>>1] = mk
+		tokens += s.tokensPerIter(t)
+	}
+	inReqs := func(t int32) bool { return s.rmark[t>>1] == mk }
+	for _, t := range in.pendingQueue {
+		if int(s.npre[t]) < in.cfg.MaxPreemptions {
+			break
+		}
+		if len(nb) == maxB || len(nb) > 0 && tokens+s.tokensPerIter(t) > maxT {
+			break
+		}
+		if inReqs(t) {
+			continue
+		}
+		if s.ts[t] == taskBlocked {
+			put(t)
+			continue
+		}
+		if m := s.taskMem(int(t)); m+mem <= in.maxMem {
+			put(t)
+			mem += m
+		}
+	}
+	for _, t := range in.pendingPrompt {
+		if len(nb) == maxB || len(nb) > 0 && tokens+s.tokensPerIter(t) > maxT {
+			break
+		}
+		if inReqs(t) {
+			continue
+		}
+		m := s.taskMem(int(t))
+		if m+mem > in.maxMem {
+			break
+		}
+		put(t)
+		mem += m
+	}
+	for _, t := range in.blocked {
+		if len(nb) == maxB || len(nb) > 0 && tokens+s.tokensPerIter(t) > maxT {
+			break
+		}
+		if inReqs(t) {
+			continue
+		}
+		put(t)
+	}
+	for _, t := range in.batch {
+		if len(nb) == maxB || len(nb) > 0 && tokens+s.tokensPerIter(t) > maxT {
+			break
+		}
+		if inReqs(t) {
+			continue
+		}
+		put(t)
+	}
+	for _, r := range in.pendingReqs {
+		if len(nb) == maxB {
+			break
+		}
+		t := s.first(r)
+		if inReqs(t) {
+			continue
+		}
+		if len(nb) > 0 && tokens+s.tokensPerIter(t) > maxT {
+			break
+		}
+		if s.ts[t] == taskBlocked {
+			put(t)
+			continue
+		}
+		m := s.taskMem(int(t))
+		if m+mem > in.maxMem {
+			break
+		}
+		put(t)
+		mem += m
+	}
+	in.batchTokens = tokens
+	pre, add = s.scratchPre[:0], s.scratchAdd[:0]
+	for _, t := range in.batch {
+		if s.tmark[t] != mk {
+			pre = append(pre, t)
+		}
+	}
+	for _, t := range nb {
+		if !s.inBatch[t] {
+			add = append(add, t)
+		}
+	}
+	s.scratchNew, s.scratchPre, s.scratchAdd = nb, pre, add
+	return pre, add
+}
+
+// startIteration is ORCAInstance.start_iteration: select the batch, apply
+// its preemptions and admissions, count a pass-over for every waiting
+// request, then run as many identical decode iterations back to back as
+// the shortest remaining decode allows (one iteration when a prompt is in
+// the batch), as one event.
+func (s *Sim) startIteration(in *instance) {
+	pre, add := s.selectBatch(in)
+	for _, t := range pre {
+		if isPrompt(t) {
+			s.fail(fmt.Errorf("infer: internal error: prompt task %d preempted", t))
+			return
+		}
+		s.ts[t] = taskBlocked
+		s.removeFromBatch(in, t)
+		s.addPending(in, t, true)
+	}
+	for _, t := range add {
+		s.removePending(in, t)
+		s.addToBatch(in, t)
+	}
+	for _, r := range in.pendingReqs {
+		if t := s.first(r); !s.inBatch[t] {
+			s.npre[t]++
+		}
+	}
+	if len(in.batch) == 0 {
+		if len(in.pendingReqs) == 0 && s.idle != nil {
+			s.idle.InstanceIdle(&s.view, in.idx)
+		}
+		return
+	}
+	d, ok := s.iterationTime(in)
+	if !ok {
+		return
+	}
+	in.iterDur = d
+	var n int64
+	switch {
+	case in.promptsInBatch > 0 || s.cfg.DecodeReadsKV:
+		n = 1
+	default:
+		n = math.MaxInt64
+		for _, t := range in.batch {
+			n = min(n, s.decodeTokens(int(t>>1))-s.gen[t])
+		}
+	}
+	in.nContig = n
+	for _, t := range in.batch {
+		s.genning[t] = n
+		switch s.ts[t] {
+		case taskQueued:
+			s.runTask(in, t)
+		case taskBlocked:
+			s.ts[t] = taskRunning
+		}
+	}
+	in.iterations += n
+	in.iterEvT = s.now + d*float64(n)
+	in.iterEv = s.schedule(d*float64(n), evIteration, int32(in.idx))
+}
+
+// runTask starts a queued task: it allocates its KV cache (task.py, run).
+func (s *Sim) runTask(in *instance, t int32) {
+	s.ts[t] = taskRunning
+	r := t >> 1
+	m := s.taskMem(int(t))
+	in.memory += m
+	s.mem[r] += m
+	if isPrompt(t) {
+		s.res[r].PromptStart = s.now
+	} else {
+		s.res[r].DecodeStart = s.now
+	}
+}
+
+// iterationTime is get_iteration_duration (performance_model.py): the
+// prompt curve at the batch's tokens for a batch of prompts, the token
+// curve at its size for a batch of decodes, 1.1 x the prompt curve for a
+// mix; then the extrapolation scales and, with DecodeReadsKV, the KV reads.
+func (s *Sim) iterationTime(in *instance) (float64, bool) {
+	bt := 0
+	var ctx int64
+	for _, t := range in.batch {
+		if isPrompt(t) {
+			bt += s.reqs[t>>1].Prompt
+		} else {
+			bt++
+			ctx += int64(s.reqs[t>>1].Prompt) + 1 + s.gen[t]
+		}
+	}
+	c := in.curve
+	var d float64
+	switch {
+	case in.tokensInBatch == 0:
+		d = interp(c.x, c.prompt, float64(bt))
+		if in.promptScale != 1 {
+			d *= in.promptScale
+		}
+	case in.promptsInBatch == 0:
+		d = interp(c.x, c.token, float64(bt))
+		if in.tokenScale != 1 {
+			d *= in.tokenScale
+		}
+		if s.cfg.DecodeReadsKV {
+			d += float64(ctx*s.cfg.Model.KVBytesPerToken) / (float64(in.cfg.TP) * in.gpu.HBMBytesPerSec)
+		}
+	default:
+		d = interp(c.x, c.prompt, float64(bt))
+		if in.promptScale != 1 {
+			d *= in.promptScale
+		}
+		d *= mixedBatchFactor
+	}
+	if !(d > 0) || math.IsInf(d, 0) {
+		s.fail(fmt.Errorf("%w: instance %d: the performance curve gives %v s for an iteration of %d tokens", ErrBadConfig, in.idx, d, bt))
+		return 0, false
+	}
+	return d, true
+}
+
+// pauseIteration is ORCAInstance.pause_iteration: end the running
+// contiguous decode iterations at the next iteration boundary, so that a
+// new arrival joins the batch then.
+func (s *Sim) pauseIteration(in *instance) {
+	if in.pauseNext || in.promptsInBatch > 0 {
+		return
+	}
+	in.pauseNext = true
+	old := in.iterDur * float64(in.nContig)
+	start := in.iterEvT - old
+	elapsed := s.now - start
+	nNew := pyFloorDiv(elapsed, in.iterDur) + 1
+	in.nContig = int64(nNew)
+	for _, t := range in.batch {
+		s.genning[t] = in.nContig
+	}
+	remaining := in.iterDur*nNew - elapsed
+	if in.iterEv >= 0 {
+		s.events[in.iterEv].dead = true
+	}
+	in.iterEvT = s.now + remaining
+	in.iterEv = s.schedule(remaining, evIteration, int32(in.idx))
+}
+
+// pyFloorDiv is Python's float floor division a // b (floatobject.c,
+// _float_div_mod), bit for bit.
+func pyFloorDiv(a, b float64) float64 {
+	mod := math.Mod(a, b)
+	div := (a - mod) / b
+	if mod != 0 && (b < 0) != (mod < 0) {
+		div -= 1
+	}
+	if div == 0 {
+		return math.Copysign(0, a/b)
+	}
+	f := math.Floor(div)
+	if div-f > 0.5 {
+		f++
+	}
+	return f
+}
+
+// completeIteration is ORCAInstance.complete_iteration: every task in the
+// batch counts its iterations' tokens, the finished ones leave, and the
+// next iteration starts.
+func (s *Sim) completeIteration(in *instance) {
+	done := s.scratchDone[:0]
+	for _, t := range in.batch {
+		s.gen[t] += s.genning[t]
+		s.genning[t] = 0
+		if isPrompt(t) && s.gen[t] == 1 || !isPrompt(t) && s.gen[t] == s.decodeTokens(int(t>>1)) {
+			done = append(done, t)
+		}
+	}
+	s.scratchDone = done
+	for _, t := range slices.Clone(done) {
+		s.taskCompletion(in, t)
+	}
+	in.pauseNext = false
+	s.startIteration(in)
+}
+
+// taskCompletion is ORCAInstance.task_completion with the tasks' complete
+// (task.py) and the executor's next step (executor.py): a finished prompt
+// records the first token and, disaggregated, starts the KV transfer; a
+// finished decode frees the request's KV cache and ends the request.
+func (s *Sim) taskCompletion(in *instance, t int32) {
+	s.ts[t] = taskDone
+	r := t >> 1
+	if isPrompt(t) {
+		in.schedPending -= int64(s.reqs[r].Prompt)
+		s.res[r].FirstToken = s.now
+	} else {
+		in.schedPending--
+		in.memory -= s.mem[r]
+		in.schedMem -= s.mem[r]
+		s.mem[r] = 0
+	}
+	s.removeFromBatch(in, t)
+	s.removeFromPool(in, t)
+	if !isPrompt(t) {
+		s.res[r].End = s.now
+		s.done++
+		return
+	}
+	if s.res[r].Prefill != s.res[r].Decode {
+		s.flowArrival(int(r))
+	}
+}
+
+// flowArrival is Link.flow_arrival for a request's KV transfer.
+func (s *Sim) flowArrival(r int) {
+	s.flowState[r] = 1
+	if s.cfg.Link.Shared {
+		s.linkQueue = append(s.linkQueue, int32(r))
+		s.tryLink()
+		return
+	}
+	s.flowRetry(r)
+}
+
+func (s *Sim) retryDelay() float64 {
+	if s.cfg.Link.RetryDelay > 0 {
+		return s.cfg.Link.RetryDelay
+	}
+	return 1
+}
+
+// fits reports whether request r's KV cache fits its decode instance now.
+func (s *Sim) fits(r int) bool {
+	d := s.insts[s.res[r].Decode]
+	return d.memory+s.mem[r] <= d.maxMem
+}
+
+// flowRetry starts request r's own transfer if its KV cache fits the
+// destination, or looks again after the retry delay (Link.retry_flow).
+func (s *Sim) flowRetry(r int) {
+	if s.flowState[r] != 1 {
+		return
+	}
+	if s.fits(r) {
+		s.runFlow(r)
+		return
+	}
+	s.schedule(s.retryDelay(), evFlowRetry, int32(r))
+}
+
+// tryLink starts the shared link's first waiting transfer if the link is
+// free and the KV cache fits its destination.
+func (s *Sim) tryLink() {
+	if s.linkBusy || len(s.linkQueue) == 0 {
+		return
+	}
+	r := int(s.linkQueue[0])
+	if !s.fits(r) {
+		if !s.linkRetry {
+			s.linkRetry = true
+			s.schedule(s.retryDelay(), evLinkRetry, 0)
+		}
+		return
+	}
+	s.linkQueue = s.linkQueue[1:]
+	s.linkBusy = true
+	s.runFlow(r)
+}
+
+// runFlow is Link.run_flow: the destination allocates the KV cache and the
+// bytes take size / bandwidth (after the per-transfer overhead).
+func (s *Sim) runFlow(r int) {
+	s.flowState[r] = 2
+	d := s.insts[s.res[r].Decode]
+	d.memory += s.mem[r]
+	size := int64(s.reqs[r].Prompt) * s.cfg.Model.KVBytesPerToken
+	s.res[r].TransferStart = s.now
+	s.res[r].TransferBytes = size
+	s.kvMoved += size
+	s.schedule(s.cfg.Link.Overhead+float64(size)/s.cfg.Link.BytesPerSec, evFlowDone, int32(r))
+}
+
+// flowDone is Link.flow_completion: the source frees the KV cache, the
+// decode task arrives at its instance, and the source is told (it may
+// have been waiting for that memory).
+func (s *Sim) flowDone(r int) {
+	s.flowState[r] = 3
+	src := s.insts[s.res[r].Prefill]
+	src.memory -= s.mem[r]
+	src.schedMem -= s.mem[r]
+	s.res[r].TransferEnd = s.now
+	s.taskArrival(s.insts[s.res[r].Decode], int32(2*r+1))
+	s.notifyFlowCompletion(src)
+	if s.cfg.Link.Shared {
+		s.linkBusy = false
+		s.tryLink()
+	}
+}
+
+// notifyFlowCompletion is ORCAInstance.notify_flow_completion.
+func (s *Sim) notifyFlowCompletion(in *instance) {
+	if len(in.pendingQueue) == 0 {
+		return
+	}
+	t := in.pendingQueue[0]
+	if len(in.batch) == 0 {
+		if in.memory+s.taskMem(int(t)) > in.maxMem {
+			return
+		}
+		s.startIteration(in)
+		return
+	}
+	if len(in.batch) < in.cfg.MaxBatchSize && in.batchTokens < in.cfg.MaxBatchTokens {
+		s.pauseIteration(in)
+	}
+}
