@@ -27,9 +27,11 @@ import (
 
 // defaultEvalPolicies are what drover eval compares by default: the
 // methods (strn, sas), the baselines (first-fit, tiresias and gandiva,
-// each with bsp, asp, local(4), local(8) and strn-sync; optimus) and the
-// oracle-sync upper bound on each baseline placement.
-var defaultEvalPolicies = strings.Join(slices.Concat(builtin.Methods, builtin.Baselines(), builtin.UpperBounds()), ",")
+// each with bsp, asp, local(4), local(8) and strn-sync; optimus), the
+// papers' comparison systems (Sync-Switch and LB-BSP on each baseline
+// placement, Themis) and the oracle-sync upper bound on each baseline
+// placement.
+var defaultEvalPolicies = strings.Join(slices.Concat(builtin.Methods, builtin.Baselines(), builtin.ComparisonSystems(), builtin.UpperBounds()), ",")
 
 // evalFlags are drover eval's flags.
 type evalFlags struct {
@@ -65,7 +67,7 @@ type evalFlags struct {
 // defineEvalFlags defines drover eval's flags on fs.
 func defineEvalFlags(fs *flag.FlagSet, reg policies.Registry) *evalFlags {
 	f := new(evalFlags)
-	f.policyList = fs.String("policies", defaultEvalPolicies, fmt.Sprintf("comma-separated policies to compare: %s; or the directory of a sas-rl or strn-rl checkpoint (its teacher, strn or sas+strn-sync, is added beside it). The table compares each with the best baseline, and a learned policy with its teacher", reg.Syntax()))
+	f.policyList = fs.String("policies", defaultEvalPolicies, fmt.Sprintf("comma-separated policies to compare: %s; a name may end in ~<mitigation> (%s) for a row whose runs use that per-worker mitigation instead of --mitigation's, e.g. first-fit+bsp~lb-bsp (LB-BSP on first-fit's placements); or the directory of a sas-rl or strn-rl checkpoint (its teacher, strn or sas+strn-sync, is added beside it). The default: the methods, the 16 baselines, the papers' comparison systems (Sync-Switch, LB-BSP, Themis) and the oracle-sync upper bounds. The table compares each with the best baseline (the comparison systems are baselines), and a learned policy with its teacher", reg.Syntax(), strings.Join(builtin.Mitigations, ", ")))
 	f.seedsFlag = fs.String("seeds", "1-5", "seeds: numbers and ranges, e.g. 1-5 or 1,3,7-9")
 	f.parallel = fs.Int("parallel", 0, "simulations at a time (0 = GOMAXPROCS); the decision-time column is clean only with 1")
 	f.outDir = fs.String("out", "", "directory for table.md, summary.json and the plots (default: a new runs/eval-WORKLOAD-TIME)")
@@ -236,24 +238,28 @@ func (f *evalFlags) setup(fs *flag.FlagSet) (*evalSetup, error) {
 
 // evalContenders returns the contenders of a --policies list: its
 // heuristics under the sync strategy (marked as baselines where they are
-// builtin's), then its checkpoints (train/restore), each preceded by its
-// teacher (policies/direct.TeacherOf) when the list does not name it,
-// and the heuristics' names (the added teachers' included).
+// builtin's), a row "<policy>~<mitigation>" under that per-worker
+// mitigation (builtin.SplitMitigation), then its checkpoints
+// (train/restore), each preceded by its teacher (policies/direct.TeacherOf)
+// when the list does not name it, and the heuristics' names (the added
+// teachers' included).
 func evalContenders(reg policies.Registry, list string, sync env.Sync) ([]compare.Policy, []string, error) {
 	names, dirs, err := evalPolicies(list)
 	if err != nil {
 		return nil, nil, err
 	}
-	contenders, err := compare.Heuristics(reg, names, sync)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--policies: %w", err)
-	}
-	for i := range contenders {
-		contenders[i].Baseline = builtin.IsBaseline(contenders[i].Name)
-	}
 	listed := map[string]bool{}
+	contenders := make([]compare.Policy, 0, len(names)+2*len(dirs))
 	for _, n := range names {
+		c, err := heuristicRow(reg, n, sync)
+		if err != nil {
+			return nil, nil, err
+		}
+		if listed[n] {
+			return nil, nil, fmt.Errorf("--policies: %q listed twice", n)
+		}
 		listed[n] = true
+		contenders = append(contenders, c)
 	}
 	for _, d := range dirs {
 		c, err := restore.Policy(d)
@@ -264,18 +270,35 @@ func evalContenders(reg policies.Registry, list string, sync env.Sync) ([]compar
 		// listed is added just before it, so the tables say how much of
 		// its gain over a heuristic is the teacher's.
 		if t := c.Teacher; t != "" && !listed[t] {
-			tc, err := compare.Heuristics(reg, []string{t}, sync)
+			tc, err := heuristicRow(reg, t, sync)
 			if err != nil {
 				return nil, nil, fmt.Errorf("--policies: %s's teacher: %w", c.Name, err)
 			}
-			tc[0].Baseline = builtin.IsBaseline(t)
-			contenders = append(contenders, tc[0])
+			contenders = append(contenders, tc)
 			names = append(names, t)
 			listed[t] = true
 		}
 		contenders = append(contenders, c)
 	}
 	return contenders, names, nil
+}
+
+// heuristicRow returns the contender of one heuristic row name: a policy
+// of reg under the sync strategy, with a per-worker mitigation when the
+// name ends in "~<mitigation>" (builtin.SplitMitigation), marked as a
+// baseline where builtin.IsBaseline says so.
+func heuristicRow(reg policies.Registry, name string, sync env.Sync) (compare.Policy, error) {
+	p, m := builtin.SplitMitigation(name)
+	if p != name && !slices.Contains(builtin.Mitigations, m) {
+		return compare.Policy{}, fmt.Errorf("--policies: %q: unknown mitigation %q (want %s)", name, m, strings.Join(builtin.Mitigations, ", "))
+	}
+	cs, err := compare.Heuristics(reg, []string{p}, sync)
+	if err != nil {
+		return compare.Policy{}, fmt.Errorf("--policies: %w", err)
+	}
+	c := cs[0]
+	c.Name, c.Mitigation, c.Baseline = name, m, builtin.IsBaseline(name)
+	return c, nil
 }
 
 // evalOutDir returns the directory of an eval's files, created: out, or

@@ -8,14 +8,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/policies/builtin"
-	"github.com/drover-sched/drover/policies/compare"
 )
 
 // TestEvalDefaultPolicies: with no --policies, drover eval compares the
-// methods with every baseline and the oracle-sync upper bounds, all of
-// which resolve.
+// methods with every baseline, the papers' comparison systems
+// (Sync-Switch and LB-BSP on each baseline placement, Themis) and the
+// oracle-sync upper bounds, all of which resolve; the LB-BSP rows run
+// BSP under the lb-bsp mitigation.
 func TestEvalDefaultPolicies(t *testing.T) {
 	names, dirs, err := evalPolicies(defaultEvalPolicies)
 	if err != nil || len(dirs) != 0 {
@@ -26,21 +29,85 @@ func TestEvalDefaultPolicies(t *testing.T) {
 		"tiresias+bsp", "tiresias+asp", "tiresias+local(4)", "tiresias+local(8)", "tiresias+strn-sync",
 		"gandiva+bsp", "gandiva+asp", "gandiva+local(4)", "gandiva+local(8)", "gandiva+strn-sync",
 		"optimus",
+		"first-fit+sync-switch", "tiresias+sync-switch", "gandiva+sync-switch",
+		"first-fit+bsp~lb-bsp", "tiresias+bsp~lb-bsp", "gandiva+bsp~lb-bsp",
+		"themis",
 		"first-fit+oracle-sync", "tiresias+oracle-sync", "gandiva+oracle-sync"}
 	if !slices.Equal(names, want) {
 		t.Errorf("default policies:\n got %v\nwant %v", names, want)
 	}
-	if _, err := compare.Heuristics(builtin.Registry(), names, env.Sync{}); err != nil {
-		t.Error(err)
+	contenders, got, err := evalContenders(builtin.Registry(), defaultEvalPolicies, env.Sync{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("evalContenders names:\n got %v\nwant %v", got, want)
 	}
 	baselines := 0
-	for _, n := range names {
-		if builtin.IsBaseline(n) {
+	for _, c := range contenders {
+		if c.Baseline {
 			baselines++
 		}
+		if want := map[bool]string{true: "lb-bsp"}[strings.HasSuffix(c.Name, "~lb-bsp")]; c.Mitigation != want {
+			t.Errorf("%s: mitigation %q, want %q", c.Name, c.Mitigation, want)
+		}
 	}
-	if baselines != 16 {
-		t.Errorf("%d baselines in the default set, want 16 (3 placements x 5 syncs, optimus)", baselines)
+	if baselines != 23 {
+		t.Errorf("%d baselines in the default set, want 23 (3 placements x 5 syncs, optimus; Sync-Switch and LB-BSP on 3 placements, Themis)", baselines)
+	}
+}
+
+// TestEvalMitigationRows: a row "<policy>~<mitigation>" runs under that
+// mitigation whatever --mitigation says: first-fit+bsp~lb-bsp in a run
+// under --mitigation none gives, seed by seed, the figures of first-fit+bsp
+// under --mitigation lb-bsp, and they differ from first-fit+bsp's without
+// it (the mitigation did something); a bad mitigation is refused.
+func TestEvalMitigationRows(t *testing.T) {
+	dir := t.TempDir()
+	wl := filepath.Join(dir, "tiny.csv")
+	if err := os.WriteFile(wl, []byte(tinyJobs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runs := func(mitigation, policies string) map[string][]map[string]any {
+		out := filepath.Join(dir, mitigation)
+		code, _, stderr := drover(t, "eval", "--quiet", "--workload", wl, "--profiles", "builtin", "--nodes", "4", "--gpus-per-node", "4",
+			"--load", "3", "--mitigation", mitigation, "--policies", policies, "--seeds", "1-2", "--out", out)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		data, err := os.ReadFile(filepath.Join(out, "summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum struct {
+			Policies []struct {
+				Name string           `json:"name"`
+				Runs []map[string]any `json:"runs"`
+			} `json:"policies"`
+		}
+		if err := json.Unmarshal(data, &sum); err != nil {
+			t.Fatal(err)
+		}
+		m := map[string][]map[string]any{}
+		for _, p := range sum.Policies {
+			for _, r := range p.Runs {
+				delete(r, "schedule_time_s") // wall time
+			}
+			m[p.Name] = p.Runs
+		}
+		return m
+	}
+	rows := runs("none", "first-fit+bsp,first-fit+bsp~lb-bsp")
+	lb := runs("lb-bsp", "first-fit+bsp")
+	if diff := cmp.Diff(lb["first-fit+bsp"], rows["first-fit+bsp~lb-bsp"]); diff != "" {
+		t.Errorf("first-fit+bsp~lb-bsp differs from first-fit+bsp under --mitigation lb-bsp (-want,+got):\n%s", diff)
+	}
+	if cmp.Equal(rows["first-fit+bsp"], rows["first-fit+bsp~lb-bsp"]) {
+		t.Error("lb-bsp changed nothing: the test proves nothing")
+	}
+	code, _, stderr := drover(t, "eval", "--quiet", "--workload", wl, "--profiles", "builtin", "--nodes", "4", "--policies", "first-fit~lbbsp", "--seeds", "1")
+	if code == 0 || !strings.Contains(stderr, `unknown mitigation "lbbsp"`) {
+		t.Errorf("first-fit~lbbsp: exit %d, %s", code, stderr)
 	}
 }
 

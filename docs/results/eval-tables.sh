@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates the strong-baseline tables of docs/results/eval.md and the
 # claims table of docs/results/claims.md: drover eval's default set (strn,
-# sas, 16 baselines, 3 oracle-sync upper bounds) over 20 seeds on the
+# sas, 16 baselines, the papers' comparison systems: Sync-Switch and
+# LB-BSP on first-fit, tiresias and gandiva, and Themis; 3 oracle-sync
+# upper bounds) over 20 seeds on the
 # built-in workload, Philly's later half, Helios and Alibaba PAI, each in
 # its default straggler regime, then docs/results/claims.py over the
 # summaries.

@@ -1,8 +1,10 @@
 package builtin
 
 import (
+	"slices"
 	"strings"
 
+	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/policies"
 	"github.com/drover-sched/drover/policies/fifo"
 	"github.com/drover-sched/drover/policies/firstfit"
@@ -92,12 +94,61 @@ func UpperBounds() []string {
 	return out
 }
 
+// MitigationSep separates a row name from the per-worker mitigation its
+// runs use: "<policy>~<mitigation>" is <policy> with every run under that
+// runtime mitigation (env.MitigationLBBSP's "lb-bsp", "stret", "replace"
+// or "none"), whatever the comparison's own: drover eval splits it off
+// (SplitMitigation) and sets policies/compare.Policy.Mitigation.
+const MitigationSep = "~"
+
+// Mitigations are the names a row's mitigation may take: the per-worker
+// model's runtime mitigations (env.MitigationNone, MitigationSTRET,
+// MitigationReplace, MitigationLBBSP).
+var Mitigations = []string{env.MitigationNone, env.MitigationSTRET, env.MitigationReplace, env.MitigationLBBSP}
+
+// LBBSP is the mitigation of the LB-BSP comparison rows (env.MitigationLBBSP).
+const LBBSP = env.MitigationLBBSP
+
+// ComparisonSystems returns the papers' own comparison systems, in report
+// order, as rows beside the baselines: Sync-Switch (BSP, then ASP from the
+// switch point; policies/syncswitch) and load-balanced BSP (LB-BSP: BSP
+// with each worker's local batch balanced to its speed, the per-worker
+// model's lb-bsp mitigation, MitigationSep) on each baseline placement,
+// the comparison systems of STRET's and STRN's sync choices; then
+// Themis's finish-time fair scheduling (policies/themis), a scheduling
+// baseline of STRN's paper.
+func ComparisonSystems() []string {
+	var out []string
+	for _, p := range BaselinePlacements {
+		out = append(out, p+"+"+syncswitch.Name)
+	}
+	for _, p := range BaselinePlacements {
+		out = append(out, p+"+bsp"+MitigationSep+LBBSP)
+	}
+	return append(out, themis.Name)
+}
+
+// SplitMitigation splits a row name "<policy>~<mitigation>" into the
+// policy and the mitigation (MitigationSep); a name without one is
+// returned whole with mitigation "".
+func SplitMitigation(name string) (policy, mitigation string) {
+	policy, mitigation, _ = strings.Cut(name, MitigationSep)
+	return policy, mitigation
+}
+
 // IsBaseline reports whether name is a baseline for the Methods: a
 // registered policy other than a Method, alone or composed with a fixed
-// strategy or STRN's sync rule. A Method composed with anything, any
+// strategy or a sync rule other than oracle-sync (STRN's, Sync-Switch's),
+// with or without a mitigation (SplitMitigation): the 16 Baselines and
+// the ComparisonSystems among them. A Method composed with anything, any
 // composition with oracle-sync (an upper bound, not a baseline) and a name
 // the registry does not know are not baselines.
 func IsBaseline(name string) bool {
+	p, m := SplitMitigation(name)
+	if p != name && !slices.Contains(Mitigations, m) {
+		return false
+	}
+	name = p
 	r := Registry()
 	if _, err := r.Factory(name); err != nil {
 		return false

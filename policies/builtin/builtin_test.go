@@ -84,10 +84,19 @@ func TestBaselines(t *testing.T) {
 	if got, want := builtin.UpperBounds(), []string{"first-fit+oracle-sync", "tiresias+oracle-sync", "gandiva+oracle-sync"}; !slices.Equal(got, want) {
 		t.Errorf("UpperBounds() = %v, want %v", got, want)
 	}
+	wantCS := []string{"first-fit+sync-switch", "tiresias+sync-switch", "gandiva+sync-switch",
+		"first-fit+bsp~lb-bsp", "tiresias+bsp~lb-bsp", "gandiva+bsp~lb-bsp", "themis"}
+	if got := builtin.ComparisonSystems(); !slices.Equal(got, wantCS) {
+		t.Errorf("ComparisonSystems() = %v, want %v", got, wantCS)
+	}
 	reg := builtin.Registry()
-	for _, n := range slices.Concat(builtin.Methods, builtin.Baselines(), builtin.UpperBounds()) {
-		if _, err := reg.Factory(n); err != nil {
+	for _, n := range slices.Concat(builtin.Methods, builtin.Baselines(), builtin.ComparisonSystems(), builtin.UpperBounds()) {
+		p, m := builtin.SplitMitigation(n)
+		if _, err := reg.Factory(p); err != nil {
 			t.Errorf("%s: %v", n, err)
+		}
+		if m != "" && !slices.Contains(builtin.Mitigations, m) {
+			t.Errorf("%s: mitigation %q not in %v", n, m, builtin.Mitigations)
 		}
 	}
 	tests := []struct {
@@ -108,6 +117,16 @@ func TestBaselines(t *testing.T) {
 		{"nope", false},
 		{"first-fit+nope", false},
 		{"sas-rl@ckpt", false},
+		{"themis", true}, // the comparison systems
+		{"tiresias+sync-switch", true},
+		{"gandiva+bsp~lb-bsp", true},
+		{"first-fit~stret", true},
+		{"first-fit~none", true},
+		{"first-fit~", false}, // no mitigation after the separator
+		{"first-fit~lbbsp", false},
+		{"first-fit+bsp~lb-bsp~lb-bsp", false},
+		{"strn~lb-bsp", false},
+		{"first-fit+oracle-sync~lb-bsp", false},
 	}
 	for _, tt := range tests {
 		if got := builtin.IsBaseline(tt.name); got != tt.want {

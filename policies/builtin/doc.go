@@ -5,9 +5,14 @@
 // It also names the baseline set the methods (Methods: strn, sas) are
 // compared with: Baselines, the placement heuristics first-fit, Tiresias
 // and Gandiva each under BSP, ASP, local SGD(4) and local SGD(8) for
-// every job and under STRN's per-job sync choice, plus Optimus; and UpperBounds, each
-// of those placements with the oracle sync rule. IsBaseline tells a
-// baseline name from a method's or an upper bound's.
+// every job and under STRN's per-job sync choice, plus Optimus;
+// ComparisonSystems, the papers' own comparison systems: Sync-Switch
+// ("<placement>+sync-switch") and LB-BSP ("<placement>+bsp~lb-bsp", BSP
+// under the per-worker model's lb-bsp mitigation; a row name
+// "<policy>~<mitigation>" is split by SplitMitigation) on each of those
+// placements, and Themis; and UpperBounds, each of those placements with
+// the oracle sync rule. IsBaseline tells a baseline name (the comparison
+// systems are baselines too) from a method's or an upper bound's.
 //
 // # Usage
 //

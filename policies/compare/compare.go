@@ -31,6 +31,14 @@ type Policy struct {
 	// compare the two (Result.VersusTeacher): a learned policy's gain
 	// over a heuristic may be its teacher's.
 	Teacher string
+	// Mitigation, when set, is the per-worker model's runtime mitigation
+	// of this contender's runs (trace.Stragglers.Mitigation: env's
+	// MitigationNone, MitigationSTRET, MitigationReplace or
+	// MitigationLBBSP) in place of the one Config.Options gives, so that
+	// one comparison holds rows under different mitigations (drover eval's
+	// "<policy>~<mitigation>" rows, e.g. LB-BSP). A run under the
+	// job-level model (no Stragglers) fails with it.
+	Mitigation string
 }
 
 // Heuristics returns the contenders for the named policies of reg (plain
@@ -292,6 +300,14 @@ func runOne(cfg Config, pol Policy, seed uint64) (Run, error) {
 	o, err := cfg.Options(seed)
 	if err != nil {
 		return Run{}, err
+	}
+	if pol.Mitigation != "" {
+		if o.Stragglers == nil {
+			return Run{}, fmt.Errorf("mitigation %q needs the per-worker model", pol.Mitigation)
+		}
+		st := *o.Stragglers
+		st.Mitigation = pol.Mitigation
+		o.Stragglers = &st
 	}
 	p, err := pol.New(seed)
 	if err != nil {

@@ -178,6 +178,18 @@ func TestCompareErrors(t *testing.T) {
 	if _, err := Compare(cfg); err == nil || !strings.Contains(err.Error(), "seed 1") {
 		t.Errorf("failing runs: %v, want an error naming the policy and seed", err)
 	}
+	// A contender's mitigation needs the per-worker model.
+	cfg = tiny(t, 1)
+	cfg.Policies[0].Mitigation = env.MitigationLBBSP
+	jobLevel := cfg.Options
+	cfg.Options = func(seed uint64) (trace.Options, error) {
+		o, err := jobLevel(seed)
+		o.Stragglers = nil
+		return o, err
+	}
+	if _, err := Compare(cfg); err == nil || !strings.Contains(err.Error(), "per-worker model") {
+		t.Errorf("mitigation under the job-level model: %v", err)
+	}
 }
 
 // fixed is a hand-made result: policy a with seeds 1 and 2, policy b with
