@@ -119,17 +119,84 @@ type familyFigure struct {
 }
 
 // convergencePanels draws what f measured: against batch size, against
-// staleness, or both (one figure, batch panels first, when a family has
-// both parts; the batch axis then wins).
+// staleness, against local SGD's period, or several (one figure, batch
+// panels first, then local SGD's, when a family has more than one part;
+// the first part's axis then wins).
 func convergencePanels(m *converge.Model, f *converge.Family, ms []converge.Measurement) familyFigure {
 	var fig familyFigure
 	if st := f.Staleness; st != nil {
 		fig = familyFigure{xlabel: "average staleness (iterations; ASP on w workers: w-1)", panels: stalenessPanels(m, f.Name, st, ms)}
 	}
+	if l := f.Local; l != nil {
+		fig = familyFigure{xlabel: "local SGD period H (steps between averages)", logX: true, panels: append(localPanels(m, f.Name, l, ms), fig.panels...)}
+	}
 	if b := f.Batch; b != nil {
 		fig = familyFigure{xlabel: "global batch size (examples)", logX: true, panels: append(batchPanels(b, ms), fig.panels...)}
 	}
 	return fig
+}
+
+// localPanels is a local SGD family's final accuracy against the period
+// H: the fit with its band (Predict at BandLow and BandHigh), the fitted
+// source's runs per worker count, and the family's rows from other
+// sources.
+func localPanels(m *converge.Model, name string, l *converge.LocalSGDFit, ms []converge.Measurement) []plot.FitPanel {
+	var xs []float64
+	for h := 1; h <= 2*l.MaxPeriod; h++ {
+		xs = append(xs, float64(h))
+	}
+	at := func(band converge.Band) []float64 {
+		ys := make([]float64, len(xs))
+		for i, x := range xs {
+			o, err := m.Predict(name, converge.Strategy{Kind: converge.LocalSGD, Period: int(x)}, l.Workers[0], 0, 0, band)
+			if err != nil {
+				o.FinalAccuracy = math.NaN()
+			}
+			ys[i] = o.FinalAccuracy
+		}
+		return ys
+	}
+	pn := plot.FitPanel{
+		YLabel: "final test accuracy", LegendBottomLeft: true,
+		Curves: []plot.Series{{Name: fmt.Sprintf("fit: %.4g - %.3g (H-1)", l.SyncFinal.Value, l.Drop.Value), X: xs, Y: at(converge.BandFit)}},
+		Bands:  []plot.Band{{Name: fmt.Sprintf("%.0f%% band", 100*converge.Confidence), X: xs, Lo: at(converge.BandHigh), Hi: at(converge.BandLow)}},
+	}
+	for _, w := range l.Workers {
+		p := plot.Points{Name: fmt.Sprintf("measured: %s, %d workers", l.Source, w)}
+		for _, c := range l.Cells {
+			if c.Workers != w {
+				continue
+			}
+			for _, v := range c.Runs {
+				p.X, p.Y = append(p.X, float64(c.Period)), append(p.Y, v)
+			}
+		}
+		pn.Points = append(pn.Points, p)
+	}
+	others := map[string]*plot.Points{}
+	var order []string
+	for _, r := range ms {
+		if r.Family != name || r.Source == l.Source || r.Kind != converge.KindFinal {
+			continue
+		}
+		h, ok := converge.ParsePeriod(r.Sync)
+		if !ok && r.Sync != "bsp" {
+			continue
+		}
+		if !ok {
+			h = 1
+		}
+		k := fmt.Sprintf("measured: %s, %d workers (other protocol)", r.Source, r.Workers)
+		if others[k] == nil {
+			others[k] = &plot.Points{Name: k}
+			order = append(order, k)
+		}
+		others[k].X, others[k].Y = append(others[k].X, float64(h)), append(others[k].Y, r.Value)
+	}
+	for _, k := range order {
+		pn.Points = append(pn.Points, *others[k])
+	}
+	return []plot.FitPanel{pn}
 }
 
 // batchPanels are a batch family's epochs to its target and efficiency

@@ -16,8 +16,9 @@ type Check struct {
 	// Name says what is compared; it starts with Family.
 	Name string
 	// Value is the compared value: the model's, except in the PGNS checks,
-	// where it is the efficiency derived from the measured noise scale and
-	// the range is the fit's band.
+	// where it is the efficiency derived from the measured noise scale, and
+	// in the local SGD checks against another source, where it is that
+	// source's measured gap; there the range is the fit's band.
 	Value float64
 	// Lo and Hi bound the range (a run-to-run range, a resolution, or a
 	// band); either may be infinite.
@@ -51,9 +52,13 @@ func newCheck(family, name string, v, lo, hi float64, ref string) Check {
 // target at each batch size within one epoch (the evaluation interval),
 // more than the run lasted where it ended below the target, and Pollux's
 // efficiency from the measured noise scale (median epoch) at each batch
-// size against the fit's band. drover calibrate --convergence prints
-// these, and fails only on a failed check whose Known is empty: the
-// vgg16 PGNS checks are the known disagreements.
+// size against the fit's band; per local SGD family, the final accuracy at
+// each measured period and worker count against the runs' range (a single
+// run against the fitted line's prediction interval), and each other
+// source's measured gap between local(H) and synchronous training against
+// the fit's band. drover calibrate --convergence prints these, and fails
+// only on a failed check whose Known is empty: the vgg16 PGNS checks and
+// SlowMo's ImageNet local SGD gap are the known disagreements.
 func (m *Model) Checks(ms []Measurement) []Check {
 	var out []Check
 	for _, name := range m.Names() {
@@ -82,6 +87,10 @@ func (m *Model) Checks(ms []Measurement) []Check {
 				}
 				out = append(out, newCheck(name, fmt.Sprintf("%s asp on %d workers: diverges (1 = yes)", name, r.Workers), v, 1, 1, r.Ref))
 			}
+		}
+		if l := f.Local; l != nil {
+			out = append(out, l.checks()...)
+			out = append(out, l.crossChecks(ms)...)
 		}
 		if b := f.Batch; b != nil {
 			for _, p := range b.Points {

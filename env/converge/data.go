@@ -39,11 +39,13 @@ const (
 
 // Measurement is one row of the measurement table.
 type Measurement struct {
-	// Source is the short name of the source (tsm, syncswitch).
+	// Source is the short name of the source (tsm, syncswitch, blogcode,
+	// paddle, slowmo).
 	Source string
 	// Family is the model family the row belongs to.
 	Family string
-	// Sync is the synchronization strategy of the run (bsp, asp).
+	// Sync is the synchronization strategy of the run: bsp, asp, or
+	// local(H) for local SGD averaging every H steps (ParsePeriod).
 	Sync string
 	// Workers is the number of workers, 0 where the source does not say.
 	Workers int
@@ -53,14 +55,16 @@ type Measurement struct {
 	Run int
 	// Kind says what Value is.
 	Kind Kind
-	// Progress is where in training the value was measured, in Unit.
+	// Progress is where in training the value was measured, in Unit; 0
+	// for a final accuracy whose schedule the source does not state.
 	Progress float64
 	// Unit is Progress's unit: epoch (passes over the training set) or
 	// worker-batch (one worker's mini-batch; a BSP step of w workers is w).
 	Unit string
 	// Value is the measured value.
 	Value float64
-	// Ref is where the value was read: repository@commit:path#row.
+	// Ref is where the value was read: repository@commit:path#row, or
+	// paper:authors - title, Table N#row for a number printed in a paper.
 	Ref string
 }
 

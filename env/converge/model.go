@@ -118,8 +118,8 @@ type Outcome struct {
 	Diverged bool
 }
 
-// Family is a model family's fitted convergence behaviour. Either part may
-// be nil: no source measures both for one model.
+// Family is a model family's fitted convergence behaviour. Any part may be
+// nil: no source measures more than one for one model.
 type Family struct {
 	// Name is the family's name.
 	Name string
@@ -128,6 +128,9 @@ type Family struct {
 	Batch *BatchFit
 	// Staleness is the cost of stale gradients, nil if not measured.
 	Staleness *StalenessFit
+	// Local is the cost of local SGD's averaging period, nil if not
+	// measured.
+	Local *LocalSGDFit
 }
 
 // Params returns the family's fitted parameters, batch first.
@@ -139,6 +142,9 @@ func (f *Family) Params() []Param {
 	if f.Staleness != nil {
 		s := f.Staleness
 		ps = append(ps, s.BSPFinal, s.Drop, s.Slowdown, s.Diverge)
+	}
+	if l := f.Local; l != nil {
+		ps = append(ps, l.SyncFinal, l.Drop)
 	}
 	return ps
 }
@@ -172,12 +178,16 @@ func (m *Model) Params() []Param {
 // Predict returns the outcome of training family with strategy s on
 // workers workers at global batch size batch (0 for the family's reference
 // batch) toward target accuracy (a fraction; 0 for the family's own
-// staleness target), with the parameters at band. The iteration factor
-// multiplies the batch-size factor (examples to target over the reference
-// batch's, times reference batch over batch) and the staleness factor.
-// Local SGD, and staleness or batch sizes a family has no fit for, return
-// ErrNotMeasured. The target matters only to the staleness part: a
-// batch-size fit was measured at one target and is applied at every one.
+// staleness target, or no target for local SGD), with the parameters at
+// band. The iteration factor multiplies the batch-size factor (examples to
+// target over the reference batch's, times reference batch over batch)
+// and the staleness factor. Local SGD(H) ends at LocalSGDFit's final
+// accuracy for H and reaches a target at or below it in BSP's examples
+// (factor 1: only final accuracies are measured), never one above it.
+// Local SGD, staleness or batch sizes a family has no fit for return
+// ErrNotMeasured. The target matters only to the staleness and local SGD
+// parts: a batch-size fit was measured at one target and is applied at
+// every one.
 func (m *Model) Predict(family string, s Strategy, workers, batch int, target float64, band Band) (Outcome, error) {
 	if batch < 0 || workers < 0 || math.IsNaN(target) {
 		return Outcome{}, fmt.Errorf("converge: bad prediction input: workers %d, batch %d, target %v", workers, batch, target)
@@ -186,8 +196,11 @@ func (m *Model) Predict(family string, s Strategy, workers, batch int, target fl
 	if !ok {
 		return Outcome{}, fmt.Errorf("%w: family %q", ErrNotMeasured, family)
 	}
-	if s.Kind == LocalSGD {
-		return Outcome{}, fmt.Errorf("%w: local SGD (no local-SGD measurement was reachable)", ErrNotMeasured)
+	if s.Kind == LocalSGD && s.Period < 1 {
+		return Outcome{}, fmt.Errorf("converge: bad prediction input: local SGD period %d", s.Period)
+	}
+	if s.Kind == LocalSGD && f.Local == nil {
+		return Outcome{}, fmt.Errorf("%w: local SGD for family %q", ErrNotMeasured, family)
 	}
 	out := Outcome{IterFactor: 1, FinalAccuracy: math.NaN(), Reached: true}
 	if b := f.Batch; batch != 0 {
@@ -196,6 +209,9 @@ func (m *Model) Predict(family string, s Strategy, workers, batch int, target fl
 		}
 		smin, noise := b.SMin.Value, b.Noise.at(band, false)
 		out.IterFactor *= b.epochs(batch, smin, noise) / b.epochs(b.RefBatch, smin, noise) * float64(b.RefBatch) / float64(batch)
+	}
+	if s.Kind == LocalSGD {
+		return f.Local.predict(out, s.Period, target, band), nil
 	}
 	sbar := AvgStaleness(s, workers)
 	st := f.Staleness
@@ -256,6 +272,17 @@ func Fit(ms []Measurement) (*Model, error) {
 			return nil, err
 		}
 		m.Families[c.fam] = &Family{Name: c.fam, Staleness: s}
+	}
+	for _, c := range localFamilies {
+		l, err := fitLocalSGD(ms, c.source, c.family)
+		if err != nil {
+			return nil, err
+		}
+		if f := m.Families[c.family]; f != nil {
+			f.Local = l
+			continue
+		}
+		m.Families[c.family] = &Family{Name: c.family, Local: l}
 	}
 	return m, nil
 }
