@@ -332,3 +332,61 @@ func TestPyFloorDiv(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeReadsKV(t *testing.T) {
+	// One request, 1,000 prompt tokens, 3 output tokens: the prompt (0.1 s)
+	// then two decode iterations, each token(1) = 0.01901 s plus reading
+	// the context's KV cache (1,001 then 1,002 tokens x 1,000 bytes) at
+	// 8 x 3.35e12 B/s.
+	c := handConfig(t, Colocated)
+	c.DecodeReadsKV = true
+	s, _ := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 1000, Output: 3}})
+	if _, err := s.Run(fixed{0, 0}); err != nil {
+		t.Fatal(err)
+	}
+	want := 0.1 + 2*0.01901 + (1001+1002)*1000/(8*3.35e12)
+	if got := s.Results()[0].E2E(); !near(got, want) {
+		t.Fatalf("E2E %v, want %v", got, want)
+	}
+}
+
+func TestExtrapolatedGPU(t *testing.T) {
+	// An A10G instance has no measured rows: the A100's curves, prompt
+	// scaled by 312/125 TFLOPS and decode by 2,039/600 GB/s. TTFT of a
+	// 1,000-token prompt: 0.1 x 312/125 s; E2E adds one decode of
+	// 0.01901 x 2039/600 s.
+	c := handConfig(t, Colocated)
+	c.Instances[0].GPU = "a10g"
+	s, _ := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 1000, Output: 2}})
+	sum, err := s.Run(fixed{0, 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.Results()[0]
+	if !near(r.TTFT(), 0.1*312/125) || !near(r.E2E(), 0.1*312/125+0.01901*2039/600) {
+		t.Fatalf("TTFT %v E2E %v, want %v and %v", r.TTFT(), r.E2E(), 0.1*312/125, 0.1*312/125+0.01901*2039/600)
+	}
+	if d := cmp.Diff([]string{"a10g"}, sum.Extrapolated); d != "" {
+		t.Fatalf("Extrapolated (-want,+got):\n%s", d)
+	}
+}
+
+func TestSummary(t *testing.T) {
+	// Two requests on one instance, worked by hand from TestPromptQueues:
+	// TTFT 0.1 and 0.199 s; E2E 0.21902 and 0.21802 s; an E2E objective
+	// of 0.2185 s is met by one of two.
+	c := handConfig(t, Colocated)
+	c.Instances[0].MaxBatchTokens = 1000
+	c.SLO = SLO{E2E: 0.2185}
+	s, _ := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 1000, Output: 2}, {ID: 1, Arrival: 1.001, Prompt: 1000, Output: 2}})
+	sum, err := s.Run(fixed{0, 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(sum.TTFT.Mean, (0.1+0.199)/2) || !near(sum.TTFT.Max, 0.199) || !near(sum.TTFT.P50, (0.1+0.199)/2) || sum.SLOAttainment != 0.5 {
+		t.Fatalf("summary %+v", sum)
+	}
+	if !near(sum.Makespan, 1.2+0.01902) || !near(sum.GPUHours, 8*sum.Makespan/3600) {
+		t.Fatalf("makespan %v, GPU hours %v", sum.Makespan, sum.GPUHours)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/drover-sched/drover/env/infer"
 )
@@ -164,4 +165,64 @@ func _unused(s []float64) {
 		}
 	}
 	_ = fmt.Sprint
+}
+
+// TestSpeedAgainstSplitwiseSim reports how much faster the faithful
+// presets replay the inputs of SplitwiseSim's timed runs (speed.csv in
+// INFER_SPLITREF: config, trace, rep, wall_s of its whole command) than
+// SplitwiseSim did: each of ours is timed from reading the trace and the
+// performance table to the summary, the median of 5. It asserts nothing
+// about speed (tests must not depend on the machine's); it logs the ratio.
+// Run with -v, on a quiet machine, to read it.
+func TestSpeedAgainstSplitwiseSim(t *testing.T) {
+	dir := os.Getenv(splitrefEnv)
+	if dir == "" {
+		t.Skipf("%s is not set", splitrefEnv)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "speed.csv"))
+	if err != nil {
+		t.Skip(err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs := map[string][]float64{}
+	for _, rec := range recs[1:] {
+		w, err := strconv.ParseFloat(rec[3], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		theirs[rec[0]+"/"+rec[1]] = append(theirs[rec[0]+"/"+rec[1]], w)
+	}
+	configs := map[string]int{"baseline_h100": 0, "splitwise_ha": 1}
+	for key, ws := range theirs {
+		var config, trace string
+		if i := bytes.IndexByte([]byte(key), '/'); i >= 0 {
+			config, trace = key[:i], key[i+1:]
+		}
+		fi, ok := configs[config]
+		if !ok {
+			continue
+		}
+		f := faithful[fi]
+		var ours []float64
+		for range 5 {
+			start := time.Now()
+			perf := realPerf(t)
+			reqs := readSplitwiseTrace(t, filepath.Join(dir, "traces", trace+".csv"))
+			s, err := infer.New(f.cfg(perf), reqs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Run(f.router()); err != nil {
+				t.Fatal(err)
+			}
+			ours = append(ours, time.Since(start).Seconds())
+		}
+		slices.Sort(ours)
+		slices.Sort(ws)
+		t.Logf("%s on %s: SplitwiseSim median %.2f s (%d runs, %.2f-%.2f), Drover median %.2f ms (read, build, run, summarise): %.0fx",
+			config, trace, ws[len(ws)/2], len(ws), ws[0], ws[len(ws)-1], 1000*ours[2], ws[len(ws)/2]/ours[2])
+	}
 }

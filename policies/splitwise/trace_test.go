@@ -143,3 +143,32 @@ func BenchmarkAzureCode(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkConv10Min replays the first 10 minutes of the Azure 2023 conv
+// trace, the window issue 34's speed acceptance names, through each
+// faithful deployment.
+func BenchmarkConv10Min(b *testing.B) {
+	perf := realPerf(b)
+	all := readAzure(b, "../../../shared/traces/llm/azure_llm_2023/AzureLLMInferenceTrace_conv.csv", 1)
+	var reqs []infer.Request
+	for _, r := range all {
+		if r.Arrival-1 < 600 {
+			reqs = append(reqs, r)
+		}
+	}
+	for _, f := range faithful {
+		b.Run(f.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				s, err := infer.New(f.cfg(perf), reqs)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.Run(f.router()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(reqs)), "reqs/op")
+		})
+	}
+}
