@@ -23,6 +23,13 @@ type Work struct {
 	Approx float64
 	// StepBytes is the KV read at every decode step: the stored cache.
 	StepBytes int64
+	// DequantBytes is the memory traffic of dequantization at every decode
+	// step: the formats that dequantize (INT8, KVQuant, CacheGen) write a
+	// 16-bit copy of the cache and attention reads it back, as the
+	// artifact's baselines do (hack/baselines: dequantize returns the dense
+	// K and V). Twice the dense cache's bytes; zero for the dense cache and
+	// for HACK, whose attention reads only StepBytes.
+	DequantBytes int64
 }
 
 // Operations per element, counted from the artifact's PyTorch reference
@@ -63,6 +70,9 @@ func (f Format) Work(a Arch, tokens int) Work {
 	w := Work{StepBytes: f.StoredBytes(a, tokens)}
 	perToken := float64(a.KVElementsPerToken()) // K and V, all layers and KV heads
 	n := float64(tokens)
+	if f.Kind == INT8 || f.Kind == KVQuant || f.Kind == CacheGen {
+		w.DequantBytes = 2 * a.KVBytesPerToken() * int64(tokens)
+	}
 	switch f.Kind {
 	case INT8:
 		w.Encode = OpsQuantize * perToken * n
