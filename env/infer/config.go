@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/drover-sched/drover/env/infer/kv"
 )
 
 // ErrBadConfig is returned by New for a configuration no simulation can
@@ -21,8 +23,7 @@ type Model struct {
 	WeightBytes int64
 	// KVBytesPerToken is the KV cache of one token over all layers, in
 	// bytes: 2 (K and V) x layers x KV heads x head dim x bytes per value.
-	// Until package env/infer/kv computes it per format, the caller gives
-	// it.
+	// ModelOf takes it from a package kv architecture.
 	KVBytesPerToken int64
 }
 
@@ -36,8 +37,17 @@ type Model struct {
 var Llama2_70B = Model{Name: "llama2-70b", WeightBytes: 135_000_000_000, KVBytesPerToken: 2 * 8192 * 80 * 2}
 
 // Llama2_70BGQA is llama2-70b with its real KV cache: 2 x 80 layers x 8 KV
-// heads x 128 head dim x 2 bytes = 327,680 bytes per token.
+// heads x 128 head dim x 2 bytes = 327,680 bytes per token (as
+// ModelOf(kv.Llama2_70B) gives), with SplitwiseSim's 135e9 bytes of
+// weights.
 var Llama2_70BGQA = Model{Name: "llama2-70b", WeightBytes: 135_000_000_000, KVBytesPerToken: 2 * 80 * 8 * 128 * 2}
+
+// ModelOf is the model of architecture a (package kv) in its 16-bit dense
+// KV format: its name (the performance table's key), its weights (Params x
+// DTypeBytes) and a.KVBytesPerToken().
+func ModelOf(a kv.Arch) Model {
+	return Model{Name: a.Name, WeightBytes: a.WeightBytes(), KVBytesPerToken: a.KVBytesPerToken()}
+}
 
 // Role is what an instance was deployed for. The simulator lets any
 // instance run either phase; routers read the role to build their pools.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/drover-sched/drover/env/infer/kv"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -388,5 +389,12 @@ func TestSummary(t *testing.T) {
 	}
 	if !near(sum.Makespan, 1.2+0.01902) || !near(sum.GPUHours, 8*sum.Makespan/3600) {
 		t.Fatalf("makespan %v, GPU hours %v", sum.Makespan, sum.GPUHours)
+	}
+}
+
+func TestModelOf(t *testing.T) {
+	m := ModelOf(kv.Llama2_70B)
+	if m.Name != "llama2-70b" || m.KVBytesPerToken != Llama2_70BGQA.KVBytesPerToken || m.WeightBytes != 2*68_976_648_192 {
+		t.Fatalf("ModelOf(kv.Llama2_70B) = %+v", m)
 	}
 }
