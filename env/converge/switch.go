@@ -245,7 +245,8 @@ func fitSwitch(ms []Measurement, source string, st *StalenessFit) *SwitchFit {
 // [0, 1], or a family without switched measurements, is an error
 // (ErrNotMeasured for the latter).
 //
-// The share is of the schedule, as Sync-Switch counts it.
+// The share is of the schedule, as Sync-Switch counts it; SwitchShareOf
+// converts a progress against BSP's examples to the target.
 func (m *Model) PredictSwitch(family string, workers int, bspShare float64, band Band) (Outcome, error) {
 	if workers < 0 || !(bspShare >= 0 && bspShare <= 1) {
 		return Outcome{}, fmt.Errorf("converge: bad switch prediction input: workers %d, BSP share %v (want 0 to 1)", workers, bspShare)
@@ -428,4 +429,22 @@ func (m *Model) switchChecks(name string, ms []Measurement) []Check {
 		}
 	}
 	return out
+}
+
+// SwitchShareOf converts a job's progress at its switch, as a fraction of
+// BSP's examples to the family's target (what a simulator that charges
+// strategies against BSP's examples counts), to the share of the schedule
+// PredictSwitch takes: progress times SwitchFit.Reach, capped at 1. A
+// progress of 1 is the share at which BSP reaches the target (ResNet32:
+// 0.12, so a switch at 25% of the progress is one at 3% of the
+// schedule).
+func (m *Model) SwitchShareOf(family string, progress float64) (float64, error) {
+	f, ok := m.Families[family]
+	if !ok || f.Switch == nil {
+		return 0, fmt.Errorf("%w: BSP-then-ASP switch for family %q", ErrNotMeasured, family)
+	}
+	if !(progress >= 0) {
+		return 0, fmt.Errorf("converge: bad progress %v", progress)
+	}
+	return min(progress*f.Switch.Reach, 1), nil
 }

@@ -282,3 +282,32 @@ func TestSwitchShare(t *testing.T) {
 		}
 	}
 }
+
+// A progress against BSP's examples to the target converts to a share of
+// the schedule through Reach: ResNet32's BSP runs reach 0.85 at a mean of
+// 7,709 worker-batches of their 64,000 (runs 1, 2, 5, 6 of
+// cifar10_res32/baseline: 8,453, 7,385, 7,554 and 7,444 by the crossings
+// of their rows), so 25% of the progress is 0.25 x 7,709 / 64,000 of the
+// schedule.
+func TestSwitchShareOf(t *testing.T) {
+	m := Default()
+	p, err := m.SwitchShareOf(familySyncSwitchR32, 0.25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bspTo := m.Families[familySyncSwitchR32].Staleness.BSPTo
+	if want := 0.25 * stat.Mean(bspTo, nil) / 64000; math.Abs(p-want) > 1e-15 || math.Abs(stat.Mean(bspTo, nil)-7709) > 1 {
+		t.Errorf("share of 25%% progress = %v, want %v (BSP mean %v)", p, want, stat.Mean(bspTo, nil))
+	}
+	if p, _ := m.SwitchShareOf(familySyncSwitchR32, 20); p != 1 {
+		t.Errorf("share of progress 20 = %v, want 1", p)
+	}
+	for _, bad := range []struct {
+		fam string
+		p   float64
+	}{{familyTSMResNet, 0.25}, {familySyncSwitchR32, -1}, {familySyncSwitchR32, math.NaN()}} {
+		if _, err := m.SwitchShareOf(bad.fam, bad.p); err == nil {
+			t.Errorf("SwitchShareOf(%s, %v): no error", bad.fam, bad.p)
+		}
+	}
+}
