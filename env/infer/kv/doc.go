@@ -8,9 +8,9 @@
 // An Arch is a model's shape (layers, query and KV heads under grouped-query
 // attention, head dim, parameters), copied from public config files;
 // Lookup finds the catalogued ones (Qwen3-8B, Llama-2-70B, BLOOM-176B,
-// Llama-3.1-8B and 70B, Falcon-180B). The dense cache of one token is 2 x layers x KV
-// heads x head dim x 2 bytes (Arch.KVBytesPerToken): 327,680 bytes for
-// Llama-2-70B, 4,014,080 for BLOOM-176B, 147,456 for Qwen3-8B.
+// Llama-3.1-8B and 70B, Falcon-180B). The dense cache of one token is 2 x
+// layers x KV heads x head dim x 2 bytes (Arch.KVBytesPerToken): 327,680
+// bytes for Llama-2-70B, 4,014,080 for BLOOM-176B, 147,456 for Qwen3-8B.
 //
 // A Format is one KV format as a comparable value: the dense 16-bit cache
 // (FP16, BF16), 8-bit with dequantization (Int8), the KVQuant-style and the
