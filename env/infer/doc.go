@@ -87,5 +87,18 @@
 //
 // A Router answers Route(view, request) with a Decision (prefill and
 // decode instance) at each arrival; routers that also want to know when an
-// instance falls idle implement IdleObserver.
+// instance falls idle implement IdleObserver. Run wraps the step loop a
+// gym environment or a policy server drives itself:
+//
+//	s.Observe(observer) // optional
+//	for {
+//		req, v, err := s.Next()
+//		if err == infer.ErrDone {
+//			break
+//		}
+//		if err != nil { ... } // ErrStalled: requests that can never finish
+//		d, _ := router.Route(v, req)
+//		if err := s.Apply(d); err != nil { ... }
+//	}
+//	sum := s.Summary()
 package infer

@@ -27,7 +27,7 @@ type IdleObserver interface {
 	InstanceIdle(v *View, i int)
 }
 
-// ErrBadDecision is returned by Run when a router's Decision names an
+// ErrBadDecision is returned by Apply (and Run) when a Decision names an
 // instance that does not exist.
 var ErrBadDecision = errors.New("infer: bad decision")
 

@@ -11,8 +11,19 @@ import (
 // (their KV cache never finds room).
 var ErrStalled = errors.New("infer: stalled")
 
-// ErrRan is returned by Run on a Sim that has already run.
-var ErrRan = errors.New("infer: already ran")
+// Errors of the driver loop.
+var (
+	// ErrRan is returned by Run on a Sim that has already run (or
+	// stepped).
+	ErrRan = errors.New("infer: already ran")
+	// ErrDone is returned by Next when the run is over.
+	ErrDone = errors.New("infer: done")
+	// ErrPending is returned by Next while the request it returned waits
+	// for Apply.
+	ErrPending = errors.New("infer: a request waits for Apply")
+	// ErrNoPending is returned by Apply when no request waits.
+	ErrNoPending = errors.New("infer: no request waits for Apply")
+)
 
 // taskState is a task's life (SplitwiseSim's NodeState, node.py).
 type taskState uint8
@@ -108,16 +119,16 @@ type Sim struct {
 	heap   eventHeap
 	now    float64
 
-	view   View
-	router Router
-	idle   IdleObserver
+	view    View
+	idle    IdleObserver
+	pending int // the request Next returned, -1 when none
+	started bool
 
 	linkBusy, linkRetry bool
 	linkQueue           []int32
 
 	kvMoved int64
 	done    int
-	ran     bool
 	err     error
 
 	scratchNew, scratchPre, scratchAdd, scratchDone []int32
@@ -137,7 +148,7 @@ func New(cfg Config, reqs []Request) (*Sim, error) {
 			return nil, err
 		}
 	}
-	s := &Sim{cfg: cfg, reqs: slices.Clone(reqs)}
+	s := &Sim{cfg: cfg, reqs: slices.Clone(reqs), pending: -1}
 	s.view.s = s
 	for i, ic := range cfg.Instances {
 		in, err := s.newInstance(i, ic)
@@ -212,21 +223,59 @@ func abs(x int) int {
 	return x
 }
 
-// Run replays the trace to its end, asking r where each request runs, and
-// returns the summary. The per-request outcomes are in Results. It returns
-// ErrStalled, with the summary of the finished requests, when requests are
-// left that can never finish.
+// Run replays the trace to its end, asking r where each request runs
+// (the Next/Apply loop), and returns the summary. The per-request outcomes
+// are in Results. A router that is also an IdleObserver is told of idle
+// instances. Run returns ErrStalled, with the summary of the finished
+// requests, when requests are left that can never finish.
 func (s *Sim) Run(r Router) (Summary, error) {
-	if s.ran {
+	if s.started {
 		return Summary{}, ErrRan
 	}
-	s.ran = true
-	s.router = r
-	s.idle, _ = r.(IdleObserver)
-	// SplitwiseSim schedules every arrival up front (simulator.py,
-	// TraceSimulator.load_trace), which fixes the heap's shape.
-	for i := range s.reqs {
-		s.schedule(s.reqs[i].Arrival, evArrival, int32(i))
+	if o, ok := r.(IdleObserver); ok {
+		s.Observe(o)
+	}
+	for {
+		req, v, err := s.Next()
+		if err == ErrDone {
+			return s.Summary(), nil
+		}
+		if err != nil {
+			return s.Summary(), err
+		}
+		d, err := r.Route(v, req)
+		if err != nil {
+			return s.Summary(), fmt.Errorf("route request %d: %w", req.ID, err)
+		}
+		if err := s.Apply(d); err != nil {
+			return s.Summary(), err
+		}
+	}
+}
+
+// Observe has o told whenever an instance falls idle (IdleObserver), from
+// within Next and Apply. Run calls it for a router that is an
+// IdleObserver.
+func (s *Sim) Observe(o IdleObserver) { s.idle = o }
+
+// Next advances the simulation to the next request's arrival and returns
+// the request and the view to decide on; Apply then places it. At the end
+// of the trace it returns ErrDone, or ErrStalled when requests are left
+// that can never finish. Calling Next again before Apply returns
+// ErrPending.
+func (s *Sim) Next() (Request, *View, error) {
+	if s.pending >= 0 {
+		return Request{}, nil, ErrPending
+	}
+	if !s.started {
+		s.started = true
+		// SplitwiseSim schedules every arrival up front (simulator.py,
+		// TraceSimulator.load_trace), which fixes the heap's shape. (An
+		// arrival at t = 0 is queued too; SplitwiseSim would run it at
+		// once, before its instances exist, and fail.)
+		for i := range s.reqs {
+			s.push(s.reqs[i].Arrival, evArrival, int32(i))
+		}
 	}
 	for len(s.heap) > 0 && s.err == nil {
 		e := s.heap.pop()
@@ -236,21 +285,41 @@ func (s *Sim) Run(r Router) (Summary, error) {
 			continue
 		}
 		s.now = e.t
+		if ev.kind == evArrival {
+			s.pending = int(ev.arg)
+			return s.reqs[ev.arg], &s.view, nil
+		}
 		s.dispatch(ev)
 	}
 	if s.err != nil {
-		return s.Summary(), s.err
+		return Request{}, nil, s.err
 	}
 	if s.done < len(s.reqs) {
-		return s.Summary(), fmt.Errorf("%w: %d of %d requests never finished", ErrStalled, len(s.reqs)-s.done, len(s.reqs))
+		return Request{}, nil, fmt.Errorf("%w: %d of %d requests never finished", ErrStalled, len(s.reqs)-s.done, len(s.reqs))
 	}
-	return s.Summary(), nil
+	return Request{}, nil, ErrDone
+}
+
+// Apply places the request Next returned as d says: its tasks reach their
+// instances at once, at its arrival time. A decision naming an instance
+// that does not exist returns ErrBadDecision and leaves the request
+// waiting for another Apply; Apply without a request waiting returns
+// ErrNoPending.
+func (s *Sim) Apply(d Decision) error {
+	if s.pending < 0 {
+		return ErrNoPending
+	}
+	r := s.pending
+	if d.Prefill < 0 || d.Prefill >= len(s.insts) || d.Decode < 0 || d.Decode >= len(s.insts) {
+		return fmt.Errorf("%w: request %d: prefill %d, decode %d of %d instances", ErrBadDecision, s.reqs[r].ID, d.Prefill, d.Decode, len(s.insts))
+	}
+	s.pending = -1
+	s.arrive(r, d)
+	return s.err
 }
 
 func (s *Sim) dispatch(ev event) {
 	switch ev.kind {
-	case evArrival:
-		s.arrive(int(ev.arg))
 	case evIteration:
 		in := s.insts[ev.arg]
 		in.iterEv = -1
@@ -273,6 +342,11 @@ func (s *Sim) schedule(delay float64, k evKind, arg int32) int32 {
 		s.dispatch(event{kind: k, arg: arg})
 		return -1
 	}
+	return s.push(s.now+delay, k, arg)
+}
+
+// push queues an event at time t and returns its id.
+func (s *Sim) push(t float64, k evKind, arg int32) int32 {
 	var id int32
 	if n := len(s.free); n > 0 {
 		id = s.free[n-1]
@@ -282,7 +356,7 @@ func (s *Sim) schedule(delay float64, k evKind, arg int32) int32 {
 		id = int32(len(s.events))
 		s.events = append(s.events, event{kind: k, arg: arg})
 	}
-	s.heap.push(heapEntry{t: s.now + delay, id: id})
+	s.heap.push(heapEntry{t: t, id: id})
 	return id
 }
 
@@ -292,20 +366,12 @@ func (s *Sim) fail(err error) {
 	}
 }
 
-// arrive routes request r and hands its tasks to their instances
-// (scheduler.py: Scheduler.run_request, the schedulers' bookkeeping, and
+// arrive hands request r's tasks to the instances d chose, with the
+// schedulers' bookkeeping (scheduler.py: Scheduler.run_request, the
+// pending tokens and reserved memory token_jsq and mixed_pool add, and
 // executor.py: submit_task and its chain).
-func (s *Sim) arrive(r int) {
+func (s *Sim) arrive(r int, d Decision) {
 	req := s.reqs[r]
-	d, err := s.router.Route(&s.view, req)
-	if err != nil {
-		s.fail(fmt.Errorf("route request %d: %w", req.ID, err))
-		return
-	}
-	if d.Prefill < 0 || d.Prefill >= len(s.insts) || d.Decode < 0 || d.Decode >= len(s.insts) {
-		s.fail(fmt.Errorf("%w: request %d: prefill %d, decode %d of %d instances", ErrBadDecision, req.ID, d.Prefill, d.Decode, len(s.insts)))
-		return
-	}
 	s.res[r].Prefill, s.res[r].Decode = d.Prefill, d.Decode
 	p, q := s.insts[d.Prefill], s.insts[d.Decode]
 	pm, dm := s.taskMem(2*r), s.taskMem(2*r+1)

@@ -398,3 +398,50 @@ func TestModelOf(t *testing.T) {
 		t.Fatalf("ModelOf(kv.Llama2_70B) = %+v", m)
 	}
 }
+
+func TestNextApply(t *testing.T) {
+	reqs := randomTrace(3, 300)
+	c := handConfig(t, Colocated, Colocated)
+	s, _ := New(c, reqs)
+	if err := s.Apply(Decision{}); !errors.Is(err, ErrNoPending) {
+		t.Fatalf("Apply before Next = %v, want ErrNoPending", err)
+	}
+	n := 0
+	for {
+		req, v, err := s.Next()
+		if err == ErrDone {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Now() != req.Arrival {
+			t.Fatalf("request %d arrives at %v, view at %v", req.ID, req.Arrival, v.Now())
+		}
+		if _, _, err := s.Next(); !errors.Is(err, ErrPending) {
+			t.Fatalf("second Next = %v, want ErrPending", err)
+		}
+		if err := s.Apply(Decision{Prefill: 2}); !errors.Is(err, ErrBadDecision) {
+			t.Fatalf("Apply to instance 2 of 2 = %v, want ErrBadDecision", err)
+		}
+		d, _ := leastTokens{}.Route(v, req)
+		if err := s.Apply(d); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != len(reqs) {
+		t.Fatalf("%d requests stepped, want %d", n, len(reqs))
+	}
+	// The same decisions through Run give the same results.
+	r, _ := New(c, reqs)
+	if _, err := r.Run(leastTokens{}); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(fmt.Sprint(r.Results()), fmt.Sprint(s.Results())); d != "" {
+		t.Fatalf("Run and Next/Apply differ (-run,+step):\n%s", d)
+	}
+	if _, err := s.Run(leastTokens{}); !errors.Is(err, ErrRan) {
+		t.Fatalf("Run after stepping = %v, want ErrRan", err)
+	}
+}
