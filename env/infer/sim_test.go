@@ -445,3 +445,32 @@ func TestNextApply(t *testing.T) {
 		t.Fatalf("Run after stepping = %v, want ErrRan", err)
 	}
 }
+
+func TestParseFloatPandas(t *testing.T) {
+	tests := []struct {
+		in   string
+		want float64
+		ok   bool
+	}{
+		{"1", 1, true},
+		{"-2.5", -2.5, true},
+		{"+1e3", 1000, true},
+		{"1.5E-2", 0.015, true},
+		{"0.1", 0.1, true},
+		// SplitwiseSim's perf_model.csv holds this prompt time; pandas
+		// reads it (17 digits accumulated, then / 1e13) one ulp above the
+		// correctly rounded 2974.3569858837877: 2974.356985883788.
+		{"2974.3569858837877", 2974.356985883788, true},
+		{"", 0, false},
+		{".", 0, false},
+		{"1x", 0, false},
+		{"1e400", 0, false},
+		{"nan", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := ParseFloatPandas(tt.in)
+		if ok != tt.ok || ok && got != tt.want {
+			t.Errorf("ParseFloatPandas(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}

@@ -48,7 +48,8 @@ func readAzure(tb testing.TB, path string, shift float64) []infer.Request {
 
 // readSplitwiseTrace reads a trace in SplitwiseSim's format (request_id,
 // request_type, application_id, arrival_timestamp, batch_size,
-// prompt_size, token_size), as its Trace.from_csv does.
+// prompt_size, token_size), as its Trace.from_csv does: with pandas'
+// float parser.
 func readSplitwiseTrace(tb testing.TB, path string) []infer.Request {
 	tb.Helper()
 	data, err := os.ReadFile(path)
@@ -66,10 +67,10 @@ func readSplitwiseTrace(tb testing.TB, path string) []infer.Request {
 	var reqs []infer.Request
 	for _, rec := range recs[1:] {
 		id, err1 := strconv.Atoi(rec[col["request_id"]])
-		at, err2 := strconv.ParseFloat(rec[col["arrival_timestamp"]], 64)
+		at, ok := infer.ParseFloatPandas(rec[col["arrival_timestamp"]])
 		p, err3 := strconv.Atoi(rec[col["prompt_size"]])
 		o, err4 := strconv.Atoi(rec[col["token_size"]])
-		if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
+		if err1 != nil || !ok || err3 != nil || err4 != nil {
 			tb.Fatalf("%s: bad row %q", path, rec)
 		}
 		reqs = append(reqs, infer.Request{ID: id, Arrival: at, Prompt: p, Output: o})
