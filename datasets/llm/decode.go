@@ -24,6 +24,8 @@ const (
 	// FormatParquet is Drover's request table in Parquet (ReadParquet;
 	// written by WriteParquet).
 	FormatParquet Format = "parquet"
+	// FormatSplitwise is SplitwiseSim's request trace (DecodeSplitwise).
+	FormatSplitwise Format = "splitwise"
 	// FormatVidur is a table of request lengths without arrival times,
 	// Vidur's processed traces (DecodeVidur); Synth gives them arrivals.
 	FormatVidur Format = "vidur"
@@ -50,6 +52,8 @@ func Sniff(data []byte) (Format, error) {
 		return FormatRequests, nil
 	case has[AzureTimestamp] && has[AzurePrompt] && has[AzureOutput]:
 		return FormatAzure, nil
+	case has[SplitwiseArrival] && has[SplitwisePrompt] && has[SplitwiseOutput]:
+		return FormatSplitwise, nil
 	case has[VidurPrompt] && has[VidurOutput]:
 		return FormatVidur, nil
 	}
@@ -77,6 +81,8 @@ func Decode(f Format, data []byte, o Options) (*Trace, error) {
 		return DecodeRequests(data, o)
 	case FormatParquet:
 		return ReadParquet(data, o)
+	case FormatSplitwise:
+		return DecodeSplitwise(data, o)
 	case FormatVidur:
 		return nil, &ParseError{File: o.Source, Line: 1, Field: "header",
 			Err: fmt.Errorf("%w: %s is a table of lengths without arrival times: read it with DecodeVidur and give it arrivals with Synth", ErrUnknownFormat, f)}

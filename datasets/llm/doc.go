@@ -24,6 +24,11 @@
 //     times, and Synth gives them Poisson or Gamma arrivals (rate, CV)
 //     drawn from an injected rand.Source, as Vidur's synthetic request
 //     generator does: deterministic for one seed.
+//   - SplitwiseSim's request traces (request_id, ..., arrival_timestamp,
+//     prompt_size, token_size; what scripts/splitwise/make_trace.py
+//     writes): DecodeSplitwise. The traces make_trace.py made from the
+//     Azure 2023 files are Replay{Shift: 1} of DecodeAzure's, to the bit
+//     (TestSplitwiseTraces).
 //   - Drover's own request table, CSV (Encode, DecodeRequests) and Parquet
 //     (WriteParquet, ReadParquet), specified in docs/format/requests.md:
 //     arrival, prompt_tokens, output_tokens.
@@ -51,6 +56,9 @@
 // conversation trace 19,366 from 18:15:46.6805900 over 3,501.721937 s
 // (1,154.7 and 211.1). Each file's last row has no line end, so `wc -l`
 // counts one row fewer (the traces README's 8,818 and 19,365).
+//
+// Inspect summarises a trace (count, span, rate, token percentiles) and
+// Stats.WriteText prints it.
 //
 // # Usage
 //

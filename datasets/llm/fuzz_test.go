@@ -85,6 +85,13 @@ func FuzzDecodeRequests(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzDecode(t, FormatRequests, data) })
 }
 
+func FuzzDecodeSplitwise(f *testing.F) {
+	f.Add([]byte(""))
+	f.Add([]byte("request_id,request_type,application_id,arrival_timestamp,batch_size,prompt_size,token_size\n0,2,0,1.0,1,4808,10\n1,2,0,1.052,1,3180,8\n"))
+	f.Add([]byte("arrival_timestamp,prompt_size,token_size\n-0,1,1\n1e300,1,1\n,1,1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzDecode(t, FormatSplitwise, data) })
+}
+
 // FuzzReadParquet mutates a valid file: the seed is the random seed of
 // the trace written, plus byte edits chosen by the fuzzer (random bytes
 // seldom reach past a Parquet footer).

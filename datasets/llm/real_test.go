@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/drover-sched/drover/internal/sharedtraces"
 )
 
@@ -228,5 +230,89 @@ func TestVidurRealFile(t *testing.T) {
 	}
 	if sum != 73131321-72 {
 		t.Errorf("prompt sum %d after dropping the one-token prompts, want %d", sum, 73131321-72)
+	}
+}
+
+// TestInspectRealFiles: the Stats of both Azure traces against values
+// computed with Python's csv module (nearest-rank percentiles, the
+// smallest count with at least the share at or below it). The README's
+// p90 of code prompts (5186) and p99 of code outputs (249) use another
+// percentile definition; its p50s, maxima and rates (2.57 and 5.53
+// req/s) agree.
+func TestInspectRealFiles(t *testing.T) {
+	tests := []struct {
+		file           string
+		span           float64
+		prompt, output TokenStats
+	}{
+		{"AzureLLMInferenceTrace_code.csv", 3435.948056,
+			TokenStats{Mean: 18059974.0 / 8819, P50: 1469, P90: 5194, P99: 7436, Max: 7437, Total: 18059974},
+			TokenStats{Mean: 245896.0 / 8819, P50: 13, P90: 55, P99: 252, Max: 1899, Total: 245896}},
+		{"AzureLLMInferenceTrace_conv.csv", 3501.721937,
+			TokenStats{Mean: 22361870.0 / 19366, P50: 1020, P90: 2735, P99: 4142, Max: 14050, Total: 22361870},
+			TokenStats{Mean: 4088665.0 / 19366, P50: 129, P90: 424, P99: 601, Max: 1000, Total: 4088665}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			tr, err := ReadFile(sharedtraces.Path(t, "llm", "azure_llm_2023", tt.file), FormatAuto, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := Inspect(tr)
+			n := len(tr.Requests)
+			want := Stats{Name: tr.Name, Format: FormatAzure, Origin: tr.Origin, Requests: n, LastArrival: tt.span, Span: tt.span,
+				Rate: float64(n-1) / tt.span, Prompt: tt.prompt, Output: tt.output}
+			if diff := cmp.Diff(want, s); diff != "" {
+				t.Errorf("Inspect (-want,+got):\n%s", diff)
+			}
+			var b strings.Builder
+			if err := s.WriteText(&b); err != nil || !strings.Contains(b.String(), "requests  "+strconv.Itoa(n)+"\n") {
+				t.Errorf("WriteText: %v\n%s", err, b.String())
+			}
+		})
+	}
+}
+
+// TestSplitwiseTraces: the SplitwiseSim traces scripts/splitwise/make_trace.py
+// writes from the Azure traces (pandas' timestamps, shift 1 s, the conv
+// trace's first 10 minutes) are Replay{Shift: 1} (Duration 600 s) of
+// DecodeAzure, to the bit. It runs with INFER_SPLITREF naming the
+// directory scripts/splitwise/reference.sh writes (as
+// policies/splitwise's comparison does):
+//
+//	INFER_SPLITREF=/work/splitref-out go test ./datasets/llm -run TestSplitwiseTraces -v
+func TestSplitwiseTraces(t *testing.T) {
+	dir := os.Getenv("INFER_SPLITREF")
+	if dir == "" {
+		t.Skip("INFER_SPLITREF is not set")
+	}
+	for _, c := range []struct {
+		azure, splitwise string
+		replay           Replay
+	}{
+		{"AzureLLMInferenceTrace_code.csv", "azure_code.csv", Replay{Shift: 1}},
+		{"AzureLLMInferenceTrace_conv.csv", "azure_conv.csv", Replay{Shift: 1}},
+		{"AzureLLMInferenceTrace_conv.csv", "azure_conv_10min.csv", Replay{Duration: 600, Shift: 1}},
+	} {
+		t.Run(c.splitwise, func(t *testing.T) {
+			az, err := ReadFile(sharedtraces.Path(t, "llm", "azure_llm_2023", c.azure), FormatAuto, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := c.replay.Apply(az.Requests)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sw, err := ReadFile(dir+"/traces/"+c.splitwise, FormatAuto, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sw.Format != FormatSplitwise {
+				t.Errorf("format %q", sw.Format)
+			}
+			if diff := cmp.Diff(want, sw.Requests); diff != "" {
+				t.Errorf("(-replay,+splitwise):\n%s", diff)
+			}
+		})
 	}
 }

@@ -78,15 +78,40 @@ func checkAll(reqs []Request) error {
 // and the field, or is skipped and counted with o.SkipBad. A table with no
 // request is ErrEmpty. Gzip data is decompressed.
 func DecodeRequests(data []byte, o Options) (*Trace, error) {
+	return decodeTimed(data, o, FormatRequests, ColArrival, ColPrompt, ColOutput)
+}
+
+// Columns of SplitwiseSim's request traces (Mutinifni/splitwise-sim,
+// README "Request Traces": request_id, request_type, application_id,
+// arrival_timestamp, batch_size, prompt_size, token_size; the others are
+// ignored).
+const (
+	SplitwiseArrival = "arrival_timestamp" // seconds
+	SplitwisePrompt  = "prompt_size"
+	SplitwiseOutput  = "token_size"
+)
+
+// DecodeSplitwise reads a SplitwiseSim request trace (what
+// scripts/splitwise/make_trace.py writes from an Azure trace): the columns
+// arrival_timestamp (seconds), prompt_size and token_size, checked, sorted
+// and numbered as DecodeRequests does (request_id is not kept: a
+// request's ID is its index in arrival order).
+func DecodeSplitwise(data []byte, o Options) (*Trace, error) {
+	return decodeTimed(data, o, FormatSplitwise, SplitwiseArrival, SplitwisePrompt, SplitwiseOutput)
+}
+
+// decodeTimed reads a CSV of requests with an arrival column in seconds
+// and two token columns, as DecodeRequests documents.
+func decodeTimed(data []byte, o Options, f Format, colArrival, colPrompt, colOutput string) (*Trace, error) {
 	data, err := gunzip(data, o.Source)
 	if err != nil {
 		return nil, err
 	}
-	t, err := openTable(data, o.Source, ColArrival, ColPrompt, ColOutput)
+	t, err := openTable(data, o.Source, colArrival, colPrompt, colOutput)
 	if err != nil {
 		return nil, err
 	}
-	tr := &Trace{Format: FormatRequests}
+	tr := &Trace{Format: f}
 	reqs := make([]Request, 0, min(t.rows, 1<<20))
 	for {
 		rec, line, err := t.next()
@@ -99,28 +124,28 @@ func DecodeRequests(data []byte, o Options) (*Trace, error) {
 			}
 			continue
 		}
-		s, l, c := t.field(rec, ColArrival)
+		s, l, c := t.field(rec, colArrival)
 		a, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			if err := o.bad(&tr.Skips, l, c, ColArrival, ReasonMalformed, fmt.Errorf("parse %q as seconds", s)); err != nil {
+			if err := o.bad(&tr.Skips, l, c, colArrival, ReasonMalformed, fmt.Errorf("parse %q as seconds", s)); err != nil {
 				return nil, err
 			}
 			continue
 		}
 		if err := checkArrival(a); err != nil {
-			if err := o.bad(&tr.Skips, l, c, ColArrival, ReasonBadArrival, err); err != nil {
+			if err := o.bad(&tr.Skips, l, c, colArrival, ReasonBadArrival, err); err != nil {
 				return nil, err
 			}
 			continue
 		}
 		r := Request{Arrival: a + 0} // + 0 turns -0 into 0
-		if r.Prompt, err = tokens(t, rec, ColPrompt, &o, &tr.Skips); err != nil || r.Prompt == 0 {
+		if r.Prompt, err = tokens(t, rec, colPrompt, &o, &tr.Skips); err != nil || r.Prompt == 0 {
 			if err != nil {
 				return nil, err
 			}
 			continue
 		}
-		if r.Output, err = tokens(t, rec, ColOutput, &o, &tr.Skips); err != nil || r.Output == 0 {
+		if r.Output, err = tokens(t, rec, colOutput, &o, &tr.Skips); err != nil || r.Output == 0 {
 			if err != nil {
 				return nil, err
 			}

@@ -141,3 +141,22 @@ func TestReadParquetErrors(t *testing.T) {
 		t.Error("corrupt file read")
 	}
 }
+
+// TestDecodeSplitwise: SplitwiseSim's trace columns, request_id dropped
+// (IDs follow arrival order), other columns ignored.
+func TestDecodeSplitwise(t *testing.T) {
+	data := "request_id,request_type,application_id,arrival_timestamp,batch_size,prompt_size,token_size\n" +
+		"7,2,0,1.052,1,3180,8\n3,2,0,1.0,1,4808,10\n"
+	tr, err := Decode(FormatAuto, []byte(data), Options{Source: "sw.csv"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Request{{0, 1, 4808, 10}, {1, 1.052, 3180, 8}}
+	if diff := cmp.Diff(want, tr.Requests); diff != "" || tr.Format != FormatSplitwise {
+		t.Errorf("(-want,+got):\n%s (format %q)", diff, tr.Format)
+	}
+	_, err = DecodeSplitwise([]byte(data+"9,2,0,2,1,0,1\n"), Options{Source: "sw.csv"})
+	if !errors.Is(err, ErrBadRequest) || !strings.HasPrefix(err.Error(), "sw.csv:4:11: field prompt_size:") {
+		t.Errorf("zero prompt: %v", err)
+	}
+}
