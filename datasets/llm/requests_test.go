@@ -3,11 +3,13 @@ package llm
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/drover-sched/drover/internal/pqlog"
 	"github.com/drover-sched/drover/internal/pqlog/pqlogtest"
@@ -158,5 +160,47 @@ func TestDecodeSplitwise(t *testing.T) {
 	_, err = DecodeSplitwise([]byte(data+"9,2,0,2,1,0,1\n"), Options{Source: "sw.csv"})
 	if !errors.Is(err, ErrBadRequest) || !strings.HasPrefix(err.Error(), "sw.csv:4:11: field prompt_size:") {
 		t.Errorf("zero prompt: %v", err)
+	}
+}
+
+// otherRow is a request table another writer (parquet-go) might write:
+// nullable columns, 32-bit tokens, an extra column, another order.
+type otherRow struct {
+	Output  int32    `parquet:"output_tokens"`
+	Note    string   `parquet:"note"`
+	Arrival *float64 `parquet:"arrival,optional"`
+	Prompt  *int32   `parquet:"prompt_tokens,optional"`
+}
+
+// TestReadParquetOtherWriter: a table written by parquet-go with INT32
+// tokens, nullable columns and an extra column reads; a null is a bad row
+// naming its row and column.
+func TestReadParquetOtherWriter(t *testing.T) {
+	f64 := func(x float64) *float64 { return &x }
+	i32 := func(x int32) *int32 { return &x }
+	rows := []otherRow{
+		{Output: 5, Note: "a", Arrival: f64(2.5), Prompt: i32(100)},
+		{Output: 6, Note: "b", Arrival: f64(1), Prompt: i32(200)},
+		{Output: 7, Note: "c", Arrival: f64(3), Prompt: nil},
+	}
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[otherRow](&buf, parquet.KeyValueMetadata(ParquetVersionKey, "1"))
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadParquet(buf.Bytes(), Options{Source: "o.parquet"})
+	if !strings.HasPrefix(fmt.Sprint(err), "o.parquet:3: field prompt_tokens: null value") {
+		t.Errorf("null prompt: %v", err)
+	}
+	tr, err := ReadParquet(buf.Bytes(), Options{Source: "o.parquet", SkipBad: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Request{{0, 1, 200, 6}, {1, 2.5, 100, 5}}
+	if diff := cmp.Diff(want, tr.Requests); diff != "" || tr.Name != "o.parquet" || tr.SkipReasons[ReasonMalformed] != 1 {
+		t.Errorf("(-want,+got):\n%s (name %q, skips %v)", diff, tr.Name, tr.SkipReasons)
 	}
 }

@@ -12,12 +12,12 @@ import (
 // Stats summarises a trace, for a user to check what was read (a `drover
 // trace inspect` of request traces would print it).
 type Stats struct {
-	Name   string
-	Format Format
+	Name   string // Trace.Name
+	Format Format // Trace.Format
 	// Origin is the trace's absolute start (Trace.Origin), zero if none.
 	Origin   time.Time
-	Requests int
-	Skips
+	Requests int // requests in the trace
+	Skips        // rows the reader left out
 	// FirstArrival and LastArrival bound the arrivals, in seconds; Span
 	// is their difference.
 	FirstArrival, LastArrival, Span float64
@@ -33,9 +33,9 @@ type Stats struct {
 // percentiles (the smallest count with at least that share of requests
 // at or below it) and maximum.
 type TokenStats struct {
-	Mean               float64
-	P50, P90, P99, Max int
-	Total              int64
+	Mean               float64 // tokens per request
+	P50, P90, P99, Max int     // nearest-rank percentiles and maximum
+	Total              int64   // tokens of all requests
 }
 
 // Inspect computes the Stats of tr.

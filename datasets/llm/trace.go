@@ -76,11 +76,11 @@ var (
 // and column (1-based byte column of the field in a CSV line; 0 when not
 // known), and the field (a column name, "header" or "file").
 type ParseError struct {
-	File  string
-	Line  int
-	Col   int
-	Field string
-	Err   error
+	File  string // Options.Source
+	Line  int    // 1-based line (row for Parquet), 0 if not about a row
+	Col   int    // 1-based byte column in the line, 0 if not known
+	Field string // column name, or "header", "row", "file", "gzip"
+	Err   error  // what is wrong
 }
 
 // Error formats the error as "FILE:LINE:COL: field FIELD: ERR", leaving

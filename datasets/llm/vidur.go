@@ -12,7 +12,7 @@ const (
 
 // Length is a request's prompt and output tokens, without an arrival.
 type Length struct {
-	Prompt, Output int
+	Prompt, Output int // prompt (prefill) and output (decode) tokens
 }
 
 // Lengths is a table of request lengths read from one source, in the
