@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/drover-sched/drover/env/infer/kv"
+	"github.com/drover-sched/drover/internal/sharedtraces"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -93,9 +94,9 @@ func TestInterp(t *testing.T) {
 // and 135.669... ms), in seconds, divided before the median as pandas
 // sees them.
 func TestPerfTableMedians(t *testing.T) {
-	data, err := os.ReadFile("../../../shared/traces/llm/calibration/splitwise_perf_model.csv")
+	data, err := os.ReadFile(sharedtraces.Path(t, "llm", "calibration", "splitwise_perf_model.csv"))
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	p, err := ParsePerfTable(data)
 	if err != nil {

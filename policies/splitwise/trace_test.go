@@ -6,42 +6,26 @@ import (
 	"os"
 	"strconv"
 	"testing"
-	"time"
 
+	"github.com/drover-sched/drover/datasets/llm"
 	"github.com/drover-sched/drover/env/infer"
+	"github.com/drover-sched/drover/internal/sharedtraces"
 )
 
-// readAzure reads an Azure LLM inference trace 2023 file
-// (TIMESTAMP,ContextTokens,GeneratedTokens) as requests whose arrivals are
-// seconds since the first plus shift, as scripts/splitwise/make_trace.py
-// writes them for SplitwiseSim (shift 1 s: SplitwiseSim fails on a request
-// at t = 0).
-func readAzure(tb testing.TB, path string, shift float64) []infer.Request {
+// readAzure reads one of the Azure LLM inference traces 2023 (llm.DecodeAzure)
+// with its arrivals shifted by shift seconds, as scripts/splitwise/
+// make_trace.py writes them for SplitwiseSim (shift 1 s: SplitwiseSim
+// fails on a request at t = 0).
+func readAzure(tb testing.TB, name string, shift float64) []infer.Request {
 	tb.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		tb.Skip(err)
-	}
-	recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	path := sharedtraces.Path(tb, "llm", "azure_llm_2023", name)
+	tr, err := llm.ReadFile(path, llm.FormatAzure, llm.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var reqs []infer.Request
-	var t0 time.Time
-	for i, rec := range recs[1:] {
-		ts, err := time.Parse("2006-01-02 15:04:05.0000000", rec[0])
-		if err != nil {
-			tb.Fatalf("line %d: %v", i+2, err)
-		}
-		if i == 0 {
-			t0 = ts
-		}
-		p, err1 := strconv.Atoi(rec[1])
-		o, err2 := strconv.Atoi(rec[2])
-		if err1 != nil || err2 != nil {
-			tb.Fatalf("line %d: %q", i+2, rec)
-		}
-		reqs = append(reqs, infer.Request{ID: i, Arrival: ts.Sub(t0).Seconds() + shift, Prompt: p, Output: o})
+	reqs := tr.Requests
+	for i := range reqs {
+		reqs[i].Arrival += shift
 	}
 	return reqs
 }
@@ -80,9 +64,9 @@ func readSplitwiseTrace(tb testing.TB, path string) []infer.Request {
 
 func realPerf(tb testing.TB) *infer.PerfTable {
 	tb.Helper()
-	data, err := os.ReadFile("../../../shared/traces/llm/calibration/splitwise_perf_model.csv")
+	data, err := os.ReadFile(sharedtraces.Path(tb, "llm", "calibration", "splitwise_perf_model.csv"))
 	if err != nil {
-		tb.Skip(err)
+		tb.Fatal(err)
 	}
 	p, err := infer.ParsePerfTable(data)
 	if err != nil {
@@ -112,7 +96,7 @@ var faithful = []struct {
 // 1e-9 relative.
 func TestAzureCodeMatchesSplitwiseSim(t *testing.T) {
 	perf := realPerf(t)
-	reqs := readAzure(t, "../../../shared/traces/llm/azure_llm_2023/AzureLLMInferenceTrace_code.csv", 1)
+	reqs := readAzure(t, "AzureLLMInferenceTrace_code.csv", 1)
 	want := map[string][4]float64{ // TTFT mean, p99; E2E mean, p99 (s)
 		"a_baseline_h100": {2.9118527239050604, 26.050906896856763, 7.207874566152969, 39.243011223986606},
 		"b_splitwise_ha":  {7.194863452269439, 43.83536508450566, 14.823520962955628, 75.27238872096198},
@@ -147,7 +131,7 @@ func TestAzureCodeMatchesSplitwiseSim(t *testing.T) {
 //	benchstat old.txt new.txt
 func BenchmarkAzureCode(b *testing.B) {
 	perf := realPerf(b)
-	reqs := readAzure(b, "../../../shared/traces/llm/azure_llm_2023/AzureLLMInferenceTrace_code.csv", 1)
+	reqs := readAzure(b, "AzureLLMInferenceTrace_code.csv", 1)
 	for _, f := range faithful {
 		b.Run(f.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -170,7 +154,7 @@ func BenchmarkAzureCode(b *testing.B) {
 // faithful deployment.
 func BenchmarkConv10Min(b *testing.B) {
 	perf := realPerf(b)
-	all := readAzure(b, "../../../shared/traces/llm/azure_llm_2023/AzureLLMInferenceTrace_conv.csv", 1)
+	all := readAzure(b, "AzureLLMInferenceTrace_conv.csv", 1)
 	var reqs []infer.Request
 	for _, r := range all {
 		if r.Arrival-1 < 600 {
