@@ -131,7 +131,11 @@ type Sim struct {
 	done    int
 	err     error
 
-	scratchNew, scratchPre, scratchAdd, scratchDone []int32
+	scratchNew, scratchPre, scratchAdd []int32
+
+	// pqLessFn and arrivalLess are the pending queue's and the request
+	// pool's orders, made once (a method value per call would allocate).
+	pqLessFn, arrivalLess func(a, b int32) bool
 }
 
 // New builds a simulation of cfg serving reqs (in arrival order; each is
@@ -150,6 +154,8 @@ func New(cfg Config, reqs []Request) (*Sim, error) {
 	}
 	s := &Sim{cfg: cfg, reqs: slices.Clone(reqs), pending: -1}
 	s.view.s = s
+	s.pqLessFn = s.pqLess
+	s.arrivalLess = func(a, b int32) bool { return s.reqs[a].Arrival < s.reqs[b].Arrival }
 	for i, ic := range cfg.Instances {
 		in, err := s.newInstance(i, ic)
 		if err != nil {
@@ -447,7 +453,7 @@ func remove(a []int32, x int32) []int32 {
 }
 
 func (s *Sim) addPending(in *instance, t int32, preempted bool) {
-	in.pendingQueue = insortRight(in.pendingQueue, t, s.pqLess)
+	in.pendingQueue = insortRight(in.pendingQueue, t, s.pqLessFn)
 	if preempted {
 		in.blocked = append(in.blocked, t)
 	}
@@ -467,7 +473,7 @@ func (s *Sim) removePending(in *instance, t int32) {
 func (s *Sim) addToPool(in *instance, t int32) {
 	r := t >> 1
 	if s.poolCount[r] == 0 {
-		in.pendingReqs = insortRight(in.pendingReqs, r, func(a, b int32) bool { return s.reqs[a].Arrival < s.reqs[b].Arrival })
+		in.pendingReqs = insortRight(in.pendingReqs, r, s.arrivalLess)
 	}
 	s.poolCount[r]++
 	if isPrompt(t) {
@@ -826,7 +832,11 @@ func pyFloorDiv(a, b float64) float64 {
 // batch counts its iterations' tokens, the finished ones leave, and the
 // next iteration starts.
 func (s *Sim) completeIteration(in *instance) {
-	done := s.scratchDone[:0]
+	// done is the iteration's finished tasks; a completion may run
+	// another instance's iteration at once (a zero-length event), so it
+	// is the call's own.
+	var buf [32]int32
+	done := buf[:0]
 	for _, t := range in.batch {
 		s.gen[t] += s.genning[t]
 		s.genning[t] = 0
@@ -834,8 +844,7 @@ func (s *Sim) completeIteration(in *instance) {
 			done = append(done, t)
 		}
 	}
-	s.scratchDone = done
-	for _, t := range slices.Clone(done) {
+	for _, t := range done {
 		s.taskCompletion(in, t)
 	}
 	in.pauseNext = false
