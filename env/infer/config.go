@@ -25,6 +25,10 @@ type Model struct {
 	// bytes: 2 (K and V) x layers x KV heads x head dim x bytes per value.
 	// ModelOf takes it from a package kv architecture.
 	KVBytesPerToken int64
+	// Arch is the model's architecture (package kv), which KV formats
+	// other than the dense one need to size and cost a cache; the zero
+	// Arch allows only the dense format.
+	Arch kv.Arch
 }
 
 // Llama2_70B is llama2-70b as SplitwiseSim models it
@@ -46,7 +50,7 @@ var Llama2_70BGQA = Model{Name: "llama2-70b", WeightBytes: 135_000_000_000, KVBy
 // KV format: its name (the performance table's key), its weights (Params x
 // DTypeBytes) and a.KVBytesPerToken().
 func ModelOf(a kv.Arch) Model {
-	return Model{Name: a.Name, WeightBytes: a.WeightBytes(), KVBytesPerToken: a.KVBytesPerToken()}
+	return Model{Name: a.Name, WeightBytes: a.WeightBytes(), KVBytesPerToken: a.KVBytesPerToken(), Arch: a}
 }
 
 // Role is what an instance was deployed for. The simulator lets any
@@ -201,6 +205,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: no model name", ErrBadConfig)
 	case m.WeightBytes < 0 || m.KVBytesPerToken <= 0 || m.KVBytesPerToken > 1<<30:
 		return fmt.Errorf("%w: model %s: weights %d bytes, KV %d bytes per token", ErrBadConfig, m.Name, m.WeightBytes, m.KVBytesPerToken)
+	case m.Arch != (kv.Arch{}) && (m.Arch.Validate() != nil || m.Arch.KVBytesPerToken() != m.KVBytesPerToken):
+		return fmt.Errorf("%w: model %s: architecture %s (%v) does not give its %d KV bytes per token", ErrBadConfig, m.Name, m.Arch.Name, m.Arch.Validate(), m.KVBytesPerToken)
 	case len(c.Instances) == 0 || len(c.Instances) > MaxInstances:
 		return fmt.Errorf("%w: %d instances, want 1..%d", ErrBadConfig, len(c.Instances), MaxInstances)
 	case !(c.Link.BytesPerSec > 0) || math.IsInf(c.Link.BytesPerSec, 0):

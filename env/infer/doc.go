@@ -25,6 +25,13 @@
 // transfer on its own (SplitwiseSim) or one at a time on a shared, queued
 // link; a transfer waits for room in the destination's memory.
 //
+// A request's KV cache is dense (16-bit) unless its Decision names another
+// format of package kv (INT8, KVQuant- and CacheGen-like 2-bit, HACK): the
+// format then sizes the cache on the instances and on the link and adds
+// its work (kv.Format.Work) to the iterations it runs in, at the GPUs'
+// vector throughput and memory bandwidth; Result.FormatTime and
+// Summary.FormatShare report the time spent on it.
+//
 // # SplitwiseSim-faithful mode
 //
 // The presets SplitwiseBaseline and SplitwiseHA, with the routers of

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/drover-sched/drover/env/infer/kv"
 )
 
 // ErrStalled is returned by Run when requests remain that can never finish
@@ -100,6 +102,10 @@ type Sim struct {
 	// per request
 	res          []Result
 	mem          []int64 // KV bytes the request holds (request.memory)
+	promptMem    []int64 // its prompt task's KV cache (task.py, memory)
+	decodeMem    []int64 // its decode task's
+	xferBytes    []int64 // its KV transfer's size
+	formats      map[int32]*formatState
 	promptInPool []bool
 	poolCount    []int8
 	rmark        []uint32
@@ -171,6 +177,9 @@ func New(cfg Config, reqs []Request) (*Sim, error) {
 			DecodeStart: math.NaN(), End: math.NaN(), Prefill: -1, Decode: -1}
 	}
 	s.mem = make([]int64, n)
+	s.promptMem = make([]int64, n)
+	s.decodeMem = make([]int64, n)
+	s.xferBytes = make([]int64, n)
 	s.promptInPool = make([]bool, n)
 	s.poolCount = make([]int8, n)
 	s.rmark = make([]uint32, n)
@@ -319,6 +328,9 @@ func (s *Sim) Apply(d Decision) error {
 	if d.Prefill < 0 || d.Prefill >= len(s.insts) || d.Decode < 0 || d.Decode >= len(s.insts) {
 		return fmt.Errorf("%w: request %d: prefill %d, decode %d of %d instances", ErrBadDecision, s.reqs[r].ID, d.Prefill, d.Decode, len(s.insts))
 	}
+	if err := s.setFormat(r, d); err != nil {
+		return err
+	}
 	s.pending = -1
 	s.arrive(r, d)
 	return s.err
@@ -410,13 +422,12 @@ func (s *Sim) tokensPerIter(t int32) int {
 func (s *Sim) decodeTokens(r int) int64 { return int64(s.reqs[r].Output - 1) }
 
 // taskMem is a task's KV cache (task.py, memory): a prompt's prompt + 1
-// tokens, a decode's remaining output tokens.
+// tokens, a decode's remaining output tokens (setFormat sizes them).
 func (s *Sim) taskMem(t int) int64 {
-	r := t >> 1
 	if t&1 == 0 {
-		return int64(s.reqs[r].Prompt+1) * s.cfg.Model.KVBytesPerToken
+		return s.promptMem[t>>1]
 	}
-	return s.decodeTokens(r) * s.cfg.Model.KVBytesPerToken
+	return s.decodeMem[t>>1]
 }
 
 // pqLess orders the pending queue: fewer preemptions first, then earlier
@@ -697,14 +708,14 @@ func (s *Sim) startIteration(in *instance) {
 		}
 		return
 	}
-	d, ok := s.iterationTime(in)
+	d, extra, ok := s.iterationTime(in)
 	if !ok {
 		return
 	}
 	in.iterDur = d
 	var n int64
 	switch {
-	case in.promptsInBatch > 0 || s.cfg.DecodeReadsKV:
+	case in.promptsInBatch > 0 || s.cfg.DecodeReadsKV || extra > 0:
 		n = 1
 	default:
 		n = math.MaxInt64
@@ -715,6 +726,9 @@ func (s *Sim) startIteration(in *instance) {
 	in.nContig = n
 	for _, t := range in.batch {
 		s.genning[t] = n
+		if extra > 0 {
+			s.res[t>>1].FormatTime += extra
+		}
 		switch s.ts[t] {
 		case taskQueued:
 			s.runTask(in, t)
@@ -744,20 +758,43 @@ func (s *Sim) runTask(in *instance, t int32) {
 // iterationTime is get_iteration_duration (performance_model.py): the
 // prompt curve at the batch's tokens for a batch of prompts, the token
 // curve at its size for a batch of decodes, 1.1 x the prompt curve for a
-// mix; then the extrapolation scales and, with DecodeReadsKV, the KV reads.
-func (s *Sim) iterationTime(in *instance) (float64, bool) {
+// mix; then the extrapolation scales, with DecodeReadsKV the KV reads, and
+// the work of the batch's KV formats other than the dense one, which it
+// also returns (extra; 0 for an all-dense batch).
+func (s *Sim) iterationTime(in *instance) (d, extra float64, ok bool) {
 	bt := 0
-	var ctx int64
+	var ctxBytes int64
+	kvb := s.cfg.Model.KVBytesPerToken
+	ops, bytes := 0.0, int64(0)
+	anyFormat := len(s.formats) > 0
 	for _, t := range in.batch {
-		if isPrompt(t) {
-			bt += s.reqs[t>>1].Prompt
-		} else {
-			bt++
-			ctx += int64(s.reqs[t>>1].Prompt) + 1 + s.gen[t]
+		r := t >> 1
+		var fs *formatState
+		if anyFormat {
+			fs = s.formats[r]
 		}
+		if isPrompt(t) {
+			bt += s.reqs[r].Prompt
+			if fs != nil {
+				extra += fs.encode
+			}
+			continue
+		}
+		bt++
+		ctx := s.reqs[r].Prompt + 1 + int(s.gen[t])
+		if fs == nil {
+			ctxBytes += int64(ctx) * kvb
+			continue
+		}
+		w := fs.f.Work(s.cfg.Model.Arch, ctx)
+		ctxBytes += w.StepBytes
+		ops += w.Dequant + w.Approx
+		bytes += w.DequantBytes
+	}
+	if ops > 0 || bytes > 0 {
+		extra += ops/(float64(in.cfg.TP)*in.gpu.VectorOPS) + float64(bytes)/(float64(in.cfg.TP)*in.gpu.HBMBytesPerSec)
 	}
 	c := in.curve
-	var d float64
 	switch {
 	case in.tokensInBatch == 0:
 		d = interp(c.x, c.prompt, float64(bt))
@@ -770,7 +807,7 @@ func (s *Sim) iterationTime(in *instance) (float64, bool) {
 			d *= in.tokenScale
 		}
 		if s.cfg.DecodeReadsKV {
-			d += float64(ctx*s.cfg.Model.KVBytesPerToken) / (float64(in.cfg.TP) * in.gpu.HBMBytesPerSec)
+			d += float64(ctxBytes) / (float64(in.cfg.TP) * in.gpu.HBMBytesPerSec)
 		}
 	default:
 		d = interp(c.x, c.prompt, float64(bt))
@@ -779,11 +816,65 @@ func (s *Sim) iterationTime(in *instance) (float64, bool) {
 		}
 		d *= mixedBatchFactor
 	}
+	if extra > 0 {
+		d += extra
+	}
 	if !(d > 0) || math.IsInf(d, 0) {
 		s.fail(fmt.Errorf("%w: instance %d: the performance curve gives %v s for an iteration of %d tokens", ErrBadConfig, in.idx, d, bt))
-		return 0, false
+		return 0, 0, false
 	}
-	return d, true
+	return d, extra, true
+}
+
+// formatState is what a request in a KV format other than the dense one
+// carries: the format, and the times of its encoding (on its prefill
+// instance) and of its decoding on arrival (on its decode instance).
+type formatState struct {
+	f               kv.Format
+	encode, receive float64
+}
+
+// setFormat checks request r's KV format and sizes its tasks' caches and
+// transfer: the dense cache as SplitwiseSim does (prompt + 1 tokens for
+// the prompt, output - 1 more for the decode, the prompt's tokens on the
+// link), another format by its StoredBytes at those lengths and its
+// TransferBytes.
+func (s *Sim) setFormat(r int, d Decision) error {
+	req := s.reqs[r]
+	kvb := s.cfg.Model.KVBytesPerToken
+	if d.Format == (kv.Format{}) {
+		delete(s.formats, int32(r))
+		s.promptMem[r] = int64(req.Prompt+1) * kvb
+		s.decodeMem[r] = int64(req.Output-1) * kvb
+		s.xferBytes[r] = int64(req.Prompt) * kvb
+		s.res[r].Format = ""
+		return nil
+	}
+	a := s.cfg.Model.Arch
+	if a == (kv.Arch{}) {
+		return fmt.Errorf("%w: request %d: format %v needs the model's architecture (Model.Arch)", ErrBadDecision, req.ID, d.Format)
+	}
+	if err := d.Format.Check(a); err != nil {
+		return fmt.Errorf("%w: request %d: %v", ErrBadDecision, req.ID, err)
+	}
+	f := d.Format
+	s.promptMem[r] = f.StoredBytes(a, req.Prompt+1)
+	s.decodeMem[r] = f.StoredBytes(a, req.Prompt+req.Output) - s.promptMem[r]
+	s.xferBytes[r] = f.TransferBytes(a, req.Prompt)
+	w := f.Work(a, req.Prompt)
+	p, q := s.insts[d.Prefill], s.insts[d.Decode]
+	fs := &formatState{f: f,
+		encode:  w.Encode / (float64(p.cfg.TP) * p.gpu.VectorOPS),
+		receive: w.Receive / (float64(q.cfg.TP) * q.gpu.VectorOPS)}
+	if d.Prefill == d.Decode {
+		fs.receive = 0 // nothing crosses a link
+	}
+	if s.formats == nil {
+		s.formats = map[int32]*formatState{}
+	}
+	s.formats[int32(r)] = fs
+	s.res[r].Format = f.Name()
+	return nil
 }
 
 // pauseIteration is ORCAInstance.pause_iteration: end the running
@@ -941,11 +1032,16 @@ func (s *Sim) runFlow(r int) {
 	s.flowState[r] = 2
 	d := s.insts[s.res[r].Decode]
 	d.memory += s.mem[r]
-	size := int64(s.reqs[r].Prompt) * s.cfg.Model.KVBytesPerToken
+	size := s.xferBytes[r]
 	s.res[r].TransferStart = s.now
 	s.res[r].TransferBytes = size
 	s.kvMoved += size
-	s.schedule(s.cfg.Link.Overhead+float64(size)/s.cfg.Link.BytesPerSec, evFlowDone, int32(r))
+	dur := s.cfg.Link.Overhead + float64(size)/s.cfg.Link.BytesPerSec
+	if fs := s.formats[int32(r)]; fs != nil && fs.receive > 0 {
+		dur += fs.receive
+		s.res[r].FormatTime += fs.receive
+	}
+	s.schedule(dur, evFlowDone, int32(r))
 }
 
 // flowDone is Link.flow_completion: the source frees the KV cache, the

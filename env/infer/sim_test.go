@@ -59,7 +59,7 @@ func (leastTokens) Route(v *View, _ Request) (Decision, error) {
 			best = i
 		}
 	}
-	return Decision{best, best}, nil
+	return Decision{Prefill: best, Decode: best}, nil
 }
 
 const tol = 1e-12
@@ -117,7 +117,7 @@ func TestSingleRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := s.Run(fixed{0, 0})
+	sum, err := s.Run(fixed{Prefill: 0, Decode: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestPromptQueues(t *testing.T) {
 	c := handConfig(t, Colocated)
 	c.Instances[0].MaxBatchTokens = 1000
 	s, _ := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 1000, Output: 2}, {ID: 1, Arrival: 1.001, Prompt: 1000, Output: 2}})
-	if _, err := s.Run(fixed{0, 0}); err != nil {
+	if _, err := s.Run(fixed{Prefill: 0, Decode: 0}); err != nil {
 		t.Fatal(err)
 	}
 	rs := s.Results()
@@ -162,7 +162,7 @@ func TestTransferWaitsOnBusyLink(t *testing.T) {
 			c := handConfig(t, Prefill, Decode)
 			c.Link = LinkConfig{BytesPerSec: 1e6, Overhead: 0.5, Shared: shared}
 			s, _ := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 1000, Output: 2}, {ID: 1, Arrival: 1, Prompt: 1000, Output: 2}})
-			sum, err := s.Run(fixed{0, 1})
+			sum, err := s.Run(fixed{Prefill: 0, Decode: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -192,7 +192,7 @@ func TestMemoryAdmission(t *testing.T) {
 	c := handConfig(t, Prefill, Decode)
 	c.Model.KVBytesPerToken = 1e9
 	s, _ := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 500, Output: 200}})
-	_, err := s.Run(fixed{0, 1})
+	_, err := s.Run(fixed{Prefill: 0, Decode: 1})
 	if !errors.Is(err, ErrStalled) {
 		t.Fatalf("Run = %v, want ErrStalled", err)
 	}
@@ -260,10 +260,10 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 	s, _ := New(good, req)
-	if _, err := s.Run(fixed{0, 3}); !errors.Is(err, ErrBadDecision) {
+	if _, err := s.Run(fixed{Prefill: 0, Decode: 3}); !errors.Is(err, ErrBadDecision) {
 		t.Fatalf("Run with a decode on instance 3 of 1 = %v, want ErrBadDecision", err)
 	}
-	if _, err := s.Run(fixed{0, 0}); !errors.Is(err, ErrRan) {
+	if _, err := s.Run(fixed{Prefill: 0, Decode: 0}); !errors.Is(err, ErrRan) {
 		t.Fatalf("second Run = %v, want ErrRan", err)
 	}
 }
@@ -343,7 +343,7 @@ func TestDecodeReadsKV(t *testing.T) {
 	c := handConfig(t, Colocated)
 	c.DecodeReadsKV = true
 	s, _ := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 1000, Output: 3}})
-	if _, err := s.Run(fixed{0, 0}); err != nil {
+	if _, err := s.Run(fixed{Prefill: 0, Decode: 0}); err != nil {
 		t.Fatal(err)
 	}
 	want := 0.1 + 2*0.01901 + (1001+1002)*1000/(8*3.35e12)
@@ -360,7 +360,7 @@ func TestExtrapolatedGPU(t *testing.T) {
 	c := handConfig(t, Colocated)
 	c.Instances[0].GPU = "a10g"
 	s, _ := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 1000, Output: 2}})
-	sum, err := s.Run(fixed{0, 0})
+	sum, err := s.Run(fixed{Prefill: 0, Decode: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +381,7 @@ func TestSummary(t *testing.T) {
 	c.Instances[0].MaxBatchTokens = 1000
 	c.SLO = SLO{E2E: 0.2185}
 	s, _ := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 1000, Output: 2}, {ID: 1, Arrival: 1.001, Prompt: 1000, Output: 2}})
-	sum, err := s.Run(fixed{0, 0})
+	sum, err := s.Run(fixed{Prefill: 0, Decode: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -473,5 +473,54 @@ func TestParseFloatPandas(t *testing.T) {
 		if ok != tt.ok || ok && got != tt.want {
 			t.Errorf("ParseFloatPandas(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
+	}
+}
+
+func TestKVFormat(t *testing.T) {
+	// Qwen3-8B's cache (147,456 bytes a token dense) in INT8, prefill on
+	// instance 0, decode on 1 (H100 x 8 each), a 1e9 B/s link. The
+	// prompt's iteration adds INT8's encoding of 1,000 tokens at
+	// 8 x 67e12 ops/s; the link carries INT8's bytes; each of the two
+	// decode iterations adds the dequantization of the context (1,001 then
+	// 1,002 tokens): its operations at 8 x 67e12 ops/s and its traffic at
+	// 8 x 3.35e12 B/s. The numbers of operations and bytes are package
+	// kv's (Work, TransferBytes); the sums are this test's.
+	a := kv.Qwen3_8B
+	c := handConfig(t, Prefill, Decode)
+	c.Model = ModelOf(a)
+	c.Model.Name, c.Model.WeightBytes = "m", 1<<30
+	c.Link = LinkConfig{BytesPerSec: 1e9}
+	f := kv.Int8()
+	s, err := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 1000, Output: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Run(fixed{Prefill: 0, Decode: 1, Format: f}); err != nil {
+		t.Fatal(err)
+	}
+	const ops, hbm = 8 * 67e12, 8 * 3.35e12
+	encode := f.Work(a, 1000).Encode / ops
+	step := func(ctx int) float64 {
+		w := f.Work(a, ctx)
+		return (w.Dequant+w.Approx)/ops + float64(w.DequantBytes)/hbm
+	}
+	xfer := float64(f.TransferBytes(a, 1000)) / 1e9
+	r := s.Results()[0]
+	wantTTFT := 0.1 + encode
+	wantE2E := wantTTFT + xfer + 2*0.01901 + step(1001) + step(1002)
+	if !near(r.TTFT(), wantTTFT) || !near(r.E2E(), wantE2E) || r.TransferBytes != f.TransferBytes(a, 1000) || r.Format != "int8" {
+		t.Fatalf("TTFT %v E2E %v bytes %d format %q; want %v %v %d int8", r.TTFT(), r.E2E(), r.TransferBytes, r.Format, wantTTFT, wantE2E, f.TransferBytes(a, 1000))
+	}
+	if want := encode + step(1001) + step(1002); !near(r.FormatTime, want) {
+		t.Fatalf("FormatTime %v, want %v", r.FormatTime, want)
+	}
+	if encode <= 0 || step(1001) <= 0 {
+		t.Fatalf("INT8 costs nothing: encode %v, step %v", encode, step(1001))
+	}
+
+	// Without an architecture only the dense cache is allowed.
+	s, _ = New(handConfig(t, Prefill, Decode), []Request{{ID: 0, Arrival: 1, Prompt: 10, Output: 3}})
+	if _, err := s.Run(fixed{Prefill: 0, Decode: 1, Format: kv.HACKPi(64)}); !errors.Is(err, ErrBadDecision) {
+		t.Fatalf("a HACK decision without Model.Arch: %v, want ErrBadDecision", err)
 	}
 }
