@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/drover-sched/drover/env/infer/kv"
@@ -523,4 +525,47 @@ func TestKVFormat(t *testing.T) {
 	if _, err := s.Run(fixed{Prefill: 0, Decode: 1, Format: kv.HACKPi(64)}); !errors.Is(err, ErrBadDecision) {
 		t.Fatalf("a HACK decision without Model.Arch: %v, want ErrBadDecision", err)
 	}
+}
+
+// FuzzParseFloatPandas: no input panics, and a plain decimal of at most 15
+// significant digits and a small exponent (where both parsers are exact:
+// the digits fit a float64 exactly and the power of ten is exact) reads
+// as strconv reads it.
+func FuzzParseFloatPandas(f *testing.F) {
+	for _, s := range []string{"1", "-2.5", "2974.3569858837877", "1e400", "1.5E-2", "", "+.", "12345678901234567890"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := ParseFloatPandas(s)
+		if !ok {
+			return
+		}
+		if math.IsNaN(got) || math.IsInf(got, 0) {
+			t.Fatalf("%q reads as %v", s, got)
+		}
+		digits, expOK := 0, true
+		for i, c := range s {
+			switch {
+			case c >= '0' && c <= '9':
+				digits++
+			case c == 'e' || c == 'E':
+				expOK = len(s)-i <= 3 // e, optional sign, one or two digits
+			}
+		}
+		if digits > 15 || !expOK || strings.ContainsAny(s, "eE") {
+			return
+		}
+		want, err := strconv.ParseFloat(s, 64)
+		if err == nil && want != got && decimals(s) <= 15 {
+			t.Fatalf("%q: pandas-style %v, strconv %v", s, got, want)
+		}
+	})
+}
+
+// decimals counts the digits after the point.
+func decimals(s string) int {
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		return len(s) - i - 1
+	}
+	return 0
 }
