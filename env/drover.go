@@ -2,6 +2,7 @@ package env
 
 import (
 	"fmt"
+	"github.com/drover-sched/drover/env/converge"
 	"math"
 	"math/rand/v2"
 )
@@ -47,7 +48,10 @@ type Drover struct {
 	// bgFor).
 	bg    []bgLoad
 	bgFor *Workers
-	place []int // scratch for placements
+	// believed is Believed's answer for believedOf (the convergence
+	// model run).
+	believed, believedOf *Convergence
+	place                []int // scratch for placements
 }
 
 // slabJobs is the most job states Admit allocates at once.
@@ -77,6 +81,15 @@ type droverJob struct {
 	computeDelay  float64 // the computation part
 	relayed       float64 // STRET: workers relaying this period
 	withheld      float64 // STRET: withheld workers per iteration
+	// What the job's synchronization strategy on its current allocation
+	// does to its convergence (set by Place), and what the strategies it
+	// trained under did: work done times their final accuracy, the work
+	// done under a strategy that never reaches the target, and whether
+	// one of them diverged.
+	conv     SyncOutcome
+	accWork  float64
+	missWork float64
+	diverged bool
 }
 
 // Name implements Model.
@@ -238,6 +251,7 @@ func (m *Drover) Place(j *Job, c *Cluster) {
 		speed = min(speed, sp)
 	}
 	s.delay = s.restart
+	s.conv = m.syncOutcome(j)
 	if m.Workers == nil {
 		m.place = appendPlacement(m.place[:0], j.Alloc)
 		s.rate = s.ref / iterTime(s.prof, m.place, s.batch, speed)
@@ -347,6 +361,7 @@ func (m *Drover) Advance(j *Job, dt float64) (float64, bool) {
 	}
 	need := (s.work - s.done) / s.rate
 	run := min(need, dt)
+	s.trained(min(s.work-s.done, run*s.rate))
 	if s.iterTime > 0 {
 		it := run / s.iterTime
 		j.Iterations += it
@@ -368,13 +383,91 @@ func (m *Drover) Advance(j *Job, dt float64) (float64, bool) {
 	return used + dt, false
 }
 
+// convergence returns the convergence model the simulator runs: the
+// per-worker model's, else DefaultConvergence.
+func (m *Drover) convergence() *Convergence {
+	if m.Workers != nil && m.Workers.Convergence != nil {
+		return m.Workers.Convergence
+	}
+	return DefaultConvergence
+}
+
+// Believed returns the convergence model policies weigh strategies by on
+// this model: the one it runs, at the fit's point estimates (see
+// env.Believed).
+func (m *Drover) Believed() *Convergence {
+	c := m.convergence()
+	if c.Band == converge.BandFit {
+		return c
+	}
+	if m.believed == nil || m.believedOf != c {
+		m.believed, m.believedOf = c.atFit(), c
+	}
+	return m.believed
+}
+
+// syncOutcome returns what j's strategy does to its convergence on its
+// allocation. The job-level model (no Workers) trains every job BSP.
+// Apply refuses a strategy the model has no answer for (CheckSync); one
+// that still gets here trains at BSP's pace and ends having missed its
+// target with no accuracy.
+func (m *Drover) syncOutcome(j *Job) SyncOutcome {
+	sy := j.Sync
+	if m.Workers == nil {
+		sy = Sync{}
+	}
+	o, err := m.convergence().Outcome(j.Spec.Model, sy, len(j.Alloc))
+	if err != nil {
+		return SyncOutcome{Factor: math.Inf(1), Run: 1, Accuracy: math.NaN()}
+	}
+	return o
+}
+
+// CheckSync returns an error when the convergence model has no answer for
+// strategy sy on a job of j's model on w workers (a strategy no
+// measurement covers). Apply calls it for every placement.
+func (m *Drover) CheckSync(j *Job, sy Sync, w int) error {
+	if m.Workers == nil {
+		return nil
+	}
+	return m.convergence().Check(j.Spec.Model, sy, w)
+}
+
+// trained records work (reference seconds) done under the job's current
+// strategy.
+func (s *droverJob) trained(work float64) {
+	if !(work > 0) {
+		return
+	}
+	if s.conv.Diverged {
+		s.diverged = true
+	} else {
+		s.accWork += work * s.conv.Accuracy
+	}
+	if !s.conv.Reached {
+		s.missWork += work
+	}
+}
+
+// Converged returns the accuracy j ended its training with and whether
+// it reached its target (see Convergence): the final accuracies of the
+// strategies it trained under, weighted by the work done under each (NaN
+// when one of them diverged), and reached only when every strategy it
+// trained under reaches the target. It is meaningful once j is Done.
+func (m *Drover) Converged(j *Job) (accuracy float64, reached bool) {
+	s := j.m.(*droverJob)
+	reached = s.missWork == 0
+	if s.diverged || !(s.done > 0) {
+		return math.NaN(), reached
+	}
+	return s.accWork / s.done, reached
+}
+
 // FinalMetric returns the validation metric j ends its training with: its
 // profile's (see Accuracy) at its global batch size, or NaN when the
-// profile has no validation curves. Drover's convergence penalties charge
-// staleness and averaging periods in iterations (Sync.Penalty), so a job
-// trains until it reaches the same point of its curve whatever its sync
-// strategy: the final metric depends on the model and batch size, and the
-// strategy shows in the time to reach it (TTA).
+// profile has no validation curves. It follows the model and batch size
+// only; what the synchronization strategy does to the accuracy is
+// Converged's.
 func (m *Drover) FinalMetric(j *Job) float64 {
 	s := j.m.(*droverJob)
 	if a, ok := s.prof.(Accuracy); ok {

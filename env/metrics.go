@@ -23,8 +23,18 @@ type JobResult struct {
 	// GPUSeconds is the GPU time the job held.
 	GPUSeconds float64
 	// TTA is the time to accuracy: the seconds the job trained (held GPUs)
-	// to reach its target, restart delays excluded.
+	// to reach its target, restart delays excluded; +Inf when it finished
+	// without reaching it (Reached).
 	TTA float64
+	// Accuracy is the accuracy (a fraction) the job ended with under the
+	// convergence model (Convergence; Drover model only): NaN when it did
+	// not finish, when a strategy it trained under diverged, or under
+	// another model.
+	Accuracy float64
+	// Reached says whether the job reached its target: false when it
+	// finished having trained under a strategy that never reaches it, or
+	// has not finished.
+	Reached bool
 	// Iterations, StragglerIterations and Stragglers are the per-worker
 	// model's counts: iterations run, iterations with at least one
 	// straggler, and straggling worker-iterations (0 without it).
@@ -49,6 +59,12 @@ type JobResult struct {
 	RelayChanges, Tunings, Replacements int
 }
 
+// converger is a model that knows the accuracy a job ends with under the
+// convergence model and whether it reached its target (Drover.Converged).
+type converger interface {
+	Converged(j *Job) (accuracy float64, reached bool)
+}
+
 // finalMetricer is a model that knows the validation metric a job ends
 // its training with (Drover.FinalMetric).
 type finalMetricer interface {
@@ -71,8 +87,21 @@ type Summary struct {
 	GPUHours float64
 	// Restarts is the total number of restarts.
 	Restarts int
-	// AvgTTA is the mean time to accuracy of the finished jobs (seconds).
+	// AvgTTA is the mean time to accuracy of the finished jobs that
+	// reached their target (seconds); Missed counts the finished jobs that
+	// did not (their TTA is +Inf). Compare AvgTTA only beside Missed.
 	AvgTTA float64
+	Missed int
+	// TTAPerTarget is the seconds the finished jobs trained per target
+	// reached: AvgTTA when every job reached its target, more when some
+	// trained for nothing (a missed job's training counts against those
+	// that reached theirs); +Inf when none did. It is the one figure that
+	// ranks runs with and without misses, and what gates compare.
+	TTAPerTarget float64
+	// AvgAccuracy is the mean final accuracy (JobResult.Accuracy) of the
+	// finished jobs, a diverged job counting 0; 0 under a model without
+	// one (Summary values compare with ==, so no NaN).
+	AvgAccuracy float64
 	// Stragglers is the number of straggling worker-iterations, and
 	// StragglerFrac the share of iterations with at least one straggler
 	// (per-worker model; 0 otherwise).
@@ -159,6 +188,7 @@ func (s *Sim) Results() []JobResult {
 			Nodes:               j.MaxNodes,
 			GPUs:                j.Spec.GPUs,
 			FinalMetric:         math.NaN(),
+			Accuracy:            math.NaN(),
 			Relayed:             j.Relayed,
 			Withheld:            j.Withheld,
 			RelayChanges:        j.RelayChanges,
@@ -168,17 +198,40 @@ func (s *Sim) Results() []JobResult {
 		if fm, ok := s.model.(finalMetricer); ok && j.State == Done {
 			rs[i].FinalMetric = fm.FinalMetric(j)
 		}
+		if j.State == Done {
+			rs[i].Accuracy, rs[i].Reached = s.converged(j)
+		}
 	}
 	return rs
 }
 
-// tta returns the seconds j trained: its time holding GPUs less the
-// restart delay of each start.
+// tta returns the seconds j trained to reach its target: its time holding
+// GPUs less the restart delay of each start, +Inf when it finished without
+// reaching it.
 func (s *Sim) tta(j *Job) float64 {
 	if j.State != Done {
 		return math.NaN()
 	}
+	if _, reached := s.converged(j); !reached {
+		return math.Inf(1)
+	}
+	return s.trainedSeconds(j)
+}
+
+// trainedSeconds returns the seconds j trained: its time holding GPUs less
+// the restart delay of each start.
+func (s *Sim) trainedSeconds(j *Job) float64 {
 	return max(0, j.Held-float64(j.Starts)*s.cfg.RestartDelay)
+}
+
+// converged returns the accuracy finished job j ended with and whether it
+// reached its target; a model without a convergence model reports every
+// job reached, with no accuracy.
+func (s *Sim) converged(j *Job) (float64, bool) {
+	if c, ok := s.model.(converger); ok {
+		return c.Converged(j)
+	}
+	return math.NaN(), true
 }
 
 // Summary summarises the run so far.
@@ -187,8 +240,8 @@ func (s *Sim) Summary() Summary {
 	var infl []float64
 	var comm, delay float64
 	jcts := make([]float64, 0, len(s.jobs))
-	var queue, gpuSec, tta, iters, withStraggler float64
-	started := 0
+	var queue, gpuSec, tta, trained, iters, withStraggler, acc float64
+	started, reached := 0, 0
 	first, last := math.Inf(1), math.Inf(-1)
 	for i := range s.jobs {
 		j := &s.jobs[i]
@@ -204,12 +257,24 @@ func (s *Sim) Summary() Summary {
 		withStraggler += j.StragglerIterations
 		sum.Stragglers += j.Stragglers
 		if j.State == Done {
-			if t := s.tta(j); j.MaxNodes > 1 && j.StragglerFree > 0 {
+			t := s.trainedSeconds(j)
+			if j.MaxNodes > 1 && j.StragglerFree > 0 {
 				infl = append(infl, t/j.StragglerFree)
 				comm += j.CommDelay
 				delay += j.CommDelay + j.ComputeDelay
 			}
-			tta += s.tta(j)
+			trained += t
+			a, ok := s.converged(j)
+			if ok {
+				tta += t
+				reached++
+			} else {
+				sum.Missed++
+			}
+			if math.IsNaN(a) {
+				a = 0
+			}
+			acc += a
 			jcts = append(jcts, j.JCT())
 			last = max(last, j.Finish)
 		}
@@ -226,8 +291,14 @@ func (s *Sim) Summary() Summary {
 	if iters > 0 {
 		sum.StragglerFrac = withStraggler / iters
 	}
-	if len(jcts) > 0 {
-		sum.AvgTTA = tta / float64(len(jcts))
+	if reached > 0 {
+		sum.AvgTTA = tta / float64(reached)
+		sum.TTAPerTarget = trained / float64(reached)
+	} else if sum.Missed > 0 {
+		sum.TTAPerTarget = math.Inf(1)
+	}
+	if _, ok := s.model.(converger); ok && len(jcts) > 0 {
+		sum.AvgAccuracy = acc / float64(len(jcts))
 	}
 	if started > 0 {
 		sum.AvgQueue = queue / float64(started)

@@ -90,3 +90,9 @@ type prefetcher interface {
 
 // prefetchJobs is the most jobs one prefetch reads ahead for.
 const prefetchJobs = 32
+
+// syncChecker is a model that knows which synchronization strategies it
+// can run (Drover.CheckSync): Apply refuses the others.
+type syncChecker interface {
+	CheckSync(j *Job, s Sync, w int) error
+}

@@ -620,6 +620,11 @@ func (s *Sim) Apply(ds []Decision) error {
 		if slices.Equal(d.Nodes, j.Alloc) && (len(d.Nodes) == 0 || d.Sync == j.Sync) {
 			continue
 		}
+		if sc, ok := s.model.(syncChecker); ok && len(d.Nodes) > 0 {
+			if err := sc.CheckSync(j, d.Sync, len(d.Nodes)); err != nil {
+				return fmt.Errorf("%w: decision %d: job %s: %w", ErrBadDecision, i, j.Spec.Name, err)
+			}
+		}
 		for _, n := range d.Nodes {
 			if n < 0 || n >= len(s.free) {
 				return fmt.Errorf("%w: decision %d: job %s: unknown node %d", ErrBadDecision, i, j.Spec.Name, n)

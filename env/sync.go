@@ -34,25 +34,10 @@ type Sync struct {
 	Period int
 }
 
-// Convergence penalties. Staleness and infrequent averaging cost extra
-// iterations to reach a target. No data in Drover's traces measures this,
-// so the model is the simplest one consistent with the literature: the
-// iterations to target grow linearly with the average staleness of the
-// gradients applied (Dai et al., "Toward Understanding the Impact of
-// Staleness in Distributed Machine Learning", ICLR 2019, observe a
-// monotone, roughly linear growth for moderate staleness), and with the
-// local-SGD period (Lin et al., "Don't Use Large Mini-Batches, Use Local
-// SGD", ICLR 2020, keep accuracy for small H at a modest iteration cost).
-// The coefficients are assumptions, documented here so that they can be
-// replaced once measured.
-const (
-	// StalenessPenalty is the extra fraction of iterations per iteration of
-	// average gradient staleness.
-	StalenessPenalty = 0.01
-	// PeriodPenalty is the extra fraction of iterations per iteration of
-	// local-SGD period beyond 1.
-	PeriodPenalty = 0.02
-)
+// What a strategy costs in iterations to reach a job's target, and in the
+// accuracy it ends with, is the convergence model's (Convergence, fitted
+// to measured training curves in package env/converge); this file holds
+// only the strategies and their iteration times.
 
 // String returns the Sync's name as the command line and logs spell it.
 func (s Sync) String() string {
@@ -101,24 +86,6 @@ func ParseSync(v string) (Sync, error) {
 		return Sync{Kind: LocalSGD, Period: n}, nil
 	}
 	return Sync{}, fmt.Errorf("env: unknown sync strategy %q (want bsp, asp, ssp(S) or local(H))", v)
-}
-
-// Penalty returns the factor by which the strategy multiplies the
-// iterations a job of w workers needs to reach its target: 1 for BSP;
-// 1 + StalenessPenalty x average staleness for ASP (w-1 updates: each
-// update was computed on parameters the other w-1 workers have since
-// changed) and SSP (at most min(s, w-1)); 1 + PeriodPenalty x (H-1) for
-// local SGD.
-func (s Sync) Penalty(w int) float64 {
-	switch s.Kind {
-	case ASP:
-		return 1 + StalenessPenalty*float64(max(w-1, 0))
-	case SSP:
-		return 1 + StalenessPenalty*float64(min(s.Staleness, max(w-1, 0)))
-	case LocalSGD:
-		return 1 + PeriodPenalty*float64(max(s.Period-1, 0))
-	}
-	return 1
 }
 
 // IterTime returns the mean seconds per global iteration (one global batch

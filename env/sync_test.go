@@ -60,25 +60,6 @@ func TestStrategyOrdering(t *testing.T) {
 	}
 }
 
-func TestPenalty(t *testing.T) {
-	tests := []struct {
-		s    env.Sync
-		w    int
-		want float64
-	}{
-		{env.Sync{Kind: env.BSP}, 8, 1},
-		{env.Sync{Kind: env.ASP}, 8, 1 + 7*env.StalenessPenalty},
-		{env.Sync{Kind: env.SSP, Staleness: 3}, 8, 1 + 3*env.StalenessPenalty},
-		{env.Sync{Kind: env.SSP, Staleness: 30}, 8, 1 + 7*env.StalenessPenalty},
-		{env.Sync{Kind: env.LocalSGD, Period: 4}, 8, 1 + 3*env.PeriodPenalty},
-	}
-	for _, tt := range tests {
-		if got := tt.s.Penalty(tt.w); math.Abs(got-tt.want) > 1e-12 {
-			t.Errorf("%v on %d workers: penalty %v, want %v", tt.s, tt.w, got, tt.want)
-		}
-	}
-}
-
 func TestParseSync(t *testing.T) {
 	for in, want := range map[string]env.Sync{
 		"bsp": {Kind: env.BSP}, "ASP": {Kind: env.ASP}, "ssp(4)": {Kind: env.SSP, Staleness: 4},

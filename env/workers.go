@@ -130,6 +130,10 @@ type Workers struct {
 	// MemBWPerWorker is the share of a node's memory bandwidth one
 	// worker uses (default 0.08).
 	MemBWPerWorker float64
+	// Convergence is how the jobs' synchronization strategies change the
+	// iterations they need and the accuracy they end with; nil means
+	// DefaultConvergence (the fit's point estimates).
+	Convergence *Convergence
 	// Sensitivities overrides the package's Sensitivities by model name.
 	Sensitivities map[string]Sensitivity
 	// BurstNoise is the spread of the extra delay a worker's gradient
@@ -479,9 +483,8 @@ const (
 	// period's own jitter is not known in advance and stays. Only
 	// computation is balanced (the all-reduce is every worker's, as in the
 	// paper's iteration time compute(b_i) + comm). The global batch is
-	// unchanged, so convergence is BSP's, under the current penalties
-	// (Sync.Penalty 1) and under env/converge (BSP at the job's global
-	// batch) alike. Local batches beyond a GPU's memory are not modelled
+	// unchanged, so convergence is BSP's (Convergence: factor 1, BSP's
+	// final accuracy). Local batches beyond a GPU's memory are not modelled
 	// (the paper caps b_i there). Jobs under other strategies run as
 	// placed: the rule is for BSP.
 	MitigationLBBSP = "lb-bsp"
@@ -1008,7 +1011,7 @@ func (m *Drover) refresh(j *Job, s *droverJob, c *Cluster, now float64) {
 		s.commDelay = excess * commEx / (compEx + commEx)
 		s.computeDelay = excess - s.commDelay
 	}
-	s.rate = s.ref * progress / (s.iterTime * j.Sync.Penalty(w))
+	s.rate = s.ref * progress / (s.iterTime * s.conv.Run)
 	if !(s.rate > 0) || math.IsInf(s.rate, 0) {
 		s.rate = 0
 	}

@@ -49,7 +49,8 @@
 // the request's expected duration) are replayed through env/trace on a
 // cluster of the requests' nodes, under the per-worker straggler model,
 // once per seed under the heuristic and once under the learned policy,
-// and the paired costs (avg TTA by default) go to policies/gate. Reported
+// and the paired costs (avg TTA by default, as seconds trained per target
+// reached: env.Summary.TTAPerTarget) go to policies/gate. Reported
 // outcomes alone cannot be the gate's evidence: they exist only for the
 // policy that answered, so the learned policy's outcomes would be
 // compared with the heuristic's from another time and load, unpaired and

@@ -111,7 +111,10 @@ func (k *Core) replayCosts(ctx context.Context, v *Version, arrivals []arrival, 
 		if cfg.Metric == MetricJCT {
 			return res.Summary.AvgJCT, nil
 		}
-		return res.Summary.AvgTTA, nil
+		// Seconds trained per target reached: the average TTA when
+		// every job reached its target, and a policy that makes jobs
+		// miss theirs pays for their training.
+		return res.Summary.TTAPerTarget, nil
 	}
 	tc, newTeacher := k.teacherFactory(v)
 	for i := range cfg.Seeds {

@@ -31,8 +31,9 @@ const (
 
 // Replay costs the gate compares (SwitchConfig.Metric).
 const (
-	// MetricTTA is the replay's average time to accuracy (the default, as
-	// drover train's gate).
+	// MetricTTA is the replay's seconds trained per target reached
+	// (env.Summary.TTAPerTarget: the average time to accuracy when every
+	// job reached its target; the default, as drover train's gate).
 	MetricTTA = "tta"
 	// MetricJCT is the replay's average job completion time.
 	MetricJCT = "jct"

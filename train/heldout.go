@@ -111,7 +111,7 @@ func judge(r *Run, heuristic string, newProp func() env.Proposer, act func([]flo
 					a, b := d.Deviations()
 					deviated, choices = deviated+a, choices+b
 				}
-				tta[pname] = append(tta[pname], res.Summary.AvgTTA)
+				tta[pname] = append(tta[pname], res.Summary.TTAPerTarget) // AvgTTA when no job missed its target
 				jct += res.Summary.AvgJCT / float64(len(ew.seeds))
 				strag += res.Summary.Stragglers / float64(len(ew.seeds))
 			}

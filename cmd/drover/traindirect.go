@@ -222,11 +222,12 @@ func reportHeldOut(r directRun, heur, teacher string, js []direct.Judgement, met
 	fmt.Fprintf(stdout, "\ngate, the held-out trace episodes together, %s vs %s (avg TTA): %v%s\n", r.name, heur, rep.Verdict, rep.TeacherNote())
 }
 
-// avgTTAs returns the average TTA of each of p's runs, in seed order.
+// avgTTAs returns the seconds trained per target reached of each of p's
+// runs, in seed order: the average TTA when every job reached its target.
 func avgTTAs(p compare.PolicyResult) []float64 {
 	xs := make([]float64, len(p.Runs))
 	for k, run := range p.Runs {
-		xs[k] = run.Summary.AvgTTA
+		xs[k] = run.Summary.TTAPerTarget
 	}
 	return xs
 }
@@ -332,7 +333,7 @@ func runTrainFromLog(r directRun, stdout, stderr io.Writer) error {
 	tta := func(p compare.PolicyResult) []float64 {
 		xs := make([]float64, len(p.Runs))
 		for k, run := range p.Runs {
-			xs[k] = run.Summary.AvgTTA
+			xs[k] = run.Summary.TTAPerTarget // AvgTTA when no job missed its target
 		}
 		return xs
 	}

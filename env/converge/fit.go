@@ -213,9 +213,15 @@ type StalenessFit struct {
 	// measured one that trained, plus one. +Inf when no failure was
 	// measured.
 	Diverge Param
+	// Budget is the examples of the measured schedule over BSP's examples
+	// to Target: what a run that never reaches the target spends before
+	// its schedule ends (the measured ASP runs were given as many
+	// worker-batches as BSP's, and ran them all).
+	Budget Param
 	// BSP and ASP are the runs' final accuracies; BSPTo and ASPTo the
-	// worker-batches to Target of the runs whose curves cross it.
-	BSP, ASP, BSPTo, ASPTo []float64
+	// worker-batches to Target of the runs whose curves cross it; BSPEnd
+	// the worker-batches of the BSP runs' whole schedules.
+	BSP, ASP, BSPTo, ASPTo, BSPEnd []float64
 }
 
 // FinalAccuracy returns the final test accuracy at average staleness sbar,
@@ -265,6 +271,7 @@ func fitStaleness(ms []Measurement, source, family string, workers int, target f
 			switch m.Sync {
 			case "bsp":
 				f.BSP = append(f.BSP, m.Value)
+				f.BSPEnd = append(f.BSPEnd, m.Progress)
 			case "asp":
 				f.ASP = append(f.ASP, m.Value)
 			}
@@ -315,6 +322,7 @@ func fitStaleness(ms []Measurement, source, family string, workers int, target f
 		return a0, drop, slow
 	}
 	a0, drop, slow := est(f.BSP, f.ASP, f.BSPTo, f.ASPTo)
+	budget := stat.Mean(f.BSPEnd, nil) / stat.Mean(f.BSPTo, nil)
 	rng := rand.New(rand.NewPCG(BootstrapSeed, BootstrapSeed))
 	resample := func(x, buf []float64) []float64 {
 		buf = buf[:0]
@@ -323,13 +331,19 @@ func fitStaleness(ms []Measurement, source, family string, workers int, target f
 		}
 		return buf
 	}
-	var ba, bd, bs []float64
-	var b1, b2, b3, b4 []float64
+	var ba, bd, bs, bb []float64
+	var b1, b2, b3, b4, b5 []float64
 	for range BootstrapResamples {
 		b1, b2 = resample(f.BSP, b1), resample(f.ASP, b2)
 		b3, b4 = resample(f.BSPTo, b3), resample(f.ASPTo, b4)
 		x, y, z := est(b1, b2, b3, b4)
 		ba, bd, bs = append(ba, x), append(bd, y), append(bs, z)
+	}
+	// Budget's resamples come after the others', so that adding it left
+	// their intervals as they were.
+	for range BootstrapResamples {
+		b3, b5 = resample(f.BSPTo, b3), resample(f.BSPEnd, b5)
+		bb = append(bb, stat.Mean(b5, nil)/stat.Mean(b3, nil))
 	}
 	lo, hi := (1-Confidence)/2, 1-(1-Confidence)/2
 	pct := func(x []float64) (float64, float64) {
@@ -345,6 +359,9 @@ func fitStaleness(ms []Measurement, source, family string, workers int, target f
 	l, h = pct(bs)
 	f.Slowdown = Param{Name: family + ".Slowdown", Value: slow, Lo: l, Hi: h, Unit: "1/staleness",
 		Method: method + fmt.Sprintf(", examples to %.4g", target), Source: fmt.Sprintf("%s %s, %d BSP and %d ASP curves crossing %.4g at %d workers", source, family, len(f.BSPTo), len(f.ASPTo), target, workers)}
+	l, h = pct(bb)
+	f.Budget = Param{Name: family + ".Budget", Value: budget, Lo: l, Hi: h, Unit: "x examples to target", Method: method + fmt.Sprintf(", schedule over examples to %.4g", target),
+		Source: fmt.Sprintf("%s %s, %d BSP schedules and %d BSP curves crossing %.4g at %d workers", source, family, len(f.BSPEnd), len(f.BSPTo), target, workers)}
 	f.Diverge = Param{Name: family + ".Diverge", Value: math.Inf(1), Lo: math.Inf(1), Hi: math.Inf(1), Unit: "staleness", Method: "no failed run measured", Source: src}
 	for _, m := range fam {
 		if m.Kind == KindDiverged && m.Sync == "asp" {

@@ -116,6 +116,10 @@ type Outcome struct {
 	Reached bool
 	// Diverged says whether training fails.
 	Diverged bool
+	// Budget is what a run that never reaches the target spends, as a
+	// factor of BSP's iterations to it: the measured schedule's length
+	// (StalenessFit.Budget); NaN for a family with no staleness fit.
+	Budget float64
 }
 
 // Family is a model family's fitted convergence behaviour. Any part may be
@@ -131,9 +135,6 @@ type Family struct {
 	// Local is the cost of local SGD's averaging period, nil if not
 	// measured.
 	Local *LocalSGDFit
-	// Switch is what training under BSP and then ASP does (Sync-Switch's
-	// hybrid), nil if not measured; it needs Staleness.
-	Switch *SwitchFit
 }
 
 // Params returns the family's fitted parameters, batch first.
@@ -144,13 +145,10 @@ func (f *Family) Params() []Param {
 	}
 	if f.Staleness != nil {
 		s := f.Staleness
-		ps = append(ps, s.BSPFinal, s.Drop, s.Slowdown, s.Diverge)
+		ps = append(ps, s.BSPFinal, s.Drop, s.Slowdown, s.Diverge, s.Budget)
 	}
 	if l := f.Local; l != nil {
 		ps = append(ps, l.SyncFinal, l.Drop)
-	}
-	if f.Switch != nil {
-		ps = append(ps, f.Switch.Params()...)
 	}
 	return ps
 }
@@ -208,7 +206,7 @@ func (m *Model) Predict(family string, s Strategy, workers, batch int, target fl
 	if s.Kind == LocalSGD && f.Local == nil {
 		return Outcome{}, fmt.Errorf("%w: local SGD for family %q", ErrNotMeasured, family)
 	}
-	out := Outcome{IterFactor: 1, FinalAccuracy: math.NaN(), Reached: true}
+	out := Outcome{IterFactor: 1, FinalAccuracy: math.NaN(), Reached: true, Budget: math.NaN()}
 	if b := f.Batch; batch != 0 {
 		if b == nil {
 			return Outcome{}, fmt.Errorf("%w: batch size for family %q", ErrNotMeasured, family)
@@ -235,6 +233,7 @@ func (m *Model) Predict(family string, s Strategy, workers, batch int, target fl
 	out.FinalAccuracy = st.finalAccuracy(sbar, a0, drop, div)
 	out.Diverged = math.IsNaN(out.FinalAccuracy)
 	out.IterFactor *= st.examplesFactor(sbar, target, a0, drop, slow, div)
+	out.Budget = st.Budget.at(band, true)
 	out.Reached = !math.IsInf(out.IterFactor, 1)
 	return out, nil
 }
@@ -277,7 +276,7 @@ func Fit(ms []Measurement) (*Model, error) {
 		if err != nil {
 			return nil, err
 		}
-		m.Families[c.fam] = &Family{Name: c.fam, Staleness: s, Switch: fitSwitch(ms, sourceSyncSwitch, s)}
+		m.Families[c.fam] = &Family{Name: c.fam, Staleness: s}
 	}
 	for _, c := range localFamilies {
 		l, err := fitLocalSGD(ms, c.source, c.family)

@@ -556,7 +556,8 @@ func (e *Encoder) pack(v *env.View, nodes []int, g int, t *template) int {
 //	the model's CPU, memory-bandwidth and NIC sensitivities,
 //	pending and running jobs per node, log(1 + hours waited) / 5,
 //	log2(1 + fewest nodes that could hold the job) / 4,
-//	log of each strategy's iteration penalty for the job's workers,
+//	log of the iterations each strategy trains the job on its workers
+//	over BSP's (env.Believed(v.Model).RunFactor; 0 for one not measured),
 //	then per slot (the groups, then the whole cluster): 1 if the slot
 //	exists, 1 if the job fits, the slot's free share of its GPUs, the
 //	template's nodes over the fewest, 1 if it spans racks, its worst and
@@ -577,7 +578,7 @@ func (e *Encoder) Observe(dst []float64, v *env.View, j *env.Job) []float64 {
 	obs[13] = math.Log1p(max(0, v.Now-j.Spec.Submit)/3600) / 5
 	obs[14] = math.Log2(1+float64((g+e.gpn-1)/e.gpn)) / 4
 	for k, s := range e.cfg.Syncs {
-		obs[jobBase+k] = math.Log(s.Penalty(g))
+		obs[jobBase+k] = syncFeature(env.Believed(v.Model), j.Spec.Model, s, g)
 	}
 	off := jobBase + len(e.cfg.Syncs)
 	for s := range e.templates {
@@ -625,7 +626,7 @@ func (e *Encoder) Mask(dst []bool, v *env.View, j *env.Job) []bool {
 			continue
 		}
 		for k := range S {
-			dst[s*S+k] = k == 0 || j.Spec.GPUs > 1
+			dst[s*S+k] = k == 0 || j.Spec.GPUs > 1 && e.measured(v, j, k)
 		}
 	}
 	if e.cfg.Hold && v.Now-j.Spec.Submit < e.cfg.HoldLimit {
@@ -638,6 +639,25 @@ func (e *Encoder) Mask(dst []bool, v *env.View, j *env.Job) []bool {
 		}
 	}
 	return dst
+}
+
+// measured says whether the convergence model answers for Syncs[k] on j
+// (the simulator refuses a strategy no measurement covers).
+func (e *Encoder) measured(v *env.View, j *env.Job, k int) bool {
+	return env.Believed(v.Model).Check(j.Spec.Model, e.cfg.Syncs[k], j.Spec.GPUs) == nil
+}
+
+// syncFeature is the log of the factor by which strategy s multiplies the
+// iterations a job of the model on w workers trains under c
+// (Convergence.RunFactor: the iterations to its target, or the schedule's
+// length when it never reaches it), 0 for a strategy no measurement
+// covers (masked).
+func syncFeature(c *env.Convergence, model string, s env.Sync, w int) float64 {
+	f := c.RunFactor(model, s, w)
+	if math.IsInf(f, 0) || !(f > 0) {
+		return 0
+	}
+	return math.Log(f)
 }
 
 // Decode returns the decision action means for job j at v, and whether it

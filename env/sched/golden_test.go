@@ -17,7 +17,9 @@ import (
 // TestGoldenStream pins the agent's view of long random-action episodes
 // of Env, bit for bit: every observation, mask, reward, end flag and
 // episode summary, hashed. The hashes were taken from the environment as
-// of commit ea70675 (before the per-worker step was made faster), so a
+// of commit ea70675 (before the per-worker step was made faster) and
+// retaken when the fitted convergence model replaced the two assumed
+// penalties (issue 33: new summary fields, measured iteration factors), so a
 // speed-up that changes anything the agent sees fails here. A deliberate
 // change of the model's or the encoder's results changes them too: check
 // that the change is the one intended, then update the hashes to the
@@ -44,10 +46,10 @@ func TestGoldenStream(t *testing.T) {
 		cfg  sched.EnvConfig
 		want uint64
 	}{
-		{name: "job-rack", cfg: sched.EnvConfig{NewModel: job}, want: 0x86dc3c3f7a1f81d9},
-		{name: "worker-rack", cfg: sched.EnvConfig{NewModel: worker, Encoder: sched.Config{Hold: true}}, want: 0x14501aad07fff277},
+		{name: "job-rack", cfg: sched.EnvConfig{NewModel: job}, want: 0xa7c23af33a2cef7d},
+		{name: "worker-rack", cfg: sched.EnvConfig{NewModel: worker, Encoder: sched.Config{Hold: true}}, want: 0x6925df2c85d92d55},
 		{name: "worker-load", cfg: sched.EnvConfig{NewModel: worker, WaitWeight: 0.5,
-			Encoder: sched.Config{Grouping: sched.GroupLoad, Groups: 4, PSRebalance: true, ReadBudget: 8}}, want: 0xf8017d58420f541},
+			Encoder: sched.Config{Grouping: sched.GroupLoad, Groups: 4, PSRebalance: true, ReadBudget: 8}}, want: 0xe6efc5b2a09ee344},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,7 +10,7 @@
 // oracle weighs each strategy of Syncs (BSP, ASP, SSP(3), local SGD with
 // period 4, 8 and 16) by its expected time to accuracy per unit of work,
 //
-//	Combine(strategy, per-node probes) x Sync.Penalty(workers)
+//	Combine(strategy, per-node probes) x env.Believed(model).Factor(job's model, strategy, workers)
 //
 // and takes the least (the earlier in Syncs on exact ties). A per-node
 // probe is the model's own profiler run (env.Prober: the job's mean

@@ -120,7 +120,9 @@ func (o *Oracle) Assign(v *env.View, ds []env.Decision) error {
 
 // Expected returns the expected seconds of j's training per iteration of
 // work under strategy s, iterations to target included: the iteration
-// time Combine makes of per-node probes, times s.Penalty(workers). take is
+// time Combine makes of per-node probes, times the iterations to target
+// the convergence model believes (env.Believed(pr).Factor; +Inf for a
+// strategy that never reaches it). take is
 // the GPUs on each node of the placement, loads each node's background
 // (telemetry) and speeds each node's GPU speed (0: 1). It is NaN when a
 // probe is unusable.
@@ -154,7 +156,7 @@ func (o *Oracle) expected(pr env.Prober, j *env.Job, s env.Sync, take []int, loa
 		per = append(per, t)
 		sub = append(sub, take[k])
 	}
-	return Combine(s, sub, per) * s.Penalty(w)
+	return Combine(s, sub, per) * env.Believed(pr).Factor(j.Spec.Model, s, w)
 }
 
 // undominated marks the nodes no other node dominates: one with every

@@ -813,8 +813,12 @@ func (s *STRN) chooseSync(pr env.Prober, j *env.Job, placement []int, load env.U
 
 // ChooseSync is STRN's sync rule: it returns the strategy of least
 // expected time-to-accuracy per unit of work, Probe(j with the strategy,
-// placement, load, jitter) x Penalty(workers), among syncs; a later
-// candidate must beat the best earlier one by margin (negative: none).
+// placement, load, jitter) x the iterations to target the convergence
+// model pr runs believes (env.Believed; +Inf for a strategy that never
+// reaches it), among those of syncs that keep the job as accurate as BSP
+// as far as the measurements can tell (env.Convergence.Keeps: STRN
+// mitigates stragglers without trading accuracy); a later candidate must
+// beat the best earlier one by margin (negative: none).
 // placement is the GPUs per node, load the background every node is
 // probed at (STRN passes the chosen nodes' peak). One-GPU jobs, and every
 // job when pr is nil, get BSP. It also returns each strategy's probed time
@@ -825,14 +829,15 @@ func ChooseSync(pr env.Prober, j *env.Job, placement []int, load env.Usage, sync
 		return env.Sync{}, nil
 	}
 	job := *j
+	conv := env.Believed(pr)
 	var best env.Sync
 	bestT := math.Inf(1)
 	times := make([]float64, len(syncs))
 	for i, sy := range syncs {
 		job.Sync = sy
-		t := pr.Probe(&job, placement, load, true) * sy.Penalty(w)
+		t := pr.Probe(&job, placement, load, true) * conv.Factor(j.Spec.Model, sy, w)
 		times[i] = t
-		if !usable(t) {
+		if !usable(t) || !conv.Keeps(j.Spec.Model, sy, w) {
 			continue
 		}
 		if i == 0 || math.IsInf(bestT, 1) || t < bestT*(1-max(0, margin)) {

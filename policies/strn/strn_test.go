@@ -40,8 +40,13 @@ type setup struct {
 	sens   env.Sensitivity           // the flat model's true sensitivity
 	spikes float64                   // jitter factor; 0: no jitter
 	model  func(env.Model) env.Model // wraps the model (nil: as is)
+	conv   *env.Convergence          // the convergence model (nil: the default)
 	jobs   []env.JobSpec
 }
+
+// bertLike maps the flat profile's model to the BERT fine-tuning family
+// for local SGD, whose measured local(H) runs lose no accuracy.
+var bertLike = &env.Convergence{Families: map[string]env.Families{envtest.FlatName: {Local: "bert-large-squad"}}}
 
 // view builds the simulation and returns its first decision point.
 func (s setup) view(t *testing.T) (*env.Sim, *env.View) {
@@ -49,6 +54,7 @@ func (s setup) view(t *testing.T) (*env.Sim, *env.View) {
 	w := &env.Workers{
 		Background:    envtest.Background{Loads: s.loads},
 		Sensitivities: map[string]env.Sensitivity{envtest.FlatName: s.sens},
+		Convergence:   s.conv,
 	}
 	if s.spikes > 0 {
 		f := s.spikes
@@ -216,15 +222,18 @@ func TestSync(t *testing.T) {
 		name    string
 		spikes  float64
 		gpus    int
+		conv    *env.Convergence
 		wantBSP bool
 	}{
-		{"no jitter keeps BSP", 0, 4, true},
-		{"straggling-sensitive job leaves BSP", 3, 4, false},
-		{"one GPU keeps BSP", 3, 1, true},
+		{"no jitter keeps BSP", 0, 4, bertLike, true},
+		{"straggling-sensitive job leaves BSP for a strategy that keeps accuracy", 3, 4, bertLike, false},
+		// The fallback families: every other strategy loses accuracy.
+		{"straggling-sensitive job keeps BSP when the others lose accuracy", 3, 4, nil, true},
+		{"one GPU keeps BSP", 3, 1, bertLike, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, v := setup{nodes: 2, spikes: tt.spikes, jobs: []env.JobSpec{job("a", tt.gpus)}}.view(t)
+			_, v := setup{nodes: 2, spikes: tt.spikes, conv: tt.conv, jobs: []env.JobSpec{job("a", tt.gpus)}}.view(t)
 			p := &strn.STRN{}
 			ds, err := p.Schedule(v)
 			if err != nil {
@@ -249,7 +258,7 @@ func TestSync(t *testing.T) {
 				t.Errorf("BSP probe = %v s, want 3 s", bsp)
 			}
 			j.Sync = got
-			if tta := pr.Probe(&j, placement, env.Usage{}, true) * got.Penalty(tt.gpus); !(tta < bsp) {
+			if tta := pr.Probe(&j, placement, env.Usage{}, true) * env.Believed(pr).Factor(j.Spec.Model, got, tt.gpus); !(tta < bsp) {
 				t.Errorf("%v: time per unit of work %v s, BSP %v s", got, tta, bsp)
 			}
 		})

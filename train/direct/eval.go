@@ -163,7 +163,7 @@ func Judge(contenders []compare.Policy, held []HeldOut, seeds []uint64, gate tra
 		tta := func(p compare.PolicyResult) []float64 {
 			xs := make([]float64, len(p.Runs))
 			for k, r := range p.Runs {
-				xs[k] = r.Summary.AvgTTA
+				xs[k] = r.Summary.TTAPerTarget // AvgTTA when no job missed its target
 			}
 			return xs
 		}
