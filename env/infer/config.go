@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/drover-sched/drover/env/infer/kv"
 )
 
 // ErrBadConfig is returned by New for a configuration no simulation can
@@ -21,9 +23,12 @@ type Model struct {
 	WeightBytes int64
 	// KVBytesPerToken is the KV cache of one token over all layers, in
 	// bytes: 2 (K and V) x layers x KV heads x head dim x bytes per value.
-	// Until package env/infer/kv computes it per format, the caller gives
-	// it.
+	// ModelOf takes it from a package kv architecture.
 	KVBytesPerToken int64
+	// Arch is the model's architecture (package kv), which KV formats
+	// other than the dense one need to size and cost a cache; the zero
+	// Arch allows only the dense format.
+	Arch kv.Arch
 }
 
 // Llama2_70B is llama2-70b as SplitwiseSim models it
@@ -36,8 +41,17 @@ type Model struct {
 var Llama2_70B = Model{Name: "llama2-70b", WeightBytes: 135_000_000_000, KVBytesPerToken: 2 * 8192 * 80 * 2}
 
 // Llama2_70BGQA is llama2-70b with its real KV cache: 2 x 80 layers x 8 KV
-// heads x 128 head dim x 2 bytes = 327,680 bytes per token.
+// heads x 128 head dim x 2 bytes = 327,680 bytes per token (as
+// ModelOf(kv.Llama2_70B) gives), with SplitwiseSim's 135e9 bytes of
+// weights.
 var Llama2_70BGQA = Model{Name: "llama2-70b", WeightBytes: 135_000_000_000, KVBytesPerToken: 2 * 80 * 8 * 128 * 2}
+
+// ModelOf is the model of architecture a (package kv) in its 16-bit dense
+// KV format: its name (the performance table's key), its weights (Params x
+// DTypeBytes) and a.KVBytesPerToken().
+func ModelOf(a kv.Arch) Model {
+	return Model{Name: a.Name, WeightBytes: a.WeightBytes(), KVBytesPerToken: a.KVBytesPerToken(), Arch: a}
+}
 
 // Role is what an instance was deployed for. The simulator lets any
 // instance run either phase; routers read the role to build their pools.
@@ -191,6 +205,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: no model name", ErrBadConfig)
 	case m.WeightBytes < 0 || m.KVBytesPerToken <= 0 || m.KVBytesPerToken > 1<<30:
 		return fmt.Errorf("%w: model %s: weights %d bytes, KV %d bytes per token", ErrBadConfig, m.Name, m.WeightBytes, m.KVBytesPerToken)
+	case m.Arch != (kv.Arch{}) && (m.Arch.Validate() != nil || m.Arch.KVBytesPerToken() != m.KVBytesPerToken):
+		return fmt.Errorf("%w: model %s: architecture %s (%v) does not give its %d KV bytes per token", ErrBadConfig, m.Name, m.Arch.Name, m.Arch.Validate(), m.KVBytesPerToken)
 	case len(c.Instances) == 0 || len(c.Instances) > MaxInstances:
 		return fmt.Errorf("%w: %d instances, want 1..%d", ErrBadConfig, len(c.Instances), MaxInstances)
 	case !(c.Link.BytesPerSec > 0) || math.IsInf(c.Link.BytesPerSec, 0):

@@ -25,6 +25,13 @@
 // transfer on its own (SplitwiseSim) or one at a time on a shared, queued
 // link; a transfer waits for room in the destination's memory.
 //
+// A request's KV cache is dense (16-bit) unless its Decision names another
+// format of package kv (INT8, KVQuant- and CacheGen-like 2-bit, HACK): the
+// format then sizes the cache on the instances and on the link and adds
+// its work (kv.Format.Work) to the iterations it runs in, at the GPUs'
+// vector throughput and memory bandwidth; Result.FormatTime and
+// Summary.FormatShare report the time spent on it.
+//
 // # SplitwiseSim-faithful mode
 //
 // The presets SplitwiseBaseline and SplitwiseHA, with the routers of
@@ -73,10 +80,12 @@
 //	INFER_SPLITREF=/work/splitref-out go test ./policies/splitwise -run 'TestAgainstSplitwiseSim|TestSpeedAgainstSplitwiseSim' -v
 //
 // On the Azure 2023 code trace (8,819 requests) both deployments of issue
-// 34's acceptance agree with SplitwiseSim on every request's TTFT and
-// end-to-end latency to within 3e-12 relative, most of them bit for bit;
-// the rest differ in the last bits, which pandas' float parser (not
-// always correctly rounded) leaves in SplitwiseSim's inputs.
+// 34's acceptance give every request's TTFT and end-to-end latency bit for
+// bit as SplitwiseSim does (its detailed/0.csv), and so on the first 10
+// minutes of the conv trace. The inputs must be read as SplitwiseSim reads
+// them, through pandas' float parser (ParseFloatPandas; ParsePerfTable
+// does): correctly rounded values differ from it in the last bit for 4%
+// of the performance table's times.
 //
 // # Usage
 //
@@ -87,5 +96,18 @@
 //
 // A Router answers Route(view, request) with a Decision (prefill and
 // decode instance) at each arrival; routers that also want to know when an
-// instance falls idle implement IdleObserver.
+// instance falls idle implement IdleObserver. Run wraps the step loop a
+// gym environment or a policy server drives itself:
+//
+//	s.Observe(observer) // optional
+//	for {
+//		req, v, err := s.Next()
+//		if err == infer.ErrDone {
+//			break
+//		}
+//		if err != nil { ... } // ErrStalled: requests that can never finish
+//		d, _ := router.Route(v, req)
+//		if err := s.Apply(d); err != nil { ... }
+//	}
+//	sum := s.Summary()
 package infer

@@ -26,6 +26,14 @@ type Result struct {
 	// DecodeStart is when the decode first ran, End when the last token
 	// was made.
 	DecodeStart, End float64
+	// Format names the request's KV format (kv.Format.Name); empty for
+	// the dense cache.
+	Format string
+	// FormatTime is the time the request waited on KV-format work: the
+	// encoding in its prompt's iteration, the decoding on arrival, and the
+	// format work of every iteration it ran in (its batch's, which delays
+	// all of the batch).
+	FormatTime float64
 }
 
 // TTFT is the time to first token, FirstToken - Arrival (SplitwiseSim's
@@ -92,6 +100,10 @@ type Summary struct {
 	Transfers    int
 	// Iterations counts the model iterations the instances ran.
 	Iterations int64
+	// FormatShare is the mean over finished requests of FormatTime / E2E:
+	// the share of the latency spent on KV-format work (0 with the dense
+	// cache).
+	FormatShare float64
 	// Extrapolated names the GPU types whose latencies were extrapolated
 	// from another type's measurements (see GPUs); empty when every
 	// instance ran on measured rows.
@@ -117,6 +129,9 @@ func (s *Sim) Summary() Summary {
 		tpot = append(tpot, r.TPOT())
 		e2e = append(e2e, r.E2E())
 		queue = append(queue, r.Queue())
+		if r.FormatTime > 0 && r.E2E() > 0 {
+			sum.FormatShare += r.FormatTime / r.E2E()
+		}
 		sum.Makespan = max(sum.Makespan, r.End)
 		if r.Prefill != r.Decode {
 			sum.Transfers++
@@ -126,6 +141,9 @@ func (s *Sim) Summary() Summary {
 		}
 	}
 	sum.TTFT, sum.TPOT, sum.E2E, sum.Queue = stat(ttft), stat(tpot), stat(e2e), stat(queue)
+	if sum.Finished > 0 {
+		sum.FormatShare /= float64(sum.Finished)
+	}
 	if len(s.reqs) > 0 {
 		sum.SLOAttainment = float64(met) / float64(len(s.reqs))
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -47,7 +46,8 @@ const maxPerfRows = 1 << 20
 // ParsePerfTable reads a performance table in SplitwiseSim's CSV format:
 // a header naming at least model, hardware, tensor_parallel, prompt_size,
 // batch_size, prompt_time and token_time (ms), in any order, then one row
-// per measurement. It does no I/O: the caller reads the file.
+// per measurement. Times are read as pandas reads them (ParseFloatPandas),
+// as SplitwiseSim does. It does no I/O: the caller reads the file.
 func ParsePerfTable(data []byte) (*PerfTable, error) {
 	r := csv.NewReader(bytes.NewReader(data))
 	r.ReuseRecord = true
@@ -89,8 +89,8 @@ func ParsePerfTable(data []byte) (*PerfTable, error) {
 		}
 		var times [2]float64
 		for j, c := range []string{"prompt_time", "token_time"} {
-			v, err := strconv.ParseFloat(rec[cols[c]], 64)
-			if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			v, ok := ParseFloatPandas(rec[cols[c]])
+			if !ok || !(v > 0) {
 				return nil, fmt.Errorf("%w: line %d: %s %q, want a positive time in ms", ErrBadPerfTable, line, c, rec[cols[c]])
 			}
 			times[j] = v / 1000

@@ -1,14 +1,27 @@
 package infer
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/drover-sched/drover/env/infer/kv"
+)
 
 // Decision is a router's answer for one arriving request: the instance
-// that runs its prompt and the one that generates its tokens. Equal
-// indices run both phases there (colocated, no KV transfer); different
-// ones send the KV cache of the prompt from Prefill to Decode over the
-// link.
+// that runs its prompt and the one that generates its tokens, and the
+// format its KV cache takes. Equal indices run both phases there
+// (colocated, no KV transfer); different ones send the KV cache of the
+// prompt from Prefill to Decode over the link.
 type Decision struct {
 	Prefill, Decode int
+	// Format is the request's KV-cache format (package kv); the zero
+	// Format is the dense 16-bit cache, the only one without a
+	// Model.Arch. A format other than the dense one sizes the cache
+	// (kv.Format.StoredBytes on the instances, TransferBytes on the link)
+	// and adds its work (kv.Format.Work): encoding in the prompt's
+	// iteration, decoding on arrival (in the transfer), and per decode
+	// iteration its dequantization or HACK's approximation, in operations
+	// at the GPUs' VectorOPS and bytes at their HBM bandwidth.
+	Format kv.Format
 }
 
 // Router decides where each arriving request runs. Route is called once
@@ -27,7 +40,7 @@ type IdleObserver interface {
 	InstanceIdle(v *View, i int)
 }
 
-// ErrBadDecision is returned by Run when a router's Decision names an
+// ErrBadDecision is returned by Apply (and Run) when a Decision names an
 // instance that does not exist.
 var ErrBadDecision = errors.New("infer: bad decision")
 
@@ -77,7 +90,20 @@ func (v *View) Instance(i int) InstanceState {
 	}
 }
 
-// KVBytes is the KV cache of tokens tokens on instance i.
+// KVBytes is the dense KV cache of tokens tokens on instance i.
 func (v *View) KVBytes(i, tokens int) int64 {
 	return int64(tokens) * v.s.cfg.Model.KVBytesPerToken
+}
+
+// StoredBytes is the KV cache of tokens tokens in format f, or -1 when the
+// model has no architecture for f (Model.Arch) or f does not fit it.
+func (v *View) StoredBytes(f kv.Format, tokens int) int64 {
+	if f == (kv.Format{}) {
+		return int64(tokens) * v.s.cfg.Model.KVBytesPerToken
+	}
+	a := v.s.cfg.Model.Arch
+	if a == (kv.Arch{}) || f.Check(a) != nil || tokens < 0 {
+		return -1
+	}
+	return f.StoredBytes(a, tokens)
 }

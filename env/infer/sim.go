@@ -5,14 +5,27 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/drover-sched/drover/env/infer/kv"
 )
 
 // ErrStalled is returned by Run when requests remain that can never finish
 // (their KV cache never finds room).
 var ErrStalled = errors.New("infer: stalled")
 
-// ErrRan is returned by Run on a Sim that has already run.
-var ErrRan = errors.New("infer: already ran")
+// Errors of the driver loop.
+var (
+	// ErrRan is returned by Run on a Sim that has already run (or
+	// stepped).
+	ErrRan = errors.New("infer: already ran")
+	// ErrDone is returned by Next when the run is over.
+	ErrDone = errors.New("infer: done")
+	// ErrPending is returned by Next while the request it returned waits
+	// for Apply.
+	ErrPending = errors.New("infer: a request waits for Apply")
+	// ErrNoPending is returned by Apply when no request waits.
+	ErrNoPending = errors.New("infer: no request waits for Apply")
+)
 
 // taskState is a task's life (SplitwiseSim's NodeState, node.py).
 type taskState uint8
@@ -89,6 +102,10 @@ type Sim struct {
 	// per request
 	res          []Result
 	mem          []int64 // KV bytes the request holds (request.memory)
+	promptMem    []int64 // its prompt task's KV cache (task.py, memory)
+	decodeMem    []int64 // its decode task's
+	xferBytes    []int64 // its KV transfer's size
+	formats      map[int32]*formatState
 	promptInPool []bool
 	poolCount    []int8
 	rmark        []uint32
@@ -108,19 +125,23 @@ type Sim struct {
 	heap   eventHeap
 	now    float64
 
-	view   View
-	router Router
-	idle   IdleObserver
+	view    View
+	idle    IdleObserver
+	pending int // the request Next returned, -1 when none
+	started bool
 
 	linkBusy, linkRetry bool
 	linkQueue           []int32
 
 	kvMoved int64
 	done    int
-	ran     bool
 	err     error
 
-	scratchNew, scratchPre, scratchAdd, scratchDone []int32
+	scratchNew, scratchPre, scratchAdd []int32
+
+	// pqLessFn and arrivalLess are the pending queue's and the request
+	// pool's orders, made once (a method value per call would allocate).
+	pqLessFn, arrivalLess func(a, b int32) bool
 }
 
 // New builds a simulation of cfg serving reqs (in arrival order; each is
@@ -137,8 +158,10 @@ func New(cfg Config, reqs []Request) (*Sim, error) {
 			return nil, err
 		}
 	}
-	s := &Sim{cfg: cfg, reqs: slices.Clone(reqs)}
+	s := &Sim{cfg: cfg, reqs: slices.Clone(reqs), pending: -1}
 	s.view.s = s
+	s.pqLessFn = s.pqLess
+	s.arrivalLess = func(a, b int32) bool { return s.reqs[a].Arrival < s.reqs[b].Arrival }
 	for i, ic := range cfg.Instances {
 		in, err := s.newInstance(i, ic)
 		if err != nil {
@@ -154,6 +177,9 @@ func New(cfg Config, reqs []Request) (*Sim, error) {
 			DecodeStart: math.NaN(), End: math.NaN(), Prefill: -1, Decode: -1}
 	}
 	s.mem = make([]int64, n)
+	s.promptMem = make([]int64, n)
+	s.decodeMem = make([]int64, n)
+	s.xferBytes = make([]int64, n)
 	s.promptInPool = make([]bool, n)
 	s.poolCount = make([]int8, n)
 	s.rmark = make([]uint32, n)
@@ -212,21 +238,59 @@ func abs(x int) int {
 	return x
 }
 
-// Run replays the trace to its end, asking r where each request runs, and
-// returns the summary. The per-request outcomes are in Results. It returns
-// ErrStalled, with the summary of the finished requests, when requests are
-// left that can never finish.
+// Run replays the trace to its end, asking r where each request runs
+// (the Next/Apply loop), and returns the summary. The per-request outcomes
+// are in Results. A router that is also an IdleObserver is told of idle
+// instances. Run returns ErrStalled, with the summary of the finished
+// requests, when requests are left that can never finish.
 func (s *Sim) Run(r Router) (Summary, error) {
-	if s.ran {
+	if s.started {
 		return Summary{}, ErrRan
 	}
-	s.ran = true
-	s.router = r
-	s.idle, _ = r.(IdleObserver)
-	// SplitwiseSim schedules every arrival up front (simulator.py,
-	// TraceSimulator.load_trace), which fixes the heap's shape.
-	for i := range s.reqs {
-		s.schedule(s.reqs[i].Arrival, evArrival, int32(i))
+	if o, ok := r.(IdleObserver); ok {
+		s.Observe(o)
+	}
+	for {
+		req, v, err := s.Next()
+		if err == ErrDone {
+			return s.Summary(), nil
+		}
+		if err != nil {
+			return s.Summary(), err
+		}
+		d, err := r.Route(v, req)
+		if err != nil {
+			return s.Summary(), fmt.Errorf("route request %d: %w", req.ID, err)
+		}
+		if err := s.Apply(d); err != nil {
+			return s.Summary(), err
+		}
+	}
+}
+
+// Observe has o told whenever an instance falls idle (IdleObserver), from
+// within Next and Apply. Run calls it for a router that is an
+// IdleObserver.
+func (s *Sim) Observe(o IdleObserver) { s.idle = o }
+
+// Next advances the simulation to the next request's arrival and returns
+// the request and the view to decide on; Apply then places it. At the end
+// of the trace it returns ErrDone, or ErrStalled when requests are left
+// that can never finish. Calling Next again before Apply returns
+// ErrPending.
+func (s *Sim) Next() (Request, *View, error) {
+	if s.pending >= 0 {
+		return Request{}, nil, ErrPending
+	}
+	if !s.started {
+		s.started = true
+		// SplitwiseSim schedules every arrival up front (simulator.py,
+		// TraceSimulator.load_trace), which fixes the heap's shape. (An
+		// arrival at t = 0 is queued too; SplitwiseSim would run it at
+		// once, before its instances exist, and fail.)
+		for i := range s.reqs {
+			s.push(s.reqs[i].Arrival, evArrival, int32(i))
+		}
 	}
 	for len(s.heap) > 0 && s.err == nil {
 		e := s.heap.pop()
@@ -236,21 +300,44 @@ func (s *Sim) Run(r Router) (Summary, error) {
 			continue
 		}
 		s.now = e.t
+		if ev.kind == evArrival {
+			s.pending = int(ev.arg)
+			return s.reqs[ev.arg], &s.view, nil
+		}
 		s.dispatch(ev)
 	}
 	if s.err != nil {
-		return s.Summary(), s.err
+		return Request{}, nil, s.err
 	}
 	if s.done < len(s.reqs) {
-		return s.Summary(), fmt.Errorf("%w: %d of %d requests never finished", ErrStalled, len(s.reqs)-s.done, len(s.reqs))
+		return Request{}, nil, fmt.Errorf("%w: %d of %d requests never finished", ErrStalled, len(s.reqs)-s.done, len(s.reqs))
 	}
-	return s.Summary(), nil
+	return Request{}, nil, ErrDone
+}
+
+// Apply places the request Next returned as d says: its tasks reach their
+// instances at once, at its arrival time. A decision naming an instance
+// that does not exist returns ErrBadDecision and leaves the request
+// waiting for another Apply; Apply without a request waiting returns
+// ErrNoPending.
+func (s *Sim) Apply(d Decision) error {
+	if s.pending < 0 {
+		return ErrNoPending
+	}
+	r := s.pending
+	if d.Prefill < 0 || d.Prefill >= len(s.insts) || d.Decode < 0 || d.Decode >= len(s.insts) {
+		return fmt.Errorf("%w: request %d: prefill %d, decode %d of %d instances", ErrBadDecision, s.reqs[r].ID, d.Prefill, d.Decode, len(s.insts))
+	}
+	if err := s.setFormat(r, d); err != nil {
+		return err
+	}
+	s.pending = -1
+	s.arrive(r, d)
+	return s.err
 }
 
 func (s *Sim) dispatch(ev event) {
 	switch ev.kind {
-	case evArrival:
-		s.arrive(int(ev.arg))
 	case evIteration:
 		in := s.insts[ev.arg]
 		in.iterEv = -1
@@ -273,6 +360,11 @@ func (s *Sim) schedule(delay float64, k evKind, arg int32) int32 {
 		s.dispatch(event{kind: k, arg: arg})
 		return -1
 	}
+	return s.push(s.now+delay, k, arg)
+}
+
+// push queues an event at time t and returns its id.
+func (s *Sim) push(t float64, k evKind, arg int32) int32 {
 	var id int32
 	if n := len(s.free); n > 0 {
 		id = s.free[n-1]
@@ -282,7 +374,7 @@ func (s *Sim) schedule(delay float64, k evKind, arg int32) int32 {
 		id = int32(len(s.events))
 		s.events = append(s.events, event{kind: k, arg: arg})
 	}
-	s.heap.push(heapEntry{t: s.now + delay, id: id})
+	s.heap.push(heapEntry{t: t, id: id})
 	return id
 }
 
@@ -292,20 +384,12 @@ func (s *Sim) fail(err error) {
 	}
 }
 
-// arrive routes request r and hands its tasks to their instances
-// (scheduler.py: Scheduler.run_request, the schedulers' bookkeeping, and
+// arrive hands request r's tasks to the instances d chose, with the
+// schedulers' bookkeeping (scheduler.py: Scheduler.run_request, the
+// pending tokens and reserved memory token_jsq and mixed_pool add, and
 // executor.py: submit_task and its chain).
-func (s *Sim) arrive(r int) {
+func (s *Sim) arrive(r int, d Decision) {
 	req := s.reqs[r]
-	d, err := s.router.Route(&s.view, req)
-	if err != nil {
-		s.fail(fmt.Errorf("route request %d: %w", req.ID, err))
-		return
-	}
-	if d.Prefill < 0 || d.Prefill >= len(s.insts) || d.Decode < 0 || d.Decode >= len(s.insts) {
-		s.fail(fmt.Errorf("%w: request %d: prefill %d, decode %d of %d instances", ErrBadDecision, req.ID, d.Prefill, d.Decode, len(s.insts)))
-		return
-	}
 	s.res[r].Prefill, s.res[r].Decode = d.Prefill, d.Decode
 	p, q := s.insts[d.Prefill], s.insts[d.Decode]
 	pm, dm := s.taskMem(2*r), s.taskMem(2*r+1)
@@ -338,13 +422,12 @@ func (s *Sim) tokensPerIter(t int32) int {
 func (s *Sim) decodeTokens(r int) int64 { return int64(s.reqs[r].Output - 1) }
 
 // taskMem is a task's KV cache (task.py, memory): a prompt's prompt + 1
-// tokens, a decode's remaining output tokens.
+// tokens, a decode's remaining output tokens (setFormat sizes them).
 func (s *Sim) taskMem(t int) int64 {
-	r := t >> 1
 	if t&1 == 0 {
-		return int64(s.reqs[r].Prompt+1) * s.cfg.Model.KVBytesPerToken
+		return s.promptMem[t>>1]
 	}
-	return s.decodeTokens(r) * s.cfg.Model.KVBytesPerToken
+	return s.decodeMem[t>>1]
 }
 
 // pqLess orders the pending queue: fewer preemptions first, then earlier
@@ -381,7 +464,7 @@ func remove(a []int32, x int32) []int32 {
 }
 
 func (s *Sim) addPending(in *instance, t int32, preempted bool) {
-	in.pendingQueue = insortRight(in.pendingQueue, t, s.pqLess)
+	in.pendingQueue = insortRight(in.pendingQueue, t, s.pqLessFn)
 	if preempted {
 		in.blocked = append(in.blocked, t)
 	}
@@ -401,7 +484,7 @@ func (s *Sim) removePending(in *instance, t int32) {
 func (s *Sim) addToPool(in *instance, t int32) {
 	r := t >> 1
 	if s.poolCount[r] == 0 {
-		in.pendingReqs = insortRight(in.pendingReqs, r, func(a, b int32) bool { return s.reqs[a].Arrival < s.reqs[b].Arrival })
+		in.pendingReqs = insortRight(in.pendingReqs, r, s.arrivalLess)
 	}
 	s.poolCount[r]++
 	if isPrompt(t) {
@@ -625,14 +708,14 @@ func (s *Sim) startIteration(in *instance) {
 		}
 		return
 	}
-	d, ok := s.iterationTime(in)
+	d, extra, ok := s.iterationTime(in)
 	if !ok {
 		return
 	}
 	in.iterDur = d
 	var n int64
 	switch {
-	case in.promptsInBatch > 0 || s.cfg.DecodeReadsKV:
+	case in.promptsInBatch > 0 || s.cfg.DecodeReadsKV || extra > 0:
 		n = 1
 	default:
 		n = math.MaxInt64
@@ -643,6 +726,9 @@ func (s *Sim) startIteration(in *instance) {
 	in.nContig = n
 	for _, t := range in.batch {
 		s.genning[t] = n
+		if extra > 0 {
+			s.res[t>>1].FormatTime += extra
+		}
 		switch s.ts[t] {
 		case taskQueued:
 			s.runTask(in, t)
@@ -672,20 +758,43 @@ func (s *Sim) runTask(in *instance, t int32) {
 // iterationTime is get_iteration_duration (performance_model.py): the
 // prompt curve at the batch's tokens for a batch of prompts, the token
 // curve at its size for a batch of decodes, 1.1 x the prompt curve for a
-// mix; then the extrapolation scales and, with DecodeReadsKV, the KV reads.
-func (s *Sim) iterationTime(in *instance) (float64, bool) {
+// mix; then the extrapolation scales, with DecodeReadsKV the KV reads, and
+// the work of the batch's KV formats other than the dense one, which it
+// also returns (extra; 0 for an all-dense batch).
+func (s *Sim) iterationTime(in *instance) (d, extra float64, ok bool) {
 	bt := 0
-	var ctx int64
+	var ctxBytes int64
+	kvb := s.cfg.Model.KVBytesPerToken
+	ops, bytes := 0.0, int64(0)
+	anyFormat := len(s.formats) > 0
 	for _, t := range in.batch {
-		if isPrompt(t) {
-			bt += s.reqs[t>>1].Prompt
-		} else {
-			bt++
-			ctx += int64(s.reqs[t>>1].Prompt) + 1 + s.gen[t]
+		r := t >> 1
+		var fs *formatState
+		if anyFormat {
+			fs = s.formats[r]
 		}
+		if isPrompt(t) {
+			bt += s.reqs[r].Prompt
+			if fs != nil {
+				extra += fs.encode
+			}
+			continue
+		}
+		bt++
+		ctx := s.reqs[r].Prompt + 1 + int(s.gen[t])
+		if fs == nil {
+			ctxBytes += int64(ctx) * kvb
+			continue
+		}
+		w := fs.f.Work(s.cfg.Model.Arch, ctx)
+		ctxBytes += w.StepBytes
+		ops += w.Dequant + w.Approx
+		bytes += w.DequantBytes
+	}
+	if ops > 0 || bytes > 0 {
+		extra += ops/(float64(in.cfg.TP)*in.gpu.VectorOPS) + float64(bytes)/(float64(in.cfg.TP)*in.gpu.HBMBytesPerSec)
 	}
 	c := in.curve
-	var d float64
 	switch {
 	case in.tokensInBatch == 0:
 		d = interp(c.x, c.prompt, float64(bt))
@@ -698,7 +807,7 @@ func (s *Sim) iterationTime(in *instance) (float64, bool) {
 			d *= in.tokenScale
 		}
 		if s.cfg.DecodeReadsKV {
-			d += float64(ctx*s.cfg.Model.KVBytesPerToken) / (float64(in.cfg.TP) * in.gpu.HBMBytesPerSec)
+			d += float64(ctxBytes) / (float64(in.cfg.TP) * in.gpu.HBMBytesPerSec)
 		}
 	default:
 		d = interp(c.x, c.prompt, float64(bt))
@@ -707,11 +816,65 @@ func (s *Sim) iterationTime(in *instance) (float64, bool) {
 		}
 		d *= mixedBatchFactor
 	}
+	if extra > 0 {
+		d += extra
+	}
 	if !(d > 0) || math.IsInf(d, 0) {
 		s.fail(fmt.Errorf("%w: instance %d: the performance curve gives %v s for an iteration of %d tokens", ErrBadConfig, in.idx, d, bt))
-		return 0, false
+		return 0, 0, false
 	}
-	return d, true
+	return d, extra, true
+}
+
+// formatState is what a request in a KV format other than the dense one
+// carries: the format, and the times of its encoding (on its prefill
+// instance) and of its decoding on arrival (on its decode instance).
+type formatState struct {
+	f               kv.Format
+	encode, receive float64
+}
+
+// setFormat checks request r's KV format and sizes its tasks' caches and
+// transfer: the dense cache as SplitwiseSim does (prompt + 1 tokens for
+// the prompt, output - 1 more for the decode, the prompt's tokens on the
+// link), another format by its StoredBytes at those lengths and its
+// TransferBytes.
+func (s *Sim) setFormat(r int, d Decision) error {
+	req := s.reqs[r]
+	kvb := s.cfg.Model.KVBytesPerToken
+	if d.Format == (kv.Format{}) {
+		delete(s.formats, int32(r))
+		s.promptMem[r] = int64(req.Prompt+1) * kvb
+		s.decodeMem[r] = int64(req.Output-1) * kvb
+		s.xferBytes[r] = int64(req.Prompt) * kvb
+		s.res[r].Format = ""
+		return nil
+	}
+	a := s.cfg.Model.Arch
+	if a == (kv.Arch{}) {
+		return fmt.Errorf("%w: request %d: format %v needs the model's architecture (Model.Arch)", ErrBadDecision, req.ID, d.Format)
+	}
+	if err := d.Format.Check(a); err != nil {
+		return fmt.Errorf("%w: request %d: %v", ErrBadDecision, req.ID, err)
+	}
+	f := d.Format
+	s.promptMem[r] = f.StoredBytes(a, req.Prompt+1)
+	s.decodeMem[r] = f.StoredBytes(a, req.Prompt+req.Output) - s.promptMem[r]
+	s.xferBytes[r] = f.TransferBytes(a, req.Prompt)
+	w := f.Work(a, req.Prompt)
+	p, q := s.insts[d.Prefill], s.insts[d.Decode]
+	fs := &formatState{f: f,
+		encode:  w.Encode / (float64(p.cfg.TP) * p.gpu.VectorOPS),
+		receive: w.Receive / (float64(q.cfg.TP) * q.gpu.VectorOPS)}
+	if d.Prefill == d.Decode {
+		fs.receive = 0 // nothing crosses a link
+	}
+	if s.formats == nil {
+		s.formats = map[int32]*formatState{}
+	}
+	s.formats[int32(r)] = fs
+	s.res[r].Format = f.Name()
+	return nil
 }
 
 // pauseIteration is ORCAInstance.pause_iteration: end the running
@@ -760,7 +923,11 @@ func pyFloorDiv(a, b float64) float64 {
 // batch counts its iterations' tokens, the finished ones leave, and the
 // next iteration starts.
 func (s *Sim) completeIteration(in *instance) {
-	done := s.scratchDone[:0]
+	// done is the iteration's finished tasks; a completion may run
+	// another instance's iteration at once (a zero-length event), so it
+	// is the call's own.
+	var buf [32]int32
+	done := buf[:0]
 	for _, t := range in.batch {
 		s.gen[t] += s.genning[t]
 		s.genning[t] = 0
@@ -768,8 +935,7 @@ func (s *Sim) completeIteration(in *instance) {
 			done = append(done, t)
 		}
 	}
-	s.scratchDone = done
-	for _, t := range slices.Clone(done) {
+	for _, t := range done {
 		s.taskCompletion(in, t)
 	}
 	in.pauseNext = false
@@ -866,11 +1032,16 @@ func (s *Sim) runFlow(r int) {
 	s.flowState[r] = 2
 	d := s.insts[s.res[r].Decode]
 	d.memory += s.mem[r]
-	size := int64(s.reqs[r].Prompt) * s.cfg.Model.KVBytesPerToken
+	size := s.xferBytes[r]
 	s.res[r].TransferStart = s.now
 	s.res[r].TransferBytes = size
 	s.kvMoved += size
-	s.schedule(s.cfg.Link.Overhead+float64(size)/s.cfg.Link.BytesPerSec, evFlowDone, int32(r))
+	dur := s.cfg.Link.Overhead + float64(size)/s.cfg.Link.BytesPerSec
+	if fs := s.formats[int32(r)]; fs != nil && fs.receive > 0 {
+		dur += fs.receive
+		s.res[r].FormatTime += fs.receive
+	}
+	s.schedule(dur, evFlowDone, int32(r))
 }
 
 // flowDone is Link.flow_completion: the source frees the KV cache, the

@@ -6,8 +6,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/drover-sched/drover/env/infer/kv"
+	"github.com/drover-sched/drover/internal/sharedtraces"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -57,7 +61,7 @@ func (leastTokens) Route(v *View, _ Request) (Decision, error) {
 			best = i
 		}
 	}
-	return Decision{best, best}, nil
+	return Decision{Prefill: best, Decode: best}, nil
 }
 
 const tol = 1e-12
@@ -92,9 +96,9 @@ func TestInterp(t *testing.T) {
 // and 135.669... ms), in seconds, divided before the median as pandas
 // sees them.
 func TestPerfTableMedians(t *testing.T) {
-	data, err := os.ReadFile("../../../shared/traces/llm/calibration/splitwise_perf_model.csv")
+	data, err := os.ReadFile(sharedtraces.Path(t, "llm", "calibration", "splitwise_perf_model.csv"))
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	p, err := ParsePerfTable(data)
 	if err != nil {
@@ -115,7 +119,7 @@ func TestSingleRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := s.Run(fixed{0, 0})
+	sum, err := s.Run(fixed{Prefill: 0, Decode: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +138,7 @@ func TestPromptQueues(t *testing.T) {
 	c := handConfig(t, Colocated)
 	c.Instances[0].MaxBatchTokens = 1000
 	s, _ := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 1000, Output: 2}, {ID: 1, Arrival: 1.001, Prompt: 1000, Output: 2}})
-	if _, err := s.Run(fixed{0, 0}); err != nil {
+	if _, err := s.Run(fixed{Prefill: 0, Decode: 0}); err != nil {
 		t.Fatal(err)
 	}
 	rs := s.Results()
@@ -160,7 +164,7 @@ func TestTransferWaitsOnBusyLink(t *testing.T) {
 			c := handConfig(t, Prefill, Decode)
 			c.Link = LinkConfig{BytesPerSec: 1e6, Overhead: 0.5, Shared: shared}
 			s, _ := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 1000, Output: 2}, {ID: 1, Arrival: 1, Prompt: 1000, Output: 2}})
-			sum, err := s.Run(fixed{0, 1})
+			sum, err := s.Run(fixed{Prefill: 0, Decode: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -190,7 +194,7 @@ func TestMemoryAdmission(t *testing.T) {
 	c := handConfig(t, Prefill, Decode)
 	c.Model.KVBytesPerToken = 1e9
 	s, _ := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 500, Output: 200}})
-	_, err := s.Run(fixed{0, 1})
+	_, err := s.Run(fixed{Prefill: 0, Decode: 1})
 	if !errors.Is(err, ErrStalled) {
 		t.Fatalf("Run = %v, want ErrStalled", err)
 	}
@@ -258,10 +262,10 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 	s, _ := New(good, req)
-	if _, err := s.Run(fixed{0, 3}); !errors.Is(err, ErrBadDecision) {
+	if _, err := s.Run(fixed{Prefill: 0, Decode: 3}); !errors.Is(err, ErrBadDecision) {
 		t.Fatalf("Run with a decode on instance 3 of 1 = %v, want ErrBadDecision", err)
 	}
-	if _, err := s.Run(fixed{0, 0}); !errors.Is(err, ErrRan) {
+	if _, err := s.Run(fixed{Prefill: 0, Decode: 0}); !errors.Is(err, ErrRan) {
 		t.Fatalf("second Run = %v, want ErrRan", err)
 	}
 }
@@ -341,7 +345,7 @@ func TestDecodeReadsKV(t *testing.T) {
 	c := handConfig(t, Colocated)
 	c.DecodeReadsKV = true
 	s, _ := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 1000, Output: 3}})
-	if _, err := s.Run(fixed{0, 0}); err != nil {
+	if _, err := s.Run(fixed{Prefill: 0, Decode: 0}); err != nil {
 		t.Fatal(err)
 	}
 	want := 0.1 + 2*0.01901 + (1001+1002)*1000/(8*3.35e12)
@@ -358,7 +362,7 @@ func TestExtrapolatedGPU(t *testing.T) {
 	c := handConfig(t, Colocated)
 	c.Instances[0].GPU = "a10g"
 	s, _ := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 1000, Output: 2}})
-	sum, err := s.Run(fixed{0, 0})
+	sum, err := s.Run(fixed{Prefill: 0, Decode: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +383,7 @@ func TestSummary(t *testing.T) {
 	c.Instances[0].MaxBatchTokens = 1000
 	c.SLO = SLO{E2E: 0.2185}
 	s, _ := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 1000, Output: 2}, {ID: 1, Arrival: 1.001, Prompt: 1000, Output: 2}})
-	sum, err := s.Run(fixed{0, 0})
+	sum, err := s.Run(fixed{Prefill: 0, Decode: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,4 +393,179 @@ func TestSummary(t *testing.T) {
 	if !near(sum.Makespan, 1.2+0.01902) || !near(sum.GPUHours, 8*sum.Makespan/3600) {
 		t.Fatalf("makespan %v, GPU hours %v", sum.Makespan, sum.GPUHours)
 	}
+}
+
+func TestModelOf(t *testing.T) {
+	m := ModelOf(kv.Llama2_70B)
+	if m.Name != "llama2-70b" || m.KVBytesPerToken != Llama2_70BGQA.KVBytesPerToken || m.WeightBytes != 2*68_976_648_192 {
+		t.Fatalf("ModelOf(kv.Llama2_70B) = %+v", m)
+	}
+}
+
+func TestNextApply(t *testing.T) {
+	reqs := randomTrace(3, 300)
+	c := handConfig(t, Colocated, Colocated)
+	s, _ := New(c, reqs)
+	if err := s.Apply(Decision{}); !errors.Is(err, ErrNoPending) {
+		t.Fatalf("Apply before Next = %v, want ErrNoPending", err)
+	}
+	n := 0
+	for {
+		req, v, err := s.Next()
+		if err == ErrDone {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Now() != req.Arrival {
+			t.Fatalf("request %d arrives at %v, view at %v", req.ID, req.Arrival, v.Now())
+		}
+		if _, _, err := s.Next(); !errors.Is(err, ErrPending) {
+			t.Fatalf("second Next = %v, want ErrPending", err)
+		}
+		if err := s.Apply(Decision{Prefill: 2}); !errors.Is(err, ErrBadDecision) {
+			t.Fatalf("Apply to instance 2 of 2 = %v, want ErrBadDecision", err)
+		}
+		d, _ := leastTokens{}.Route(v, req)
+		if err := s.Apply(d); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != len(reqs) {
+		t.Fatalf("%d requests stepped, want %d", n, len(reqs))
+	}
+	// The same decisions through Run give the same results.
+	r, _ := New(c, reqs)
+	if _, err := r.Run(leastTokens{}); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(fmt.Sprint(r.Results()), fmt.Sprint(s.Results())); d != "" {
+		t.Fatalf("Run and Next/Apply differ (-run,+step):\n%s", d)
+	}
+	if _, err := s.Run(leastTokens{}); !errors.Is(err, ErrRan) {
+		t.Fatalf("Run after stepping = %v, want ErrRan", err)
+	}
+}
+
+func TestParseFloatPandas(t *testing.T) {
+	tests := []struct {
+		in   string
+		want float64
+		ok   bool
+	}{
+		{"1", 1, true},
+		{"-2.5", -2.5, true},
+		{"+1e3", 1000, true},
+		{"1.5E-2", 0.015, true},
+		{"0.1", 0.1, true},
+		// SplitwiseSim's perf_model.csv holds this prompt time; pandas
+		// reads it (17 digits accumulated, then / 1e13) one ulp above the
+		// correctly rounded 2974.3569858837877: 2974.356985883788.
+		{"2974.3569858837877", 2974.356985883788, true},
+		{"", 0, false},
+		{".", 0, false},
+		{"1x", 0, false},
+		{"1e400", 0, false},
+		{"nan", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := ParseFloatPandas(tt.in)
+		if ok != tt.ok || ok && got != tt.want {
+			t.Errorf("ParseFloatPandas(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestKVFormat(t *testing.T) {
+	// Qwen3-8B's cache (147,456 bytes a token dense) in INT8, prefill on
+	// instance 0, decode on 1 (H100 x 8 each), a 1e9 B/s link. The
+	// prompt's iteration adds INT8's encoding of 1,000 tokens at
+	// 8 x 67e12 ops/s; the link carries INT8's bytes; each of the two
+	// decode iterations adds the dequantization of the context (1,001 then
+	// 1,002 tokens): its operations at 8 x 67e12 ops/s and its traffic at
+	// 8 x 3.35e12 B/s. The numbers of operations and bytes are package
+	// kv's (Work, TransferBytes); the sums are this test's.
+	a := kv.Qwen3_8B
+	c := handConfig(t, Prefill, Decode)
+	c.Model = ModelOf(a)
+	c.Model.Name, c.Model.WeightBytes = "m", 1<<30
+	c.Link = LinkConfig{BytesPerSec: 1e9}
+	f := kv.Int8()
+	s, err := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 1000, Output: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Run(fixed{Prefill: 0, Decode: 1, Format: f}); err != nil {
+		t.Fatal(err)
+	}
+	const ops, hbm = 8 * 67e12, 8 * 3.35e12
+	encode := f.Work(a, 1000).Encode / ops
+	step := func(ctx int) float64 {
+		w := f.Work(a, ctx)
+		return (w.Dequant+w.Approx)/ops + float64(w.DequantBytes)/hbm
+	}
+	xfer := float64(f.TransferBytes(a, 1000)) / 1e9
+	r := s.Results()[0]
+	wantTTFT := 0.1 + encode
+	wantE2E := wantTTFT + xfer + 2*0.01901 + step(1001) + step(1002)
+	if !near(r.TTFT(), wantTTFT) || !near(r.E2E(), wantE2E) || r.TransferBytes != f.TransferBytes(a, 1000) || r.Format != "int8" {
+		t.Fatalf("TTFT %v E2E %v bytes %d format %q; want %v %v %d int8", r.TTFT(), r.E2E(), r.TransferBytes, r.Format, wantTTFT, wantE2E, f.TransferBytes(a, 1000))
+	}
+	if want := encode + step(1001) + step(1002); !near(r.FormatTime, want) {
+		t.Fatalf("FormatTime %v, want %v", r.FormatTime, want)
+	}
+	if encode <= 0 || step(1001) <= 0 {
+		t.Fatalf("INT8 costs nothing: encode %v, step %v", encode, step(1001))
+	}
+
+	// Without an architecture only the dense cache is allowed.
+	s, _ = New(handConfig(t, Prefill, Decode), []Request{{ID: 0, Arrival: 1, Prompt: 10, Output: 3}})
+	if _, err := s.Run(fixed{Prefill: 0, Decode: 1, Format: kv.HACKPi(64)}); !errors.Is(err, ErrBadDecision) {
+		t.Fatalf("a HACK decision without Model.Arch: %v, want ErrBadDecision", err)
+	}
+}
+
+// FuzzParseFloatPandas: no input panics, and a plain decimal of at most 15
+// significant digits and a small exponent (where both parsers are exact:
+// the digits fit a float64 exactly and the power of ten is exact) reads
+// as strconv reads it.
+func FuzzParseFloatPandas(f *testing.F) {
+	for _, s := range []string{"1", "-2.5", "2974.3569858837877", "1e400", "1.5E-2", "", "+.", "12345678901234567890"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := ParseFloatPandas(s)
+		if !ok {
+			return
+		}
+		if math.IsNaN(got) || math.IsInf(got, 0) {
+			t.Fatalf("%q reads as %v", s, got)
+		}
+		digits, expOK := 0, true
+		for i, c := range s {
+			switch {
+			case c >= '0' && c <= '9':
+				digits++
+			case c == 'e' || c == 'E':
+				expOK = len(s)-i <= 3 // e, optional sign, one or two digits
+			}
+		}
+		if digits > 15 || !expOK || strings.ContainsAny(s, "eE") {
+			return
+		}
+		want, err := strconv.ParseFloat(s, 64)
+		if err == nil && want != got && decimals(s) <= 15 {
+			t.Fatalf("%q: pandas-style %v, strconv %v", s, got, want)
+		}
+	})
+}
+
+// decimals counts the digits after the point.
+func decimals(s string) int {
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		return len(s) - i - 1
+	}
+	return 0
 }

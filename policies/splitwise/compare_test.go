@@ -40,7 +40,14 @@ func TestAgainstSplitwiseSim(t *testing.T) {
 		for _, f := range faithful {
 			name := f.name + "_" + tr.suffix
 			t.Run(name, func(t *testing.T) {
-				refPath := filepath.Join(dir, name+".requests.csv")
+				// SplitwiseSim's own per-request output when the run
+				// directory is there (its floats as Python wrote them),
+				// else the collected CSV (read back through pandas once,
+				// which may move a value by an ulp).
+				refPath := filepath.Join(dir, "runs", name, "detailed", "0.csv")
+				if _, err := os.Stat(refPath); err != nil {
+					refPath = filepath.Join(dir, name+".requests.csv")
+				}
 				if _, err := os.Stat(refPath); err != nil {
 					t.Skip(err)
 				}
@@ -119,8 +126,9 @@ func summarize(xs []float64) [2]float64 {
 
 type refRow struct{ ttft, e2e float64 }
 
-// readReference reads a reference run's per-request CSV, indexed by
-// request_id.
+// readReference reads a reference run's per-request results, indexed by
+// request id: SplitwiseSim's detailed/0.csv (request_ids, ttft_times,
+// response_times) or a collected requests.csv (request_id, ttft, e2e).
 func readReference(tb testing.TB, path string) []refRow {
 	tb.Helper()
 	data, err := os.ReadFile(path)
@@ -135,17 +143,22 @@ func readReference(tb testing.TB, path string) []refRow {
 	for i, h := range recs[0] {
 		col[h] = i
 	}
+	idCol, ttftCol, e2eCol := "request_id", "ttft", "e2e"
+	if _, ok := col["request_ids"]; ok {
+		idCol, ttftCol, e2eCol = "request_ids", "ttft_times", "response_times"
+	}
 	out := make([]refRow, len(recs)-1)
 	for _, rec := range recs[1:] {
-		id, err := strconv.Atoi(rec[col["request_id"]])
-		if err != nil || id < 0 || id >= len(out) {
-			tb.Fatalf("%s: request_id %q", path, rec[col["request_id"]])
+		idf, err := strconv.ParseFloat(rec[col[idCol]], 64)
+		id := int(idf)
+		if err != nil || float64(id) != idf || id < 0 || id >= len(out) {
+			tb.Fatalf("%s: %s %q", path, idCol, rec[col[idCol]])
 		}
 		var r refRow
 		for _, c := range []struct {
 			name string
 			dst  *float64
-		}{{"ttft", &r.ttft}, {"e2e", &r.e2e}} {
+		}{{ttftCol, &r.ttft}, {e2eCol, &r.e2e}} {
 			v, err := strconv.ParseFloat(rec[col[c.name]], 64)
 			if err != nil {
 				tb.Fatalf("%s: request %d: %s %q", path, id, c.name, rec[col[c.name]])

@@ -13,14 +13,15 @@
 #       1 DGX-A100 token machine, mixed_pool
 #   {a_baseline_h100,b_splitwise_ha}_conv10min.{requests,summary}.csv
 #       both on the first 10 minutes of the conv trace
-#   speed.csv   config,trace,rep,wall_s: the whole simulator command, REPS
-#       (default 5) times each, the two configs alternating
+#   speed.csv   config,trace,rep,wall_s,user_s,sys_s: the whole simulator
+#       command (bash's time), REPS (default 5) times each, the two configs
+#       alternating
 #   runs/<name>/  SplitwiseSim's own output directories (the code runs with
 #       debug=True: per-iteration logs in runs/<name>/instances/)
 #   provenance.txt  SplitwiseSim commit (SPLITWISE_COMMIT, else git in
 #       SPLITWISE_SRC), a hash of its sources, Python and package versions
 set -euo pipefail
-if [ $# -lt 2 ]; then sed -n '2,23p' "$0" >&2; exit 2; fi
+if [ $# -lt 2 ]; then awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2; exit 2; fi
 src=$(cd "$1" && pwd); out=$(realpath -m "$2"); reps=${3:-5}
 here=$(cd "$(dirname "$0")" && pwd)
 azure=$(cd "$here/../.." && pwd)/../shared/traces/llm/azure_llm_2023
@@ -44,23 +45,24 @@ run() { # name config trace overrides...
 	rm -rf "$out/runs/$name"
 	"$here/run.sh" "$src" "$config" "$trace" "$out/runs/$name" "$@" \
 		> "$out/runs/$name.log" 2> "$out/runs/$name.err" || { cat "$out/runs/$name.err" >&2; exit 1; }
-	grep -o 'wall_s=[0-9.]*' "$out/runs/$name.err" | cut -d= -f2
+	# "wall_s=W user_s=U sys_s=S" -> "W,U,S"
+	grep -o 'wall_s=.*' "$out/runs/$name.err" | sed 's/[a-z_]*=//g; s/ /,/g'
 }
 
 for x in "a_baseline_h100 baseline_h100" "b_splitwise_ha splitwise_ha"; do
 	set -- $x
 	w=$(run "$1_code" "$2" "$out/traces/azure_code.csv" debug=True)
-	echo "$1_code: wall ${w} s (debug=True)"
+	echo "$1_code: wall,user,sys ${w} s (debug=True)"
 	/usr/bin/python3 "$here/collect.py" "$out/runs/$1_code" "$out/traces/azure_code.csv" "$out/$1_code"
 done
 
-echo "config,trace,rep,wall_s" > "$out/speed.csv"
+echo "config,trace,rep,wall_s,user_s,sys_s" > "$out/speed.csv"
 for rep in $(seq 1 "$reps"); do
 	for x in "a_baseline_h100 baseline_h100" "b_splitwise_ha splitwise_ha"; do
 		set -- $x
 		w=$(run "$1_conv10min" "$2" "$out/traces/azure_conv_10min.csv")
 		echo "$2,azure_conv_10min,$rep,$w" >> "$out/speed.csv"
-		echo "$1_conv10min rep $rep: wall ${w} s"
+		echo "$1_conv10min rep $rep: wall,user,sys ${w} s"
 	done
 done
 for x in a_baseline_h100 b_splitwise_ha; do

@@ -19,11 +19,11 @@
 #   OVERRIDE...    more Hydra-style overrides, e.g. debug=True (per-iteration
 #                  logs in RUN_DIR/instances/), seed=1
 #
-# Prints the wall time of the simulator command to stderr as
-# "splitwise-sim wall_s=<seconds>". Needs /usr/bin/python3 with
+# Prints the simulator command's times to stderr as
+# "splitwise-sim wall_s=<s> user_s=<s> sys_s=<s>". Needs /usr/bin/python3 with
 # python3-numpy, python3-pandas, python3-scipy, python3-omegaconf (Debian).
 set -euo pipefail
-if [ $# -lt 4 ]; then sed -n '2,27p' "$0" >&2; exit 2; fi
+if [ $# -lt 4 ]; then awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2; exit 2; fi
 src=$(cd "$1" && pwd); config=$2; trace=$(realpath "$3"); run_dir=$(realpath -m "$4"); shift 4
 shim=$(cd "$(dirname "$0")/shim" && pwd)
 case $config in
@@ -39,12 +39,11 @@ splitwise_ha)
 esac
 tdir=$(dirname "$trace"); tname=$(basename "$trace" .csv)
 cd "$src"
-t0=$(date +%s.%N)
-PYTHONPATH="$shim" /usr/bin/python3 run.py "$@" \
+# bash's time keyword: the command's wall, user and system seconds
+TIMEFORMAT='splitwise-sim wall_s=%3R user_s=%3U sys_s=%3S'
+time PYTHONPATH="$shim" /usr/bin/python3 run.py "$@" \
 	applications.0.model_architecture=llama2-70b \
 	applications.0.model_size=llama2-70b-fp16 \
 	performance_model=db \
 	trace.dir="$tdir" trace.filename="$tname" \
 	hydra.run.dir="$run_dir"
-t1=$(date +%s.%N)
-awk -v a="$t0" -v b="$t1" 'BEGIN { printf "splitwise-sim wall_s=%.3f\n", b - a }' >&2

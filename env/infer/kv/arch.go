@@ -137,12 +137,26 @@ var (
 	Llama31_70B = Arch{Name: "llama3.1-70b", Layers: 80, Heads: 64, KVHeads: 8, HeadDim: 128, Hidden: 8192,
 		Intermediate: 28672, Vocab: 128256, Params: 70_553_706_496, DTypeBytes: 2,
 		Source: "meta-llama/Meta-Llama-3.1-70B-Instruct config.json (copy: huggingface.co/mattshumer/Reflection-70B-Draft@7ec2b2e)"}
+
+	// Falcon180B is tiiuae/falcon-180B, the largest model class the HACK
+	// paper evaluates ("models with up to 180B parameters",
+	// Zeyu-ZEYU/HKVQ@fc16e215:README.md:135; the artifact's first version
+	// carried a Falcon model plugin, hkvq/exp/vllm_models_for_plugin_falcon.py
+	// @9c85c518). Source: tiiuae/falcon-180B config.json as copied in
+	// huggingface.co/spaces/gojiteji/LLM-Comparer commit 18c3fb5: 80 layers,
+	// 232 heads, num_kv_heads 8, hidden 14848 (head dim 64), vocab 65024,
+	// new_decoder_architecture (parallel attention and MLP, a 4 x hidden GELU
+	// MLP, no linear biases, tied embeddings). Its parameters worked out
+	// from the config are 178.6B (the model card's round figure is 180B).
+	Falcon180B = Arch{Name: "falcon-180b", Layers: 80, Heads: 232, KVHeads: 8, HeadDim: 64, Hidden: 14848,
+		Intermediate: 4 * 14848, Vocab: 65024, Params: 178_557_088_768, DTypeBytes: 2,
+		Source: "tiiuae/falcon-180B config.json (copy: huggingface.co/spaces/gojiteji/LLM-Comparer@18c3fb5)"}
 )
 
 var catalogue = map[string]Arch{}
 
 func init() {
-	for _, a := range []Arch{Qwen3_8B, Llama2_70B, BLOOM176B, Llama31_8B, Llama31_70B} {
+	for _, a := range []Arch{Qwen3_8B, Llama2_70B, BLOOM176B, Llama31_8B, Llama31_70B, Falcon180B} {
 		if err := a.Validate(); err != nil {
 			panic(err)
 		}

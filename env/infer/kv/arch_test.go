@@ -42,6 +42,13 @@ func TestKVBytesPerToken(t *testing.T) {
 func paramsFromConfig(a Arch) int64 {
 	h, kv, d, in, v := int64(a.Hidden), int64(a.KVHeads), int64(a.HeadDim), int64(a.Intermediate), int64(a.Vocab)
 	q := int64(a.Heads) * d
+	if a.Name == "falcon-180b" {
+		// Fused QKV (query heads + 2 KV heads), dense, 4h GELU MLP, no linear
+		// biases; two LayerNorms (attention and MLP) per block and a final
+		// one, with bias; tied embeddings.
+		layer := h*(q+2*kv*d) + q*h + 2*h*in + 4*h
+		return int64(a.Layers)*layer + v*h + 2*h
+	}
 	if a.Name == "bloom-176b" {
 		layer := h*3*h + 3*h + h*h + h + h*in + in + in*h + h + 4*h
 		return int64(a.Layers)*layer + v*h + 2*h + 2*h
@@ -66,7 +73,7 @@ func TestParamsFromConfig(t *testing.T) {
 }
 
 func TestLookupAndValidate(t *testing.T) {
-	for _, name := range []string{"qwen3-8b", "llama2-70b", "bloom-176b", "llama3.1-8b", "llama3.1-70b"} {
+	for _, name := range []string{"qwen3-8b", "llama2-70b", "bloom-176b", "llama3.1-8b", "llama3.1-70b", "falcon-180b"} {
 		a, ok := Lookup(name)
 		if !ok || a.Name != name || a.Source == "" {
 			t.Errorf("Lookup(%q) = %+v, %v", name, a, ok)
@@ -75,7 +82,7 @@ func TestLookupAndValidate(t *testing.T) {
 	if _, ok := Lookup("gpt-5"); ok {
 		t.Error("Lookup of an unknown model succeeded")
 	}
-	if n := len(Archs()); n != 5 {
+	if n := len(Archs()); n != 6 {
 		t.Errorf("%d archs", n)
 	}
 	bad := []Arch{

@@ -1,33 +1,56 @@
 // Package kv models the KV cache of LLM inference for Drover's inference
 // simulator (env/infer, issue 34): model architectures, the KV-cache
 // formats a request's cache can travel and live in, their sizes in bytes,
-// and the work each format adds. It is pure: no I/O, no clock, no
-// randomness.
+// the work each format adds, and the HACK artifact's measurements to
+// calibrate and check against. It is pure: no I/O (its tables are
+// embedded), no clock, no randomness.
 //
 // An Arch is a model's shape (layers, query and KV heads under grouped-query
-// attention, head dim), copied from public config files; Lookup finds the
-// catalogued ones (Qwen3-8B, Llama-2-70B, BLOOM-176B, Llama-3.1-8B and
-// 70B). The dense cache of one token is 2 x layers x KV heads x head dim x
-// 2 bytes (Arch.KVBytesPerToken).
+// attention, head dim, parameters), copied from public config files;
+// Lookup finds the catalogued ones (Qwen3-8B, Llama-2-70B, BLOOM-176B,
+// Llama-3.1-8B and 70B, Falcon-180B). The dense cache of one token is 2 x
+// layers x KV heads x head dim x 2 bytes (Arch.KVBytesPerToken): 327,680
+// bytes for Llama-2-70B, 4,014,080 for BLOOM-176B, 147,456 for Qwen3-8B.
 //
-// A Format is one KV format as a value: the dense 16-bit cache (FP16,
-// BF16), 8-bit with dequantization (Int8), the KVQuant-style and the
-// CacheGen-style 2-bit baselines, and HACK with partition size Pi
-// (HACKPi). Its StoredBytes and TransferBytes follow the exact byte layouts
-// of the HKVQ artifact (github Zeyu-ZEYU/HKVQ at fc16e215: hack/cache.py,
-// hack/vllm_plugin/layout.py, hack/baselines), and reproduce its reported
+// A Format is one KV format as a comparable value: the dense 16-bit cache
+// (FP16, BF16), 8-bit with dequantization (Int8), the KVQuant-style and the
+// CacheGen-style 2-bit baselines, and HACK with partition size Pi (HACKPi),
+// its summation and requantization elimination and its two memory layouts.
+// StoredBytes and TransferBytes follow the byte layouts of the HKVQ
+// artifact's code (github Zeyu-ZEYU/HKVQ at fc16e215: hack/cache.py,
+// hack/vllm_plugin/layout.py, hack/baselines) and reproduce its reported
 // sizes: Qwen3-8B at 4,096 tokens is 576 MiB in BF16 and 120.6 / 102.0 /
 // 100.8 MiB in HACK with Pi = 32 / 64 / 128 (artifact: 121 / 102 / 101).
+// Work counts the operations a format adds (quantizing at the prefill,
+// CacheGen's entropy decoding on arrival, dequantization or HACK's
+// approximation at every decode step) for the simulator to turn into time.
+//
+// The artifact's measurements are embedded CSV tables, each row naming its
+// README line: HKVQMeasured (the serving runs: JCT, TTFT, TPOT, KV transfer
+// per rate, baseline and HACK), HKVQWorkload (the requests of each replay,
+// worked out again from the artifact's seeds), HKVQExperiments (their vLLM
+// settings), HKVQMicrobench (attention-kernel timings) and HKVQAccuracy
+// (accuracy per task and format, Format.AccuracyLoss). Claims lists the
+// papers' headline numbers that could be read.
 //
 // # Usage
 //
-// The simulator asks, per request, how many bytes cross the link and how
-// many stay on the decode instance:
+// The simulator asks, per request, how many bytes cross the link, how many
+// stay on the decode instance and what work the format adds:
 //
 //	a, _ := kv.Lookup("qwen3-8b")
 //	f, err := kv.Parse("hack-pi64") // or kv.HACKPi(64)
 //	if err != nil { ... }
 //	if err := f.Check(a); err != nil { ... }
-//	wire := f.TransferBytes(a, req.Prompt)     // bytes on the prefill -> decode link
-//	held := f.StoredBytes(a, req.Prompt+gen)   // bytes of decode memory
+//	wire := f.TransferBytes(a, req.Prompt)   // bytes on the prefill -> decode link
+//	held := f.StoredBytes(a, req.Prompt+gen) // bytes of decode memory
+//	w := f.Work(a, req.Prompt+gen)           // per-step bytes read and added operations
+//	loss, ok := f.AccuracyLoss(a.Name)       // reported with the run
+//
+// and calibrates on the artifact's lowest rate:
+//
+//	for _, run := range kv.HKVQMeasured() {
+//		reqs := kv.HKVQWorkload(run.Experiment, run.Rate)
+//		// replay reqs in run.Format, compare with run.JCT ...
+//	}
 package kv

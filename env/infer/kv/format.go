@@ -211,20 +211,15 @@ func Parse(s string) (Format, error) {
 	return f, nil
 }
 
-// Validate checks f's parameters.
+// Validate checks f's parameters. The dense, INT8, KVQuant and CacheGen
+// formats take none of their own: they must equal FP16(), Int8(),
+// KVQuant2() and CacheGenCodec(), so that a valid format's Name parses back
+// to it.
 func (f Format) Validate() error {
 	switch f.Kind {
-	case Dense, CacheGen:
-		if f.Partition != 0 || f.Bits != 0 {
-			return fmt.Errorf("%w: %s takes no partition or bits", ErrBadFormat, f.Kind)
-		}
-	case INT8:
-		if f.Bits != 8 || f.Partition != 0 {
-			return fmt.Errorf("%w: int8 needs 8 bits and no partition", ErrBadFormat)
-		}
-	case KVQuant:
-		if f.Bits != 2 && f.Bits != 4 && f.Bits != 8 || f.Partition != 0 {
-			return fmt.Errorf("%w: kvquant needs 2, 4 or 8 bits and no partition", ErrBadFormat)
+	case Dense, INT8, KVQuant, CacheGen:
+		if canon := [...]Format{FP16(), Int8(), KVQuant2(), CacheGenCodec()}[f.Kind]; f != canon {
+			return fmt.Errorf("%w: %s takes no parameters (got %+v)", ErrBadFormat, f.Kind, f)
 		}
 	case HACK:
 		if f.Partition <= 0 || f.Partition%16 != 0 || f.Partition > 1<<12 {
@@ -233,11 +228,14 @@ func (f Format) Validate() error {
 		if f.Bits != 2 && f.Bits != 4 && f.Bits != 8 {
 			return fmt.Errorf("%w: hack bits %d, want 2, 4 or 8", ErrBadFormat, f.Bits)
 		}
+		if f.SinkTokens < 0 || f.SinkTokens > 1<<12 {
+			return fmt.Errorf("%w: %d sink tokens", ErrBadFormat, f.SinkTokens)
+		}
+		if f.Layout > Paged {
+			return fmt.Errorf("%w: layout %d", ErrBadFormat, f.Layout)
+		}
 	default:
 		return fmt.Errorf("%w: unknown kind %d", ErrBadFormat, f.Kind)
-	}
-	if f.SinkTokens < 0 || f.SinkTokens > 1<<12 {
-		return fmt.Errorf("%w: %d sink tokens", ErrBadFormat, f.SinkTokens)
 	}
 	return nil
 }

@@ -191,8 +191,12 @@ func TestCheckAndPanics(t *testing.T) {
 	if err := FP16().Check(odd); err != nil {
 		t.Errorf("FP16 Check(odd) = %v", err)
 	}
-	if err := (Format{Kind: numKinds}).Validate(); !errors.Is(err, ErrBadFormat) {
-		t.Errorf("unknown kind: %v", err)
+	for _, f := range []Format{{Kind: numKinds}, {Kind: KVQuant, Bits: 4, SinkTokens: 1}, {Kind: Dense, Layout: Paged},
+		{Kind: CacheGen, SinkTokens: 2}, {Kind: INT8, Bits: 8, SummationElimination: true},
+		func() Format { f := HACKPi(64); f.Layout = 7; return f }()} {
+		if err := f.Validate(); !errors.Is(err, ErrBadFormat) {
+			t.Errorf("%+v: Validate = %v, want ErrBadFormat", f, err)
+		}
 	}
 	for name, f := range map[string]func(){
 		"bad format": func() { HACKPi(64).StoredBytes(odd, 10) },
@@ -228,6 +232,23 @@ func FuzzParse(f *testing.F) {
 			if b := fm.StoredBytes(Qwen3_8B, 100); b <= 0 {
 				t.Fatalf("%s: %d bytes", fm, b)
 			}
+		}
+	})
+}
+
+// FuzzFormatName: every valid Format's Name parses back to it.
+func FuzzFormatName(f *testing.F) {
+	f.Add(uint8(HACK), uint16(64), uint8(2), uint16(4), true, true, uint8(0))
+	f.Add(uint8(KVQuant), uint16(0), uint8(2), uint16(1), false, false, uint8(0))
+	f.Fuzz(func(t *testing.T, kind uint8, pi uint16, bits uint8, sinks uint16, se, re bool, layout uint8) {
+		fm := Format{Kind: Kind(kind), Partition: int(pi), Bits: int(bits), SinkTokens: int(sinks),
+			SummationElimination: se, RequantElimination: re, Layout: Layout(layout)}
+		if fm.Validate() != nil {
+			return
+		}
+		got, err := Parse(fm.Name())
+		if err != nil || got != fm {
+			t.Fatalf("%+v: Parse(%q) = %+v, %v", fm, fm.Name(), got, err)
 		}
 	})
 }

@@ -410,3 +410,13 @@ func ParseAccuracy(b []byte) ([]AccuracyRow, error) {
 	}
 	return out, nil
 }
+
+// AccuracyLoss is f's mean accuracy loss in points against the dense cache
+// on model, from the artifact's accuracy table (HKVQAccuracy: Qwen3-8B
+// only). ok is false where the table has no measurement (INT8, other
+// models, HACK off its defaults). The table's standard error is 3 to 5
+// points, so every measured 2-bit format is within noise of the baseline.
+func (f Format) AccuracyLoss(model string) (points float64, ok bool) {
+	points, _, ok = AccuracyLoss(HKVQAccuracy(), model, f)
+	return points, ok
+}

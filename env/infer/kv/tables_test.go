@@ -115,6 +115,9 @@ func TestAccuracyLoss(t *testing.T) {
 			t.Errorf("%s: loss %g over %d tasks (%v), want %g", tt.f, got, n, ok, tt.want)
 		}
 	}
+	if got, ok := HACKPi(64).AccuracyLoss("qwen3-8b"); !ok || math.Abs(got-0.05) > 1e-9 {
+		t.Errorf("hack-pi64 AccuracyLoss = %g, %v, want 0.05", got, ok)
+	}
 	if _, _, ok := AccuracyLoss(rows, "qwen3-8b", Int8()); ok {
 		t.Error("int8 has no measured accuracy")
 	}

@@ -1,0 +1,45 @@
+package kv
+
+// Claim is one number a paper or the HKVQ artifact reports, with where it
+// was read. Drover's evaluations set their results beside these.
+type Claim struct {
+	// Paper names the work: "HACK", "KVQuant", "CacheGen".
+	Paper string
+	// What the number measures.
+	What string
+	// Value is the number as reported.
+	Value string
+	// Source is where it was read; Secondary marks a summary of the paper
+	// rather than the paper or its artifact.
+	Source    string
+	Secondary bool
+}
+
+// Claims returns the papers' headline numbers that could be read here
+// (through stored copies of public pages; the full text of the HACK
+// paper's tables was not reachable). The issue's "KV transfer time -80 to
+// -85%" and "dequantization share 17-30% of JCT, 1.5-3.2% with HACK" were
+// not found in any reachable text and are not listed.
+func Claims() []Claim {
+	const (
+		hackAbs  = "arXiv 2502.03589v1 abstract (arxiv.org/html/2502.03589v1)"
+		alphaxiv = "alphaxiv.org/overview/2502.03589v1 (summary of v1)"
+		readme   = "Zeyu-ZEYU/HKVQ@fc16e215cb69:README.md"
+	)
+	return []Claim{
+		{"HACK", "JCT reduction vs the disaggregated baseline, up to", "70.9%", hackAbs, false},
+		{"HACK", "JCT reduction vs state-of-the-art KV quantization, up to", "52.3%", hackAbs, false},
+		{"HACK", "KV transmission share of JCT for long prompts (10-50 Gbps), up to", "42.2%", alphaxiv, true},
+		{"HACK", "dequantization share of JCT with CacheGen/KVQuant, up to", "37.9%", alphaxiv, true},
+		{"HACK", "prefill and decode computation shares of JCT, up to", "45.6% and 83.3%", alphaxiv, true},
+		{"HACK", "KV share of GPU memory, up to; memory access share of JCT, up to", "93.7%; 33.1%", alphaxiv, true},
+		{"HACK", "accuracy loss depending on the partition size", "about 0.5-2.7%", "app.argminai.com/arxiv-dashboard/papers/2502.03589v1 (summary)", true},
+		{"HACK", "stored and sent KV of a 4,096-token Qwen3-8B prompt, share of BF16 (C1)", "17.5% to 20.9%", readme + ":201-202", false},
+		{"HACK", "average JCT reduction, long prompts on RTX A6000, 0.15 and 0.3 req/s (C2)", "12% and 30%", readme + ":234", false},
+		{"HACK", "average JCT reduction, short prompts on RTX 4000 Ada, 0.25/0.5/0.75 req/s", "7%, 25%, 60%", readme + ":263", false},
+		{"HACK", "TPOT without requantization elimination (C3)", "above 300 ms, against 31-52 ms", readme + ":267-268", false},
+		{"HACK", "decode attention vs BF16 on an RTX A6000 (C4)", "about 2x at 4K tokens, 3x from 32K", readme + ":148", false},
+		{"CacheGen", "KV size reduction vs quantization baselines; context-loading delay", "3.5-4.3x; 3.2-3.7x, negligible quality impact", "CacheGen, SIGCOMM'24 abstract (approjects.co.za mirror of microsoft.com/en-us/research/publication/cachegen-...)", false},
+		{"KVQuant", "perplexity degradation at 3 bits on Wikitext-2 and C4", "small (the bound is math in the stored abstract and did not survive)", "arXiv 2401.18079v5 abstract (arxiv.org/html/2401.18079v5)", false},
+	}
+}
