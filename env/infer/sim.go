@@ -113,6 +113,7 @@ type Sim struct {
 
 	// per task: 2r is request r's prompt, 2r+1 its decode
 	ts      []taskState
+	tpi     []int32 // tokens per iteration: the prompt's, or 1
 	npre    []int32
 	gen     []int64
 	genning []int64
@@ -186,6 +187,10 @@ func New(cfg Config, reqs []Request) (*Sim, error) {
 	s.flowState = make([]uint8, n)
 	s.ts = make([]taskState, 2*n)
 	s.npre = make([]int32, 2*n)
+	s.tpi = make([]int32, 2*n)
+	for i, r := range s.reqs {
+		s.tpi[2*i], s.tpi[2*i+1] = int32(r.Prompt), 1
+	}
 	s.gen = make([]int64, 2*n)
 	s.genning = make([]int64, 2*n)
 	s.tmark = make([]uint32, 2*n)
@@ -410,12 +415,7 @@ func (s *Sim) arrive(r int, d Decision) {
 func isPrompt(t int32) bool { return t&1 == 0 }
 
 // tokensPerIter is a task's tokens in an iteration: its prompt, or one.
-func (s *Sim) tokensPerIter(t int32) int {
-	if isPrompt(t) {
-		return s.reqs[t>>1].Prompt
-	}
-	return 1
-}
+func (s *Sim) tokensPerIter(t int32) int { return int(s.tpi[t]) }
 
 // taskSize is a decode task's tokens to generate: all but the first, which
 // the prompt makes (request.py: token_size - 1).
@@ -578,93 +578,89 @@ func (s *Sim) selectBatch(in *instance) (pre, add []int32) {
 	s.mark++
 	mk := s.mark
 	nb := s.scratchNew[:0]
-	tokens := 0
+	tokens := int32(0)
 	mem := in.memory
-	maxB, maxT := in.cfg.MaxBatchSize, in.cfg.MaxBatchTokens
-	put := func(t int32) {
-		nb = append(nb, t)
-		s.tmark[t] = mk
-		s.rmark[t>>1] = mk
-		tokens += s.tokensPerIter(t)
-	}
-	inReqs := func(t int32) bool { return s.rmark[t>>1] == mk }
+	maxB, maxT := in.cfg.MaxBatchSize, int32(in.cfg.MaxBatchTokens)
+	tmark, rmark, tpi, ts := s.tmark, s.rmark, s.tpi, s.ts
+	// Each pass stops at the batch's size or token limit; a task whose
+	// request is in already is skipped; put is nb = append(nb, t), both
+	// marks set, tokens += tpi[t].
 	for _, t := range in.pendingQueue {
 		if int(s.npre[t]) < in.cfg.MaxPreemptions {
 			break
 		}
-		if len(nb) == maxB || len(nb) > 0 && tokens+s.tokensPerIter(t) > maxT {
+		if len(nb) == maxB || len(nb) > 0 && tokens+tpi[t] > maxT {
 			break
 		}
-		if inReqs(t) {
+		if rmark[t>>1] == mk {
 			continue
 		}
-		if s.ts[t] == taskBlocked {
-			put(t)
-			continue
-		}
-		if m := s.taskMem(int(t)); m+mem <= in.maxMem {
-			put(t)
+		if ts[t] != taskBlocked {
+			m := s.taskMem(int(t))
+			if m+mem > in.maxMem {
+				continue
+			}
 			mem += m
 		}
+		nb = append(nb, t)
+		tmark[t], rmark[t>>1] = mk, mk
+		tokens += tpi[t]
 	}
 	for _, t := range in.pendingPrompt {
-		if len(nb) == maxB || len(nb) > 0 && tokens+s.tokensPerIter(t) > maxT {
+		if len(nb) == maxB || len(nb) > 0 && tokens+tpi[t] > maxT {
 			break
 		}
-		if inReqs(t) {
+		if rmark[t>>1] == mk {
 			continue
 		}
-		m := s.taskMem(int(t))
+		m := s.promptMem[t>>1]
 		if m+mem > in.maxMem {
 			break
 		}
-		put(t)
 		mem += m
+		nb = append(nb, t)
+		tmark[t], rmark[t>>1] = mk, mk
+		tokens += tpi[t]
 	}
-	for _, t := range in.blocked {
-		if len(nb) == maxB || len(nb) > 0 && tokens+s.tokensPerIter(t) > maxT {
-			break
+	for _, list := range [2][]int32{in.blocked, in.batch} {
+		for _, t := range list {
+			if len(nb) == maxB || len(nb) > 0 && tokens+tpi[t] > maxT {
+				break
+			}
+			if rmark[t>>1] == mk {
+				continue
+			}
+			nb = append(nb, t)
+			tmark[t], rmark[t>>1] = mk, mk
+			tokens += tpi[t]
 		}
-		if inReqs(t) {
-			continue
-		}
-		put(t)
-	}
-	for _, t := range in.batch {
-		if len(nb) == maxB || len(nb) > 0 && tokens+s.tokensPerIter(t) > maxT {
-			break
-		}
-		if inReqs(t) {
-			continue
-		}
-		put(t)
 	}
 	for _, r := range in.pendingReqs {
 		if len(nb) == maxB {
 			break
 		}
+		if rmark[r] == mk {
+			continue
+		}
 		t := s.first(r)
-		if inReqs(t) {
-			continue
-		}
-		if len(nb) > 0 && tokens+s.tokensPerIter(t) > maxT {
+		if len(nb) > 0 && tokens+tpi[t] > maxT {
 			break
 		}
-		if s.ts[t] == taskBlocked {
-			put(t)
-			continue
+		if ts[t] != taskBlocked {
+			m := s.taskMem(int(t))
+			if m+mem > in.maxMem {
+				break
+			}
+			mem += m
 		}
-		m := s.taskMem(int(t))
-		if m+mem > in.maxMem {
-			break
-		}
-		put(t)
-		mem += m
+		nb = append(nb, t)
+		tmark[t], rmark[r] = mk, mk
+		tokens += tpi[t]
 	}
-	in.batchTokens = tokens
+	in.batchTokens = int(tokens)
 	pre, add = s.scratchPre[:0], s.scratchAdd[:0]
 	for _, t := range in.batch {
-		if s.tmark[t] != mk {
+		if tmark[t] != mk {
 			pre = append(pre, t)
 		}
 	}
@@ -683,24 +679,17 @@ func (s *Sim) selectBatch(in *instance) (pre, add []int32) {
 // the shortest remaining decode allows (one iteration when a prompt is in
 // the batch), as one event.
 func (s *Sim) startIteration(in *instance) {
-	pre, add := s.selectBatch(in)
-	for _, t := range pre {
-		if isPrompt(t) {
-			s.fail(fmt.Errorf("infer: internal error: prompt task %d preempted", t))
-			return
+	if len(in.pendingQueue) == 0 {
+		// Nothing waits: every task of the pool runs, so selectBatch
+		// would keep the batch as it is (it fits the limits it was
+		// selected under, less what finished) and count no pass-over.
+		tokens := int32(0)
+		for _, t := range in.batch {
+			tokens += s.tpi[t]
 		}
-		s.ts[t] = taskBlocked
-		s.removeFromBatch(in, t)
-		s.addPending(in, t, true)
-	}
-	for _, t := range add {
-		s.removePending(in, t)
-		s.addToBatch(in, t)
-	}
-	for _, r := range in.pendingReqs {
-		if t := s.first(r); !s.inBatch[t] {
-			s.npre[t]++
-		}
+		in.batchTokens = int(tokens)
+	} else if !s.reselect(in) {
+		return
 	}
 	if len(in.batch) == 0 {
 		if len(in.pendingReqs) == 0 && s.idle != nil {
@@ -708,20 +697,13 @@ func (s *Sim) startIteration(in *instance) {
 		}
 		return
 	}
-	d, extra, ok := s.iterationTime(in)
+	d, extra, n, ok := s.iterationTime(in)
 	if !ok {
 		return
 	}
 	in.iterDur = d
-	var n int64
-	switch {
-	case in.promptsInBatch > 0 || s.cfg.DecodeReadsKV || extra > 0:
+	if in.promptsInBatch > 0 || s.cfg.DecodeReadsKV || extra > 0 {
 		n = 1
-	default:
-		n = math.MaxInt64
-		for _, t := range in.batch {
-			n = min(n, s.decodeTokens(int(t>>1))-s.gen[t])
-		}
 	}
 	in.nContig = n
 	for _, t := range in.batch {
@@ -760,8 +742,10 @@ func (s *Sim) runTask(in *instance, t int32) {
 // curve at its size for a batch of decodes, 1.1 x the prompt curve for a
 // mix; then the extrapolation scales, with DecodeReadsKV the KV reads, and
 // the work of the batch's KV formats other than the dense one, which it
-// also returns (extra; 0 for an all-dense batch).
-func (s *Sim) iterationTime(in *instance) (d, extra float64, ok bool) {
+// also returns (extra; 0 for an all-dense batch), with the fewest tokens a
+// decode in the batch has left to generate (minLeft).
+func (s *Sim) iterationTime(in *instance) (d, extra float64, minLeft int64, ok bool) {
+	minLeft = math.MaxInt64
 	bt := 0
 	var ctxBytes int64
 	kvb := s.cfg.Model.KVBytesPerToken
@@ -781,6 +765,7 @@ func (s *Sim) iterationTime(in *instance) (d, extra float64, ok bool) {
 			continue
 		}
 		bt++
+		minLeft = min(minLeft, s.decodeTokens(int(r))-s.gen[t])
 		ctx := s.reqs[r].Prompt + 1 + int(s.gen[t])
 		if fs == nil {
 			ctxBytes += int64(ctx) * kvb
@@ -821,9 +806,9 @@ func (s *Sim) iterationTime(in *instance) (d, extra float64, ok bool) {
 	}
 	if !(d > 0) || math.IsInf(d, 0) {
 		s.fail(fmt.Errorf("%w: instance %d: the performance curve gives %v s for an iteration of %d tokens", ErrBadConfig, in.idx, d, bt))
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
-	return d, extra, true
+	return d, extra, minLeft, true
 }
 
 // formatState is what a request in a KV format other than the dense one
@@ -875,6 +860,31 @@ func (s *Sim) setFormat(r int, d Decision) error {
 	s.formats[int32(r)] = fs
 	s.res[r].Format = f.Name()
 	return nil
+}
+
+// reselect selects the batch (selectBatch), applies its preemptions and
+// admissions, and counts a pass-over for every request left waiting.
+func (s *Sim) reselect(in *instance) bool {
+	pre, add := s.selectBatch(in)
+	for _, t := range pre {
+		if isPrompt(t) {
+			s.fail(fmt.Errorf("infer: internal error: prompt task %d preempted", t))
+			return false
+		}
+		s.ts[t] = taskBlocked
+		s.removeFromBatch(in, t)
+		s.addPending(in, t, true)
+	}
+	for _, t := range add {
+		s.removePending(in, t)
+		s.addToBatch(in, t)
+	}
+	for _, r := range in.pendingReqs {
+		if t := s.first(r); !s.inBatch[t] {
+			s.npre[t]++
+		}
+	}
+	return true
 }
 
 // pauseIteration is ORCAInstance.pause_iteration: end the running
