@@ -56,6 +56,11 @@ func calibrateConvergence(m *converge.Model, ms []converge.Measurement, dir stri
 		if err := plot.WriteFile(png, func(w io.Writer) error { return plot.Fit(w, o, panels.panels) }); err != nil {
 			return false, err
 		}
+		if sp, err := writeSwitchFigure(m, f, dir); err != nil {
+			return false, err
+		} else if sp != "" {
+			fmt.Fprintf(stdout, "BSP-then-ASP figure: %s\n", sp)
+		}
 	}
 	ok = fail == known
 	verdict := "PASS"

@@ -92,6 +92,7 @@ func (m *Model) Checks(ms []Measurement) []Check {
 			out = append(out, l.checks()...)
 			out = append(out, l.crossChecks(ms)...)
 		}
+		out = append(out, m.switchChecks(name, ms)...)
 		if b := f.Batch; b != nil {
 			for _, p := range b.Points {
 				got := b.Epochs(p.Batch)

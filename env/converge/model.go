@@ -135,6 +135,9 @@ type Family struct {
 	// Local is the cost of local SGD's averaging period, nil if not
 	// measured.
 	Local *LocalSGDFit
+	// Switch is what training under BSP and then ASP does (Sync-Switch's
+	// hybrid), nil if not measured; it needs Staleness.
+	Switch *SwitchFit
 }
 
 // Params returns the family's fitted parameters, batch first.
@@ -149,6 +152,9 @@ func (f *Family) Params() []Param {
 	}
 	if l := f.Local; l != nil {
 		ps = append(ps, l.SyncFinal, l.Drop)
+	}
+	if f.Switch != nil {
+		ps = append(ps, f.Switch.Params()...)
 	}
 	return ps
 }
@@ -276,7 +282,7 @@ func Fit(ms []Measurement) (*Model, error) {
 		if err != nil {
 			return nil, err
 		}
-		m.Families[c.fam] = &Family{Name: c.fam, Staleness: s}
+		m.Families[c.fam] = &Family{Name: c.fam, Staleness: s, Switch: fitSwitch(ms, sourceSyncSwitch, s)}
 	}
 	for _, c := range localFamilies {
 		l, err := fitLocalSGD(ms, c.source, c.family)
