@@ -622,19 +622,34 @@ func (s *Sim) selectBatch(in *instance) (pre, add []int32) {
 		tmark[t], rmark[t>>1] = mk, mk
 		tokens += tpi[t]
 	}
-	for _, list := range [2][]int32{in.blocked, in.batch} {
-		for _, t := range list {
-			if len(nb) == maxB || len(nb) > 0 && tokens+tpi[t] > maxT {
-				break
-			}
-			if rmark[t>>1] == mk {
-				continue
-			}
-			nb = append(nb, t)
-			tmark[t], rmark[t>>1] = mk, mk
-			tokens += tpi[t]
+	for _, t := range in.blocked {
+		if len(nb) == maxB || len(nb) > 0 && tokens+tpi[t] > maxT {
+			break
 		}
+		if rmark[t>>1] == mk {
+			continue
+		}
+		nb = append(nb, t)
+		tmark[t], rmark[t>>1] = mk, mk
+		tokens += tpi[t]
 	}
+	// The passes so far took waiting tasks only, none of the running batch.
+	fresh := len(nb)
+	keptAll := true
+	for _, t := range in.batch {
+		if len(nb) == maxB || len(nb) > 0 && tokens+tpi[t] > maxT {
+			keptAll = false
+			break
+		}
+		if rmark[t>>1] == mk {
+			keptAll = false
+			continue
+		}
+		nb = append(nb, t)
+		tmark[t], rmark[t>>1] = mk, mk
+		tokens += tpi[t]
+	}
+	kept := len(nb)
 	for _, r := range in.pendingReqs {
 		if len(nb) == maxB {
 			break
@@ -659,12 +674,15 @@ func (s *Sim) selectBatch(in *instance) (pre, add []int32) {
 	}
 	in.batchTokens = int(tokens)
 	pre, add = s.scratchPre[:0], s.scratchAdd[:0]
-	for _, t := range in.batch {
-		if tmark[t] != mk {
-			pre = append(pre, t)
+	if !keptAll {
+		for _, t := range in.batch {
+			if tmark[t] != mk {
+				pre = append(pre, t)
+			}
 		}
 	}
-	for _, t := range nb {
+	add = append(add, nb[:fresh]...)
+	for _, t := range nb[kept:] {
 		if !s.inBatch[t] {
 			add = append(add, t)
 		}

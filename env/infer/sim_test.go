@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -568,4 +569,31 @@ func decimals(s string) int {
 		return len(s) - i - 1
 	}
 	return 0
+}
+
+func TestSortedCopy(t *testing.T) {
+	// The radix sort against slices.Sort, on random latencies (with
+	// repeats and zeros) and on input the fallback takes.
+	rng := rand.New(rand.NewPCG(5, 5))
+	for n := range 300 {
+		xs := make([]float64, n)
+		for i := range xs {
+			switch rng.IntN(4) {
+			case 0:
+				xs[i] = 0
+			case 1:
+				xs[i] = float64(rng.IntN(5))
+			default:
+				xs[i] = rng.ExpFloat64() * math.Pow(10, float64(rng.IntN(9)-4))
+			}
+		}
+		if n%50 == 7 {
+			xs[0] = -1
+		}
+		want := append([]float64(nil), xs...)
+		slices.Sort(want)
+		if got := sortedCopy(xs); !slices.Equal(got, want) {
+			t.Fatalf("n=%d: sortedCopy differs from slices.Sort", n)
+		}
+	}
 }

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -200,28 +203,39 @@ func TestSpeedAgainstSplitwiseSim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	theirs := map[string][]float64{}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	theirs := map[string][]float64{}    // wall s
+	theirsCPU := map[string][]float64{} // user + sys s, when speed.csv has them
 	for _, rec := range recs[1:] {
-		w, err := strconv.ParseFloat(rec[3], 64)
+		key := rec[col["config"]] + "/" + rec[col["trace"]]
+		w, err := strconv.ParseFloat(rec[col["wall_s"]], 64)
 		if err != nil {
 			t.Fatal(err)
 		}
-		theirs[rec[0]+"/"+rec[1]] = append(theirs[rec[0]+"/"+rec[1]], w)
+		theirs[key] = append(theirs[key], w)
+		if u, ok := col["user_s"]; ok {
+			us, err1 := strconv.ParseFloat(rec[u], 64)
+			ss, err2 := strconv.ParseFloat(rec[col["sys_s"]], 64)
+			if err1 == nil && err2 == nil {
+				theirsCPU[key] = append(theirsCPU[key], us+ss)
+			}
+		}
 	}
 	configs := map[string]int{"baseline_h100": 0, "splitwise_ha": 1}
-	for key, ws := range theirs {
-		var config, trace string
-		if i := bytes.IndexByte([]byte(key), '/'); i >= 0 {
-			config, trace = key[:i], key[i+1:]
-		}
+	for _, key := range slices.Sorted(maps.Keys(theirs)) {
+		ws := theirs[key]
+		config, trace, _ := strings.Cut(key, "/")
 		fi, ok := configs[config]
 		if !ok {
 			continue
 		}
 		f := faithful[fi]
-		var ours []float64
+		var ours, oursCPU []float64
 		for range 5 {
-			start := time.Now()
+			start, cpu0 := time.Now(), cpuSeconds(t)
 			perf := realPerf(t)
 			reqs := readSplitwiseTrace(t, filepath.Join(dir, "traces", trace+".csv"))
 			s, err := infer.New(f.cfg(perf), reqs)
@@ -232,10 +246,22 @@ func TestSpeedAgainstSplitwiseSim(t *testing.T) {
 				t.Fatal(err)
 			}
 			ours = append(ours, time.Since(start).Seconds())
+			oursCPU = append(oursCPU, cpuSeconds(t)-cpu0)
 		}
-		slices.Sort(ours)
-		slices.Sort(ws)
-		t.Logf("%s on %s: SplitwiseSim median %.2f s (%d runs, %.2f-%.2f), Drover median %.2f ms (read, build, run, summarise): %.0fx",
-			config, trace, ws[len(ws)/2], len(ws), ws[0], ws[len(ws)-1], 1000*ours[2], ws[len(ws)/2]/ours[2])
+		med := func(x []float64) float64 { x = slices.Clone(x); slices.Sort(x); return x[len(x)/2] }
+		t.Logf("%s on %s: wall: SplitwiseSim median %.2f s (%d runs, %.2f-%.2f), Drover median %.2f ms (read, build, run, summarise): %.0fx",
+			config, trace, med(ws), len(ws), slices.Min(ws), slices.Max(ws), 1000*med(ours), med(ws)/med(ours))
+		if c := theirsCPU[key]; len(c) > 0 {
+			t.Logf("%s on %s: CPU (user + sys): SplitwiseSim median %.2f s, Drover median %.2f ms: %.0fx", config, trace, med(c), 1000*med(oursCPU), med(c)/med(oursCPU))
+		}
 	}
+}
+
+// cpuSeconds is the process's user and system CPU time so far.
+func cpuSeconds(tb testing.TB) float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
