@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -80,7 +81,14 @@ type instance struct {
 	pendingReqs   []int32 // requests with a task here, by arrival
 
 	promptsInBatch, tokensInBatch int
+	promptTokensInBatch           int
 	batchTokens                   int // as of the last batch selection
+
+	// tick counts the iterations the instance completed; a task in the
+	// batch has generated tick - base tokens, and finishes at the tick
+	// base + goal (done, a heap of those ticks).
+	tick int64
+	done finishHeap
 
 	iterDur   float64
 	nContig   int64
@@ -115,8 +123,11 @@ type Sim struct {
 	ts      []taskState
 	tpi     []int32 // tokens per iteration: the prompt's, or 1
 	npre    []int32
-	gen     []int64
-	genning []int64
+	gen     []int64 // tokens generated, while the task is out of the batch
+	base    []int64 // its instance's tick less gen, while in the batch
+	goal    []int64 // tokens to generate: 1 for a prompt, output - 1
+	joinSeq []uint64
+	seq     uint64
 	tmark   []uint32
 	inBatch []bool
 	mark    uint32
@@ -192,7 +203,12 @@ func New(cfg Config, reqs []Request) (*Sim, error) {
 		s.tpi[2*i], s.tpi[2*i+1] = int32(r.Prompt), 1
 	}
 	s.gen = make([]int64, 2*n)
-	s.genning = make([]int64, 2*n)
+	s.base = make([]int64, 2*n)
+	s.goal = make([]int64, 2*n)
+	s.joinSeq = make([]uint64, 2*n)
+	for i, r := range s.reqs {
+		s.goal[2*i], s.goal[2*i+1] = 1, int64(r.Output-1)
+	}
 	s.tmark = make([]uint32, 2*n)
 	s.inBatch = make([]bool, 2*n)
 	return s, nil
@@ -393,8 +409,16 @@ func (s *Sim) fail(err error) {
 // schedulers' bookkeeping (scheduler.py: Scheduler.run_request, the
 // pending tokens and reserved memory token_jsq and mixed_pool add, and
 // executor.py: submit_task and its chain).
+//
+// A one-token output is all made by the prompt's iteration: the request
+// has no decode and ends with its prompt, on its prefill instance
+// (SplitwiseSim gives it a decode task of 0 tokens, which finishes only
+// in a batch of decodes and otherwise runs past its end).
 func (s *Sim) arrive(r int, d Decision) {
 	req := s.reqs[r]
+	if req.Output == 1 {
+		d.Decode = d.Prefill
+	}
 	s.res[r].Prefill, s.res[r].Decode = d.Prefill, d.Decode
 	p, q := s.insts[d.Prefill], s.insts[d.Decode]
 	pm, dm := s.taskMem(2*r), s.taskMem(2*r+1)
@@ -407,7 +431,7 @@ func (s *Sim) arrive(r int, d Decision) {
 	p.schedPending += int64(req.Prompt)
 	q.schedPending++
 	s.taskArrival(p, int32(2*r))
-	if p == q {
+	if p == q && req.Output > 1 {
 		s.taskArrival(p, int32(2*r+1))
 	}
 }
@@ -516,8 +540,13 @@ func (s *Sim) first(r int32) int32 {
 func (s *Sim) addToBatch(in *instance, t int32) {
 	in.batch = append(in.batch, t)
 	s.inBatch[t] = true
+	s.base[t] = in.tick - s.gen[t]
+	s.seq++
+	s.joinSeq[t] = s.seq
+	in.done.push(finishEntry{tick: s.base[t] + s.goal[t], seq: s.seq, t: t})
 	if isPrompt(t) {
 		in.promptsInBatch++
+		in.promptTokensInBatch += int(s.tpi[t])
 	} else {
 		in.tokensInBatch++
 	}
@@ -529,8 +558,10 @@ func (s *Sim) addToBatch(in *instance, t int32) {
 func (s *Sim) removeFromBatch(in *instance, t int32) {
 	in.batch = remove(in.batch, t)
 	s.inBatch[t] = false
+	s.gen[t] = in.tick - s.base[t]
 	if isPrompt(t) {
 		in.promptsInBatch--
+		in.promptTokensInBatch -= int(s.tpi[t])
 	} else {
 		in.tokensInBatch--
 	}
@@ -706,6 +737,7 @@ func (s *Sim) startIteration(in *instance) {
 			tokens += s.tpi[t]
 		}
 		in.batchTokens = int(tokens)
+		s.scratchAdd = s.scratchAdd[:0]
 	} else if !s.reselect(in) {
 		return
 	}
@@ -724,11 +756,14 @@ func (s *Sim) startIteration(in *instance) {
 		n = 1
 	}
 	in.nContig = n
-	for _, t := range in.batch {
-		s.genning[t] = n
-		if extra > 0 {
+	if extra > 0 {
+		for _, t := range in.batch {
 			s.res[t>>1].FormatTime += extra
 		}
+	}
+	// Only the tasks the selection just added start now (the others
+	// run); the scratch list is selectBatch's, unchanged since.
+	for _, t := range s.scratchAdd {
 		switch s.ts[t] {
 		case taskQueued:
 			s.runTask(in, t)
@@ -763,39 +798,40 @@ func (s *Sim) runTask(in *instance, t int32) {
 // also returns (extra; 0 for an all-dense batch), with the fewest tokens a
 // decode in the batch has left to generate (minLeft).
 func (s *Sim) iterationTime(in *instance) (d, extra float64, minLeft int64, ok bool) {
+	bt := in.promptTokensInBatch + in.tokensInBatch
 	minLeft = math.MaxInt64
-	bt := 0
-	var ctxBytes int64
-	kvb := s.cfg.Model.KVBytesPerToken
-	ops, bytes := 0.0, int64(0)
-	anyFormat := len(s.formats) > 0
-	for _, t := range in.batch {
-		r := t >> 1
-		var fs *formatState
-		if anyFormat {
-			fs = s.formats[r]
-		}
-		if isPrompt(t) {
-			bt += s.reqs[r].Prompt
-			if fs != nil {
-				extra += fs.encode
-			}
-			continue
-		}
-		bt++
-		minLeft = min(minLeft, s.decodeTokens(int(r))-s.gen[t])
-		ctx := s.reqs[r].Prompt + 1 + int(s.gen[t])
-		if fs == nil {
-			ctxBytes += int64(ctx) * kvb
-			continue
-		}
-		w := fs.f.Work(s.cfg.Model.Arch, ctx)
-		ctxBytes += w.StepBytes
-		ops += w.Dequant + w.Approx
-		bytes += w.DequantBytes
+	if in.tokensInBatch > 0 && in.promptsInBatch == 0 {
+		minLeft = in.done.minTick(s) - in.tick
 	}
-	if ops > 0 || bytes > 0 {
-		extra += ops/(float64(in.cfg.TP)*in.gpu.VectorOPS) + float64(bytes)/(float64(in.cfg.TP)*in.gpu.HBMBytesPerSec)
+	var ctxBytes int64
+	if anyFormat := len(s.formats) > 0; anyFormat || s.cfg.DecodeReadsKV {
+		kvb := s.cfg.Model.KVBytesPerToken
+		ops, bytes := 0.0, int64(0)
+		for _, t := range in.batch {
+			r := t >> 1
+			var fs *formatState
+			if anyFormat {
+				fs = s.formats[r]
+			}
+			if isPrompt(t) {
+				if fs != nil {
+					extra += fs.encode
+				}
+				continue
+			}
+			ctx := s.reqs[r].Prompt + 1 + int(in.tick-s.base[t])
+			if fs == nil {
+				ctxBytes += int64(ctx) * kvb
+				continue
+			}
+			w := fs.f.Work(s.cfg.Model.Arch, ctx)
+			ctxBytes += w.StepBytes
+			ops += w.Dequant + w.Approx
+			bytes += w.DequantBytes
+		}
+		if ops > 0 || bytes > 0 {
+			extra += ops/(float64(in.cfg.TP)*in.gpu.VectorOPS) + float64(bytes)/(float64(in.cfg.TP)*in.gpu.HBMBytesPerSec)
+		}
 	}
 	c := in.curve
 	switch {
@@ -918,9 +954,6 @@ func (s *Sim) pauseIteration(in *instance) {
 	elapsed := s.now - start
 	nNew := pyFloorDiv(elapsed, in.iterDur) + 1
 	in.nContig = int64(nNew)
-	for _, t := range in.batch {
-		s.genning[t] = in.nContig
-	}
 	remaining := in.iterDur*nNew - elapsed
 	if in.iterEv >= 0 {
 		s.events[in.iterEv].dead = true
@@ -951,23 +984,96 @@ func pyFloorDiv(a, b float64) float64 {
 // batch counts its iterations' tokens, the finished ones leave, and the
 // next iteration starts.
 func (s *Sim) completeIteration(in *instance) {
-	// done is the iteration's finished tasks; a completion may run
-	// another instance's iteration at once (a zero-length event), so it
-	// is the call's own.
+	in.tick += in.nContig
+	// done is the iteration's finished tasks, in batch order (the order
+	// they joined it); a completion may run another instance's iteration
+	// at once (a zero-length event), so it is the call's own.
 	var buf [32]int32
 	done := buf[:0]
-	for _, t := range in.batch {
-		s.gen[t] += s.genning[t]
-		s.genning[t] = 0
-		if isPrompt(t) && s.gen[t] == 1 || !isPrompt(t) && s.gen[t] == s.decodeTokens(int(t>>1)) {
-			done = append(done, t)
+	for len(in.done) > 0 {
+		e := in.done[0]
+		if !s.inBatch[e.t] || s.joinSeq[e.t] != e.seq {
+			in.done.pop() // left the batch since
+			continue
 		}
+		if e.tick > in.tick {
+			break
+		}
+		if e.tick < in.tick {
+			s.fail(fmt.Errorf("infer: internal error: task %d passed its last token", e.t))
+			return
+		}
+		in.done.pop()
+		done = append(done, e.t)
 	}
+	slices.SortFunc(done, func(a, b int32) int { return cmp.Compare(s.joinSeq[a], s.joinSeq[b]) })
 	for _, t := range done {
 		s.taskCompletion(in, t)
 	}
 	in.pauseNext = false
 	s.startIteration(in)
+}
+
+// finishEntry is a task in a batch and the tick it finishes at; seq tells
+// it from an entry of an earlier stay in the batch.
+type finishEntry struct {
+	tick int64
+	seq  uint64
+	t    int32
+}
+
+// finishHeap is a min-heap of finishEntry by tick. Entries of tasks that
+// left the batch stay until they reach the top.
+type finishHeap []finishEntry
+
+func (h *finishHeap) push(e finishEntry) {
+	*h = append(*h, e)
+	a := *h
+	i := len(a) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if a[p].tick <= a[i].tick {
+			break
+		}
+		a[p], a[i] = a[i], a[p]
+		i = p
+	}
+}
+
+func (h *finishHeap) pop() {
+	a := *h
+	n := len(a) - 1
+	a[0] = a[n]
+	a = a[:n]
+	*h = a
+	i := 0
+	for {
+		l, m := 2*i+1, i
+		if l < n && a[l].tick < a[m].tick {
+			m = l
+		}
+		if r := l + 1; r < n && a[r].tick < a[m].tick {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		a[i], a[m] = a[m], a[i]
+		i = m
+	}
+}
+
+// minTick is the earliest finishing tick of a task still in the batch,
+// dropping the entries of tasks that left.
+func (h *finishHeap) minTick(s *Sim) int64 {
+	for len(*h) > 0 {
+		e := (*h)[0]
+		if s.inBatch[e.t] && s.joinSeq[e.t] == e.seq {
+			return e.tick
+		}
+		h.pop()
+	}
+	return math.MaxInt64
 }
 
 // taskCompletion is ORCAInstance.task_completion with the tasks' complete
@@ -977,10 +1083,12 @@ func (s *Sim) completeIteration(in *instance) {
 func (s *Sim) taskCompletion(in *instance, t int32) {
 	s.ts[t] = taskDone
 	r := t >> 1
+	last := !isPrompt(t) || s.reqs[r].Output == 1
 	if isPrompt(t) {
 		in.schedPending -= int64(s.reqs[r].Prompt)
 		s.res[r].FirstToken = s.now
-	} else {
+	}
+	if last {
 		in.schedPending--
 		in.memory -= s.mem[r]
 		in.schedMem -= s.mem[r]
@@ -988,7 +1096,7 @@ func (s *Sim) taskCompletion(in *instance, t int32) {
 	}
 	s.removeFromBatch(in, t)
 	s.removeFromPool(in, t)
-	if !isPrompt(t) {
+	if last {
 		s.res[r].End = s.now
 		s.done++
 		return

@@ -597,3 +597,31 @@ func TestSortedCopy(t *testing.T) {
 		}
 	}
 }
+
+func TestOneTokenOutput(t *testing.T) {
+	// A one-token output ends with its prompt (0.1 s for 1,000 tokens),
+	// even when it would be disaggregated and while other decodes and
+	// prompts share the batch.
+	reqs := []Request{
+		{ID: 0, Arrival: 1, Prompt: 100, Output: 50},
+		{ID: 1, Arrival: 1.2, Prompt: 1000, Output: 1},
+		{ID: 2, Arrival: 1.2001, Prompt: 100, Output: 1},
+	}
+	s, _ := New(handConfig(t, Prefill, Decode), reqs)
+	if _, err := s.Run(fixed{Prefill: 0, Decode: 1}); err != nil {
+		t.Fatal(err)
+	}
+	r := s.Results()[1]
+	if r.Decode != 0 || !near(r.E2E(), r.TTFT()) || r.TransferBytes != 0 {
+		t.Fatalf("one-token request: %+v", r)
+	}
+	s, _ = New(handConfig(t, Colocated), reqs)
+	if _, err := s.Run(fixed{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range s.Results()[1:] {
+		if !near(r.E2E(), r.TTFT()) {
+			t.Fatalf("colocated one-token request: %+v", r)
+		}
+	}
+}
