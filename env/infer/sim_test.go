@@ -625,3 +625,35 @@ func TestOneTokenOutput(t *testing.T) {
 		}
 	}
 }
+
+func TestTransferRetriesForMemory(t *testing.T) {
+	// KV of 1e9 bytes a token; weights leave the decode instance (8 x 80
+	// GiB) room for one request of 100 + 11 tokens, not two. The prefill
+	// instance has 16 GPUs (its TP-8 curve halved: prompt(100) = 0.005
+	// s). Request 0's prompt runs 1-1.005 s, its transfer (1e11 bytes at
+	// 1e12 B/s) 1.005-1.105, its 10 decodes to 1.2951. Request 1's prompt
+	// runs 1.005-1.010, but its KV does not fit the decode instance
+	// beside request 0's: the transfer looks again every second (as
+	// SplitwiseSim's link retries) and starts at 2.010, once request 0 has
+	// finished; it ends at 2.110 and the decodes at 2.3001.
+	c := handConfig(t, Prefill, Decode)
+	c.Instances[0].TP = 16
+	c.Model.KVBytesPerToken = 1e9
+	c.Model.WeightBytes = 8*(80<<30) - 150e9
+	c.Link = LinkConfig{BytesPerSec: 1e12}
+	s, err := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 100, Output: 11}, {ID: 1, Arrival: 1.001, Prompt: 100, Output: 11}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Run(fixed{Prefill: 0, Decode: 1}); err != nil {
+		t.Fatal(err)
+	}
+	r := s.Results()
+	got := []float64{r[0].FirstToken, r[0].TransferEnd, r[0].End, r[1].FirstToken, r[1].TransferStart, r[1].TransferEnd, r[1].End}
+	want := []float64{1.005, 1.105, 1.105 + 10*0.01901, 1.010, 2.010, 2.110, 2.110 + 10*0.01901}
+	for i := range got {
+		if !near(got[i], want[i]) {
+			t.Fatalf("times %v, want %v", got, want)
+		}
+	}
+}
