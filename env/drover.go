@@ -90,6 +90,12 @@ type droverJob struct {
 	accWork  float64
 	missWork float64
 	diverged bool
+	// Sync-Switch's hybrid (Convergence.Switched): whether the job's
+	// current placement is under BSP, whether it trained under another
+	// strategy before any switch, and its progress when it was first
+	// placed under ASP after training only under BSP (0 before).
+	bspNow, otherFirst bool
+	switchAt           float64
 }
 
 // Name implements Model.
@@ -411,10 +417,33 @@ func (m *Drover) Believed() *Convergence {
 // Apply refuses a strategy the model has no answer for (CheckSync); one
 // that still gets here trains at BSP's pace and ends having missed its
 // target with no accuracy.
+//
+// A job placed under ASP after training only under BSP has switched
+// (Sync-Switch's hybrid): from then on every ASP placement is charged
+// Convergence.Switched at the progress it switched at, so that the whole
+// run trains the measured switched run's iterations to the target, and
+// the work done before the switch counts at the switched run's final
+// accuracy.
 func (m *Drover) syncOutcome(j *Job) SyncOutcome {
 	sy := j.Sync
 	if m.Workers == nil {
 		sy = Sync{}
+	}
+	s := j.m.(*droverJob)
+	s.bspNow = sy.Kind == BSP
+	if sy.Kind == ASP {
+		first := s.switchAt == 0 && !s.otherFirst && s.done > 0 && s.done < s.work
+		if first {
+			s.switchAt = s.done / s.work
+		}
+		if s.switchAt > 0 {
+			if o, err := m.convergence().Switched(j.Spec.Model, len(j.Alloc), s.switchAt); err == nil {
+				if first && !o.Diverged {
+					s.accWork = s.done * o.Accuracy
+				}
+				return o
+			}
+		}
 	}
 	o, err := m.convergence().Outcome(j.Spec.Model, sy, len(j.Alloc))
 	if err != nil {
@@ -438,6 +467,9 @@ func (m *Drover) CheckSync(j *Job, sy Sync, w int) error {
 func (s *droverJob) trained(work float64) {
 	if !(work > 0) {
 		return
+	}
+	if !s.bspNow && s.switchAt == 0 {
+		s.otherFirst = true
 	}
 	if s.conv.Diverged {
 		s.diverged = true

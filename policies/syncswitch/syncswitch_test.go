@@ -72,22 +72,33 @@ func TestRule(t *testing.T) {
 // 285, between the ticks at 275 (progress 0.24) and 300 (0.265): at 300
 // it is restarted under ASP with 265 iterations' work done. ASP runs the
 // same 1 s iterations (w / sum 1/a_i with equal a_i), but the
-// convergence model charges its staleness: the flat profile's model takes
-// the fallback family, ResNet32 on CIFAR-10, whose fitted Slowdown makes
-// ASP on 4 workers need f = 1 + 3 Slowdown = 2.31 times BSP's iterations
-// (the ASP phase is charged as ASP from the start would be). From 310,
-// the 735 s of work left take 735 f iterations and seconds: the job ends
-// at 310 + 735 f after 265 + 735 f iterations, against 1035 and 1000
-// under BSP alone and 35 + 1000 f and 1000 f under ASP alone.
+// convergence model charges what the measured switched runs needed: the
+// flat profile's model takes the fallback family, ResNet32 on CIFAR-10,
+// where progress 0.265 of BSP's work to the target is p = 0.265 / Budget
+// of Sync-Switch's schedule (Budget 8.302: p = 3.19%), between its
+// measured 2% and 4% shares, and the ASP phase on 4 workers has a
+// staleness of 3, 3/7 of the measured runs': the whole run needs X = 1 +
+// 3/7 Extra(p) times BSP's iterations, Extra interpolated between 2.710
+// and 2.110 (X = 2.008). From 310 the job trains the 1000 X - 265
+// iterations left, one a second: it ends at 45 + 1000 X after 1000 X
+// iterations, against 1035 and 1000 under BSP alone and 35 + 1000 f and
+// 1000 f under ASP alone, f = 1 + 3 Slowdown = 2.31 (ASP from the start).
 func TestSwitchWorkedCase(t *testing.T) {
-	f := 1 + 3*converge.Default().Families[env.FallbackFamilies.Staleness].Staleness.Slowdown.Value
+	fam := converge.Default().Families[env.FallbackFamilies.Staleness]
+	f := 1 + 3*fam.Staleness.Slowdown.Value
+	p2, p4 := fam.Switch.Points[0], fam.Switch.Points[1]
+	p := 0.265 / fam.Staleness.Budget.Value
+	x := 1 + 3.0/7*(p2.Extra.Value+(p-p2.Share)/(p4.Share-p2.Share)*(p4.Extra.Value-p2.Extra.Value))
+	if p2.Share != 0.02 || p4.Share != 0.04 || math.Abs(x-2.008) > 0.001 {
+		t.Fatalf("shares %v, %v, X %v: want 0.02, 0.04, 2.008", p2.Share, p4.Share, x)
+	}
 	tests := []struct {
 		policy             string
 		finish, iterations float64
 		starts             int
 		sync               env.Sync
 	}{
-		{"first-fit+sync-switch", 310 + 735*f, 265 + 735*f, 2, asp},
+		{"first-fit+sync-switch", 45 + 1000*x, 1000 * x, 2, asp},
 		{"first-fit+bsp", 1035, 1000, 1, bsp},
 		{"first-fit+asp", 35 + 1000*f, 1000 * f, 1, asp},
 	}
