@@ -145,6 +145,21 @@ type Config struct {
 	DecodeReadsKV bool
 	// SLO is the objectives SLO attainment is measured against.
 	SLO SLO
+	// GPUs are GPU types of this deployment beyond the catalogue (the
+	// package's GPUs), looked up first by name: a type fitted to
+	// measurements (env/infer/calib) or a user's own.
+	GPUs []GPU
+}
+
+// lookupGPU finds the GPU type named name among c.GPUs, then in the
+// catalogue (LookupGPU).
+func (c *Config) lookupGPU(name string) (GPU, error) {
+	for _, g := range c.GPUs {
+		if g.Name == name {
+			return g, nil
+		}
+	}
+	return LookupGPU(name)
 }
 
 // Preset cluster limits of SplitwiseSim's start states
@@ -217,9 +232,12 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: SLO %+v", ErrBadConfig, c.SLO)
 	}
 	for i, ic := range c.Instances {
-		g, err := LookupGPU(ic.GPU)
+		g, err := c.lookupGPU(ic.GPU)
 		if err != nil {
 			return fmt.Errorf("instance %d: %w", i, err)
+		}
+		if !(g.MemoryBytes > 0 && g.HBMBytesPerSec > 0 && g.FP16FLOPS > 0 && g.VectorOPS > 0) || math.IsInf(g.HBMBytesPerSec+g.FP16FLOPS+g.VectorOPS, 0) {
+			return fmt.Errorf("%w: instance %d: GPU %s: %+v", ErrBadConfig, i, g.Name, g)
 		}
 		switch {
 		case ic.TP < 1 || ic.TP > 64:

@@ -220,7 +220,7 @@ func New(cfg Config, reqs []Request) (*Sim, error) {
 // for prompts and of their memory bandwidth for decodes, marked
 // extrapolated.
 func (s *Sim) newInstance(i int, ic InstanceConfig) (*instance, error) {
-	g, _ := LookupGPU(ic.GPU)
+	g, _ := s.cfg.lookupGPU(ic.GPU)
 	m := s.cfg.Model
 	in := &instance{idx: i, cfg: ic, gpu: g, promptScale: 1, tokenScale: 1, iterEv: -1,
 		maxMem: g.MemoryBytes * int64(ic.TP), memory: m.WeightBytes, schedMem: m.WeightBytes}
