@@ -3,9 +3,11 @@
 // accuracy, and what accuracy it ends with, as functions of its
 // synchronization strategy (BSP, ASP, SSP(s), local SGD(H)), its worker
 // count and its global batch size, and what Sync-Switch's hybrid (BSP for
-// a share of the schedule, then ASP) does. It is meant to replace the
-// two assumed constants of env/sync.go (StalenessPenalty 0.01 and
-// PeriodPenalty 0.02, issue 33); env does not use it yet.
+// a share of the schedule, then ASP) does. It replaced the two assumed
+// constants env/sync.go used to hold (1% more iterations per unit of
+// staleness, 2% per step of local-SGD period; issue 33): the simulator's
+// env.Convergence answers every strategy from it, and maps Drover's
+// models to the families measured here (env.DefaultFamilies).
 //
 // The model is fitted, deterministically, from a small table of published
 // measurements embedded in the package (measurements.csv, about 500 rows,
@@ -368,8 +370,10 @@
 //     one ResNet32 share (2, 4, 5 or 10%) out and interpolating it from
 //     its neighbours reproduces its runs within their range; the 16-worker
 //     runs, from the 8-worker fit scaled by 15/7, likewise.
-//   - No family is yet mapped to Drover's workloads or Pollux's six
-//     models; that mapping belongs to the wiring into env/sync.go.
+//   - No family is one of Drover's workloads or Pollux's six models:
+//     env.DefaultFamilies maps them by the closest measured model
+//     (cifar10 to ResNet32 on CIFAR-10, imagenet to the ResNet50s, bert
+//     to BERT-large on SQuAD) and the rest to the costlier families.
 //
 // # Usage
 //
