@@ -79,6 +79,7 @@ type instance struct {
 	blocked       []int32 // preempted decode tasks, FIFO
 	batch         []int32 // the running batch
 	pendingReqs   []int32 // requests with a task here, by arrival
+	waiting       []int32 // those of them whose first task does not run, in the same order
 
 	promptsInBatch, tokensInBatch int
 	promptTokensInBatch           int
@@ -116,6 +117,9 @@ type Sim struct {
 	formats      map[int32]*formatState
 	promptInPool []bool
 	poolCount    []int8
+	poolSeq      []uint64 // when it entered its instance's pool
+	isWaiting    []bool   // in its instance's waiting list
+	poolSeqs     uint64
 	rmark        []uint32
 	flowState    []uint8
 
@@ -153,7 +157,7 @@ type Sim struct {
 
 	// pqLessFn and arrivalLess are the pending queue's and the request
 	// pool's orders, made once (a method value per call would allocate).
-	pqLessFn, arrivalLess func(a, b int32) bool
+	pqLessFn, arrivalLess, waitLess func(a, b int32) bool
 }
 
 // New builds a simulation of cfg serving reqs (in arrival order; each is
@@ -174,6 +178,14 @@ func New(cfg Config, reqs []Request) (*Sim, error) {
 	s.view.s = s
 	s.pqLessFn = s.pqLess
 	s.arrivalLess = func(a, b int32) bool { return s.reqs[a].Arrival < s.reqs[b].Arrival }
+	// The pool is insorted by arrival, ties in the order requests
+	// entered it; the waiting list keeps that order.
+	s.waitLess = func(a, b int32) bool {
+		if x, y := s.reqs[a].Arrival, s.reqs[b].Arrival; x != y {
+			return x < y
+		}
+		return s.poolSeq[a] < s.poolSeq[b]
+	}
 	for i, ic := range cfg.Instances {
 		in, err := s.newInstance(i, ic)
 		if err != nil {
@@ -193,6 +205,8 @@ func New(cfg Config, reqs []Request) (*Sim, error) {
 	s.decodeMem = make([]int64, n)
 	s.xferBytes = make([]int64, n)
 	s.promptInPool = make([]bool, n)
+	s.poolSeq = make([]uint64, n)
+	s.isWaiting = make([]bool, n)
 	s.poolCount = make([]int8, n)
 	s.rmark = make([]uint32, n)
 	s.flowState = make([]uint8, n)
@@ -509,11 +523,14 @@ func (s *Sim) addToPool(in *instance, t int32) {
 	r := t >> 1
 	if s.poolCount[r] == 0 {
 		in.pendingReqs = insortRight(in.pendingReqs, r, s.arrivalLess)
+		s.poolSeqs++
+		s.poolSeq[r] = s.poolSeqs
 	}
 	s.poolCount[r]++
 	if isPrompt(t) {
 		s.promptInPool[r] = true
 	}
+	s.refreshWaiting(in, r)
 }
 
 func (s *Sim) removeFromPool(in *instance, t int32) {
@@ -525,6 +542,24 @@ func (s *Sim) removeFromPool(in *instance, t int32) {
 	if s.poolCount[r] == 0 {
 		in.pendingReqs = remove(in.pendingReqs, r)
 	}
+	s.refreshWaiting(in, r)
+}
+
+// refreshWaiting keeps request r in its instance's waiting list exactly
+// while it is in the pool and its first task is not in the batch: the
+// requests of the pool the batch selection's last pass and the pass-over
+// count look at.
+func (s *Sim) refreshWaiting(in *instance, r int32) {
+	want := s.poolCount[r] > 0 && !s.inBatch[s.first(r)]
+	switch {
+	case want && !s.isWaiting[r]:
+		in.waiting = insortRight(in.waiting, r, s.waitLess)
+	case !want && s.isWaiting[r]:
+		in.waiting = remove(in.waiting, r)
+	default:
+		return
+	}
+	s.isWaiting[r] = want
 }
 
 // first is request r's first task in its instance's pool
@@ -553,10 +588,18 @@ func (s *Sim) addToBatch(in *instance, t int32) {
 	if len(in.batch) == 1 {
 		in.runStamp = s.now
 	}
+	s.refreshWaiting(in, t>>1)
 }
 
 func (s *Sim) removeFromBatch(in *instance, t int32) {
 	in.batch = remove(in.batch, t)
+	s.leaveBatch(in, t)
+	s.maybeIdle(in)
+}
+
+// leaveBatch is removeFromBatch's bookkeeping of the task, for a task
+// already taken out of in.batch.
+func (s *Sim) leaveBatch(in *instance, t int32) {
 	s.inBatch[t] = false
 	s.gen[t] = in.tick - s.base[t]
 	if isPrompt(t) {
@@ -565,6 +608,12 @@ func (s *Sim) removeFromBatch(in *instance, t int32) {
 	} else {
 		in.tokensInBatch--
 	}
+	s.refreshWaiting(in, t>>1)
+}
+
+// maybeIdle ends the instance's busy stretch when its batch has just
+// emptied (its callers call it once, after removing tasks).
+func (s *Sim) maybeIdle(in *instance) {
 	if len(in.batch) == 0 {
 		in.busy += s.now - in.runStamp
 		in.runStamp = 0
@@ -667,29 +716,46 @@ func (s *Sim) selectBatch(in *instance) (pre, add []int32) {
 	// The passes so far took waiting tasks only, none of the running batch.
 	fresh := len(nb)
 	keptAll := true
-	for _, t := range in.batch {
-		if len(nb) == maxB || len(nb) > 0 && tokens+tpi[t] > maxT {
-			keptAll = false
-			break
+	// implicit counts the running tasks kept without being listed in nb.
+	implicit := 0
+	if fresh == 0 {
+		// Nothing came first: the running batch is kept whole (it fits the
+		// limits it was chosen under, less what finished), and the last
+		// pass need not look at its requests.
+		implicit = len(in.batch)
+		tokens = int32(in.promptTokensInBatch + in.tokensInBatch)
+	} else {
+		for _, t := range in.batch {
+			if len(nb) == maxB || len(nb) > 0 && tokens+tpi[t] > maxT {
+				keptAll = false
+				break
+			}
+			if rmark[t>>1] == mk {
+				keptAll = false
+				continue
+			}
+			nb = append(nb, t)
+			tmark[t], rmark[t>>1] = mk, mk
+			tokens += tpi[t]
 		}
-		if rmark[t>>1] == mk {
-			keptAll = false
-			continue
-		}
-		nb = append(nb, t)
-		tmark[t], rmark[t>>1] = mk, mk
-		tokens += tpi[t]
 	}
 	kept := len(nb)
-	for _, r := range in.pendingReqs {
-		if len(nb) == maxB {
+	// The last pass takes the pool's requests by arrival; when the running
+	// batch was kept whole, its requests are all marked and skipped, so
+	// the waiting ones are all it needs to see.
+	reqs := in.pendingReqs
+	if keptAll {
+		reqs = in.waiting
+	}
+	for _, r := range reqs {
+		if len(nb)+implicit == maxB {
 			break
 		}
 		if rmark[r] == mk {
 			continue
 		}
 		t := s.first(r)
-		if len(nb) > 0 && tokens+tpi[t] > maxT {
+		if len(nb)+implicit > 0 && tokens+tpi[t] > maxT {
 			break
 		}
 		if ts[t] != taskBlocked {
@@ -920,23 +986,49 @@ func (s *Sim) setFormat(r int, d Decision) error {
 // admissions, and counts a pass-over for every request left waiting.
 func (s *Sim) reselect(in *instance) bool {
 	pre, add := s.selectBatch(in)
-	for _, t := range pre {
-		if isPrompt(t) {
-			s.fail(fmt.Errorf("infer: internal error: prompt task %d preempted", t))
-			return false
+	// The selection marked what it took (tmark == mark): the running
+	// tasks it kept and the waiting ones it adds. Each list is filtered
+	// once rather than searched per task; the lists keep their order, as
+	// one remove per task would leave them.
+	mk, tmark := s.mark, s.tmark
+	if len(pre) > 0 {
+		kept := in.batch[:0]
+		for _, t := range in.batch {
+			if tmark[t] == mk {
+				kept = append(kept, t)
+			}
 		}
-		s.ts[t] = taskBlocked
-		s.removeFromBatch(in, t)
-		s.addPending(in, t, true)
-	}
-	for _, t := range add {
-		s.removePending(in, t)
-		s.addToBatch(in, t)
-	}
-	for _, r := range in.pendingReqs {
-		if t := s.first(r); !s.inBatch[t] {
-			s.npre[t]++
+		in.batch = kept
+		for _, t := range pre {
+			if isPrompt(t) {
+				s.fail(fmt.Errorf("infer: internal error: prompt task %d preempted", t))
+				return false
+			}
+			s.ts[t] = taskBlocked
+			s.leaveBatch(in, t)
+			s.addPending(in, t, true)
 		}
+		s.maybeIdle(in)
+	}
+	if len(add) > 0 {
+		keep := func(l []int32) []int32 {
+			out := l[:0]
+			for _, t := range l {
+				if tmark[t] != mk {
+					out = append(out, t)
+				}
+			}
+			return out
+		}
+		in.pendingQueue = keep(in.pendingQueue)
+		in.blocked = keep(in.blocked)
+		in.pendingPrompt = keep(in.pendingPrompt)
+		for _, t := range add {
+			s.addToBatch(in, t)
+		}
+	}
+	for _, r := range in.waiting {
+		s.npre[s.first(r)]++
 	}
 	return true
 }
