@@ -68,7 +68,7 @@ func serveFlags(fs *flag.FlagSet, c *daemon.Config) {
 	fs.IntVar(&c.Switch.MinArrivals, "gate-min-arrivals", c.Switch.MinArrivals, "arrivals needed before the gate is evaluated")
 	fs.IntVar(&c.Switch.Window, "gate-window", c.Switch.Window, "the gate replays this many most recent arrivals")
 	fs.IntVar(&c.Switch.Seeds, "gate-seeds", c.Switch.Seeds, "replay seeds, one paired episode each (>= 2)")
-	fs.Float64Var(&c.Switch.Margin, "gate-margin", c.Switch.Margin, "relative gain (avg TTA, or JCT with -gate-metric jct) the learned policy must show at 95% confidence to answer")
+	fs.Float64Var(&c.Switch.Margin, "gate-margin", c.Switch.Margin, "relative gain (TTA per target reached: the avg TTA when every job reaches its target; or JCT with -gate-metric jct) the learned policy must show at 95% confidence to answer")
 	fs.Float64Var(&c.Switch.BackMargin, "gate-back-margin", c.Switch.BackMargin, "switch back to the heuristic when the gain's lower confidence bound falls to this or below (must be below -gate-margin)")
 	fs.StringVar(&c.Switch.Metric, "gate-metric", c.Switch.Metric, "replay cost the gate compares: tta or jct")
 	fs.BoolVar(&c.Stateless, "stateless", c.Stateless, "answer from each request alone: no telemetry service, no live state, STRN with constant sensitivities and BSP (the fast path)")
