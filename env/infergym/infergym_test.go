@@ -1,0 +1,196 @@
+package infergym
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"github.com/drover-sched/drover/env/gym"
+	"github.com/drover-sched/drover/env/infer"
+	"github.com/drover-sched/drover/env/infer/kv"
+	"github.com/drover-sched/drover/internal/sharedtraces"
+)
+
+func perf(tb testing.TB) *infer.PerfTable {
+	tb.Helper()
+	data, err := os.ReadFile(sharedtraces.Path(tb, "llm", "calibration", "splitwise_perf_model.csv"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p, err := infer.ParsePerfTable(data)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// poisson is n requests at rate per second with prompts and outputs drawn
+// from seed.
+func poisson(seed uint64, n int, rate float64) []infer.Request {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	t := 1.0
+	out := make([]infer.Request, n)
+	for i := range out {
+		t += rng.ExpFloat64() / rate
+		out[i] = infer.Request{ID: i, Arrival: t, Prompt: 100 + rng.IntN(3000), Output: 10 + rng.IntN(400)}
+	}
+	return out
+}
+
+func newEnv(tb testing.TB, penalty float64) *Env {
+	tb.Helper()
+	e, err := NewEnv(EnvConfig{Deploy: Deployment(perf(tb)), SLOPenalty: penalty, RewardScale: 10,
+		Requests: func(seed uint64) []infer.Request { return poisson(seed, 120, 6) }})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return e
+}
+
+// TestCheck: the env keeps the gym contract (one seed and one action
+// sequence give one trajectory, bit for bit; masks; spaces).
+func TestCheck(t *testing.T) {
+	p := perf(t)
+	mk := func() gym.Env {
+		e, err := NewEnv(EnvConfig{Deploy: Deployment(p), SLOPenalty: 5, RewardScale: 10,
+			Requests: func(seed uint64) []infer.Request { return poisson(seed, 60, 6) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	if err := gym.Check(mk, 1, 300, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReturnIsMinusSumOfJCT: with no SLO penalty, an episode's return is
+// minus the sum of its requests' JCTs over RewardScale (Little's law: the
+// time each request spends in the system, summed step by step), whatever
+// the actions.
+func TestReturnIsMinusSumOfJCT(t *testing.T) {
+	for _, penalty := range []float64{0, 5} {
+		e := newEnv(t, penalty)
+		rng := rand.New(rand.NewPCG(3, 3))
+		e.Reset(11)
+		ret := 0.0
+		var info gym.Info
+		for {
+			mask := e.ActionMask(nil)
+			var valid []int
+			for a, ok := range mask {
+				if ok {
+					valid = append(valid, a)
+				}
+			}
+			_, r, term, trunc, inf := e.Step(valid[rng.IntN(len(valid))])
+			ret += r
+			if trunc {
+				t.Fatal("truncated")
+			}
+			if term {
+				info = inf
+				break
+			}
+		}
+		sum, missed := 0.0, 0
+		slo := e.cfg.Deploy.SLO
+		for _, r := range e.Sim().Results() {
+			sum += r.E2E()
+			if r.TTFT() > slo.TTFT || r.TPOT() > slo.TPOT {
+				missed++
+			}
+		}
+		want := -(sum + penalty*float64(missed)) / 10
+		if math.Abs(ret-want) > 1e-9*math.Abs(want) {
+			t.Fatalf("penalty %v: return %v, want %v (%d missed)", penalty, ret, want, missed)
+		}
+		if got := info["mean_jct"]; math.Abs(got-sum/120) > 1e-9*got {
+			t.Fatalf("mean_jct %v, want %v", got, sum/120)
+		}
+		if got, wantSLO := info["slo_attainment"], 1-float64(missed)/120; got != wantSLO {
+			t.Fatalf("slo_attainment %v, want %v", got, wantSLO)
+		}
+	}
+}
+
+func inst(role infer.Role, gpu string, pending, reserved int64) infer.InstanceState {
+	g, _ := infer.LookupGPU(gpu)
+	return infer.InstanceState{Role: role, GPU: gpu, TP: 8, PendingTokens: pending, ReservedBytes: reserved, MaxBytes: 8 * g.MemoryBytes}
+}
+
+// TestEncoder: the slots are the pools' least-loaded instances in order;
+// the observation's size does not depend on the cluster's; memory
+// admission masks an instance the request's cache does not fit in that
+// format only; Decode inverts the action.
+func TestEncoder(t *testing.T) {
+	a := kv.Llama2_70B
+	enc, err := NewEncoder(Config{Slots: 2, Arch: a, LinkBytesPerSec: 1e9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := infer.Request{Prompt: 1000, Output: 200}
+	dense := int64(1200) * a.KVBytesPerToken() // 393,216,000 bytes
+	max := int64(8 * (80 << 30))
+	// Decode instance 4 has room for 1.5 dense caches' worth less than
+	// full: the dense format does not fit, HACK's (about a sixth) does.
+	s := State{Instances: []infer.InstanceState{
+		inst(infer.Prefill, "a10g", 500, 0), inst(infer.Prefill, "a100-80gb", 100, 0), inst(infer.Prefill, "a10g", 100, 0),
+		inst(infer.Decode, "a100-80gb", 30, 0), inst(infer.Decode, "a100-80gb", 10, max-dense/2),
+	}}
+	enc.Begin(s)
+	pre, dec := enc.Candidates()
+	if want := []int{1, 2}; pre[0] != want[0] || pre[1] != want[1] || len(pre) != 2 {
+		t.Fatalf("prefill slots %v, want %v (fewest pending, lower index on ties, 2 shown)", pre, want)
+	}
+	if dec[0] != 4 || dec[1] != 3 {
+		t.Fatalf("decode slots %v, want [4 3]", dec)
+	}
+	mask := enc.Mask(nil, s, r)
+	fp16, hack := enc.FormatIndex(kv.FP16()), enc.FormatIndex(kv.HACKPi(64))
+	for p := range 2 {
+		if mask[enc.Action(p, fp16, 0)] || !mask[enc.Action(p, hack, 0)] || !mask[enc.Action(p, fp16, 1)] {
+			t.Fatalf("prefill slot %d: fp16 on the full instance %v, hack there %v, fp16 on the other %v; want false true true",
+				p, mask[enc.Action(p, fp16, 0)], mask[enc.Action(p, hack, 0)], mask[enc.Action(p, fp16, 1)])
+		}
+	}
+	d, ok := enc.Decode(enc.Action(1, hack, 0))
+	if want := (infer.Decision{Prefill: 2, Decode: 4, Format: kv.HACKPi(64)}); !ok || d != want {
+		t.Fatalf("Decode %+v %v, want %+v", d, ok, want)
+	}
+	obs := enc.Observe(nil, s, r)
+	if len(obs) != enc.ObsDim() {
+		t.Fatalf("observation of %d, ObsDim %d", len(obs), enc.ObsDim())
+	}
+	// A cluster of one instance per pool: same size, absent slots zero
+	// and masked.
+	small := State{Instances: []infer.InstanceState{inst(infer.Prefill, "a100-80gb", 0, 0), inst(infer.Decode, "a100-80gb", 0, 0)}}
+	enc.Begin(small)
+	obs = enc.Observe(nil, small, r)
+	mask = enc.Mask(nil, small, r)
+	if len(obs) != enc.ObsDim() || obs[prefillFeatures] != 0 || mask[enc.Action(1, hack, 0)] || !mask[enc.Action(0, hack, 0)] {
+		t.Fatalf("small cluster: %d features (want %d), slot 1 present %v, masks %v %v", len(obs), enc.ObsDim(), obs[prefillFeatures], mask[enc.Action(1, hack, 0)], mask[enc.Action(0, hack, 0)])
+	}
+	if _, ok := enc.Decode(enc.Action(1, hack, 0)); ok {
+		t.Fatal("Decode of an absent slot succeeded")
+	}
+}
+
+func TestNewEnvErrors(t *testing.T) {
+	p := perf(t)
+	reqs := func(uint64) []infer.Request { return poisson(1, 5, 1) }
+	onlyDecode := Deployment(p)
+	onlyDecode.Instances = onlyDecode.Instances[3:]
+	for name, cfg := range map[string]EnvConfig{
+		"no requests": {Deploy: Deployment(p)},
+		"no prefill":  {Deploy: onlyDecode, Requests: reqs},
+		"bad penalty": {Deploy: Deployment(p), Requests: reqs, SLOPenalty: -1},
+		"zero slots":  {Deploy: Deployment(p), Requests: reqs, Encoder: Config{Slots: -1}},
+		"bad format":  {Deploy: Deployment(p), Requests: reqs, Encoder: Config{Formats: []kv.Format{{Kind: 99}}}},
+	} {
+		if _, err := NewEnv(cfg); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}

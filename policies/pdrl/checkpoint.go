@@ -1,0 +1,72 @@
+package pdrl
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/drover-sched/drover/agents/nn"
+	"github.com/drover-sched/drover/checkpoints"
+	"github.com/drover-sched/drover/env/infergym"
+)
+
+// Greedy is the Actor that takes the valid action of largest logit of
+// net's forward pass (the lowest index on ties).
+func Greedy(net *nn.MLP) Actor {
+	f, err := nn.NewInfer(net)
+	if err != nil {
+		panic(fmt.Sprintf("pdrl: %v", err))
+	}
+	return func(obs []float64, mask []bool) int {
+		out := f.Forward(obs)
+		best, bv := -1, float32(math.Inf(-1))
+		for a, ok := range mask {
+			if ok && a < len(out) && (best < 0 || out[a] > bv) {
+				best, bv = a, out[a]
+			}
+		}
+		return best
+	}
+}
+
+// PutConfig records the encoding's shape in a checkpoint's hyperparameters
+// ("slots", "formats"); the formats themselves, the model and the link
+// are the deployment's, given again when the checkpoint is loaded.
+func PutConfig(h map[string]float64, cfg infergym.Config) {
+	h["slots"], h["formats"] = float64(cfg.Slots), float64(len(cfg.Formats))
+}
+
+// FromCheckpoint returns a constructor of pd-rl policies deciding with the
+// checkpoint's actor greedily over encoding cfg, after checking that the
+// checkpoint is pd-rl's and its sizes are cfg's.
+func FromCheckpoint(m checkpoints.Meta, nets map[string]*nn.MLP, cfg infergym.Config) (func() *Policy, error) {
+	enc, err := infergym.NewEncoder(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pdrl: %w", err)
+	}
+	cfg = enc.Config()
+	actor := nets["actor"]
+	switch {
+	case m.Env != Name:
+		return nil, fmt.Errorf("pdrl: checkpoint of %q, want %q", m.Env, Name)
+	case actor == nil:
+		return nil, fmt.Errorf("pdrl: checkpoint has no actor")
+	case m.ObsDim != enc.ObsDim() || m.Actions != enc.Actions() || m.Hyperparams["slots"] != float64(cfg.Slots):
+		return nil, fmt.Errorf("pdrl: checkpoint has %d observations and %d actions (%v slots), the encoding %d and %d (%d slots)",
+			m.ObsDim, m.Actions, m.Hyperparams["slots"], enc.ObsDim(), enc.Actions(), cfg.Slots)
+	}
+	return func() *Policy {
+		p, _ := New(cfg, Greedy(actor))
+		return p
+	}, nil
+}
+
+// Load reads the pd-rl checkpoint in dir (checkpoints.Load) for encoding
+// cfg.
+func Load(dir string, cfg infergym.Config) (checkpoints.Meta, func() *Policy, error) {
+	m, nets, err := checkpoints.Load(dir)
+	if err != nil {
+		return m, nil, err
+	}
+	f, err := FromCheckpoint(m, nets, cfg)
+	return m, f, err
+}

@@ -1,0 +1,107 @@
+package pdrl
+
+import (
+	"testing"
+
+	"github.com/drover-sched/drover/agents/nn"
+	"github.com/drover-sched/drover/checkpoints"
+	"github.com/drover-sched/drover/env/infer"
+	"github.com/drover-sched/drover/env/infer/kv"
+	"github.com/drover-sched/drover/env/infergym"
+)
+
+func inst(role infer.Role, pending int64) infer.InstanceState {
+	return infer.InstanceState{Role: role, GPU: "a100-80gb", TP: 8, PendingTokens: pending, MaxBytes: 8 * (80 << 30)}
+}
+
+func encCfg() infergym.Config {
+	return infergym.Config{Slots: 2, Arch: kv.Llama2_70B, LinkBytesPerSec: 1e9}
+}
+
+// TestHACK: the prefill and decode instances with the fewest queued
+// tokens of their pools (colocated ones in both), the lower index on
+// ties, in HACK's format; no pool is an error.
+func TestHACK(t *testing.T) {
+	tests := []struct {
+		name     string
+		s        []infer.InstanceState
+		pre, dec int
+	}{
+		{"disaggregated", []infer.InstanceState{inst(infer.Prefill, 9), inst(infer.Decode, 5), inst(infer.Prefill, 3), inst(infer.Decode, 5)}, 2, 1},
+		{"decode's load does not count for prefill", []infer.InstanceState{inst(infer.Decode, 0), inst(infer.Prefill, 7)}, 1, 0},
+		{"colocated in both pools", []infer.InstanceState{inst(infer.Prefill, 9), inst(infer.Colocated, 1), inst(infer.Decode, 4)}, 1, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := NewHACK().Decide(infergym.State{Instances: tt.s}, infer.Request{Prompt: 10, Output: 10})
+			if err != nil || d.Prefill != tt.pre || d.Decode != tt.dec || d.Format != kv.HACKPi(64) {
+				t.Fatalf("got %+v, %v; want prefill %d decode %d hack-pi64", d, err, tt.pre, tt.dec)
+			}
+		})
+	}
+	if _, err := NewHACK().Decide(infergym.State{Instances: []infer.InstanceState{inst(infer.Decode, 0)}}, infer.Request{Prompt: 1, Output: 1}); err != ErrNoInstances {
+		t.Fatalf("no prefill instance: %v, want ErrNoInstances", err)
+	}
+}
+
+// TestTeacherAndPolicy: HACK's decision is the encoding's (slot 0, HACK,
+// slot 0), which the teacher records; a policy taking that action decides
+// as HACK does, and one taking an invalid action falls back to the first
+// valid one and counts it.
+func TestTeacherAndPolicy(t *testing.T) {
+	s := infergym.State{Instances: []infer.InstanceState{inst(infer.Prefill, 9), inst(infer.Decode, 5), inst(infer.Prefill, 3), inst(infer.Decode, 2)}}
+	r := infer.Request{Prompt: 100, Output: 20}
+	var got []Sample
+	tc, err := Teacher(encCfg(), NewHACK(), func(x Sample) { got = append(got, x) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := NewHACK().Decide(s, r)
+	d, err := tc.Decide(s, r)
+	if err != nil || d != want {
+		t.Fatalf("teacher decided %+v %v, want HACK's %+v", d, err, want)
+	}
+	enc, _ := infergym.NewEncoder(encCfg())
+	a := enc.Action(0, enc.FormatIndex(kv.HACKPi(64)), 0)
+	if len(got) != 1 || got[0].Action != a || !got[0].Mask[a] || len(got[0].Obs) != enc.ObsDim() {
+		t.Fatalf("samples %+v, want one of action %d", got, a)
+	}
+	p, _ := New(encCfg(), func([]float64, []bool) int { return a })
+	if d, err := p.Decide(s, r); err != nil || d != want {
+		t.Fatalf("policy of HACK's action: %+v %v, want %+v", d, err, want)
+	}
+	bad, _ := New(encCfg(), func([]float64, []bool) int { return -1 })
+	d, err = bad.Decide(s, r)
+	if n, inv := bad.Counts(); err != nil || n != 1 || inv != 1 || d.Prefill != 2 || d.Decode != 3 || d.Format != kv.FP16() {
+		t.Fatalf("invalid action: %+v %v, counts %d %d; want the first valid action (slot 0, fp16, slot 0)", d, err, n, inv)
+	}
+}
+
+// TestFromCheckpoint: a pd-rl checkpoint of the encoding's sizes loads and
+// decides greedily; another env's or another encoding's is refused.
+func TestFromCheckpoint(t *testing.T) {
+	enc, _ := infergym.NewEncoder(encCfg())
+	m := checkpoints.Meta{Env: Name, ObsDim: enc.ObsDim(), Actions: enc.Actions(), Hidden: []int{8}, Activation: "tanh",
+		Networks: []string{"actor"}, Hyperparams: map[string]float64{}}
+	PutConfig(m.Hyperparams, enc.Config())
+	actor := checkpoints.Build(enc.ObsDim(), []int{8}, enc.Actions(), "tanh")
+	nets := map[string]*nn.MLP{"actor": actor}
+	newP, err := FromCheckpoint(m, nets, encCfg())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := infergym.State{Instances: []infer.InstanceState{inst(infer.Prefill, 9), inst(infer.Decode, 5)}}
+	if _, err := newP().Decide(s, infer.Request{Prompt: 10, Output: 5}); err != nil {
+		t.Fatal(err)
+	}
+	other := m
+	other.Env = "strn-rl"
+	if _, err := FromCheckpoint(other, nets, encCfg()); err == nil {
+		t.Error("a strn-rl checkpoint loaded")
+	}
+	wide := encCfg()
+	wide.Slots = 3
+	if _, err := FromCheckpoint(m, nets, wide); err == nil {
+		t.Error("a checkpoint of 2 slots loaded for 3")
+	}
+}

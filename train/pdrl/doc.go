@@ -1,0 +1,20 @@
+// Package pdrl trains pd-rl, the learned router of disaggregated LLM
+// inference (issue 34, item 4; policies/pdrl), and judges it: behaviour
+// cloning of HACK's router on windows of a request trace, then PPO
+// (agents/ppo) on env/infergym from the cloned actor, read top to bottom
+// like train/direct. Judge replays held-out windows (the trace's last
+// part, after every training window, at gap scales drawn per seed) under
+// the learned router and HACK's and hands the paired mean JCTs to
+// policies/gate; its verdict is the checkpoint's Converged, which decides
+// whether the policy server's Route answers with the learned router.
+//
+// # Usage
+//
+//	res, err := pdrl.Train(pdrl.Config{Seed: 1, Deploy: infergym.Deployment(perf), Trace: conv.Requests, Steps: 100000})
+//	newPolicy, _ := ppdrl.FromCheckpoint(res.Meta, res.Nets, encoding)
+//	j, err := pdrl.Judge(deploy, conv.Requests, pdrl.DefaultHeldOut(), []uint64{1, 2, 3},
+//		func() ppdrl.Decider { return newPolicy() }, gate.Config{Seed: 1})
+//	fmt.Println(j.Verdict) // e.g. "not converged: mean gain 0.0%, ..."
+//	res.Meta.Converged = j.Verdict.Converged
+//	err = checkpoints.Save("checkpoints/pd-rl", res.Meta, res.Nets)
+package pdrl
