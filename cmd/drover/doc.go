@@ -20,6 +20,7 @@
 //	drover train --env strn-rl --algo ppo --out runs/strn-rl   # the direct learned STRN
 //	drover train --env strn-rl --from-log DIR --init checkpoints/strn-rl
 //	drover eval --seeds 1-5     # heuristics over seeds: table, JSON, PNG plots
+//	drover eval --convergence sweep   # and at both ends of the convergence model's band: does the top three hold?
 //	drover eval --policies sas,checkpoints/sas-rl   # a learned policy, with its teacher (sas+strn-sync) beside it
 //	drover serve                # gRPC policy server on 127.0.0.1:50051 (stateful: -state-dir DIR keeps it)
 //	drover agent -server HOST:50051 -node NAME   # one per node: telemetry and jobs' iteration times

@@ -62,6 +62,7 @@ type evalFlags struct {
 	mitigation      *string
 	regimeFlag      *string
 	syncFlag        *string
+	convergence     *string
 }
 
 // defineEvalFlags defines drover eval's flags on fs.
@@ -96,6 +97,7 @@ func defineEvalFlags(fs *flag.FlagSet, reg policies.Registry) *evalFlags {
 	f.mitigation = fs.String("mitigation", "none", "per-worker model: runtime straggler mitigation: none, stret, replace or lb-bsp")
 	f.regimeFlag = fs.String("regime", "auto", "per-worker model: straggler regime: dedicated, shared, or auto (shared for the Alibaba PAI pod list or a PAI node list, dedicated otherwise; see drover sim -h)")
 	f.syncFlag = fs.String("sync", "bsp", "sync strategy for policies that do not choose one: bsp, asp, ssp(S), local(H) (a composed <policy>+<sync> keeps its own)")
+	f.convergence = convergenceFlag(fs, true)
 	return f
 }
 
@@ -110,6 +112,13 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	// workload or the log is read): a bad one costs no run.
 	if err := checkModelFlags(fs, *f.nodes, *f.clusterSpec, *f.model, *f.mitigation, *f.regimeFlag, *f.format, *f.syncFlag); err != nil {
 		return err
+	}
+	bands, err := convergenceBands(fs, *f.convergence, true)
+	if err != nil {
+		return err
+	}
+	if *f.logDir != "" && (len(bands) > 1 || bands[0].Convergence != nil) {
+		return fmt.Errorf("%s %s: not with --log (a recorded run is replayed at the fit)", flagName(fs, "convergence"), *f.convergence)
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -138,10 +147,30 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	w, clusterDesc, profSrc, modelDesc := e.w, e.clusterDesc, e.profSrc, e.modelDesc
-	fmt.Fprintf(stdout, "workload   %s (%d jobs)\ncluster    %s\nmodel      %s (profiles: %s)\n", w.Name, len(w.Jobs), clusterDesc, modelDesc, profSrc)
-	fmt.Fprintf(stdout, "policies   %s\nseeds      %s (%d)\n", strings.Join(names, ", "), *f.seedsFlag, len(seeds))
-	fmt.Fprintf(stdout, "timing     %s\n", timingNote(*f.parallel, len(contenders)*len(seeds)))
+	if err := needsPerWorker(fs, bands, e.perWorker); err != nil {
+		return err
+	}
+	return f.compare(e, evalRun{contenders: contenders, names: names, seeds: seeds, bands: bands, args: args}, stdout, stderr)
+}
+
+// evalRun is what one drover eval compares: the contenders (names: the
+// heuristics'), the seeds, the convergence bands (the table's first) and
+// the command line.
+type evalRun struct {
+	contenders []compare.Policy
+	names      []string
+	seeds      []uint64
+	bands      []compare.Band
+	args       []string
+}
+
+// compare runs the comparison of e and r, prints its table and writes its
+// files.
+func (f *evalFlags) compare(e *evalSetup, r evalRun, stdout, stderr io.Writer) error {
+	w, seeds, runs := e.w, r.seeds, len(r.contenders)*len(r.seeds)
+	fmt.Fprintf(stdout, "workload   %s (%d jobs)\ncluster    %s\nmodel      %s (profiles: %s)\n", w.Name, len(w.Jobs), e.clusterDesc, e.modelDesc, e.profSrc)
+	fmt.Fprintf(stdout, "policies   %s\nseeds      %s (%d)\n", strings.Join(r.names, ", "), *f.seedsFlag, len(seeds))
+	fmt.Fprintf(stdout, "timing     %s\n", timingNote(*f.parallel, runs))
 
 	dir, err := evalOutDir(*f.outDir, "eval-"+strings.TrimSuffix(filepath.Base(w.Name), filepath.Ext(w.Name)))
 	if err != nil {
@@ -151,23 +180,53 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	// The one wall clock of the comparison: compare times each policy's
 	// Schedule calls with it (the library never reads the clock itself).
 	origin := time.Now()
-	cfg := compare.Config{Policies: contenders, Seeds: seeds, Options: e.options, Parallel: *f.parallel,
+	cfg := compare.Config{Policies: r.contenders, Seeds: seeds, Options: e.options, Parallel: *f.parallel,
 		Clock: func() time.Duration { return time.Since(origin) }}
-	res, wall, err := compareWithProgress(cfg, *f.quiet, stderr)
+	results, wall, err := compareWithProgress(cfg, r.bands, *f.quiet, stderr)
 	if err != nil {
 		return err
 	}
+	reused := 0
+	for _, res := range results {
+		for _, p := range res.Policies {
+			for _, x := range p.Runs {
+				if x.Recomputed {
+					reused++
+				}
+			}
+		}
+	}
 
 	fmt.Fprintln(stdout)
-	if err := compare.WriteTable(stdout, res); err != nil {
+	if err := compare.WriteTable(stdout, results[0]); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nmean ± half-width of the 95%% t-interval over %d seeds; %d simulations in %s\n", len(seeds), len(contenders)*len(seeds), wall.Round(time.Millisecond))
-	fmt.Fprintf(stdout, "%s: %s\n", compare.DecisionTimeHeader, timingNote(*f.parallel, len(contenders)*len(seeds)))
-
-	meta := compare.Meta{Workload: w.Name, Model: modelDesc, Cluster: clusterDesc, Profiles: profSrc, Command: "drover eval " + strings.Join(args, " ")}
+	fmt.Fprintf(stdout, "\nmean ± half-width of the 95%% t-interval over %d seeds; %d simulations in %s\n", len(seeds), len(r.bands)*runs-reused, wall.Round(time.Millisecond))
+	fmt.Fprintf(stdout, "%s: %s\n", compare.DecisionTimeHeader, timingNote(*f.parallel, runs))
+	meta := compare.Meta{Workload: w.Name, Model: e.modelDesc, Cluster: e.clusterDesc, Profiles: e.profSrc, Command: "drover eval " + strings.Join(r.args, " "),
+		Convergence: r.bands[0].Name}
+	if len(r.bands) > 1 {
+		names := make([]string, len(r.bands))
+		for i, b := range r.bands {
+			names[i] = b.Name
+		}
+		c := compare.CheckRanking(3, names, results)
+		meta.Ranking = &c
+		fmt.Fprintf(stdout, "convergence %s band for the table, %s at the ends; %d of %d runs at the ends reused from the fit (every job BSP), their accuracy recomputed\n%s\n",
+			names[0], strings.Join(names[1:], " and "), reused, (len(r.bands)-1)*runs, c)
+	}
 	title := fmt.Sprintf("%s, %d seeds", filepath.Base(w.Name), len(seeds))
-	return writeEvalFiles(stdout, dir, res, meta, title, *f.bins)
+	if err := writeEvalFiles(stdout, dir, results[0], meta, title, *f.bins); err != nil {
+		return err
+	}
+	for i := 1; i < len(r.bands); i++ {
+		m := meta
+		m.Convergence, m.Ranking = r.bands[i].Name, nil
+		if err := writeBandFiles(stdout, dir, results[i], m); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // logReplay is the replay of --log with --policies: for a log without a
@@ -188,6 +247,7 @@ type evalSetup struct {
 	w                               *datasets.Workload
 	clusterDesc, profSrc, modelDesc string
 	options                         func(seed uint64) (trace.Options, error)
+	perWorker                       bool // the per-worker model
 }
 
 // setup loads the workload, the cluster and the profiles, and builds the
@@ -231,9 +291,9 @@ func (f *evalFlags) setup(fs *flag.FlagSet) (*evalSetup, error) {
 	}
 	modelDesc := *f.model + " job-level"
 	if perWorker {
-		modelDesc = fmt.Sprintf("%s per-worker (regime %s, background %s x%g, jitter %v, mitigation %s)", *f.model, regime, *f.bg, *f.load, !*f.noJitter, *f.mitigation)
+		modelDesc = fmt.Sprintf("%s per-worker (regime %s, background %s x%g, jitter %v, mitigation %s, convergence %s)", *f.model, regime, *f.bg, *f.load, !*f.noJitter, *f.mitigation, *f.convergence)
 	}
-	return &evalSetup{w: w, clusterDesc: clusterDesc, profSrc: profSrc, modelDesc: modelDesc, options: options}, nil
+	return &evalSetup{w: w, clusterDesc: clusterDesc, profSrc: profSrc, modelDesc: modelDesc, options: options, perWorker: perWorker}, nil
 }
 
 // evalContenders returns the contenders of a --policies list: its
@@ -314,16 +374,17 @@ func evalOutDir(out, name string) (string, error) {
 	return dir, nil
 }
 
-// compareWithProgress runs the comparison cfg with a progress bar on
-// stderr (none when quiet) and returns its result and wall time.
-func compareWithProgress(cfg compare.Config, quiet bool, stderr io.Writer) (*compare.Result, time.Duration, error) {
+// compareWithProgress runs the comparison cfg under each convergence band
+// (compare.Sweep) with a progress bar on stderr (none when quiet) and
+// returns a result per band and the wall time.
+func compareWithProgress(cfg compare.Config, bands []compare.Band, quiet bool, stderr io.Writer) ([]*compare.Result, time.Duration, error) {
 	var bar *progress.Bar
 	if !quiet {
-		bar = progress.New(stderr, "eval", len(cfg.Policies)*len(cfg.Seeds))
+		bar = progress.New(stderr, "eval", len(bands)*len(cfg.Policies)*len(cfg.Seeds))
 		cfg.Progress = func(done, _ int) { bar.Set(done) }
 	}
 	start := time.Now()
-	res, err := compare.Compare(cfg)
+	res, err := compare.Sweep(cfg, bands)
 	wall := time.Since(start)
 	if bar != nil {
 		bar.Finish()
@@ -332,14 +393,21 @@ func compareWithProgress(cfg compare.Config, quiet bool, stderr io.Writer) (*com
 }
 
 // writeEvalFiles writes an eval's files into dir and names each on
-// stdout: table.md, summary.json (with meta), the JCT CDF and the
-// stragglers over time (bins time bins), the plots titled after title.
+// stdout: table.md (with the ranking line of meta.Ranking, when set),
+// summary.json (with meta), the JCT CDF and the stragglers over time (bins
+// time bins), the plots titled after title.
 func writeEvalFiles(stdout io.Writer, dir string, res *compare.Result, meta compare.Meta, title string, bins int) error {
 	outputs := []struct {
 		name  string
 		write func(io.Writer) error
 	}{
-		{"table.md", func(f io.Writer) error { return compare.WriteTable(f, res) }},
+		{"table.md", func(f io.Writer) error {
+			if err := compare.WriteTable(f, res); err != nil || meta.Ranking == nil {
+				return err
+			}
+			_, err := fmt.Fprintf(f, "\n%s\n", meta.Ranking)
+			return err
+		}},
 		{"summary.json", func(f io.Writer) error { return compare.WriteJSON(f, res, meta) }},
 		{"jct_cdf.png", func(f io.Writer) error { return compare.JCTCDF(f, res, "JCT CDF: "+title) }},
 		{"stragglers.png", func(f io.Writer) error {
@@ -347,6 +415,26 @@ func writeEvalFiles(stdout io.Writer, dir string, res *compare.Result, meta comp
 		}},
 	}
 	for _, o := range outputs {
+		p := filepath.Join(dir, o.name)
+		if err := plot.WriteFile(p, o.write); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote      %s\n", p)
+	}
+	return nil
+}
+
+// writeBandFiles writes the table and the JSON summary of a convergence
+// band's comparison (a sweep's end) into dir as table-BAND.md and
+// summary-BAND.json, and names each on stdout.
+func writeBandFiles(stdout io.Writer, dir string, res *compare.Result, meta compare.Meta) error {
+	for _, o := range []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{"table-" + meta.Convergence + ".md", func(f io.Writer) error { return compare.WriteTable(f, res) }},
+		{"summary-" + meta.Convergence + ".json", func(f io.Writer) error { return compare.WriteJSON(f, res, meta) }},
+	} {
 		p := filepath.Join(dir, o.name)
 		if err := plot.WriteFile(p, o.write); err != nil {
 			return err

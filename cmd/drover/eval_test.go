@@ -119,7 +119,7 @@ func TestEvalDecisionTime(t *testing.T) {
 				row := stdout[i : i+strings.Index(stdout[i:], "\n")]
 				cells := strings.Split(strings.Trim(row, "| "), " | ")
 				mean, _, _ := strings.Cut(cells[len(cells)-1], " ± ")
-				if x, err := strconv.ParseFloat(mean, 64); err != nil || !(x > 0) || len(cells) != 9 {
+				if x, err := strconv.ParseFloat(mean, 64); err != nil || !(x > 0) || len(cells) != 11 {
 					t.Errorf("%s: %d cells, decision time %q (%v): %s", name, len(cells), mean, err, row)
 				}
 			}

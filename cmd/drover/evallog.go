@@ -40,10 +40,11 @@ func evalLogReplay(f logReplayFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	res, _, err := compareWithProgress(compare.Config{Policies: r.Policies, Seeds: r.Seeds, Options: r.Options, Parallel: f.parallel}, f.quiet, stderr)
+	results, _, err := compareWithProgress(compare.Config{Policies: r.Policies, Seeds: r.Seeds, Options: r.Options, Parallel: f.parallel}, []compare.Band{{Name: "fit"}}, f.quiet, stderr)
 	if err != nil {
 		return err
 	}
+	res := results[0]
 	logged := r.AddLogged(res)
 	fmt.Fprintln(stdout)
 	if err := compare.WriteTable(stdout, res); err != nil {

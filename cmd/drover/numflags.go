@@ -280,8 +280,9 @@ func checkNumbers(fs *flag.FlagSet) error {
 // flag's own rule, before the workload is read: --nodes 0 only with a
 // node list (a homogeneous cluster needs a count), the names of --model,
 // --mitigation, --regime and --format (a bogus --format was taken
-// silently with the built-in workload, which ignores it), and --sync's
-// strategy and its parameter (drover sim read it after the workload).
+// silently with the built-in workload, which ignores it), --sync's
+// strategy and its parameter (drover sim read it after the workload), and
+// --convergence's band (sweep only in drover eval).
 func checkModelFlags(fs *flag.FlagSet, nodes int, cluster, model, mitigation, regime, format, sync string) error {
 	if nodes == 0 && (cluster == "homogeneous" || cluster == "") {
 		return fmt.Errorf("%s 0: want 1 to %d nodes (0: all of a node list's, with %s)", flagName(fs, "nodes"), env.MaxNodes, flagName(fs, "cluster"))
@@ -301,6 +302,11 @@ func checkModelFlags(fs *flag.FlagSet, nodes int, cluster, model, mitigation, re
 	}
 	if _, err := env.ParseSync(sync); err != nil {
 		return fmt.Errorf("%s: %w", flagName(fs, "sync"), err)
+	}
+	if c := fs.Lookup("convergence"); c != nil {
+		if _, err := convergenceBands(fs, c.Value.String(), fs.Name() == "drover eval"); err != nil {
+			return err
+		}
 	}
 	return checkFormat(fs, format)
 }

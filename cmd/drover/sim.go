@@ -17,6 +17,7 @@ import (
 
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env"
+	"github.com/drover-sched/drover/env/converge"
 	"github.com/drover-sched/drover/env/trace"
 	"github.com/drover-sched/drover/internal/atomicfile"
 	"github.com/drover-sched/drover/internal/progress"
@@ -59,6 +60,7 @@ type simFlags struct {
 	tokenFile   *string
 	tlsCA       *string
 	recordDir   *string
+	convergence *string
 }
 
 // defineSimFlags defines drover sim's flags on fs.
@@ -88,6 +90,7 @@ func defineSimFlags(fs *flag.FlagSet, reg policies.Registry) *simFlags {
 	f.stretOff = fs.String("stret-off", "", "with --mitigation stret: comma-separated stages to turn off, for ablations: relay, withhold, tune")
 	f.regimeFlag = fs.String("regime", "auto", "per-worker model: straggler regime: dedicated (whole GPUs: jitter and network noise calibrated to the papers' ~1.5x straggler inflation; job-level times reproduced on average), shared (GPU-sharing jobs: jitter fitted to the PAI v2020 mini-batch times), or auto (shared for the Alibaba PAI pod list or a PAI node list, dedicated otherwise)")
 	f.syncFlag = fs.String("sync", "bsp", "sync strategy for policies that do not choose one: bsp, asp, ssp(S), local(H) (a composed <policy>+<sync> keeps its own)")
+	f.convergence = convergenceFlag(fs, false)
 	f.lazy = fs.Bool("lazy-advance", true, "advance a running job only when something needs its progress (its finish, a release, a refresh, or a policy that reads progress): large runs' events then cost the same whatever the number of running jobs; false = every running job at every event (eager: the reference lazy advance agrees with up to floating-point rounding; drover eval and train replay eagerly); with --remote always eager")
 	f.asJSON = fs.Bool("json", false, "print the summary as JSON")
 	f.quiet = fs.Bool("quiet", false, "no progress output")
@@ -238,7 +241,14 @@ func simPolicy(f *simFlags, reg policies.Registry) (policies.Policy, *remote.Rem
 // simStragglers sets the per-worker straggler model of opts (the drover
 // model with --stragglers), resolving --regime.
 func simStragglers(f *simFlags, w *datasets.Workload, cluster *env.Cluster, opts *trace.Options) error {
+	band, err := converge.ParseBand(*f.convergence) // checked before the workload was read
+	if err != nil {
+		return err
+	}
 	if *f.model != trace.ModelDrover || !*f.stragglers {
+		if band != converge.BandFit {
+			return fmt.Errorf("--convergence %s: needs the per-worker model (--model drover with --stragglers)", band)
+		}
 		return nil
 	}
 	regime, err := resolveRegime(*f.regimeFlag, w, cluster)
@@ -251,8 +261,17 @@ func simStragglers(f *simFlags, w *datasets.Workload, cluster *env.Cluster, opts
 	if err != nil {
 		return err
 	}
-	if off != 0 {
-		opts.Stragglers.Tune = func(w *env.Workers) { w.STRETOff = off }
+	var conv *env.Convergence
+	if band != converge.BandFit {
+		conv = &env.Convergence{Band: band}
+	}
+	if off != 0 || conv != nil {
+		opts.Stragglers.Tune = func(w *env.Workers) {
+			w.STRETOff = off
+			if conv != nil {
+				w.Convergence = conv
+			}
+		}
 	}
 	return nil
 }
@@ -310,7 +329,7 @@ func printSim(stdout io.Writer, f *simFlags, w *datasets.Workload, res *trace.Re
 	}
 	modelName := *f.model
 	if perWorker {
-		modelName += fmt.Sprintf(" per-worker (regime %s, background %s x%g, jitter %v, mitigation %s)", *f.regimeFlag, *f.bg, *f.load, !*f.noJitter, *f.mitigation)
+		modelName += fmt.Sprintf(" per-worker (regime %s, background %s x%g, jitter %v, mitigation %s, convergence %s)", *f.regimeFlag, *f.bg, *f.load, !*f.noJitter, *f.mitigation, *f.convergence)
 	}
 	fmt.Fprintf(stdout, ")\ncluster    %s\nmodel      %s\nprofiles   %s\npolicy     %s (seed %d)\n", clusterDesc, modelName, profilesHeader(*f.profilesDir, src), *f.policy, *f.seed)
 	fmt.Fprintf(stdout, "finished   %d/%d jobs\n", s.Finished, s.Jobs)

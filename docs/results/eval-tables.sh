@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Regenerates the strong-baseline tables of docs/results/eval.md and the
 # claims table of docs/results/claims.md: drover eval's default set (strn,
-# sas, 16 baselines, the papers' comparison systems: Sync-Switch and
-# LB-BSP on first-fit, tiresias and gandiva, and Themis; 3 oracle-sync
-# upper bounds) over 20 seeds on the
-# built-in workload, Philly's later half, Helios and Alibaba PAI, each in
-# its default straggler regime, then docs/results/claims.py over the
-# summaries.
-#   bash docs/results/eval-tables.sh      # about an hour on 2 cores
+# sas, 16 baselines, the papers' comparison systems: Sync-Switch and LB-BSP
+# on first-fit, tiresias and gandiva, and Themis; 3 oracle-sync upper
+# bounds) over 20 seeds on the built-in workload, Philly's later half,
+# Helios and Alibaba PAI, each in its default straggler regime, with the
+# convergence model at its fit and at both ends of its band (--convergence
+# sweep: table.md and summary.json at the fit with the line saying whether
+# the ranking of the top three holds, table-low.md, table-high.md and their
+# summaries), then docs/results/claims.py over the summaries.
+#   bash docs/results/eval-tables.sh      # about 3 hours on 2 cores
+# (SEEDS=1-2 took 17 min on the shared 2-core machine: built-in 3 s,
+# Philly 17 s, Helios 8.2 min, PAI 8.5 min; the time grows with the seeds.)
 # SEEDS=1-5 for a quick look; OUT=dir to write elsewhere.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -29,7 +33,7 @@ run() { # name, then drover eval's flags
   shift
   echo "== $name" >&2
   mkdir -p "$out/eval-$name"
-  "$bin" eval --seeds "$seeds" --quiet --out "$out/eval-$name" "$@" >"$out/eval-$name/stdout.txt"
+  "$bin" eval --seeds "$seeds" --quiet --convergence sweep --out "$out/eval-$name" "$@" >"$out/eval-$name/stdout.txt"
 }
 run builtin --workload builtin
 run philly-late --workload "$tmp/philly-late.csv" --nodes 22 --gpus-per-node 8 --profiles "$traces/pollux_apps"

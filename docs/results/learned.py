@@ -15,7 +15,14 @@ with the best heuristic (strn, sas or the teacher, lowest mean),
 with the best fixed-sync baseline (lowest mean of first-fit, tiresias and
 gandiva with bsp, asp, local(4) or local(8)) and with the best baseline of
 eval.md (any of the 16): the mean over seeds of (learned / other - 1) and
-the half-width of its 95% t-interval, as drover eval reports.
+the half-width of its 95% t-interval, as drover eval reports. It also gives
+each learned policy's mean number of jobs that missed their target (avg TTA
+is over the jobs that reached it) and its mean final accuracy.
+
+Every seed is counted: a learned policy's seed without a run of the policy it
+is compared with is an error (the comparisons may have more), and a cell
+whose ratio leaves out seeds (a zero or unknown figure) says which, with both
+figures.
 
     python3 docs/results/learned.py docs/results [DIR of eval-W]
 """
@@ -34,8 +41,23 @@ T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8:
        18: 2.101, 19: 2.093, 20: 2.086, 29: 2.045, 39: 2.023}
 
 
+def num(x):
+    return math.nan if x is None else x
+
+
+def finite(x):
+    return not math.isnan(x) and not math.isinf(x)
+
+
 def tta(p):
-    return {r["seed"]: r["avg_tta_s"] for r in p["runs"]}
+    return {r["seed"]: num(r["avg_tta_s"]) for r in p["runs"]}
+
+
+def col(p, key):
+    """The mean over seeds of a run figure, nan where the summary has none."""
+    xs = [num(r.get(key)) for r in p["runs"]]
+    xs = [x for x in xs if finite(x)]
+    return sum(xs) / len(xs) if xs else math.nan
 
 
 def untimed(p):
@@ -44,31 +66,56 @@ def untimed(p):
 
 
 def paired(a, b):
-    seeds = sorted(set(a) & set(b))
-    xs = [a[s] / b[s] - 1 for s in seeds]
+    """Mean and 95% half-width of a_s / b_s - 1 over a's seeds where both
+    are numbers and b_s > 0, their number, and a's other seeds as (seed,
+    a_s, b_s). b must have every seed of a (it may have more: a quick look
+    at SEEDS=1-5 pairs with the stored 20-seed baselines)."""
+    if set(a) - set(b):
+        sys.exit(f"learned: seeds {sorted(set(a) - set(b))} have no run to pair with")
+    xs, left = [], []
+    for s in sorted(a):
+        if finite(a[s]) and finite(b[s]) and b[s] > 0:
+            xs.append(a[s] / b[s] - 1)
+        else:
+            left.append((s, a[s], b[s]))
     n = len(xs)
+    if n == 0:
+        return float("nan"), float("nan"), 0, left
     m = sum(xs) / n
     if n < 2:
-        return m, float("nan"), n
+        return m, float("nan"), n, left
     sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1))
-    return m, T95.get(n - 1, 1.96) * sd / math.sqrt(n), n
+    return m, T95.get(n - 1, 1.96) * sd / math.sqrt(n), n, left
 
 
 def fmt(m, h):
+    if math.isnan(m):
+        return "-"
     return f"{100 * m:+.1f} ± {100 * h:.1f}%"
 
 
+def cell(a, b, bold=False):
+    """A paired comparison's cell, saying which seeds it leaves out."""
+    m, h, n, left = paired(a, b)
+    c = f"**{fmt(m, h)}**" if bold else fmt(m, h)
+    if left:
+        c += f" ({n} of {n + len(left)} seeds; " + ", ".join(f"seed {s}: {x:g} vs {y:g}" for s, x, y in left) + ")"
+    return c
+
+
 def main(d, based):
-    rows = []
+    rows, rankings = [], []
     for w in WORKLOADS:
         learned = json.load(open(f"{d}/learned-{w}/summary.json"))
+        if learned.get("ranking"):
+            rankings.append((w, learned["ranking"]))
         base = json.load(open(f"{based}/eval-{w}/summary.json"))
         lp = {p["name"]: p for p in learned["policies"]}
         bp = {p["name"]: p for p in base["policies"]}
         for h in ("strn", "sas"):
             mine, theirs = tta(lp[h]), tta(bp[h])
             common = set(mine) & set(theirs)
-            if not common or any(mine[s] != theirs[s] for s in common):
+            if not common or any(mine[s] != theirs[s] and not (math.isnan(mine[s]) and math.isnan(theirs[s])) for s in common):
                 sys.exit(f"{w}: {h}'s runs differ between learned-{w} and eval-{w}: the baselines do not pair")
 
         if TEACHER["sas-rl"] not in lp:
@@ -83,8 +130,8 @@ def main(d, based):
                 lp[TEACHER["sas-rl"]] = tp[TEACHER["sas-rl"]]
 
         def mean(p):
-            xs = list(tta(p).values())
-            return sum(xs) / len(xs)
+            m = col(p, "avg_tta_s")
+            return math.inf if math.isnan(m) else m
 
         best_h = min((n for n in ("strn", "sas", TEACHER["sas-rl"]) if n in lp), key=lambda n: mean(lp[n]))
         fixed = [n for n in bp if FIXED.match(n)]
@@ -96,28 +143,31 @@ def main(d, based):
             env = name.split("@")[0]
             own = "strn" if env == "strn-rl" else "sas"
             teacher = TEACHER[env]
-            cells = [w, name.split("@")[0], f"{mean(p):.0f}"]
-            m, h, n = paired(tta(p), tta(lp[own]))
-            cells.append(f"{fmt(m, h)} ({own})")
+            acc = col(p, "avg_accuracy")
+            cells = [w, name.split("@")[0], f"{col(p, 'avg_tta_s'):.0f}", "-" if math.isnan(col(p, "missed")) else f"{col(p, 'missed'):.1f}",
+                     "-" if math.isnan(acc) else f"{100 * acc:.2f}"]
+            cells.append(f"{cell(tta(p), tta(lp[own]))} ({own})")
             if teacher not in lp:
                 cells += ["-", "-"]
             elif teacher == own:
-                m, h, n = paired(tta(p), tta(lp[teacher]))
-                cells += [f"{fmt(m, h)} ({teacher})", "(the teacher is the heuristic)"]
+                cells += [f"{cell(tta(p), tta(lp[teacher]))} ({teacher})", "(the teacher is the heuristic)"]
             else:
-                m, h, n = paired(tta(p), tta(lp[teacher]))
-                m2, h2, n2 = paired(tta(lp[teacher]), tta(lp[own]))
-                cells += [f"**{fmt(m, h)}** ({teacher})", f"**{fmt(m2, h2)}**"]
+                cells += [f"{cell(tta(p), tta(lp[teacher]), True)} ({teacher})", cell(tta(lp[teacher]), tta(lp[own]), True)]
             for other, src in ((best_h, lp), (best_f, bp)) + (((best_b, bp),) if best_b else ()):
-                m, h, n = paired(tta(p), tta(src[other]))
-                cells.append(f"{fmt(m, h)} ({other})")
+                cells.append(f"{cell(tta(p), tta(src[other]))} ({other})")
             rows.append(cells)
-    print("| workload | learned | avg TTA (s) | vs its heuristic | vs its teacher | its teacher vs the heuristic | vs best heuristic | vs best fixed-sync baseline | vs best baseline |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| workload | learned | avg TTA (s) | missed target | final accuracy (%) | vs its heuristic | vs its teacher | its teacher vs the heuristic | vs best heuristic | vs best fixed-sync baseline | vs best baseline |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print("| " + " | ".join(r) + " |")
     print()
-    print("paired over seeds: mean of (learned / other - 1), and of (teacher / heuristic - 1), ± the half-width of its 95% t-interval; negative is better")
+    for w, r in rankings:
+        changed = [b for b, top in zip(r["bands"][1:], r["top"][1:]) if top != r["top"][0]]
+        verdict = "holds" if r["holds"] else "does not hold (changes at " + " and ".join(changed) + ")"
+        tops = "; ".join(f"{b}: {' > '.join(top)}" for b, top in zip(r["bands"], r["top"]))
+        print(f"{w}: ranking of the top three of learned-{w} across the convergence band {verdict}: {tops} (rank: {r['rule']})")
+        print()
+    print("paired over seeds: mean of (learned / other - 1), and of (teacher / heuristic - 1), ± the half-width of its 95% t-interval; negative is better. avg TTA is over the jobs that reached their target; missed target: the jobs that did not, mean over seeds")
 
 
 if __name__ == "__main__":

@@ -105,6 +105,14 @@ type Config struct {
 	// the clock, so that the simulator's lazily made background is not
 	// charged to the policy that reads it first.
 	Clock func() time.Duration
+	// Reuse, when set, is asked before each run for a run of policy p
+	// (an index in Policies) and seed s (in Seeds) that needs no
+	// simulation; ok false simulates it (Sweep reuses BSP-only runs).
+	Reuse func(p, s int) (r Run, ok bool)
+
+	// keep, when set, is handed the finished jobs of each simulated
+	// BSPOnly run of policy p and seed s (one call at a time).
+	keep func(p, s int, jobs []finishedJob)
 }
 
 // Run is the outcome of one policy on one seed.
@@ -136,6 +144,22 @@ type Run struct {
 	// ScheduleTime is the time the policy's Schedule calls took in all,
 	// by Config.Clock; 0 when not Timed.
 	ScheduleTime time.Duration
+	// BSPOnly says whether every placement the policy made gave its job
+	// BSP, so that every job trained BSP only (jobs start under BSP and
+	// change strategy only by a decision): such a run's schedule is the
+	// same at every end of the convergence band (Sweep).
+	BSPOnly bool
+	// Recomputed says whether the run was not simulated but taken from
+	// another band's run of the same seed, its convergence-dependent
+	// figures recomputed (Sweep).
+	Recomputed bool
+}
+
+// finishedJob is what recomputing a BSP-only run at another band needs of
+// a finished job.
+type finishedJob struct {
+	model string
+	gpus  int
 }
 
 // MicrosPerDecision returns the run's Schedule time per decision
@@ -188,6 +212,13 @@ type PolicyResult struct {
 	GPUHours Estimate
 	// Finished is the number of finished jobs.
 	Finished Estimate
+	// Accuracy is the finished jobs' mean final accuracy, a fraction
+	// (env.Summary.AvgAccuracy), NaN for a policy none of whose runs has
+	// one (a model without a convergence model: every run 0).
+	Accuracy Estimate
+	// Missed is the number of finished jobs that missed their target
+	// (env.Summary.Missed): AvgTTA is over the jobs that reached it.
+	Missed Estimate
 	// Deviation is, for a policies.Deviator, the share of its choices
 	// among two or more candidates that were not its heuristic's own
 	// (per seed, then over seeds); nil for other policies.
@@ -263,13 +294,23 @@ func Compare(cfg Config) (*Result, error) {
 				next++
 				mu.Unlock()
 				pol, seed := cfg.Policies[t.p], cfg.Seeds[t.s]
-				r, err := runOne(cfg, pol, seed)
+				r, ok, err := Run{}, false, error(nil)
+				if cfg.Reuse != nil {
+					r, ok = cfg.Reuse(t.p, t.s)
+				}
+				var jobs []finishedJob
+				if !ok {
+					r, jobs, err = runOne(cfg, pol, seed)
+				}
 				mu.Lock()
 				if err != nil {
 					failed = true
 					errs[t.p*len(cfg.Seeds)+t.s] = fmt.Errorf("compare: %s, seed %d: %w", pol.Name, seed, err)
 				} else {
 					runs[t.p][t.s] = r
+					if cfg.keep != nil && jobs != nil {
+						cfg.keep(t.p, t.s, jobs)
+					}
 					done++
 					if cfg.Progress != nil {
 						cfg.Progress(done, len(tasks))
@@ -295,15 +336,16 @@ func Compare(cfg Config) (*Result, error) {
 }
 
 // runOne replays the workload under one policy and seed, recording the
-// straggler count at every decision point.
-func runOne(cfg Config, pol Policy, seed uint64) (Run, error) {
+// straggler count at every decision point; with cfg.keep, it also returns
+// the finished jobs of a BSPOnly run (non-nil).
+func runOne(cfg Config, pol Policy, seed uint64) (Run, []finishedJob, error) {
 	o, err := cfg.Options(seed)
 	if err != nil {
-		return Run{}, err
+		return Run{}, nil, err
 	}
 	if pol.Mitigation != "" {
 		if o.Stragglers == nil {
-			return Run{}, fmt.Errorf("mitigation %q needs the per-worker model", pol.Mitigation)
+			return Run{}, nil, fmt.Errorf("mitigation %q needs the per-worker model", pol.Mitigation)
 		}
 		st := *o.Stragglers
 		st.Mitigation = pol.Mitigation
@@ -311,16 +353,25 @@ func runOne(cfg Config, pol Policy, seed uint64) (Run, error) {
 	}
 	p, err := pol.New(seed)
 	if err != nil {
-		return Run{}, err
+		return Run{}, nil, err
 	}
-	rec := &recorder{p: p, clock: cfg.Clock}
+	rec := &recorder{p: p, clock: cfg.Clock, bspOnly: true}
 	o.Policy = rec
 	res, err := trace.Run(o)
 	if err != nil {
-		return Run{}, err
+		return Run{}, nil, err
 	}
 	r := Run{Seed: seed, Summary: res.Summary, Stragglers: rec.series, ScheduleCalls: rec.calls, Decisions: rec.decisions,
-		Timed: cfg.Clock != nil, ScheduleTime: rec.elapsed}
+		Timed: cfg.Clock != nil, ScheduleTime: rec.elapsed, BSPOnly: rec.bspOnly}
+	var jobs []finishedJob
+	if cfg.keep != nil && r.BSPOnly {
+		jobs = []finishedJob{}
+		for _, j := range res.Sim.Jobs() {
+			if j.State == env.Done {
+				jobs = append(jobs, finishedJob{j.Spec.Model, j.Spec.GPUs})
+			}
+		}
+	}
 	if d, ok := p.(policies.Deviator); ok {
 		r.Deviator = true
 		r.Deviated, r.Choices = d.Deviations()
@@ -332,7 +383,7 @@ func runOne(cfg Config, pol Policy, seed uint64) (Run, error) {
 			r.JCTs = append(r.JCTs, j.JCT)
 		}
 	}
-	return r, nil
+	return r, jobs, nil
 }
 
 // recorder wraps a policy and samples the cumulative straggling
@@ -351,6 +402,7 @@ type recorder struct {
 	calls     int
 	decisions int
 	elapsed   time.Duration
+	bspOnly   bool // no placement so far gave a strategy other than BSP
 }
 
 // Schedule implements policies.Policy.
@@ -395,6 +447,9 @@ func (r *recorder) Schedule(v *env.View) ([]env.Decision, error) {
 		if r.places(d) {
 			r.decisions++
 		}
+		if len(d.Nodes) > 0 && d.Sync.Kind != env.BSP {
+			r.bspOnly = false
+		}
 	}
 	return ds, err
 }
@@ -429,6 +484,11 @@ func summarize(name string, runs []Run) PolicyResult {
 		StragglerFrac: col(func(s env.Summary) float64 { return s.StragglerFrac }),
 		GPUHours:      col(func(s env.Summary) float64 { return s.GPUHours }),
 		Finished:      col(func(s env.Summary) float64 { return float64(s.Finished) }),
+		Missed:        col(func(s env.Summary) float64 { return float64(s.Missed) }),
+		Accuracy:      col(func(s env.Summary) float64 { return s.AvgAccuracy }),
+	}
+	if !slices.ContainsFunc(runs, func(r Run) bool { return r.Summary.AvgAccuracy != 0 }) {
+		res.Accuracy = Estimate{Mean: math.NaN(), HalfWidth: math.NaN()}
 	}
 	if len(runs) > 0 && runs[0].Deviator {
 		xs := make([]float64, len(runs))

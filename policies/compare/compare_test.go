@@ -196,9 +196,9 @@ func TestCompareErrors(t *testing.T) {
 // one run of NaN JCTs (nothing finished).
 func fixed() *Result {
 	a := []Run{
-		{Seed: 1, Summary: env.Summary{Jobs: 2, Finished: 2, AvgJCT: 100, P99JCT: 190, AvgTTA: 50, Stragglers: 1000, StragglerFrac: 0.25, GPUHours: 2},
+		{Seed: 1, Summary: env.Summary{Jobs: 2, Finished: 2, AvgJCT: 100, P99JCT: 190, AvgTTA: 50, Missed: 1, AvgAccuracy: 0.9, Stragglers: 1000, StragglerFrac: 0.25, GPUHours: 2},
 			JCTs: []float64{10, 190}, Stragglers: Series{T: []float64{0, 3600, 7200}, Y: []float64{0, 600, 1000}}},
-		{Seed: 2, Summary: env.Summary{Jobs: 2, Finished: 2, AvgJCT: 200, P99JCT: 290, AvgTTA: 70, Stragglers: 3000, StragglerFrac: 0.35, GPUHours: 4},
+		{Seed: 2, Summary: env.Summary{Jobs: 2, Finished: 2, AvgJCT: 200, P99JCT: 290, AvgTTA: 70, AvgAccuracy: 0.8, Stragglers: 3000, StragglerFrac: 0.35, GPUHours: 4},
 			JCTs: []float64{110, 290}, Stragglers: Series{T: []float64{0, 1800, 7200}, Y: []float64{0, 3000, 3000}}},
 	}
 	b := []Run{{Seed: 1, Summary: env.Summary{Jobs: 2, AvgJCT: math.NaN(), P99JCT: math.NaN(), AvgTTA: math.NaN()},
@@ -211,11 +211,14 @@ func TestWriteTable(t *testing.T) {
 	if err := WriteTable(&b, fixed()); err != nil {
 		t.Fatal(err)
 	}
-	// a: avg JCT 150 ± t(0.975,1) * 70.7107/sqrt(2) = 12.7062 * 50 = 635.3.
-	want := "| policy | avg JCT (s) | p99 JCT (s) | avg TTA (s) | straggling worker-iterations | iterations with a straggler | GPU-hours | finished |\n" +
-		"|---|---|---|---|---|---|---|---|\n" +
-		"| a | 150 ± 635 | 240 ± 635 | 60 ± 127 | 2e+03 ± 1.27e+04 | 30.00 ± 63.53% | 3.0 ± 12.7 | 2 ± 0 |\n" +
-		"| b | - | - | - | 0 | 0.00% | 0.0 | 0 |\n"
+	// a: avg JCT 150 ± t(0.975,1) * 70.7107/sqrt(2) = 12.7062 * 50 = 635.3;
+	// accuracy 85% ± 12.7062 * 5 = 63.53, missed 0.5 ± 12.7062 * 0.5 =
+	// 6.35. b: no accuracy (every run 0: no convergence model).
+	want := "| policy | avg JCT (s) | p99 JCT (s) | avg TTA (s) | final accuracy (%) | missed target | straggling worker-iterations | iterations with a straggler | GPU-hours | finished |\n" +
+		"|---|---|---|---|---|---|---|---|---|---|\n" +
+		"| a | 150 ± 635 | 240 ± 635 | 60 ± 127 | 85.00 ± 63.53 | 0.5 ± 6.4 | 2e+03 ± 1.27e+04 | 30.00 ± 63.53% | 3.0 ± 12.7 | 2 ± 0 |\n" +
+		"| b | - | - | - | - | 0.0 | 0 | 0.00% | 0.0 | 0 |\n" +
+		"\n" + AccuracyNote + "\n"
 	if diff := cmp.Diff(want, b.String()); diff != "" {
 		t.Errorf("table (-want,+got):\n%s", diff)
 	}
@@ -237,9 +240,17 @@ func TestWriteJSON(t *testing.T) {
 				CI   *float64 `json:"ci95"`
 				N    int      `json:"n"`
 			} `json:"avg_jct_s"`
+			Accuracy struct {
+				Mean *float64 `json:"mean"`
+			} `json:"avg_accuracy"`
+			Missed struct {
+				Mean *float64 `json:"mean"`
+			} `json:"missed"`
 			Runs []struct {
-				Seed   uint64   `json:"seed"`
-				AvgJCT *float64 `json:"avg_jct_s"`
+				Seed     uint64   `json:"seed"`
+				AvgJCT   *float64 `json:"avg_jct_s"`
+				Accuracy *float64 `json:"avg_accuracy"`
+				Missed   int      `json:"missed"`
 			} `json:"runs"`
 		} `json:"policies"`
 	}
@@ -251,8 +262,11 @@ func TestWriteJSON(t *testing.T) {
 		*a.AvgJCT.Mean != 150 || math.Abs(*a.AvgJCT.CI-635.31) > 0.01 || a.AvgJCT.N != 2 || *a.Runs[1].AvgJCT != 200 {
 		t.Errorf("summary of a wrong:\n%s", b.String())
 	}
-	if bb.AvgJCT.Mean != nil || bb.AvgJCT.CI != nil || bb.Runs[0].AvgJCT != nil {
-		t.Errorf("NaN should be null:\n%s", b.String())
+	if math.Abs(*a.Accuracy.Mean-0.85) > 1e-12 || *a.Missed.Mean != 0.5 || *a.Runs[0].Accuracy != 0.9 || a.Runs[0].Missed != 1 {
+		t.Errorf("accuracy or missed targets of a wrong:\n%s", b.String())
+	}
+	if bb.AvgJCT.Mean != nil || bb.AvgJCT.CI != nil || bb.Runs[0].AvgJCT != nil || bb.Accuracy.Mean != nil || bb.Runs[0].Accuracy != nil {
+		t.Errorf("NaN (and accuracy without a convergence model) should be null:\n%s", b.String())
 	}
 }
 

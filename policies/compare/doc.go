@@ -36,6 +36,18 @@
 // with its teacher (Result.VersusTeacher), so that a learned policy's gain
 // over a heuristic is not mistaken for its own when it is its teacher's.
 //
+// Under the per-worker model the jobs' synchronization strategies cost
+// what the fitted convergence model says (env.Convergence), and each
+// policy's figures include the finished jobs' mean final accuracy and the
+// number that missed their target (avg TTA is over those that reached
+// it). Sweep runs a comparison at several points of the model's
+// confidence band (the fit and both ends): a run whose jobs all trained
+// BSP has the same schedule at every band and is reused with its accuracy
+// recomputed, the others are simulated at each. Rank orders policies by
+// RankRule (fewer missed targets first, then lower avg TTA), and
+// CheckRanking says whether the top three at the fit stay the top three,
+// in order, at every band.
+//
 // Contenders are any policies.Policy: heuristics (policies/builtin,
 // Heuristics, which also takes composed names "<policy>+<sync>") or
 // learned variants of a heuristic (env/placement.Learned,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/drover-sched/drover/internal/plot"
@@ -24,25 +25,29 @@ import (
 func WriteTable(w io.Writer, r *Result) error {
 	var b strings.Builder
 	timed := r.Timed()
-	b.WriteString("| policy | avg JCT (s) | p99 JCT (s) | avg TTA (s) | straggling worker-iterations | iterations with a straggler | GPU-hours | finished |")
+	b.WriteString("| policy | avg JCT (s) | p99 JCT (s) | avg TTA (s) | final accuracy (%) | missed target | straggling worker-iterations | iterations with a straggler | GPU-hours | finished |")
 	if timed {
 		b.WriteString(" " + DecisionTimeHeader + " |")
 	}
-	b.WriteString("\n|---|---|---|---|---|---|---|---|")
+	b.WriteString("\n|---|---|---|---|---|---|---|---|---|---|")
 	if timed {
 		b.WriteString("---|")
 	}
 	b.WriteString("\n")
 	for _, p := range r.Policies {
-		frac := p.StragglerFrac
+		frac, acc := p.StragglerFrac, p.Accuracy
 		frac.Mean, frac.HalfWidth = 100*frac.Mean, 100*frac.HalfWidth
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s%% | %s | %s |", p.Name,
-			pm(p.AvgJCT, fmtSec), pm(p.P99JCT, fmtSec), pm(p.AvgTTA, fmtSec),
+		acc.Mean, acc.HalfWidth = 100*acc.Mean, 100*acc.HalfWidth
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s%% | %s | %s |", p.Name,
+			pm(p.AvgJCT, fmtSec), pm(p.P99JCT, fmtSec), pm(p.AvgTTA, fmtSec), pm(acc, fmt2), pm(p.Missed, fmt1),
 			pm(p.Stragglers, fmtG), pm(frac, fmt2), pm(p.GPUHours, fmt1), pm(p.Finished, fmtSec))
 		if timed {
 			fmt.Fprintf(&b, " %s |", pm(p.DecisionTime, FormatMicros))
 		}
 		b.WriteString("\n")
+	}
+	if slices.ContainsFunc(r.Policies, func(p PolicyResult) bool { return !math.IsNaN(p.Accuracy.Mean) }) {
+		b.WriteString("\n" + AccuracyNote + "\n")
 	}
 	for _, p := range r.Policies {
 		if p.Deviation == nil {
@@ -65,6 +70,10 @@ func WriteTable(w io.Writer, r *Result) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// AccuracyNote says what WriteTable's TTA, accuracy and missed-target
+// columns count.
+const AccuracyNote = "avg TTA: over the finished jobs that reached their target; missed target: finished jobs that did not (a strategy that never reaches it: their TTA is infinite and left out of avg TTA); final accuracy: mean over the finished jobs, a diverged job counting 0"
 
 // DecisionTimeHeader is the header of WriteTable's decision-time column.
 const DecisionTimeHeader = "decision time (µs)"
@@ -125,6 +134,12 @@ type Meta struct {
 	Workload, Model, Cluster, Profiles string
 	// Command is the command line that produced the comparison.
 	Command string
+	// Convergence names the convergence band the comparison ran under
+	// (env.Convergence.Band: "fit", "low", "high"); "" leaves it out.
+	Convergence string
+	// Ranking, when set, says whether the comparison's ranking holds
+	// across the convergence band (CheckRanking over a Sweep).
+	Ranking *RankingCheck
 }
 
 // SummaryVersion is the version of the JSON summary's layout.
@@ -147,6 +162,9 @@ func WriteJSON(w io.Writer, r *Result, m Meta) error {
 		P50JCT        *float64 `json:"p50_jct_s"`
 		P99JCT        *float64 `json:"p99_jct_s"`
 		AvgTTA        *float64 `json:"avg_tta_s"`
+		Missed        int      `json:"missed"`
+		TTAPerTarget  *float64 `json:"tta_per_target_s"`
+		AvgAccuracy   *float64 `json:"avg_accuracy"`
 		AvgQueue      *float64 `json:"avg_queue_s"`
 		Makespan      *float64 `json:"makespan_s"`
 		GPUHours      *float64 `json:"gpu_hours"`
@@ -156,6 +174,9 @@ func WriteJSON(w io.Writer, r *Result, m Meta) error {
 		StragglerFrac *float64 `json:"iterations_with_straggler"`
 		ScheduleCalls int      `json:"schedule_calls"`
 		Decisions     int      `json:"decisions"`
+		// BSPOnly and Recomputed: Run's (a Sweep's reuse of BSP-only runs).
+		BSPOnly    bool `json:"bsp_only"`
+		Recomputed bool `json:"recomputed,omitempty"`
 		// ScheduleTime: Run.ScheduleTime in seconds; absent untimed.
 		ScheduleTime *float64 `json:"schedule_time_s,omitempty"`
 	}
@@ -168,6 +189,8 @@ func WriteJSON(w io.Writer, r *Result, m Meta) error {
 		StragglerFrac Estimate `json:"iterations_with_straggler"`
 		GPUHours      Estimate `json:"gpu_hours"`
 		Finished      Estimate `json:"finished"`
+		Missed        Estimate `json:"missed"`
+		Accuracy      Estimate `json:"avg_accuracy"`
 		// Deviation: a learned variant's share of choices not its
 		// heuristic's (policies.Deviator); absent for other policies.
 		Deviation *Estimate `json:"deviation,omitempty"`
@@ -190,20 +213,23 @@ func WriteJSON(w io.Writer, r *Result, m Meta) error {
 		Runs         []run     `json:"runs"`
 	}
 	out := struct {
-		Version  int      `json:"version"`
-		Command  string   `json:"command,omitempty"`
-		Workload string   `json:"workload"`
-		Model    string   `json:"model"`
-		Cluster  string   `json:"cluster"`
-		Profiles string   `json:"profiles"`
-		Seeds    []uint64 `json:"seeds"`
-		CI       string   `json:"ci"`
+		Version  int    `json:"version"`
+		Command  string `json:"command,omitempty"`
+		Workload string `json:"workload"`
+		Model    string `json:"model"`
+		Cluster  string `json:"cluster"`
+		Profiles string `json:"profiles"`
+		// Convergence and Ranking: Meta's.
+		Convergence string        `json:"convergence,omitempty"`
+		Ranking     *RankingCheck `json:"ranking,omitempty"`
+		Seeds       []uint64      `json:"seeds"`
+		CI          string        `json:"ci"`
 		// BestBaseline names, by metric key, the best baseline
 		// (Result.BestBaseline); absent without baselines.
 		BestBaseline map[string]string `json:"best_baseline,omitempty"`
 		Policies     []policy          `json:"policies"`
 	}{Version: SummaryVersion, Command: m.Command, Workload: m.Workload, Model: m.Model, Cluster: m.Cluster,
-		Profiles: m.Profiles, Seeds: r.Seeds, CI: "95% two-sided Student-t interval over seeds: mean ± ci95"}
+		Profiles: m.Profiles, Convergence: m.Convergence, Ranking: m.Ranking, Seeds: r.Seeds, CI: "95% two-sided Student-t interval over seeds: mean ± ci95"}
 	rel := map[string][]Estimate{}
 	for _, m := range baselineMetrics {
 		if best := r.BestBaseline(m); best >= 0 {
@@ -217,7 +243,8 @@ func WriteJSON(w io.Writer, r *Result, m Meta) error {
 	vsTeacher := r.VersusTeacher()
 	for i, p := range r.Policies {
 		q := policy{Name: p.Name, AvgJCT: p.AvgJCT, P99JCT: p.P99JCT, AvgTTA: p.AvgTTA, Stragglers: p.Stragglers,
-			StragglerFrac: p.StragglerFrac, GPUHours: p.GPUHours, Finished: p.Finished, Deviation: p.Deviation, Baseline: p.Baseline}
+			StragglerFrac: p.StragglerFrac, GPUHours: p.GPUHours, Finished: p.Finished, Missed: p.Missed, Accuracy: p.Accuracy,
+			Deviation: p.Deviation, Baseline: p.Baseline}
 		if p.Timed() {
 			q.DecisionTime, q.CallTime = &p.DecisionTime, &p.CallTime
 		}
@@ -235,9 +262,13 @@ func WriteJSON(w io.Writer, r *Result, m Meta) error {
 		}
 		for _, x := range p.Runs {
 			s := x.Summary
+			acc := num(s.AvgAccuracy)
+			if math.IsNaN(p.Accuracy.Mean) {
+				acc = nil // no convergence model
+			}
 			q.Runs = append(q.Runs, run{x.Seed, s.Jobs, s.Finished, num(s.AvgJCT), num(s.P50JCT), num(s.P99JCT), num(s.AvgTTA),
-				num(s.AvgQueue), num(s.Makespan), num(s.GPUHours), num(s.GPUUtil), s.Restarts, num(s.Stragglers), num(s.StragglerFrac),
-				x.ScheduleCalls, x.Decisions, nil})
+				s.Missed, num(s.TTAPerTarget), acc, num(s.AvgQueue), num(s.Makespan), num(s.GPUHours), num(s.GPUUtil), s.Restarts,
+				num(s.Stragglers), num(s.StragglerFrac), x.ScheduleCalls, x.Decisions, x.BSPOnly, x.Recomputed, nil})
 			if x.Timed {
 				q.Runs[len(q.Runs)-1].ScheduleTime = num(x.ScheduleTime.Seconds())
 			}

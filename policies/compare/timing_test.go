@@ -180,7 +180,7 @@ func TestTimingReports(t *testing.T) {
 		t.Errorf("untimed table has a decision-time column:\n%s", a.String())
 	}
 	lines := strings.Split(b.String(), "\n")
-	if !strings.HasSuffix(lines[0], "| "+DecisionTimeHeader+" |") || strings.Count(lines[1], "---") != 9 || !strings.HasSuffix(lines[2], "| 1500 |") {
+	if !strings.HasSuffix(lines[0], "| "+DecisionTimeHeader+" |") || strings.Count(lines[1], "---") != 11 || !strings.HasSuffix(lines[2], "| 1500 |") {
 		t.Errorf("timed table:\n%s", b.String())
 	}
 
