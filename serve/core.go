@@ -86,7 +86,8 @@ type Core struct {
 
 	loader PolicyLoader
 	sw     *switcher
-	live   *liveState // nil: stateless (WithState)
+	live   *liveState  // nil: stateless (WithState)
+	router *routeState // nil: no Route calls (WithRouter)
 
 	active    atomic.Pointer[Version]
 	candidate atomic.Pointer[Version]

@@ -74,6 +74,23 @@
 // since when and why. SwitchShadow never switches (the gate is only
 // reported); SwitchConverged answers on the checkpoint's own verdict.
 //
+// # Routing inference requests
+//
+// Route answers where an arriving LLM inference request runs in a
+// disaggregated deployment (issue 34): the client lists its instances
+// (role, GPU type, TP, pending tokens, reserved, used and total memory,
+// queued and running tasks) and the request's prompt and output tokens;
+// the answer names the prefill instance, the decode instance and the KV
+// cache's format. WithRouter configures it: HACK's router
+// (policies/pdrl.HACK) answers until a learned pd-rl router whose
+// checkpoint passed the gate against HACK on held-out trace windows
+// (train/pdrl.Judge; RouteConfig.Converged) is given, and whenever the
+// learned one fails. Both decide on the state the request lists, so a
+// trace replayed through Route gives the simulation routing it locally
+// gives (TestRouteEndToEnd). Every answer goes to the sink as a
+// RouteRecord; the Parquet log stores it as a decision (the request as the
+// job, the two instances as the workers, the format as the sync column).
+//
 // A Watcher polls a directory of numbered checkpoint versions and swaps a
 // validated new version in atomically; corrupt or unconverged versions are
 // refused (and logged once, with the reason) while the old one keeps

@@ -54,6 +54,14 @@ func LogRecord(r Record) declog.Record {
 		}
 		return declog.Outcome{Time: r.At, RequestID: r.DecisionID, JobID: r.JobID, Kind: kind,
 			IterationTimes: r.IterationSeconds, JCT: r.JCTSeconds}.Record()
+	case *RouteRecord:
+		// A route is logged as a decision: its request id as the job, the
+		// prefill and decode instances' ids as the workers, the KV format
+		// as the sync column, the prompt and output tokens as the job's
+		// GPUs and batch size (the log has no inference columns yet).
+		return declog.Decision{Time: r.At, RequestID: r.ID, JobID: r.RequestID, Source: r.Policy, Fallback: r.Fallback,
+			Workers: []string{r.Prefill, r.Decode}, Sync: r.Format, Latency: r.Latency,
+			JobModel: "llm-request", JobGPUs: r.Prompt, JobBatchSize: r.Output}.Record()
 	}
 	panic("serve: unknown record type")
 }

@@ -62,6 +62,12 @@ func (s *service) Status(_ context.Context, req *pb.StatusRequest) (*pb.StatusRe
 	return s.core.StatusFor(req), nil
 }
 
+// Route implements pb.SchedulerServer.
+func (s *service) Route(ctx context.Context, req *pb.RouteRequest) (*pb.RouteResponse, error) {
+	resp, err := s.core.Route(ctx, req)
+	return resp, toStatus(err)
+}
+
 // toStatus maps the core's errors to gRPC status codes, the one place
 // where they are chosen.
 func toStatus(err error) error {
@@ -75,6 +81,8 @@ func toStatus(err error) error {
 		return status.Error(codes.ResourceExhausted, "drover: overloaded, retry with backoff")
 	case errors.Is(err, ErrClosed):
 		return status.Error(codes.Unavailable, "drover: shutting down")
+	case errors.Is(err, ErrNoRouter):
+		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return status.FromContextError(err).Err()
 	}

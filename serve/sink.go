@@ -27,7 +27,7 @@ type Flusher interface {
 	Flush() error
 }
 
-// Record is a *DecisionRecord or an *OutcomeRecord; a sink tells them apart
+// Record is a *DecisionRecord, an *OutcomeRecord or a *RouteRecord; a sink tells them apart
 // with a type switch.
 type Record interface {
 	// Time returns when the record was made.
@@ -138,6 +138,7 @@ type MemorySink struct {
 	mu        sync.Mutex
 	decisions []*DecisionRecord
 	outcomes  []*OutcomeRecord
+	routes    []*RouteRecord
 	flushed   int
 	closed    bool
 }
@@ -159,6 +160,8 @@ func (m *MemorySink) Record(r Record) error {
 		m.decisions = append(m.decisions, r)
 	case *OutcomeRecord:
 		m.outcomes = append(m.outcomes, r)
+	case *RouteRecord:
+		m.routes = append(m.routes, r)
 	}
 	return nil
 }
@@ -191,6 +194,13 @@ func (m *MemorySink) Outcomes() []*OutcomeRecord {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]*OutcomeRecord(nil), m.outcomes...)
+}
+
+// Routes returns a copy of the route records so far.
+func (m *MemorySink) Routes() []*RouteRecord {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]*RouteRecord(nil), m.routes...)
 }
 
 // Closed reports whether Close was called, and Flushes how often Flush was.

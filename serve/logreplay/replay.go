@@ -344,6 +344,11 @@ func (c coreClient) Status(context.Context, *pb.StatusRequest, ...grpc.CallOptio
 	return c.k.Status(), nil
 }
 
+// Route implements pb.SchedulerClient.
+func (c coreClient) Route(ctx context.Context, req *pb.RouteRequest, _ ...grpc.CallOption) (*pb.RouteResponse, error) {
+	return c.k.Route(ctx, req)
+}
+
 // Config is a replay of a served log: drover eval --log's flags.
 type Config struct {
 	// Dir is the log directory (--log): the server's decision and

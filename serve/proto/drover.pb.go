@@ -229,6 +229,59 @@ func (Source) EnumDescriptor() ([]byte, []int) {
 	return file_drover_proto_rawDescGZIP(), []int{3}
 }
 
+// InstanceRole is what an inference instance was deployed for.
+type InstanceRole int32
+
+const (
+	// INSTANCE_COLOCATED runs both phases of its requests.
+	InstanceRole_INSTANCE_COLOCATED InstanceRole = 0
+	// INSTANCE_PREFILL runs prompts.
+	InstanceRole_INSTANCE_PREFILL InstanceRole = 1
+	// INSTANCE_DECODE generates tokens.
+	InstanceRole_INSTANCE_DECODE InstanceRole = 2
+)
+
+// Enum value maps for InstanceRole.
+var (
+	InstanceRole_name = map[int32]string{
+		0: "INSTANCE_COLOCATED",
+		1: "INSTANCE_PREFILL",
+		2: "INSTANCE_DECODE",
+	}
+	InstanceRole_value = map[string]int32{
+		"INSTANCE_COLOCATED": 0,
+		"INSTANCE_PREFILL":   1,
+		"INSTANCE_DECODE":    2,
+	}
+)
+
+func (x InstanceRole) Enum() *InstanceRole {
+	p := new(InstanceRole)
+	*p = x
+	return p
+}
+
+func (x InstanceRole) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (InstanceRole) Descriptor() protoreflect.EnumDescriptor {
+	return file_drover_proto_enumTypes[4].Descriptor()
+}
+
+func (InstanceRole) Type() protoreflect.EnumType {
+	return &file_drover_proto_enumTypes[4]
+}
+
+func (x InstanceRole) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use InstanceRole.Descriptor instead.
+func (InstanceRole) EnumDescriptor() ([]byte, []int) {
+	return file_drover_proto_rawDescGZIP(), []int{4}
+}
+
 // Node is one machine of the cluster as the scheduler sees it now.
 type Node struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2453,6 +2506,343 @@ func (x *AgentAck) GetStaleAfterS() float64 {
 	return 0
 }
 
+// Instance is one LLM serving instance as the inference scheduler sees it
+// when a request arrives (env/infer's InstanceState).
+type Instance struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id names the instance in the answer and the decision log.
+	Id   string       `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Role InstanceRole `protobuf:"varint,2,opt,name=role,proto3,enum=drover.v1.InstanceRole" json:"role,omitempty"`
+	// gpu is the GPU type (env/infer's GPUs: "a100-80gb", "a10g", ...) and
+	// tp the instance's GPUs.
+	Gpu string `protobuf:"bytes,3,opt,name=gpu,proto3" json:"gpu,omitempty"`
+	Tp  int32  `protobuf:"varint,4,opt,name=tp,proto3" json:"tp,omitempty"`
+	// pending_tokens is the work routed to it and not yet done: a routed
+	// prompt's tokens until the prompt completes, one per request it
+	// decodes until the request finishes.
+	PendingTokens int64 `protobuf:"varint,5,opt,name=pending_tokens,json=pendingTokens,proto3" json:"pending_tokens,omitempty"`
+	// reserved_bytes is the memory its routed requests need at most (their
+	// KV caches in full) plus the weights; used_bytes what is in use now;
+	// max_bytes its memory. Free KV memory is max_bytes - reserved_bytes.
+	ReservedBytes int64 `protobuf:"varint,6,opt,name=reserved_bytes,json=reservedBytes,proto3" json:"reserved_bytes,omitempty"`
+	UsedBytes     int64 `protobuf:"varint,7,opt,name=used_bytes,json=usedBytes,proto3" json:"used_bytes,omitempty"`
+	MaxBytes      int64 `protobuf:"varint,8,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`
+	// queued counts its waiting tasks, running those in its batch.
+	Queued        int32 `protobuf:"varint,9,opt,name=queued,proto3" json:"queued,omitempty"`
+	Running       int32 `protobuf:"varint,10,opt,name=running,proto3" json:"running,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Instance) Reset() {
+	*x = Instance{}
+	mi := &file_drover_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Instance) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Instance) ProtoMessage() {}
+
+func (x *Instance) ProtoReflect() protoreflect.Message {
+	mi := &file_drover_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Instance.ProtoReflect.Descriptor instead.
+func (*Instance) Descriptor() ([]byte, []int) {
+	return file_drover_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *Instance) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Instance) GetRole() InstanceRole {
+	if x != nil {
+		return x.Role
+	}
+	return InstanceRole_INSTANCE_COLOCATED
+}
+
+func (x *Instance) GetGpu() string {
+	if x != nil {
+		return x.Gpu
+	}
+	return ""
+}
+
+func (x *Instance) GetTp() int32 {
+	if x != nil {
+		return x.Tp
+	}
+	return 0
+}
+
+func (x *Instance) GetPendingTokens() int64 {
+	if x != nil {
+		return x.PendingTokens
+	}
+	return 0
+}
+
+func (x *Instance) GetReservedBytes() int64 {
+	if x != nil {
+		return x.ReservedBytes
+	}
+	return 0
+}
+
+func (x *Instance) GetUsedBytes() int64 {
+	if x != nil {
+		return x.UsedBytes
+	}
+	return 0
+}
+
+func (x *Instance) GetMaxBytes() int64 {
+	if x != nil {
+		return x.MaxBytes
+	}
+	return 0
+}
+
+func (x *Instance) GetQueued() int32 {
+	if x != nil {
+		return x.Queued
+	}
+	return 0
+}
+
+func (x *Instance) GetRunning() int32 {
+	if x != nil {
+		return x.Running
+	}
+	return 0
+}
+
+// RouteRequest asks where an arriving inference request runs.
+type RouteRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// request_id identifies the request in the decision log.
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// prompt_tokens and output_tokens are the request's lengths (the output
+	// as the client expects it).
+	PromptTokens int32 `protobuf:"varint,2,opt,name=prompt_tokens,json=promptTokens,proto3" json:"prompt_tokens,omitempty"`
+	OutputTokens int32 `protobuf:"varint,3,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
+	// instances are the deployment's instances, all of them, in a fixed
+	// order.
+	Instances []*Instance `protobuf:"bytes,4,rep,name=instances,proto3" json:"instances,omitempty"`
+	// unix_nanos is the client's clock at the arrival (0: the server's).
+	UnixNanos     int64 `protobuf:"varint,5,opt,name=unix_nanos,json=unixNanos,proto3" json:"unix_nanos,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RouteRequest) Reset() {
+	*x = RouteRequest{}
+	mi := &file_drover_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RouteRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RouteRequest) ProtoMessage() {}
+
+func (x *RouteRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_drover_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RouteRequest.ProtoReflect.Descriptor instead.
+func (*RouteRequest) Descriptor() ([]byte, []int) {
+	return file_drover_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *RouteRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *RouteRequest) GetPromptTokens() int32 {
+	if x != nil {
+		return x.PromptTokens
+	}
+	return 0
+}
+
+func (x *RouteRequest) GetOutputTokens() int32 {
+	if x != nil {
+		return x.OutputTokens
+	}
+	return 0
+}
+
+func (x *RouteRequest) GetInstances() []*Instance {
+	if x != nil {
+		return x.Instances
+	}
+	return nil
+}
+
+func (x *RouteRequest) GetUnixNanos() int64 {
+	if x != nil {
+		return x.UnixNanos
+	}
+	return 0
+}
+
+// RouteResponse is the routing decision.
+type RouteResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// decision_id identifies the decision in logs.
+	DecisionId string `protobuf:"bytes,1,opt,name=decision_id,json=decisionId,proto3" json:"decision_id,omitempty"`
+	// prefill and decode are indices into the request's instances (equal:
+	// both phases on one instance), prefill_id and decode_id their ids.
+	Prefill   int32  `protobuf:"varint,2,opt,name=prefill,proto3" json:"prefill,omitempty"`
+	Decode    int32  `protobuf:"varint,3,opt,name=decode,proto3" json:"decode,omitempty"`
+	PrefillId string `protobuf:"bytes,4,opt,name=prefill_id,json=prefillId,proto3" json:"prefill_id,omitempty"`
+	DecodeId  string `protobuf:"bytes,5,opt,name=decode_id,json=decodeId,proto3" json:"decode_id,omitempty"`
+	// kv_format names the KV cache's format (env/infer/kv's Format.Name:
+	// "fp16", "kvquant", "cachegen", "hack-pi64", ...).
+	KvFormat string `protobuf:"bytes,6,opt,name=kv_format,json=kvFormat,proto3" json:"kv_format,omitempty"`
+	// policy names the policy that answered ("heuristic:hack",
+	// "learned:pd-rl@v1"), source its kind.
+	Policy string `protobuf:"bytes,7,opt,name=policy,proto3" json:"policy,omitempty"`
+	Source Source `protobuf:"varint,8,opt,name=source,proto3,enum=drover.v1.Source" json:"source,omitempty"`
+	// model_version is the learned router's version ("" when none is
+	// loaded); reason says why this policy answered.
+	ModelVersion  string `protobuf:"bytes,9,opt,name=model_version,json=modelVersion,proto3" json:"model_version,omitempty"`
+	Reason        string `protobuf:"bytes,10,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RouteResponse) Reset() {
+	*x = RouteResponse{}
+	mi := &file_drover_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RouteResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RouteResponse) ProtoMessage() {}
+
+func (x *RouteResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_drover_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RouteResponse.ProtoReflect.Descriptor instead.
+func (*RouteResponse) Descriptor() ([]byte, []int) {
+	return file_drover_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *RouteResponse) GetDecisionId() string {
+	if x != nil {
+		return x.DecisionId
+	}
+	return ""
+}
+
+func (x *RouteResponse) GetPrefill() int32 {
+	if x != nil {
+		return x.Prefill
+	}
+	return 0
+}
+
+func (x *RouteResponse) GetDecode() int32 {
+	if x != nil {
+		return x.Decode
+	}
+	return 0
+}
+
+func (x *RouteResponse) GetPrefillId() string {
+	if x != nil {
+		return x.PrefillId
+	}
+	return ""
+}
+
+func (x *RouteResponse) GetDecodeId() string {
+	if x != nil {
+		return x.DecodeId
+	}
+	return ""
+}
+
+func (x *RouteResponse) GetKvFormat() string {
+	if x != nil {
+		return x.KvFormat
+	}
+	return ""
+}
+
+func (x *RouteResponse) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
+func (x *RouteResponse) GetSource() Source {
+	if x != nil {
+		return x.Source
+	}
+	return Source_SOURCE_UNSPECIFIED
+}
+
+func (x *RouteResponse) GetModelVersion() string {
+	if x != nil {
+		return x.ModelVersion
+	}
+	return ""
+}
+
+func (x *RouteResponse) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 var File_drover_proto protoreflect.FileDescriptor
 
 const file_drover_proto_rawDesc = "" +
@@ -2662,7 +3052,42 @@ const file_drover_proto_rawDesc = "" +
 	"\x04body\"K\n" +
 	"\bAgentAck\x12\x1b\n" +
 	"\tacked_seq\x18\x01 \x01(\x04R\backedSeq\x12\"\n" +
-	"\rstale_after_s\x18\x02 \x01(\x01R\vstaleAfterS*\"\n" +
+	"\rstale_after_s\x18\x02 \x01(\x01R\vstaleAfterS\"\xa5\x02\n" +
+	"\bInstance\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12+\n" +
+	"\x04role\x18\x02 \x01(\x0e2\x17.drover.v1.InstanceRoleR\x04role\x12\x10\n" +
+	"\x03gpu\x18\x03 \x01(\tR\x03gpu\x12\x0e\n" +
+	"\x02tp\x18\x04 \x01(\x05R\x02tp\x12%\n" +
+	"\x0epending_tokens\x18\x05 \x01(\x03R\rpendingTokens\x12%\n" +
+	"\x0ereserved_bytes\x18\x06 \x01(\x03R\rreservedBytes\x12\x1d\n" +
+	"\n" +
+	"used_bytes\x18\a \x01(\x03R\tusedBytes\x12\x1b\n" +
+	"\tmax_bytes\x18\b \x01(\x03R\bmaxBytes\x12\x16\n" +
+	"\x06queued\x18\t \x01(\x05R\x06queued\x12\x18\n" +
+	"\arunning\x18\n" +
+	" \x01(\x05R\arunning\"\xc9\x01\n" +
+	"\fRouteRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12#\n" +
+	"\rprompt_tokens\x18\x02 \x01(\x05R\fpromptTokens\x12#\n" +
+	"\routput_tokens\x18\x03 \x01(\x05R\foutputTokens\x121\n" +
+	"\tinstances\x18\x04 \x03(\v2\x13.drover.v1.InstanceR\tinstances\x12\x1d\n" +
+	"\n" +
+	"unix_nanos\x18\x05 \x01(\x03R\tunixNanos\"\xbb\x02\n" +
+	"\rRouteResponse\x12\x1f\n" +
+	"\vdecision_id\x18\x01 \x01(\tR\n" +
+	"decisionId\x12\x18\n" +
+	"\aprefill\x18\x02 \x01(\x05R\aprefill\x12\x16\n" +
+	"\x06decode\x18\x03 \x01(\x05R\x06decode\x12\x1d\n" +
+	"\n" +
+	"prefill_id\x18\x04 \x01(\tR\tprefillId\x12\x1b\n" +
+	"\tdecode_id\x18\x05 \x01(\tR\bdecodeId\x12\x1b\n" +
+	"\tkv_format\x18\x06 \x01(\tR\bkvFormat\x12\x16\n" +
+	"\x06policy\x18\a \x01(\tR\x06policy\x12)\n" +
+	"\x06source\x18\b \x01(\x0e2\x11.drover.v1.SourceR\x06source\x12#\n" +
+	"\rmodel_version\x18\t \x01(\tR\fmodelVersion\x12\x16\n" +
+	"\x06reason\x18\n" +
+	" \x01(\tR\x06reason*\"\n" +
 	"\x04Arch\x12\r\n" +
 	"\tARCH_RING\x10\x00\x12\v\n" +
 	"\aARCH_PS\x10\x01*H\n" +
@@ -2677,11 +3102,16 @@ const file_drover_proto_rawDesc = "" +
 	"\x06Source\x12\x16\n" +
 	"\x12SOURCE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10SOURCE_HEURISTIC\x10\x01\x12\x12\n" +
-	"\x0eSOURCE_LEARNED\x10\x022\xc5\x01\n" +
+	"\x0eSOURCE_LEARNED\x10\x02*Q\n" +
+	"\fInstanceRole\x12\x16\n" +
+	"\x12INSTANCE_COLOCATED\x10\x00\x12\x14\n" +
+	"\x10INSTANCE_PREFILL\x10\x01\x12\x13\n" +
+	"\x0fINSTANCE_DECODE\x10\x022\x81\x02\n" +
 	"\tScheduler\x12:\n" +
 	"\x05Place\x12\x17.drover.v1.PlaceRequest\x1a\x18.drover.v1.PlaceResponse\x12=\n" +
 	"\x06Report\x12\x18.drover.v1.ReportRequest\x1a\x19.drover.v1.ReportResponse\x12=\n" +
-	"\x06Status\x12\x18.drover.v1.StatusRequest\x1a\x19.drover.v1.StatusResponse2G\n" +
+	"\x06Status\x12\x18.drover.v1.StatusRequest\x1a\x19.drover.v1.StatusResponse\x12:\n" +
+	"\x05Route\x12\x17.drover.v1.RouteRequest\x1a\x18.drover.v1.RouteResponse2G\n" +
 	"\tTelemetry\x12:\n" +
 	"\x06Stream\x12\x17.drover.v1.AgentMessage\x1a\x13.drover.v1.AgentAck(\x010\x01B5Z3github.com/drover-sched/drover/serve/proto;droverpbb\x06proto3"
 
@@ -2697,80 +3127,89 @@ func file_drover_proto_rawDescGZIP() []byte {
 	return file_drover_proto_rawDescData
 }
 
-var file_drover_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_drover_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_drover_proto_goTypes = []any{
 	(Arch)(0),              // 0: drover.v1.Arch
 	(SyncKind)(0),          // 1: drover.v1.SyncKind
 	(Role)(0),              // 2: drover.v1.Role
 	(Source)(0),            // 3: drover.v1.Source
-	(*Node)(nil),           // 4: drover.v1.Node
-	(*Cluster)(nil),        // 5: drover.v1.Cluster
-	(*Job)(nil),            // 6: drover.v1.Job
-	(*PlaceRequest)(nil),   // 7: drover.v1.PlaceRequest
-	(*Sync)(nil),           // 8: drover.v1.Sync
-	(*Assignment)(nil),     // 9: drover.v1.Assignment
-	(*PlaceResponse)(nil),  // 10: drover.v1.PlaceResponse
-	(*Started)(nil),        // 11: drover.v1.Started
-	(*Iterations)(nil),     // 12: drover.v1.Iterations
-	(*Finished)(nil),       // 13: drover.v1.Finished
-	(*Outcome)(nil),        // 14: drover.v1.Outcome
-	(*ReportRequest)(nil),  // 15: drover.v1.ReportRequest
-	(*ReportResponse)(nil), // 16: drover.v1.ReportResponse
-	(*StatusRequest)(nil),  // 17: drover.v1.StatusRequest
-	(*StatusResponse)(nil), // 18: drover.v1.StatusResponse
-	(*LiveState)(nil),      // 19: drover.v1.LiveState
-	(*LiveNode)(nil),       // 20: drover.v1.LiveNode
-	(*AgentHello)(nil),     // 21: drover.v1.AgentHello
-	(*GPUReading)(nil),     // 22: drover.v1.GPUReading
-	(*NodeSample)(nil),     // 23: drover.v1.NodeSample
-	(*JobIterations)(nil),  // 24: drover.v1.JobIterations
-	(*Gap)(nil),            // 25: drover.v1.Gap
-	(*AgentMessage)(nil),   // 26: drover.v1.AgentMessage
-	(*AgentAck)(nil),       // 27: drover.v1.AgentAck
-	nil,                    // 28: drover.v1.StatusResponse.DecisionsEntry
-	nil,                    // 29: drover.v1.StatusResponse.FallbacksEntry
-	nil,                    // 30: drover.v1.StatusResponse.OutcomesEntry
-	nil,                    // 31: drover.v1.StatusResponse.ShadowEntry
+	(InstanceRole)(0),      // 4: drover.v1.InstanceRole
+	(*Node)(nil),           // 5: drover.v1.Node
+	(*Cluster)(nil),        // 6: drover.v1.Cluster
+	(*Job)(nil),            // 7: drover.v1.Job
+	(*PlaceRequest)(nil),   // 8: drover.v1.PlaceRequest
+	(*Sync)(nil),           // 9: drover.v1.Sync
+	(*Assignment)(nil),     // 10: drover.v1.Assignment
+	(*PlaceResponse)(nil),  // 11: drover.v1.PlaceResponse
+	(*Started)(nil),        // 12: drover.v1.Started
+	(*Iterations)(nil),     // 13: drover.v1.Iterations
+	(*Finished)(nil),       // 14: drover.v1.Finished
+	(*Outcome)(nil),        // 15: drover.v1.Outcome
+	(*ReportRequest)(nil),  // 16: drover.v1.ReportRequest
+	(*ReportResponse)(nil), // 17: drover.v1.ReportResponse
+	(*StatusRequest)(nil),  // 18: drover.v1.StatusRequest
+	(*StatusResponse)(nil), // 19: drover.v1.StatusResponse
+	(*LiveState)(nil),      // 20: drover.v1.LiveState
+	(*LiveNode)(nil),       // 21: drover.v1.LiveNode
+	(*AgentHello)(nil),     // 22: drover.v1.AgentHello
+	(*GPUReading)(nil),     // 23: drover.v1.GPUReading
+	(*NodeSample)(nil),     // 24: drover.v1.NodeSample
+	(*JobIterations)(nil),  // 25: drover.v1.JobIterations
+	(*Gap)(nil),            // 26: drover.v1.Gap
+	(*AgentMessage)(nil),   // 27: drover.v1.AgentMessage
+	(*AgentAck)(nil),       // 28: drover.v1.AgentAck
+	(*Instance)(nil),       // 29: drover.v1.Instance
+	(*RouteRequest)(nil),   // 30: drover.v1.RouteRequest
+	(*RouteResponse)(nil),  // 31: drover.v1.RouteResponse
+	nil,                    // 32: drover.v1.StatusResponse.DecisionsEntry
+	nil,                    // 33: drover.v1.StatusResponse.FallbacksEntry
+	nil,                    // 34: drover.v1.StatusResponse.OutcomesEntry
+	nil,                    // 35: drover.v1.StatusResponse.ShadowEntry
 }
 var file_drover_proto_depIdxs = []int32{
-	4,  // 0: drover.v1.Cluster.nodes:type_name -> drover.v1.Node
+	5,  // 0: drover.v1.Cluster.nodes:type_name -> drover.v1.Node
 	0,  // 1: drover.v1.Job.arch:type_name -> drover.v1.Arch
-	6,  // 2: drover.v1.PlaceRequest.job:type_name -> drover.v1.Job
-	5,  // 3: drover.v1.PlaceRequest.cluster:type_name -> drover.v1.Cluster
+	7,  // 2: drover.v1.PlaceRequest.job:type_name -> drover.v1.Job
+	6,  // 3: drover.v1.PlaceRequest.cluster:type_name -> drover.v1.Cluster
 	1,  // 4: drover.v1.Sync.kind:type_name -> drover.v1.SyncKind
 	2,  // 5: drover.v1.Assignment.role:type_name -> drover.v1.Role
-	9,  // 6: drover.v1.PlaceResponse.assignments:type_name -> drover.v1.Assignment
-	8,  // 7: drover.v1.PlaceResponse.sync:type_name -> drover.v1.Sync
+	10, // 6: drover.v1.PlaceResponse.assignments:type_name -> drover.v1.Assignment
+	9,  // 7: drover.v1.PlaceResponse.sync:type_name -> drover.v1.Sync
 	3,  // 8: drover.v1.PlaceResponse.source:type_name -> drover.v1.Source
-	11, // 9: drover.v1.Outcome.started:type_name -> drover.v1.Started
-	12, // 10: drover.v1.Outcome.iterations:type_name -> drover.v1.Iterations
-	13, // 11: drover.v1.Outcome.finished:type_name -> drover.v1.Finished
-	14, // 12: drover.v1.ReportRequest.outcomes:type_name -> drover.v1.Outcome
-	28, // 13: drover.v1.StatusResponse.decisions:type_name -> drover.v1.StatusResponse.DecisionsEntry
-	29, // 14: drover.v1.StatusResponse.fallbacks:type_name -> drover.v1.StatusResponse.FallbacksEntry
-	30, // 15: drover.v1.StatusResponse.outcomes:type_name -> drover.v1.StatusResponse.OutcomesEntry
-	31, // 16: drover.v1.StatusResponse.shadow:type_name -> drover.v1.StatusResponse.ShadowEntry
-	19, // 17: drover.v1.StatusResponse.live:type_name -> drover.v1.LiveState
-	20, // 18: drover.v1.LiveState.node_list:type_name -> drover.v1.LiveNode
-	22, // 19: drover.v1.NodeSample.gpus:type_name -> drover.v1.GPUReading
-	21, // 20: drover.v1.AgentMessage.hello:type_name -> drover.v1.AgentHello
-	23, // 21: drover.v1.AgentMessage.sample:type_name -> drover.v1.NodeSample
-	24, // 22: drover.v1.AgentMessage.iterations:type_name -> drover.v1.JobIterations
-	25, // 23: drover.v1.AgentMessage.gap:type_name -> drover.v1.Gap
-	7,  // 24: drover.v1.Scheduler.Place:input_type -> drover.v1.PlaceRequest
-	15, // 25: drover.v1.Scheduler.Report:input_type -> drover.v1.ReportRequest
-	17, // 26: drover.v1.Scheduler.Status:input_type -> drover.v1.StatusRequest
-	26, // 27: drover.v1.Telemetry.Stream:input_type -> drover.v1.AgentMessage
-	10, // 28: drover.v1.Scheduler.Place:output_type -> drover.v1.PlaceResponse
-	16, // 29: drover.v1.Scheduler.Report:output_type -> drover.v1.ReportResponse
-	18, // 30: drover.v1.Scheduler.Status:output_type -> drover.v1.StatusResponse
-	27, // 31: drover.v1.Telemetry.Stream:output_type -> drover.v1.AgentAck
-	28, // [28:32] is the sub-list for method output_type
-	24, // [24:28] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	12, // 9: drover.v1.Outcome.started:type_name -> drover.v1.Started
+	13, // 10: drover.v1.Outcome.iterations:type_name -> drover.v1.Iterations
+	14, // 11: drover.v1.Outcome.finished:type_name -> drover.v1.Finished
+	15, // 12: drover.v1.ReportRequest.outcomes:type_name -> drover.v1.Outcome
+	32, // 13: drover.v1.StatusResponse.decisions:type_name -> drover.v1.StatusResponse.DecisionsEntry
+	33, // 14: drover.v1.StatusResponse.fallbacks:type_name -> drover.v1.StatusResponse.FallbacksEntry
+	34, // 15: drover.v1.StatusResponse.outcomes:type_name -> drover.v1.StatusResponse.OutcomesEntry
+	35, // 16: drover.v1.StatusResponse.shadow:type_name -> drover.v1.StatusResponse.ShadowEntry
+	20, // 17: drover.v1.StatusResponse.live:type_name -> drover.v1.LiveState
+	21, // 18: drover.v1.LiveState.node_list:type_name -> drover.v1.LiveNode
+	23, // 19: drover.v1.NodeSample.gpus:type_name -> drover.v1.GPUReading
+	22, // 20: drover.v1.AgentMessage.hello:type_name -> drover.v1.AgentHello
+	24, // 21: drover.v1.AgentMessage.sample:type_name -> drover.v1.NodeSample
+	25, // 22: drover.v1.AgentMessage.iterations:type_name -> drover.v1.JobIterations
+	26, // 23: drover.v1.AgentMessage.gap:type_name -> drover.v1.Gap
+	4,  // 24: drover.v1.Instance.role:type_name -> drover.v1.InstanceRole
+	29, // 25: drover.v1.RouteRequest.instances:type_name -> drover.v1.Instance
+	3,  // 26: drover.v1.RouteResponse.source:type_name -> drover.v1.Source
+	8,  // 27: drover.v1.Scheduler.Place:input_type -> drover.v1.PlaceRequest
+	16, // 28: drover.v1.Scheduler.Report:input_type -> drover.v1.ReportRequest
+	18, // 29: drover.v1.Scheduler.Status:input_type -> drover.v1.StatusRequest
+	30, // 30: drover.v1.Scheduler.Route:input_type -> drover.v1.RouteRequest
+	27, // 31: drover.v1.Telemetry.Stream:input_type -> drover.v1.AgentMessage
+	11, // 32: drover.v1.Scheduler.Place:output_type -> drover.v1.PlaceResponse
+	17, // 33: drover.v1.Scheduler.Report:output_type -> drover.v1.ReportResponse
+	19, // 34: drover.v1.Scheduler.Status:output_type -> drover.v1.StatusResponse
+	31, // 35: drover.v1.Scheduler.Route:output_type -> drover.v1.RouteResponse
+	28, // 36: drover.v1.Telemetry.Stream:output_type -> drover.v1.AgentAck
+	32, // [32:37] is the sub-list for method output_type
+	27, // [27:32] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_drover_proto_init() }
@@ -2794,8 +3233,8 @@ func file_drover_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_drover_proto_rawDesc), len(file_drover_proto_rawDesc)),
-			NumEnums:      4,
-			NumMessages:   28,
+			NumEnums:      5,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

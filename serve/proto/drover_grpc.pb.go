@@ -27,6 +27,7 @@ const (
 	Scheduler_Place_FullMethodName  = "/drover.v1.Scheduler/Place"
 	Scheduler_Report_FullMethodName = "/drover.v1.Scheduler/Report"
 	Scheduler_Status_FullMethodName = "/drover.v1.Scheduler/Status"
+	Scheduler_Route_FullMethodName  = "/drover.v1.Scheduler/Route"
 )
 
 // SchedulerClient is the client API for Scheduler service.
@@ -43,6 +44,10 @@ type SchedulerClient interface {
 	Report(ctx context.Context, in *ReportRequest, opts ...grpc.CallOption) (*ReportResponse, error)
 	// Status returns the active policy, its version and verdict, and counters.
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
+	// Route decides where an arriving LLM inference request runs in a
+	// disaggregated deployment: its prefill instance, its decode instance
+	// and its KV cache's format (issue 34; policies/pdrl).
+	Route(ctx context.Context, in *RouteRequest, opts ...grpc.CallOption) (*RouteResponse, error)
 }
 
 type schedulerClient struct {
@@ -83,6 +88,16 @@ func (c *schedulerClient) Status(ctx context.Context, in *StatusRequest, opts ..
 	return out, nil
 }
 
+func (c *schedulerClient) Route(ctx context.Context, in *RouteRequest, opts ...grpc.CallOption) (*RouteResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RouteResponse)
+	err := c.cc.Invoke(ctx, Scheduler_Route_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SchedulerServer is the server API for Scheduler service.
 // All implementations must embed UnimplementedSchedulerServer
 // for forward compatibility.
@@ -97,6 +112,10 @@ type SchedulerServer interface {
 	Report(context.Context, *ReportRequest) (*ReportResponse, error)
 	// Status returns the active policy, its version and verdict, and counters.
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
+	// Route decides where an arriving LLM inference request runs in a
+	// disaggregated deployment: its prefill instance, its decode instance
+	// and its KV cache's format (issue 34; policies/pdrl).
+	Route(context.Context, *RouteRequest) (*RouteResponse, error)
 	mustEmbedUnimplementedSchedulerServer()
 }
 
@@ -115,6 +134,9 @@ func (UnimplementedSchedulerServer) Report(context.Context, *ReportRequest) (*Re
 }
 func (UnimplementedSchedulerServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
+}
+func (UnimplementedSchedulerServer) Route(context.Context, *RouteRequest) (*RouteResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Route not implemented")
 }
 func (UnimplementedSchedulerServer) mustEmbedUnimplementedSchedulerServer() {}
 func (UnimplementedSchedulerServer) testEmbeddedByValue()                   {}
@@ -191,6 +213,24 @@ func _Scheduler_Status_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Scheduler_Route_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RouteRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SchedulerServer).Route(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Scheduler_Route_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SchedulerServer).Route(ctx, req.(*RouteRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Scheduler_ServiceDesc is the grpc.ServiceDesc for Scheduler service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -209,6 +249,10 @@ var Scheduler_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Status",
 			Handler:    _Scheduler_Status_Handler,
+		},
+		{
+			MethodName: "Route",
+			Handler:    _Scheduler_Route_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1,0 +1,228 @@
+package serve_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/drover-sched/drover/datasets/llm"
+	"github.com/drover-sched/drover/env/infer"
+	"github.com/drover-sched/drover/env/infer/kv"
+	"github.com/drover-sched/drover/env/infergym"
+	"github.com/drover-sched/drover/internal/sharedtraces"
+	"github.com/drover-sched/drover/policies/pdrl"
+	"github.com/drover-sched/drover/serve"
+	pb "github.com/drover-sched/drover/serve/proto"
+)
+
+// routeFixture is pd-rl's deployment and the first 60 s of the Azure 2023
+// conv trace (arrivals shifted by 1 s).
+func routeFixture(tb testing.TB) (infer.Config, []infer.Request) {
+	tb.Helper()
+	data, err := os.ReadFile(sharedtraces.Path(tb, "llm", "calibration", "splitwise_perf_model.csv"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	perf, err := infer.ParsePerfTable(data)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tr, err := llm.ReadFile(sharedtraces.Path(tb, "llm", "azure_llm_2023", "AzureLLMInferenceTrace_conv.csv"), llm.FormatAzure, llm.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	reqs, err := llm.Replay{Duration: 60, Shift: 1}.Apply(tr.Requests)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return infergym.Deployment(perf), reqs
+}
+
+func routeEncoding(c infer.Config) infergym.Config {
+	return infergym.Config{Arch: c.Model.Arch, LinkBytesPerSec: c.Link.BytesPerSec}
+}
+
+// lastValid is a stand-in learned actor: the last valid joint action.
+func lastValid(_ []float64, mask []bool) int {
+	for a := len(mask) - 1; a >= 0; a-- {
+		if mask[a] {
+			return a
+		}
+	}
+	return -1
+}
+
+// servedRun replays reqs through the server: at each arrival the
+// simulator's instances go to Route and its answer is applied.
+func servedRun(t *testing.T, client pb.SchedulerClient, cfg infer.Config, reqs []infer.Request) (*infer.Sim, []*pb.RouteResponse) {
+	t.Helper()
+	s, err := infer.New(cfg, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st infergym.State
+	var answers []*pb.RouteResponse
+	for {
+		r, v, err := s.Next()
+		if err == infer.ErrDone {
+			return s, answers
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		st = infergym.StateOf(v, st)
+		resp, err := client.Route(context.Background(), &pb.RouteRequest{RequestId: fmt.Sprint(r.ID), PromptTokens: int32(r.Prompt),
+			OutputTokens: int32(r.Output), Instances: serve.RouteInstances(st), UnixNanos: int64(1e9 * (1 + v.Now()))})
+		if err != nil {
+			t.Fatalf("request %d: %v", r.ID, err)
+		}
+		f, err := kv.Parse(resp.KvFormat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Apply(infer.Decision{Prefill: int(resp.Prefill), Decode: int(resp.Decode), Format: f}); err != nil {
+			t.Fatal(err)
+		}
+		answers = append(answers, resp)
+	}
+}
+
+// localRun routes reqs with d in process.
+func localRun(t *testing.T, cfg infer.Config, reqs []infer.Request, d pdrl.Decider) *infer.Sim {
+	t.Helper()
+	s, err := infer.New(cfg, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Run(pdrl.Router(d)); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestRouteEndToEnd replays a trace window through the policy server over
+// bufconn: every request is routed and logged, and the simulation of the
+// served decisions is the simulation of routing locally, request by
+// request and in its summary: with HACK's router while the learned one
+// has not passed the gate, and with the learned one once it has.
+func TestRouteEndToEnd(t *testing.T) {
+	cfg, reqs := routeFixture(t)
+	enc := routeEncoding(cfg)
+	learned := func() *pdrl.Policy {
+		p, err := pdrl.New(enc, lastValid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		name      string
+		converged bool
+		local     pdrl.Decider
+		source    pb.Source
+		policy    string
+		reason    string
+	}{
+		{"not converged: HACK answers", false, pdrl.NewHACK(), pb.Source_SOURCE_HEURISTIC, "heuristic:hack", "fallback: " + serve.FallbackNotConverged},
+		{"converged: pd-rl answers", true, learned(), pb.Source_SOURCE_LEARNED, "learned:pd-rl@v1", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sink := &serve.MemorySink{}
+			h := startBufconn(t, serve.ServerConfig{}, serve.WithSink(sink),
+				serve.WithRouter(serve.RouteConfig{Encoder: enc, Learned: learned, Version: "v1", Converged: tt.converged}))
+			served, answers := servedRun(t, h.client, cfg, reqs)
+			local := localRun(t, cfg, reqs, tt.local)
+			if len(answers) != len(reqs) {
+				t.Fatalf("%d answers for %d requests", len(answers), len(reqs))
+			}
+			for _, a := range answers {
+				if a.Source != tt.source || a.Policy != tt.policy || a.Reason != tt.reason {
+					t.Fatalf("answer %+v, want source %v policy %s reason %q", a, tt.source, tt.policy, tt.reason)
+				}
+			}
+			// %v prints each float in its shortest exact form (NaN as NaN).
+			if got, want := fmt.Sprintf("%+v", served.Results()), fmt.Sprintf("%+v", local.Results()); got != want {
+				t.Fatal("served results differ from the local run's")
+			}
+			if got, want := fmt.Sprintf("%+v", served.Summary()), fmt.Sprintf("%+v", local.Summary()); got != want {
+				t.Fatalf("served summary\n%s\nlocal\n%s", got, want)
+			}
+			if sum := served.Summary(); sum.Finished != len(reqs) {
+				t.Fatalf("%d of %d requests finished", sum.Finished, len(reqs))
+			}
+			recs := sink.Routes()
+			if len(recs) != len(reqs) {
+				t.Fatalf("%d route records for %d requests", len(recs), len(reqs))
+			}
+			for i, rr := range recs {
+				a := answers[i]
+				if rr.ID != a.DecisionId || rr.Policy != tt.policy || rr.Prefill != a.PrefillId || rr.Decode != a.DecodeId || rr.Format != a.KvFormat || rr.RequestID != fmt.Sprint(i) {
+					t.Fatalf("record %+v for answer %+v", rr, a)
+				}
+			}
+		})
+	}
+}
+
+// TestRouteErrors: a bad field is InvalidArgument naming it; a core
+// without a router answers FailedPrecondition.
+func TestRouteErrors(t *testing.T) {
+	cfg, _ := routeFixture(t)
+	h := startBufconn(t, serve.ServerConfig{}, serve.WithRouter(serve.RouteConfig{Encoder: routeEncoding(cfg)}))
+	good := func() *pb.RouteRequest {
+		return &pb.RouteRequest{PromptTokens: 10, OutputTokens: 5, Instances: []*pb.Instance{
+			{Id: "p", Role: pb.InstanceRole_INSTANCE_PREFILL, Gpu: "a100-80gb", Tp: 8, MaxBytes: 1 << 40},
+			{Id: "d", Role: pb.InstanceRole_INSTANCE_DECODE, Gpu: "a100-80gb", Tp: 8, MaxBytes: 1 << 40}}}
+	}
+	resp, err := h.client.Route(context.Background(), good())
+	if err != nil || resp.PrefillId != "p" || resp.DecodeId != "d" || resp.KvFormat != "hack-pi64" || resp.Reason != "fallback: "+serve.FallbackNoModel {
+		t.Fatalf("good request: %+v, %v", resp, err)
+	}
+	tests := []struct {
+		name  string
+		edit  func(*pb.RouteRequest)
+		field string
+	}{
+		{"no prompt", func(r *pb.RouteRequest) { r.PromptTokens = 0 }, "prompt_tokens"},
+		{"no instances", func(r *pb.RouteRequest) { r.Instances = nil }, "instances"},
+		{"unknown gpu", func(r *pb.RouteRequest) { r.Instances[1].Gpu = "tpu" }, "instances[1].gpu"},
+		{"negative pending", func(r *pb.RouteRequest) { r.Instances[0].PendingTokens = -1 }, "instances[0].pending_tokens"},
+		{"no decode pool", func(r *pb.RouteRequest) { r.Instances[1].Role = pb.InstanceRole_INSTANCE_PREFILL }, "instances"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := good()
+			tt.edit(r)
+			_, err := h.client.Route(context.Background(), r)
+			if s, _ := status.FromError(err); s.Code() != codes.InvalidArgument || len(s.Message()) < len(tt.field) || s.Message()[:len(tt.field)] != tt.field {
+				t.Fatalf("%v, want InvalidArgument on %s", err, tt.field)
+			}
+		})
+	}
+	plain := startBufconn(t, serve.ServerConfig{})
+	if _, err := plain.client.Route(context.Background(), good()); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("no router: %v, want FailedPrecondition", err)
+	}
+}
+
+// TestRouteLogRecord: a route goes to the decision log as a valid decision
+// record: the request as the job, the prefill and decode instances as the
+// workers, the KV format in the sync column.
+func TestRouteLogRecord(t *testing.T) {
+	rr := &serve.RouteRecord{ID: "x-1", At: time.Unix(5, 0), RequestID: "17", Prompt: 900, Output: 40, Instances: 5,
+		Prefill: "2", Decode: "3", Format: "hack-pi64", Source: "heuristic", Policy: "heuristic:hack", Fallback: serve.FallbackNoModel}
+	r := serve.LogRecord(rr)
+	if err := r.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	d := r.Decision
+	if d.RequestID != "x-1" || d.JobID != "17" || len(d.Workers) != 2 || d.Workers[0] != "2" || d.Workers[1] != "3" || d.Sync != "hack-pi64" || d.Source != "heuristic:hack" {
+		t.Fatalf("logged as %+v", d)
+	}
+}
