@@ -55,7 +55,7 @@ func WithRouter(cfg RouteConfig) Option {
 		if _, err := infergym.NewEncoder(cfg.Encoder); err != nil {
 			return err
 		}
-		rs := &routeState{heuristic: pdrl.NewHACK(), version: cfg.Version, converged: cfg.Converged}
+		rs := &routeState{heuristic: pdrl.NewHACK(cfg.Encoder.Arch), version: cfg.Version, converged: cfg.Converged}
 		if cfg.Learned != nil {
 			rs.learned = cfg.Learned()
 		}

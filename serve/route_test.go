@@ -128,7 +128,7 @@ func TestRouteEndToEnd(t *testing.T) {
 		policy    string
 		reason    string
 	}{
-		{"not converged: HACK answers", false, pdrl.NewHACK(), pb.Source_SOURCE_HEURISTIC, "heuristic:hack", "fallback: " + serve.FallbackNotConverged},
+		{"not converged: HACK answers", false, pdrl.NewHACK(enc.Arch), pb.Source_SOURCE_HEURISTIC, "heuristic:hack", "fallback: " + serve.FallbackNotConverged},
 		{"converged: pd-rl answers", true, learned(), pb.Source_SOURCE_LEARNED, "learned:pd-rl@v1", ""},
 	}
 	for _, tt := range tests {
@@ -193,7 +193,8 @@ func TestRouteErrors(t *testing.T) {
 		{"no instances", func(r *pb.RouteRequest) { r.Instances = nil }, "instances"},
 		{"unknown gpu", func(r *pb.RouteRequest) { r.Instances[1].Gpu = "tpu" }, "instances[1].gpu"},
 		{"negative pending", func(r *pb.RouteRequest) { r.Instances[0].PendingTokens = -1 }, "instances[0].pending_tokens"},
-		{"no decode pool", func(r *pb.RouteRequest) { r.Instances[1].Role = pb.InstanceRole_INSTANCE_PREFILL }, "instances"},
+		{"unknown role", func(r *pb.RouteRequest) { r.Instances[1].Role = 7 }, "instances[1].role"},
+		{"no memory", func(r *pb.RouteRequest) { r.Instances[0].MaxBytes = 0 }, "instances[0].max_bytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

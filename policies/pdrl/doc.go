@@ -21,7 +21,7 @@
 // # Usage
 //
 //	s, _ := infer.New(infergym.Deployment(perf), reqs)
-//	sum, err := s.Run(pdrl.Router(pdrl.NewHACK()))
+//	sum, err := s.Run(pdrl.Router(pdrl.NewHACK(kv.Llama2_70B)))
 //
 //	_, newPolicy, err := pdrl.Load("checkpoints/pd-rl", infergym.Config{Arch: kv.Llama2_70B, LinkBytesPerSec: bw})
 //	sum, err = s2.Run(pdrl.Router(newPolicy()))

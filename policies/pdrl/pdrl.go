@@ -3,7 +3,6 @@ package pdrl
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/drover-sched/drover/env/infer"
 	"github.com/drover-sched/drover/env/infer/kv"
@@ -43,39 +42,65 @@ func (r *router) Route(v *infer.View, req infer.Request) (infer.Decision, error)
 	return r.d.Decide(r.s, req)
 }
 
-// HACK is HACK's router (arXiv 2502.03589; the HKVQ artifact's proxy):
-// the prompt goes to the prefill instance with the fewest queued tokens,
-// the decode to the decode instance with the fewest, the lower index on
-// ties, and the KV cache travels in HACK's format. Colocated instances
-// count in both pools. It reads no memory: the simulator queues what does
-// not fit.
+// HACK is HACK's router (arXiv 2502.03589; the HKVQ artifact's proxy) as
+// a Decider, the rule of policies/hack's Router on a State (TestHACKIsHACK
+// checks they decide alike): the prompt goes to the prefill instance with
+// the fewest pending tokens, the decode to the decode instance with the
+// fewest among those whose memory can still take the request's whole KV
+// cache in Format (all of them if none can), the first on a tie; without
+// prefill or decode instances both phases run on the instance with the
+// fewest pending tokens.
 type HACK struct {
 	// Format is the requests' KV format (NewHACK: HACK with Pi = 64).
 	Format kv.Format
+	// Arch is the served model's architecture, which sizes the format.
+	Arch kv.Arch
 }
 
 var _ Decider = (*HACK)(nil)
 
-// NewHACK returns HACK's router with Pi = 64, the artifact's default
-// partition.
-func NewHACK() *HACK { return &HACK{Format: kv.HACKPi(64)} }
+// NewHACK returns HACK's router for a model of architecture a, with
+// Pi = 64, the artifact's default partition.
+func NewHACK(a kv.Arch) *HACK { return &HACK{Format: kv.HACKPi(64), Arch: a} }
 
 // Decide implements Decider.
-func (h *HACK) Decide(s infergym.State, _ infer.Request) (infer.Decision, error) {
-	pre, dec := -1, -1
-	var preTok, decTok int64 = math.MaxInt64, math.MaxInt64
+func (h *HACK) Decide(s infergym.State, r infer.Request) (infer.Decision, error) {
+	need := int64(-1)
+	if h.Format == (kv.Format{}) {
+		need = int64(r.Prompt+r.Output) * h.Arch.KVBytesPerToken()
+	} else if h.Arch != (kv.Arch{}) && h.Format.Check(h.Arch) == nil {
+		need = h.Format.StoredBytes(h.Arch, r.Prompt+r.Output)
+	}
+	pre, dec, col, fit := -1, -1, -1, -1
+	fewer := func(i, j int) bool { return j < 0 || s.Instances[i].PendingTokens < s.Instances[j].PendingTokens }
 	for i, st := range s.Instances {
-		if st.Role != infer.Decode && st.PendingTokens < preTok {
-			pre, preTok = i, st.PendingTokens
+		if fewer(i, col) {
+			col = i
 		}
-		if st.Role != infer.Prefill && st.PendingTokens < decTok {
-			dec, decTok = i, st.PendingTokens
+		switch st.Role {
+		case infer.Prefill:
+			if fewer(i, pre) {
+				pre = i
+			}
+		case infer.Decode:
+			if fewer(i, dec) {
+				dec = i
+			}
+			if need >= 0 && st.ReservedBytes+need <= st.MaxBytes && fewer(i, fit) {
+				fit = i
+			}
 		}
 	}
-	if pre < 0 || dec < 0 {
-		return infer.Decision{}, ErrNoInstances
+	if fit >= 0 {
+		dec = fit
 	}
-	return infer.Decision{Prefill: pre, Decode: dec, Format: h.Format}, nil
+	switch {
+	case pre >= 0 && dec >= 0:
+		return infer.Decision{Prefill: pre, Decode: dec, Format: h.Format}, nil
+	case col >= 0:
+		return infer.Decision{Prefill: col, Decode: col, Format: h.Format}, nil
+	}
+	return infer.Decision{}, ErrNoInstances
 }
 
 // Actor picks a joint action (infergym.Encoder's) for an observation among

@@ -1,6 +1,9 @@
 package pdrl
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/drover-sched/drover/agents/nn"
@@ -8,10 +11,19 @@ import (
 	"github.com/drover-sched/drover/env/infer"
 	"github.com/drover-sched/drover/env/infer/kv"
 	"github.com/drover-sched/drover/env/infergym"
+	"github.com/drover-sched/drover/internal/sharedtraces"
+	"github.com/drover-sched/drover/policies/hack"
 )
 
 func inst(role infer.Role, pending int64) infer.InstanceState {
 	return infer.InstanceState{Role: role, GPU: "a100-80gb", TP: 8, PendingTokens: pending, MaxBytes: 8 * (80 << 30)}
+}
+
+// full is an instance whose routed requests reserve all its memory.
+func full(role infer.Role, pending int64) infer.InstanceState {
+	s := inst(role, pending)
+	s.ReservedBytes = s.MaxBytes
+	return s
 }
 
 func encCfg() infergym.Config {
@@ -19,8 +31,9 @@ func encCfg() infergym.Config {
 }
 
 // TestHACK: the prefill and decode instances with the fewest queued
-// tokens of their pools (colocated ones in both), the lower index on
-// ties, in HACK's format; no pool is an error.
+// tokens of their pools, the lower index on ties, the decode among those
+// the cache fits, in HACK's format; colocated instances only when a pool
+// is empty; no instance is an error.
 func TestHACK(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -29,18 +42,21 @@ func TestHACK(t *testing.T) {
 	}{
 		{"disaggregated", []infer.InstanceState{inst(infer.Prefill, 9), inst(infer.Decode, 5), inst(infer.Prefill, 3), inst(infer.Decode, 5)}, 2, 1},
 		{"decode's load does not count for prefill", []infer.InstanceState{inst(infer.Decode, 0), inst(infer.Prefill, 7)}, 1, 0},
-		{"colocated in both pools", []infer.InstanceState{inst(infer.Prefill, 9), inst(infer.Colocated, 1), inst(infer.Decode, 4)}, 1, 1},
+		{"colocated ones only without a pool", []infer.InstanceState{inst(infer.Prefill, 9), inst(infer.Colocated, 1), inst(infer.Decode, 4)}, 0, 2},
+		{"all colocated", []infer.InstanceState{inst(infer.Colocated, 9), inst(infer.Colocated, 1), inst(infer.Colocated, 4)}, 1, 1},
+		{"decode where the cache fits", []infer.InstanceState{inst(infer.Prefill, 9), full(infer.Decode, 1), inst(infer.Decode, 4)}, 0, 2},
+		{"fewest pending when none fits", []infer.InstanceState{inst(infer.Prefill, 9), full(infer.Decode, 1), full(infer.Decode, 4)}, 0, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := NewHACK().Decide(infergym.State{Instances: tt.s}, infer.Request{Prompt: 10, Output: 10})
+			d, err := NewHACK(kv.Llama2_70B).Decide(infergym.State{Instances: tt.s}, infer.Request{Prompt: 10, Output: 10})
 			if err != nil || d.Prefill != tt.pre || d.Decode != tt.dec || d.Format != kv.HACKPi(64) {
 				t.Fatalf("got %+v, %v; want prefill %d decode %d hack-pi64", d, err, tt.pre, tt.dec)
 			}
 		})
 	}
-	if _, err := NewHACK().Decide(infergym.State{Instances: []infer.InstanceState{inst(infer.Decode, 0)}}, infer.Request{Prompt: 1, Output: 1}); err != ErrNoInstances {
-		t.Fatalf("no prefill instance: %v, want ErrNoInstances", err)
+	if _, err := NewHACK(kv.Llama2_70B).Decide(infergym.State{}, infer.Request{Prompt: 1, Output: 1}); err != ErrNoInstances {
+		t.Fatalf("no instance: %v, want ErrNoInstances", err)
 	}
 }
 
@@ -52,11 +68,11 @@ func TestTeacherAndPolicy(t *testing.T) {
 	s := infergym.State{Instances: []infer.InstanceState{inst(infer.Prefill, 9), inst(infer.Decode, 5), inst(infer.Prefill, 3), inst(infer.Decode, 2)}}
 	r := infer.Request{Prompt: 100, Output: 20}
 	var got []Sample
-	tc, err := Teacher(encCfg(), NewHACK(), func(x Sample) { got = append(got, x) })
+	tc, err := Teacher(encCfg(), NewHACK(kv.Llama2_70B), func(x Sample) { got = append(got, x) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := NewHACK().Decide(s, r)
+	want, _ := NewHACK(kv.Llama2_70B).Decide(s, r)
 	d, err := tc.Decide(s, r)
 	if err != nil || d != want {
 		t.Fatalf("teacher decided %+v %v, want HACK's %+v", d, err, want)
@@ -103,5 +119,59 @@ func TestFromCheckpoint(t *testing.T) {
 	wide.Slots = 3
 	if _, err := FromCheckpoint(m, nets, wide); err == nil {
 		t.Error("a checkpoint of 2 slots loaded for 3")
+	}
+}
+
+// both routes with policies/hack's Router and fails the run when HACK's
+// Decider decides otherwise on the same arrival.
+type both struct {
+	ref *hack.Router
+	dec *HACK
+	s   infergym.State
+	n   int
+}
+
+func (b *both) Route(v *infer.View, r infer.Request) (infer.Decision, error) {
+	want, err := b.ref.Route(v, r)
+	if err != nil {
+		return want, err
+	}
+	b.s = infergym.StateOf(v, b.s)
+	got, err := b.dec.Decide(b.s, r)
+	if err != nil || got != want {
+		return want, fmt.Errorf("request %d: decided %+v (%v), policies/hack %+v", r.ID, got, err, want)
+	}
+	b.n++
+	return want, nil
+}
+
+// TestHACKIsHACK: on every arrival of 400 s of Poisson arrivals at 6 per
+// second on pd-rl's deployment (queues build and decode memory fills),
+// the Decider decides as policies/hack's Router.
+func TestHACKIsHACK(t *testing.T) {
+	data, err := os.ReadFile(sharedtraces.Path(t, "llm", "calibration", "splitwise_perf_model.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	perf, err := infer.ParsePerfTable(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	var reqs []infer.Request
+	for at := 1.0; at < 400; at += rng.ExpFloat64() / 6 {
+		reqs = append(reqs, infer.Request{ID: len(reqs), Arrival: at, Prompt: 100 + rng.IntN(4000), Output: 10 + rng.IntN(800)})
+	}
+	cfg := infergym.Deployment(perf)
+	s, err := infer.New(cfg, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &both{ref: hack.New(kv.HACKPi(64)), dec: NewHACK(cfg.Model.Arch)}
+	if _, err := s.Run(b); err != nil {
+		t.Fatal(err)
+	}
+	if b.n != len(reqs) {
+		t.Fatalf("%d of %d decisions compared", b.n, len(reqs))
 	}
 }

@@ -14,8 +14,10 @@ import (
 	"github.com/drover-sched/drover/datasets/llm"
 	"github.com/drover-sched/drover/env/gym"
 	"github.com/drover-sched/drover/env/infer"
+	"github.com/drover-sched/drover/env/infer/kv"
 	"github.com/drover-sched/drover/env/infergym"
 	"github.com/drover-sched/drover/policies/gate"
+	"github.com/drover-sched/drover/policies/hack"
 	ppdrl "github.com/drover-sched/drover/policies/pdrl"
 )
 
@@ -154,7 +156,8 @@ func newEnv(c *Config) (*infergym.Env, error) {
 		}})
 }
 
-// Train clones HACK's router on TeacherEpisodes windows, then runs PPO
+// Train clones HACK's router (policies/pdrl.HACK, policies/hack's rule on
+// the encoder's State) on TeacherEpisodes windows, then runs PPO
 // from the cloned actor. The same config gives the same networks, bit for
 // bit.
 func Train(cfg Config) (Result, error) {
@@ -182,7 +185,7 @@ func Train(cfg Config) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
-		t, err := ppdrl.Teacher(cfg.Encoder, ppdrl.NewHACK(), func(s ppdrl.Sample) { samples = append(samples, s) })
+		t, err := ppdrl.Teacher(cfg.Encoder, ppdrl.NewHACK(cfg.Deploy.Model.Arch), func(s ppdrl.Sample) { samples = append(samples, s) })
 		if err != nil {
 			return Result{}, err
 		}
@@ -354,7 +357,8 @@ type Judgement struct {
 }
 
 // Judge runs the learned Decider (a fresh one per episode from newLearned)
-// and HACK's router on every held-out window and seed, and judges the
+// and HACK's router (policies/hack, Pi = 64) on every held-out window and
+// seed, and judges the
 // paired mean JCTs with policies/gate.
 func Judge(deploy infer.Config, trace []infer.Request, h HeldOut, seeds []uint64, newLearned func() ppdrl.Decider, g gate.Config) (Judgement, error) {
 	var j Judgement
@@ -365,18 +369,18 @@ func Judge(deploy infer.Config, trace []infer.Request, h HeldOut, seeds []uint64
 			if err != nil {
 				return j, err
 			}
-			run := func(d ppdrl.Decider) (infer.Summary, error) {
+			run := func(r infer.Router) (infer.Summary, error) {
 				s, err := infer.New(deploy, reqs)
 				if err != nil {
 					return infer.Summary{}, err
 				}
-				return s.Run(ppdrl.Router(d))
+				return s.Run(r)
 			}
-			ls, err := run(newLearned())
+			ls, err := run(ppdrl.Router(newLearned()))
 			if err != nil {
 				return j, fmt.Errorf("pdrl: learned on window %d seed %d: %w", w, seed, err)
 			}
-			bs, err := run(ppdrl.NewHACK())
+			bs, err := run(hack.New(kv.HACKPi(64)))
 			if err != nil {
 				return j, fmt.Errorf("pdrl: hack on window %d seed %d: %w", w, seed, err)
 			}
