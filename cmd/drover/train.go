@@ -47,7 +47,7 @@ type trainFlags struct {
 // defineTrainFlags defines drover train's flags on fs.
 func defineTrainFlags(fs *flag.FlagSet) *trainFlags {
 	f := new(trainFlags)
-	f.envName = fs.String("env", "placement", "environment: placement or sync (the built-in workload; learned vs the heuristics), sas-rl or strn-rl (the direct learned policies: node group x sync strategy per job, no heuristic in the loop; judged on the held-out built-in, Philly-late, Helios and PAI workloads), or cartpole (the known-answer check)")
+	f.envName = fs.String("env", "placement", "environment: placement or sync (the built-in workload; learned vs the heuristics), sas-rl or strn-rl (the direct learned policies: node group x sync strategy per job, no heuristic in the loop; judged on the held-out built-in, Philly-late, Helios and PAI workloads), pd-rl (the learned LLM inference router: prefill instance x KV format x decode instance per request, bc or ppo; judged by the gate against HACK on held-out windows of the Azure 2023 conv trace, read from ../shared/traces/llm), or cartpole (the known-answer check)")
 	f.algo = fs.String("algo", "ppo", "algorithm: ppo or dqn (cartpole, placement, sync); for sas-rl and strn-rl: bc (behaviour cloning of the heuristic), ppo (bc, then PPO), dqn, or the older candidate re-rankers bandit (a contextual bandit scoring each decision by counterfactual replays, or by its job's own slowdown with train.credit: own) and rerank-ppo")
 	f.steps = fs.Int("steps", 0, "environment steps, 1 to 1e9 (default: 500000 for cartpole, 100000 for placement)")
 	f.seed = fs.Uint64("seed", 1, "random seed")
@@ -77,6 +77,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if *f.envName == pdrlEnv {
+		return runTrainPDRL(f, given, stdout)
+	}
 	r, err := f.config(given)
 	if err != nil {
 		return err
