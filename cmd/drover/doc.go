@@ -8,7 +8,9 @@
 //	drover sim workload.csv     # a positional workload file is --workload
 //	drover version              # module version, VCS revision, Go version
 //	drover sim --workload ../shared/traces/philly/pollux_workloads/workload-6.csv --policy tiresias
-//	drover trace inspect FILE   # job count, time span, GPU histogram, durations
+//	drover trace inspect FILE   # job count, time span, GPU histogram, durations (or an LLM request trace's)
+//	drover infer sim            # LLM serving: the built-in requests on Splitwise-HA (--trace, --cluster, --router)
+//	drover infer eval --trace ../shared/traces/llm/azure_llm_2023/AzureLLMInferenceTrace_code.csv --duration 600
 //	drover trace convert -o OUT.parquet FILE
 //	drover trace synth > workload.csv
 //	drover profile fit -o env/profile/builtin.json ../shared/traces/pollux_apps

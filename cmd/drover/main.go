@@ -20,6 +20,7 @@ func commands() []command {
 	return []command{
 		{"sim", "replay a workload in the cluster simulator under a policy (sim FILE = sim --workload FILE)", runSim},
 		{"trace", "inspect, convert and synthesize workloads (inspect|convert|synth)", runTrace},
+		{"infer", "LLM inference serving: replay a request trace on prefill/decode instances under a router (sim), compare routers over seeds (eval)", runInfer},
 		{"profile", "fit the embedded model profiles from measurements (fit)", runProfile},
 		{"train", "train a policy: strn-rl and sas-rl (behaviour cloning, PPO, DQN; --from-log), placement and sync PPO, CartPole's known answers", runTrain},
 		{"calibrate", "check the per-worker straggler model's two calibrations (PAI mini-batch times; STRET's dedicated-GPU inflation), PASS/FAIL; --convergence: the convergence model's fits against their data, a PNG per family", runCalibrate},

@@ -168,6 +168,8 @@ var cmdNumRules = map[string]map[string]numRule{
 		"duration": within(0, maxDuration, "0 or more (with -n), at most a day"),
 	},
 	"drover bench soak": soakNumRules,
+	"drover infer sim":  inferNumRules,
+	"drover infer eval": inferNumRules,
 	"drover trace convert": {
 		"gpus": within(0, env.MaxNodes*env.MaxGPUsPerNode, "0 or more GPUs"),
 	},
@@ -221,6 +223,7 @@ func flagNumber(f *flag.Flag) (float64, bool) {
 
 // doubleDash are the commands whose help and errors spell flags --name.
 var doubleDash = map[string]bool{"drover sim": true, "drover eval": true, "drover train": true,
+	"drover infer sim": true, "drover infer eval": true,
 	"drover forecast eval": true, "drover forecast fit": true, "drover calibrate": true}
 
 // flagName is the flag as fs's command spells it in errors: --name or

@@ -22,6 +22,7 @@ var helpArgs = [][]string{
 	{"bench", "place", "-h"}, {"bench", "plot", "-h"}, {"bench", "soak", "-h"}, {"calibrate", "-h"}, {"profile", "fit", "-h"},
 	{"forecast", "eval", "-h"}, {"forecast", "fit", "-h"},
 	{"trace", "inspect", "-h"}, {"trace", "convert", "-h"}, {"trace", "synth", "-h"}, {"version", "-h"},
+	{"infer", "sim", "-h"}, {"infer", "eval", "-h"},
 }
 
 // absurd is a value out of every numeric flag's range (no count, share,

@@ -65,6 +65,9 @@ func traceInspect(args []string, stdout, stderr io.Writer) error {
 	}
 	w, err := datasets.Load(fs.Arg(0), datasets.Format(*format), datasets.Options{SkipBad: *skipBad, PS: psRule(fs)})
 	if err != nil {
+		if st, ok := inspectLLM(fs.Arg(0), *format, *skipBad); ok {
+			return writeLLMStats(stdout, st)
+		}
 		return err
 	}
 	for _, warning := range implausible(w, maxWarnings) {
@@ -148,6 +151,9 @@ func traceConvert(args []string, stdout, stderr io.Writer) error {
 	}
 	w, err := datasets.Load(fs.Arg(0), datasets.Format(*format), datasets.Options{SkipBad: *skipBad, PS: psRule(fs)})
 	if err != nil {
+		if st, ok := inspectLLM(fs.Arg(0), *format, *skipBad); ok {
+			return writeLLMStats(stdout, st)
+		}
 		return err
 	}
 	if *late != 0 {

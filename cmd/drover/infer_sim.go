@@ -1,0 +1,289 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/drover-sched/drover/env/infer"
+	"github.com/drover-sched/drover/env/infer/kv"
+	"github.com/drover-sched/drover/internal/atomicfile"
+)
+
+// inferSimFlags are drover infer sim's flags.
+type inferSimFlags struct {
+	*inferSetupFlags
+	router, kvFormat *string
+	seed             *uint64
+	asJSON           *bool
+	resultsOut       *string
+}
+
+// defineInferSimFlags defines drover infer sim's flags on fs.
+func defineInferSimFlags(fs *flag.FlagSet) *inferSimFlags {
+	f := &inferSimFlags{inferSetupFlags: defineInferSetupFlags(fs)}
+	f.router = fs.String("router", "auto", "router: "+routerHelp()+"; or auto (the preset's: mixed_pool for splitwise-ha, token_jsq for splitwise-baseline); ROUTER+FORMAT gives its requests a KV format")
+	f.kvFormat = fs.String("kv-format", "", "KV-cache format of every request: fp16 (dense), int8, kvquant, cachegen, hack (Pi 64) or hack-pi32|64|128; empty: the router's own (hack-pi64 for hack, fp16 for the others)")
+	f.seed = fs.Uint64("seed", 1, "seed of the built-in workload's lengths and of synthetic arrivals")
+	f.asJSON = fs.Bool("json", false, "print the summary as JSON")
+	f.resultsOut = fs.String("results", "", "write every request's outcome to this CSV file (times in seconds)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: drover infer sim [flags]\n\nReplays a request trace on a deployment of prefill, decode or colocated instances\nunder a router (env/infer) and prints TTFT, TPOT, end-to-end latency, SLO\nattainment, GPU cost and KV bytes moved. Without flags: the built-in synthetic\nworkload on splitwise-ha under mixed_pool.")
+		fs.PrintDefaults()
+	}
+	return f
+}
+
+func inferSim(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("infer sim", stderr)
+	f := defineInferSimFlags(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := f.check(fs); err != nil {
+		return err
+	}
+	given := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	var format *kv.Format
+	if given["kv-format"] {
+		kf, err := kv.Parse(*f.kvFormat)
+		if err != nil {
+			return fmt.Errorf("--kv-format: %w", err)
+		}
+		format = &kf
+	}
+	c, err := parseContender(*f.router+"@"+*f.cluster, *f.cluster, format)
+	if err != nil {
+		return fmt.Errorf("--router %w", err)
+	}
+	perf, err := readPerf(*f.perf)
+	if err != nil {
+		return err
+	}
+	dep, err := f.deployment(c.cluster, perf, given)
+	if err != nil {
+		return err
+	}
+	kvSize := resolveKVSize(*f.kvSize, []kv.Format{c.format})
+	if kvSize == "splitwise" && c.format != kv.FP16() {
+		return fmt.Errorf("--kv-size splitwise: KV format %s needs the architecture's KV size (--kv-size arch)", c.format.Name())
+	}
+	dep.cfg.Model = inferModel(*f.model, kvSize)
+	w, err := f.loadWorkload()
+	if err != nil {
+		return err
+	}
+	reqs, what, err := w.requests(*f.seed, false)
+	if err != nil {
+		return err
+	}
+	s, err := infer.New(dep.cfg, reqs)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	sum, runErr := s.Run(c.newRouter())
+	wall := time.Since(start)
+	if runErr != nil && sum.Finished == 0 {
+		return runErr
+	}
+	if *f.resultsOut != "" {
+		if err := writeInferResults(*f.resultsOut, s.Results()); err != nil {
+			return err
+		}
+	}
+	run := inferRun{Trace: what, Skipped: w.skipped, Cluster: dep.desc, Model: dep.cfg.Model, KVSize: kvSize,
+		Router: c.router, Format: c.format, SLO: dep.cfg.SLO, Summary: sum, Wall: wall}
+	if *f.asJSON {
+		if err := run.writeJSON(stdout); err != nil {
+			return err
+		}
+	} else {
+		run.writeText(stdout)
+	}
+	if runErr != nil {
+		return runErr // ErrStalled: the summary of what finished is printed
+	}
+	return nil
+}
+
+// inferRun is one simulation's setting and outcome, as drover infer sim
+// prints it.
+type inferRun struct {
+	Trace   string
+	Skipped int
+	Cluster string
+	Model   infer.Model
+	KVSize  string
+	Router  string
+	Format  kv.Format
+	SLO     infer.SLO
+	Summary infer.Summary
+	Wall    time.Duration
+}
+
+// sloText says what the objectives are.
+func sloText(slo infer.SLO) string {
+	var parts []string
+	if slo.TTFT > 0 {
+		parts = append(parts, fmt.Sprintf("TTFT <= %g s", slo.TTFT))
+	}
+	if slo.TPOT > 0 {
+		parts = append(parts, fmt.Sprintf("TPOT <= %g s", slo.TPOT))
+	}
+	if slo.E2E > 0 {
+		parts = append(parts, fmt.Sprintf("E2E <= %g s", slo.E2E))
+	}
+	if len(parts) == 0 {
+		return "no objective: finished"
+	}
+	out := parts[0]
+	for _, p := range parts[1:] {
+		out += ", " + p
+	}
+	return out
+}
+
+// kvSizeText describes the KV bytes per token.
+func kvSizeText(m infer.Model, kvSize string) string {
+	if kvSize == "splitwise" {
+		return fmt.Sprintf("%d B/token (SplitwiseSim's count)", m.KVBytesPerToken)
+	}
+	return fmt.Sprintf("%d B/token (the architecture's)", m.KVBytesPerToken)
+}
+
+func (r inferRun) writeText(w io.Writer) {
+	sum := r.Summary
+	fmt.Fprintf(w, "trace      %s\n", r.Trace)
+	if r.Skipped > 0 {
+		fmt.Fprintf(w, "skipped    %d bad rows\n", r.Skipped)
+	}
+	fmt.Fprintf(w, "cluster    %s\n", r.Cluster)
+	fmt.Fprintf(w, "model      %s, KV %s\n", r.Model.Name, kvSizeText(r.Model, r.KVSize))
+	fmt.Fprintf(w, "router     %s, KV format %s (accuracy loss: %s)\n", r.Router, r.Format.Name(), accuracyNote(r.Format, r.Model.Name))
+	fmt.Fprintf(w, "requests   %d finished of %d\n\n", sum.Finished, sum.Requests)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "seconds\tmean\tp50\tp90\tp99\tmax\t")
+	for _, m := range []struct {
+		name string
+		s    infer.Stat
+	}{{"TTFT", sum.TTFT}, {"TPOT", sum.TPOT}, {"E2E (JCT)", sum.E2E}, {"queue", sum.Queue}} {
+		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%.4g\t%.4g\t%.4g\t\n", m.name, m.s.Mean, m.s.P50, m.s.P90, m.s.P99, m.s.Max)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nSLO        %.2f%% of requests (%s)\n", 100*sum.SLOAttainment, sloText(r.SLO))
+	fmt.Fprintf(w, "GPU        %.3f GPU-hours, $%.2f at list prices, utilization %.1f%%, makespan %.1f s\n", sum.GPUHours, sum.GPUCost, 100*sum.Utilization, sum.Makespan)
+	fmt.Fprintf(w, "KV moved   %s in %d transfers\n", byteText(sum.KVBytesMoved), sum.Transfers)
+	fmt.Fprintf(w, "KV format  %.2f%% of latency spent on format work\n", 100*sum.FormatShare)
+	fmt.Fprintf(w, "extrapolated  %s\n", extrapolatedNote(sum.Extrapolated))
+	fmt.Fprintf(w, "simulated  %d iterations in %s\n", sum.Iterations, r.Wall.Round(time.Microsecond))
+}
+
+// byteText prints n bytes in decimal units.
+func byteText(n int64) string {
+	switch x := float64(n); {
+	case x >= 1e12:
+		return fmt.Sprintf("%.3f TB", x/1e12)
+	case x >= 1e9:
+		return fmt.Sprintf("%.3f GB", x/1e9)
+	case x >= 1e6:
+		return fmt.Sprintf("%.3f MB", x/1e6)
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// jsonStat is a Stat with NaN written as null.
+type jsonStat struct {
+	Mean *float64 `json:"mean"`
+	P50  *float64 `json:"p50"`
+	P90  *float64 `json:"p90"`
+	P99  *float64 `json:"p99"`
+	Max  *float64 `json:"max"`
+}
+
+func statJSON(s infer.Stat) jsonStat {
+	return jsonStat{num(s.Mean), num(s.P50), num(s.P90), num(s.P99), num(s.Max)}
+}
+
+// num is x, or nil for NaN and infinities (JSON has neither).
+func num(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+// inferSummaryJSON is a Summary as JSON.
+type inferSummaryJSON struct {
+	Requests      int      `json:"requests"`
+	Finished      int      `json:"finished"`
+	TTFT          jsonStat `json:"ttft_s"`
+	TPOT          jsonStat `json:"tpot_s"`
+	E2E           jsonStat `json:"e2e_s"`
+	Queue         jsonStat `json:"queue_s"`
+	SLOAttainment float64  `json:"slo_attainment"`
+	Makespan      float64  `json:"makespan_s"`
+	GPUHours      float64  `json:"gpu_hours"`
+	GPUCost       float64  `json:"gpu_cost_usd"`
+	Utilization   float64  `json:"utilization"`
+	KVBytesMoved  int64    `json:"kv_bytes_moved"`
+	Transfers     int      `json:"transfers"`
+	Iterations    int64    `json:"iterations"`
+	FormatShare   float64  `json:"format_share"`
+	Extrapolated  []string `json:"extrapolated_gpus"`
+}
+
+func summaryJSON(s infer.Summary) inferSummaryJSON {
+	ex := s.Extrapolated
+	if ex == nil {
+		ex = []string{}
+	}
+	return inferSummaryJSON{Requests: s.Requests, Finished: s.Finished, TTFT: statJSON(s.TTFT), TPOT: statJSON(s.TPOT),
+		E2E: statJSON(s.E2E), Queue: statJSON(s.Queue), SLOAttainment: s.SLOAttainment, Makespan: s.Makespan,
+		GPUHours: s.GPUHours, GPUCost: s.GPUCost, Utilization: s.Utilization, KVBytesMoved: s.KVBytesMoved,
+		Transfers: s.Transfers, Iterations: s.Iterations, FormatShare: s.FormatShare, Extrapolated: ex}
+}
+
+func (r inferRun) writeJSON(w io.Writer) error {
+	out := struct {
+		Trace    string           `json:"trace"`
+		Skipped  int              `json:"skipped_rows"`
+		Cluster  string           `json:"cluster"`
+		Model    string           `json:"model"`
+		KVBytes  int64            `json:"kv_bytes_per_token"`
+		Router   string           `json:"router"`
+		Format   string           `json:"kv_format"`
+		Accuracy string           `json:"accuracy_loss"`
+		SLO      string           `json:"slo"`
+		Summary  inferSummaryJSON `json:"summary"`
+		WallS    float64          `json:"wall_s"`
+	}{r.Trace, r.Skipped, r.Cluster, r.Model.Name, r.Model.KVBytesPerToken, r.Router, r.Format.Name(),
+		accuracyNote(r.Format, r.Model.Name), sloText(r.SLO), summaryJSON(r.Summary), r.Wall.Seconds()}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}
+
+// writeInferResults writes the per-request outcomes to path as CSV.
+func writeInferResults(path string, res []infer.Result) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		cw.Write([]string{"id", "arrival", "prompt_tokens", "output_tokens", "prefill", "decode", "ttft", "tpot", "e2e", "queue", "transfer_bytes", "kv_format", "format_time"})
+		g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+		for _, r := range res {
+			cw.Write([]string{strconv.Itoa(r.ID), g(r.Arrival), strconv.Itoa(r.Prompt), strconv.Itoa(r.Output),
+				strconv.Itoa(r.Prefill), strconv.Itoa(r.Decode), g(r.TTFT()), g(r.TPOT()), g(r.E2E()), g(r.Queue()),
+				strconv.FormatInt(r.TransferBytes, 10), r.Format, g(r.FormatTime)})
+		}
+		cw.Flush()
+		return cw.Error()
+	})
+}
