@@ -8,18 +8,23 @@ import (
 
 // Columns of the Azure LLM inference traces (Azure/AzurePublicDataset:
 // AzureLLMInferenceTrace_{code,conv}.csv of 2023, the 2024 week-long
-// traces and the 2025 multimodal trace, whose NumImages column is
-// ignored here).
+// traces and the 2025 multimodal trace, AzureLMMInferenceTrace_multimodal,
+// which adds NumImages).
 const (
 	AzureTimestamp = "TIMESTAMP"
 	AzurePrompt    = "ContextTokens"
 	AzureOutput    = "GeneratedTokens"
+	// AzureImages is the 2025 multimodal trace's image count (0 for a
+	// text-only request); optional.
+	AzureImages = "NumImages"
 )
 
 // DecodeAzure reads an Azure LLM inference trace: a CSV with the columns
-// TIMESTAMP, ContextTokens and GeneratedTokens (others are ignored). Each
-// row is a request whose prompt is ContextTokens and output
-// GeneratedTokens, arriving at its TIMESTAMP minus the earliest one, in
+// TIMESTAMP, ContextTokens and GeneratedTokens, and NumImages when present
+// (the 2025 multimodal trace's schema; others are ignored). Each row is a
+// request whose prompt is ContextTokens, output GeneratedTokens and images
+// NumImages (0..MaxImages; 0 without the column), arriving at its
+// TIMESTAMP minus the earliest one, in
 // seconds: the difference is taken in whole nanoseconds (exact for the
 // 2023 traces' 100 ns ticks) and converted to the nearest float64. See
 // ParseTimestamp for the forms read; times without a zone are read as
@@ -40,6 +45,7 @@ func DecodeAzure(data []byte, o Options) (*Trace, error) {
 		return nil, err
 	}
 	tr := &Trace{Format: FormatAzure}
+	_, hasImages := t.cols[AzureImages]
 	reqs := make([]Request, 0, min(t.rows, 1<<20))
 	times := make([]time.Time, 0, cap(reqs))
 	lines := make([]int, 0, cap(reqs))
@@ -74,6 +80,14 @@ func DecodeAzure(data []byte, o Options) (*Trace, error) {
 				return nil, err
 			}
 			continue
+		}
+		if hasImages {
+			if r.Images, err = images(t, rec, AzureImages, &o, &tr.Skips); err != nil || r.Images < 0 {
+				if err != nil {
+					return nil, err
+				}
+				continue
+			}
 		}
 		reqs, times, lines = append(reqs, r), append(times, ts), append(lines, line)
 	}

@@ -94,8 +94,8 @@ func TestDecodeErrors(t *testing.T) {
 }
 
 // TestAzureDecode: a small trace by hand, out of order, with a BOM, CRLF
-// line ends, an extra column (the 2025 multimodal trace's NumImages) and
-// the 'T'/'Z' form: arrivals are seconds after the earliest timestamp,
+// line ends, the 2025 multimodal trace's NumImages column (read into
+// Images) and the 'T'/'Z' form: arrivals are seconds after the earliest timestamp,
 // sorted stably, numbered in order.
 func TestAzureDecode(t *testing.T) {
 	data := "\ufeffTIMESTAMP,NumImages,ContextTokens,GeneratedTokens\r\n" +
@@ -109,7 +109,7 @@ func TestAzureDecode(t *testing.T) {
 	}
 	want := []Request{
 		{ID: 0, Arrival: 0, Prompt: 200, Output: 20},
-		{ID: 1, Arrival: 4.319, Prompt: 100, Output: 10},
+		{ID: 1, Arrival: 4.319, Prompt: 100, Output: 10, Images: 1},
 		{ID: 2, Arrival: 4.319, Prompt: 300, Output: 30},
 		{ID: 3, Arrival: 58.5, Prompt: 400, Output: 40},
 	}

@@ -1,8 +1,8 @@
 // Package llm reads, generates and writes the request traces of Drover's
 // LLM inference simulator (env/infer, issue 34). Its unit is Request (an
-// arrival in seconds, prompt and output tokens; infer.Request is this
-// type, which lives here because datasets, the first layer, imports no
-// env). Every reader and generator returns requests that are valid
+// arrival in seconds, prompt and output tokens, and the images of a
+// multimodal request; infer.Request is this type, which lives here because
+// datasets, the first layer, imports no env). Every reader and generator returns requests that are valid
 // (Request.Validate), sorted by arrival (stably) and numbered 0, 1, ... in
 // that order.
 //
@@ -18,6 +18,17 @@
 //     hour-long spans keeps every 100 ns tick apart. Trace.Origin keeps
 //     the earliest timestamp. Replay then picks a window, scales the gaps
 //     (the load) and shifts the arrivals.
+//   - The Azure LMM (multimodal) inference trace 2025 (ModServe, SoCC'25;
+//     AzureLMMInferenceTrace_multimodal.csv.gz, one week of 1,000,000
+//     requests): DecodeAzure reads its TIMESTAMP
+//     ("2024-10-15T12:00:05.819Z"), NumImages, ContextTokens and
+//     GeneratedTokens, NumImages into Request.Images. The file is not
+//     available here, so LMMSynth generates a week fitted to the
+//     dataset's published figures, digitised into lmm2025_digitised.csv
+//     (embedded; lmm2025_digitise.go reads the PNGs): images per request,
+//     context and generated tokens of image and text requests, and the
+//     per-minute arrivals of each with their diurnal shape and bursts.
+//     Fit gives the KS distance to each curve (docs/results/multimodal.md).
 //   - Vidur's request-length tables (microsoft/vidur
 //     data/processed_traces, such as the arXiv-summarization lengths with
 //     the Llama-2 tokenizer): DecodeVidur reads lengths without arrival
@@ -36,6 +47,14 @@
 // Decode and ReadFile pick the format from the data (Sniff); gzip is
 // decompressed. ReadFile and ReadLengths read a user's path through
 // internal/inputfile (a regular file within inputfile.Trace bytes).
+//
+// Images is a field of Request rather than a separate multimodal type
+// because a multimodal request is still one request to every reader,
+// replay and writer here and to the simulator: a text request has 0
+// images, so existing traces, code and tables are unchanged (Drover's
+// table writes its images column only when some request has images), and
+// the simulator's multimodal stages read the count from the request they
+// already schedule.
 //
 // # Validation
 //
@@ -74,6 +93,10 @@
 //	ls, err := llm.ReadLengths("arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv", llm.Options{})
 //	reqs, skips, err := llm.Synth{Process: llm.Poisson, Rate: 2, MinPrompt: 2, Shuffle: true}.
 //		Generate(ls.Rows, rand.NewPCG(seed, seed))
+//
+//	// A synthetic multimodal week (about 1,000,000 requests), or one day of it:
+//	reqs, err = llm.LMMSynth{}.Generate(rand.NewPCG(seed, seed))
+//	day, err := llm.LMMSynth{Start: 1440, Minutes: 1440}.Generate(rand.NewPCG(seed, seed))
 //
 //	// Either feeds the simulator (reqs are []infer.Request), or is kept:
 //	err = llm.WriteParquet(f, "code-2x", reqs)

@@ -67,3 +67,30 @@ func ExampleDecodeAzure_error() {
 	// Output:
 	// code.csv:3:34: field GeneratedTokens: llm: bad request: -8 tokens, want 1..16777216
 }
+
+// Generate the first hour of the synthetic multimodal week and measure
+// its fit to the figures' token curves.
+func ExampleLMMSynth() {
+	s := llm.LMMSynth{Minutes: 60}
+	reqs, err := s.Generate(rand.NewPCG(1, 1))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	images := 0
+	for _, r := range reqs {
+		if r.Images > 0 {
+			images++
+		}
+	}
+	fmt.Printf("%d requests, %d with images, the first at %.3f s\n", len(reqs), images, reqs[0].Arrival)
+	fits, _ := s.Fit(reqs)
+	for _, f := range fits[:3] {
+		fmt.Printf("%s: KS %.2f\n", f.Curve, f.KS)
+	}
+	// Output:
+	// 5400 requests, 2940 with images, the first at 0.241 s
+	// images_per_request: KS 0.02
+	// input_tokens_image: KS 0.02
+	// input_tokens_text: KS 0.01
+}

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"testing"
 
@@ -73,6 +74,8 @@ func FuzzDecodeAzure(f *testing.F) {
 	f.Add([]byte("\ufeffTIMESTAMP,NumImages,ContextTokens,GeneratedTokens\n2024-10-15T12:00:05.819Z,1,100,10\n2024-10-15T12:00:01Z,0,1e3,2.0\n"))
 	f.Add([]byte("TIMESTAMP,ContextTokens,GeneratedTokens\n9999-12-31 23:59:59.999999999,1,1\n0001-01-01 00:00:00,1,1\n"))
 	f.Add([]byte("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03,NaN,-1\n2023-11-16 18:17:03,16777217,1\n"))
+	f.Add([]byte("TIMESTAMP,NumImages,ContextTokens,GeneratedTokens\n2024-10-15T12:00:05.819Z,-1,100,10\n2024-10-15T12:00:06.000Z,65537,1,1\n2024-10-15T12:00:07.000Z,1.5,1,1\n2024-10-15T12:00:08.000Z,,1,1\n2024-10-15T12:00:09.000Z,65536,7,3\n"))
+	f.Add(writeLMM([]Request{{Arrival: 0, Prompt: 1200, Output: 40, Images: 2}, {Arrival: 0.001, Prompt: 90, Output: 300}, {Arrival: 604799.999, Prompt: 150000, Output: 16000, Images: 9500}}))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzDecode(t, FormatAzure, data) })
 }
 
@@ -82,6 +85,7 @@ func FuzzDecodeRequests(f *testing.F) {
 	f.Add(b)
 	f.Add([]byte("arrival,prompt_tokens,output_tokens\n-0,1,1\nNaN,1,1\n1e8,1,1\n1e309,1,1\n0x1p-2,3,3\n"))
 	f.Add([]byte("output_tokens,x,arrival,prompt_tokens\n\"3\",\"a,b\",2.5,30\n"))
+	f.Add([]byte("arrival,prompt_tokens,output_tokens,images\n0,1,1,0\n1,2,3,65536\n2,2,3,-1\n3,2,3,1e3\n4,2,3,\n"))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzDecode(t, FormatRequests, data) })
 }
 
@@ -104,6 +108,9 @@ func FuzzReadParquet(f *testing.F) {
 		reqs := make([]Request, 1+r.Uint64()%20)
 		for i := range reqs {
 			reqs[i] = Request{ID: i, Arrival: float64(i) * 0.7, Prompt: 1 + int(r.Uint64()%MaxTokens), Output: 1 + int(r.Uint64()%4096)}
+			if seed&1 == 1 { // an odd seed writes the images column
+				reqs[i].Images = int((seed/2 + uint64(i)) % 4)
+			}
 		}
 		var buf bytes.Buffer
 		if err := WriteParquet(&buf, "fuzz", reqs); err != nil {
@@ -190,6 +197,42 @@ func FuzzSynthReplay(f *testing.F) {
 		if len(out) > len(reqs) || out[0].Arrival < shift {
 			t.Fatalf("replay: %d of %d requests, first at %v, shift %v", len(out), len(reqs), out[0].Arrival, shift)
 		}
+	})
+}
+
+// FuzzLMMSynth: any window LMMSynth accepts gives a valid, sorted,
+// numbered trace within the window, the same twice for one seed, whose
+// image requests have images; the randomness comes from the fuzz seed.
+func FuzzLMMSynth(f *testing.F) {
+	f.Add(uint64(1), 0, 60, 0)
+	f.Add(uint64(2), LMM2025Minutes-1, 0, 1)
+	f.Add(uint64(3), 1231, 10, 100_000_000)
+	f.Add(uint64(4), -1, 5, -1)
+	f.Fuzz(func(t *testing.T, seed uint64, start, minutes, requests int) {
+		if minutes > 120 || minutes == 0 && start < LMM2025Minutes-120 || requests > 20*LMM2025Requests {
+			return // keep each run small
+		}
+		s := LMMSynth{Requests: requests, Start: start, Minutes: minutes}
+		reqs, err := s.Generate(newSource(seed))
+		if err != nil {
+			if !errors.Is(err, ErrBadLMMSynth) && !errors.Is(err, ErrEmpty) {
+				t.Fatal(err)
+			}
+			return
+		}
+		checkTrace(t, reqs)
+		again, _ := s.Generate(newSource(seed))
+		if !cmp.Equal(reqs, again) {
+			t.Fatal("one seed, two traces")
+		}
+		span := float64(minutes)
+		if minutes == 0 {
+			span = float64(LMM2025Minutes - start)
+		}
+		if last := reqs[len(reqs)-1].Arrival; last >= 60*span {
+			t.Fatalf("arrival %v s past the window of %v minutes", last, span)
+		}
+		roundTrip(t, reqs)
 	})
 }
 

@@ -18,15 +18,20 @@ const (
 )
 
 // requestsFormat is the request table of a trace named name for
-// internal/pqlog's Parquet encoder.
-func requestsFormat(name string) *pqlog.Format[Request] {
+// internal/pqlog's Parquet encoder, with the images column when images is
+// set.
+func requestsFormat(name string, images bool) *pqlog.Format[Request] {
+	schema := []pqlog.Field{
+		{Name: ColArrival, Type: pqlog.Float64},
+		{Name: ColPrompt, Type: pqlog.Int64},
+		{Name: ColOutput, Type: pqlog.Int64},
+	}
+	if images {
+		schema = append(schema, pqlog.Field{Name: ColImages, Type: pqlog.Int64})
+	}
 	return &pqlog.Format[Request]{
-		Log: "llm",
-		Schema: []pqlog.Field{
-			{Name: ColArrival, Type: pqlog.Float64},
-			{Name: ColPrompt, Type: pqlog.Int64},
-			{Name: ColOutput, Type: pqlog.Int64},
-		},
+		Log:        "llm",
+		Schema:     schema,
 		VersionKey: ParquetVersionKey,
 		Version:    strconv.Itoa(RequestsVersion),
 		Metadata:   [][2]string{{ParquetNameKey, name}},
@@ -35,6 +40,9 @@ func requestsFormat(name string) *pqlog.Format[Request] {
 			b.Float64(0, r.Arrival)
 			b.Int64(1, int64(r.Prompt))
 			b.Int64(2, int64(r.Output))
+			if images {
+				b.Int64(3, int64(r.Images))
+			}
 		},
 		Validate: func(*Request) error { return nil }, // checkAll has checked
 	}
@@ -42,7 +50,8 @@ func requestsFormat(name string) *pqlog.Format[Request] {
 
 // WriteParquet writes reqs to w as Drover's request table in Parquet
 // (docs/format/requests.md): one row group, zstd, the columns arrival
-// (DOUBLE), prompt_tokens and output_tokens (INT64), in the given order,
+// (DOUBLE), prompt_tokens and output_tokens (INT64), and images (INT64)
+// when some request has images, in the given order,
 // with the metadata "drover.requests.version"="1" and name under
 // "drover.requests.name". Every request must be valid and within
 // MaxArrival. It does not close w.
@@ -50,7 +59,7 @@ func WriteParquet(w io.Writer, name string, reqs []Request) error {
 	err := checkAll(reqs)
 	var data []byte
 	if err == nil {
-		data, err = pqlog.Encode(requestsFormat(name), reqs)
+		data, err = pqlog.Encode(requestsFormat(name, hasImages(reqs)), reqs)
 	}
 	if err == nil {
 		_, err = w.Write(data)
@@ -63,8 +72,8 @@ func WriteParquet(w io.Writer, name string, reqs []Request) error {
 
 // ReadParquet reads Drover's request table in Parquet: a file with the
 // metadata "drover.requests.version"="1" and the columns arrival (DOUBLE), prompt_tokens and
-// output_tokens (INT64 or INT32); other columns are ignored and nulls are
-// bad rows. Rows are checked as DecodeRequests checks them, the 1-based
+// output_tokens (INT64 or INT32), and images when present (0..MaxImages;
+// 0 without the column); other columns are ignored and nulls are bad rows. Rows are checked as DecodeRequests checks them, the 1-based
 // row standing for the line, then sorted by arrival and numbered. The
 // trace is named by "drover.requests.name", else o.Source. Corrupt input
 // is an error, never a panic.
@@ -95,8 +104,9 @@ func ReadParquet(data []byte, o Options) (tr *Trace, err error) {
 	arrivals := make([]float64, 0, c)
 	prompts := make([]int64, 0, c)
 	outputs := make([]int64, 0, c)
+	var images []int64
 	nulls := make([]uint8, 0, c) // bit k: column k of the row is null
-	for k, col := range []struct {
+	cols := []struct {
 		name string
 		t    pqlog.Type
 		set  func(v *pqlog.Value)
@@ -104,7 +114,16 @@ func ReadParquet(data []byte, o Options) (tr *Trace, err error) {
 		{ColArrival, pqlog.Float64, func(v *pqlog.Value) { arrivals = append(arrivals, v.Float) }},
 		{ColPrompt, pqlog.Int64, func(v *pqlog.Value) { prompts = append(prompts, v.Int) }},
 		{ColOutput, pqlog.Int64, func(v *pqlog.Value) { outputs = append(outputs, v.Int) }},
-	} {
+	}
+	if pf.Has(ColImages) {
+		images = make([]int64, 0, c)
+		cols = append(cols, struct {
+			name string
+			t    pqlog.Type
+			set  func(v *pqlog.Value)
+		}{ColImages, pqlog.Int64, func(v *pqlog.Value) { images = append(images, v.Int) }})
+	}
+	for k, col := range cols {
 		if !pf.Has(col.name) {
 			return fail(col.name, ErrMissingColumn)
 		}
@@ -151,8 +170,16 @@ func ReadParquet(data []byte, o Options) (tr *Trace, err error) {
 			field, err = ColOutput, errNull
 		case checkTokens(outputs[i]) != nil:
 			field, reason, err = ColOutput, ReasonBadTokens, checkTokens(outputs[i])
+		case images != nil && nulls[i]&8 != 0:
+			field, err = ColImages, errNull
+		case images != nil && checkImages(images[i]) != nil:
+			field, reason, err = ColImages, ReasonBadImages, checkImages(images[i])
 		default:
-			reqs = append(reqs, Request{Arrival: a + 0, Prompt: int(prompts[i]), Output: int(outputs[i])})
+			r := Request{Arrival: a + 0, Prompt: int(prompts[i]), Output: int(outputs[i])}
+			if images != nil {
+				r.Images = int(images[i])
+			}
+			reqs = append(reqs, r)
 			continue
 		}
 		if err := o.bad(&tr.Skips, row, 0, field, reason, err); err != nil {

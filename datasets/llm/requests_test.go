@@ -48,7 +48,7 @@ func TestRequestsCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantReqs := []Request{{0, 1.5, 10, 1}, {1, 1.5, 20, 2}, {2, 2.5, 30, 3}}
+	wantReqs := []Request{{0, 1.5, 10, 1, 0}, {1, 1.5, 20, 2, 0}, {2, 2.5, 30, 3, 0}}
 	if diff := cmp.Diff(wantReqs, tr.Requests); diff != "" {
 		t.Errorf("sorted (-want,+got):\n%s", diff)
 	}
@@ -113,13 +113,13 @@ func TestReadParquetErrors(t *testing.T) {
 		}
 		return data
 	}
-	f := requestsFormat("x")
+	f := requestsFormat("x", false)
 	f.Version = "2"
 	if _, err := ReadParquet(write(f, sample), Options{Source: "v.parquet"}); !errors.Is(err, ErrVersion) ||
 		!strings.HasPrefix(err.Error(), "v.parquet: field drover.requests.version:") {
 		t.Errorf("version 2: %v, want ErrVersion naming the key", err)
 	}
-	f = requestsFormat("x")
+	f = requestsFormat("x", false)
 	f.Schema = f.Schema[:2]
 	f.Append = func(b *pqlog.Row, r *Request) { b.Float64(0, r.Arrival); b.Int64(1, int64(r.Prompt)) }
 	if _, err := ReadParquet(write(f, sample), Options{}); !errors.Is(err, ErrMissingColumn) {
@@ -129,7 +129,7 @@ func TestReadParquetErrors(t *testing.T) {
 	bad := append([]Request{}, sample...)
 	bad[1].Arrival = math.NaN()
 	bad[3].Output = -4
-	data := write(requestsFormat("x"), bad)
+	data := write(requestsFormat("x", false), bad)
 	_, err := ReadParquet(data, Options{Source: "b.parquet"})
 	if !errors.Is(err, ErrBadRequest) || !strings.HasPrefix(err.Error(), "b.parquet:2: field arrival:") {
 		t.Errorf("NaN arrival in row 2: %v", err)
@@ -153,7 +153,7 @@ func TestDecodeSplitwise(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Request{{0, 1, 4808, 10}, {1, 1.052, 3180, 8}}
+	want := []Request{{0, 1, 4808, 10, 0}, {1, 1.052, 3180, 8, 0}}
 	if diff := cmp.Diff(want, tr.Requests); diff != "" || tr.Format != FormatSplitwise {
 		t.Errorf("(-want,+got):\n%s (format %q)", diff, tr.Format)
 	}
@@ -199,7 +199,7 @@ func TestReadParquetOtherWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Request{{0, 1, 200, 6}, {1, 2.5, 100, 5}}
+	want := []Request{{0, 1, 200, 6, 0}, {1, 2.5, 100, 5, 0}}
 	if diff := cmp.Diff(want, tr.Requests); diff != "" || tr.Name != "o.parquet" || tr.SkipReasons[ReasonMalformed] != 1 {
 		t.Errorf("(-want,+got):\n%s (name %q, skips %v)", diff, tr.Name, tr.SkipReasons)
 	}

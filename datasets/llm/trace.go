@@ -49,6 +49,7 @@ const (
 	ReasonMalformed   = "malformed row" // wrong field count or a field that does not parse
 	ReasonBadArrival  = "bad arrival"   // negative, NaN, infinite or beyond MaxArrival
 	ReasonBadTokens   = "bad tokens"    // prompt or output tokens outside 1..MaxTokens
+	ReasonBadImages   = "bad images"    // an image count outside 0..MaxImages
 	ReasonShortPrompt = "short prompt"  // below Synth.MinPrompt (a generator's filter)
 )
 
