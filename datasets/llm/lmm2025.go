@@ -323,8 +323,8 @@ var ErrBadLMMSynth = errors.New("llm: bad multimodal synth config")
 // independent, as the figures give no joint law.
 type LMMSynth struct {
 	// Requests is the expected number of requests over the whole week,
-	// LMM2025Requests when 0; the rates scale with it (a window holds its
-	// share).
+	// LMM2025Requests when 0, at most 2^27; the rates scale with it (a
+	// window holds its share).
 	Requests int
 	// Start is the first minute (since 2024-10-15 12:00 UTC) of the
 	// window generated, and Minutes its length, to the week's end when 0.
