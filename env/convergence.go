@@ -17,10 +17,10 @@ import (
 //
 // A job's target is the accuracy at which its staleness family's cost of
 // staleness was measured (converge.StalenessFit.Target: 0.85 for ResNet32
-// on CIFAR-10, 0.65 for ResNet50 on CIFAR-100), and under local SGD the
-// same share of its local-SGD family's synchronous final accuracy
-// (converge.LocalSGDFit.SyncFinal; 92.4% and 87.1%). A strategy whose run
-// ends below it, or diverges, never reaches it: the job then trains for
+// on CIFAR-10, 0.65 for ResNet50 on CIFAR-100), and its accuracy is on
+// that family's scale: under local SGD(H) it ends at its BSP accuracy less
+// the loss its local-SGD family measured against H = 1. A strategy whose
+// run ends below the target, or diverges, never reaches it: the job then trains for
 // the measured schedule's length (converge.Outcome.Budget times BSP's
 // iterations to the target, from its staleness family) and ends having
 // missed it (JobResult.Reached false, its TTA +Inf). Local SGD's
@@ -178,38 +178,28 @@ func (c *Convergence) Outcome(model string, s Sync, w int) (SyncOutcome, error) 
 	}
 	budget := st.Budget
 	if s.Kind == LocalSGD {
-		share, err := relativeTarget(m, fams.Staleness)
+		if o, err = c.localSGD(m, fams, s, w, st); err != nil {
+			fam = fams.Local
+			return bad(err)
+		}
+		if !o.Reached {
+			o.Run = budget
+		}
+	} else {
+		out, err := m.Predict(fam, converge.Strategy{Kind: converge.StrategyKind(s.Kind), Staleness: s.Staleness, Period: s.Period}, w, 0, target, c.Band)
 		if err != nil {
 			return bad(err)
 		}
-		fam = fams.Local
-		lf, ok := m.Families[fam]
-		if !ok || lf.Local == nil {
-			return bad(fmt.Errorf("%w: local SGD for family %q", converge.ErrNotMeasured, fam))
+		o = SyncOutcome{Factor: out.IterFactor, Run: out.IterFactor, Accuracy: out.FinalAccuracy, Reached: out.Reached, Diverged: out.Diverged}
+		if !out.Reached {
+			o.Run = budget
 		}
-		target = share * lf.Local.SyncFinal.Value
-	}
-	out, err := m.Predict(fam, converge.Strategy{Kind: converge.StrategyKind(s.Kind), Staleness: s.Staleness, Period: s.Period}, w, 0, target, c.Band)
-	if err != nil {
-		return bad(err)
-	}
-	o = SyncOutcome{Factor: out.IterFactor, Run: out.IterFactor, Accuracy: out.FinalAccuracy, Reached: out.Reached, Diverged: out.Diverged}
-	if !out.Reached {
-		o.Run = budget
-	}
-	// The synchronous reference: BSP's final accuracy, or local SGD's at
-	// H = 1, at the same band.
-	refAcc, ref := st.FinalAccuracy, converge.Param{}
-	if f := m.Families[fam]; s.Kind == LocalSGD {
-		sync1, err := m.Predict(fam, converge.Strategy{Kind: converge.LocalSGD, Period: 1}, w, 0, 0, c.Band)
-		if err != nil {
-			return bad(err)
+		// The synchronous reference: BSP's final accuracy at the band.
+		o.Loss = st.FinalAccuracy - out.FinalAccuracy
+		if f := m.Families[fam]; f.Staleness != nil {
+			o.Noise = (f.Staleness.BSPFinal.Hi - f.Staleness.BSPFinal.Lo) / 2
 		}
-		refAcc, ref = sync1.FinalAccuracy, f.Local.SyncFinal
-	} else if f.Staleness != nil {
-		ref = f.Staleness.BSPFinal
 	}
-	o.Loss, o.Noise = refAcc-out.FinalAccuracy, (ref.Hi-ref.Lo)/2
 	if !(o.Run > 0) || math.IsInf(o.Run, 0) {
 		return SyncOutcome{}, fmt.Errorf("env: convergence of %s on %d workers (model %s, family %s): no finite run length", s, w, model, fam)
 	}
@@ -222,15 +212,37 @@ func (c *Convergence) Outcome(model string, s Sync, w int) (SyncOutcome, error) 
 	return o, nil
 }
 
-// relativeTarget returns a staleness family's target as a share of its
-// BSP runs' final accuracy (the fit's point estimates: a job's target does
-// not move with the band).
-func relativeTarget(m *converge.Model, family string) (float64, error) {
-	f, ok := m.Families[family]
-	if !ok || f.Staleness == nil {
-		return 0, fmt.Errorf("%w: staleness for family %q", converge.ErrNotMeasured, family)
+// localSGD returns what local SGD does to a job whose BSP run (st, from
+// its staleness family) the local-SGD family's measured loss is taken
+// from: the job ends at its BSP accuracy less the loss local SGD(H) shows
+// against local SGD(1) in its local family (so that a job's accuracy is
+// always on its own family's scale), reaches its staleness family's
+// target when that is still at or above it (in BSP's iterations: no
+// source measures local SGD's curves), and misses it otherwise.
+func (c *Convergence) localSGD(m *converge.Model, fams Families, s Sync, w int, st converge.Outcome) (SyncOutcome, error) {
+	sf, ok := m.Families[fams.Staleness]
+	if !ok || sf.Staleness == nil {
+		return SyncOutcome{}, fmt.Errorf("%w: staleness (the target) for family %q", converge.ErrNotMeasured, fams.Staleness)
 	}
-	return f.Staleness.Target / f.Staleness.BSPFinal.Value, nil
+	lf, ok := m.Families[fams.Local]
+	if !ok || lf.Local == nil {
+		return SyncOutcome{}, fmt.Errorf("%w: local SGD for family %q", converge.ErrNotMeasured, fams.Local)
+	}
+	out, err := m.Predict(fams.Local, converge.Strategy{Kind: converge.LocalSGD, Period: s.Period}, w, 0, 0, c.Band)
+	if err != nil {
+		return SyncOutcome{}, err
+	}
+	sync1, err := m.Predict(fams.Local, converge.Strategy{Kind: converge.LocalSGD, Period: 1}, w, 0, 0, c.Band)
+	if err != nil {
+		return SyncOutcome{}, err
+	}
+	loss := sync1.FinalAccuracy - out.FinalAccuracy
+	o := SyncOutcome{Factor: out.IterFactor, Run: out.IterFactor, Accuracy: st.FinalAccuracy - loss, Reached: true,
+		Loss: loss, Noise: (lf.Local.SyncFinal.Hi - lf.Local.SyncFinal.Lo) / 2}
+	if !(o.Accuracy >= sf.Staleness.Target) {
+		o.Factor, o.Reached = math.Inf(1), false
+	}
+	return o, nil
 }
 
 // Keeps says whether strategy s keeps a job of the model on w workers as
