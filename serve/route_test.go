@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -167,6 +168,38 @@ func TestRouteEndToEnd(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRouteCheckpoint serves the committed pd-rl checkpoint (drover train
+// --env pd-rl --algo ppo --steps 100000 --eval-seeds 3): its gate verdict
+// is "not converged", so HACK answers; forced to answer, the learned
+// router's served run equals the checkpoint's local run.
+func TestRouteCheckpoint(t *testing.T) {
+	cfg, reqs := routeFixture(t)
+	enc := routeEncoding(cfg)
+	m, newP, err := pdrl.Load(filepath.Join("..", "checkpoints", "pd-rl"), enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Converged || m.Eval["gate_mean_gain"] > 0.02 {
+		t.Fatalf("the checkpoint says converged %v, gain %v", m.Converged, m.Eval["gate_mean_gain"])
+	}
+	for _, force := range []bool{false, true} {
+		h := startBufconn(t, serve.ServerConfig{}, serve.WithRouter(serve.RouteConfig{Encoder: enc, Learned: newP, Version: "ckpt", Converged: m.Converged || force}))
+		served, answers := servedRun(t, h.client, cfg, reqs)
+		var local *infer.Sim
+		if force {
+			local = localRun(t, cfg, reqs, newP())
+		} else {
+			local = localRun(t, cfg, reqs, pdrl.NewHACK(enc.Arch))
+		}
+		if got, want := fmt.Sprintf("%+v", served.Results()), fmt.Sprintf("%+v", local.Results()); got != want {
+			t.Fatalf("forced %v: served results differ from the local run's", force)
+		}
+		if want := map[bool]pb.Source{false: pb.Source_SOURCE_HEURISTIC, true: pb.Source_SOURCE_LEARNED}[force]; answers[0].Source != want {
+			t.Fatalf("forced %v: answered by %v", force, answers[0].Source)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/drover-sched/drover/agents/nn"
 	"github.com/drover-sched/drover/checkpoints"
+	"github.com/drover-sched/drover/env/infer/kv"
 	"github.com/drover-sched/drover/env/infergym"
 )
 
@@ -28,11 +29,21 @@ func Greedy(net *nn.MLP) Actor {
 	}
 }
 
-// PutConfig records the encoding's shape in a checkpoint's hyperparameters
-// ("slots", "formats"); the formats themselves, the model and the link
-// are the deployment's, given again when the checkpoint is loaded.
+// PutConfig records the encoding in a checkpoint's hyperparameters:
+// "slots", "formats" (their number: the formats are
+// infergym.DefaultFormats unless the loader says otherwise) and
+// "link_bytes_per_sec" (the link the observation's transfer times were
+// computed for). The model's architecture is the deployment's, given again
+// when the checkpoint is loaded.
 func PutConfig(h map[string]float64, cfg infergym.Config) {
-	h["slots"], h["formats"] = float64(cfg.Slots), float64(len(cfg.Formats))
+	h["slots"], h["formats"], h["link_bytes_per_sec"] = float64(cfg.Slots), float64(len(cfg.Formats)), cfg.LinkBytesPerSec
+}
+
+// ConfigOf is the encoding a pd-rl checkpoint was trained with, for a
+// model of architecture a: its slots and link bandwidth (PutConfig), the
+// default formats.
+func ConfigOf(m checkpoints.Meta, a kv.Arch) infergym.Config {
+	return infergym.Config{Slots: int(m.Hyperparams["slots"]), Arch: a, LinkBytesPerSec: m.Hyperparams["link_bytes_per_sec"]}
 }
 
 // FromCheckpoint returns a constructor of pd-rl policies deciding with the

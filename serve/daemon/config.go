@@ -44,6 +44,9 @@ type Config struct {
 	// Heuristic is the fallback heuristic, a policies/builtin name
 	// (-heuristic).
 	Heuristic string
+	// Route, when set, has the server answer Route calls for LLM
+	// inference requests (serve.WithRouter; -route).
+	Route *serve.RouteConfig
 	// Canary is the share of jobs routed to a new converged version
 	// before it is promoted (-canary), after PromoteAfter learned answers
 	// (-promote-after; 0: never).

@@ -200,6 +200,9 @@ func (r *runner) newCore() error {
 	if r.live != nil {
 		opts = append(opts, serve.WithState(r.live, nil))
 	}
+	if c.Route != nil {
+		opts = append(opts, serve.WithRouter(*c.Route))
+	}
 	var err error
 	r.core, err = serve.NewCore(opts...)
 	return err
