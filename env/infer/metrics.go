@@ -63,12 +63,14 @@ type Stat struct {
 	Mean, P50, P90, P99, Max float64
 }
 
-func stat(xs []float64) Stat {
+// stat summarises xs, which it sorts in place; scratch holds at least
+// 2 len(xs) values.
+func stat(xs []float64, scratch []uint64) Stat {
 	if len(xs) == 0 {
 		nan := math.NaN()
 		return Stat{nan, nan, nan, nan, nan}
 	}
-	s := sortedCopy(xs)
+	s := sortInto(xs, scratch)
 	sum := 0.0
 	for _, x := range s {
 		sum += x
@@ -116,7 +118,11 @@ func (s *Sim) Results() []Result { return s.res }
 
 // Summary summarises the run so far.
 func (s *Sim) Summary() Summary {
-	var ttft, tpot, e2e, queue []float64
+	// One allocation for the four metrics' values and one for their
+	// sorting (stat).
+	n := len(s.res)
+	buf := make([]float64, 4*n)
+	ttft, tpot, e2e, queue := buf[:0:n], buf[n:n:2*n], buf[2*n:2*n:3*n], buf[3*n:3*n:4*n]
 	sum := Summary{Requests: len(s.reqs)}
 	met := 0
 	slo := s.cfg.SLO
@@ -140,7 +146,8 @@ func (s *Sim) Summary() Summary {
 			met++
 		}
 	}
-	sum.TTFT, sum.TPOT, sum.E2E, sum.Queue = stat(ttft), stat(tpot), stat(e2e), stat(queue)
+	scratch := make([]uint64, 2*sum.Finished)
+	sum.TTFT, sum.TPOT, sum.E2E, sum.Queue = stat(ttft, scratch), stat(tpot, scratch), stat(e2e, scratch), stat(queue, scratch)
 	if sum.Finished > 0 {
 		sum.FormatShare /= float64(sum.Finished)
 	}
@@ -171,25 +178,30 @@ func (s *Sim) Summary() Summary {
 	return sum
 }
 
-// sortedCopy returns xs sorted. Latencies are never negative, and the bits
-// of non-negative floats sort as the floats do, so they are sorted as
-// integers, by an LSD radix sort of 8-bit digits (skipping the digits all
-// values share): the same order as slices.Sort, in a few linear passes. A
-// negative or NaN value falls back to slices.Sort.
+// sortedCopy returns xs sorted (sortInto on a copy).
 func sortedCopy(xs []float64) []float64 {
-	a := make([]uint64, len(xs))
+	return sortInto(slices.Clone(xs), make([]uint64, 2*len(xs)))
+}
+
+// sortInto sorts xs in place and returns it. Latencies are never
+// negative, and the bits of non-negative floats sort as the floats do, so
+// they are sorted as integers, by an LSD radix sort of 8-bit digits
+// (skipping the digits all values share) in scratch (at least 2 len(xs)
+// values): the same order as slices.Sort, in a few linear passes. A
+// negative or NaN value falls back to slices.Sort.
+func sortInto(xs []float64, scratch []uint64) []float64 {
+	n := len(xs)
+	a, b := scratch[:n], scratch[n:2*n]
 	var or, and uint64 = 0, ^uint64(0)
 	for i, x := range xs {
 		if !(x >= 0) {
-			s := slices.Clone(xs)
-			slices.Sort(s)
-			return s
+			slices.Sort(xs)
+			return xs
 		}
 		a[i] = math.Float64bits(x)
 		or |= a[i]
 		and &= a[i]
 	}
-	b := make([]uint64, len(a))
 	for shift := uint(0); shift < 64; shift += 8 {
 		if (or^and)>>shift&0xff == 0 {
 			continue // every value has this digit
@@ -208,9 +220,8 @@ func sortedCopy(xs []float64) []float64 {
 		}
 		a, b = b, a
 	}
-	s := make([]float64, len(a))
 	for i, v := range a {
-		s[i] = math.Float64frombits(v)
+		xs[i] = math.Float64frombits(v)
 	}
-	return s
+	return xs
 }
