@@ -17,7 +17,9 @@ import (
 	"github.com/drover-sched/drover/datasets/llm"
 	"github.com/drover-sched/drover/env/infer"
 	"github.com/drover-sched/drover/env/infer/kv"
+	"github.com/drover-sched/drover/env/infergym"
 	"github.com/drover-sched/drover/policies/hack"
+	"github.com/drover-sched/drover/policies/pdrl"
 	"github.com/drover-sched/drover/policies/splitwise"
 )
 
@@ -126,7 +128,7 @@ func defineInferSetupFlags(fs *flag.FlagSet) *inferSetupFlags {
 	f.skipBad = fs.Bool("skip-bad", false, "skip and count malformed or invalid trace rows instead of failing")
 	f.perf = fs.String("perf", defaultPerfTable, "SplitwiseSim's measured latency table (perf_model.csv)")
 	f.model = fs.String("model", "llama2-70b", "served model, with rows in the latency table: llama2-70b or bloom-176b")
-	f.cluster = fs.String("cluster", "splitwise-ha", "deployment preset: splitwise-ha (1 prompt DGX-H100 + 1 token DGX-A100, disaggregated) or splitwise-baseline (2 DGX-H100, colocated); the flags below override its pools")
+	f.cluster = fs.String("cluster", "splitwise-ha", "deployment preset: splitwise-ha (1 prompt DGX-H100 + 1 token DGX-A100, disaggregated), splitwise-baseline (2 DGX-H100, colocated), whose pools the flags below override, or pd-rl (pd-rl's fixed deployment, env/infergym.Deployment: 2 A10G and 1 A100 prefill, 1 A100 and 1 V100 decode, TP8, a shared 25 Gbit/s link, decode reading the KV cache; the link flags apply)")
 	f.prefill = fs.Int("prefill", -1, "prefill instances (-1: the preset's)")
 	f.decode = fs.Int("decode", -1, "decode instances (-1: the preset's)")
 	f.colocated = fs.Int("colocated", -1, "colocated instances, running both phases (-1: the preset's)")
@@ -186,12 +188,15 @@ func (f *inferSetupFlags) check(fs *flag.FlagSet) error {
 }
 
 // inferPreset is a deployment preset: its pools (count, GPU type) and the
-// router it is meant for.
+// router it is meant for, or a fixed deployment.
 type inferPreset struct {
 	prefill, decode, colocated int
 	prefillGPU, decodeGPU      string
 	colocatedGPU               string
 	router                     string
+	// fixed, when set, builds the whole deployment (its pools and link;
+	// the link flags still apply when given, the SLO flags always).
+	fixed func(*infer.PerfTable) infer.Config
 }
 
 // inferPresets are the --cluster presets, SplitwiseSim's deployments of
@@ -199,7 +204,14 @@ type inferPreset struct {
 var inferPresets = map[string]inferPreset{
 	"splitwise-ha":       {prefill: 1, decode: 1, prefillGPU: "h100-80gb", decodeGPU: "a100-80gb", colocatedGPU: "h100-80gb", router: splitwise.MixedPoolName},
 	"splitwise-baseline": {colocated: 2, prefillGPU: "h100-80gb", decodeGPU: "a100-80gb", colocatedGPU: "h100-80gb", router: splitwise.TokenJSQName},
+	// pd-rl's deployment (env/infergym.Deployment): 2 A10G and 1 A100
+	// prefill, 1 A100 and 1 V100 decode, TP8, a shared 25 Gbps link.
+	"pd-rl": {router: hack.Name, fixed: infergym.Deployment},
 }
+
+// poolFlags are the flags that shape a preset's pools, which a fixed
+// deployment does not take.
+var poolFlags = []string{"prefill", "decode", "colocated", "prefill-gpu", "decode-gpu", "colocated-gpu", "tp"}
 
 func presetNames() []string {
 	out := make([]string, 0, len(inferPresets))
@@ -224,6 +236,9 @@ type inferDeployment struct {
 // overrides, on perf.
 func (f *inferSetupFlags) deployment(name string, perf *infer.PerfTable, given map[string]bool) (inferDeployment, error) {
 	p := inferPresets[name]
+	if p.fixed != nil {
+		return f.fixedDeployment(name, p, perf, given)
+	}
 	pick := func(flagName string, v, preset int) int {
 		if given[flagName] && v >= 0 {
 			return v
@@ -285,6 +300,67 @@ func (f *inferSetupFlags) deployment(name string, perf *infer.PerfTable, given m
 	return inferDeployment{name: name, cfg: cfg, desc: desc, router: p.router}, nil
 }
 
+// fixedDeployment is preset p's fixed deployment, with the link flags that
+// were given and the SLO flags.
+func (f *inferSetupFlags) fixedDeployment(name string, p inferPreset, perf *infer.PerfTable, given map[string]bool) (inferDeployment, error) {
+	for _, fl := range poolFlags {
+		if given[fl] {
+			return inferDeployment{}, fmt.Errorf("--%s: --cluster %s is a fixed deployment; its pools take no flags", fl, name)
+		}
+	}
+	cfg := p.fixed(perf)
+	if given["link-gbps"] && *f.linkGbps > 0 {
+		cfg.Link.BytesPerSec = *f.linkGbps * 1e9 / 8
+	}
+	if given["link-overhead"] {
+		cfg.Link.Overhead = *f.linkOverhead
+	}
+	if given["shared-link"] {
+		cfg.Link.Shared = *f.sharedLink
+	}
+	if given["decode-reads-kv"] {
+		cfg.DecodeReadsKV = *f.decodeReadsKV
+	}
+	// One SLO for every deployment of a comparison: the flags'.
+	cfg.SLO = infer.SLO{TTFT: *f.sloTTFT, TPOT: *f.sloTPOT, E2E: *f.sloE2E}
+	var parts []string
+	for i := 0; i < len(cfg.Instances); {
+		j := i
+		for j < len(cfg.Instances) && cfg.Instances[j] == cfg.Instances[i] {
+			j++
+		}
+		ic := cfg.Instances[i]
+		parts = append(parts, fmt.Sprintf("%d %s %s TP%d", j-i, ic.Role, ic.GPU, ic.TP))
+		i = j
+	}
+	link := fmt.Sprintf("%g Gbit/s", cfg.Link.BytesPerSec*8/1e9)
+	if cfg.Link.Shared {
+		link += ", shared (one transfer at a time)"
+	} else {
+		link += " per transfer"
+	}
+	if cfg.Link.Overhead > 0 {
+		link += fmt.Sprintf(", %g s a transfer", cfg.Link.Overhead)
+	}
+	desc := fmt.Sprintf("%s: %s; link %s", name, strings.Join(parts, ", "), link)
+	if cfg.DecodeReadsKV {
+		desc += "; decode reads the KV cache"
+	}
+	return inferDeployment{name: name, cfg: cfg, desc: desc, router: p.router}, nil
+}
+
+// needsArch says whether contenders cs need the model's architecture: a
+// compressed KV format, a learned router (its encoding sizes the formats)
+// or a fixed deployment (pd-rl's serves the real KV size).
+func needsArch(cs []inferContender) bool {
+	for _, c := range cs {
+		if c.format != kv.FP16() || c.ckpt != "" || inferPresets[c.cluster].fixed != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // inferModel is the served model with the KV size kvSize (splitwise or
 // arch).
 func inferModel(name, kvSize string) infer.Model {
@@ -295,18 +371,19 @@ func inferModel(name, kvSize string) infer.Model {
 	return infer.ModelOf(a)
 }
 
-// resolveKVSize is --kv-size with auto resolved: arch when a format other
-// than the dense one is in use.
-func resolveKVSize(flagValue string, formats []kv.Format) string {
-	if flagValue != "auto" {
-		return flagValue
+// resolveKVSize is --kv-size for contenders cs, auto resolved: arch when
+// they need the architecture (needsArch), which splitwise refuses.
+func resolveKVSize(flagValue string, cs []inferContender) (string, error) {
+	need := needsArch(cs)
+	switch {
+	case flagValue == "auto" && need:
+		return "arch", nil
+	case flagValue == "auto":
+		return "splitwise", nil
+	case flagValue == "splitwise" && need:
+		return "", fmt.Errorf("--kv-size splitwise: a compressed KV format, a learned router or a fixed deployment needs the architecture's KV size (--kv-size arch)")
 	}
-	for _, f := range formats {
-		if f != kv.FP16() {
-			return "arch"
-		}
-	}
-	return "splitwise"
+	return flagValue, nil
 }
 
 // readPerf reads the latency table at path.
@@ -536,6 +613,10 @@ type inferContender struct {
 	router  string
 	format  kv.Format
 	cluster string
+	// ckpt is a learned router's checkpoint directory (router pd-rl),
+	// learned its policies once loaded (load).
+	ckpt    string
+	learned func() *pdrl.Policy
 }
 
 // parseContender reads "router[+format][@cluster]"; an empty router or
@@ -552,12 +633,22 @@ func parseContender(s, defCluster string, defFormat *kv.Format) (inferContender,
 		c.cluster = cl
 	}
 	r, fm, hasFormat := strings.Cut(rest, "+")
+	if strings.ContainsRune(r, filepath.Separator) {
+		if hasFormat {
+			return c, fmt.Errorf("%q: a learned router chooses every request's KV format itself", s)
+		}
+		c.router, c.ckpt, c.name = pdrl.Name, r, pdrl.Name+":"+r
+		if hasCluster || c.cluster != defCluster {
+			c.name += "@" + c.cluster
+		}
+		return c, nil
+	}
 	if r == "" || r == "auto" {
 		r = inferPresets[c.cluster].router
 	}
 	spec, ok := inferRouters[r]
 	if !ok {
-		return c, fmt.Errorf("%q: unknown router %q (want one of %v)", s, r, routerNames())
+		return c, fmt.Errorf("%q: unknown router %q (want one of %v, or a pd-rl checkpoint directory)", s, r, routerNames())
 	}
 	c.router, c.format = r, spec.format
 	switch {
@@ -583,8 +674,28 @@ func parseContender(s, defCluster string, defFormat *kv.Format) (inferContender,
 	return c, nil
 }
 
-// newRouter builds c's router, which gives every request c's format.
-func (c inferContender) newRouter() infer.Router { return inferRouters[c.router].make(c.format) }
+// newRouter builds c's router, which gives every request c's format (a
+// learned one: the formats it chooses; load first).
+func (c inferContender) newRouter() infer.Router {
+	if c.ckpt != "" {
+		return pdrl.Router(c.learned())
+	}
+	return inferRouters[c.router].make(c.format)
+}
+
+// load reads a learned contender's checkpoint for deployment cfg (its
+// model's architecture and link); other contenders need nothing.
+func (c *inferContender) load(cfg infer.Config) error {
+	if c.ckpt == "" {
+		return nil
+	}
+	_, newPolicy, err := pdrl.Load(c.ckpt, infergym.Config{Arch: cfg.Model.Arch, LinkBytesPerSec: cfg.Link.BytesPerSec})
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.name, err)
+	}
+	c.learned = newPolicy
+	return nil
+}
 
 // withFormat returns r giving every request format f (r itself for the
 // dense format).
@@ -620,6 +731,14 @@ type formatObserver struct {
 
 // InstanceIdle implements infer.IdleObserver.
 func (r formatObserver) InstanceIdle(v *infer.View, i int) { r.o.InstanceIdle(v, i) }
+
+// formatName names c's KV format: a learned router's is its own choice.
+func (c inferContender) formatName() string {
+	if c.ckpt != "" {
+		return "chosen per request"
+	}
+	return c.format.Name()
+}
 
 // accuracyNote says what the artifact measured of format f's accuracy on
 // model.

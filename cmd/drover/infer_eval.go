@@ -85,7 +85,7 @@ func inferEval(args []string, stdout, stderr io.Writer) error {
 	}
 	given := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
-	rows, formats, err := f.contenders(given)
+	rows, cs, err := f.contenders(given)
 	if err != nil {
 		return err
 	}
@@ -93,13 +93,9 @@ func inferEval(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--seeds: %w", err)
 	}
-	kvSize := resolveKVSize(*f.kvSize, formats)
-	if kvSize == "splitwise" {
-		for _, r := range rows {
-			if r.c.format != kv.FP16() {
-				return fmt.Errorf("--kv-size splitwise: %s's KV format needs the architecture's KV size (--kv-size arch)", r.c.name)
-			}
-		}
+	kvSize, err := resolveKVSize(*f.kvSize, cs)
+	if err != nil {
+		return err
 	}
 	perf, err := readPerf(*f.perf)
 	if err != nil {
@@ -117,6 +113,9 @@ func inferEval(args []string, stdout, stderr io.Writer) error {
 			deps[r.c.cluster] = d
 		}
 		r.cluster = d.desc
+		if err := r.c.load(d.cfg); err != nil {
+			return err
+		}
 	}
 	w, err := f.loadWorkload()
 	if err != nil {
@@ -156,7 +155,7 @@ func inferEval(args []string, stdout, stderr io.Writer) error {
 // defineInferEvalFlags defines drover infer eval's flags on fs.
 func defineInferEvalFlags(fs *flag.FlagSet) *inferEvalFlags {
 	f := &inferEvalFlags{inferSetupFlags: defineInferSetupFlags(fs)}
-	f.routers = fs.String("routers", defaultInferContenders, fmt.Sprintf("comma-separated contenders ROUTER[+FORMAT][@PRESET]: a router (%v, or auto for the preset's; drover infer sim -h describes them), a KV format for its requests (fp16, int8, kvquant, cachegen, hack-pi32|64|128; default --kv-format) and a deployment preset (%v; default --cluster, with the pool flags' overrides)", routerNames(), presetNames()))
+	f.routers = fs.String("routers", defaultInferContenders, fmt.Sprintf("comma-separated contenders ROUTER[+FORMAT][@PRESET]: a router (%v, auto for the preset's, or a pd-rl checkpoint directory; drover infer sim -h describes them), a KV format for its requests (fp16, int8, kvquant, cachegen, hack-pi32|64|128; default --kv-format) and a deployment preset (%v; default --cluster, with the pool flags' overrides)", routerNames(), presetNames()))
 	f.kvFormat = fs.String("kv-format", "", "KV format of the contenders that name none (empty: each router's own, hack-pi64 for hack, fp16 for the others)")
 	f.seeds = fs.String("seeds", "1-5", "seeds: numbers and ranges, e.g. 1-5 or 1,3,7-9. A seed draws the built-in workload (lengths and arrivals) or a lengths table's arrivals, or, for a replayed trace with --duration, the window's start")
 	f.parallel = fs.Int("parallel", 0, "simulations at a time (0 = GOMAXPROCS)")
@@ -170,8 +169,8 @@ func defineInferEvalFlags(fs *flag.FlagSet) *inferEvalFlags {
 }
 
 // contenders reads --routers (and --kv-format when given): one row per
-// contender, and their formats.
-func (f *inferEvalFlags) contenders(given map[string]bool) ([]*inferEvalRow, []kv.Format, error) {
+// contender, and the contenders.
+func (f *inferEvalFlags) contenders(given map[string]bool) ([]*inferEvalRow, []inferContender, error) {
 	var defFormat *kv.Format
 	if given["kv-format"] {
 		kf, err := kv.Parse(*f.kvFormat)
@@ -181,7 +180,7 @@ func (f *inferEvalFlags) contenders(given map[string]bool) ([]*inferEvalRow, []k
 		defFormat = &kf
 	}
 	var rows []*inferEvalRow
-	var formats []kv.Format
+	var cs []inferContender
 	seen := map[string]bool{}
 	for _, s := range strings.Split(*f.routers, ",") {
 		if strings.TrimSpace(s) == "" {
@@ -196,12 +195,12 @@ func (f *inferEvalFlags) contenders(given map[string]bool) ([]*inferEvalRow, []k
 		}
 		seen[c.name] = true
 		rows = append(rows, &inferEvalRow{c: c})
-		formats = append(formats, c.format)
+		cs = append(cs, c)
 	}
 	if len(rows) == 0 {
 		return nil, nil, fmt.Errorf("--routers: empty list")
 	}
-	return rows, formats, nil
+	return rows, cs, nil
 }
 
 // printInferEvalHead prints what an eval compares, before it runs.
@@ -360,8 +359,12 @@ func writeInferTable(w io.Writer, rows []*inferEvalRow, model string) error {
 	}
 	b.WriteString("\n")
 	for _, r := range rows {
+		acc := accuracyNote(r.c.format, model)
+		if r.c.ckpt != "" {
+			acc = "per the formats chosen"
+		}
 		fmt.Fprintf(&b, "- %s on %s; KV format %s, accuracy loss %s; extrapolated GPUs: %s\n", r.c.name, r.cluster,
-			r.c.format.Name(), accuracyNote(r.c.format, model), extrapolatedNote(r.extrapolated))
+			r.c.formatName(), acc, extrapolatedNote(r.extrapolated))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -446,7 +449,7 @@ func writeInferSummary(w io.Writer, rows []*inferEvalRow, meta inferEvalMeta) er
 		Routers []rowJSON     `json:"routers"`
 	}{Meta: meta}
 	for _, r := range rows {
-		row := rowJSON{Name: r.c.name, Router: r.c.router, Format: r.c.format.Name(), Cluster: r.cluster,
+		row := rowJSON{Name: r.c.name, Router: r.c.router, Format: r.c.formatName(), Cluster: r.cluster,
 			Accuracy: accuracyNote(r.c.format, meta.Model), Extrapolated: r.extrapolated, Metrics: map[string]compare.Estimate{}}
 		if row.Extrapolated == nil {
 			row.Extrapolated = []string{}

@@ -28,7 +28,7 @@ type inferSimFlags struct {
 // defineInferSimFlags defines drover infer sim's flags on fs.
 func defineInferSimFlags(fs *flag.FlagSet) *inferSimFlags {
 	f := &inferSimFlags{inferSetupFlags: defineInferSetupFlags(fs)}
-	f.router = fs.String("router", "auto", "router: "+routerHelp()+"; or auto (the preset's: mixed_pool for splitwise-ha, token_jsq for splitwise-baseline); ROUTER+FORMAT gives its requests a KV format")
+	f.router = fs.String("router", "auto", "router: "+routerHelp()+"; auto (the preset's: mixed_pool for splitwise-ha, token_jsq for splitwise-baseline, hack for pd-rl); or the directory of a pd-rl checkpoint (drover train --env pd-rl), which chooses each request's KV format. ROUTER+FORMAT gives its requests a KV format")
 	f.kvFormat = fs.String("kv-format", "", "KV-cache format of every request: fp16 (dense), int8, kvquant, cachegen, hack (Pi 64) or hack-pi32|64|128; empty: the router's own (hack-pi64 for hack, fp16 for the others)")
 	f.seed = fs.Uint64("seed", 1, "seed of the built-in workload's lengths and of synthetic arrivals")
 	f.asJSON = fs.Bool("json", false, "print the summary as JSON")
@@ -59,7 +59,7 @@ func inferSim(args []string, stdout, stderr io.Writer) error {
 		}
 		format = &kf
 	}
-	c, err := parseContender(*f.router+"@"+*f.cluster, *f.cluster, format)
+	c, err := parseContender(*f.router, *f.cluster, format)
 	if err != nil {
 		return fmt.Errorf("--router %w", err)
 	}
@@ -71,11 +71,14 @@ func inferSim(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	kvSize := resolveKVSize(*f.kvSize, []kv.Format{c.format})
-	if kvSize == "splitwise" && c.format != kv.FP16() {
-		return fmt.Errorf("--kv-size splitwise: KV format %s needs the architecture's KV size (--kv-size arch)", c.format.Name())
+	kvSize, err := resolveKVSize(*f.kvSize, []inferContender{c})
+	if err != nil {
+		return err
 	}
 	dep.cfg.Model = inferModel(*f.model, kvSize)
+	if err := c.load(dep.cfg); err != nil {
+		return err
+	}
 	w, err := f.loadWorkload()
 	if err != nil {
 		return err
@@ -100,7 +103,7 @@ func inferSim(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	run := inferRun{Trace: what, Skipped: w.skipped, Cluster: dep.desc, Model: dep.cfg.Model, KVSize: kvSize,
-		Router: c.router, Format: c.format, SLO: dep.cfg.SLO, Summary: sum, Wall: wall}
+		Router: c.name, Format: c.format, Learned: c.ckpt != "", SLO: dep.cfg.SLO, Summary: sum, Wall: wall}
 	if *f.asJSON {
 		if err := run.writeJSON(stdout); err != nil {
 			return err
@@ -124,6 +127,7 @@ type inferRun struct {
 	KVSize  string
 	Router  string
 	Format  kv.Format
+	Learned bool // the router chooses the formats
 	SLO     infer.SLO
 	Summary infer.Summary
 	Wall    time.Duration
@@ -167,7 +171,11 @@ func (r inferRun) writeText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "cluster    %s\n", r.Cluster)
 	fmt.Fprintf(w, "model      %s, KV %s\n", r.Model.Name, kvSizeText(r.Model, r.KVSize))
-	fmt.Fprintf(w, "router     %s, KV format %s (accuracy loss: %s)\n", r.Router, r.Format.Name(), accuracyNote(r.Format, r.Model.Name))
+	if r.Learned {
+		fmt.Fprintf(w, "router     %s, KV format chosen per request\n", r.Router)
+	} else {
+		fmt.Fprintf(w, "router     %s, KV format %s (accuracy loss: %s)\n", r.Router, r.Format.Name(), accuracyNote(r.Format, r.Model.Name))
+	}
 	fmt.Fprintf(w, "requests   %d finished of %d\n\n", sum.Finished, sum.Requests)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "seconds\tmean\tp50\tp90\tp99\tmax\t")
@@ -266,6 +274,9 @@ func (r inferRun) writeJSON(w io.Writer) error {
 		WallS    float64          `json:"wall_s"`
 	}{r.Trace, r.Skipped, r.Cluster, r.Model.Name, r.Model.KVBytesPerToken, r.Router, r.Format.Name(),
 		accuracyNote(r.Format, r.Model.Name), sloText(r.SLO), summaryJSON(r.Summary), r.Wall.Seconds()}
+	if r.Learned {
+		out.Format, out.Accuracy = "chosen per request", "per the formats chosen"
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)

@@ -165,7 +165,7 @@ func TestInferBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"router", []string{"infer", "sim", "--router", "bogus"}, `--router "bogus@splitwise-ha": unknown router "bogus"`},
+		{"router", []string{"infer", "sim", "--router", "bogus"}, `--router "bogus": unknown router "bogus"`},
 		{"router format", []string{"infer", "sim", "--router", "mixed_pool+int3"}, "--router"},
 		{"kv-format", []string{"infer", "sim", "--kv-format", "fp8"}, "--kv-format"},
 		{"cluster", []string{"infer", "sim", "--cluster", "dgx"}, `--cluster "dgx"`},
@@ -350,5 +350,46 @@ func TestTraceInspectLLM(t *testing.T) {
 	code, out, e = drover(t, "trace", "inspect", p)
 	if code != 0 || !strings.Contains(out, "requests  2") || !strings.Contains(out, "rate      0.500 req/s") {
 		t.Errorf("exit %d, stderr %q:\n%s", code, e, out)
+	}
+}
+
+// TestInferEvalLearned: a pd-rl checkpoint is a contender (its directory
+// in --routers) on pd-rl's deployment (--cluster pd-rl). A checkpoint
+// that behaviour cloning made of HACK routes held-out windows of the conv
+// trace exactly as HACK does (train/pdrl's claim, TestTrainPDRL: the gate
+// sees a gain of exactly 0), so every run equals HACK's.
+func TestInferEvalLearned(t *testing.T) {
+	inferPerfFlag(t)
+	conv := inferAzureTrace(t, "conv")
+	ckpt := filepath.Join(t.TempDir(), "pd-rl")
+	dir := t.TempDir()
+	conv, _ = filepath.Abs(conv)
+	t.Chdir(filepath.Join("..", "..")) // drover train and the default --perf read ../shared from the root
+	if code, _, e := drover(t, "train", "--env", "pd-rl", "--algo", "bc", "--eval-seeds", "0", "--quiet", "--out", ckpt); code != 0 {
+		t.Fatalf("train: exit %d: %s", code, e)
+	}
+	code, out, e := drover(t, "infer", "eval", "--quiet", "--cluster", "pd-rl", "--routers", "hack,"+ckpt, "--trace", conv,
+		"--start", "2400", "--duration", "120", "--seeds", "1-2", "--out", dir)
+	if code != 0 {
+		t.Fatalf("eval: exit %d: %s", code, e)
+	}
+	if !strings.Contains(out, "pd-rl:"+ckpt) || !strings.Contains(out, "KV format chosen per request") {
+		t.Errorf("output:\n%s", out)
+	}
+	s := readInferEvalSummary(t, dir)
+	if len(s.Routers) != 2 {
+		t.Fatalf("%d routers", len(s.Routers))
+	}
+	for i, run := range s.Routers[1].Runs {
+		h := s.Routers[0].Runs[i]
+		if run.Summary.TTFT.Mean != h.Summary.TTFT.Mean || run.Summary.E2E.Mean != h.Summary.E2E.Mean {
+			t.Errorf("seed %d: pd-rl TTFT, E2E means %v, %v; HACK %v, %v", run.Seed, run.Summary.TTFT.Mean, run.Summary.E2E.Mean, h.Summary.TTFT.Mean, h.Summary.E2E.Mean)
+		}
+	}
+	if code, _, e := drover(t, "infer", "sim", "--router", ckpt+"+fp16"); code != 1 || !strings.Contains(e, "chooses every request's KV format itself") {
+		t.Errorf("a learned router with a format: exit %d, %q", code, e)
+	}
+	if code, _, e := drover(t, "infer", "sim", "--cluster", "pd-rl", "--prefill", "3"); code != 1 || !strings.Contains(e, "--prefill: --cluster pd-rl is a fixed deployment") {
+		t.Errorf("pool flags on pd-rl: exit %d, %q", code, e)
 	}
 }
