@@ -140,7 +140,7 @@ func TestGoldenStream(t *testing.T) {
 		{name: "worker", cfg: placement.Config{NewModel: worker, StragglerWeight: 0.25}, want: 0x8e165dc3561200a5},
 		{name: "worker-shared-ref", cfg: placement.Config{NewModel: shared, StragglerWeight: 0.25}, want: 0x8e165dc3561200a5},
 		{name: "worker-tta", cfg: placement.Config{NewModel: worker, Objective: placement.ObjectiveTTAFinish}, want: 0x968bdb60594b7566},
-		{name: "sync", cfg: placement.Config{NewModel: worker, Sync: true}, want: 0xa92f851318282901},
+		{name: "sync", cfg: placement.Config{NewModel: worker, Sync: true}, want: 0xbfcf862cdfa5b8c1},
 		{name: "worker-64", nodes: 64, cfg: placement.Config{NewModel: worker}, want: 0x8f7a804976c54a8b},
 		{name: "proposer", cfg: placement.Config{NewModel: worker, NewProposer: newSAS, Objective: placement.ObjectiveTTA}, want: 0x7b0bd1b967622efc},
 	}

@@ -47,9 +47,9 @@ func TestGoldenStream(t *testing.T) {
 		want uint64
 	}{
 		{name: "job-rack", cfg: sched.EnvConfig{NewModel: job}, want: 0xa7c23af33a2cef7d},
-		{name: "worker-rack", cfg: sched.EnvConfig{NewModel: worker, Encoder: sched.Config{Hold: true}}, want: 0x6925df2c85d92d55},
+		{name: "worker-rack", cfg: sched.EnvConfig{NewModel: worker, Encoder: sched.Config{Hold: true}}, want: 0x7228f4dea80a12},
 		{name: "worker-load", cfg: sched.EnvConfig{NewModel: worker, WaitWeight: 0.5,
-			Encoder: sched.Config{Grouping: sched.GroupLoad, Groups: 4, PSRebalance: true, ReadBudget: 8}}, want: 0xe6efc5b2a09ee344},
+			Encoder: sched.Config{Grouping: sched.GroupLoad, Groups: 4, PSRebalance: true, ReadBudget: 8}}, want: 0x4ddae6e74edee09f},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
