@@ -9,9 +9,10 @@
 # sweep: table.md and summary.json at the fit with the line saying whether
 # the ranking of the top three holds, table-low.md, table-high.md and their
 # summaries), then docs/results/claims.py over the summaries.
-#   bash docs/results/eval-tables.sh      # about 3 hours on 2 cores
-# (SEEDS=1-2 took 17 min on the shared 2-core machine: built-in 3 s,
-# Philly 17 s, Helios 8.2 min, PAI 8.5 min; the time grows with the seeds.)
+#   bash docs/results/eval-tables.sh      # 1-4 hours on 2 cores
+# (SEEDS=1-2 at 3714cfb: 6.8 min of CPU, 25 min wall on the 2-core machine
+# shared with other sessions: built-in 6 s, Philly 51 s, Helios 10.9 min,
+# PAI 13.1 min; the time grows with the seeds.)
 # SEEDS=1-5 for a quick look; OUT=dir to write elsewhere.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -7,7 +7,9 @@
 # eval-tables.sh (--convergence sweep included), so every run pairs seed by
 # seed with the baselines of docs/results/eval-*/summary.json; then
 # learned.py's comparison table.
-#   bash docs/results/learned-tables.sh     # about 15 minutes on 2 cores
+#   bash docs/results/learned-tables.sh     # 0.5-1.5 hours on 2 cores
+# (SEEDS=1-2 at 3714cfb: 2.5 min of CPU, 8.4 min wall on the shared
+# 2-core machine, PAI 7 of them.)
 # SEEDS=1-5 for a quick look (the pairing then uses those seeds); OUT=dir
 # to write elsewhere; BASE=dir for the eval-W baselines to pair with (an
 # eval-tables.sh run's OUT; default docs/results).
