@@ -16,6 +16,7 @@ import (
 const traceUsage = `usage: drover trace inspect|convert|synth [flags]
 
   inspect [flags] FILE|builtin           job count, time span, GPU histogram, durations
+                                         (an LLM request trace: count, rate, token percentiles)
   convert [flags] -o OUT FILE|builtin    convert to Parquet (.parquet) or Drover's job CSV (.csv)
   synth [flags]                          generate the default synthetic workload (job CSV)
 
