@@ -94,11 +94,14 @@
 // ordered lists are, not per token; a decode batch holding a KV format
 // other than the dense one, or DecodeReadsKV, runs one event per
 // iteration instead. The first 10 minutes of the conv trace (2,867
-// requests, 2 instances, token_jsq) take about 7 ms of CPU here, reading
-// included about 9.4 ms, against SplitwiseSim's 7.0 s (750x; Splitwise-HA
-// 2,300x); the hot spots are the batch selection's passes over the
-// running batch and the pending requests, and the event heap, which holds
-// every arrival from the start as SplitwiseSim's does.
+// requests, 2 instances, token_jsq) take about 6.5 ms of CPU here, reading
+// included about 8.6 ms, against SplitwiseSim's 7.0 s (816x; Splitwise-HA
+// 2,900x); as whole commands side by side (scripts/splitwise/speed.sh,
+// docs/results/inference.md, Speed) 15.6 ms against 6.7 s, 428x
+// (Splitwise-HA 1,628x), a quarter of it the process's start. The hot
+// spots are the batch selection's passes over the running batch and the
+// pending requests, and the event heap, which holds every arrival from
+// the start as SplitwiseSim's does.
 //
 // # Usage
 //
