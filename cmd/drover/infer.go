@@ -18,6 +18,7 @@ import (
 	"github.com/drover-sched/drover/env/infer"
 	"github.com/drover-sched/drover/env/infer/kv"
 	"github.com/drover-sched/drover/env/infergym"
+	"github.com/drover-sched/drover/internal/inputfile"
 	"github.com/drover-sched/drover/policies/hack"
 	"github.com/drover-sched/drover/policies/pdrl"
 	"github.com/drover-sched/drover/policies/splitwise"
@@ -388,7 +389,7 @@ func resolveKVSize(flagValue string, cs []inferContender) (string, error) {
 
 // readPerf reads the latency table at path.
 func readPerf(path string) (*infer.PerfTable, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.ReadFile(path, inputfile.Document)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && path == defaultPerfTable {
 			return nil, fmt.Errorf("--perf: %w (the default is the shared traces' copy of SplitwiseSim's data/perf_model.csv, found from the repository root; give its path with --perf)", err)
@@ -485,7 +486,7 @@ func (f *inferSetupFlags) loadWorkload() (*inferWorkload, error) {
 // fileHead returns the first 64 KiB of the file at path, decompressed
 // when it is gzip data, for sniffing its header line.
 func fileHead(path string) ([]byte, error) {
-	fh, err := os.Open(path)
+	fh, err := inputfile.Open(path, inputfile.Trace)
 	if err != nil {
 		return nil, err
 	}

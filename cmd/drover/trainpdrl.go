@@ -11,6 +11,7 @@ import (
 	"github.com/drover-sched/drover/datasets/llm"
 	"github.com/drover-sched/drover/env/infer"
 	"github.com/drover-sched/drover/env/infergym"
+	"github.com/drover-sched/drover/internal/inputfile"
 	"github.com/drover-sched/drover/policies/gate"
 	ppdrl "github.com/drover-sched/drover/policies/pdrl"
 	"github.com/drover-sched/drover/train/pdrl"
@@ -44,7 +45,7 @@ func runTrainPDRL(f *trainFlags, given map[string]bool, stdout io.Writer) error 
 	if *f.evalSeeds < 0 || *f.evalSeeds > 1000 || *f.steps < 0 || *f.steps > 100_000_000 {
 		return errors.New("--eval-seeds: want 0 to 1000; --steps: 0 to 1e8")
 	}
-	data, err := os.ReadFile(pdrlPerfPath)
+	data, err := inputfile.ReadFile(pdrlPerfPath, inputfile.Document)
 	if err != nil {
 		return err
 	}
