@@ -328,8 +328,8 @@
 //     workers every seed of both tasks ended above its local(1) run, and
 //     at 8 workers one MNLI seed ended 5.7-7.4 points below its local(1) run
 //     at every H from 8 on while the other two stayed within a point.
-//     None of this is env/sync.go's PeriodPenalty (2% more iterations per
-//     period step, no accuracy lost).
+//     None of this is the PeriodPenalty env/sync.go used to assume (2% more
+//     iterations per period step, no accuracy lost).
 //   - Local SGD from the first epoch costs far more: SlowMo's ImageNet
 //     local SGD (tau = 12, batch 8192) ended 6.06 points below all-reduce
 //     SGD, against 0.48-1.50 points the Paddle fit allows at H = 12 (the
