@@ -168,7 +168,7 @@ func (c *Convergence) Outcome(model string, s Sync, w int) (SyncOutcome, error) 
 		m = converge.Default()
 	}
 	fams := c.families(model)
-	fam, target := fams.Staleness, 0.0 // the family's own target
+	fam := fams.Staleness
 	bad := func(err error) (SyncOutcome, error) {
 		return SyncOutcome{}, fmt.Errorf("env: convergence of %s on %d workers (model %s, family %s): %w", s, w, model, fam, err)
 	}
@@ -182,23 +182,21 @@ func (c *Convergence) Outcome(model string, s Sync, w int) (SyncOutcome, error) 
 			fam = fams.Local
 			return bad(err)
 		}
-		if !o.Reached {
-			o.Run = budget
-		}
 	} else {
-		out, err := m.Predict(fam, converge.Strategy{Kind: converge.StrategyKind(s.Kind), Staleness: s.Staleness, Period: s.Period}, w, 0, target, c.Band)
+		// Toward the family's own target (0).
+		out, err := m.Predict(fam, converge.Strategy{Kind: converge.StrategyKind(s.Kind), Staleness: s.Staleness, Period: s.Period}, w, 0, 0, c.Band)
 		if err != nil {
 			return bad(err)
 		}
 		o = SyncOutcome{Factor: out.IterFactor, Run: out.IterFactor, Accuracy: out.FinalAccuracy, Reached: out.Reached, Diverged: out.Diverged}
-		if !out.Reached {
-			o.Run = budget
-		}
 		// The synchronous reference: BSP's final accuracy at the band.
 		o.Loss = st.FinalAccuracy - out.FinalAccuracy
 		if f := m.Families[fam]; f.Staleness != nil {
 			o.Noise = (f.Staleness.BSPFinal.Hi - f.Staleness.BSPFinal.Lo) / 2
 		}
+	}
+	if !o.Reached {
+		o.Run = budget
 	}
 	if !(o.Run > 0) || math.IsInf(o.Run, 0) {
 		return SyncOutcome{}, fmt.Errorf("env: convergence of %s on %d workers (model %s, family %s): no finite run length", s, w, model, fam)
