@@ -177,7 +177,7 @@ func (s *Sim) Results() []JobResult {
 			RunTime:    j.Held,
 			Restarts:   j.Restarts(),
 			GPUSeconds: j.Attained,
-			TTA:        s.tta(j),
+			TTA:        math.NaN(),
 
 			Iterations:          j.Iterations,
 			StragglerIterations: j.StragglerIterations,
@@ -199,23 +199,16 @@ func (s *Sim) Results() []JobResult {
 			rs[i].FinalMetric = fm.FinalMetric(j)
 		}
 		if j.State == Done {
+			// TTA: the seconds trained to reach the target, +Inf when
+			// the job finished without reaching it.
 			rs[i].Accuracy, rs[i].Reached = s.converged(j)
+			rs[i].TTA = math.Inf(1)
+			if rs[i].Reached {
+				rs[i].TTA = s.trainedSeconds(j)
+			}
 		}
 	}
 	return rs
-}
-
-// tta returns the seconds j trained to reach its target: its time holding
-// GPUs less the restart delay of each start, +Inf when it finished without
-// reaching it.
-func (s *Sim) tta(j *Job) float64 {
-	if j.State != Done {
-		return math.NaN()
-	}
-	if _, reached := s.converged(j); !reached {
-		return math.Inf(1)
-	}
-	return s.trainedSeconds(j)
 }
 
 // trainedSeconds returns the seconds j trained: its time holding GPUs less
