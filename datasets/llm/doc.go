@@ -1,8 +1,10 @@
 // Package llm reads, generates and writes the request traces of Drover's
 // LLM inference simulator (env/infer, issue 34). Its unit is Request (an
 // arrival in seconds, prompt and output tokens, and the images of a
-// multimodal request; infer.Request is this type, which lives here because
-// datasets, the first layer, imports no env). Every reader and generator returns requests that are valid
+// multimodal request; infer.Request is the same type, defined in the leaf
+// package internal/llmreq, which both import: datasets, the first layer,
+// imports no env, and the simulator links none of the readers). Every
+// reader and generator returns requests that are valid
 // (Request.Validate), sorted by arrival (stably) and numbered 0, 1, ... in
 // that order.
 //

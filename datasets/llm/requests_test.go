@@ -48,7 +48,7 @@ func TestRequestsCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantReqs := []Request{{0, 1.5, 10, 1, 0}, {1, 1.5, 20, 2, 0}, {2, 2.5, 30, 3, 0}}
+	wantReqs := []Request{{ID: 0, Arrival: 1.5, Prompt: 10, Output: 1}, {ID: 1, Arrival: 1.5, Prompt: 20, Output: 2}, {ID: 2, Arrival: 2.5, Prompt: 30, Output: 3}}
 	if diff := cmp.Diff(wantReqs, tr.Requests); diff != "" {
 		t.Errorf("sorted (-want,+got):\n%s", diff)
 	}
@@ -153,7 +153,7 @@ func TestDecodeSplitwise(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Request{{0, 1, 4808, 10, 0}, {1, 1.052, 3180, 8, 0}}
+	want := []Request{{ID: 0, Arrival: 1, Prompt: 4808, Output: 10}, {ID: 1, Arrival: 1.052, Prompt: 3180, Output: 8}}
 	if diff := cmp.Diff(want, tr.Requests); diff != "" || tr.Format != FormatSplitwise {
 		t.Errorf("(-want,+got):\n%s (format %q)", diff, tr.Format)
 	}
@@ -199,7 +199,7 @@ func TestReadParquetOtherWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Request{{0, 1, 200, 6, 0}, {1, 2.5, 100, 5, 0}}
+	want := []Request{{ID: 0, Arrival: 1, Prompt: 200, Output: 6}, {ID: 1, Arrival: 2.5, Prompt: 100, Output: 5}}
 	if diff := cmp.Diff(want, tr.Requests); diff != "" || tr.Name != "o.parquet" || tr.SkipReasons[ReasonMalformed] != 1 {
 		t.Errorf("(-want,+got):\n%s (name %q, skips %v)", diff, tr.Name, tr.SkipReasons)
 	}
