@@ -115,6 +115,20 @@ type LinkConfig struct {
 	// room in the destination's memory (SplitwiseSim's Link.retry_delay,
 	// 1 s); 0 means 1 s.
 	RetryDelay float64
+	// FairShare, with Shared, makes the one link carry every transfer
+	// whose KV cache fits its destination at once, the transfers under way
+	// splitting the bandwidth equally (processor sharing), each after its
+	// own Overhead; they wait for memory in arrival order. This is how
+	// TCP pulls paced by one sender-side rate limiter share a link (the
+	// HKVQ artifact's transport, linkshare.go). Without it a shared link
+	// sends one transfer at a time at the whole bandwidth.
+	FairShare bool
+	// StageBytesPerSec is how fast a prefill instance copies a finished
+	// prompt's KV cache out for its transfer, within the prompt's
+	// iteration: the transfer's bytes / StageBytesPerSec are added to it
+	// (the HKVQ artifact stages the KV into pinned host memory at the end
+	// of the prompt's step, and the step waits for the copy). 0 for none.
+	StageBytesPerSec float64
 }
 
 // SLO holds latency objectives; a zero field is no objective.
@@ -149,6 +163,14 @@ type Config struct {
 	// package's GPUs), looked up first by name: a type fitted to
 	// measurements (env/infer/calib) or a user's own.
 	GPUs []GPU
+	// RetryUnfit keeps a request whose KV cache can never fit its
+	// instances (its prompt's beyond its prefill instance's memory less
+	// the weights, or its whole cache beyond its decode instance's), as
+	// SplitwiseSim does: its transfer then retries forever, or it never
+	// runs and may hold up the requests behind it. The SplitwiseSim
+	// presets set it. Without it Apply rejects such a request
+	// (Result.Rejected, Summary.Rejected) and Run ends with ErrRejected.
+	RetryUnfit bool
 }
 
 // lookupGPU finds the GPU type named name among c.GPUs, then in the
@@ -184,7 +206,7 @@ func splitwiseInstance(gpu string, role Role) InstanceConfig {
 // machines, one colocated TP8 instance each (start_state baseline,
 // instance_type Splitwise), llama2-70b. Route it with token_jsq.
 func SplitwiseBaseline(perf *PerfTable, n int) Config {
-	c := Config{Model: Llama2_70B, Perf: perf, Link: LinkConfig{BytesPerSec: SplitwiseTransferBytesPerSec}}
+	c := Config{Model: Llama2_70B, Perf: perf, Link: LinkConfig{BytesPerSec: SplitwiseTransferBytesPerSec}, RetryUnfit: true}
 	for range n {
 		c.Instances = append(c.Instances, splitwiseInstance("h100-80gb", Colocated))
 	}
@@ -198,7 +220,7 @@ func SplitwiseBaseline(perf *PerfTable, n int) Config {
 // SplitwiseSim numbers them (its cluster lists dgx-a100 before dgx-h100).
 // Route it with mixed_pool.
 func SplitwiseHA(perf *PerfTable, prompt, token int) Config {
-	c := Config{Model: Llama2_70B, Perf: perf, Link: LinkConfig{BytesPerSec: SplitwiseTransferBytesPerSec}}
+	c := Config{Model: Llama2_70B, Perf: perf, Link: LinkConfig{BytesPerSec: SplitwiseTransferBytesPerSec}, RetryUnfit: true}
 	for range token {
 		c.Instances = append(c.Instances, splitwiseInstance("a100-80gb", Decode))
 	}
@@ -228,6 +250,10 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: link bandwidth %v bytes/s", ErrBadConfig, c.Link.BytesPerSec)
 	case !(c.Link.Overhead >= 0) || math.IsInf(c.Link.Overhead, 0) || !(c.Link.RetryDelay >= 0) || math.IsInf(c.Link.RetryDelay, 0):
 		return fmt.Errorf("%w: link overhead %v s, retry delay %v s", ErrBadConfig, c.Link.Overhead, c.Link.RetryDelay)
+	case !(c.Link.StageBytesPerSec >= 0) || math.IsInf(c.Link.StageBytesPerSec, 0):
+		return fmt.Errorf("%w: link staging %v bytes/s", ErrBadConfig, c.Link.StageBytesPerSec)
+	case c.Link.FairShare && !c.Link.Shared:
+		return fmt.Errorf("%w: a fair-share link must be shared (LinkConfig.FairShare without Shared)", ErrBadConfig)
 	case !(c.SLO.TTFT >= 0 && c.SLO.TPOT >= 0 && c.SLO.E2E >= 0):
 		return fmt.Errorf("%w: SLO %+v", ErrBadConfig, c.SLO)
 	}

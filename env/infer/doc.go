@@ -57,6 +57,13 @@
 //   - LinkConfig.Shared: one link between the pools, transfers queued
 //     (SplitwiseSim gives every transfer the whole bandwidth at once);
 //     LinkConfig.Overhead: a per-transfer setup cost (SplitwiseSim: none).
+//   - LinkConfig.FairShare: the shared link's transfers run at once and
+//     split its bandwidth (TCP pulls paced by one sender, as the HKVQ
+//     artifact's transport); LinkConfig.StageBytesPerSec: the prefill
+//     instance's step copies the finished prompt's KV out for its transfer.
+//   - Config.RetryUnfit (set by the presets): SplitwiseSim keeps a request
+//     whose KV cache can never fit its instances, and its transfer retries
+//     forever; without it Apply rejects the request (ErrRejected).
 //   - Config.DecodeReadsKV: decode iterations also pay for reading the
 //     batch's KV caches (context x KV bytes per token / (TP x HBM
 //     bandwidth)); the measured curve depends on the batch size only, so

@@ -34,6 +34,9 @@ type Result struct {
 	// format work of every iteration it ran in (its batch's, which delays
 	// all of the batch).
 	FormatTime float64
+	// Rejected marks a request Apply rejected because its KV cache can
+	// never fit its instances (Config.RetryUnfit); it never ran.
+	Rejected bool
 }
 
 // TTFT is the time to first token, FirstToken - Arrival (SplitwiseSim's
@@ -82,8 +85,9 @@ func stat(xs []float64, scratch []uint64) Stat {
 // Summary is a run's outcome over its finished requests. Percentiles are
 // linear (type 7, numpy's default, as SplitwiseSim's summaries use).
 type Summary struct {
-	// Requests is the trace's requests, Finished those that finished.
-	Requests, Finished int
+	// Requests is the trace's requests, Finished those that finished,
+	// Rejected those Apply rejected (Result.Rejected).
+	Requests, Finished, Rejected int
 	// TTFT, TPOT, E2E and Queue summarise the per-request metrics (Result).
 	TTFT, TPOT, E2E, Queue Stat
 	// SLOAttainment is the share of requests (of all) that finished within
@@ -155,6 +159,7 @@ func (s *Sim) Summary() Summary {
 		sum.SLOAttainment = float64(met) / float64(len(s.reqs))
 	}
 	sum.KVBytesMoved = s.kvMoved
+	sum.Rejected = s.rejected
 	busy, total := 0.0, 0.0
 	for _, in := range s.insts {
 		hours := float64(in.cfg.TP) * sum.Makespan / 3600

@@ -47,6 +47,8 @@ const (
 	evFlowDone                // a KV transfer ends (arg: request)
 	evFlowRetry               // a KV transfer looks again for room (arg: request)
 	evLinkRetry               // the shared link's head looks again for room
+	evShareJoin               // a transfer's bytes join the fair-share link (arg: request)
+	evShareDone               // the fair-share link's next transfer ends
 )
 
 type event struct {
@@ -148,6 +150,10 @@ type Sim struct {
 
 	linkBusy, linkRetry bool
 	linkQueue           []int32
+	fair                fairLink // LinkConfig.FairShare's state
+
+	rejected  int    // requests Apply rejected (rejectUnfit)
+	rejectMsg string // why the first was
 
 	kvMoved int64
 	done    int
@@ -174,7 +180,7 @@ func New(cfg Config, reqs []Request) (*Sim, error) {
 			return nil, err
 		}
 	}
-	s := &Sim{cfg: cfg, reqs: slices.Clone(reqs), pending: -1}
+	s := &Sim{cfg: cfg, reqs: slices.Clone(reqs), pending: -1, fair: fairLink{ev: -1}}
 	s.view.s = s
 	s.pqLessFn = s.pqLess
 	s.arrivalLess = func(a, b int32) bool { return s.reqs[a].Arrival < s.reqs[b].Arrival }
@@ -277,7 +283,9 @@ func abs(x int) int {
 // (the Next/Apply loop), and returns the summary. The per-request outcomes
 // are in Results. A router that is also an IdleObserver is told of idle
 // instances. Run returns ErrStalled, with the summary of the finished
-// requests, when requests are left that can never finish.
+// requests, when requests are left that can never finish, and ErrRejected
+// when Apply rejected requests whose KV cache never fits
+// (Config.RetryUnfit).
 func (s *Sim) Run(r Router) (Summary, error) {
 	if s.started {
 		return Summary{}, ErrRan
@@ -311,7 +319,7 @@ func (s *Sim) Observe(o IdleObserver) { s.idle = o }
 // Next advances the simulation to the next request's arrival and returns
 // the request and the view to decide on; Apply then places it. At the end
 // of the trace it returns ErrDone, or ErrStalled when requests are left
-// that can never finish. Calling Next again before Apply returns
+// that can never finish, or else ErrRejected when Apply rejected some. Calling Next again before Apply returns
 // ErrPending.
 func (s *Sim) Next() (Request, *View, error) {
 	if s.pending >= 0 {
@@ -344,8 +352,11 @@ func (s *Sim) Next() (Request, *View, error) {
 	if s.err != nil {
 		return Request{}, nil, s.err
 	}
-	if s.done < len(s.reqs) {
-		return Request{}, nil, fmt.Errorf("%w: %d of %d requests never finished", ErrStalled, len(s.reqs)-s.done, len(s.reqs))
+	if s.done+s.rejected < len(s.reqs) {
+		return Request{}, nil, fmt.Errorf("%w: %d of %d requests never finished", ErrStalled, len(s.reqs)-s.done-s.rejected, len(s.reqs))
+	}
+	if s.rejected > 0 {
+		return Request{}, nil, s.rejectedErr()
 	}
 	return Request{}, nil, ErrDone
 }
@@ -354,7 +365,9 @@ func (s *Sim) Next() (Request, *View, error) {
 // instances at once, at its arrival time. A decision naming an instance
 // that does not exist returns ErrBadDecision and leaves the request
 // waiting for another Apply; Apply without a request waiting returns
-// ErrNoPending.
+// ErrNoPending. Unless Config.RetryUnfit, a request whose KV cache can
+// never fit the instances d names is rejected (Result.Rejected), and the
+// run goes on without it.
 func (s *Sim) Apply(d Decision) error {
 	if s.pending < 0 {
 		return ErrNoPending
@@ -367,6 +380,9 @@ func (s *Sim) Apply(d Decision) error {
 		return err
 	}
 	s.pending = -1
+	if s.rejectUnfit(r, d) {
+		return s.err
+	}
 	s.arrive(r, d)
 	return s.err
 }
@@ -384,6 +400,10 @@ func (s *Sim) dispatch(ev event) {
 	case evLinkRetry:
 		s.linkRetry = false
 		s.tryLink()
+	case evShareJoin:
+		s.joinFair(int(ev.arg))
+	case evShareDone:
+		s.fairDone()
 	}
 }
 
@@ -924,6 +944,9 @@ func (s *Sim) iterationTime(in *instance) (d, extra float64, minLeft int64, ok b
 	if extra > 0 {
 		d += extra
 	}
+	if s.cfg.Link.StageBytesPerSec > 0 && in.promptsInBatch > 0 {
+		d += s.stageTime(in)
+	}
 	if !(d > 0) || math.IsInf(d, 0) {
 		s.fail(fmt.Errorf("%w: instance %d: the performance curve gives %v s for an iteration of %d tokens", ErrBadConfig, in.idx, d, bt))
 		return 0, 0, 0, false
@@ -1238,6 +1261,10 @@ func (s *Sim) flowRetry(r int) {
 // tryLink starts the shared link's first waiting transfer if the link is
 // free and the KV cache fits its destination.
 func (s *Sim) tryLink() {
+	if s.cfg.Link.FairShare {
+		s.admitFair()
+		return
+	}
 	if s.linkBusy || len(s.linkQueue) == 0 {
 		return
 	}
@@ -1264,6 +1291,10 @@ func (s *Sim) runFlow(r int) {
 	s.res[r].TransferStart = s.now
 	s.res[r].TransferBytes = size
 	s.kvMoved += size
+	if s.cfg.Link.FairShare {
+		s.startFair(r)
+		return
+	}
 	dur := s.cfg.Link.Overhead + float64(size)/s.cfg.Link.BytesPerSec
 	if fs := s.formats[int32(r)]; fs != nil && fs.receive > 0 {
 		dur += fs.receive

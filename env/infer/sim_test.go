@@ -159,23 +159,33 @@ func TestTransferWaitsOnBusyLink(t *testing.T) {
 	// KV at 1,000 bytes a token) end at 1.1 and 1.2 s; each transfer takes
 	// 0.5 s overhead + 1e6 / 1e6 B/s = 1.5 s. On a shared link the second
 	// waits for the first: 1.1-2.6, then 2.6-4.1; each then decodes its one
-	// token alone (token(1) = 0.01901 s).
-	for _, shared := range []bool{true, false} {
-		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
+	// token alone (token(1) = 0.01901 s). On a fair-share link both start
+	// at once and their bytes join at 1.6 and 1.7: the first sends 1e5
+	// bytes alone, then both send at 5e5 B/s, so the first ends at 1.7 +
+	// 9e5 / 5e5 = 3.5, and the second sends its last 1e5 bytes alone, to
+	// 3.6.
+	tests := []struct {
+		name   string
+		link   LinkConfig
+		starts []float64
+		ends   []float64
+	}{
+		{"shared", LinkConfig{BytesPerSec: 1e6, Overhead: 0.5, Shared: true}, []float64{1.1, 2.6}, []float64{2.6, 4.1}},
+		{"per-transfer", LinkConfig{BytesPerSec: 1e6, Overhead: 0.5}, []float64{1.1, 1.2}, []float64{2.6, 2.7}},
+		{"fair-share", LinkConfig{BytesPerSec: 1e6, Overhead: 0.5, Shared: true, FairShare: true}, []float64{1.1, 1.2}, []float64{3.5, 3.6}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
 			c := handConfig(t, Prefill, Decode)
-			c.Link = LinkConfig{BytesPerSec: 1e6, Overhead: 0.5, Shared: shared}
+			c.Link = tt.link
 			s, _ := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 1000, Output: 2}, {ID: 1, Arrival: 1, Prompt: 1000, Output: 2}})
 			sum, err := s.Run(fixed{Prefill: 0, Decode: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
 			r := s.Results()
-			start1 := 2.6
-			if !shared {
-				start1 = 1.2
-			}
 			got := []float64{r[0].TransferStart, r[0].TransferEnd, r[0].End, r[1].TransferStart, r[1].TransferEnd, r[1].End}
-			want := []float64{1.1, 2.6, 2.6 + 0.01901, start1, start1 + 1.5, start1 + 1.5 + 0.01901}
+			want := []float64{tt.starts[0], tt.ends[0], tt.ends[0] + 0.01901, tt.starts[1], tt.ends[1], tt.ends[1] + 0.01901}
 			for i := range got {
 				if !near(got[i], want[i]) {
 					t.Fatalf("(start, end, done) x 2 = %v, want %v", got, want)
@@ -190,16 +200,51 @@ func TestTransferWaitsOnBusyLink(t *testing.T) {
 
 func TestMemoryAdmission(t *testing.T) {
 	// The decode instance holds 1 GiB of weights in 8 x 80 GiB; a request
-	// whose KV cache (prompt + 1 + output - 1 tokens at 1e9 bytes) passes
-	// the rest waits in its transfer and never runs: the run stalls.
-	c := handConfig(t, Prefill, Decode)
-	c.Model.KVBytesPerToken = 1e9
-	s, _ := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 500, Output: 200}})
-	_, err := s.Run(fixed{Prefill: 0, Decode: 1})
-	if !errors.Is(err, ErrStalled) {
-		t.Fatalf("Run = %v, want ErrStalled", err)
+	// whose KV cache (prompt + 1 + output - 1 tokens at 1e9 bytes: 700e9)
+	// passes the rest never runs. SplitwiseSim keeps it (RetryUnfit): its
+	// prompt's 501e9 bytes fit, cross the link and wait there, and the
+	// run stalls. Otherwise Apply rejects it and the run ends with
+	// ErrRejected, and the request after it (102e9 bytes) runs.
+	for _, tt := range []struct {
+		name  string
+		retry bool
+		want  error
+	}{{"retry", true, ErrStalled}, {"reject", false, ErrRejected}} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := handConfig(t, Prefill, Decode)
+			c.Model.KVBytesPerToken = 1e9
+			c.RetryUnfit = tt.retry
+			s, _ := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 500, Output: 200}, {ID: 1, Arrival: 2, Prompt: 100, Output: 2}})
+			sum, err := s.Run(fixed{Prefill: 0, Decode: 1})
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("Run = %v, want %v", err, tt.want)
+			}
+			r := s.Results()
+			if r[0].Rejected != !tt.retry || sum.Rejected != map[bool]int{true: 0, false: 1}[tt.retry] {
+				t.Errorf("request 0 rejected %v, summary %d rejected", r[0].Rejected, sum.Rejected)
+			}
+			if !tt.retry && (sum.Finished != 1 || math.IsNaN(r[1].End)) {
+				t.Errorf("%d finished, request 1 ended at %v: want it to run", sum.Finished, r[1].End)
+			}
+		})
 	}
-	_ = s
+}
+
+// TestRejectBeforeLoop: a prompt whose KV cache (prompt + 1 tokens) passes
+// the decode instance's memory less its weights, though it fits the
+// larger prefill instance, would wait on the shared link forever (its
+// transfer looking again every second, holding up the link): Apply
+// rejects it, the next request runs.
+func TestRejectBeforeLoop(t *testing.T) {
+	c := handConfig(t, Prefill, Decode)
+	c.Instances[0].TP = 16
+	c.Model.KVBytesPerToken = 1e9
+	c.Link.Shared = true
+	s, _ := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 1000, Output: 2}, {ID: 1, Arrival: 2, Prompt: 100, Output: 2}})
+	sum, err := s.Run(fixed{Prefill: 0, Decode: 1})
+	if !errors.Is(err, ErrRejected) || sum.Rejected != 1 || sum.Finished != 1 {
+		t.Fatalf("Run = %v, %d rejected, %d finished; want ErrRejected, 1, 1", err, sum.Rejected, sum.Finished)
+	}
 }
 
 func randomTrace(seed uint64, n int) []Request {

@@ -67,6 +67,25 @@ type Params struct {
 	// KVCapacity is the KV cache one instance holds (vLLM's KV blocks):
 	// VLLMKVCapacity, not fitted (see Fit).
 	KVCapacity int64
+	// Structure is the deployment's mechanisms beyond the fitted numbers.
+	Structure
+}
+
+// Structure is which of the artifact's mechanisms the simulated
+// deployment models (both off: a FIFO link that also carries the KV's
+// handling, the model the first calibration used).
+type Structure struct {
+	// FairShare has concurrent transfers split the link's bandwidth
+	// (infer.LinkConfig.FairShare), as the artifact's transport does
+	// (its sender paces all its connections through one rate limiter, 8
+	// MiB at a time); otherwise they queue for it one at a time.
+	FairShare bool
+	// StageOnPrefill charges the KV's handling outside the measured
+	// transfer (CopyBytesPerSec) to the prefill instance's step that
+	// ends the prompt (infer.LinkConfig.StageBytesPerSec), as the
+	// artifact's connector stages the KV into pinned host memory there;
+	// otherwise it occupies the link with the transfer.
+	StageOnPrefill bool
 }
 
 // PrefillFLOPs is the work of a prefill of s tokens of a: 2 FLOPs per
@@ -117,10 +136,17 @@ func (p Params) Config(e kv.Experiment) (infer.Config, error) {
 		return infer.InstanceConfig{GPU: p.GPU.Name, TP: 1, Role: r, MaxBatchSize: e.MaxNumSeqs,
 			MaxBatchTokens: e.MaxModelLen, MaxPreemptions: math.MaxInt32}
 	}
-	return infer.Config{Model: m, Perf: perf, GPUs: []infer.GPU{p.GPU},
+	c := infer.Config{Model: m, Perf: perf, GPUs: []infer.GPU{p.GPU},
 		Instances:     []infer.InstanceConfig{inst(infer.Prefill), inst(infer.Decode)},
-		Link:          infer.LinkConfig{BytesPerSec: 1 / (1/p.LinkBytesPerSec + 1/p.CopyBytesPerSec), Overhead: p.LinkOverhead, Shared: true},
-		DecodeReadsKV: true}, nil
+		Link:          infer.LinkConfig{BytesPerSec: 1 / (1/p.LinkBytesPerSec + 1/p.CopyBytesPerSec), Overhead: p.LinkOverhead, Shared: true, FairShare: p.FairShare},
+		DecodeReadsKV: true}
+	if p.StageOnPrefill {
+		c.Link.BytesPerSec = p.LinkBytesPerSec
+		if !math.IsInf(p.CopyBytesPerSec, 1) {
+			c.Link.StageBytesPerSec = p.CopyBytesPerSec
+		}
+	}
+	return c, nil
 }
 
 // Outcome is a replay's means, in the artifact's terms.
@@ -291,7 +317,10 @@ const FitRounds = 4
 // every capacity up to 2.7 GB). The JCT is never fitted: at the lowest
 // rate, too, it is the simulator's prediction from TTFT, TPOT and the
 // workload. Fit is deterministic.
-func Fit(e kv.Experiment) (Params, error) {
+func Fit(e kv.Experiment) (Params, error) { return FitWith(e, Structure{}) }
+
+// FitWith is Fit for a deployment with the mechanisms s.
+func FitWith(e kv.Experiment, s Structure) (Params, error) {
 	spec, ok := specOf(e.GPU)
 	if !ok {
 		return Params{}, fmt.Errorf("%w: no datasheet for %q", ErrNoExperiment, e.GPU)
@@ -314,7 +343,7 @@ func Fit(e kv.Experiment) (Params, error) {
 	p := Params{Experiment: e.Name, GPU: spec,
 		LinkBytesPerSec: bw, LinkOverhead: base.KVTransfer - bb/bw,
 		PrefillFLOPS: spec.FP16FLOPS / 2, CopyBytesPerSec: math.Inf(1), StepSeconds: float64(a.WeightBytes()) / spec.HBMBytesPerSec,
-		KVCapacity: VLLMKVCapacity(e, spec)}
+		KVCapacity: VLLMKVCapacity(e, spec), Structure: s}
 	if bw, ok := MicrobenchBandwidth(e.GPU); ok {
 		p.GPU.HBMBytesPerSec = bw
 	}
