@@ -171,6 +171,13 @@ type Config struct {
 	// presets set it. Without it Apply rejects such a request
 	// (Result.Rejected, Summary.Rejected) and Run ends with ErrRejected.
 	RetryUnfit bool
+	// FormatStepSeconds is a fixed time, by KV format name
+	// (kv.Format.Name), that a decode iteration pays once when its batch
+	// holds a decode in that format (the largest if several), besides
+	// the format's work per token: the kernel launches and framework work
+	// a format adds to every step whatever the batch and its contexts.
+	// Counted as format time (Result.FormatTime).
+	FormatStepSeconds map[string]float64
 }
 
 // lookupGPU finds the GPU type named name among c.GPUs, then in the
@@ -252,6 +259,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: link overhead %v s, retry delay %v s", ErrBadConfig, c.Link.Overhead, c.Link.RetryDelay)
 	case !(c.Link.StageBytesPerSec >= 0) || math.IsInf(c.Link.StageBytesPerSec, 0):
 		return fmt.Errorf("%w: link staging %v bytes/s", ErrBadConfig, c.Link.StageBytesPerSec)
+	case !validSteps(c.FormatStepSeconds):
+		return fmt.Errorf("%w: format step times %v", ErrBadConfig, c.FormatStepSeconds)
 	case c.Link.FairShare && !c.Link.Shared:
 		return fmt.Errorf("%w: a fair-share link must be shared (LinkConfig.FairShare without Shared)", ErrBadConfig)
 	case !(c.SLO.TTFT >= 0 && c.SLO.TPOT >= 0 && c.SLO.E2E >= 0):

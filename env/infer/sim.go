@@ -892,7 +892,7 @@ func (s *Sim) iterationTime(in *instance) (d, extra float64, minLeft int64, ok b
 	var ctxBytes int64
 	if anyFormat := len(s.formats) > 0; anyFormat || s.cfg.DecodeReadsKV {
 		kvb := s.cfg.Model.KVBytesPerToken
-		ops, bytes := 0.0, int64(0)
+		ops, bytes, fixed := 0.0, int64(0), 0.0
 		for _, t := range in.batch {
 			r := t >> 1
 			var fs *formatState
@@ -911,6 +911,7 @@ func (s *Sim) iterationTime(in *instance) (d, extra float64, minLeft int64, ok b
 				continue
 			}
 			w := fs.f.Work(s.cfg.Model.Arch, ctx)
+			fixed = max(fixed, fs.step)
 			ctxBytes += w.StepBytes
 			ops += w.Dequant + w.Approx
 			bytes += w.DequantBytes
@@ -918,6 +919,7 @@ func (s *Sim) iterationTime(in *instance) (d, extra float64, minLeft int64, ok b
 		if ops > 0 || bytes > 0 {
 			extra += ops/(float64(in.cfg.TP)*in.gpu.VectorOPS) + float64(bytes)/(float64(in.cfg.TP)*in.gpu.HBMBytesPerSec)
 		}
+		extra += fixed
 	}
 	c := in.curve
 	switch {
@@ -960,6 +962,7 @@ func (s *Sim) iterationTime(in *instance) (d, extra float64, minLeft int64, ok b
 type formatState struct {
 	f               kv.Format
 	encode, receive float64
+	step            float64 // Config.FormatStepSeconds of f
 }
 
 // setFormat checks request r's KV format and sizes its tasks' caches and
@@ -993,7 +996,8 @@ func (s *Sim) setFormat(r int, d Decision) error {
 	p, q := s.insts[d.Prefill], s.insts[d.Decode]
 	fs := &formatState{f: f,
 		encode:  w.Encode / (float64(p.cfg.TP) * p.gpu.VectorOPS),
-		receive: w.Receive / (float64(q.cfg.TP) * q.gpu.VectorOPS)}
+		receive: w.Receive / (float64(q.cfg.TP) * q.gpu.VectorOPS),
+		step:    s.cfg.FormatStepSeconds[f.Name()]}
 	if d.Prefill == d.Decode {
 		fs.receive = 0 // nothing crosses a link
 	}

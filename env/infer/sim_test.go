@@ -702,3 +702,74 @@ func TestTransferRetriesForMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatStepSeconds: a fixed format step time is paid once by each
+// decode iteration whose batch holds a decode in that format, whatever
+// the batch: two INT8 requests decoding together (output 3: two decode
+// iterations each, side by side) take 2 x 5 ms longer than without it,
+// each, and count it as format time; a dense request is not charged.
+func TestFormatStepSeconds(t *testing.T) {
+	a := kv.Qwen3_8B
+	run := func(step float64, f kv.Format) []Result {
+		c := handConfig(t, Prefill, Decode)
+		c.Model = ModelOf(a)
+		c.Model.Name, c.Model.WeightBytes = "m", 1<<30
+		c.Link = LinkConfig{BytesPerSec: 1e9}
+		if step > 0 {
+			c.FormatStepSeconds = map[string]float64{kv.Int8().Name(): step}
+		}
+		s, err := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 1000, Output: 3}, {ID: 1, Arrival: 1, Prompt: 1000, Output: 3}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Run(fixed{Prefill: 0, Decode: 1, Format: f}); err != nil {
+			t.Fatal(err)
+		}
+		return slices.Clone(s.Results())
+	}
+	base, with := run(0, kv.Int8()), run(0.005, kv.Int8())
+	for i := range base {
+		if d := with[i].E2E() - base[i].E2E(); !near(d, 0.010) {
+			t.Errorf("request %d: %v s longer, want 0.010", i, d)
+		}
+		if d := with[i].FormatTime - base[i].FormatTime; !near(d, 0.010) {
+			t.Errorf("request %d: %v s more format time, want 0.010", i, d)
+		}
+	}
+	if dense, withDense := run(0, kv.Format{}), run(0.005, kv.Format{}); dense[0].E2E() != withDense[0].E2E() {
+		t.Errorf("a dense request is charged: %v against %v", withDense[0].E2E(), dense[0].E2E())
+	}
+	c := handConfig(t, Prefill, Decode)
+	c.FormatStepSeconds = map[string]float64{"int8": math.Inf(1)}
+	if _, err := New(c, nil); !errors.Is(err, ErrBadConfig) {
+		t.Errorf("an infinite step time: %v, want ErrBadConfig", err)
+	}
+}
+
+// TestStageBytesPerSec: staging a prompt's KV cache (1,000 tokens x 1,000
+// bytes) at 1e7 B/s adds 0.1 s to its prompt's iteration (0.1 s), so its
+// first token comes at 1.2 s instead of 1.1 s; a colocated request sends
+// nothing and is not charged.
+func TestStageBytesPerSec(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		roles      []Role
+		d          fixed
+		firstToken float64
+	}{
+		{"disaggregated", []Role{Prefill, Decode}, fixed{Prefill: 0, Decode: 1}, 1.2},
+		{"colocated", []Role{Colocated}, fixed{Prefill: 0, Decode: 0}, 1.1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := handConfig(t, tt.roles...)
+			c.Link.StageBytesPerSec = 1e7
+			s, _ := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 1000, Output: 2}})
+			if _, err := s.Run(tt.d); err != nil {
+				t.Fatal(err)
+			}
+			if got := s.Results()[0].FirstToken; !near(got, tt.firstToken) {
+				t.Errorf("first token at %v, want %v", got, tt.firstToken)
+			}
+		})
+	}
+}

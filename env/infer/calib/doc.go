@@ -13,7 +13,11 @@
 // (the two rows' KV transfer times), the decode step's fixed time (the
 // baseline's TPOT), the prefill's throughput (HACK's TTFT), the KV
 // handling outside the measured transfer (the baseline's TTFT beyond
-// HACK's) and the rate of HACK's per-step work (HACK's TPOT). The memory
+// HACK's) and HACK's fixed time per decode step (HACK's TPOT). The
+// deployment has the structure of the artifact's serving path (Artifact,
+// read from its code): transfers that split the link's bandwidth, the KV
+// staged for its transfer within the prefill step, and HACK's per-step
+// overhead fixed rather than growing with the context. The memory
 // bandwidth comes from the artifact's attention-kernel microbenchmark and
 // the KV capacity from vLLM's memory budget. The GPUs' other figures are
 // their datasheets' (RTXA6000, RTX4000Ada): spec-sheet values, marked as

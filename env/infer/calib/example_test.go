@@ -21,6 +21,6 @@ func Example() {
 	fmt.Printf("link %.1f Gbps + %.0f ms\n", p.LinkBytesPerSec*8/1e9, p.LinkOverhead*1e3)
 	fmt.Printf("JCT reduction at 0.75 req/s: %.0f%%\n", 100*calib.Reduction(base.JCT, hack.JCT))
 	// Output:
-	// link 9.2 Gbps + 44 ms
-	// JCT reduction at 0.75 req/s: 61%
+	// link 9.6 Gbps + 48 ms
+	// JCT reduction at 0.75 req/s: 65%
 }

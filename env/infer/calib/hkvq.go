@@ -67,13 +67,19 @@ type Params struct {
 	// KVCapacity is the KV cache one instance holds (vLLM's KV blocks):
 	// VLLMKVCapacity, not fitted (see Fit).
 	KVCapacity int64
+	// StepFormat and FormatStepSeconds are HACK's format and its fixed
+	// time per decode step (Structure.FixedFormatStep), fitted to HACK's
+	// TPOT; 0 without it.
+	StepFormat        string
+	FormatStepSeconds float64
 	// Structure is the deployment's mechanisms beyond the fitted numbers.
 	Structure
 }
 
 // Structure is which of the artifact's mechanisms the simulated
-// deployment models (both off: a FIFO link that also carries the KV's
-// handling, the model the first calibration used).
+// deployment models; all off is the first calibration's model (a FIFO
+// link that also carries the KV's handling, HACK's per-step work at a
+// fitted rate), Artifact all on.
 type Structure struct {
 	// FairShare has concurrent transfers split the link's bandwidth
 	// (infer.LinkConfig.FairShare), as the artifact's transport does
@@ -86,6 +92,11 @@ type Structure struct {
 	// artifact's connector stages the KV into pinned host memory there;
 	// otherwise it occupies the link with the transfer.
 	StageOnPrefill bool
+	// FixedFormatStep fits HACK's TPOT with a fixed time per decode step
+	// (infer.Config.FormatStepSeconds) instead of a rate of its per-step
+	// work (the GPU's VectorOPS, which then stays the datasheet's): the
+	// artifact's HACK TPOT barely moves with the batch's context.
+	FixedFormatStep bool
 }
 
 // PrefillFLOPs is the work of a prefill of s tokens of a: 2 FLOPs per
@@ -140,6 +151,9 @@ func (p Params) Config(e kv.Experiment) (infer.Config, error) {
 		Instances:     []infer.InstanceConfig{inst(infer.Prefill), inst(infer.Decode)},
 		Link:          infer.LinkConfig{BytesPerSec: 1 / (1/p.LinkBytesPerSec + 1/p.CopyBytesPerSec), Overhead: p.LinkOverhead, Shared: true, FairShare: p.FairShare},
 		DecodeReadsKV: true}
+	if p.FormatStepSeconds > 0 {
+		c.FormatStepSeconds = map[string]float64{p.StepFormat: p.FormatStepSeconds}
+	}
 	if p.StageOnPrefill {
 		c.Link.BytesPerSec = p.LinkBytesPerSec
 		if !math.IsInf(p.CopyBytesPerSec, 1) {
@@ -308,8 +322,16 @@ const FitRounds = 4
 //     that the baseline's mean TTFT is (infinite if it already is without
 //     it); and the GPU's VectorOPS (the rate of HACK's per-step work) so
 //     that HACK's mean TPOT is (kept at the datasheet's FP32 rate if HACK
-//     is as fast as the datasheet allows).
+//     is as fast as the datasheet allows), or, with
+//     Structure.FixedFormatStep, HACK's fixed time per decode step
+//     (FormatStepSeconds) so that it is, VectorOPS at the datasheet's.
 //
+// With Structure.StageOnPrefill the link carries the measured transfer
+// alone, and each round first moves the line's two targets (by the ratio
+// of the measured mean transfer to the simulated one) until the
+// simulated transfers, overlapping on a fair-share link and with HACK's
+// decoding on arrival, take the measured times. Fit uses the Artifact
+// structure.
 // The memory bandwidth comes from the artifact's kernel microbenchmark
 // (MicrobenchBandwidth) and the KV capacity from vLLM's memory budget
 // (VLLMKVCapacity): the lowest rate's peak KV usage does not pin the
@@ -317,7 +339,14 @@ const FitRounds = 4
 // every capacity up to 2.7 GB). The JCT is never fitted: at the lowest
 // rate, too, it is the simulator's prediction from TTFT, TPOT and the
 // workload. Fit is deterministic.
-func Fit(e kv.Experiment) (Params, error) { return FitWith(e, Structure{}) }
+func Fit(e kv.Experiment) (Params, error) { return FitWith(e, Artifact) }
+
+// Artifact is the structure of the artifact's serving path, read from its
+// code (github Zeyu-ZEYU/HKVQ @ fc16e215, hack/vllm_plugin): its
+// transport's shared rate limiter (FairShare), its connector's staging
+// within the prefill step (StageOnPrefill) and HACK's TPOT, which barely
+// moves with the load (FixedFormatStep). Fit and Compare use it.
+var Artifact = Structure{FairShare: true, StageOnPrefill: true, FixedFormatStep: true}
 
 // FitWith is Fit for a deployment with the mechanisms s.
 func FitWith(e kv.Experiment, s Structure) (Params, error) {
@@ -357,7 +386,20 @@ func FitWith(e kv.Experiment, s Structure) (Params, error) {
 		}
 		return o
 	}
+	tb, th := base.KVTransfer, hack.KVTransfer
 	for range FitRounds {
+		if s.StageOnPrefill {
+			// The link carries the measured transfer only: move the line's
+			// targets until the simulated mean transfers, shared and with
+			// HACK's decoding on arrival, are the measured ones.
+			tb *= base.KVTransfer / replay(p, kv.FP16()).KVTransfer
+			th *= hack.KVTransfer / replay(p, hack.Format).KVTransfer
+			p.LinkBytesPerSec = (bb - bh) / (tb - th)
+			p.LinkOverhead = tb - bb/p.LinkBytesPerSec
+			if !(p.LinkBytesPerSec > 0) || p.LinkOverhead < 0 {
+				return p, fmt.Errorf("calib: %s: link fit %g bytes/s, overhead %g s", e.Name, p.LinkBytesPerSec, p.LinkOverhead)
+			}
+		}
 		p.StepSeconds = bisect(1e-4, 1, false, func(x float64) float64 {
 			q := p
 			q.StepSeconds = x
@@ -378,6 +420,21 @@ func FitWith(e kv.Experiment, s Structure) (Params, error) {
 				q.CopyBytesPerSec = x
 				return base.TTFT - replay(q, kv.FP16()).TTFT
 			})
+		}
+		if s.FixedFormatStep {
+			p.StepFormat = hack.Format.Name()
+			q = p
+			q.FormatStepSeconds = 0
+			if replay(q, hack.Format).TPOT >= hack.TPOT {
+				p.FormatStepSeconds = 0
+			} else {
+				p.FormatStepSeconds = bisect(0, 0.1, false, func(x float64) float64 {
+					q := p
+					q.FormatStepSeconds = x
+					return replay(q, hack.Format).TPOT - hack.TPOT
+				})
+			}
+			continue
 		}
 		q = p
 		q.GPU.VectorOPS = spec.VectorOPS
@@ -501,7 +558,10 @@ func (r Row) P99Error() float64 { return r.Drover.P99JCT/r.Measured.P99JCT - 1 }
 // Compare fits each experiment on its lowest rate (Fit) and replays every
 // measured row with the fitted parameters, in the order of
 // kv.HKVQMeasured.
-func Compare() ([]Row, map[string]Params, error) {
+func Compare() ([]Row, map[string]Params, error) { return CompareWith(Artifact) }
+
+// CompareWith is Compare with the deployment's structure s.
+func CompareWith(s Structure) ([]Row, map[string]Params, error) {
 	params := map[string]Params{}
 	var rows []Row
 	for _, m := range kv.HKVQMeasured() {
@@ -511,7 +571,7 @@ func Compare() ([]Row, map[string]Params, error) {
 		}
 		p, ok := params[e.Name]
 		if !ok {
-			if p, err = Fit(e); err != nil {
+			if p, err = FitWith(e, s); err != nil {
 				return nil, nil, err
 			}
 			params[e.Name] = p
