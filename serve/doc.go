@@ -82,14 +82,28 @@
 // queued and running tasks) and the request's prompt and output tokens;
 // the answer names the prefill instance, the decode instance and the KV
 // cache's format. WithRouter configures it: HACK's router
-// (policies/pdrl.HACK) answers until a learned pd-rl router whose
-// checkpoint passed the gate against HACK on held-out trace windows
-// (train/pdrl.Judge; RouteConfig.Converged) is given, and whenever the
-// learned one fails. Both decide on the state the request lists, so a
-// trace replayed through Route gives the simulation routing it locally
-// gives (TestRouteEndToEnd). Every answer goes to the sink as a
-// RouteRecord; the Parquet log stores it as a decision (the request as the
-// job, the two instances as the workers, the format as the sync column).
+// (policies/pdrl.HACK) answers, and a learned pd-rl router decides every
+// request beside it in shadow until it is promoted, which RouteConfig.Mode
+// decides as SwitchConfig.Mode does for placement: SwitchGate (the
+// default when the deployment is given, RouteConfig.Replay) replays the
+// recent routed requests on the deployment under both routers, cut into
+// paired episodes, and promotes the learned router when gate.Judge says it
+// beats HACK by the margin with confidence (and demotes it when the lower
+// bound falls to the back margin; EvaluateRoute, run by RunSwitch);
+// SwitchConverged (the default without a deployment) takes the
+// checkpoint's training verdict (train/pdrl.Judge; RouteConfig.Converged);
+// SwitchShadow never promotes. HACK answers too whenever the learned one
+// fails. Both decide on the state the request lists, so a trace replayed
+// through Route gives the simulation routing it locally gives
+// (TestRouteEndToEnd). Every answer goes to the sink as a RouteRecord;
+// the Parquet log stores it as a decision (the request as the job, the
+// two instances as the workers, the format as the sync column), and a
+// LogSink with a route log (WithRoutes, serve/routelog; drover serve
+// -log-dir writes DIR/routes.jsonl) stores it in full: the request, the
+// instances' states, the answer, who gave it and the shadow decision,
+// which `drover eval --log DIR/routes.jsonl` re-scores (TestRouteLogReplay:
+// under the logged answers the replay meets every logged state). Route is
+// served on both listeners (Serve and ServeFast).
 //
 // A Watcher polls a directory of numbered checkpoint versions and swaps a
 // validated new version in atomically; corrupt or unconverged versions are
@@ -197,8 +211,8 @@
 //
 // # The fast listener
 //
-// Server.ServeFast serves the hot unary calls (Place, Report, Status and
-// the health check) on a listener of its own (`drover serve
+// Server.ServeFast serves the hot unary calls (Place, Report, Status,
+// Route and the health check) on a listener of its own (`drover serve
 // -place-addr`) with the lean HTTP/2 gRPC endpoint of serve/fast instead
 // of grpc-go's server. It shares the Core (through a fast.Backend that
 // maps the Core's errors to the same status codes), the health status,

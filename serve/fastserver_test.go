@@ -397,3 +397,31 @@ func TestFastShutdownHealth(t *testing.T) {
 		t.Errorf("ServeFast after Shutdown: %v, want ErrClosed", err)
 	}
 }
+
+// TestFastRoute: the fast listener answers Route as the gRPC listener
+// does, errors included.
+func TestFastRoute(t *testing.T) {
+	defer leakcheck.Check(t)
+	cfg, _ := routeFixture(t)
+	p := startFastPair(t, serve.ServerConfig{}, nil, serve.WithRouter(serve.RouteConfig{Encoder: routeEncoding(cfg)}))
+	good := &pb.RouteRequest{RequestId: "1", PromptTokens: 900, OutputTokens: 20, Instances: []*pb.Instance{
+		{Id: "p", Role: pb.InstanceRole_INSTANCE_PREFILL, Gpu: "a100-80gb", Tp: 8, MaxBytes: 1 << 40, PendingTokens: 5},
+		{Id: "q", Role: pb.InstanceRole_INSTANCE_PREFILL, Gpu: "a100-80gb", Tp: 8, MaxBytes: 1 << 40},
+		{Id: "d", Role: pb.InstanceRole_INSTANCE_DECODE, Gpu: "a100-80gb", Tp: 8, MaxBytes: 1 << 40}}}
+	bad := proto.CloneOf(good)
+	bad.Instances[2].Gpu = "tpu"
+	for _, req := range []*pb.RouteRequest{good, bad} {
+		ctx, cancel := context.WithTimeout(context.Background(), testDeadline)
+		g, gerr := pb.NewSchedulerClient(p.grpc).Route(ctx, req)
+		f, ferr := pb.NewSchedulerClient(p.fast).Route(ctx, req)
+		cancel()
+		if gerr == nil {
+			if g.PrefillId != "q" || f.DecisionId == g.DecisionId {
+				t.Fatalf("answers %v and %v", g, f)
+			}
+			g, f = proto.CloneOf(g), proto.CloneOf(f)
+			g.DecisionId, f.DecisionId = "", ""
+		}
+		sameAnswer(t, "route", g, f, gerr, ferr)
+	}
+}

@@ -1,10 +1,13 @@
 package serve
 
 import (
+	"errors"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/drover-sched/drover/datasets/declog"
 	"github.com/drover-sched/drover/datasets/telemlog"
+	"github.com/drover-sched/drover/serve/routelog"
 )
 
 // LogSink is the Sink that appends every decision and outcome to a Parquet
@@ -14,8 +17,14 @@ import (
 // slow disk never delays a Place. Flush seals the current file, and Close
 // writes the queue, seals and closes the log; a killed process loses only
 // the queued records (the next Writer recovers the unsealed file).
+//
+// With a route log (WithRoutes), every Route decision also goes to it in
+// full (serve/routelog: the request, the instances' states, the answer,
+// the shadow decision), which `drover eval --log` re-scores; the decision
+// log keeps its one-row summary of it (LogRecord).
 type LogSink struct {
-	w *declog.Writer
+	w      *declog.Writer
+	routes *routelog.Writer
 }
 
 var (
@@ -26,9 +35,21 @@ var (
 // NewLogSink returns a sink writing to w, which it owns from then on.
 func NewLogSink(w *declog.Writer) *LogSink { return &LogSink{w: w} }
 
+// WithRoutes has the sink write every Route decision to w too, which it
+// owns from then on; it returns s.
+func (s *LogSink) WithRoutes(w *routelog.Writer) *LogSink {
+	s.routes = w
+	return s
+}
+
 // Record implements Sink.
 func (s *LogSink) Record(r Record) error {
-	return s.w.Append(LogRecord(r))
+	err := s.w.Append(LogRecord(r))
+	if rr, ok := r.(*RouteRecord); ok && s.routes != nil {
+		line := RouteLogRecord(rr)
+		err = errors.Join(err, s.routes.Append(&line))
+	}
+	return err
 }
 
 // LogRecord converts a server record into a decision-log record: a
@@ -71,8 +92,8 @@ func LogRecord(r Record) declog.Record {
 func (s *LogSink) Dropped() int64 { return s.w.Dropped() }
 
 // RegisterLogs adds drover_log_dropped_total{log="decisions"} (from
-// decisions) and drover_log_dropped_total{log="telemetry"} (from
-// telemetry) to m's registry: the records each log dropped because its
+// decisions), {log="routes"} (from its route log, when it has one) and
+// drover_log_dropped_total{log="telemetry"} (from telemetry) to m's registry: the records each log dropped because its
 // queue was full, read at each scrape. A nil log is left out. A server
 // calls it once, after NewMetrics and before serving.
 func (m *Metrics) RegisterLogs(decisions *LogSink, telemetry *telemlog.Writer) error {
@@ -82,13 +103,14 @@ func (m *Metrics) RegisterLogs(decisions *LogSink, telemetry *telemlog.Writer) e
 	}{
 		{"decisions", func() int64 { return decisions.Dropped() }},
 		{"telemetry", func() int64 { return telemetry.Dropped() }},
+		{"routes", func() int64 { return decisions.RoutesDropped() }},
 	} {
-		if (l.name == "decisions" && decisions == nil) || (l.name == "telemetry" && telemetry == nil) {
+		if (l.name != "telemetry" && decisions == nil) || (l.name == "telemetry" && telemetry == nil) || (l.name == "routes" && decisions.routes == nil) {
 			continue
 		}
 		c := prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name:        "drover_log_dropped_total",
-			Help:        "Records a log (decisions, telemetry) dropped because its write queue was full.",
+			Help:        "Records a log (decisions, routes, telemetry) dropped because its write queue was full.",
 			ConstLabels: prometheus.Labels{"log": l.name},
 		}, func() float64 { return float64(l.dropped()) })
 		if err := m.Registry.Register(c); err != nil {
@@ -99,8 +121,30 @@ func (m *Metrics) RegisterLogs(decisions *LogSink, telemetry *telemlog.Writer) e
 }
 
 // Flush implements Flusher: it waits for the queued records and seals the
-// log's current file.
-func (s *LogSink) Flush() error { return s.w.Flush() }
+// log's current file (and writes the route log's queued lines).
+func (s *LogSink) Flush() error {
+	err := s.w.Flush()
+	if s.routes != nil {
+		err = errors.Join(err, s.routes.Flush())
+	}
+	return err
+}
 
-// Close writes the queued records, seals and closes the log.
-func (s *LogSink) Close() error { return s.w.Close() }
+// Close writes the queued records, seals and closes the log (and the
+// route log).
+func (s *LogSink) Close() error {
+	err := s.w.Close()
+	if s.routes != nil {
+		err = errors.Join(err, s.routes.Close())
+	}
+	return err
+}
+
+// RoutesDropped returns how many route records the route log dropped
+// because its queue was full (0 without one).
+func (s *LogSink) RoutesDropped() int64 {
+	if s.routes == nil {
+		return 0
+	}
+	return s.routes.Dropped()
+}

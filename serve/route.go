@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/drover-sched/drover/env/infergym"
 	"github.com/drover-sched/drover/policies/pdrl"
 	pb "github.com/drover-sched/drover/serve/proto"
+	"github.com/drover-sched/drover/serve/routelog"
 )
 
 // ErrNoRouter is returned by Route when the core has no router
@@ -30,22 +32,44 @@ type RouteConfig struct {
 	// pdrl.Load), Version its name in answers.
 	Learned func() *pdrl.Policy
 	Version string
-	// Converged is the learned router's gate verdict (its checkpoint's
-	// meta.json converged: set by train/pdrl's Judge against HACK on
-	// held-out trace windows). The learned router answers only when it
-	// is true; otherwise HACK answers ("fallback: not converged").
+	// Converged is the learned router's training verdict (its
+	// checkpoint's meta.json converged: set by train/pdrl's Judge against
+	// HACK on held-out trace windows). It decides who answers in
+	// SwitchConverged mode only.
 	Converged bool
+	// Mode is how the learned router is promoted, as for placement's
+	// view-level policies (SwitchConfig.Mode): SwitchGate, the default
+	// with a Replay deployment, runs it in shadow until the gate passes on
+	// a replay of the routed requests; SwitchShadow only runs it in
+	// shadow; SwitchConverged, the default without a Replay deployment,
+	// lets it answer when Converged. The gate's margin, confidence,
+	// resamples, back margin, seed, arrivals (Every, MinArrivals, Window)
+	// and episodes (Seeds) are the core's SwitchConfig's (WithSwitch).
+	Mode string
+	// Deployment names the deployment the clients route over (logged
+	// with every route, e.g. "pd-rl"), and Replay is that deployment as
+	// env/infer simulates it, which the gate replays the routed requests
+	// on (nil: no gate).
+	Deployment string
+	Replay     *infer.Config
 }
 
 // routeState is the core's router: deciders are not safe for concurrent
 // use, so decisions are made one at a time under mu.
 type routeState struct {
-	mu        sync.Mutex
-	heuristic pdrl.Decider
-	learned   *pdrl.Policy
-	version   string
-	converged bool
-	state     infergym.State
+	mu         sync.Mutex
+	heuristic  pdrl.Decider
+	learned    *pdrl.Policy
+	newLearned func() *pdrl.Policy
+	version    string
+	converged  bool
+	mode       string
+	deployment string
+	enc        infergym.Config
+	replay     *infer.Config
+	state      infergym.State
+	ids        []string
+	gate       routeGate
 }
 
 // WithRouter has the core answer Route calls (HACK's router, and the
@@ -55,16 +79,53 @@ func WithRouter(cfg RouteConfig) Option {
 		if _, err := infergym.NewEncoder(cfg.Encoder); err != nil {
 			return err
 		}
-		rs := &routeState{heuristic: pdrl.NewHACK(cfg.Encoder.Arch), version: cfg.Version, converged: cfg.Converged}
+		mode := cfg.Mode
+		if mode == "" {
+			mode = SwitchConverged
+			if cfg.Replay != nil {
+				mode = SwitchGate
+			}
+		}
+		switch {
+		case mode != SwitchGate && mode != SwitchShadow && mode != SwitchConverged:
+			return fmt.Errorf("serve: route switch mode %q, want %s, %s or %s", mode, SwitchGate, SwitchShadow, SwitchConverged)
+		case mode != SwitchConverged && cfg.Replay == nil:
+			return fmt.Errorf("serve: route switch mode %s needs the deployment to replay (RouteConfig.Replay)", mode)
+		}
+		if cfg.Replay != nil {
+			if _, err := infer.New(*cfg.Replay, nil); err != nil {
+				return fmt.Errorf("serve: route deployment: %w", err)
+			}
+		}
+		rs := &routeState{heuristic: pdrl.NewHACK(cfg.Encoder.Arch), newLearned: cfg.Learned, version: cfg.Version,
+			converged: cfg.Converged, mode: mode, deployment: cfg.Deployment, enc: cfg.Encoder, replay: cfg.Replay}
 		if cfg.Learned != nil {
 			rs.learned = cfg.Learned()
+		}
+		rs.gate.reason = "no learned router"
+		if rs.learned != nil {
+			rs.gate.reason = map[string]string{SwitchGate: "in shadow until the gate passes", SwitchShadow: "shadow only (switch mode shadow)",
+				SwitchConverged: fmt.Sprintf("the checkpoint says converged %v (switch mode converged)", cfg.Converged)}[mode]
 		}
 		k.router = rs
 		return nil
 	}
 }
 
-// RouteRecord describes one Route decision, for the decision log.
+// learnedAnswers reports whether the learned router answers now (under
+// rs.mu).
+func (rs *routeState) learnedAnswers() bool {
+	switch rs.mode {
+	case SwitchConverged:
+		return rs.converged
+	case SwitchGate:
+		return rs.gate.on
+	}
+	return false
+}
+
+// RouteRecord describes one Route decision, for the decision log and the
+// route log (serve/routelog): enough to re-score it offline.
 type RouteRecord struct {
 	// ID is the decision id; At when it was made (the request's
 	// unix_nanos when given).
@@ -73,15 +134,32 @@ type RouteRecord struct {
 	// RequestID, Prompt and Output describe the request.
 	RequestID      string
 	Prompt, Output int
-	// Instances is the number of instances the request listed.
-	Instances int
-	// Prefill and Decode are the chosen instances' ids, Format the KV
-	// format's name.
-	Prefill, Decode, Format string
+	// Instances is the number of instances the request listed, and
+	// InstanceIDs and States the instances as it listed them.
+	Instances   int
+	InstanceIDs []string
+	States      []infer.InstanceState
+	// Deployment names the deployment (RouteConfig.Deployment), Model the
+	// served model's architecture and LinkBytesPerSec the link the
+	// routers assume.
+	Deployment      string
+	Model           string
+	LinkBytesPerSec float64
+	// Prefill and Decode are the chosen instances' ids, PrefillIndex and
+	// DecodeIndex their indices, Format the KV format's name.
+	Prefill, Decode           string
+	PrefillIndex, DecodeIndex int
+	Format                    string
 	// Source is "heuristic" or "learned", Policy the policy that answered,
 	// ModelVersion the learned version ("" when none), Fallback why the
 	// heuristic answered ("" when the learned one did).
 	Source, Policy, ModelVersion, Fallback string
+	// Shadow names the router that decided beside the one that answered
+	// ("" when none did), ShadowPrefill, ShadowDecode and ShadowFormat its
+	// decision, ShadowFailure why it gave none ("" when it decided).
+	Shadow                      string
+	ShadowPrefill, ShadowDecode int
+	ShadowFormat, ShadowFailure string
 	// Latency is the decision's time on the server's clock.
 	Latency time.Duration
 }
@@ -90,11 +168,28 @@ type RouteRecord struct {
 func (r *RouteRecord) Time() time.Time { return r.At }
 func (*RouteRecord) isRecord()         {}
 
+// RouteLogRecord converts a route record into a line of the route log.
+func RouteLogRecord(r *RouteRecord) routelog.Record {
+	out := routelog.Record{V: routelog.Version, ID: r.ID, UnixNanos: r.At.UnixNano(), Request: r.RequestID, Prompt: r.Prompt, Output: r.Output,
+		Deployment: r.Deployment, Model: r.Model, LinkBytesPerSec: r.LinkBytesPerSec, Instances: routelog.InstancesOf(r.InstanceIDs, r.States),
+		Prefill: r.PrefillIndex, Decode: r.DecodeIndex, Format: r.Format, Source: r.Source, Policy: r.Policy, ModelVersion: r.ModelVersion,
+		Fallback: r.Fallback, LatencyNanos: int64(r.Latency)}
+	if r.Shadow != "" {
+		out.Shadow = &routelog.Shadow{Policy: r.Shadow, Failure: r.ShadowFailure}
+		if r.ShadowFailure == "" {
+			out.Shadow.Prefill, out.Shadow.Decode, out.Shadow.Format = r.ShadowPrefill, r.ShadowDecode, r.ShadowFormat
+		}
+	}
+	return out
+}
+
 // Route decides where an arriving inference request runs. It validates
 // the request (a *FieldError names the first bad field), builds the state
 // the routers decide on (the instances as the request lists them), asks
-// the learned router when it has passed the gate and HACK's otherwise (or
-// when the learned one fails), and logs the decision to the sink.
+// the learned router when it answers (RouteConfig.Mode) and HACK's
+// otherwise (or when the learned one fails), has the other decide beside
+// it in shadow, records the request for the gate's replay, and logs the
+// decision to the sink.
 func (k *Core) Route(ctx context.Context, req *pb.RouteRequest) (*pb.RouteResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -113,28 +208,50 @@ func (k *Core) Route(ctx context.Context, req *pb.RouteRequest) (*pb.RouteRespon
 	if err != nil {
 		return nil, err
 	}
+	at := start
+	if n := req.GetUnixNanos(); n != 0 {
+		at = time.Unix(0, n)
+	}
 	rs.mu.Lock()
 	rs.state, err = routeStateOf(req, rs.state)
 	if err != nil {
 		rs.mu.Unlock()
 		return nil, err
 	}
-	var d infer.Decision
-	source, policy, fallback := pb.Source_SOURCE_HEURISTIC, "heuristic:"+pdrl.HACKName, ""
+	heurPolicy := "heuristic:" + pdrl.HACKName
+	learnedPolicy := "learned:" + pdrl.Name + "@" + rs.version
+	var d, shadow infer.Decision
+	var lerr error
+	source, policy, fallback, shadowName, shadowFailure := pb.Source_SOURCE_HEURISTIC, heurPolicy, "", "", ""
+	if rs.learned != nil {
+		d, lerr = rs.learned.Decide(rs.state, r)
+	}
 	switch {
 	case rs.learned == nil:
 		fallback = FallbackNoModel
-	case !rs.converged:
-		fallback = FallbackNotConverged
+	case rs.learnedAnswers() && lerr == nil:
+		source, policy, shadowName = pb.Source_SOURCE_LEARNED, learnedPolicy, heurPolicy
+	case rs.learnedAnswers():
+		fallback = FallbackError
 	default:
-		if d, err = rs.learned.Decide(rs.state, r); err == nil {
-			source, policy = pb.Source_SOURCE_LEARNED, "learned:"+pdrl.Name+"@"+rs.version
-		} else {
-			fallback = FallbackError
+		shadowName, shadow = learnedPolicy, d
+		if lerr != nil {
+			shadowFailure = FallbackError
 		}
+		fallback = map[string]string{SwitchConverged: FallbackNotConverged, SwitchGate: FallbackShadow, SwitchShadow: FallbackShadow}[rs.mode]
 	}
 	if source == pb.Source_SOURCE_HEURISTIC {
 		d, err = rs.heuristic.Decide(rs.state, r)
+	} else if shadow, err = rs.heuristic.Decide(rs.state, r); err != nil {
+		shadowFailure, err = FallbackError, nil
+	}
+	rec := &RouteRecord{At: at, RequestID: req.GetRequestId(), Prompt: r.Prompt, Output: r.Output, Instances: len(rs.state.Instances),
+		States: slices.Clone(rs.state.Instances), Deployment: rs.deployment, Model: rs.enc.Arch.Name, LinkBytesPerSec: rs.enc.LinkBytesPerSec,
+		Source: sourceName(source), Policy: policy, ModelVersion: rs.version, Fallback: fallback,
+		Shadow: shadowName, ShadowFailure: shadowFailure}
+	due := false
+	if err == nil {
+		due = rs.gate.observe(k.sw.cfg, r, at, rs.state.Instances) && rs.mode != SwitchConverged && rs.learned != nil
 	}
 	rs.mu.Unlock()
 	if err != nil {
@@ -147,13 +264,22 @@ func (k *Core) Route(ctx context.Context, req *pb.RouteRequest) (*pb.RouteRespon
 	if fallback != "" {
 		resp.Reason = "fallback: " + fallback
 	}
-	at := start
-	if n := req.GetUnixNanos(); n != 0 {
-		at = time.Unix(0, n)
+	rec.ID, rec.Prefill, rec.Decode, rec.PrefillIndex, rec.DecodeIndex, rec.Format = resp.DecisionId, resp.PrefillId, resp.DecodeId, d.Prefill, d.Decode, resp.KvFormat
+	rec.InstanceIDs = make([]string, len(ins))
+	for i, in := range ins {
+		rec.InstanceIDs[i] = in.GetId()
 	}
-	k.record(&RouteRecord{ID: resp.DecisionId, At: at, RequestID: req.GetRequestId(), Prompt: r.Prompt, Output: r.Output,
-		Instances: len(ins), Prefill: resp.PrefillId, Decode: resp.DecodeId, Format: resp.KvFormat,
-		Source: sourceName(source), Policy: policy, ModelVersion: rs.version, Fallback: fallback, Latency: k.clock.Now().Sub(start)})
+	if shadowName != "" && shadowFailure == "" {
+		rec.ShadowPrefill, rec.ShadowDecode, rec.ShadowFormat = shadow.Prefill, shadow.Decode, shadow.Format.Name()
+	}
+	rec.Latency = k.clock.Now().Sub(start)
+	k.record(rec)
+	if due {
+		select {
+		case k.sw.kick <- struct{}{}:
+		default:
+		}
+	}
 	return resp, nil
 }
 
@@ -171,7 +297,7 @@ func routeRequest(req *pb.RouteRequest) (infer.Request, error) {
 	return r, nil
 }
 
-// routeState_ reads the request's instances into dst, validating each.
+// routeStateOf reads the request's instances into dst, validating each.
 func routeStateOf(req *pb.RouteRequest, dst infergym.State) (infergym.State, error) {
 	dst.Instances = dst.Instances[:0]
 	for i, in := range req.GetInstances() {

@@ -2,7 +2,9 @@ package serve_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/drover-sched/drover/datasets/declog"
 	"github.com/drover-sched/drover/datasets/llm"
 	"github.com/drover-sched/drover/env/infer"
 	"github.com/drover-sched/drover/env/infer/kv"
@@ -19,6 +22,7 @@ import (
 	"github.com/drover-sched/drover/policies/pdrl"
 	"github.com/drover-sched/drover/serve"
 	pb "github.com/drover-sched/drover/serve/proto"
+	"github.com/drover-sched/drover/serve/routelog"
 )
 
 // routeFixture is pd-rl's deployment and the first 60 s of the Azure 2023
@@ -258,5 +262,159 @@ func TestRouteLogRecord(t *testing.T) {
 	d := r.Decision
 	if d.RequestID != "x-1" || d.JobID != "17" || len(d.Workers) != 2 || d.Workers[0] != "2" || d.Workers[1] != "3" || d.Sync != "hack-pi64" || d.Source != "heuristic:hack" {
 		t.Fatalf("logged as %+v", d)
+	}
+}
+
+// TestRouteLogReplay: the route log's records of a served run replay it.
+// Under the logged answers the simulation meets, at every arrival, the
+// instance states the client sent (all of them, every field), and ends
+// with the served run's latencies; the learned router's shadow decision
+// is in every record while HACK answers.
+func TestRouteLogReplay(t *testing.T) {
+	cfg, reqs := routeFixture(t)
+	enc := routeEncoding(cfg)
+	dir := t.TempDir()
+	w, err := declog.NewWriter(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, err := routelog.Create(filepath.Join(dir, routelog.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := serve.NewLogSink(w).WithRoutes(rw)
+	learned := func() *pdrl.Policy {
+		p, err := pdrl.New(enc, lastValid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	h := startBufconn(t, serve.ServerConfig{}, serve.WithSink(sink),
+		serve.WithRouter(serve.RouteConfig{Encoder: enc, Learned: learned, Version: "v1", Deployment: "pd-rl"}))
+	served, _ := servedRun(t, h.client, cfg, reqs)
+	if err := sink.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	recs, partial, err := routelog.ReadFile(filepath.Join(dir, routelog.FileName))
+	if err != nil || partial != 0 || len(recs) != len(reqs) {
+		t.Fatalf("%d records for %d requests, partial %d: %v", len(recs), len(reqs), partial, err)
+	}
+	for _, r := range recs {
+		if r.Deployment != "pd-rl" || r.Model != enc.Arch.Name || r.Shadow == nil || r.Shadow.Policy != "learned:pd-rl@v1" || r.Shadow.Failure != "" || r.Fallback != serve.FallbackNotConverged {
+			t.Fatalf("record %+v", r)
+		}
+	}
+	// The client's clock is 1 s + the simulation's: origin 1 s.
+	rp, err := routelog.NewReplay(recs, 1e9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rp.Check(cfg); err != nil {
+		t.Fatal(err)
+	}
+	s, err := infer.New(cfg, rp.Requests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logged := rp.Logged()
+	if _, err := s.Run(logged); err != nil {
+		t.Fatal(err)
+	}
+	if logged.Compared != len(reqs) || logged.Matched != len(reqs) {
+		t.Fatalf("states matched at %d of %d arrivals (first mismatch %s)", logged.Matched, logged.Compared, logged.FirstMismatch)
+	}
+	want, got := served.Summary(), s.Summary()
+	if rel := math.Abs(got.E2E.Mean/want.E2E.Mean - 1); rel > 1e-9 || got.Finished != want.Finished {
+		t.Fatalf("replayed JCT mean %v (%d finished), served %v (%d): relative difference %v", got.E2E.Mean, got.Finished, want.E2E.Mean, want.Finished, rel)
+	}
+	// Another deployment is refused.
+	other := cfg
+	other.Instances = other.Instances[1:]
+	if err := rp.Check(other); !errors.Is(err, routelog.ErrDeployment) {
+		t.Fatalf("a deployment with one instance less: %v", err)
+	}
+}
+
+// hackClone is a stand-in learned actor that routes as HACK does on this
+// deployment: prefill slot 0, HACK Pi = 64, decode slot 0.
+func hackClone(t *testing.T, enc infergym.Config) pdrl.Actor {
+	e, err := infergym.NewEncoder(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := e.Action(0, e.FormatIndex(kv.HACKPi(64)), 0)
+	return func(_ []float64, mask []bool) int {
+		if mask[a] {
+			return a
+		}
+		return lastValid(nil, mask)
+	}
+}
+
+// TestRouteGate: in the gate's mode the learned router decides in shadow
+// until the gate, on a replay of the routed requests, says it beats HACK;
+// then it answers. A router no better than HACK stays in shadow at the
+// default margin; with a margin of -50% (a test setting: "no more than
+// 50% worse") the same router passes and answers the next requests.
+func TestRouteGate(t *testing.T) {
+	cfg, reqs := routeFixture(t)
+	enc := routeEncoding(cfg)
+	tests := []struct {
+		name       string
+		sw         serve.SwitchConfig
+		actor      pdrl.Actor
+		wantSwitch bool
+	}{
+		{"as HACK, default margin", serve.SwitchConfig{Every: -1, Seeds: 4}, hackClone(t, enc), false},
+		{"as HACK, margin -50%", serve.SwitchConfig{Every: -1, Seeds: 4, Margin: -0.5, BackMargin: -1}, hackClone(t, enc), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			learned := func() *pdrl.Policy {
+				p, err := pdrl.New(enc, tt.actor)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return p
+			}
+			h := startBufconn(t, serve.ServerConfig{}, serve.WithSwitch(tt.sw),
+				serve.WithRouter(serve.RouteConfig{Encoder: enc, Learned: learned, Version: "v1", Replay: &cfg, Deployment: "pd-rl"}))
+			if st := h.core.RouteSwitch(); st.Mode != serve.SwitchGate || st.Answering != "heuristic:hack" || st.Shadow != "learned:pd-rl@v1" {
+				t.Fatalf("before: %+v", st)
+			}
+			_, answers := servedRun(t, h.client, cfg, reqs)
+			for _, a := range answers {
+				if a.Source != pb.Source_SOURCE_HEURISTIC || a.Reason != "fallback: "+serve.FallbackShadow {
+					t.Fatalf("answer before the gate: %+v", a)
+				}
+			}
+			st, err := h.core.EvaluateRoute(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Evaluations != 1 || st.Verdict.MeanGain != 0 {
+				t.Fatalf("a router routing as HACK: %+v", st)
+			}
+			if switched := st.Answering == "learned:pd-rl@v1"; switched != tt.wantSwitch {
+				t.Fatalf("switched %v, want %v: %+v", switched, tt.wantSwitch, st)
+			}
+			_, answers = servedRun(t, h.client, cfg, reqs[:10])
+			want := map[bool]pb.Source{false: pb.Source_SOURCE_HEURISTIC, true: pb.Source_SOURCE_LEARNED}[tt.wantSwitch]
+			if answers[0].Source != want {
+				t.Fatalf("after the gate: %+v", answers[0])
+			}
+		})
+	}
+}
+
+// TestRouteGateConfig: the gate's mode needs a deployment to replay.
+func TestRouteGateConfig(t *testing.T) {
+	cfg, _ := routeFixture(t)
+	if _, err := serve.NewCore(serve.WithRouter(serve.RouteConfig{Encoder: routeEncoding(cfg), Mode: serve.SwitchGate})); err == nil {
+		t.Fatal("gate mode without a deployment accepted")
+	}
+	if _, err := serve.NewCore(serve.WithRouter(serve.RouteConfig{Encoder: routeEncoding(cfg), Mode: "sometimes"})); err == nil {
+		t.Fatal("unknown mode accepted")
 	}
 }

@@ -244,7 +244,7 @@ func (s *Server) Serve(lis net.Listener) error {
 	return s.grpc.Serve(lis)
 }
 
-// ServeFast serves the hot unary calls (Place, Report, Status and the
+// ServeFast serves the hot unary calls (Place, Report, Status, Route and the
 // health check) on lis with the lean HTTP/2 endpoint of serve/fast, with
 // the server's core, health status, TLS (ALPN h2), token, size limit and
 // metrics (listener label "fast"), until Shutdown. It returns nil after
@@ -276,6 +276,12 @@ func (b fastBackend) Report(ctx context.Context, req *pb.ReportRequest) (*pb.Rep
 // Status implements fast.Backend.
 func (b fastBackend) Status(_ context.Context, req *pb.StatusRequest) (*pb.StatusResponse, error) {
 	return b.s.core.StatusFor(req), nil
+}
+
+// Route implements fast.Backend.
+func (b fastBackend) Route(ctx context.Context, req *pb.RouteRequest) (*pb.RouteResponse, error) {
+	resp, err := b.s.core.Route(ctx, req)
+	return resp, toStatus(err)
 }
 
 // Check implements fast.Backend.

@@ -533,7 +533,8 @@ func (k *Core) newActive(v *Version) {
 
 // RunSwitch evaluates the gate off the request path until ctx ends: after
 // every SwitchConfig.Every new arrivals and, with an Interval, when that
-// long has passed on the core's clock since the last evaluation. A failed
+// long has passed on the core's clock since the last evaluation; and the
+// route gate (EvaluateRoute) likewise after Every new routed requests. A failed
 // evaluation is reported in Status and the metrics, and the loop goes on.
 func (k *Core) RunSwitch(ctx context.Context) {
 	sw := k.sw
@@ -542,12 +543,29 @@ func (k *Core) RunSwitch(ctx context.Context) {
 		if sw.cfg.Interval > 0 {
 			tick = k.clock.After(sw.cfg.Interval)
 		}
+		ticked := false
 		select {
 		case <-ctx.Done():
 			return
 		case <-sw.kick:
 		case <-tick:
+			ticked = true
 		}
 		k.EvaluateSwitch(ctx)
+		if k.routeDue(ticked) {
+			k.EvaluateRoute(ctx)
+		}
 	}
+}
+
+// routeDue reports whether the route gate is to be evaluated: by count
+// (SwitchConfig.Every new routed requests) or on the interval's tick.
+func (k *Core) routeDue(ticked bool) bool {
+	rs := k.router
+	if rs == nil || rs.learned == nil || rs.replay == nil || rs.mode == SwitchConverged {
+		return false
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return ticked || (k.sw.cfg.Every > 0 && rs.gate.fresh >= k.sw.cfg.Every)
 }

@@ -78,8 +78,9 @@ type Config struct {
 	// ShutdownGrace is the time the calls in progress get to finish once
 	// the context ends (-shutdown-grace).
 	ShutdownGrace time.Duration
-	// LogDir, when set, receives the decision log (datasets/declog) and the
-	// agents' telemetry (datasets/telemlog) (-log-dir); LogSeal is how often
+	// LogDir, when set, receives the decision log (datasets/declog), the
+	// agents' telemetry (datasets/telemlog) and, with Route, the route log
+	// (serve/routelog, routes.jsonl) (-log-dir); LogSeal is how often
 	// the current log file is sealed (-log-seal).
 	LogDir  string
 	LogSeal time.Duration

@@ -23,6 +23,7 @@ import (
 	"github.com/drover-sched/drover/policies/direct"
 	"github.com/drover-sched/drover/serve"
 	"github.com/drover-sched/drover/serve/extender"
+	"github.com/drover-sched/drover/serve/routelog"
 	"github.com/drover-sched/drover/serve/state"
 )
 
@@ -139,6 +140,15 @@ func (r *runner) openLogs() error {
 	}
 	printRecovered(r.out, "decision log", w.Recovered())
 	r.sink = serve.NewLogSink(w)
+	if r.c.Route != nil {
+		// Route decisions in full, for drover eval --log DIR/routes.jsonl.
+		rw, err := routelog.Create(filepath.Join(r.c.LogDir, routelog.FileName))
+		if err != nil {
+			r.sink.Close()
+			return err
+		}
+		r.sink.WithRoutes(rw)
+	}
 	if !r.c.Stateless {
 		// The server's samples arrive from many streams: queued, so a
 		// slow disk never holds an agent's stream (drops are counted).

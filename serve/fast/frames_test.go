@@ -69,6 +69,14 @@ func (testBackend) Status(context.Context, *pb.StatusRequest) (*pb.StatusRespons
 	return &pb.StatusResponse{ActivePolicy: "heuristic:test"}, nil
 }
 
+func (testBackend) Route(_ context.Context, req *pb.RouteRequest) (*pb.RouteResponse, error) {
+	if len(req.GetInstances()) == 0 {
+		return nil, status.Error(codes.InvalidArgument, "instances: none")
+	}
+	return &pb.RouteResponse{DecisionId: "r-" + req.GetRequestId(), PrefillId: req.Instances[0].GetId(), DecodeId: req.Instances[len(req.Instances)-1].GetId(),
+		Decode: int32(len(req.Instances) - 1), KvFormat: "fp16", Policy: "heuristic:test"}, nil
+}
+
 func (testBackend) Check(context.Context, *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
 	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
 }

@@ -86,6 +86,7 @@ const (
 	methodPlace
 	methodReport
 	methodStatus
+	methodRoute
 	methodHealth
 	methodElsewhere // served by the gRPC server only
 )
@@ -95,6 +96,7 @@ var knownMethods = map[string]int{
 	pb.Scheduler_Place_FullMethodName:                                methodPlace,
 	pb.Scheduler_Report_FullMethodName:                               methodReport,
 	pb.Scheduler_Status_FullMethodName:                               methodStatus,
+	pb.Scheduler_Route_FullMethodName:                                methodRoute,
 	healthpb.Health_Check_FullMethodName:                             methodHealth,
 	healthpb.Health_Watch_FullMethodName:                             methodElsewhere,
 	healthpb.Health_List_FullMethodName:                              methodElsewhere,
@@ -111,6 +113,7 @@ type Backend interface {
 	Place(context.Context, *pb.PlaceRequest) (*pb.PlaceResponse, error)
 	Report(context.Context, *pb.ReportRequest) (*pb.ReportResponse, error)
 	Status(context.Context, *pb.StatusRequest) (*pb.StatusResponse, error)
+	Route(context.Context, *pb.RouteRequest) (*pb.RouteResponse, error)
 	Check(context.Context, *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error)
 }
 
@@ -218,7 +221,7 @@ func NewServer(b Backend, cfg Config) *Server {
 	return s
 }
 
-// Serve serves the hot unary calls (Place, Report, Status and the
+// Serve serves the hot unary calls (Place, Report, Status, Route and the
 // health check) on lis until Drain; see the package doc for what it
 // serves and how. It uses the configuration's TLS, with ALPN h2, and
 // its connection limits, counted for lis alone. It returns nil after
@@ -1244,6 +1247,12 @@ func (c *serverConn) dispatch(st *callStream) (codes.Code, string) {
 			return codes.InvalidArgument, fmt.Sprintf("%s: %v", malformedRequest, uerr)
 		}
 		resp, err = c.s.b.Status(st.ctx, req)
+	case methodRoute:
+		req := new(pb.RouteRequest)
+		if uerr := proto.Unmarshal(b, req); uerr != nil {
+			return codes.InvalidArgument, fmt.Sprintf("%s: %v", malformedRequest, uerr)
+		}
+		resp, err = c.s.b.Route(st.ctx, req)
 	case methodHealth:
 		req := new(healthpb.HealthCheckRequest)
 		if uerr := proto.Unmarshal(b, req); uerr != nil {
