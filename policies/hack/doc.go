@@ -12,7 +12,7 @@
 //	fmt.Println(sum.E2E.Mean, sum.FormatShare)
 //
 // The paper's direction (HACK faster than the 2-bit baselines, and they
-// faster than FP16, with A10G or V100 prefill instances and Llama-2-70B
-// on 10-50 Gbps links) is TestPaperDirection; numbers in
-// docs/results/inference.md, section HACK.
+// faster than FP16, with A10G or V100 prefill instances and a 70B model
+// on 10-50 Gbps links, the paper's 12K-16K-token prompts) is
+// TestPaperDirection; numbers in docs/results/inference.md, section HACK.
 package hack

@@ -39,6 +39,9 @@ func Claims() []Claim {
 		{"HACK", "average JCT reduction, short prompts on RTX 4000 Ada, 0.25/0.5/0.75 req/s", "7%, 25%, 60%", readme + ":263", false},
 		{"HACK", "TPOT without requantization elimination (C3)", "above 300 ms, against 31-52 ms", readme + ":267-268", false},
 		{"HACK", "decode attention vs BF16 on an RTX A6000 (C4)", "about 2x at 4K tokens, 3x from 32K", readme + ":148", false},
+		{"HACK", "the paper's default long-context workload (E3): prompt and output tokens", "12K-16K and 256-512", readme + " (E3)", false},
+		{"HACK", "accuracy runs, arXiv, 20 examples a row, RTX A6000 (E1): minutes per row, BF16 and HACK vs the comparison methods (their PyTorch dequantization)", "5 vs 16", readme + " (E1)", false},
+		{"HACK", "datasets of the paper's evaluation", "IMDb, arXiv summarization, Cocktail, HumanEval", "Zeyu-ZEYU/HKVQ@9c85c518:README.md", false},
 		{"CacheGen", "KV size reduction vs quantization baselines; context-loading delay", "3.5-4.3x; 3.2-3.7x, negligible quality impact", "CacheGen, SIGCOMM'24 abstract (approjects.co.za mirror of microsoft.com/en-us/research/publication/cachegen-...)", false},
 		{"KVQuant", "perplexity degradation at 3 bits on Wikitext-2 and C4", "small (the bound is math in the stored abstract and did not survive)", "arXiv 2401.18079v5 abstract (arxiv.org/html/2401.18079v5)", false},
 	}

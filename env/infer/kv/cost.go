@@ -1,5 +1,7 @@
 package kv
 
+import "math"
+
 // Work is the work a KV format adds to one request, beyond what the dense
 // cache costs, in elementary GPU operations (one per arithmetic operation,
 // comparison, shift, mask or table lookup; a multiply-add is 2). The
@@ -24,11 +26,14 @@ type Work struct {
 	// StepBytes is the KV read at every decode step: the stored cache.
 	StepBytes int64
 	// DequantBytes is the memory traffic of dequantization at every decode
-	// step: the formats that dequantize (INT8, KVQuant, CacheGen) write a
-	// 16-bit copy of the cache and attention reads it back, as the
-	// artifact's baselines do (hack/baselines: dequantize returns the dense
-	// K and V). Twice the dense cache's bytes; zero for the dense cache and
-	// for HACK, whose attention reads only StepBytes.
+	// step beyond reading the stored cache (StepBytes): the formats that
+	// dequantize (INT8, KVQuant, CacheGen) write a 16-bit copy of the cache
+	// and attention reads it back, as the artifact's baselines do
+	// (hack/baselines: dequantize returns the dense K and V). As one fused
+	// kernel that is twice the dense cache's bytes; with TorchDequant it is
+	// every pass of the artifact's PyTorch dequantization (TorchPasses),
+	// 15 to 19 times that. Zero for the dense cache and for HACK, whose
+	// attention reads only StepBytes.
 	DequantBytes int64
 }
 
@@ -72,6 +77,9 @@ func (f Format) Work(a Arch, tokens int) Work {
 	n := float64(tokens)
 	if f.Kind == INT8 || f.Kind == KVQuant || f.Kind == CacheGen {
 		w.DequantBytes = 2 * a.KVBytesPerToken() * int64(tokens)
+		if f.TorchDequant {
+			w.DequantBytes = TorchPasses(a, f, tokens).Bytes()
+		}
 	}
 	switch f.Kind {
 	case INT8:
@@ -141,4 +149,155 @@ func hackWork(a Arch, f Format, tokens int) (encode, approx float64) {
 	}
 	encode = (OpsQuantize + 2) * 2 * n * d * kvHeads * layers
 	return encode, approx
+}
+
+// Passes is the memory traffic of a dequantization done as a chain of
+// separate GPU kernels (one per PyTorch operation), each reading its
+// operands from HBM and writing its result back.
+type Passes struct {
+	// Kernels is the number of kernels per decode step over all layers.
+	Kernels int
+	// Read and Written are their bytes, beyond reading the stored cache
+	// (Work.StepBytes), including attention's read of the 16-bit result.
+	Read, Written int64
+}
+
+// Bytes is the passes' traffic, Read + Written.
+func (p Passes) Bytes() int64 { return p.Read + p.Written }
+
+// pass is one elementwise kernel: bytes read and written per element of K
+// or V it covers.
+type pass struct{ read, write float64 }
+
+// unpackPasses is hack/quant.py unpack of codes of bits bits (8 / bits to
+// a byte): packed.to(int32) (reads the stored byte, writes 4 bytes per
+// byte), >> shifts (reads those, writes an int32 per code), & mask (int32
+// to int32) and .to(uint8). Per code that is 1/p + 4/p, 4/p + 4, 4 + 4,
+// 4 + 1 bytes with p codes a byte; the first read is the stored cache's
+// (StepBytes) and is left out. Codes of 8 bits are not unpacked.
+func unpackPasses(bits int) []pass {
+	if bits >= 8 {
+		return nil
+	}
+	p := 8 / float64(bits)
+	return []pass{{0, 4 / p}, {4 / p, 4}, {4, 4}, {4, 1}}
+}
+
+// Passes of the artifact's dequantization after unpacking, per element of
+// K or V, from Zeyu-ZEYU/HKVQ@fc16e215 hack/baselines (float32 is 4 bytes,
+// int64 8, BF16 2; the calibration tables, scales and zeros are small
+// beside the codes and are left out, as are KVQuant's 1% of outliers
+// scattered back):
+var (
+	// kvquantPasses is kvquant.py KVQuantTensor.dense and .dequantize:
+	// codes .long(), levels[codes] (gathers int64 indices into float32),
+	// * scale, + zero, permute(2, 0, 1, 3).reshape (a copy), and the
+	// permuted .to(bfloat16).
+	kvquantPasses = []pass{{1, 8}, {8, 4}, {4, 4}, {4, 4}, {4, 4}, {4, 2}}
+	// kvquantAllPasses cover the sink tokens too: KVQuantCodes.dequantize's
+	// torch.cat of the 16-bit sinks and the dequantized tokens.
+	kvquantAllPasses = []pass{{2, 2}}
+	// cgVectorPasses is cachegen.py dequantize_vectors: codes.float(),
+	// - (levels - 1) / 2, * scale.
+	cgVectorPasses = []pass{{1, 4}, {4, 4}, {4, 4}}
+	// cgAnchoredPasses is what CacheGenTensor.dequantize adds for every
+	// token that is not an anchor of a tensor coded with anchors (the
+	// keys): anchors[:, :, group] (a gather into float32), + values, and
+	// out.index_copy_.
+	cgAnchoredPasses = []pass{{4, 4}, {8, 4}, {4, 4}}
+	// cgAnchorPasses is the anchors' own index_copy_ into out.
+	cgAnchorPasses = []pass{{4, 4}}
+	// cgAllPasses cover every token: out.to(bfloat16) (values.to(bfloat16)
+	// for a tensor without anchors).
+	cgAllPasses = []pass{{4, 2}}
+)
+
+// attentionRead is what attention then reads of the BF16 result, per
+// element: its 2 bytes.
+const attentionRead = 2
+
+// tally sums passes' bytes per element and counts their kernels.
+type tally struct {
+	read, write float64
+	kernels     int
+}
+
+// of adds passes ps, each once per element, to t.
+func (t tally) of(ps ...[]pass) tally {
+	for _, p := range ps {
+		for _, q := range p {
+			t.read += q.read
+			t.write += q.write
+			t.kernels++
+		}
+	}
+	return t
+}
+
+// add counts t's passes over n elements, times times.
+func (p *passSum) add(t tally, n float64, times int) {
+	p.read += t.read * n * float64(times)
+	p.write += t.write * n * float64(times)
+	p.kernels += t.kernels * times
+}
+
+// passSum accumulates Passes before rounding to bytes.
+type passSum struct {
+	read, write float64
+	kernels     int
+}
+
+// TorchPasses is the traffic of one decode step's dequantization of tokens
+// tokens of a's cache in f (KVQuant or CacheGen) as the artifact's PyTorch
+// implementation runs it: its Hugging Face cache (hack/baselines/hf_cache.py
+// StorageOnlyLayer.update) dequantizes every layer's whole K and V at
+// every step, pass by pass as counted in unpackPasses, kvquantPasses and
+// cgVectorPasses and the lists beside them, then attention reads the BF16
+// result (attentionRead). Kernels counts the passes (attention is not one
+// of them). It panics if f is not KVQuant or CacheGen, if f.Check(a) fails
+// or if tokens < 0.
+func TorchPasses(a Arch, f Format, tokens int) Passes {
+	f.mustCheck(a, tokens)
+	var p passSum
+	wd := float64(a.KVHeads) * float64(a.HeadDim) // elements of K (or V) per token and layer
+	n := float64(tokens)
+	switch f.Kind {
+	case KVQuant:
+		q := float64(tokens-min(f.SinkTokens, tokens)) * wd
+		p.add(tally{}.of(unpackPasses(f.Bits), kvquantPasses), q, 2*a.Layers) // K and V
+		p.add(tally{}.of(kvquantAllPasses), n*wd, 2*a.Layers)
+	case CacheGen:
+		// Layers by the width of their key and value codes.
+		var keys, values [9]int
+		for l := range a.Layers {
+			keys[cgCodeBits(cgLevels(l, a.Layers, false))]++
+			values[cgCodeBits(cgLevels(l, a.Layers, true))]++
+		}
+		anchors := float64((tokens + cgGroup - 1) / cgGroup)
+		anchor := tally{}.of(cgVector(8), cgAnchorPasses)
+		all := tally{}.of(cgAllPasses)
+		for bits := range keys {
+			if keys[bits] > 0 { // keys: anchored; the anchors are 8-bit codes read as stored
+				p.add(tally{}.of(unpackPasses(bits), cgVector(bits), cgAnchoredPasses), (n-anchors)*wd, keys[bits])
+				p.add(anchor, anchors*wd, keys[bits])
+				p.add(all, n*wd, keys[bits])
+			}
+			if values[bits] > 0 { // values: no anchors
+				p.add(tally{}.of(unpackPasses(bits), cgVector(bits), cgAllPasses), n*wd, values[bits])
+			}
+		}
+	default:
+		panic("kv: TorchPasses of " + f.Name() + ": only kvquant and cachegen dequantize in the artifact's PyTorch code")
+	}
+	p.read += attentionRead * 2 * n * wd * float64(a.Layers)
+	return Passes{Kernels: p.kernels, Read: int64(math.Round(p.read)), Written: int64(math.Round(p.write))}
+}
+
+// cgVector is cgVectorPasses for codes of bits bits: 8-bit codes are read
+// as stored (StepBytes), so their first read is left out.
+func cgVector(bits int) []pass {
+	if bits >= 8 {
+		return append([]pass{{0, 4}}, cgVectorPasses[1:]...)
+	}
+	return cgVectorPasses
 }

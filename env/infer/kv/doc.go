@@ -24,6 +24,11 @@
 // Work counts the operations a format adds (quantizing at the prefill,
 // CacheGen's entropy decoding on arrival, dequantization or HACK's
 // approximation at every decode step) for the simulator to turn into time.
+// The 2-bit baselines dequantize at every decode step either as one fused
+// kernel that writes a 16-bit copy (KVQuant2, CacheGenCodec) or as the
+// artifact's PyTorch code does it, a chain of unfused elementwise kernels
+// over the whole cache (KVQuantTorch, CacheGenTorch: "kvquant-torch",
+// "cachegen-torch"; TorchPasses counts their kernels and bytes).
 //
 // The artifact's measurements are embedded CSV tables, each row naming its
 // README line: HKVQMeasured (the serving runs: JCT, TTFT, TPOT, KV transfer

@@ -100,6 +100,12 @@ type Format struct {
 	RequantElimination bool
 	// Layout is HACK's memory layout; the other kinds ignore it.
 	Layout Layout
+	// TorchDequant prices the KVQuant and CacheGen formats' per-step
+	// dequantization as the artifact's PyTorch implementation of them runs
+	// it (hack/baselines: the whole cache through a chain of unfused
+	// elementwise kernels at every decode step; Work, TorchPasses) instead
+	// of as one fused kernel. Only those two kinds take it.
+	TorchDequant bool
 }
 
 // FP16 is the dense 16-bit cache (FP16 or BF16, the model's dtype).
@@ -113,6 +119,14 @@ func KVQuant2() Format { return Format{Kind: KVQuant, Bits: 2, SinkTokens: 1} }
 
 // CacheGenCodec is the CacheGen-style codec with the artifact's defaults.
 func CacheGenCodec() Format { return Format{Kind: CacheGen} }
+
+// KVQuantTorch is KVQuant2 dequantized at every step as the artifact's
+// PyTorch reference does it (TorchDequant).
+func KVQuantTorch() Format { f := KVQuant2(); f.TorchDequant = true; return f }
+
+// CacheGenTorch is CacheGenCodec dequantized at every step as the
+// artifact's PyTorch reference does it (TorchDequant).
+func CacheGenTorch() Format { f := CacheGenCodec(); f.TorchDequant = true; return f }
 
 // HACKPi is HACK with partition size pi and the artifact's defaults
 // (hack/config.py HackConfig: 2-bit codes, 4 sink tokens, summation and
@@ -130,9 +144,13 @@ func Formats() []Format {
 
 // Name is the format's short name: "fp16", "int8", "kvquant", "cachegen",
 // "hack-pi64"; a HACK format off the defaults adds "-nose" (no summation
-// elimination), "-nore" (no requantization elimination) and "-paged".
+// elimination), "-nore" (no requantization elimination) and "-paged"; the
+// KVQuant and CacheGen formats with TorchDequant add "-torch".
 func (f Format) Name() string {
 	if f.Kind != HACK {
+		if f.TorchDequant {
+			return f.Kind.String() + "-torch"
+		}
 		return f.Kind.String()
 	}
 	var b strings.Builder
@@ -164,6 +182,10 @@ func (f Format) String() string { return f.Name() }
 // artifact's default).
 func Parse(s string) (Format, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "kvquant-torch":
+		return KVQuantTorch(), nil
+	case "cachegen-torch":
+		return CacheGenTorch(), nil
 	case "fp16", "bf16", "16bit", "dense":
 		return FP16(), nil
 	case "int8":
@@ -213,12 +235,16 @@ func Parse(s string) (Format, error) {
 
 // Validate checks f's parameters. The dense, INT8, KVQuant and CacheGen
 // formats take none of their own: they must equal FP16(), Int8(),
-// KVQuant2() and CacheGenCodec(), so that a valid format's Name parses back
-// to it.
+// KVQuant2() and CacheGenCodec(), or KVQuantTorch() and CacheGenTorch(), so
+// that a valid format's Name parses back to it.
 func (f Format) Validate() error {
 	switch f.Kind {
 	case Dense, INT8, KVQuant, CacheGen:
-		if canon := [...]Format{FP16(), Int8(), KVQuant2(), CacheGenCodec()}[f.Kind]; f != canon {
+		canon := [...]Format{FP16(), Int8(), KVQuant2(), CacheGenCodec()}[f.Kind]
+		if f.TorchDequant && (f.Kind == KVQuant || f.Kind == CacheGen) {
+			canon.TorchDequant = true
+		}
+		if f != canon {
 			return fmt.Errorf("%w: %s takes no parameters (got %+v)", ErrBadFormat, f.Kind, f)
 		}
 	case HACK:
@@ -233,6 +259,9 @@ func (f Format) Validate() error {
 		}
 		if f.Layout > Paged {
 			return fmt.Errorf("%w: layout %d", ErrBadFormat, f.Layout)
+		}
+		if f.TorchDequant {
+			return fmt.Errorf("%w: hack never dequantizes (TorchDequant)", ErrBadFormat)
 		}
 	default:
 		return fmt.Errorf("%w: unknown kind %d", ErrBadFormat, f.Kind)

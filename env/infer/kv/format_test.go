@@ -158,6 +158,7 @@ func TestParse(t *testing.T) {
 			return f
 		}(),
 		func() Format { f := HACKPi(16); f.Bits, f.SinkTokens = 4, 0; return f }(),
+		KVQuantTorch(), CacheGenTorch(),
 	) {
 		got, err := Parse(f.Name())
 		if err != nil {
@@ -176,7 +177,8 @@ func TestParse(t *testing.T) {
 		t.Errorf("Parse(hack) = %v, %v", f, err)
 	}
 	for _, s := range []string{"", "fp8", "hack-64", "hack-pi", "hack-pi0", "hack-pi48x", "hack-pi40",
-		"hack-pi64-b3", "hack-pi64-sink-1", "hack-pi64-fast", "hack-pi99999", "hack-pi64-bx"} {
+		"hack-pi64-b3", "hack-pi64-sink-1", "hack-pi64-fast", "hack-pi99999", "hack-pi64-bx",
+		"int8-torch", "fp16-torch", "hack-pi64-torch", "kvquant-torch-torch"} {
 		if _, err := Parse(s); !errors.Is(err, ErrBadFormat) {
 			t.Errorf("Parse(%q) = %v, want ErrBadFormat", s, err)
 		}
@@ -193,7 +195,9 @@ func TestCheckAndPanics(t *testing.T) {
 	}
 	for _, f := range []Format{{Kind: numKinds}, {Kind: KVQuant, Bits: 4, SinkTokens: 1}, {Kind: Dense, Layout: Paged},
 		{Kind: CacheGen, SinkTokens: 2}, {Kind: INT8, Bits: 8, SummationElimination: true},
-		func() Format { f := HACKPi(64); f.Layout = 7; return f }()} {
+		func() Format { f := HACKPi(64); f.Layout = 7; return f }(),
+		{Kind: INT8, Bits: 8, TorchDequant: true}, {TorchDequant: true},
+		func() Format { f := HACKPi(64); f.TorchDequant = true; return f }()} {
 		if err := f.Validate(); !errors.Is(err, ErrBadFormat) {
 			t.Errorf("%+v: Validate = %v, want ErrBadFormat", f, err)
 		}
@@ -216,7 +220,7 @@ func TestCheckAndPanics(t *testing.T) {
 // FuzzParse: Parse never panics, and what it accepts round-trips through
 // Name and yields a format whose sizes are defined.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"fp16", "hack-pi64", "hack-pi32-nose-nore-paged", "hack-pi16-b4-sink0", "hack-pi-", "hack-pi64-sink"} {
+	for _, s := range []string{"fp16", "hack-pi64", "hack-pi32-nose-nore-paged", "hack-pi16-b4-sink0", "hack-pi-", "hack-pi64-sink", "kvquant-torch"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -238,11 +242,12 @@ func FuzzParse(f *testing.F) {
 
 // FuzzFormatName: every valid Format's Name parses back to it.
 func FuzzFormatName(f *testing.F) {
-	f.Add(uint8(HACK), uint16(64), uint8(2), uint16(4), true, true, uint8(0))
-	f.Add(uint8(KVQuant), uint16(0), uint8(2), uint16(1), false, false, uint8(0))
-	f.Fuzz(func(t *testing.T, kind uint8, pi uint16, bits uint8, sinks uint16, se, re bool, layout uint8) {
+	f.Add(uint8(HACK), uint16(64), uint8(2), uint16(4), true, true, uint8(0), false)
+	f.Add(uint8(KVQuant), uint16(0), uint8(2), uint16(1), false, false, uint8(0), false)
+	f.Add(uint8(CacheGen), uint16(0), uint8(0), uint16(0), false, false, uint8(0), true)
+	f.Fuzz(func(t *testing.T, kind uint8, pi uint16, bits uint8, sinks uint16, se, re bool, layout uint8, torch bool) {
 		fm := Format{Kind: Kind(kind), Partition: int(pi), Bits: int(bits), SinkTokens: int(sinks),
-			SummationElimination: se, RequantElimination: re, Layout: Layout(layout)}
+			SummationElimination: se, RequantElimination: re, Layout: Layout(layout), TorchDequant: torch}
 		if fm.Validate() != nil {
 			return
 		}
