@@ -1,0 +1,104 @@
+// Package mm is Drover's simulator of multimodal (image + text) inference
+// serving, after ModServe (SoCC'25, arXiv 2502.00937; issue 35): a pure,
+// deterministic, request-level discrete-event model of monolithic
+// instances and of ModServe's decoupled image and text pools, with
+// scaling actions. Like env and env/infer it reads no clock, draws no
+// random number and does no I/O: the caller hands over the requests (e.g.
+// datasets/llm's LMMSynth week, or a replayed Azure LMM 2025 trace).
+//
+// # Stages
+//
+// A request brings a text prompt, images (Request.Images, each an
+// 896x896 image of Model.ImageTokens tokens: 6,404 for Llama-3.2-11B-
+// Vision, 7,290 for LLaVA-OneVision, 1,280 for InternVL-2.5-26B) and an
+// output length. Its stages:
+//
+//   - CPU preprocessing of each image, Costs.Preprocess on one of the
+//     instance's CPU workers (Config.PreprocessWorkers a GPU).
+//   - The vision encoder, on the GPU: a batch of b images takes
+//     EncodeFixed + b x EncodePerImage (compute-bound, linear in the batch,
+//     as ModServe measured).
+//   - Decoupled only: the image tokens' transfer to the text instance,
+//     pulled once the request's last image is encoded (Link: RDMA or TCP).
+//   - Prefill, over the text tokens only for a CrossAttention model (its
+//     cross-attention layers project the image tokens to keys and values)
+//     or over text and image tokens for a DecoderOnly one.
+//   - Decode, continuously batched.
+//
+// A language-model instance runs vLLM's (v0) iteration loop: waiting
+// prompts first, as many as fit (Config.MaxBatchSize, MaxBatchTokens, the
+// KV memory, each request reserving its prompt and output at admission),
+// in a prefill iteration of their own, otherwise one decode iteration of
+// every running request. Identical decode iterations run as one event (a
+// run): iteration i of a run of batch B costs IterFixed + B x PerToken +
+// (KV bytes of the batch, which grow by B tokens an iteration) x
+// PerKVByte, summed in closed form, and the run is cut at the end of the
+// iteration in flight when a prompt that fits arrives. A monolithic
+// instance encodes its prefill batch's images inside that iteration
+// (vLLM runs the encoder in the model's forward pass), so encoding blocks
+// its decodes; an image instance encodes MaxEncodeBatch images at a time
+// (1: ModServe's image instances forgo batching), beside nothing else.
+// Queues inside an instance are ordered by the Decision's Priority (FCFS:
+// the arrival), ties by arrival.
+//
+// Every event is O(log n) (binary heaps: events, each instance's queues,
+// its running batch by finishing iteration) and a run allocates little
+// beyond its per-request state: a week of the LMM 2025 trace (998,047
+// requests) takes 1-4 s on one core (TestWeekSpeed).
+//
+// # Costs
+//
+// Costs derives each stage's latency from the public model card (Model)
+// and the GPU's datasheet (env/infer's GPUs: A100 80GB 312 TFLOPS, 2,039
+// GB/s) at an assumed efficiency (DefaultEfficiency: 50% of peak FLOPs,
+// 80% of bandwidth), additively: weights read + FLOPs. ModServe's own
+// latencies are in figures that could not be read (/work's facts digest,
+// docs/results/multimodal.md), so every stage cost is derived, and
+// Summary.Derived says so for each. Config.Costs replaces them with
+// measured figures when there are some. Preprocessing (5 ms an image on
+// one core) and instance start-up (30 s) are assumptions. What ModServe
+// states and the costs reproduce: encoding dominates Llama-3.2-11B's
+// TTFT and not InternVL's (its 79% and 25%; TestTTFTShares), and
+// InternVL's encoder costs about 10x SigLIP's a 896x896 image.
+//
+// # Deployments and scaling
+//
+// Monolith(m, 32) is ModServe's baseline, 32 vLLM TP-4 instances on 16
+// DGX-A100 servers (128 GPUs); Decoupled(m, 48, 20) is its static
+// ModServe, 48 TP-1 image instances and 20 TP-4 text instances (128
+// GPUs). AddInstance adds an instance to a pool: it holds its GPUs at
+// once and takes requests after Config.StartupSec; RemoveInstance drains
+// one (it takes no new requests, finishes its own, then is gone).
+// GPUSeconds counts GPUs held. Routers see every instance's state and
+// load in the View and must route to active instances only.
+//
+// # Usage
+//
+//	reqs, _ := llm.LMMSynth{}.Generate(rand.NewPCG(1, 1))
+//	s, err := mm.New(mm.Decoupled(mm.InternVL25_26B, 48, 20), reqs)
+//	sum, err := s.Run(router) // e.g. policies/modserve's
+//	fmt.Println(sum.TTFT.P99, sum.SLOAttainment, sum.Derived)
+//
+// A Router fills a Decision for each arriving request: the monolithic
+// or text instance, the image instance of each image (decoupled), and a
+// priority. An autoscaler drives the clock itself:
+//
+//	for t := period; !s.Done(); t += period {
+//		if err := s.RunUntil(t, router); err != nil { ... }
+//		// read s.View(), s.Result(i), s.GPUSeconds(); then
+//		// s.AddInstance(mm.Text) or s.RemoveInstance(i)
+//	}
+//	sum := s.Summary()
+//
+// and a gym environment or a policy server steps request by request:
+//
+//	for {
+//		req, d, err := s.Next()
+//		if err == mm.ErrDone {
+//			break
+//		}
+//		router.Route(s.View(), req, d)
+//		if err := s.Apply(d); err != nil { ... }
+//	}
+//	s.RunUntil(math.Inf(1), router) // finish what is in flight
+package mm
