@@ -681,24 +681,95 @@ func TestTransferRetriesForMemory(t *testing.T) {
 	// beside request 0's: the transfer looks again every second (as
 	// SplitwiseSim's link retries) and starts at 2.010, once request 0 has
 	// finished; it ends at 2.110 and the decodes at 2.3001.
-	c := handConfig(t, Prefill, Decode)
-	c.Instances[0].TP = 16
-	c.Model.KVBytesPerToken = 1e9
-	c.Model.WeightBytes = 8*(80<<30) - 150e9
-	c.Link = LinkConfig{BytesPerSec: 1e12}
-	s, err := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 100, Output: 11}, {ID: 1, Arrival: 1.001, Prompt: 100, Output: 11}})
-	if err != nil {
-		t.Fatal(err)
+	// A fair-share link's head looks again the same way; a FIFO shared
+	// link's first looks when request 0's transfer frees it, at 1.105,
+	// and again at 2.105.
+	for _, tt := range []struct {
+		link  LinkConfig
+		start float64
+	}{
+		{LinkConfig{BytesPerSec: 1e12}, 2.010},
+		{LinkConfig{BytesPerSec: 1e12, Shared: true}, 2.105},
+		{LinkConfig{BytesPerSec: 1e12, Shared: true, FairShare: true}, 2.010},
+	} {
+		link, start := tt.link, tt.start
+		c := handConfig(t, Prefill, Decode)
+		c.Instances[0].TP = 16
+		c.Model.KVBytesPerToken = 1e9
+		c.Model.WeightBytes = 8*(80<<30) - 150e9
+		c.Link = link
+		s, err := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 100, Output: 11}, {ID: 1, Arrival: 1.001, Prompt: 100, Output: 11}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Run(fixed{Prefill: 0, Decode: 1}); err != nil {
+			t.Fatal(err)
+		}
+		r := s.Results()
+		got := []float64{r[0].FirstToken, r[0].TransferEnd, r[0].End, r[1].FirstToken, r[1].TransferStart, r[1].TransferEnd, r[1].End}
+		want := []float64{1.005, 1.105, 1.105 + 10*0.01901, 1.010, start, start + 0.1, start + 0.1 + 10*0.01901}
+		for i := range got {
+			if !near(got[i], want[i]) {
+				t.Fatalf("%+v: times %v, want %v", link, got, want)
+			}
+		}
 	}
-	if _, err := s.Run(fixed{Prefill: 0, Decode: 1}); err != nil {
-		t.Fatal(err)
-	}
-	r := s.Results()
-	got := []float64{r[0].FirstToken, r[0].TransferEnd, r[0].End, r[1].FirstToken, r[1].TransferStart, r[1].TransferEnd, r[1].End}
-	want := []float64{1.005, 1.105, 1.105 + 10*0.01901, 1.010, 2.010, 2.110, 2.110 + 10*0.01901}
-	for i := range got {
-		if !near(got[i], want[i]) {
-			t.Fatalf("times %v, want %v", got, want)
+}
+
+// TestFairShareAgainstNaive: on a fair-share link, every transfer of a
+// random trace (prompts of up to 4,000 tokens, 4 s of bytes each at 1e6
+// B/s, arriving 4 a second, so that many overlap) ends when a slow,
+// obviously correct fluid simulation of processor sharing says: steps of
+// 100 us in which each transfer whose bytes have joined (its start plus
+// the overhead) and are not all sent gets an equal share of the
+// bandwidth. The starts are the simulator's (memory never binds).
+func TestFairShareAgainstNaive(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3} {
+		c := handConfig(t, Prefill, Decode)
+		c.Link = LinkConfig{BytesPerSec: 1e6, Overhead: 0.05, Shared: true, FairShare: true}
+		s, _ := New(c, randomTrace(seed, 40))
+		if _, err := s.Run(fixed{Prefill: 0, Decode: 1}); err != nil {
+			t.Fatal(err)
+		}
+		var join, size, want []float64
+		var idx []int
+		for i, r := range s.Results() {
+			if r.Output > 1 {
+				join = append(join, r.TransferStart+c.Link.Overhead)
+				size = append(size, float64(r.TransferBytes))
+				idx = append(idx, i)
+			}
+		}
+		want = make([]float64, len(join))
+		sent := make([]float64, len(join))
+		const dt = 1e-4
+		left := len(join)
+		maxOverlap := 0
+		for now := slices.Min(join); left > 0; now += dt {
+			n := 0
+			for i := range join {
+				if join[i] <= now && want[i] == 0 {
+					n++
+				}
+			}
+			maxOverlap = max(maxOverlap, n)
+			for i := range join {
+				if join[i] <= now && want[i] == 0 {
+					sent[i] += dt * c.Link.BytesPerSec / float64(n)
+					if sent[i] >= size[i] {
+						want[i] = now + dt
+						left--
+					}
+				}
+			}
+		}
+		if maxOverlap < 5 {
+			t.Fatalf("seed %d: at most %d transfers at once: the test needs overlap", seed, maxOverlap)
+		}
+		for k, i := range idx {
+			if got := s.Results()[i].TransferEnd; math.Abs(got-want[k]) > 2e-3 {
+				t.Errorf("seed %d: request %d's transfer ends at %.4f, the fluid simulation at %.4f", seed, i, got, want[k])
+			}
 		}
 	}
 }
