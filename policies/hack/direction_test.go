@@ -19,8 +19,8 @@ import (
 // (80 layers, 8 KV heads of 128: 327,680 bytes a token dense), and so are
 // its layers, heads and hidden size; its iteration times are Llama-2-70B's
 // measured curves (the performance table's key llama2-70b), which leave
-// out its larger vocabulary (1.05B parameters of embedding and head
-// against 0.26B, 1.1% of the weights).
+// out its larger vocabulary (embedding and head of 2.10B parameters
+// against 0.52B: 2.2% of its weights).
 func paperModel() infer.Model {
 	a := kv.Llama31_70B
 	return infer.Model{Name: "llama2-70b", WeightBytes: a.WeightBytes(), KVBytesPerToken: a.KVBytesPerToken(), Arch: a}
