@@ -62,7 +62,9 @@ type Params struct {
 	// artifact's measured transfer window (taking it out of the prefill
 	// instance's blocks and installing it in the decode instance's), which
 	// the baseline's TTFT shows beyond HACK's and the transfers'
-	// difference; it occupies the link with the transfer. +Inf for none.
+	// difference; it occupies the link with the transfer, or with
+	// Structure.StageOnPrefill the prefill step that ends the prompt.
+	// +Inf for none.
 	CopyBytesPerSec float64
 	// KVCapacity is the KV cache one instance holds (vLLM's KV blocks):
 	// VLLMKVCapacity, not fitted (see Fit).
