@@ -48,3 +48,21 @@ func ExampleHKVQMeasured() {
 	// short@0.50 40 requests: JCT  6.53 s vs  8.69 s (-25%), KV  94 MiB
 	// short@0.75 40 requests: JCT  7.09 s vs 17.92 s (-60%), KV  94 MiB
 }
+
+// ExampleTorchPasses: the traffic of one decode step that dequantizes a
+// 14,000-token Llama-3.1-70B cache as the HKVQ artifact's PyTorch code
+// does, per element of K and V, against the fused kernel's.
+func ExampleTorchPasses() {
+	a := kv.Llama31_70B
+	elems := float64(a.KVElementsPerToken()) * 14000
+	for _, f := range []kv.Format{kv.KVQuantTorch(), kv.CacheGenTorch(), kv.KVQuant2()} {
+		w := f.Work(a, 14000)
+		fmt.Printf("%-14s %5.2f bytes an element beside %.2f stored\n", f, float64(w.DequantBytes)/elems, float64(w.StepBytes)/elems)
+	}
+	fmt.Println(kv.TorchPasses(a, kv.KVQuantTorch(), 14000).Kernels, "kernels a step")
+	// Output:
+	// kvquant-torch  76.00 bytes an element beside 0.29 stored
+	// cachegen-torch 61.78 bytes an element beside 0.54 stored
+	// kvquant         4.00 bytes an element beside 0.29 stored
+	// 1760 kernels a step
+}
