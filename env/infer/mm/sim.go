@@ -72,6 +72,10 @@ type InstanceView struct {
 	// yet (their images' tokens too, for decoder-only models) and the
 	// output tokens not made yet (text and monolithic instances).
 	PendingTokens int64
+	// PendingPrefillTokens is the part of PendingTokens that is prefill:
+	// the prompt tokens (and image tokens, decoder-only) of the requests
+	// routed to the instance and not prefilled yet.
+	PendingPrefillTokens int64
 	// Outstanding is the requests routed to the instance and not finished;
 	// Waiting those ready for prefill and not started; Running those
 	// decoding.
@@ -93,6 +97,9 @@ type View struct {
 // IsolatedTTFT is r's time to first token alone on an idle monolithic
 // instance (Sim.IsolatedTTFT).
 func (v *View) IsolatedTTFT(r *Request) float64 { return v.sim.IsolatedTTFT(r) }
+
+// ImageTokens is the tokens one image becomes (Model.ImageTokens).
+func (v *View) ImageTokens() int { return v.sim.cfg.Model.ImageTokens }
 
 // Images is how many of r's images the simulation runs (Config.MaxImages).
 func (v *View) Images(r *Request) int { return v.sim.reqs[r.ID].images() }
@@ -488,6 +495,7 @@ func (s *Sim) route(id int, d *Decision) {
 	tv := &s.view.Instances[d.Instance]
 	tv.Outstanding++
 	tv.PendingTokens += int64(rs.seqLen) + int64(rs.res.Output)
+	tv.PendingPrefillTokens += int64(rs.seqLen)
 	n := rs.images()
 	rs.imgLeft = int32(n)
 	rs.res.Ready = s.now
@@ -719,6 +727,7 @@ func (s *Sim) drop(i int32, rs *rstate) {
 	v := &s.view.Instances[i]
 	v.Outstanding--
 	v.PendingTokens -= int64(rs.seqLen) + int64(rs.res.Output)
+	v.PendingPrefillTokens -= int64(rs.seqLen)
 }
 
 // iterDone ends instance i's iteration or decode run.
@@ -731,6 +740,7 @@ func (s *Sim) iterDone(i int32) {
 			rs := &s.reqs[id]
 			rs.res.FirstToken = s.now
 			v.PendingTokens -= int64(rs.seqLen) + 1
+			v.PendingPrefillTokens -= int64(rs.seqLen)
 			if rs.res.Output <= 1 {
 				s.finish(i, rs)
 				continue

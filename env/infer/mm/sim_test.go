@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/drover-sched/drover/datasets/llm"
+	"github.com/drover-sched/drover/env/infer"
 )
 
 // fewest routes to the active instances with the fewest pending tokens
@@ -354,5 +355,15 @@ func BenchmarkWeek(b *testing.B) {
 			}
 			b.ReportMetric(float64(len(reqs)), "requests/op")
 		})
+	}
+}
+
+// TestEncoderTP: the encoder's TP-4 to TP-8 speedup is the paper's 1.3x.
+func TestEncoderTP(t *testing.T) {
+	g, _ := infer.LookupGPU("a100-80gb")
+	c4 := DeriveCosts(InternVL25_26B, g, 4, DefaultEfficiency, 0)
+	c8 := DeriveCosts(InternVL25_26B, g, 8, DefaultEfficiency, 0)
+	if got := c4.Encode(3) / c8.Encode(3); math.Abs(got-1.3) > 1e-9 {
+		t.Errorf("TP-4/TP-8 encode time %v, want 1.3", got)
 	}
 }

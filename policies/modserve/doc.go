@@ -1,0 +1,26 @@
+// Package modserve is ModServe's static routing and scheduling (SoCC'25,
+// arXiv 2502.00937, sections 4.2-4.3) for Drover's multimodal serving
+// simulator (env/infer/mm), with the rungs of the paper's ablation ladder
+// (section 5.2, Fig. 14): Monolith (vLLM, least-loaded, FCFS), Decoup
+// (image and text pools, FCFS, request-level least-loaded routing), Sched
+// (+ SLO-aware scheduling: earliest deadline first, a deadline scaled
+// from the request's isolated TTFT, so short requests go first) and
+// ModServe (+ modality-aware routing: each image to the image instance
+// with the fewest pending image tokens, the text to the text instance
+// with the fewest pending prefill tokens). Autoscaling is policies/mmscale's.
+//
+// One difference from the paper: ModServe picks a request's text instance
+// once its images are encoded; these routers pick it at arrival (the
+// simulator's Decision is made then), counting the pending tokens of
+// requests still encoding.
+//
+// # Usage
+//
+//	r, _ := modserve.New(modserve.Name)
+//	s, _ := mm.New(mm.Decoupled(mm.InternVL25_26B, 48, 20), reqs)
+//	sum, err := s.Run(r)
+//
+// The static acceptance of issue 35 (P99 TTFT ordered monolith > Decoup >
+// Sched > ModServe for both models, and each rung's gain against the
+// paper's) is TestStaticLadder; numbers in docs/results/multimodal.md.
+package modserve

@@ -1,0 +1,164 @@
+package modserve
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/drover-sched/drover/env/infer/mm"
+)
+
+// The routers' names: the rungs of ModServe's static ablation ladder (its
+// section 5.2, Fig. 14), and routing without scheduling.
+const (
+	// Monolith is the vLLM baseline: each request to the monolithic
+	// instance with the fewest outstanding requests, FCFS.
+	Monolith = "monolith"
+	// Decoup is ModServe-Decoup: image and text pools, FCFS; images go to
+	// the image instances in turn (round robin, image by image: the
+	// images of a request are encoded in parallel, as the paper's Decoup
+	// does), the text to the text instance with the fewest outstanding
+	// requests.
+	Decoup = "modserve-decoup"
+	// Sched is ModServe-Sched: Decoup with SLO-aware scheduling inside
+	// each instance (earliest deadline first, a request's deadline its
+	// arrival plus Factor times its isolated TTFT, so text-only and small
+	// image requests go first).
+	Sched = "modserve-sched"
+	// RouteOnly is Decoup with ModServe's modality-aware routing and FCFS
+	// scheduling (not a rung of the paper's ladder).
+	RouteOnly = "modserve-route"
+	// Name is ModServe (static): SLO-aware scheduling and modality-aware
+	// routing, each image to the image instance with the fewest pending
+	// image tokens (a request's images spread over instances), its text
+	// to the text instance with the fewest pending prefill tokens (text
+	// tokens for cross-attention models, text and image tokens for
+	// decoder-only ones).
+	Name = "modserve"
+)
+
+// Names lists the routers, the ladder in order, then RouteOnly.
+var Names = []string{Monolith, Decoup, Sched, Name, RouteOnly}
+
+// DefaultFactor is the SLO factor the SLO-aware rungs scale a request's
+// isolated TTFT by to set its deadline (mm.Config.SLO's default).
+const DefaultFactor = 5
+
+// ErrNoInstance is returned when a pool has no active instance.
+var ErrNoInstance = errors.New("modserve: no active instance")
+
+// Router routes multimodal requests for env/infer/mm.
+type Router struct {
+	name string
+	// SLOAware orders each instance's queues by deadline (arrival +
+	// Factor x isolated TTFT) instead of arrival.
+	SLOAware bool
+	// ModalityAware spreads a request's images by pending image tokens and
+	// picks the text instance by pending prefill tokens.
+	ModalityAware bool
+	// Factor scales the isolated TTFT into a deadline.
+	Factor float64
+	load   []int64
+	rr     int
+}
+
+var _ mm.Router = (*Router)(nil)
+
+// New returns the router called name (Names).
+func New(name string) (*Router, error) {
+	r := &Router{name: name, Factor: DefaultFactor}
+	switch name {
+	case Monolith, Decoup:
+	case Sched:
+		r.SLOAware = true
+	case RouteOnly:
+		r.ModalityAware = true
+	case Name:
+		r.SLOAware, r.ModalityAware = true, true
+	default:
+		return nil, fmt.Errorf("modserve: unknown router %q (want one of %v)", name, Names)
+	}
+	return r, nil
+}
+
+// Name is the router's name.
+func (r *Router) Name() string { return r.name }
+
+// Route fills d for req.
+func (r *Router) Route(v *mm.View, req *mm.Request, d *mm.Decision) error {
+	if r.SLOAware {
+		d.Priority = req.Arrival + r.Factor*v.IsolatedTTFT(req)
+	} else {
+		d.Priority = req.Arrival
+	}
+	pool := mm.Text
+	if !v.Decoupled {
+		pool = mm.Mono
+	}
+	best := -1
+	for i := range v.Instances {
+		x := &v.Instances[i]
+		if x.Pool != pool || x.State != mm.Active {
+			continue
+		}
+		if best < 0 || r.textLoad(x) < r.textLoad(&v.Instances[best]) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return fmt.Errorf("%w: %v pool", ErrNoInstance, pool)
+	}
+	d.Instance = best
+	if len(d.Images) == 0 {
+		return nil
+	}
+	r.load = r.load[:0]
+	for i := range v.Instances {
+		x := &v.Instances[i]
+		l := int64(-1)
+		if x.Pool == mm.Image && x.State == mm.Active {
+			l = x.PendingImageTokens
+		}
+		r.load = append(r.load, l)
+	}
+	pick := func() int {
+		b := -1
+		for i, l := range r.load {
+			if l >= 0 && (b < 0 || l < r.load[b]) {
+				b = i
+			}
+		}
+		return b
+	}
+	if !r.ModalityAware {
+		n := len(r.load)
+		for j := range d.Images {
+			k := 0
+			for ; k < n && r.load[r.rr%n] < 0; k++ {
+				r.rr++
+			}
+			if k == n {
+				return fmt.Errorf("%w: image pool", ErrNoInstance)
+			}
+			d.Images[j] = r.rr % n
+			r.rr++
+		}
+		return nil
+	}
+	tokens := v.ImageTokens()
+	for j := range d.Images {
+		b := pick()
+		if b < 0 {
+			return fmt.Errorf("%w: image pool", ErrNoInstance)
+		}
+		d.Images[j] = b
+		r.load[b] += int64(tokens)
+	}
+	return nil
+}
+
+func (r *Router) textLoad(x *mm.InstanceView) int64 {
+	if r.ModalityAware {
+		return x.PendingPrefillTokens
+	}
+	return int64(x.Outstanding)
+}
