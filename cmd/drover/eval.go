@@ -73,7 +73,7 @@ func defineEvalFlags(fs *flag.FlagSet, reg policies.Registry) *evalFlags {
 	f.parallel = fs.Int("parallel", 0, "simulations at a time (0 = GOMAXPROCS); the decision-time column is clean only with 1")
 	f.outDir = fs.String("out", "", "directory for table.md, summary.json and the plots (default: a new runs/eval-WORKLOAD-TIME)")
 	f.bins = fs.Int("bins", 60, "time bins of the stragglers-over-time plot")
-	f.logDir = fs.String("log", "", "a log directory (datasets/declog) instead of a workload: alone, summarise its decisions; with --policies, re-score a recorded run (drover serve -log-dir DIR + drover sim --remote --record DIR): replay the served workload on the recorded cluster and telemetry under each policy and under the served policy as the server answers it, beside the logged figures. A log without the run manifest (a live cluster's) is replayed on the cluster of --cluster, --nodes and --gpus-per-node (its first nodes renamed the log's node ids when they differ) with the per-worker model of the flags, seed 1 unless --seeds")
+	f.logDir = fs.String("log", "", "a route log (drover serve -route ... -log-dir DIR writes DIR/routes.jsonl; a directory holding one is read as it) is re-scored as drover eval --log ROUTES.jsonl -h says. Otherwise a log directory (datasets/declog) instead of a workload: alone, summarise its decisions; with --policies, re-score a recorded run (drover serve -log-dir DIR + drover sim --remote --record DIR): replay the served workload on the recorded cluster and telemetry under each policy and under the served policy as the server answers it, beside the logged figures. A log without the run manifest (a live cluster's) is replayed on the cluster of --cluster, --nodes and --gpus-per-node (its first nodes renamed the log's node ids when they differ) with the per-worker model of the flags, seed 1 unless --seeds")
 	f.servedStateless = fs.Bool("served-stateless", false, "with --log --policies: replay the served heuristic as a stateless server (drover serve -stateless) answers, not a stateful one")
 	f.servedCkpts = fs.String("served-checkpoints", "", "with --log --policies: the checkpoint directory the server read (drover serve -checkpoints), needed when a learned policy (learned@vN) answered some of the log's decisions: each request is replayed with the policy that answered it")
 	f.quiet = fs.Bool("quiet", false, "no progress output")
@@ -102,6 +102,9 @@ func defineEvalFlags(fs *flag.FlagSet, reg policies.Registry) *evalFlags {
 }
 
 func runEval(args []string, stdout, stderr io.Writer) error {
+	if p, ok := routeLogPath(args); ok {
+		return evalRouteLog(p, args, stdout, stderr) // evalroute.go
+	}
 	fs := newFlags("eval", stderr)
 	reg := builtin.Registry()
 	f := defineEvalFlags(fs, reg)

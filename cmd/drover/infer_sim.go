@@ -23,6 +23,7 @@ type inferSimFlags struct {
 	seed             *uint64
 	asJSON           *bool
 	resultsOut       *string
+	remote           *string
 }
 
 // defineInferSimFlags defines drover infer sim's flags on fs.
@@ -33,6 +34,7 @@ func defineInferSimFlags(fs *flag.FlagSet) *inferSimFlags {
 	f.seed = fs.Uint64("seed", 1, "seed of the built-in workload's lengths and of synthetic arrivals")
 	f.asJSON = fs.Bool("json", false, "print the summary as JSON")
 	f.resultsOut = fs.String("results", "", "write every request's outcome to this CSV file (times in seconds)")
+	f.remote = fs.String("remote", "", "ask the policy server at this address (drover serve -route, plaintext) for every routing decision instead of --router: its route log then records the run, for drover eval --log (inferremote.go)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: drover infer sim [flags]\n\nReplays a request trace on a deployment of prefill, decode or colocated instances\nunder a router (env/infer) and prints TTFT, TPOT, end-to-end latency, SLO\nattainment, GPU cost and KV bytes moved. Without flags: the built-in synthetic\nworkload on splitwise-ha under mixed_pool.")
 		fs.PrintDefaults()
@@ -92,7 +94,9 @@ func inferSim(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	start := time.Now()
-	sum, runErr := s.Run(c.newRouter())
+	router := newSimRouter(c, *f.remote)
+	sum, runErr := s.Run(router.Router)
+	c.name = router.finish()
 	wall := time.Since(start)
 	if runErr != nil && sum.Finished == 0 {
 		return runErr
@@ -103,7 +107,7 @@ func inferSim(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	run := inferRun{Trace: what, Skipped: w.skipped, Cluster: dep.desc, Model: dep.cfg.Model, KVSize: kvSize,
-		Router: c.name, Format: c.format, Learned: c.ckpt != "", SLO: dep.cfg.SLO, Summary: sum, Wall: wall}
+		Router: c.name, Format: c.format, Learned: c.ckpt != "" || *f.remote != "", SLO: dep.cfg.SLO, Summary: sum, Wall: wall}
 	if *f.asJSON {
 		if err := run.writeJSON(stdout); err != nil {
 			return err

@@ -538,6 +538,10 @@ func (r *runner) serve(ctx context.Context) error {
 // (which close the core), then the metrics listener.
 func (r *runner) shutdown(errc <-chan error) error {
 	fmt.Fprintln(r.out, "drover serve: shutting down")
+	if r.c.Route != nil {
+		st := r.core.RouteSwitch()
+		fmt.Fprintf(r.out, "drover serve: routes: %d routed, %s answering, mode %s, %d gate evaluations: %s\n", st.Arrivals, st.Answering, st.Mode, st.Evaluations, st.Reason)
+	}
 	r.stopping.Store(true)
 	r.cancelWatch()
 	<-r.watchDone
