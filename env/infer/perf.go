@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // PerfTable is a table of measured iteration latencies, SplitwiseSim's
@@ -49,64 +50,76 @@ const maxPerfRows = 1 << 20
 // per measurement. Times are read as pandas reads them (ParseFloatPandas),
 // as SplitwiseSim does. It does no I/O: the caller reads the file.
 func ParsePerfTable(data []byte) (*PerfTable, error) {
-	r := csv.NewReader(bytes.NewReader(data))
-	r.ReuseRecord = true
-	head, err := r.Read()
-	if err != nil {
-		return nil, fmt.Errorf("%w: header: %v", ErrBadPerfTable, err)
-	}
-	cols := map[string]int{"model": -1, "hardware": -1, "tensor_parallel": -1, "prompt_size": -1, "batch_size": -1, "prompt_time": -1, "token_time": -1}
-	for i, h := range head {
-		if _, ok := cols[h]; ok {
-			cols[h] = i
-		}
-	}
-	for name, i := range cols {
-		if i < 0 {
-			return nil, fmt.Errorf("%w: no column %q", ErrBadPerfTable, name)
-		}
-	}
+	names := [...]string{"model", "hardware", "tensor_parallel", "prompt_size", "batch_size", "prompt_time", "token_time"}
+	var col [len(names)]int
 	type group struct{ prompt, token []float64 }
 	groups := map[perfKey]map[int64]*group{}
-	for line := 2; ; line++ {
-		rec, err := r.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrBadPerfTable, err)
+	var lastKey perfKey
+	var last map[int64]*group // groups[lastKey]: rows come in runs of one key
+	line := 0
+	err := eachRecord(data, !isPlainCSV(data), func(rec []string) error {
+		line++
+		if line == 1 {
+			for j, name := range names {
+				col[j] = -1
+				for i, h := range rec {
+					if h == name {
+						col[j] = i // the last of repeated names, as a map from name to column keeps
+					}
+				}
+				if col[j] < 0 {
+					return fmt.Errorf("%w: no column %q", ErrBadPerfTable, name)
+				}
+			}
+			return nil
 		}
 		if line > maxPerfRows {
-			return nil, fmt.Errorf("%w: more than %d rows", ErrBadPerfTable, maxPerfRows)
+			return fmt.Errorf("%w: more than %d rows", ErrBadPerfTable, maxPerfRows)
 		}
 		var ints [3]int64
-		for j, c := range []string{"tensor_parallel", "prompt_size", "batch_size"} {
-			v, err := strconv.ParseInt(rec[cols[c]], 10, 64)
+		for j := range ints {
+			v, err := strconv.ParseInt(rec[col[2+j]], 10, 64)
 			if err != nil || v <= 0 || v > MaxTokens {
-				return nil, fmt.Errorf("%w: line %d: %s %q, want an integer in 1..%d", ErrBadPerfTable, line, c, rec[cols[c]], MaxTokens)
+				return fmt.Errorf("%w: line %d: %s %q, want an integer in 1..%d", ErrBadPerfTable, line, names[2+j], rec[col[2+j]], MaxTokens)
 			}
 			ints[j] = v
 		}
 		var times [2]float64
-		for j, c := range []string{"prompt_time", "token_time"} {
-			v, ok := ParseFloatPandas(rec[cols[c]])
+		for j := range times {
+			v, ok := ParseFloatPandas(rec[col[5+j]])
 			if !ok || !(v > 0) {
-				return nil, fmt.Errorf("%w: line %d: %s %q, want a positive time in ms", ErrBadPerfTable, line, c, rec[cols[c]])
+				return fmt.Errorf("%w: line %d: %s %q, want a positive time in ms", ErrBadPerfTable, line, names[5+j], rec[col[5+j]])
 			}
 			times[j] = v / 1000
 		}
-		k := perfKey{model: rec[cols["model"]], hardware: rec[cols["hardware"]], tp: int(ints[0])}
-		if groups[k] == nil {
-			groups[k] = map[int64]*group{}
+		k := perfKey{model: rec[col[0]], hardware: rec[col[1]], tp: int(ints[0])}
+		if last == nil || k != lastKey {
+			if last = groups[k]; last == nil {
+				// The record may be reused: keep copies of its strings.
+				k.model, k.hardware = strings.Clone(k.model), strings.Clone(k.hardware)
+				last = map[int64]*group{}
+				groups[k] = last
+			}
+			lastKey = k
 		}
 		bt := ints[1] * ints[2]
-		g := groups[k][bt]
+		g := last[bt]
 		if g == nil {
 			g = &group{}
-			groups[k][bt] = g
+			last[bt] = g
 		}
 		g.prompt = append(g.prompt, times[0])
 		g.token = append(g.token, times[1])
+		return nil
+	})
+	if err == nil && line == 0 {
+		err = fmt.Errorf("header: %w", io.EOF)
+	}
+	if err != nil {
+		if !errors.Is(err, ErrBadPerfTable) {
+			err = fmt.Errorf("%w: %v", ErrBadPerfTable, err)
+		}
+		return nil, err
 	}
 	t := &PerfTable{curves: map[perfKey]*perfCurve{}}
 	for k, gs := range groups {
@@ -127,6 +140,67 @@ func ParsePerfTable(data []byte) (*PerfTable, error) {
 		t.curves[k] = c
 	}
 	return t, nil
+}
+
+// isPlainCSV reports whether data is CSV without quotes or carriage
+// returns, which eachRecord splits itself (encoding/csv would read it the
+// same way).
+func isPlainCSV(data []byte) bool {
+	return bytes.IndexByte(data, '"') < 0 && bytes.IndexByte(data, '\r') < 0
+}
+
+// eachRecord calls f with each record of the CSV data, in order, and
+// stops at f's first error, or at a record whose field count differs from
+// the first's (csv.ErrFieldCount). The record's slice is reused between
+// calls. With useCSV it reads data with encoding/csv; without, data must
+// be plain (isPlainCSV), and it splits lines at '\n' and fields at ',',
+// skipping empty lines, as encoding/csv does on such data.
+func eachRecord(data []byte, useCSV bool, f func(rec []string) error) error {
+	if useCSV {
+		r := csv.NewReader(bytes.NewReader(data))
+		r.ReuseRecord = true
+		for {
+			rec, err := r.Read()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if err := f(rec); err != nil {
+				return err
+			}
+		}
+	}
+	text := string(data) // one copy; the fields are slices of it
+	var rec []string
+	nf := -1
+	for n := 1; len(text) > 0; n++ {
+		var line string
+		line, text, _ = strings.Cut(text, "\n")
+		if line == "" {
+			continue
+		}
+		rec = rec[:0]
+		for {
+			i := strings.IndexByte(line, ',')
+			if i < 0 {
+				break
+			}
+			rec = append(rec, line[:i])
+			line = line[i+1:]
+		}
+		rec = append(rec, line)
+		if nf < 0 {
+			nf = len(rec)
+		} else if len(rec) != nf {
+			return fmt.Errorf("record on line %d: %w", n, csv.ErrFieldCount)
+		}
+		if err := f(rec); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // median is pandas' groupby median: the middle value, or the mean of the

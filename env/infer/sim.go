@@ -331,6 +331,10 @@ func (s *Sim) Next() (Request, *View, error) {
 		// TraceSimulator.load_trace), which fixes the heap's shape. (An
 		// arrival at t = 0 is queued too; SplitwiseSim would run it at
 		// once, before its instances exist, and fail.)
+		// Room for every arrival and, beyond them, a few events per
+		// instance, so that neither list grows while it fills.
+		c := len(s.reqs) + 4*len(s.insts) + 16
+		s.events, s.heap = make([]event, 0, c), make(eventHeap, 0, c)
 		for i := range s.reqs {
 			s.push(s.reqs[i].Arrival, evArrival, int32(i))
 		}

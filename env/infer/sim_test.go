@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -842,5 +843,63 @@ func TestStageBytesPerSec(t *testing.T) {
 				t.Errorf("first token at %v, want %v", got, tt.firstToken)
 			}
 		})
+	}
+}
+
+// FuzzPlainCSV checks ParsePerfTable's own split of plain CSV
+// (eachRecord without encoding/csv) against encoding/csv's: on any plain
+// data, the same records, or an error from both.
+func FuzzPlainCSV(f *testing.F) {
+	f.Add([]byte(handTable))
+	f.Add([]byte("a,b\n\n1,2\n3,4"))
+	f.Add([]byte("a,b\n1\n"))
+	f.Add([]byte(",\n,\n"))
+	f.Add([]byte(" \n\n\n x"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !isPlainCSV(data) {
+			return
+		}
+		read := func(useCSV bool) ([][]string, error) {
+			var recs [][]string
+			err := eachRecord(data, useCSV, func(rec []string) error {
+				recs = append(recs, slices.Clone(rec))
+				return nil
+			})
+			return recs, err
+		}
+		got, gotErr := read(false)
+		want, wantErr := read(true)
+		if (gotErr == nil) != (wantErr == nil) {
+			t.Fatalf("%q: error %v, encoding/csv's %v", data, gotErr, wantErr)
+		}
+		if gotErr == nil && !cmp.Equal(got, want) {
+			t.Fatalf("%q: records (-encoding/csv +own):\n%s", data, cmp.Diff(want, got))
+		}
+	})
+}
+
+// TestPlainCSVRealTable checks that the real performance table is plain
+// CSV, read without encoding/csv, and that it gives the curves encoding/csv
+// gives.
+func TestPlainCSVRealTable(t *testing.T) {
+	data, err := os.ReadFile(sharedtraces.Path(t, "llm", "calibration", "splitwise_perf_model.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !isPlainCSV(data) {
+		t.Fatal("the real table is not plain CSV")
+	}
+	got, err := ParsePerfTable(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same table with one field quoted goes through encoding/csv.
+	quoted := bytes.Replace(data, []byte("llama2-70b"), []byte(`"llama2-70b"`), 1)
+	want, err := ParsePerfTable(quoted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cmp.Equal(got.curves, want.curves, cmp.AllowUnexported(perfCurve{})) {
+		t.Fatal("the real table's curves differ between the own split and encoding/csv")
 	}
 }
