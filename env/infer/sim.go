@@ -160,10 +160,6 @@ type Sim struct {
 	err     error
 
 	scratchNew, scratchPre, scratchAdd []int32
-
-	// pqLessFn and arrivalLess are the pending queue's and the request
-	// pool's orders, made once (a method value per call would allocate).
-	pqLessFn, arrivalLess, waitLess func(a, b int32) bool
 }
 
 // New builds a simulation of cfg serving reqs (in arrival order; each is
@@ -182,16 +178,6 @@ func New(cfg Config, reqs []Request) (*Sim, error) {
 	}
 	s := &Sim{cfg: cfg, reqs: slices.Clone(reqs), pending: -1, fair: fairLink{ev: -1}}
 	s.view.s = s
-	s.pqLessFn = s.pqLess
-	s.arrivalLess = func(a, b int32) bool { return s.reqs[a].Arrival < s.reqs[b].Arrival }
-	// The pool is insorted by arrival, ties in the order requests
-	// entered it; the waiting list keeps that order.
-	s.waitLess = func(a, b int32) bool {
-		if x, y := s.reqs[a].Arrival, s.reqs[b].Arrival; x != y {
-			return x < y
-		}
-		return s.poolSeq[a] < s.poolSeq[b]
-	}
 	for i, ic := range cfg.Instances {
 		in, err := s.newInstance(i, ic)
 		if err != nil {
@@ -492,29 +478,56 @@ func (s *Sim) taskMem(t int) int64 {
 	return s.decodeMem[t>>1]
 }
 
-// pqLess orders the pending queue: fewer preemptions first, then earlier
-// arrival (SplitwiseInstance.add_pending_task's key).
-func (s *Sim) pqLess(a, b int32) bool {
-	if s.npre[a] != s.npre[b] {
-		return s.npre[a] < s.npre[b]
-	}
-	return s.reqs[a>>1].Arrival < s.reqs[b>>1].Arrival
-}
-
-// insortRight is bisect.insort (insort_right) with a key: a binary search
-// on the list as it is, whose keys may have changed since it was sorted,
-// exactly as Python's does.
-func insortRight(a []int32, x int32, less func(a, b int32) bool) []int32 {
+// bisectPending, bisectArrival and bisectWaiting are bisect.insort's
+// (insort_right's) search with a key, for the pending queue (fewer
+// preemptions first, then earlier arrival: SplitwiseInstance.
+// add_pending_task's key), the pool (arrival) and the waiting list
+// (arrival, then entry into the pool):
+// a binary search on the list as it is, whose keys may have changed since
+// it was sorted, exactly as Python's does. Each order is written out, so
+// that no step calls through a func value.
+func (s *Sim) bisectPending(a []int32, x int32) int {
+	nx, ax := s.npre[x], s.reqs[x>>1].Arrival
 	lo, hi := 0, len(a)
 	for lo < hi {
-		mid := (lo + hi) / 2
-		if less(x, a[mid]) {
+		mid := int(uint(lo+hi) >> 1)
+		m := a[mid]
+		if nm := s.npre[m]; nx < nm || nx == nm && ax < s.reqs[m>>1].Arrival {
 			hi = mid
 		} else {
 			lo = mid + 1
 		}
 	}
-	return slices.Insert(a, lo, x)
+	return lo
+}
+
+func (s *Sim) bisectArrival(a []int32, x int32) int {
+	ax := s.reqs[x].Arrival
+	lo, hi := 0, len(a)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if ax < s.reqs[a[mid]].Arrival {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+func (s *Sim) bisectWaiting(a []int32, x int32) int {
+	ax, qx := s.reqs[x].Arrival, s.poolSeq[x]
+	lo, hi := 0, len(a)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		m := a[mid]
+		if am := s.reqs[m].Arrival; ax < am || ax == am && qx < s.poolSeq[m] {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
 }
 
 // remove deletes the first x of a (list.remove).
@@ -526,7 +539,7 @@ func remove(a []int32, x int32) []int32 {
 }
 
 func (s *Sim) addPending(in *instance, t int32, preempted bool) {
-	in.pendingQueue = insortRight(in.pendingQueue, t, s.pqLessFn)
+	in.pendingQueue = slices.Insert(in.pendingQueue, s.bisectPending(in.pendingQueue, t), t)
 	if preempted {
 		in.blocked = append(in.blocked, t)
 	}
@@ -546,7 +559,7 @@ func (s *Sim) removePending(in *instance, t int32) {
 func (s *Sim) addToPool(in *instance, t int32) {
 	r := t >> 1
 	if s.poolCount[r] == 0 {
-		in.pendingReqs = insortRight(in.pendingReqs, r, s.arrivalLess)
+		in.pendingReqs = slices.Insert(in.pendingReqs, s.bisectArrival(in.pendingReqs, r), r)
 		s.poolSeqs++
 		s.poolSeq[r] = s.poolSeqs
 	}
@@ -577,7 +590,7 @@ func (s *Sim) refreshWaiting(in *instance, r int32) {
 	want := s.poolCount[r] > 0 && !s.inBatch[s.first(r)]
 	switch {
 	case want && !s.isWaiting[r]:
-		in.waiting = insortRight(in.waiting, r, s.waitLess)
+		in.waiting = slices.Insert(in.waiting, s.bisectWaiting(in.waiting, r), r)
 	case !want && s.isWaiting[r]:
 		in.waiting = remove(in.waiting, r)
 	default:
@@ -822,11 +835,7 @@ func (s *Sim) startIteration(in *instance) {
 		// Nothing waits: every task of the pool runs, so selectBatch
 		// would keep the batch as it is (it fits the limits it was
 		// selected under, less what finished) and count no pass-over.
-		tokens := int32(0)
-		for _, t := range in.batch {
-			tokens += s.tpi[t]
-		}
-		in.batchTokens = int(tokens)
+		in.batchTokens = in.promptTokensInBatch + in.tokensInBatch
 		s.scratchAdd = s.scratchAdd[:0]
 	} else if !s.reselect(in) {
 		return

@@ -903,3 +903,67 @@ func TestPlainCSVRealTable(t *testing.T) {
 		t.Fatal("the real table's curves differ between the own split and encoding/csv")
 	}
 }
+
+// insortRight is bisect.insort (insort_right) with a key as a func: the
+// obvious version of the Sim's bisect methods.
+func insortRight(a []int32, x int32, less func(a, b int32) bool) []int32 {
+	lo, hi := 0, len(a)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if less(x, a[mid]) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return slices.Insert(a, lo, x)
+}
+
+// TestBisectMatchesInsort checks the Sim's bisect methods against
+// insortRight with their orders as funcs, on lists sorted or not (keys
+// change after insertion: a task's preemptions grow) with ties everywhere.
+func TestBisectMatchesInsort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const n = 40
+	s := &Sim{reqs: make([]Request, n), npre: make([]int32, 2*n), poolSeq: make([]uint64, n)}
+	pqLess := func(a, b int32) bool {
+		if s.npre[a] != s.npre[b] {
+			return s.npre[a] < s.npre[b]
+		}
+		return s.reqs[a>>1].Arrival < s.reqs[b>>1].Arrival
+	}
+	arrivalLess := func(a, b int32) bool { return s.reqs[a].Arrival < s.reqs[b].Arrival }
+	waitLess := func(a, b int32) bool {
+		if x, y := s.reqs[a].Arrival, s.reqs[b].Arrival; x != y {
+			return x < y
+		}
+		return s.poolSeq[a] < s.poolSeq[b]
+	}
+	for trial := range 2000 {
+		for i := range s.reqs {
+			s.reqs[i].Arrival = float64(rng.IntN(5))
+			s.poolSeq[i] = uint64(rng.IntN(5))
+		}
+		for i := range s.npre {
+			s.npre[i] = int32(rng.IntN(3))
+		}
+		var pq, pool, wait []int32
+		for range rng.IntN(30) {
+			tk, r := int32(rng.IntN(2*n)), int32(rng.IntN(n))
+			if i := s.bisectPending(pq, tk); !slices.Equal(slices.Insert(slices.Clone(pq), i, tk), insortRight(slices.Clone(pq), tk, pqLess)) {
+				t.Fatalf("trial %d: bisectPending(%v, %d) = %d, insort disagrees", trial, pq, tk, i)
+			}
+			if i := s.bisectArrival(pool, r); !slices.Equal(slices.Insert(slices.Clone(pool), i, r), insortRight(slices.Clone(pool), r, arrivalLess)) {
+				t.Fatalf("trial %d: bisectArrival(%v, %d) = %d, insort disagrees", trial, pool, r, i)
+			}
+			if i := s.bisectWaiting(wait, r); !slices.Equal(slices.Insert(slices.Clone(wait), i, r), insortRight(slices.Clone(wait), r, waitLess)) {
+				t.Fatalf("trial %d: bisectWaiting(%v, %d) = %d, insort disagrees", trial, wait, r, i)
+			}
+			pq = insortRight(pq, tk, pqLess)
+			pool = insortRight(pool, r, arrivalLess)
+			wait = insortRight(wait, r, waitLess)
+			s.npre[rng.IntN(2*n)]++ // keys change under the lists
+			s.reqs[rng.IntN(n)].Arrival = float64(rng.IntN(5))
+		}
+	}
+}
