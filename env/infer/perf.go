@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // PerfTable is a table of measured iteration latencies, SplitwiseSim's
@@ -172,7 +173,10 @@ func eachRecord(data []byte, useCSV bool, f func(rec []string) error) error {
 			}
 		}
 	}
-	text := string(data) // one copy; the fields are slices of it
+	// The fields are slices of data, read in place: ParsePerfTable keeps
+	// none of them past the call (the curves' names are cloned), and a
+	// table's bytes are not a small share of a short run's fresh memory.
+	text := unsafe.String(unsafe.SliceData(data), len(data))
 	var rec []string
 	nf := -1
 	for n := 1; len(text) > 0; n++ {
