@@ -246,9 +246,12 @@ func (k *Core) Route(ctx context.Context, req *pb.RouteRequest) (*pb.RouteRespon
 		shadowFailure, err = FallbackError, nil
 	}
 	rec := &RouteRecord{At: at, RequestID: req.GetRequestId(), Prompt: r.Prompt, Output: r.Output, Instances: len(rs.state.Instances),
-		States: slices.Clone(rs.state.Instances), Deployment: rs.deployment, Model: rs.enc.Arch.Name, LinkBytesPerSec: rs.enc.LinkBytesPerSec,
+		Deployment: rs.deployment, Model: rs.enc.Arch.Name, LinkBytesPerSec: rs.enc.LinkBytesPerSec,
 		Source: sourceName(source), Policy: policy, ModelVersion: rs.version, Fallback: fallback,
 		Shadow: shadowName, ShadowFailure: shadowFailure}
+	if k.sink != nil {
+		rec.States = slices.Clone(rs.state.Instances) // rs.state is reused
+	}
 	due := false
 	if err == nil {
 		due = rs.gate.observe(k.sw.cfg, r, at, rs.state.Instances) && rs.mode != SwitchConverged && rs.learned != nil
@@ -265,9 +268,11 @@ func (k *Core) Route(ctx context.Context, req *pb.RouteRequest) (*pb.RouteRespon
 		resp.Reason = "fallback: " + fallback
 	}
 	rec.ID, rec.Prefill, rec.Decode, rec.PrefillIndex, rec.DecodeIndex, rec.Format = resp.DecisionId, resp.PrefillId, resp.DecodeId, d.Prefill, d.Decode, resp.KvFormat
-	rec.InstanceIDs = make([]string, len(ins))
-	for i, in := range ins {
-		rec.InstanceIDs[i] = in.GetId()
+	if k.sink != nil {
+		rec.InstanceIDs = make([]string, len(ins))
+		for i, in := range ins {
+			rec.InstanceIDs[i] = in.GetId()
+		}
 	}
 	if shadowName != "" && shadowFailure == "" {
 		rec.ShadowPrefill, rec.ShadowDecode, rec.ShadowFormat = shadow.Prefill, shadow.Decode, shadow.Format.Name()

@@ -170,6 +170,10 @@ func TestRouteEndToEnd(t *testing.T) {
 				if rr.ID != a.DecisionId || rr.Policy != tt.policy || rr.Prefill != a.PrefillId || rr.Decode != a.DecodeId || rr.Format != a.KvFormat || rr.RequestID != fmt.Sprint(i) {
 					t.Fatalf("record %+v for answer %+v", rr, a)
 				}
+				// The other router decided beside the one that answered.
+				if shadow := map[bool]string{false: "learned:pd-rl@v1", true: "heuristic:hack"}[tt.converged]; rr.Shadow != shadow || rr.ShadowFailure != "" || rr.ShadowFormat == "" {
+					t.Fatalf("record %+v: want shadow %s", rr, shadow)
+				}
 			}
 		})
 	}
