@@ -7,11 +7,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/drover-sched/drover/datasets/llm"
@@ -72,6 +74,10 @@ const (
 	maxGapScale = 1e6
 	// maxSLO bounds the latency objectives: a day.
 	maxSLO = 24 * 3600
+	// maxFormatStep bounds --format-step's times: a minute a decode step
+	// is past any kernel's launch cost (the HKVQ calibration's are 3 to
+	// 5 ms).
+	maxFormatStep = 60
 )
 
 // inferNumRules are the rules of drover infer's numeric flags (numflags.go:
@@ -92,6 +98,7 @@ var inferNumRules = map[string]numRule{
 	"tp":            within(1, 64, "1 to 64 GPUs an instance"),
 	"link-gbps":     within(0, maxNICGbps, fmt.Sprintf("0 (the preset's 200 GiB/s) or a bandwidth of up to %g Gbit/s", float64(maxNICGbps))),
 	"link-overhead": within(0, maxDuration, "0 or more seconds a transfer, at most a day"),
+	"stage-gbps":    within(0, maxNICGbps, fmt.Sprintf("0 (no staging) or a copy rate of up to %g Gbit/s", float64(maxNICGbps))),
 	"slo-ttft":      within(0, maxSLO, "0 (no objective) or seconds, at most a day"),
 	"slo-tpot":      within(0, maxSLO, "0 (no objective) or seconds, at most a day"),
 	"slo-e2e":       within(0, maxSLO, "0 (no objective) or seconds, at most a day"),
@@ -110,6 +117,9 @@ type inferSetupFlags struct {
 	prefillGPU, decodeGPU, colocatedGPU *string
 	linkGbps, linkOverhead              *float64
 	sharedLink, decodeReadsKV           *bool
+	fairShare                           *bool
+	stageGbps                           *float64
+	formatStep                          *string
 	kvSize                              *string
 	sloTTFT, sloTPOT, sloE2E            *float64
 }
@@ -148,6 +158,9 @@ func defineInferSetupFlags(fs *flag.FlagSet) *inferSetupFlags {
 	f.linkGbps = fs.Float64("link-gbps", 0, "KV link bandwidth in Gbit/s (0: the preset's 200 GiB/s)")
 	f.linkOverhead = fs.Float64("link-overhead", 0, "fixed cost of every KV transfer, seconds")
 	f.sharedLink = fs.Bool("shared-link", false, "one link between the pools carrying one transfer at a time, the others queued (the presets: every transfer has the whole bandwidth, as SplitwiseSim)")
+	f.fairShare = fs.Bool("fair-share", false, "with a shared link (--shared-link, or pd-rl's): every transfer whose KV cache fits its destination runs at once, those under way splitting the bandwidth equally, as the HKVQ artifact's rate-limited TCP pulls do (without it a shared link sends one transfer at a time)")
+	f.stageGbps = fs.Float64("stage-gbps", 0, "the prefill step also copies each finished prompt's KV cache out for its transfer at this rate, Gbit/s, and waits for the copy (the HKVQ artifact stages it into pinned host memory: 4.66 GB/s, 37.28 Gbit/s, fitted on its RTX A6000s); 0: no staging")
+	f.formatStep = fs.String("format-step", "", "a fixed time that a decode iteration pays once when its batch holds a request in a KV format, besides the format's work per token, as FORMAT=SECONDS[,FORMAT=SECONDS] (the HKVQ calibration's: hack-pi64=0.0052 on the RTX A6000); empty: none")
 	f.decodeReadsKV = fs.Bool("decode-reads-kv", false, "decode iterations also pay for reading the batch's KV caches at HBM bandwidth (the presets: the measured curve only, as SplitwiseSim)")
 	f.kvSize = fs.String("kv-size", "auto", "KV bytes per token: splitwise (SplitwiseSim's count, all 64 heads of llama2-70b: 2,621,440 B), arch (the architecture's, grouped-query attention: 327,680 B), or auto (splitwise unless a KV format other than fp16 is in use, which needs the architecture)")
 	f.sloTTFT = fs.Float64("slo-ttft", 2, "SLO on time to first token, seconds (0: none; an assumption, not a paper's)")
@@ -188,7 +201,39 @@ func (f *inferSetupFlags) check(fs *flag.FlagSet) error {
 	if !slices.Contains([]string{"auto", "splitwise", "arch"}, *f.kvSize) {
 		return fmt.Errorf("%s %q: want auto, splitwise or arch", flagName(fs, "kv-size"), *f.kvSize)
 	}
+	if _, err := parseFormatSteps(*f.formatStep); err != nil {
+		return fmt.Errorf("%s %q: %w", flagName(fs, "format-step"), *f.formatStep, err)
+	}
 	return nil
+}
+
+// parseFormatSteps reads --format-step: FORMAT=SECONDS pairs, comma
+// separated, keyed by the formats' names (kv.Format.Name); nil when s is
+// empty.
+func parseFormatSteps(s string) (map[string]float64, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	steps := map[string]float64{}
+	for _, pair := range strings.Split(s, ",") {
+		name, sec, ok := strings.Cut(pair, "=")
+		if !ok {
+			return nil, fmt.Errorf("%q: want FORMAT=SECONDS", strings.TrimSpace(pair))
+		}
+		f, err := kv.Parse(name)
+		if err != nil {
+			return nil, fmt.Errorf("%w (want fp16, int8, kvquant, cachegen, hack or hack-piN)", err)
+		}
+		x, err := strconv.ParseFloat(strings.TrimSpace(sec), 64)
+		if err != nil || !(x >= 0 && x <= maxFormatStep) {
+			return nil, fmt.Errorf("%s=%s: want 0 to %d seconds", f.Name(), strings.TrimSpace(sec), maxFormatStep)
+		}
+		if _, dup := steps[f.Name()]; dup {
+			return nil, fmt.Errorf("%s given twice", f.Name())
+		}
+		steps[f.Name()] = x
+	}
+	return steps, nil
 }
 
 // inferPreset is a deployment preset: its pools (count, GPU type) and the
@@ -240,9 +285,29 @@ type inferDeployment struct {
 // overrides, on perf.
 func (f *inferSetupFlags) deployment(name string, perf *infer.PerfTable, given map[string]bool) (inferDeployment, error) {
 	p := inferPresets[name]
+	var cfg infer.Config
 	if p.fixed != nil {
-		return f.fixedDeployment(name, p, perf, given)
+		for _, fl := range poolFlags {
+			if given[fl] {
+				return inferDeployment{}, fmt.Errorf("--%s: --cluster %s is a fixed deployment; its pools take no flags", fl, name)
+			}
+		}
+		cfg = p.fixed(perf)
+	} else {
+		var err error
+		if cfg, err = f.pools(name, p, perf, given); err != nil {
+			return inferDeployment{}, err
+		}
 	}
+	if err := f.applyLink(&cfg, given); err != nil {
+		return inferDeployment{}, err
+	}
+	return inferDeployment{name: name, cfg: cfg, desc: deploymentText(name, cfg), router: p.router}, nil
+}
+
+// pools builds preset p's instances with the pool flags' overrides, on
+// perf, and its link: SplitwiseSim's, 200 GiB/s a transfer.
+func (f *inferSetupFlags) pools(name string, p inferPreset, perf *infer.PerfTable, given map[string]bool) (infer.Config, error) {
 	pick := func(flagName string, v, preset int) int {
 		if given[flagName] && v >= 0 {
 			return v
@@ -258,20 +323,17 @@ func (f *inferSetupFlags) deployment(name string, perf *infer.PerfTable, given m
 	np, nd, nc := pick("prefill", *f.prefill, p.prefill), pick("decode", *f.decode, p.decode), pick("colocated", *f.colocated, p.colocated)
 	gp, gd, gc := gpu(*f.prefillGPU, p.prefillGPU), gpu(*f.decodeGPU, p.decodeGPU), gpu(*f.colocatedGPU, p.colocatedGPU)
 	if np+nd+nc == 0 {
-		return inferDeployment{}, fmt.Errorf("--cluster %s: no instances (--prefill, --decode and --colocated are 0)", name)
+		return infer.Config{}, fmt.Errorf("--cluster %s: no instances (--prefill, --decode and --colocated are 0)", name)
 	}
 	if (np == 0) != (nd == 0) {
-		return inferDeployment{}, fmt.Errorf("--cluster %s: %d prefill and %d decode instances: a disaggregated deployment needs both", name, np, nd)
+		return infer.Config{}, fmt.Errorf("--cluster %s: %d prefill and %d decode instances: a disaggregated deployment needs both", name, np, nd)
 	}
 	inst := func(g string, r infer.Role) infer.InstanceConfig {
 		return infer.InstanceConfig{GPU: g, TP: *f.tp, Role: r, MaxBatchSize: infer.SplitwiseMaxBatchSize,
 			MaxBatchTokens: infer.SplitwiseMaxBatchTokens, MaxPreemptions: infer.SplitwiseMaxPreemptions}
 	}
 	// SplitwiseSim's order: the token (decode) machines first.
-	cfg := infer.Config{Perf: perf, Link: infer.LinkConfig{BytesPerSec: infer.SplitwiseTransferBytesPerSec,
-		Overhead: *f.linkOverhead, Shared: *f.sharedLink}, DecodeReadsKV: *f.decodeReadsKV,
-		SLO: infer.SLO{TTFT: *f.sloTTFT, TPOT: *f.sloTPOT, E2E: *f.sloE2E}}
-	var parts []string
+	cfg := infer.Config{Perf: perf, Link: infer.LinkConfig{BytesPerSec: infer.SplitwiseTransferBytesPerSec}}
 	for _, pool := range []struct {
 		n    int
 		gpu  string
@@ -280,39 +342,15 @@ func (f *inferSetupFlags) deployment(name string, perf *infer.PerfTable, given m
 		for range pool.n {
 			cfg.Instances = append(cfg.Instances, inst(pool.gpu, pool.role))
 		}
-		if pool.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s %s TP%d", pool.n, pool.role, pool.gpu, *f.tp))
-		}
 	}
-	link := "200 GiB/s"
-	if *f.linkGbps > 0 {
-		cfg.Link.BytesPerSec = *f.linkGbps * 1e9 / 8
-		link = fmt.Sprintf("%g Gbit/s", *f.linkGbps)
-	}
-	if *f.sharedLink {
-		link += ", shared (one transfer at a time)"
-	} else {
-		link += " per transfer"
-	}
-	if *f.linkOverhead > 0 {
-		link += fmt.Sprintf(", %g s a transfer", *f.linkOverhead)
-	}
-	desc := fmt.Sprintf("%s: %s; link %s", name, strings.Join(parts, ", "), link)
-	if *f.decodeReadsKV {
-		desc += "; decode reads the KV cache"
-	}
-	return inferDeployment{name: name, cfg: cfg, desc: desc, router: p.router}, nil
+	return cfg, nil
 }
 
-// fixedDeployment is preset p's fixed deployment, with the link flags that
-// were given and the SLO flags.
-func (f *inferSetupFlags) fixedDeployment(name string, p inferPreset, perf *infer.PerfTable, given map[string]bool) (inferDeployment, error) {
-	for _, fl := range poolFlags {
-		if given[fl] {
-			return inferDeployment{}, fmt.Errorf("--%s: --cluster %s is a fixed deployment; its pools take no flags", fl, name)
-		}
-	}
-	cfg := p.fixed(perf)
+// applyLink sets on cfg what the link, staging and format-step flags
+// give (the preset's where a flag is not given; --link-gbps 0 is the
+// preset's too) and the SLO flags, one SLO for every deployment of a
+// comparison.
+func (f *inferSetupFlags) applyLink(cfg *infer.Config, given map[string]bool) error {
 	if given["link-gbps"] && *f.linkGbps > 0 {
 		cfg.Link.BytesPerSec = *f.linkGbps * 1e9 / 8
 	}
@@ -322,11 +360,32 @@ func (f *inferSetupFlags) fixedDeployment(name string, p inferPreset, perf *infe
 	if given["shared-link"] {
 		cfg.Link.Shared = *f.sharedLink
 	}
+	if given["fair-share"] {
+		cfg.Link.FairShare = *f.fairShare
+	}
+	if cfg.Link.FairShare && !cfg.Link.Shared {
+		return fmt.Errorf("--fair-share: the link is not shared (add --shared-link): transfers with a link each have its whole bandwidth")
+	}
+	if given["stage-gbps"] {
+		cfg.Link.StageBytesPerSec = *f.stageGbps * 1e9 / 8
+	}
 	if given["decode-reads-kv"] {
 		cfg.DecodeReadsKV = *f.decodeReadsKV
 	}
-	// One SLO for every deployment of a comparison: the flags'.
+	if given["format-step"] {
+		steps, err := parseFormatSteps(*f.formatStep)
+		if err != nil {
+			return fmt.Errorf("--format-step: %w", err) // checked already
+		}
+		cfg.FormatStepSeconds = steps
+	}
 	cfg.SLO = infer.SLO{TTFT: *f.sloTTFT, TPOT: *f.sloTPOT, E2E: *f.sloE2E}
+	return nil
+}
+
+// deploymentText describes deployment cfg of preset name: its pools (runs
+// of like instances, in order), its link and what it adds to the steps.
+func deploymentText(name string, cfg infer.Config) string {
 	var parts []string
 	for i := 0; i < len(cfg.Instances); {
 		j := i
@@ -337,20 +396,38 @@ func (f *inferSetupFlags) fixedDeployment(name string, p inferPreset, perf *infe
 		parts = append(parts, fmt.Sprintf("%d %s %s TP%d", j-i, ic.Role, ic.GPU, ic.TP))
 		i = j
 	}
-	link := fmt.Sprintf("%g Gbit/s", cfg.Link.BytesPerSec*8/1e9)
-	if cfg.Link.Shared {
+	l := cfg.Link
+	link := fmt.Sprintf("%g Gbit/s", l.BytesPerSec*8/1e9)
+	if l.BytesPerSec == infer.SplitwiseTransferBytesPerSec {
+		link = "200 GiB/s"
+	}
+	switch {
+	case l.FairShare:
+		link += ", shared fairly (the transfers under way split it)"
+	case l.Shared:
 		link += ", shared (one transfer at a time)"
-	} else {
+	default:
 		link += " per transfer"
 	}
-	if cfg.Link.Overhead > 0 {
-		link += fmt.Sprintf(", %g s a transfer", cfg.Link.Overhead)
+	if l.Overhead > 0 {
+		link += fmt.Sprintf(", %g s a transfer", l.Overhead)
 	}
 	desc := fmt.Sprintf("%s: %s; link %s", name, strings.Join(parts, ", "), link)
+	if l.StageBytesPerSec > 0 {
+		desc += fmt.Sprintf("; prefill stages the KV for its transfer at %g Gbit/s", l.StageBytesPerSec*8/1e9)
+	}
 	if cfg.DecodeReadsKV {
 		desc += "; decode reads the KV cache"
 	}
-	return inferDeployment{name: name, cfg: cfg, desc: desc, router: p.router}, nil
+	if len(cfg.FormatStepSeconds) > 0 {
+		names := slices.Sorted(maps.Keys(cfg.FormatStepSeconds))
+		steps := make([]string, len(names))
+		for i, n := range names {
+			steps[i] = fmt.Sprintf("%s %g ms", n, 1e3*cfg.FormatStepSeconds[n])
+		}
+		desc += "; a decode step's fixed format time " + strings.Join(steps, ", ")
+	}
+	return desc
 }
 
 // needsArch says whether contenders cs need the model's architecture: a

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -54,7 +55,13 @@ var inferMetrics = []inferMetric{
 	{"gpu_cost_usd", "GPU cost ($)", func(s infer.Summary) float64 { return s.GPUCost }, "%.2f"},
 	{"kv_moved_gb", "KV moved (GB)", func(s infer.Summary) float64 { return float64(s.KVBytesMoved) / 1e9 }, "%.2f"},
 	{"format_share_pct", "KV format (% of JCT)", func(s infer.Summary) float64 { return 100 * s.FormatShare }, "%.2f"},
+	{rejectedKey, "rejected", func(s infer.Summary) float64 { return float64(s.Rejected) }, "%.1f"},
 }
+
+// rejectedKey is the metric of the requests rejected a run (their KV
+// cache never fits), a column of the table only when some run rejected
+// some.
+const rejectedKey = "rejected"
 
 // inferEvalRun is one simulation of a comparison.
 type inferEvalRun struct {
@@ -63,6 +70,9 @@ type inferEvalRun struct {
 	Summary infer.Summary
 	// ttft, tpot, e2e are the finished requests' latencies, for the CDFs.
 	ttft, tpot, e2e []float64
+	// unserved is the run's end when it left requests unserved
+	// (incompleteRun: rejected, or never finished), nil otherwise.
+	unserved error
 }
 
 // inferEvalRow is one contender's runs and estimates.
@@ -149,7 +159,37 @@ func inferEval(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "\nmean ± half-width of the 95%% t-interval over %d seeds; %d simulations in %s\n", len(seeds), len(rows)*len(seeds), wall.Round(time.Millisecond))
-	return writeInferEvalFiles(stdout, dir, rows, meta, fmt.Sprintf("%s, %d seeds", w.name, len(seeds)))
+	if err := writeInferEvalFiles(stdout, dir, rows, meta, fmt.Sprintf("%s, %d seeds", w.name, len(seeds))); err != nil {
+		return err
+	}
+	return unservedRunsErr(rows)
+}
+
+// unservedRunsErr is the error an eval ends with, after its table and
+// files, when some of its runs left requests unserved: how many runs and
+// requests, and the first run's reason. The figures count the requests
+// that ran.
+func unservedRunsErr(rows []*inferEvalRow) error {
+	runs, total, rejected := 0, 0, 0
+	var first error
+	for _, r := range rows {
+		for _, run := range r.runs {
+			total++
+			if run.unserved == nil {
+				continue
+			}
+			runs++
+			rejected += run.Summary.Rejected
+			if first == nil {
+				first = fmt.Errorf("%s, seed %d: %w", r.c.name, run.Seed, run.unserved)
+			}
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	return fmt.Errorf("%d of %d runs left requests unserved, %d rejected in all (a request is rejected when its KV cache is larger than its instances' memory less the model's weights); the table and files count the requests that ran; the first: %w",
+		runs, total, rejected, first)
 }
 
 // defineInferEvalFlags defines drover infer eval's flags on fs.
@@ -293,6 +333,9 @@ func runInferEval(rows []*inferEvalRow, deps map[string]inferDeployment, seeds [
 				r, k := rows[j[0]], j[1]
 				run, err := inferEvalOne(deps[r.c.cluster].cfg, r.c, reqs[k])
 				run.Seed, run.Trace = seeds[k], whats[k]
+				if incompleteRun(err) {
+					run.unserved, err = err, nil
+				}
 				mu.Lock()
 				r.runs[k] = run
 				if err != nil && first == nil {
@@ -319,7 +362,9 @@ func runInferEval(rows []*inferEvalRow, deps map[string]inferDeployment, seeds [
 	return first
 }
 
-// inferEvalOne simulates contender c on cfg serving reqs.
+// inferEvalOne simulates contender c on cfg serving reqs. A run that
+// leaves requests unserved (incompleteRun) returns its error with the
+// run of the requests that finished.
 func inferEvalOne(cfg infer.Config, c inferContender, reqs []llm.Request) (inferEvalRun, error) {
 	s, err := infer.New(cfg, reqs)
 	if err != nil {
@@ -327,33 +372,51 @@ func inferEvalOne(cfg infer.Config, c inferContender, reqs []llm.Request) (infer
 	}
 	sum, err := s.Run(c.newRouter())
 	run := inferEvalRun{Summary: sum}
-	if err != nil {
+	if err != nil && !incompleteRun(err) {
 		return run, err
 	}
 	for _, r := range s.Results() {
+		if math.IsNaN(r.End) {
+			continue // rejected, or never finished
+		}
 		run.ttft = append(run.ttft, r.TTFT())
 		run.tpot = append(run.tpot, r.TPOT())
 		run.e2e = append(run.e2e, r.E2E())
 	}
-	return run, nil
+	return run, err
 }
 
-// writeInferTable writes the comparison as a Markdown table.
+// writeInferTable writes the comparison as a Markdown table; its column
+// of rejected requests (a mean over seeds) only when some run rejected
+// some.
 func writeInferTable(w io.Writer, rows []*inferEvalRow, model string) error {
+	rejected := false
+	for _, r := range rows {
+		for _, run := range r.runs {
+			rejected = rejected || run.Summary.Rejected > 0
+		}
+	}
+	shown := func(m int) bool { return rejected || inferMetrics[m].key != rejectedKey }
 	var b strings.Builder
 	b.WriteString("| router |")
-	for _, m := range inferMetrics {
-		b.WriteString(" " + m.header + " |")
+	for m, met := range inferMetrics {
+		if shown(m) {
+			b.WriteString(" " + met.header + " |")
+		}
 	}
 	b.WriteString("\n|---|")
-	for range inferMetrics {
-		b.WriteString("---:|")
+	for m := range inferMetrics {
+		if shown(m) {
+			b.WriteString("---:|")
+		}
 	}
 	b.WriteString("\n")
 	for _, r := range rows {
 		b.WriteString("| " + r.c.name + " |")
 		for m, e := range r.est {
-			b.WriteString(" " + estText(e, inferMetrics[m].format) + " |")
+			if shown(m) {
+				b.WriteString(" " + estText(e, inferMetrics[m].format) + " |")
+			}
 		}
 		b.WriteString("\n")
 	}

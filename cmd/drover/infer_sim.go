@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -98,7 +99,7 @@ func inferSim(args []string, stdout, stderr io.Writer) error {
 	sum, runErr := s.Run(router.Router)
 	c.name = router.finish()
 	wall := time.Since(start)
-	if runErr != nil && sum.Finished == 0 {
+	if runErr != nil && !incompleteRun(runErr) {
 		return runErr
 	}
 	if *f.resultsOut != "" {
@@ -115,10 +116,26 @@ func inferSim(args []string, stdout, stderr io.Writer) error {
 	} else {
 		run.writeText(stdout)
 	}
-	if runErr != nil {
-		return runErr // ErrStalled: the summary of what finished is printed
+	// ErrRejected, ErrStalled: the summary of what ran is printed.
+	return unservedErr(sum, runErr)
+}
+
+// incompleteRun says whether err, from infer.Sim.Run, ends a run that went
+// to its end with requests left unserved (rejected, or never finished):
+// its summary of the requests that ran stands.
+func incompleteRun(err error) bool {
+	return errors.Is(err, infer.ErrRejected) || errors.Is(err, infer.ErrStalled)
+}
+
+// unservedErr is the error a command ends with after printing the
+// summary sum of a run that ended with err (incompleteRun): how many
+// requests were not served and why; err itself otherwise.
+func unservedErr(sum infer.Summary, err error) error {
+	if !errors.Is(err, infer.ErrRejected) {
+		return err
 	}
-	return nil
+	return fmt.Errorf("%w; the summary is of the %d requests that ran (a request is rejected when its KV cache is larger than its instances' memory less the model's weights: more memory, --tp or a larger GPU, or a compressed --kv-format would take it)",
+		err, sum.Finished)
 }
 
 // inferRun is one simulation's setting and outcome, as drover infer sim
@@ -180,7 +197,14 @@ func (r inferRun) writeText(w io.Writer) {
 	} else {
 		fmt.Fprintf(w, "router     %s, KV format %s (accuracy loss: %s)\n", r.Router, r.Format.Name(), accuracyNote(r.Format, r.Model.Name))
 	}
-	fmt.Fprintf(w, "requests   %d finished of %d\n\n", sum.Finished, sum.Requests)
+	fmt.Fprintf(w, "requests   %d finished of %d", sum.Finished, sum.Requests)
+	if sum.Rejected > 0 {
+		fmt.Fprintf(w, ", %d rejected (a KV cache that never fits its instances)", sum.Rejected)
+	}
+	if left := sum.Requests - sum.Finished - sum.Rejected; left > 0 {
+		fmt.Fprintf(w, ", %d never finished", left)
+	}
+	fmt.Fprint(w, "\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "seconds\tmean\tp50\tp90\tp99\tmax\t")
 	for _, m := range []struct {
@@ -236,6 +260,7 @@ func num(x float64) *float64 {
 type inferSummaryJSON struct {
 	Requests      int      `json:"requests"`
 	Finished      int      `json:"finished"`
+	Rejected      int      `json:"rejected"`
 	TTFT          jsonStat `json:"ttft_s"`
 	TPOT          jsonStat `json:"tpot_s"`
 	E2E           jsonStat `json:"e2e_s"`
@@ -257,7 +282,7 @@ func summaryJSON(s infer.Summary) inferSummaryJSON {
 	if ex == nil {
 		ex = []string{}
 	}
-	return inferSummaryJSON{Requests: s.Requests, Finished: s.Finished, TTFT: statJSON(s.TTFT), TPOT: statJSON(s.TPOT),
+	return inferSummaryJSON{Requests: s.Requests, Finished: s.Finished, Rejected: s.Rejected, TTFT: statJSON(s.TTFT), TPOT: statJSON(s.TPOT),
 		E2E: statJSON(s.E2E), Queue: statJSON(s.Queue), SLOAttainment: s.SLOAttainment, Makespan: s.Makespan,
 		GPUHours: s.GPUHours, GPUCost: s.GPUCost, Utilization: s.Utilization, KVBytesMoved: s.KVBytesMoved,
 		Transfers: s.Transfers, Iterations: s.Iterations, FormatShare: s.FormatShare, Extrapolated: ex}
@@ -291,12 +316,12 @@ func (r inferRun) writeJSON(w io.Writer) error {
 func writeInferResults(path string, res []infer.Result) error {
 	return atomicfile.Write(path, func(w io.Writer) error {
 		cw := csv.NewWriter(w)
-		cw.Write([]string{"id", "arrival", "prompt_tokens", "output_tokens", "prefill", "decode", "ttft", "tpot", "e2e", "queue", "transfer_bytes", "kv_format", "format_time"})
+		cw.Write([]string{"id", "arrival", "prompt_tokens", "output_tokens", "prefill", "decode", "ttft", "tpot", "e2e", "queue", "transfer_bytes", "kv_format", "format_time", "rejected"})
 		g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 		for _, r := range res {
 			cw.Write([]string{strconv.Itoa(r.ID), g(r.Arrival), strconv.Itoa(r.Prompt), strconv.Itoa(r.Output),
 				strconv.Itoa(r.Prefill), strconv.Itoa(r.Decode), g(r.TTFT()), g(r.TPOT()), g(r.E2E()), g(r.Queue()),
-				strconv.FormatInt(r.TransferBytes, 10), r.Format, g(r.FormatTime)})
+				strconv.FormatInt(r.TransferBytes, 10), r.Format, g(r.FormatTime), strconv.FormatBool(r.Rejected)})
 		}
 		cw.Flush()
 		return cw.Error()

@@ -184,6 +184,11 @@ func TestInferBadFlags(t *testing.T) {
 		{"eval routers twice", []string{"infer", "eval", "--routers", "token_jsq,token_jsq", "--out", "OUT"}, "--routers: token_jsq listed twice"},
 		{"eval seeds", []string{"infer", "eval", "--seeds", "5-1", "--out", "OUT"}, "--seeds"},
 		{"eval parallel", []string{"infer", "eval", "--parallel", "-1", "--out", "OUT"}, "--parallel -1"},
+		{"format-step name", []string{"infer", "sim", "--format-step", "fp8=0.001"}, `--format-step "fp8=0.001": kv: bad format`},
+		{"format-step pair", []string{"infer", "sim", "--format-step", "hack-pi64"}, `"hack-pi64": want FORMAT=SECONDS`},
+		{"format-step seconds", []string{"infer", "sim", "--format-step", "hack=-1"}, "hack-pi64=-1: want 0 to 60 seconds"},
+		{"format-step twice", []string{"infer", "eval", "--format-step", "hack=1,hack-pi64=2", "--out", "OUT"}, "hack-pi64 given twice"},
+		{"stage-gbps", []string{"infer", "sim", "--stage-gbps", "-1"}, "--stage-gbps -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -226,8 +231,9 @@ type inferEvalSummary struct {
 			Seed    uint64 `json:"seed"`
 			Trace   string `json:"trace"`
 			Summary struct {
-				TTFT struct{ Mean float64 } `json:"ttft_s"`
-				E2E  struct{ Mean float64 } `json:"e2e_s"`
+				Rejected int                    `json:"rejected"`
+				TTFT     struct{ Mean float64 } `json:"ttft_s"`
+				E2E      struct{ Mean float64 } `json:"e2e_s"`
 			} `json:"summary"`
 		} `json:"runs"`
 	} `json:"routers"`
@@ -264,6 +270,9 @@ func TestInferEval(t *testing.T) {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+	if strings.Contains(out, "| rejected |") {
+		t.Errorf("a column of rejected requests where none was:\n%s", out)
 	}
 	for _, want := range []string{"| token_jsq@splitwise-baseline |", "| mixed_pool |", "| mixed_pool+hack-pi128 |", "| hack |", "| disagg-fp16 |", " ± ", "each seed draws the built-in workload"} {
 		if !strings.Contains(out, want) {
