@@ -42,6 +42,13 @@ type Metrics struct {
 	gateGain         prometheus.Gauge
 	gateTeacherGain  prometheus.Gauge
 	shadow           *prometheus.CounterVec // result
+
+	// Route calls and the route gate (RouteConfig).
+	routes         *prometheus.CounterVec // source, fallback
+	routeLearned   prometheus.Gauge
+	routeGateEvals *prometheus.CounterVec // result
+	routeGateLower prometheus.Gauge
+	routeGateGain  prometheus.Gauge
 }
 
 // NewMetrics returns the metrics on a new registry.
@@ -97,9 +104,25 @@ func NewMetrics() *Metrics {
 		shadow: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "drover_shadow_decisions_total", Help: "Decisions of the view-level learned policy in shadow, by result (decided, held, deadline, error, infeasible, overload).",
 		}, []string{"result"}),
+		routes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "drover_route_decisions_total", Help: "Route decisions, by source (heuristic, learned) and fallback reason (\"\" when the learned router answered).",
+		}, []string{"source", "fallback"}),
+		routeLearned: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "drover_route_learned_answering", Help: "1 when the learned router answers Route calls, 0 when HACK's does.",
+		}),
+		routeGateEvals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "drover_route_gate_evaluations_total", Help: "Route gate evaluations on a replay of the routed requests, by result (passed, failed, error, waiting).",
+		}, []string{"result"}),
+		routeGateLower: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "drover_route_gate_lower_bound", Help: "The last route gate verdict's lower confidence bound of the learned router's relative gain in mean JCT over HACK's.",
+		}),
+		routeGateGain: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "drover_route_gate_mean_gain", Help: "The last route gate verdict's mean relative gain in mean JCT of the learned router over HACK's.",
+		}),
 	}
 	m.Registry.MustRegister(m.requests, m.latency, m.inflight, m.decisions, m.reloads, m.outcomes, m.sinkErr, m.version,
 		m.learnedAnswering, m.answeringSince, m.switches, m.gateEvals, m.gateLower, m.gateGain, m.gateTeacherGain, m.shadow,
+		m.routes, m.routeLearned, m.routeGateEvals, m.routeGateLower, m.routeGateGain,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

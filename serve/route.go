@@ -226,12 +226,13 @@ func (k *Core) Route(ctx context.Context, req *pb.RouteRequest) (*pb.RouteRespon
 	if rs.learned != nil {
 		d, lerr = rs.learned.Decide(rs.state, r)
 	}
+	answers := rs.learned != nil && rs.learnedAnswers()
 	switch {
 	case rs.learned == nil:
 		fallback = FallbackNoModel
-	case rs.learnedAnswers() && lerr == nil:
+	case answers && lerr == nil:
 		source, policy, shadowName = pb.Source_SOURCE_LEARNED, learnedPolicy, heurPolicy
-	case rs.learnedAnswers():
+	case answers:
 		fallback = FallbackError
 	default:
 		shadowName, shadow = learnedPolicy, d
@@ -279,6 +280,10 @@ func (k *Core) Route(ctx context.Context, req *pb.RouteRequest) (*pb.RouteRespon
 	}
 	rec.Latency = k.clock.Now().Sub(start)
 	k.record(rec)
+	if k.metrics != nil {
+		k.metrics.routes.WithLabelValues(rec.Source, fallback).Inc()
+		k.metrics.routeLearned.Set(map[bool]float64{false: 0, true: 1}[answers])
+	}
 	if due {
 		select {
 		case k.sw.kick <- struct{}{}:

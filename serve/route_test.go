@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -382,7 +383,8 @@ func TestRouteGate(t *testing.T) {
 				}
 				return p
 			}
-			h := startBufconn(t, serve.ServerConfig{}, serve.WithSwitch(tt.sw),
+			m := serve.NewMetrics()
+			h := startBufconn(t, serve.ServerConfig{}, serve.WithSwitch(tt.sw), serve.WithMetrics(m),
 				serve.WithRouter(serve.RouteConfig{Encoder: enc, Learned: learned, Version: "v1", Replay: &cfg, Deployment: "pd-rl"}))
 			if st := h.core.RouteSwitch(); st.Mode != serve.SwitchGate || st.Answering != "heuristic:hack" || st.Shadow != "learned:pd-rl@v1" {
 				t.Fatalf("before: %+v", st)
@@ -408,6 +410,23 @@ func TestRouteGate(t *testing.T) {
 			if answers[0].Source != want {
 				t.Fatalf("after the gate: %+v", answers[0])
 			}
+			result := map[bool]string{false: "failed", true: "passed"}[tt.wantSwitch]
+			learnedAfter := map[bool]float64{false: 0, true: 10}[tt.wantSwitch]
+			for _, c := range []struct {
+				name   string
+				labels map[string]string
+				want   float64
+			}{
+				{"drover_route_learned_answering", nil, learnedAfter / 10},
+				{"drover_route_gate_evaluations_total", map[string]string{"result": result}, 1},
+				{"drover_route_gate_mean_gain", nil, 0},
+				{"drover_route_decisions_total", map[string]string{"source": "heuristic", "fallback": serve.FallbackShadow}, float64(len(reqs)) + 10 - learnedAfter},
+				{"drover_route_decisions_total", map[string]string{"source": "learned", "fallback": ""}, learnedAfter},
+			} {
+				if got := metricValue(t, m, c.name, c.labels); got != c.want {
+					t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+				}
+			}
 		})
 	}
 }
@@ -420,5 +439,71 @@ func TestRouteGateConfig(t *testing.T) {
 	}
 	if _, err := serve.NewCore(serve.WithRouter(serve.RouteConfig{Encoder: routeEncoding(cfg), Mode: "sometimes"})); err == nil {
 		t.Fatal("unknown mode accepted")
+	}
+}
+
+// metricValue returns the value of the series of metric name with labels
+// (a counter's or a gauge's; 0 when the metric has no such series yet),
+// failing the test when the metric is not registered.
+func metricValue(t *testing.T, m *serve.Metrics, name string, labels map[string]string) float64 {
+	t.Helper()
+	mfs, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	series:
+		for _, x := range mf.GetMetric() {
+			for _, l := range x.GetLabel() {
+				if labels[l.GetName()] != l.GetValue() {
+					continue series
+				}
+			}
+			if c := x.GetCounter(); c != nil {
+				return c.GetValue()
+			}
+			return x.GetGauge().GetValue()
+		}
+		return 0
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
+}
+
+// TestRouteGateRunSwitch: RunSwitch evaluates the route gate after every
+// SwitchConfig.Every routed requests, off the request path.
+func TestRouteGateRunSwitch(t *testing.T) {
+	cfg, reqs := routeFixture(t)
+	enc := routeEncoding(cfg)
+	learned := func() *pdrl.Policy {
+		p, err := pdrl.New(enc, hackClone(t, enc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	h := startBufconn(t, serve.ServerConfig{}, serve.WithSwitch(serve.SwitchConfig{Every: 50, Seeds: 4, Margin: -0.5, BackMargin: -1}),
+		serve.WithRouter(serve.RouteConfig{Encoder: enc, Learned: learned, Version: "v1", Replay: &cfg}))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.core.RunSwitch(ctx)
+	}()
+	defer func() { cancel(); <-done }()
+	servedRun(t, h.client, cfg, reqs)
+	// The evaluations run on RunSwitch's goroutine: wait for the first.
+	deadline := time.Now().Add(testDeadline)
+	for h.core.RouteSwitch().Evaluations == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no route gate evaluation within %v: %+v", testDeadline, h.core.RouteSwitch())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if st := h.core.RouteSwitch(); st.Answering != "learned:pd-rl@v1" || !strings.HasPrefix(st.Reason, "gate passed") && !strings.HasPrefix(st.Reason, "live gate holds") {
+		t.Fatalf("after RunSwitch's evaluation: %+v", st)
 	}
 }

@@ -148,6 +148,7 @@ func (k *Core) EvaluateRoute(ctx context.Context) (RouteSwitchStatus, error) {
 		waiting = fmt.Sprintf("not evaluated: the requests list %d instances that are not deployment %q's %d", len(config), rs.deployment, len(rs.replay.Instances))
 	}
 	if waiting != "" {
+		k.routeGateMetric("waiting", nil)
 		rs.mu.Lock()
 		rs.gate.summary, rs.gate.at = waiting, k.clock.Now()
 		rs.mu.Unlock()
@@ -167,9 +168,11 @@ func (k *Core) judgeRoute(cfg SwitchConfig, arrivals int, learned, base []float6
 	rs.gate.at = now
 	if err != nil {
 		rs.gate.summary = "replay failed: " + err.Error()
+		k.routeGateMetric("error", nil)
 		return err
 	}
 	v := gate.Judge(learned, base, gate.Config{Margin: cfg.Margin, Confidence: cfg.Confidence, Resamples: cfg.Resamples, Seed: cfg.Seed})
+	k.routeGateMetric(map[bool]string{false: "failed", true: "passed"}[v.Converged], &v)
 	rs.gate.verdict, rs.gate.evals = v, rs.gate.evals+1
 	summary := fmt.Sprintf("learned:%s@%s vs heuristic:%s on a replay of %d routed requests in %d episodes (mean JCT): %v",
 		pdrl.Name, rs.version, pdrl.HACKName, arrivals, cfg.Seeds, v)
@@ -191,7 +194,23 @@ func (k *Core) judgeRoute(cfg SwitchConfig, arrivals int, learned, base []float6
 	default:
 		rs.gate.reason = "in shadow, gate not passed: " + summary
 	}
+	if k.metrics != nil {
+		k.metrics.routeLearned.Set(map[bool]float64{false: 0, true: 1}[rs.learnedAnswers()])
+	}
 	return nil
+}
+
+// routeGateMetric counts a route gate evaluation and, with a verdict, sets
+// its gauges.
+func (k *Core) routeGateMetric(result string, v *gate.Verdict) {
+	if k.metrics == nil {
+		return
+	}
+	k.metrics.routeGateEvals.WithLabelValues(result).Inc()
+	if v != nil {
+		k.metrics.routeGateLower.Set(v.Lower)
+		k.metrics.routeGateGain.Set(v.MeanGain)
+	}
 }
 
 // deploymentStates returns the configuration of c's instances as states.
