@@ -123,6 +123,10 @@ type Config struct {
 	// ModServe's evaluation drew 0 to 16 images a request from its trace
 	// (section 5.1): the presets set 16.
 	MaxImages int
+	// MaxPrompt, when positive, cuts every request's text prompt to that
+	// many tokens (counted in Summary.CutTokens): a sensitivity knob for
+	// traces whose prompts are longer than a deployment serves.
+	MaxPrompt int
 	// MemoryUtil is the share of an instance's GPU memory for weights and
 	// KV caches (vLLM's gpu_memory_utilization, 0.9).
 	MemoryUtil float64
@@ -213,7 +217,7 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: instances %v: monolithic and decoupled at once", ErrBadConfig, c.Instances)
 	case mono == 0 && (img == 0 || txt == 0):
 		return fmt.Errorf("%w: instances %v: want monolithic instances, or image and text instances", ErrBadConfig, c.Instances)
-	case c.MaxEncodeBatch < 1 || c.MaxBatchSize < 1 || c.MaxBatchTokens < 1 || c.PreprocessWorkers < 1 || c.PreprocessWorkers > 1024 || c.MaxImages < 0:
+	case c.MaxEncodeBatch < 1 || c.MaxBatchSize < 1 || c.MaxBatchTokens < 1 || c.PreprocessWorkers < 1 || c.PreprocessWorkers > 1024 || c.MaxImages < 0 || c.MaxPrompt < 0:
 		return fmt.Errorf("%w: limits: encode batch %d, batch %d requests %d tokens, %d preprocess workers, %d images", ErrBadConfig, c.MaxEncodeBatch, c.MaxBatchSize, c.MaxBatchTokens, c.PreprocessWorkers, c.MaxImages)
 	case !(c.MemoryUtil > 0 && c.MemoryUtil <= 1):
 		return fmt.Errorf("%w: memory utilisation %v", ErrBadConfig, c.MemoryUtil)

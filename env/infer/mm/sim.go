@@ -381,6 +381,9 @@ func (s *Sim) state(prompt, images, output int) rstate {
 	m := &s.cfg.Model
 	n := min(images, s.maxImgs)
 	text := prompt
+	if s.cfg.MaxPrompt > 0 {
+		text = min(text, s.cfg.MaxPrompt)
+	}
 	seq := text
 	if m.Arch == DecoderOnly {
 		text = max(1, min(text, m.MaxContext-n*m.ImageTokens))
