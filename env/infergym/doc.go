@@ -33,6 +33,9 @@
 //		obs, r, terminated, _, info := e.Step(policy(obs, mask))
 //		if terminated {
 //			fmt.Println(info["mean_jct"])
+//			if err := e.Err(); err != nil { // infer.ErrRejected, infer.ErrStalled
+//				fmt.Println(info["rejected"], info["unfinished"], err)
+//			}
 //			break
 //		}
 //		mask = e.ActionMask(mask)

@@ -39,6 +39,14 @@ type EnvConfig struct {
 // finished in the step and missed an objective; all divided by
 // RewardScale. An episode replays Requests(seed) to its end: the last
 // step's reward holds the rest of the run, and it terminates.
+//
+// A run can end with requests unserved (Err): a request whose KV cache
+// can never fit the instances its action names is rejected (the action
+// mask allows that only when no action fits it) and charged SLOPenalty
+// in its step, never entering the system; a request left that can never
+// finish (the simulation stalled) is charged its time in the system until
+// the simulation's last event, and SLOPenalty. The episode then
+// terminates as any other, without a panic.
 type Env struct {
 	cfg EnvConfig
 	enc *Encoder
@@ -56,6 +64,10 @@ type Env struct {
 	sumJCT   float64
 	missed   int
 	finished int
+	// rejected and unfinished count the requests left unserved; err is
+	// the simulation's end when it left some (Err).
+	rejected, unfinished int
+	err                  error
 }
 
 var (
@@ -123,6 +135,7 @@ func (e *Env) Reset(seed uint64) ([]float64, gym.Info) {
 	}
 	e.sim, e.inflight, e.last, e.ended, e.started = s, e.inflight[:0], 0, false, true
 	e.sumJCT, e.missed, e.finished = 0, 0, 0
+	e.rejected, e.unfinished, e.err = 0, 0, nil
 	obs, _, done := e.advance()
 	if done {
 		panic("infergym: an episode without requests")
@@ -132,6 +145,13 @@ func (e *Env) Reset(seed uint64) ([]float64, gym.Info) {
 
 // Sim returns the episode's simulation (its Results and Summary).
 func (e *Env) Sim() *infer.Sim { return e.sim }
+
+// Err returns why the episode's simulation left requests unserved: nil
+// while the episode runs and after one that served every request; after
+// one that did not, an error wrapping infer.ErrRejected (requests whose
+// KV cache fits no instance they were routed to) or infer.ErrStalled
+// (requests that could never finish).
+func (e *Env) Err() error { return e.err }
 
 // advance runs the simulation to the next arrival and returns its
 // observation, the time in system since the last arrival (seconds, with
@@ -145,6 +165,12 @@ func (e *Env) advance() ([]float64, float64, bool) {
 		now = v.Now()
 	case errors.Is(err, infer.ErrDone):
 		done = true
+	case errors.Is(err, infer.ErrRejected), errors.Is(err, infer.ErrStalled):
+		// The run is over with requests unserved: those still in the
+		// system stay until the simulation's last event (the View reads
+		// its clock).
+		done, e.err = true, err
+		now = e.view.Now()
 	default:
 		panic(fmt.Sprintf("infergym: %v", err))
 	}
@@ -170,6 +196,10 @@ func (e *Env) advance() ([]float64, float64, bool) {
 	e.inflight = keep
 	e.last = now
 	if done {
+		// Requests still in the system never finish (ErrStalled).
+		e.unfinished += len(e.inflight)
+		cost += float64(len(e.inflight)) * e.cfg.SLOPenalty
+		e.inflight = e.inflight[:0]
 		return make([]float64, e.enc.ObsDim()), cost, true
 	}
 	e.req, e.view = req, v
@@ -182,8 +212,10 @@ func (e *Env) advance() ([]float64, float64, bool) {
 func (e *Env) ActionMask(dst []bool) []bool { return e.enc.Mask(dst, e.state, e.req) }
 
 // Step implements gym.Env. At the episode's end its info holds the
-// requests' mean JCT (mean_jct, s), the share that met the SLO
-// (slo_attainment) and the requests (requests).
+// finished requests' mean JCT (mean_jct, s), the share of the requests
+// that finished and met the SLO (slo_attainment) and the requests
+// (requests); after a run that left requests unserved (Err), also those
+// rejected (rejected) and those that never finished (unfinished).
 func (e *Env) Step(action int) ([]float64, float64, bool, bool, gym.Info) {
 	if !e.started {
 		panic("infergym: Step before Reset")
@@ -198,13 +230,24 @@ func (e *Env) Step(action int) ([]float64, float64, bool, bool, gym.Info) {
 	if err := e.sim.Apply(d); err != nil {
 		panic(fmt.Sprintf("infergym: %v", err))
 	}
-	e.inflight = append(e.inflight, e.req.ID)
+	penalty := 0.0
+	if e.sim.Results()[e.req.ID].Rejected {
+		e.rejected++
+		penalty = e.cfg.SLOPenalty
+	} else {
+		e.inflight = append(e.inflight, e.req.ID)
+	}
 	obs, cost, done := e.advance()
-	r := -cost / e.cfg.RewardScale
+	r := -(cost + penalty) / e.cfg.RewardScale
 	if !done {
 		return obs, r, false, false, nil
 	}
 	e.ended = true
-	n := float64(e.finished)
-	return obs, r, true, false, gym.Info{"mean_jct": e.sumJCT / n, "slo_attainment": 1 - float64(e.missed)/n, "requests": n}
+	unserved := e.rejected + e.unfinished
+	n := float64(e.finished + unserved)
+	info := gym.Info{"mean_jct": e.sumJCT / float64(e.finished), "slo_attainment": 1 - float64(e.missed+unserved)/n, "requests": n}
+	if e.err != nil {
+		info["rejected"], info["unfinished"] = float64(e.rejected), float64(e.unfinished)
+	}
+	return obs, r, true, false, info
 }

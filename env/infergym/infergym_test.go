@@ -1,10 +1,14 @@
 package infergym
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"os"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/drover-sched/drover/env/gym"
 	"github.com/drover-sched/drover/env/infer"
@@ -192,5 +196,76 @@ func TestNewEnvErrors(t *testing.T) {
 		if _, err := NewEnv(cfg); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+}
+
+// TestUnservedRequest: a request whose KV cache fits no instance (3
+// million prompt tokens in FP16, the env's one format: 983 GB of
+// llama2-70b's cache at 327,680 bytes a token, beyond even the A100
+// instance's 687 GB less the weights) leaves the mask nothing to forbid; whichever action
+// routes it, the simulation rejects it. The episode still terminates
+// without a panic: Err wraps infer.ErrRejected, the info counts the
+// rejected request, and the return is minus the other requests' JCTs and
+// one SLO penalty for it on top of theirs.
+func TestUnservedRequest(t *testing.T) {
+	const big, n, penalty = 7, 30, 5.0
+	e, err := NewEnv(EnvConfig{Deploy: Deployment(perf(t)), SLOPenalty: penalty, RewardScale: 10,
+		Encoder: Config{Formats: []kv.Format{kv.FP16()}},
+		Requests: func(seed uint64) []infer.Request {
+			reqs := poisson(seed, n, 6)
+			reqs[big].Prompt = 3_000_000
+			return reqs
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	e.Reset(3)
+	ret := 0.0
+	var info gym.Info
+	for step := 0; ; step++ {
+		mask := e.ActionMask(nil)
+		var valid []int
+		for a, ok := range mask {
+			if ok {
+				valid = append(valid, a)
+			}
+		}
+		if step == big && len(valid) != 3*2 {
+			t.Fatalf("the mask allows %d actions for a request that fits none, want all 6 (3 prefill x 2 decode instances)", len(valid))
+		}
+		_, r, term, _, inf := e.Step(valid[rng.IntN(len(valid))])
+		ret += r
+		if term {
+			info = inf
+			break
+		}
+	}
+	if !errors.Is(e.Err(), infer.ErrRejected) {
+		t.Fatalf("Err() = %v, want infer.ErrRejected", e.Err())
+	}
+	sum, missed := 0.0, 0
+	slo := e.cfg.Deploy.SLO
+	for i, r := range e.Sim().Results() {
+		if r.Rejected != (i == big) {
+			t.Fatalf("request %d rejected: %v", i, r.Rejected)
+		}
+		if r.Rejected {
+			continue
+		}
+		sum += r.E2E()
+		if r.TTFT() > slo.TTFT || r.TPOT() > slo.TPOT {
+			missed++
+		}
+	}
+	if want := -(sum + penalty*float64(missed+1)) / 10; math.Abs(ret-want) > 1e-9*math.Abs(want) {
+		t.Errorf("return %v, want %v", ret, want)
+	}
+	want := gym.Info{"mean_jct": sum / (n - 1), "slo_attainment": 1 - float64(missed+1)/n, "requests": n, "rejected": 1, "unfinished": 0}
+	if diff := cmp.Diff(want, info, cmpopts.EquateApprox(1e-12, 0)); diff != "" {
+		t.Errorf("info (-want,+got):\n%s", diff)
+	}
+	if e.Reset(3); e.Err() != nil {
+		t.Errorf("Err() = %v after Reset", e.Err())
 	}
 }
