@@ -14,6 +14,7 @@ import (
 
 	"github.com/drover-sched/drover/env/infer"
 	"github.com/drover-sched/drover/env/infer/kv"
+	"github.com/drover-sched/drover/policies/gate"
 	"github.com/drover-sched/drover/serve/routelog"
 )
 
@@ -96,6 +97,7 @@ func evalRouteLog(path string, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "\nmean ± half-width of the 95%% t-interval over %d seeds; %d simulations in %s\n", len(e.seeds), len(e.rows)*len(e.seeds), wall.Round(time.Millisecond))
+	e.printGate(stdout)
 	m := e.dep.cfg.Model
 	meta := inferEvalMeta{Command: "drover eval " + strings.Join(args, " "), Trace: "route log " + path, Seeds: e.seeds,
 		SeedNote: routeSeedNote(*e.sf.duration, e.rp.Span()), Model: m.Name, KVBytesPerToken: m.KVBytesPerToken,
@@ -261,6 +263,31 @@ func (e *routeEval) run() error {
 		r.estimate()
 	}
 	return nil
+}
+
+// printGate prints, for each learned router, the gate's verdict against
+// HACK's row on the seeds' paired replays (policies/gate: 2% margin, 95%
+// confidence, on mean JCT), as drover serve's route gate judges it on
+// live traffic; nothing without a hack row or with fewer than 2 seeds.
+func (e *routeEval) printGate(w io.Writer) {
+	i := slices.IndexFunc(e.rows, func(r *inferEvalRow) bool { return r != e.served && r.c.ckpt == "" && r.c.router == "hack" })
+	if i < 0 || len(e.seeds) < 2 {
+		return
+	}
+	jct := func(r *inferEvalRow) []float64 {
+		out := make([]float64, len(r.runs))
+		for k, run := range r.runs {
+			out[k] = run.Summary.E2E.Mean
+		}
+		return out
+	}
+	for _, r := range e.rows {
+		if r == e.served || r.c.ckpt == "" {
+			continue
+		}
+		v := gate.Judge(jct(r), jct(e.rows[i]), gate.Config{Seed: 1})
+		fmt.Fprintf(w, "gate       %s vs %s on %d paired replays (mean JCT): %v\n", r.c.name, e.rows[i].c.name, len(e.seeds), v)
+	}
 }
 
 // inferEvalRouted simulates router on cfg serving reqs.

@@ -91,6 +91,14 @@ func TestEvalRouteLog(t *testing.T) {
 		t.Fatalf("served %s\nhack %s\ndisagg-fp16 %s", served, hack, fp16)
 	}
 
+	// Windows, and the gate's verdict for the committed pd-rl checkpoint,
+	// which routes as HACK does.
+	code, out, errOut = drover(t, append([]string{"eval", "--log", dir, "--policies", "hack," + filepath.Join("..", "..", "checkpoints", "pd-rl"),
+		"--seeds", "1-3", "--duration", "30", "--out", t.TempDir()}, perf...)...)
+	if code != 0 || !strings.Contains(out, "gate       pd-rl:") || !strings.Contains(out, "on 3 paired replays (mean JCT): not converged: mean gain 0.0%") {
+		t.Fatalf("windows: exit %d\n%s%s", code, out, errOut)
+	}
+
 	// A corrupt line 3.
 	data, err := os.ReadFile(filepath.Join(dir, routelog.FileName))
 	if err != nil {
