@@ -50,3 +50,34 @@ func ExampleSim_Run() {
 	// image request: TTFT 143.8 ms, text request: TTFT 6.0 ms
 	// finished 2, GPUs 6
 }
+
+// An autoscaler drives the clock itself: every period it reads the
+// pools, adds or removes instances, and runs on.
+func ExampleSim_AddInstance() {
+	var reqs []mm.Request
+	for i := range 600 { // a burst of one-image requests, 20 a second
+		reqs = append(reqs, mm.Request{ID: i, Arrival: float64(i) / 20, Prompt: 500, Output: 50, Images: 1})
+	}
+	s, _ := mm.New(mm.Decoupled(mm.InternVL25_26B, 4, 1), reqs)
+	r := &spread{}
+	for t := 10.0; !s.Done(); t += 10 {
+		if err := s.RunUntil(t, r); err != nil {
+			fmt.Println(err)
+			return
+		}
+		v := s.View()
+		pending := 0
+		for _, x := range v.Instances {
+			if x.Pool == mm.Image && x.State != mm.Gone {
+				pending += x.PendingImages
+			}
+		}
+		// A crude rule: one more image instance while images queue.
+		if pending > 8 && s.PoolSize(mm.Image) < 12 {
+			s.AddInstance(mm.Image) // active after Config.StartupSec
+		}
+	}
+	sum := s.Summary()
+	fmt.Printf("image instances %d, finished %d, GPU-hours %.2f\n", s.PoolSize(mm.Image), sum.Finished, sum.GPUHours)
+	// Output: image instances 10, finished 600, GPU-hours 0.29
+}

@@ -143,6 +143,10 @@ type Result struct {
 	ID, Images, Prompt, Output int32
 	// Instance is the monolithic or text instance it ran on.
 	Instance int32
+	// Dropped reports a request that could never fit its instance's
+	// memory: it never runs (its times stay NaN) and counts in
+	// Summary.Dropped.
+	Dropped bool
 }
 
 // TTFT is the time to first token.
@@ -727,6 +731,7 @@ func (s *Sim) schedule(i int32) {
 func (s *Sim) drop(i int32, rs *rstate) {
 	s.dropped++
 	rs.done = true
+	rs.res.Dropped = true
 	v := &s.view.Instances[i]
 	v.Outstanding--
 	v.PendingTokens -= int64(rs.seqLen) + int64(rs.res.Output)

@@ -331,6 +331,24 @@ func TestMaxPrompt(t *testing.T) {
 	}
 }
 
+// TestDropped: a request whose KV cache can never fit its instance is
+// dropped (Result.Dropped, Summary.Dropped); the others run.
+func TestDropped(t *testing.T) {
+	cfg := Monolith(Llama32_11BVision, 1)
+	cfg.MemoryUtil = 0.07 // 4 x 80 GiB x 0.07 - 21.3 GB of weights: 2.7 GB of KV
+	s, err := New(cfg, []Request{{ID: 0, Prompt: 100000, Output: 2}, {ID: 1, Arrival: 1, Prompt: 10, Output: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := s.Run(&fewest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r0, r1 := s.Result(0), s.Result(1); !r0.Dropped || !math.IsNaN(r0.End) || r1.Dropped || math.IsNaN(r1.End) || sum.Dropped != 1 || sum.Finished != 1 {
+		t.Errorf("results %+v, %+v, summary dropped %d finished %d; want request 0 dropped, 1 finished", r0, r1, sum.Dropped, sum.Finished)
+	}
+}
+
 func TestBadDecision(t *testing.T) {
 	s, err := New(Decoupled(Llama32_11BVision, 1, 1), []Request{{ID: 0, Prompt: 10, Output: 2, Images: 1}})
 	if err != nil {
