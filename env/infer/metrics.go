@@ -164,7 +164,7 @@ func (s *Sim) Summary() Summary {
 	for _, in := range s.insts {
 		hours := float64(in.cfg.TP) * sum.Makespan / 3600
 		sum.GPUHours += hours
-		sum.GPUCost += hours * in.gpu.DollarsPerHour
+		sum.GPUCost += float64(hours * in.gpu.DollarsPerHour)
 		b := in.busy
 		if len(in.batch) > 0 {
 			b += s.now - in.runStamp

@@ -36,7 +36,7 @@ func ParseFloatPandas(s string) (float64, bool) {
 	exp, digits, decimals := 0, 0, 0
 	for p < len(s) && s[p] >= '0' && s[p] <= '9' {
 		if digits < maxDigits {
-			number = number*10 + float64(s[p]-'0')
+			number = float64(number*10) + float64(s[p]-'0') // rounded apart: no fused multiply-add
 			digits++
 		} else {
 			exp++
@@ -46,7 +46,7 @@ func ParseFloatPandas(s string) (float64, bool) {
 	if p < len(s) && s[p] == '.' {
 		p++
 		for digits < maxDigits && p < len(s) && s[p] >= '0' && s[p] <= '9' {
-			number = number*10 + float64(s[p]-'0')
+			number = float64(number*10) + float64(s[p]-'0') // rounded apart: no fused multiply-add
 			p++
 			digits++
 			decimals++

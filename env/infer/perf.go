@@ -229,7 +229,9 @@ func interp(x, y []float64, xn float64) float64 {
 	i = min(max(i, 1), len(x)-1)
 	lo, hi := i-1, i
 	slope := (y[hi] - y[lo]) / (x[hi] - x[lo])
-	return slope*(xn-x[lo]) + y[lo]
+	// float64() rounds the product apart, as NumPy does: the compiler may
+	// not fuse it into a multiply-add (which GOAMD64=v3 builds would).
+	return float64(slope*(xn-x[lo])) + y[lo]
 }
 
 // Has reports whether t holds measured rows for model on hardware at tensor

@@ -871,8 +871,9 @@ func (s *Sim) startIteration(in *instance) {
 		}
 	}
 	in.iterations += n
-	in.iterEvT = s.now + d*float64(n)
-	in.iterEv = s.schedule(d*float64(n), evIteration, int32(in.idx))
+	dn := float64(d * float64(n)) // rounded apart (no fused multiply-add), as in Python
+	in.iterEvT = s.now + dn
+	in.iterEv = s.schedule(dn, evIteration, int32(in.idx))
 }
 
 // runTask starts a queued task: it allocates its KV cache (task.py, run).

@@ -967,3 +967,23 @@ func TestBisectMatchesInsort(t *testing.T) {
 		}
 	}
 }
+
+// TestInterpRoundsApart checks interp against scipy's interp1d (NumPy
+// 1.24.2, SciPy 1.10.1, Debian's; fill_value="extrapolate") on knots
+// where rounding the product apart and a fused multiply-add differ in the
+// last bit (a GOAMD64=v3 build fuses slope*(x-x0)+y0 unless told not to).
+func TestInterpRoundsApart(t *testing.T) {
+	tests := []struct {
+		x, y     []float64
+		xn, want float64
+	}{
+		{[]float64{0, 3}, []float64{0.06496798187191603, 1.9306603801101503}, 6.4706816264497276, 4.089068489167607},
+		{[]float64{0, 1}, []float64{0.12323600060349335, 1.4738170743600603}, 0.7922694066129257, 1.1932600664912567},
+		{[]float64{0, 7}, []float64{0.016960000189137226, 1.9024403330759307}, 1.0941583700612232, 0.3116762984482668},
+	}
+	for _, tt := range tests {
+		if got := interp(tt.x, tt.y, tt.xn); got != tt.want {
+			t.Errorf("interp(%v, %v, %v) = %v, scipy gives %v", tt.x, tt.y, tt.xn, got, tt.want)
+		}
+	}
+}
