@@ -169,6 +169,29 @@ func defineInferSetupFlags(fs *flag.FlagSet) *inferSetupFlags {
 	return f
 }
 
+// parse parses args into fs, whose shared flags are f's, and checks
+// them; it returns the flags given and the format of the command's
+// --kv-format (its value kvFormat, read after parsing) when given, nil
+// otherwise.
+func (f *inferSetupFlags) parse(fs *flag.FlagSet, args []string, kvFormat *string) (given map[string]bool, format *kv.Format, err error) {
+	if err := parse(fs, args); err != nil {
+		return nil, nil, err
+	}
+	if err := f.check(fs); err != nil {
+		return nil, nil, err
+	}
+	given = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	if given["kv-format"] {
+		kf, err := kv.Parse(*kvFormat)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--kv-format: %w", err)
+		}
+		format = &kf
+	}
+	return given, format, nil
+}
+
 // llmFormatNames are the trace formats --format names.
 func llmFormatNames() []string {
 	return []string{string(llm.FormatAzure), string(llm.FormatRequests), string(llm.FormatParquet), string(llm.FormatSplitwise), string(llm.FormatVidur)}

@@ -87,15 +87,11 @@ type inferEvalRow struct {
 func inferEval(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("infer eval", stderr)
 	f := defineInferEvalFlags(fs)
-	if err := parse(fs, args); err != nil {
+	given, defFormat, err := f.parse(fs, args, f.kvFormat)
+	if err != nil {
 		return err
 	}
-	if err := f.check(fs); err != nil {
-		return err
-	}
-	given := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
-	rows, cs, err := f.contenders(given)
+	rows, cs, err := f.contenders(defFormat)
 	if err != nil {
 		return err
 	}
@@ -208,17 +204,10 @@ func defineInferEvalFlags(fs *flag.FlagSet) *inferEvalFlags {
 	return f
 }
 
-// contenders reads --routers (and --kv-format when given): one row per
-// contender, and the contenders.
-func (f *inferEvalFlags) contenders(given map[string]bool) ([]*inferEvalRow, []inferContender, error) {
-	var defFormat *kv.Format
-	if given["kv-format"] {
-		kf, err := kv.Parse(*f.kvFormat)
-		if err != nil {
-			return nil, nil, fmt.Errorf("--kv-format: %w", err)
-		}
-		defFormat = &kf
-	}
+// contenders reads --routers, each contender naming no format taking
+// defFormat when not nil (--kv-format given): one row per contender, and
+// the contenders.
+func (f *inferEvalFlags) contenders(defFormat *kv.Format) ([]*inferEvalRow, []inferContender, error) {
 	var rows []*inferEvalRow
 	var cs []inferContender
 	seen := map[string]bool{}

@@ -46,21 +46,9 @@ func defineInferSimFlags(fs *flag.FlagSet) *inferSimFlags {
 func inferSim(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("infer sim", stderr)
 	f := defineInferSimFlags(fs)
-	if err := parse(fs, args); err != nil {
+	given, format, err := f.parse(fs, args, f.kvFormat)
+	if err != nil {
 		return err
-	}
-	if err := f.check(fs); err != nil {
-		return err
-	}
-	given := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
-	var format *kv.Format
-	if given["kv-format"] {
-		kf, err := kv.Parse(*f.kvFormat)
-		if err != nil {
-			return fmt.Errorf("--kv-format: %w", err)
-		}
-		format = &kf
 	}
 	c, err := parseContender(*f.router, *f.cluster, format)
 	if err != nil {
