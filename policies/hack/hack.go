@@ -34,39 +34,11 @@ var _ infer.Router = (*Router)(nil)
 // New returns a router that sends every KV cache in format f.
 func New(f kv.Format) *Router { return &Router{Format: f} }
 
-// Route implements infer.Router.
+// Route implements infer.Router: Place on v.
 func (r *Router) Route(v *infer.View, req infer.Request) (infer.Decision, error) {
-	pre, dec, col := -1, -1, -1
-	fitDec := -1
-	need := v.StoredBytes(r.Format, req.Prompt+req.Output)
-	fewer := func(i, j int) bool { return j < 0 || v.Instance(i).PendingTokens < v.Instance(j).PendingTokens }
-	for i := range v.NumInstances() {
-		s := v.Instance(i)
-		if fewer(i, col) {
-			col = i
-		}
-		switch s.Role {
-		case infer.Prefill:
-			if fewer(i, pre) {
-				pre = i
-			}
-		case infer.Decode:
-			if fewer(i, dec) {
-				dec = i
-			}
-			if need >= 0 && s.ReservedBytes+need <= s.MaxBytes && fewer(i, fitDec) {
-				fitDec = i
-			}
-		}
+	pre, dec, ok := Place(v, v.StoredBytes(r.Format, req.Prompt+req.Output))
+	if !ok {
+		return infer.Decision{}, ErrNoInstances
 	}
-	if fitDec >= 0 {
-		dec = fitDec
-	}
-	switch {
-	case pre >= 0 && dec >= 0:
-		return infer.Decision{Prefill: pre, Decode: dec, Format: r.Format}, nil
-	case col >= 0:
-		return infer.Decision{Prefill: col, Decode: col, Format: r.Format}, nil
-	}
-	return infer.Decision{}, ErrNoInstances
+	return infer.Decision{Prefill: pre, Decode: dec, Format: r.Format}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/drover-sched/drover/env/infer"
 	"github.com/drover-sched/drover/env/infer/kv"
 	"github.com/drover-sched/drover/env/infergym"
+	"github.com/drover-sched/drover/policies/hack"
 )
 
 // Names of the policies.
@@ -43,13 +44,13 @@ func (r *router) Route(v *infer.View, req infer.Request) (infer.Decision, error)
 }
 
 // HACK is HACK's router (arXiv 2502.03589; the HKVQ artifact's proxy) as
-// a Decider, the rule of policies/hack's Router on a State (TestHACKIsHACK
-// checks they decide alike): the prompt goes to the prefill instance with
-// the fewest pending tokens, the decode to the decode instance with the
-// fewest among those whose memory can still take the request's whole KV
-// cache in Format (all of them if none can), the first on a tie; without
-// prefill or decode instances both phases run on the instance with the
-// fewest pending tokens.
+// a Decider: policies/hack's rule (hack.Place) on a State (TestHACKIsHACK
+// checks it decides as hack.Router does in the simulator): the prompt
+// goes to the prefill instance with the fewest pending tokens, the decode
+// to the decode instance with the fewest among those whose memory can
+// still take the request's whole KV cache in Format (all of them if none
+// can), the first on a tie; without prefill or decode instances both
+// phases run on the instance with the fewest pending tokens.
 type HACK struct {
 	// Format is the requests' KV format (NewHACK: HACK with Pi = 64).
 	Format kv.Format
@@ -71,37 +72,18 @@ func (h *HACK) Decide(s infergym.State, r infer.Request) (infer.Decision, error)
 	} else if h.Arch != (kv.Arch{}) && h.Format.Check(h.Arch) == nil {
 		need = h.Format.StoredBytes(h.Arch, r.Prompt+r.Output)
 	}
-	pre, dec, col, fit := -1, -1, -1, -1
-	fewer := func(i, j int) bool { return j < 0 || s.Instances[i].PendingTokens < s.Instances[j].PendingTokens }
-	for i, st := range s.Instances {
-		if fewer(i, col) {
-			col = i
-		}
-		switch st.Role {
-		case infer.Prefill:
-			if fewer(i, pre) {
-				pre = i
-			}
-		case infer.Decode:
-			if fewer(i, dec) {
-				dec = i
-			}
-			if need >= 0 && st.ReservedBytes+need <= st.MaxBytes && fewer(i, fit) {
-				fit = i
-			}
-		}
+	pre, dec, ok := hack.Place(stateInstances(s.Instances), need)
+	if !ok {
+		return infer.Decision{}, ErrNoInstances
 	}
-	if fit >= 0 {
-		dec = fit
-	}
-	switch {
-	case pre >= 0 && dec >= 0:
-		return infer.Decision{Prefill: pre, Decode: dec, Format: h.Format}, nil
-	case col >= 0:
-		return infer.Decision{Prefill: col, Decode: col, Format: h.Format}, nil
-	}
-	return infer.Decision{}, ErrNoInstances
+	return infer.Decision{Prefill: pre, Decode: dec, Format: h.Format}, nil
 }
+
+// stateInstances are a State's instances as hack.Place reads them.
+type stateInstances []infer.InstanceState
+
+func (s stateInstances) NumInstances() int                  { return len(s) }
+func (s stateInstances) Instance(i int) infer.InstanceState { return s[i] }
 
 // Actor picks a joint action (infergym.Encoder's) for an observation among
 // the valid ones (mask[a] true).
