@@ -92,7 +92,9 @@
 // minutes of the conv trace. The inputs must be read as SplitwiseSim reads
 // them, through pandas' float parser (ParseFloatPandas; ParsePerfTable
 // does): correctly rounded values differ from it in the last bit for 4%
-// of the performance table's times.
+// of the performance table's times. The products Python rounds before an
+// addition are rounded apart here too (an explicit float64()), so that a
+// build that fuses multiply-adds (GOAMD64=v3) gives the same bits.
 //
 // # Cost
 //
@@ -101,14 +103,14 @@
 // ordered lists are, not per token; a decode batch holding a KV format
 // other than the dense one, or DecodeReadsKV, runs one event per
 // iteration instead. The first 10 minutes of the conv trace (2,867
-// requests, 2 instances, token_jsq) take about 6.5 ms of CPU here, reading
-// included about 8.6 ms, against SplitwiseSim's 7.0 s (816x; Splitwise-HA
-// 2,900x); as whole commands side by side (scripts/splitwise/speed.sh,
-// docs/results/inference.md, Speed) 15.6 ms against 6.7 s, 428x
-// (Splitwise-HA 1,628x), a quarter of it the process's start. The hot
-// spots are the batch selection's passes over the running batch and the
-// pending requests, and the event heap, which holds every arrival from
-// the start as SplitwiseSim's does.
+// requests, 2 instances, token_jsq) take about 7.9 ms of CPU here from
+// reading to summary, against SplitwiseSim's 7.0 s (891x; Splitwise-HA
+// 3,400x); as whole commands side by side (scripts/splitwise/speed.sh,
+// docs/results/inference.md, Speed) 11.6 ms against 6.9 s, 597x
+// (Splitwise-HA 2,140x), of which the process's start and its fresh pages
+// take about 3.6 ms. The hot spots are the batch selection's passes over
+// the running batch and the pending requests, and the event heap, which
+// holds every arrival from the start as SplitwiseSim's does.
 //
 // # Usage
 //
