@@ -235,6 +235,13 @@ func TestDay(t *testing.T) {
 		if len(sum.Derived) == 0 {
 			t.Errorf("%s: no derived cost listed", cfg.Model.Name)
 		}
+		for i, v := range s.View().Instances {
+			in := &s.inst[i]
+			if v != (InstanceView{Pool: v.Pool, State: v.State, TP: v.TP}) || in.kvUsed != 0 || in.runKV != 0 || len(in.run) != 0 || len(in.waitQ) != 0 || len(in.encQ) != 0 {
+				t.Errorf("%s %v: instance %d left %+v, KV %v reserved, %v read", cfg.Model.Name, cfg.Instances, i, v, in.kvUsed, in.runKV)
+				break
+			}
+		}
 	}
 }
 
