@@ -28,6 +28,9 @@ var mmscaleNumRules = map[string]numRule{
 	"monitor":      above(0, 86400, "a positive monitoring window, at most the period (s)"),
 	"threshold":    within(0, 1, "an attainment in [0, 1]"),
 	"stabilize":    within(1, 1<<10, "1 to 1024 periods"),
+	"rl-steps":     within(0, 1e8, "0 (no mm-rl) to 1e8 steps"),
+	"rl-penalty":   within(0, 1e6, "GPU-hours a missed request, 0 or more"),
+	"rl-tests":     within(1, 1e4, "1 to 10,000 held-out episodes"),
 	"max":          within(0, mm.MaxInstances, fmt.Sprintf("0 (no bound) to %d instances a pool", mm.MaxInstances)),
 }
 
@@ -65,6 +68,7 @@ func inferMmscale(args []string, stdout, stderr io.Writer) error {
 	maxInst := fs.Int("max", 0, "most instances a pool may have (0: no bound)")
 	stabilize := fs.Int("stabilize", 1, "periods a scale-in waits for: each pool gets the most instances any of the last N ticks asked for (1: ModServe's rule, no hysteresis)")
 	plotOut := fs.String("plot", "", "write the pool sizes and GPUs over time of each model to PREFIX-<model>.png")
+	rlFlags := defineMmrlFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -90,6 +94,10 @@ func inferMmscale(args []string, stdout, stderr io.Writer) error {
 		}
 		tgs = append(tgs, x)
 	}
+	rl, err := rlFlags(*requests, *seed)
+	if err != nil {
+		return err
+	}
 	if *monitor > *period {
 		return fmt.Errorf("--monitor %v: want at most --period %v", *monitor, *period)
 	}
@@ -114,7 +122,7 @@ func inferMmscale(args []string, stdout, stderr io.Writer) error {
 		len(week), *days, *startDay, *seed, len(hist), *histSeed, h.ImageQPS, h.RequestQPS, h.ImagesPerRequest)
 	fmt.Fprintf(stdout, "GOMAXPROCS %d; times are wall seconds of each week's simulation and scaling (generation and profiling excluded)\n\n", runtime.GOMAXPROCS(0))
 	for _, m := range ms {
-		if err := mmscaleModel(stdout, m, week, hist, h, mmscaleOpts{factor: *factor, router: *router, targets: tgs, period: *period, monitor: *monitor, threshold: *threshold, max: *maxInst, stabilize: *stabilize, plot: *plotOut}); err != nil {
+		if err := mmscaleModel(stdout, m, week, hist, h, mmscaleOpts{factor: *factor, router: *router, targets: tgs, period: *period, monitor: *monitor, threshold: *threshold, max: *maxInst, stabilize: *stabilize, plot: *plotOut, rl: rl}); err != nil {
 			return fmt.Errorf("%s: %w", m.Name, err)
 		}
 	}
@@ -128,6 +136,7 @@ type mmscaleOpts struct {
 	period, monitor, threshold float64
 	max, stabilize             int
 	plot                       string
+	rl                         mmrlOpts
 }
 
 // routerFor returns the router of a monolithic or decoupled deployment.
@@ -186,7 +195,17 @@ func mmscaleModel(w io.Writer, m mm.Model, week, hist []mm.Request, h mmscale.Hi
 			return err
 		}
 	}
-	return mmscaleReport(w, m, best, o)
+	if err := mmscaleReport(w, m, best, o); err != nil || o.rl.steps == 0 {
+		return err
+	}
+	// mm-rl modulates ModServe's rule at the target it met the threshold
+	// with (its own, 1, when it met none).
+	cfg := mmscale.DefaultConfig()
+	cfg.Period, cfg.Monitor, cfg.Threshold, cfg.Max, cfg.SLO, cfg.Stabilize = o.period, o.monitor, o.threshold, o.max, slo, o.stabilize
+	if best[1] != nil {
+		cfg.Target = best[1].target
+	}
+	return mmscaleRL(w, m, p.Profile, cfg, mmscale.InitialSizes(h, p.Profile), o, o.rl)
 }
 
 // mmscaleSweep runs one system at each target in turn until one meets
