@@ -19,16 +19,7 @@ func greedy(net *nn.MLP) Actor {
 	if err != nil {
 		panic(err)
 	}
-	return func(obs []float64, mask []bool) int {
-		out := f.Forward(obs)
-		best := -1
-		for a, ok := range mask {
-			if ok && (best < 0 || out[a] > out[best]) {
-				best = a
-			}
-		}
-		return best
-	}
+	return func(obs []float64, mask []bool) int { return nn.MaskedArgmax(f.Forward(obs), mask) }
 }
 
 // teacherSamples are n decisions of a teacher that takes the valid action

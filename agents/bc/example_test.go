@@ -26,15 +26,7 @@ func ExampleClone() {
 	actor := nn.NewOrthogonalMLP([]int{3, 32, 3}, nn.NewTanh, math.Sqrt2, 0.01, rng)
 	greedy := func(net *nn.MLP) bc.Actor {
 		f, _ := nn.NewInfer(net)
-		return func(obs []float64, mask []bool) int {
-			out, best := f.Forward(obs), -1
-			for a, ok := range mask {
-				if ok && (best < 0 || out[a] > out[best]) {
-					best = a
-				}
-			}
-			return best
-		}
+		return func(obs []float64, mask []bool) int { return nn.MaskedArgmax(f.Forward(obs), mask) }
 	}
 	agree := bc.Clone(actor, samples, bc.Config{Epochs: 30, Batch: 64, LR: 3e-3}, rng, greedy)
 	fmt.Println("agreement above 95%:", agree > 0.95)
