@@ -37,36 +37,48 @@ func (h *eventHeap) pop() heapEntry {
 // siftDown is heapq._siftdown: the entry at pos moves towards the root
 // past every parent it is strictly less than.
 func (h eventHeap) siftDown(start, pos int) {
-	e := h[pos]
-	for pos > start {
-		parent := (pos - 1) >> 1
+	// Unsigned indices let the compiler drop the bounds checks: pos is
+	// in range, and so is every parent of it.
+	p, st := uint(pos), uint(start)
+	if p >= uint(len(h)) {
+		panic("infer: heap position out of range")
+	}
+	e := h[p]
+	for p > st {
+		parent := (p - 1) >> 1
+		if parent >= uint(len(h)) {
+			break // never: parent < p
+		}
 		if e.t < h[parent].t {
-			h[pos] = h[parent]
-			pos = parent
+			h[p] = h[parent]
+			p = parent
 			continue
 		}
 		break
 	}
-	h[pos] = e
+	h[p] = e
 }
 
 // siftUp is heapq._siftup: the entry at pos goes down to a leaf along the
 // smaller children (the right one unless the left is strictly less), then
 // back up with siftDown.
 func (h eventHeap) siftUp(pos int) {
-	end := len(h)
-	start := pos
-	e := h[pos]
-	child := 2*pos + 1
-	for child < end {
-		right := child + 1
-		if right < end && !(h[child].t < h[right].t) {
-			child = right
-		}
-		h[pos] = h[child]
-		pos = child
-		child = 2*pos + 1
+	end := uint(len(h))
+	p := uint(pos)
+	if p >= end {
+		panic("infer: heap position out of range")
 	}
-	h[pos] = e
-	h.siftDown(start, pos)
+	e := h[p]
+	for child := 2*p + 1; child < end; child = 2*p + 1 {
+		c := h[child]
+		if right := child + 1; right < end {
+			if r := h[right]; !(c.t < r.t) {
+				child, c = right, r
+			}
+		}
+		h[p] = c
+		p = child
+	}
+	h[p] = e
+	h.siftDown(pos, int(p))
 }

@@ -761,6 +761,20 @@ func (s *Sim) selectBatch(in *instance) (pre, add []int32) {
 		// pass need not look at its requests.
 		implicit = len(in.batch)
 		tokens = int32(in.promptTokensInBatch + in.tokensInBatch)
+	} else if bt := int32(in.promptTokensInBatch + in.tokensInBatch); len(nb)+len(in.batch) <= maxB && tokens+bt <= maxT {
+		// The whole running batch fits beside what came first, so neither
+		// limit can stop this pass (the loop below would check them at
+		// every task and never stop): only a request already in is
+		// skipped.
+		for _, t := range in.batch {
+			if rmark[t>>1] == mk {
+				keptAll = false
+				continue
+			}
+			nb = append(nb, t)
+			tmark[t], rmark[t>>1] = mk, mk
+			tokens += tpi[t]
+		}
 	} else {
 		for _, t := range in.batch {
 			if len(nb) == maxB || len(nb) > 0 && tokens+tpi[t] > maxT {
@@ -1162,38 +1176,53 @@ type finishHeap []finishEntry
 func (h *finishHeap) push(e finishEntry) {
 	*h = append(*h, e)
 	a := *h
+	// The entry rises past every parent with a later tick; the parents
+	// move down into the hole it leaves (the swaps of a textbook heap,
+	// with one store per level).
 	i := len(a) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if a[p].tick <= a[i].tick {
+		if a[p].tick <= e.tick {
 			break
 		}
-		a[p], a[i] = a[i], a[p]
+		a[i] = a[p]
 		i = p
 	}
+	a[i] = e
 }
 
 func (h *finishHeap) pop() {
 	a := *h
 	n := len(a) - 1
-	a[0] = a[n]
+	x := a[n]
 	a = a[:n]
 	*h = a
+	if n == 0 {
+		return
+	}
+	// x, the last entry, sinks from the root past every child with an
+	// earlier tick (the smaller child, the left one on a tie), the
+	// children moving up into the hole.
 	i := 0
 	for {
-		l, m := 2*i+1, i
-		if l < n && a[l].tick < a[m].tick {
-			m = l
+		l := 2*i + 1
+		if l >= n {
+			break
 		}
-		if r := l + 1; r < n && a[r].tick < a[m].tick {
+		m, mt := -1, x.tick
+		if a[l].tick < mt {
+			m, mt = l, a[l].tick
+		}
+		if r := l + 1; r < n && a[r].tick < mt {
 			m = r
 		}
-		if m == i {
-			return
+		if m < 0 {
+			break
 		}
-		a[i], a[m] = a[m], a[i]
+		a[i] = a[m]
 		i = m
 	}
+	a[i] = x
 }
 
 // minTick is the earliest finishing tick of a task still in the batch,

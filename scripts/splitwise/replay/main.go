@@ -19,12 +19,12 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -46,11 +46,21 @@ func main() {
 }
 
 func run(perfPath, tracePath, config, out string) error {
+	var cfg infer.Config
+	var router infer.Router
+	switch config {
+	case "baseline_h100":
+		cfg, router = infer.SplitwiseBaseline(nil, 2), splitwise.NewTokenJSQ()
+	case "splitwise_ha":
+		cfg, router = infer.SplitwiseHA(nil, 1, 1), splitwise.NewMixedPool(splitwise.MixedPoolConfig{})
+	default:
+		return fmt.Errorf("unknown config %q (baseline_h100, splitwise_ha)", config)
+	}
 	data, err := os.ReadFile(perfPath)
 	if err != nil {
 		return err
 	}
-	perf, err := infer.ParsePerfTable(data)
+	cfg.Perf, err = infer.ParsePerfTable(usedRows(data, cfg))
 	if err != nil {
 		return fmt.Errorf("%s: %w", perfPath, err)
 	}
@@ -62,16 +72,9 @@ func run(perfPath, tracePath, config, out string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", tracePath, err)
 	}
-	var cfg infer.Config
-	var router infer.Router
-	switch config {
-	case "baseline_h100":
-		cfg, router = infer.SplitwiseBaseline(perf, 2), splitwise.NewTokenJSQ()
-	case "splitwise_ha":
-		cfg, router = infer.SplitwiseHA(perf, 1, 1), splitwise.NewMixedPool(splitwise.MixedPoolConfig{})
-	default:
-		return fmt.Errorf("unknown config %q (baseline_h100, splitwise_ha)", config)
-	}
+	// The trace's text is not read again (readTrace keeps no part of it):
+	// its buffer, whose pages are in memory already, holds the output.
+	outBuf := data[:0]
 	s, err := infer.New(cfg, reqs)
 	if err != nil {
 		return err
@@ -81,7 +84,7 @@ func run(perfPath, tracePath, config, out string) error {
 		return err
 	}
 	if out != "" {
-		if err := writeResults(out, s.Results()); err != nil {
+		if err := writeResults(out, s.Results(), outBuf); err != nil {
 			return err
 		}
 	}
@@ -93,6 +96,84 @@ func run(perfPath, tracePath, config, out string) error {
 		fmt.Printf("%s mean %.6g p50 %.6g p90 %.6g p99 %.6g max %.6g\n", m.name, m.st.Mean, m.st.P50, m.st.P90, m.st.P99, m.st.Max)
 	}
 	return nil
+}
+
+// usedRows is the performance table's header and the rows cfg's
+// instances read (the model's, on the instances' GPU types at their tensor
+// parallelism), in place: the other rows are skipped before their numbers
+// are parsed (and so not checked), as an instance's curve is built from
+// its own rows alone. Should the header lack a column this needs, or any
+// instance's rows be missing (its curve would be extrapolated from other
+// rows), it returns the whole table.
+func usedRows(data []byte, cfg infer.Config) []byte {
+	header, rest, _ := bytes.Cut(data, []byte{'\n'})
+	col := map[string]int{"model": -1, "hardware": -1, "tensor_parallel": -1}
+	nf := 0
+	for f := range bytes.SplitSeq(bytes.TrimRight(header, "\r"), []byte{','}) {
+		if _, ok := col[string(f)]; ok {
+			col[string(f)] = nf // the last of repeated names, as ParsePerfTable reads
+		}
+		nf++
+	}
+	cm, ch, ct := col["model"], col["hardware"], col["tensor_parallel"]
+	if cm < 0 || ch < 0 || ct < 0 || bytes.IndexByte(data, '"') >= 0 {
+		return data
+	}
+	type key struct {
+		gpu   string
+		tp    int
+		found bool
+	}
+	var want []key
+	for _, ic := range cfg.Instances {
+		if !slices.ContainsFunc(want, func(k key) bool { return k.gpu == ic.GPU && k.tp == ic.TP }) {
+			want = append(want, key{gpu: ic.GPU, tp: ic.TP})
+		}
+	}
+	model := cfg.Model.Name
+	last := max(cm, ch, ct)
+	kept := make([]byte, 0, len(data)) // only the pages written are touched
+	kept = append(kept, header...)
+	kept = append(kept, '\n')
+	fields := make([][]byte, last+1)
+	for len(rest) > 0 {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte{'\n'})
+		f := bytes.TrimRight(line, "\r")
+		if len(f) == 0 {
+			continue
+		}
+		if bytes.Count(f, []byte{','}) != nf-1 {
+			return data // a row ParsePerfTable must see (and reject)
+		}
+		for i := range fields {
+			j := bytes.IndexByte(f, ',')
+			if j < 0 {
+				j = len(f)
+			}
+			fields[i], f = f[:j], f[min(j+1, len(f)):]
+		}
+		if string(fields[cm]) != model {
+			continue
+		}
+		tp, err := strconv.Atoi(string(fields[ct]))
+		if err != nil {
+			return data
+		}
+		i := slices.IndexFunc(want, func(k key) bool { return k.tp == tp && k.gpu == string(fields[ch]) })
+		if i < 0 {
+			continue
+		}
+		want[i].found = true
+		kept = append(kept, line...)
+		kept = append(kept, '\n')
+	}
+	for _, k := range want {
+		if !k.found {
+			return data
+		}
+	}
+	return kept
 }
 
 // readTrace reads SplitwiseSim's trace CSV: a header naming
@@ -158,17 +239,27 @@ func readTrace(data []byte) ([]infer.Request, error) {
 }
 
 // writeResults writes each request's arrival, tokens, instances, TTFT and
-// end-to-end latency (seconds, shortest round-trip decimals).
-func writeResults(path string, res []infer.Result) error {
+// end-to-end latency (seconds, shortest round-trip decimals), in chunks
+// of buf's capacity (its contents are overwritten).
+func writeResults(path string, res []infer.Result, buf []byte) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	w := bufio.NewWriterSize(f, 1<<16)
-	w.WriteString("request_id,arrival,prompt_size,token_size,prefill,decode,ttft,e2e\n")
-	var b []byte
+	const maxRow = 256 // a row's most bytes: 5 integers and 3 floats
+	if cap(buf) < 16*maxRow {
+		buf = make([]byte, 0, 1<<16)
+	}
+	b := append(buf[:0], "request_id,arrival,prompt_size,token_size,prefill,decode,ttft,e2e\n"...)
 	for _, r := range res {
-		b = strconv.AppendInt(b[:0], int64(r.ID), 10)
+		if len(b) > cap(b)-maxRow {
+			if _, err := f.Write(b); err != nil {
+				f.Close()
+				return err
+			}
+			b = b[:0]
+		}
+		b = strconv.AppendInt(b, int64(r.ID), 10)
 		b = append(b, ',')
 		b = strconv.AppendFloat(b, r.Arrival, 'g', -1, 64)
 		b = append(b, ',')
@@ -184,9 +275,8 @@ func writeResults(path string, res []infer.Result) error {
 		b = append(b, ',')
 		b = strconv.AppendFloat(b, r.E2E(), 'g', -1, 64)
 		b = append(b, '\n')
-		w.Write(b)
 	}
-	if err := w.Flush(); err != nil {
+	if _, err := f.Write(b); err != nil {
 		f.Close()
 		return err
 	}
