@@ -2,10 +2,8 @@ package datasets
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/csv"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 
@@ -49,8 +47,6 @@ func Decode(f Format, data []byte, o Options) (*Workload, error) {
 // that a test can lower it.
 var maxDecompressed = inputfile.Trace
 
-func isGzip(data []byte) bool { return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b }
-
 // readWith reads the file at path (a regular file of at most
 // inputfile.Trace bytes) and decodes it with decode, naming the file in
 // errors: a read error as "read WHAT: ..." (whose rest names the path),
@@ -68,17 +64,10 @@ func readWith[T any](path, what string, o Options, decode func([]byte, Options) 
 }
 
 // gunzip returns data decompressed when it is gzip, and data otherwise.
-// The decompressed data is bounded like a file (inputfile.Trace): a small
-// gzip bomb fails instead of filling memory.
+// The decompressed data is bounded like a file (inputfile.Gunzip at
+// maxDecompressed): a small gzip bomb fails instead of filling memory.
 func gunzip(data []byte, src string) ([]byte, error) {
-	if !isGzip(data) {
-		return data, nil
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, &ParseError{File: src, Field: "gzip", Err: err}
-	}
-	raw, err := io.ReadAll(inputfile.NewLimitReader(zr, maxDecompressed, src+" decompressed"))
+	raw, err := inputfile.Gunzip(data, maxDecompressed, src)
 	if err != nil {
 		return nil, &ParseError{File: src, Field: "gzip", Err: err}
 	}

@@ -88,6 +88,7 @@ type Core struct {
 	sw     *switcher
 	live   *liveState  // nil: stateless (WithState)
 	router *routeState // nil: no Route calls (WithRouter)
+	mm     *mmState    // nil: no RouteMM or Scale calls (WithMM)
 
 	active    atomic.Pointer[Version]
 	candidate atomic.Pointer[Version]

@@ -105,6 +105,32 @@
 // under the logged answers the replay meets every logged state). Route is
 // served on both listeners (Serve and ServeFast).
 //
+// # Multimodal serving
+//
+// RouteMM and Scale serve a multimodal deployment (issue 35, ModServe;
+// WithMM). RouteMM takes an arriving request (images, text and output
+// tokens, arrival) and the deployment's image and text (or monolithic)
+// instances with their pending work, and answers the image instance of
+// each image, the text instance and the request's queue priority, by
+// policies/modserve's router on the view env/infer/mm would give it
+// (MMConfig.Base: model, GPU, TP, image limit), so a simulated deployment
+// routed through the server (RemoteMMRouter) runs as it does routed
+// locally (TestRouteMMEndToEnd). Scale takes what the deployment saw over
+// its last monitoring window or scaling period (policies/mmscale's Window:
+// load, SLO attainment, pending work) and its pool sizes, and answers the
+// sizes for the next period by ModServe's autoscaler; a learned
+// autoscaler (mm-rl, any mmscale.Scaler: MMConfig.Learned) decides beside
+// it in shadow and answers once its checkpoint's verdict says converged
+// (SwitchConverged; SwitchShadow never promotes), ModServe's rule
+// answering whenever it fails. One server answers one deployment's Scale
+// calls, in order: the autoscalers keep state across calls. A day asked
+// of the server every minute and every 5 minutes (RemoteScaler) gives the
+// local autoscaler's pool sizes and GPU-hours (TestScaleEndToEnd). Every
+// answer goes to the sink as a ScaleRecord or an MMRouteRecord, which a
+// LogSink with multimodal logs (WithMM, serve/mmlog) writes to
+// DIR/scales.jsonl and DIR/mmroutes.jsonl (docs/format/mm-log.md). Both
+// are served on the gRPC listener only.
+//
 // A Watcher polls a directory of numbered checkpoint versions and swaps a
 // validated new version in atomically; corrupt or unconverged versions are
 // refused (and logged once, with the reason) while the old one keeps

@@ -2,11 +2,13 @@ package serve
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/drover-sched/drover/datasets/declog"
 	"github.com/drover-sched/drover/datasets/telemlog"
+	"github.com/drover-sched/drover/serve/mmlog"
 	"github.com/drover-sched/drover/serve/routelog"
 )
 
@@ -22,9 +24,15 @@ import (
 // full (serve/routelog: the request, the instances' states, the answer,
 // the shadow decision), which `drover eval --log` re-scores; the decision
 // log keeps its one-row summary of it (LogRecord).
+//
+// With multimodal logs (WithMM), every Scale and RouteMM answer goes to
+// the scale log and the multimodal route log (serve/mmlog) only: the
+// decision log has no columns for them.
 type LogSink struct {
-	w      *declog.Writer
-	routes *routelog.Writer
+	w        *declog.Writer
+	routes   *routelog.Writer
+	scales   *routelog.Writer
+	mmRoutes *routelog.Writer
 }
 
 var (
@@ -42,8 +50,36 @@ func (s *LogSink) WithRoutes(w *routelog.Writer) *LogSink {
 	return s
 }
 
+// WithMM has the sink write every Scale answer to scales and every
+// RouteMM answer to routes (serve/mmlog's lines; either may be nil to
+// drop them), which it owns from then on; it returns s.
+func (s *LogSink) WithMM(scales, routes *routelog.Writer) *LogSink {
+	s.scales, s.mmRoutes = scales, routes
+	return s
+}
+
 // Record implements Sink.
 func (s *LogSink) Record(r Record) error {
+	switch r := r.(type) {
+	case *ScaleRecord:
+		if s.scales == nil {
+			return nil
+		}
+		line := ScaleLogRecord(r)
+		if err := line.Validate(); err != nil {
+			return err
+		}
+		return s.scales.AppendLine(mmlog.EncodeScale(nil, &line))
+	case *MMRouteRecord:
+		if s.mmRoutes == nil {
+			return nil
+		}
+		line := MMRouteLogRecord(r)
+		if err := line.Validate(); err != nil {
+			return err
+		}
+		return s.mmRoutes.AppendLine(mmlog.EncodeRoute(nil, &line))
+	}
 	err := s.w.Append(LogRecord(r))
 	if rr, ok := r.(*RouteRecord); ok && s.routes != nil {
 		line := RouteLogRecord(rr)
@@ -83,6 +119,15 @@ func LogRecord(r Record) declog.Record {
 		return declog.Decision{Time: r.At, RequestID: r.ID, JobID: r.RequestID, Source: r.Policy, Fallback: r.Fallback,
 			Workers: []string{r.Prefill, r.Decode}, Sync: r.Format, Latency: r.Latency,
 			JobModel: "llm-request", JobGPUs: r.Prompt, JobBatchSize: r.Output}.Record()
+	case *ScaleRecord:
+		// The decision log has no columns for a scaling answer: a row
+		// names the deployment as the job and the target sizes as the
+		// sync column (LogSink writes the scale log instead).
+		return declog.Decision{Time: r.At, RequestID: r.ID, JobID: r.Deployment, Source: r.Policy, Fallback: r.Fallback,
+			Sync: fmt.Sprintf("image=%d,text=%d,mono=%d", r.Sizes.Image, r.Sizes.Text, r.Sizes.Mono), Latency: r.Latency, JobModel: "mm-scale"}.Record()
+	case *MMRouteRecord:
+		return declog.Decision{Time: r.At, RequestID: r.ID, JobID: r.RequestID, Source: r.Policy, Fallback: r.Fallback,
+			Latency: r.Latency, JobModel: "mm-request", JobGPUs: r.Prompt, JobBatchSize: r.Output}.Record()
 	}
 	panic("serve: unknown record type")
 }
@@ -92,7 +137,8 @@ func LogRecord(r Record) declog.Record {
 func (s *LogSink) Dropped() int64 { return s.w.Dropped() }
 
 // RegisterLogs adds drover_log_dropped_total{log="decisions"} (from
-// decisions), {log="routes"} (from its route log, when it has one) and
+// decisions), {log="routes"}, {log="scales"} and {log="mmroutes"} (from its
+// route, scale and multimodal route logs, when it has them) and
 // drover_log_dropped_total{log="telemetry"} (from telemetry) to m's registry: the records each log dropped because its
 // queue was full, read at each scrape. A nil log is left out. A server
 // calls it once, after NewMetrics and before serving.
@@ -104,8 +150,11 @@ func (m *Metrics) RegisterLogs(decisions *LogSink, telemetry *telemlog.Writer) e
 		{"decisions", func() int64 { return decisions.Dropped() }},
 		{"telemetry", func() int64 { return telemetry.Dropped() }},
 		{"routes", func() int64 { return decisions.RoutesDropped() }},
+		{"scales", func() int64 { return decisions.scales.Dropped() }},
+		{"mmroutes", func() int64 { return decisions.mmRoutes.Dropped() }},
 	} {
-		if (l.name != "telemetry" && decisions == nil) || (l.name == "telemetry" && telemetry == nil) || (l.name == "routes" && decisions.routes == nil) {
+		if (l.name != "telemetry" && decisions == nil) || (l.name == "telemetry" && telemetry == nil) || (l.name == "routes" && decisions.routes == nil) ||
+			(l.name == "scales" && decisions.scales == nil) || (l.name == "mmroutes" && decisions.mmRoutes == nil) {
 			continue
 		}
 		c := prometheus.NewCounterFunc(prometheus.CounterOpts{
@@ -124,8 +173,10 @@ func (m *Metrics) RegisterLogs(decisions *LogSink, telemetry *telemlog.Writer) e
 // log's current file (and writes the route log's queued lines).
 func (s *LogSink) Flush() error {
 	err := s.w.Flush()
-	if s.routes != nil {
-		err = errors.Join(err, s.routes.Flush())
+	for _, w := range []*routelog.Writer{s.routes, s.scales, s.mmRoutes} {
+		if w != nil {
+			err = errors.Join(err, w.Flush())
+		}
 	}
 	return err
 }
@@ -134,8 +185,10 @@ func (s *LogSink) Flush() error {
 // route log).
 func (s *LogSink) Close() error {
 	err := s.w.Close()
-	if s.routes != nil {
-		err = errors.Join(err, s.routes.Close())
+	for _, w := range []*routelog.Writer{s.routes, s.scales, s.mmRoutes} {
+		if w != nil {
+			err = errors.Join(err, w.Close())
+		}
 	}
 	return err
 }

@@ -49,6 +49,12 @@ type Metrics struct {
 	routeGateEvals *prometheus.CounterVec // result
 	routeGateLower prometheus.Gauge
 	routeGateGain  prometheus.Gauge
+
+	// Multimodal calls (MMConfig).
+	mmRoutes     *prometheus.CounterVec // source, fallback
+	scales       *prometheus.CounterVec // source, fallback
+	scaleLearned prometheus.Gauge
+	scaleSizes   *prometheus.GaugeVec // pool
 }
 
 // NewMetrics returns the metrics on a new registry.
@@ -119,10 +125,22 @@ func NewMetrics() *Metrics {
 		routeGateGain: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "drover_route_gate_mean_gain", Help: "The last route gate verdict's mean relative gain in mean JCT of the learned router over HACK's.",
 		}),
+		mmRoutes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "drover_mm_route_decisions_total", Help: "RouteMM decisions (multimodal requests), by source and fallback reason.",
+		}, []string{"source", "fallback"}),
+		scales: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "drover_scale_decisions_total", Help: "Scale decisions (multimodal pool sizes), by source (heuristic, learned) and fallback reason (\"\" when the learned autoscaler answered).",
+		}, []string{"source", "fallback"}),
+		scaleLearned: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "drover_scale_learned_answering", Help: "1 when the last Scale call was answered by the learned autoscaler, 0 when ModServe's rule answered.",
+		}),
+		scaleSizes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "drover_scale_target_instances", Help: "The last Scale answer's target instances, by pool (image, text, mono).",
+		}, []string{"pool"}),
 	}
 	m.Registry.MustRegister(m.requests, m.latency, m.inflight, m.decisions, m.reloads, m.outcomes, m.sinkErr, m.version,
 		m.learnedAnswering, m.answeringSince, m.switches, m.gateEvals, m.gateLower, m.gateGain, m.gateTeacherGain, m.shadow,
-		m.routes, m.routeLearned, m.routeGateEvals, m.routeGateLower, m.routeGateGain,
+		m.routes, m.routeLearned, m.routeGateEvals, m.routeGateLower, m.routeGateGain, m.mmRoutes, m.scales, m.scaleLearned, m.scaleSizes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -68,6 +68,18 @@ func (s *service) Route(ctx context.Context, req *pb.RouteRequest) (*pb.RouteRes
 	return resp, toStatus(err)
 }
 
+// RouteMM implements pb.SchedulerServer.
+func (s *service) RouteMM(ctx context.Context, req *pb.RouteMMRequest) (*pb.RouteMMResponse, error) {
+	resp, err := s.core.RouteMM(ctx, req)
+	return resp, toStatus(err)
+}
+
+// Scale implements pb.SchedulerServer.
+func (s *service) Scale(ctx context.Context, req *pb.ScaleRequest) (*pb.ScaleResponse, error) {
+	resp, err := s.core.Scale(ctx, req)
+	return resp, toStatus(err)
+}
+
 // toStatus maps the core's errors to gRPC status codes, the one place
 // where they are chosen.
 func toStatus(err error) error {
@@ -81,7 +93,7 @@ func toStatus(err error) error {
 		return status.Error(codes.ResourceExhausted, "drover: overloaded, retry with backoff")
 	case errors.Is(err, ErrClosed):
 		return status.Error(codes.Unavailable, "drover: shutting down")
-	case errors.Is(err, ErrNoRouter):
+	case errors.Is(err, ErrNoRouter), errors.Is(err, ErrNoMM):
 		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return status.FromContextError(err).Err()

@@ -27,7 +27,8 @@ type Flusher interface {
 	Flush() error
 }
 
-// Record is a *DecisionRecord, an *OutcomeRecord or a *RouteRecord; a sink tells them apart
+// Record is a *DecisionRecord, an *OutcomeRecord, a *RouteRecord, a
+// *ScaleRecord or an *MMRouteRecord; a sink tells them apart
 // with a type switch.
 type Record interface {
 	// Time returns when the record was made.
@@ -139,6 +140,8 @@ type MemorySink struct {
 	decisions []*DecisionRecord
 	outcomes  []*OutcomeRecord
 	routes    []*RouteRecord
+	scales    []*ScaleRecord
+	mmRoutes  []*MMRouteRecord
 	flushed   int
 	closed    bool
 }
@@ -162,6 +165,10 @@ func (m *MemorySink) Record(r Record) error {
 		m.outcomes = append(m.outcomes, r)
 	case *RouteRecord:
 		m.routes = append(m.routes, r)
+	case *ScaleRecord:
+		m.scales = append(m.scales, r)
+	case *MMRouteRecord:
+		m.mmRoutes = append(m.mmRoutes, r)
 	}
 	return nil
 }
@@ -201,6 +208,20 @@ func (m *MemorySink) Routes() []*RouteRecord {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]*RouteRecord(nil), m.routes...)
+}
+
+// Scales returns a copy of the scale records so far.
+func (m *MemorySink) Scales() []*ScaleRecord {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]*ScaleRecord(nil), m.scales...)
+}
+
+// MMRoutes returns a copy of the multimodal route records so far.
+func (m *MemorySink) MMRoutes() []*MMRouteRecord {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]*MMRouteRecord(nil), m.mmRoutes...)
 }
 
 // Closed reports whether Close was called, and Flushes how often Flush was.

@@ -30,7 +30,7 @@ import (
 // item 6), over env/infer, datasets/llm and the routers of policies/.
 
 // inferUsage is drover infer's usage: its subcommands.
-const inferUsage = `usage: drover infer sim|eval|mm [flags]
+const inferUsage = `usage: drover infer sim|eval|mm|mmscale [flags]
 
   sim [flags]    replay one request trace on one deployment under one router:
                  TTFT, TPOT, end-to-end latency (JCT), SLO attainment, GPU cost,
@@ -38,6 +38,8 @@ const inferUsage = `usage: drover infer sim|eval|mm [flags]
   eval [flags]   compare routers (each with its KV format and deployment) over
                  seeds: 95% intervals, table.md, summary.json, latency CDFs (PNG)
   mm sim|eval    multimodal serving (ModServe, issue 35): drover infer mm -h
+  mmscale        multimodal autoscaling over the synthetic LMM week: ModServe's
+                 pools against monolithic instances, GPU-hours at the SLO
 
 Without flags, both run the built-in synthetic workload on the Splitwise
 presets with the performance table of ../shared/traces/llm/calibration.
@@ -58,8 +60,10 @@ func runInfer(args []string, stdout, stderr io.Writer) error {
 		return inferEval(args[1:], stdout, stderr)
 	case "mm":
 		return runInferMM(args[1:], stdout, stderr)
+	case "mmscale":
+		return inferMmscale(args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "drover infer: unknown subcommand %q (want sim, eval or mm)\n", args[0])
+	fmt.Fprintf(stderr, "drover infer: unknown subcommand %q (want sim, eval, mm or mmscale)\n", args[0])
 	return errUsage
 }
 

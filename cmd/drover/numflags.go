@@ -167,10 +167,11 @@ var cmdNumRules = map[string]map[string]numRule{
 		// place's -duration.
 		"duration": within(0, maxDuration, "0 or more (with -n), at most a day"),
 	},
-	"drover bench soak":  soakNumRules,
-	"drover infer sim":   inferNumRules,
-	"drover infer eval":  inferNumRules,
-	"drover eval routes": inferNumRules, // drover eval --log ROUTES.jsonl (evalroute.go)
+	"drover bench soak":    soakNumRules,
+	"drover infer sim":     inferNumRules,
+	"drover infer eval":    inferNumRules,
+	"drover infer mmscale": mmscaleNumRules,
+	"drover eval routes":   inferNumRules, // drover eval --log ROUTES.jsonl (evalroute.go)
 	"drover trace convert": {
 		"gpus": within(0, env.MaxNodes*env.MaxGPUsPerNode, "0 or more GPUs"),
 	},

@@ -2,7 +2,6 @@ package llm
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -107,17 +106,10 @@ func parseInt(s string) (int64, error) {
 var maxDecompressed = inputfile.Trace
 
 // gunzip returns data decompressed when it starts with gzip's magic, and
-// data otherwise; the decompressed size is bounded (maxDecompressed), so a
-// small gzip bomb fails instead of filling memory.
+// data otherwise; the decompressed size is bounded (inputfile.Gunzip at
+// maxDecompressed), so a small gzip bomb fails instead of filling memory.
 func gunzip(data []byte, src string) ([]byte, error) {
-	if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
-		return data, nil
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, &ParseError{File: src, Field: "gzip", Err: err}
-	}
-	raw, err := io.ReadAll(inputfile.NewLimitReader(zr, maxDecompressed, src+" decompressed"))
+	raw, err := inputfile.Gunzip(data, maxDecompressed, src)
 	if err != nil {
 		return nil, &ParseError{File: src, Field: "gzip", Err: err}
 	}

@@ -81,6 +81,21 @@
 // Inspect summarises a trace (count, span, rate, token percentiles) and
 // Stats.WriteText prints it.
 //
+// # Beside datasets' job tables
+//
+// The CSV table reader (csv.go: header, required columns, records of the
+// header's width), the opening of ReadParquet (recover, version key) and
+// Stats.WriteText's skip reasons have the shape of package datasets'
+// job-table code, and the duplicates tool pairs them. They stay apart on
+// purpose: each package reports its own *ParseError and sentinel errors
+// ("llm: missing column", "datasets: missing column"), which callers
+// match with errors.As and errors.Is, and each reads its own versions
+// (datasets' job tables 1 and 2, this request table 1, with different
+// messages); a shared reader would have to carry both as options for
+// some forty lines a side. What is common is shared already:
+// internal/pqlog encodes and opens both Parquet files, internal/inputfile
+// bounds the reads and trims the byte-order mark.
+//
 // # Usage
 //
 // Replay the code trace at twice its rate from 1 s on (SplitwiseSim fails

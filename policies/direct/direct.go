@@ -2,8 +2,8 @@ package direct
 
 import (
 	"fmt"
-	"math"
 
+	"github.com/drover-sched/drover/agents/nn"
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/sched"
 	"github.com/drover-sched/drover/policies"
@@ -28,16 +28,7 @@ type Network interface {
 // Q-network), the lowest index on ties; -1 when no action is valid. It is
 // as safe for concurrent use as net is.
 func GreedyNet(net Network) Actor {
-	return func(obs []float64, mask []bool) int {
-		out := net.Forward(obs)
-		best, bv := -1, float32(math.Inf(-1))
-		for a, ok := range mask {
-			if ok && a < len(out) && (best < 0 || out[a] > bv) {
-				best, bv = a, out[a]
-			}
-		}
-		return best
-	}
+	return func(obs []float64, mask []bool) int { return nn.MaskedArgmax(net.Forward(obs), mask) }
 }
 
 // Policy is a direct scheduling policy: at each decision point, pending

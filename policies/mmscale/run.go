@@ -49,57 +49,129 @@ type Outcome struct {
 // instance (the simulator's rule), so a removal it refuses waits for the
 // next decision.
 func Run(s *mm.Sim, reqs []mm.Request, r mm.Router, sc Scaler, cfg Config) (Outcome, error) {
-	if err := cfg.Validate(); err != nil {
+	d, err := NewDriver(s, reqs, r, cfg, sc.Initial())
+	if err != nil {
 		return Outcome{}, err
 	}
+	for !d.Done() {
+		w, tick, err := d.Next()
+		if err != nil {
+			return d.Outcome(), err
+		}
+		if err := d.Set(sc.Decide(w, d.Sizes(), tick)); err != nil {
+			return d.Outcome(), err
+		}
+	}
+	return d.Outcome(), nil
+}
+
+// Driver is Run's loop turned inside out, for a caller that decides
+// between windows itself (a gym environment): Next runs the simulation to
+// the next monitoring window's end and returns what it saw, Set applies
+// the sizes decided on it.
+type Driver struct {
+	d      driver
+	r      mm.Router
+	cfg    Config
+	out    Outcome
+	cur    Sizes
+	k      int
+	ticks  int
+	period Window
+	last   Window // the last monitoring window
+	done   bool
+	// finished and met count the windows' requests so far.
+	finished, met int
+}
+
+// NewDriver returns a driver of s, the simulation of reqs, under router
+// r, with the pools set to initial.
+func NewDriver(s *mm.Sim, reqs []mm.Request, r mm.Router, cfg Config, initial Sizes) (*Driver, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	if s.Now() != 0 {
-		return Outcome{}, fmt.Errorf("%w: the simulation has already run to %v s", ErrBadConfig, s.Now())
+		return nil, fmt.Errorf("%w: the simulation has already run to %v s", ErrBadConfig, s.Now())
 	}
-	d := driver{s: s, reqs: reqs, slo: cfg.SLO, decoupled: s.Config().Decoupled(), model: s.Config().Model}
-	var out Outcome
-	cur := sc.Initial()
-	if err := d.apply(cur, &out); err != nil {
-		return out, err
+	d := &Driver{d: driver{s: s, reqs: reqs, slo: cfg.SLO, decoupled: s.Config().Decoupled(), model: s.Config().Model}, r: r, cfg: cfg,
+		ticks: max(1, int(math.Round(cfg.Period/cfg.Monitor)))}
+	if err := d.d.apply(initial, &d.out); err != nil {
+		return nil, err
 	}
-	ticks := max(1, int(math.Round(cfg.Period/cfg.Monitor)))
-	var period Window
-	for k := 1; ; k++ {
-		t := float64(k) * cfg.Monitor
-		if err := s.RunUntil(t, r); err != nil {
-			return out, err
-		}
-		w := d.window(t)
-		period.add(w)
-		tick := k%ticks == 0
-		if w.Attainment() < cfg.Threshold {
-			out.Triggers++
-		}
-		var next Sizes
-		if tick {
-			period.pending(w)
-			next = sc.Decide(period, cur, true)
-			period = Window{}
-		} else {
-			next = sc.Decide(w, cur, false)
-		}
-		if err := d.apply(next, &out); err != nil {
-			return out, err
-		}
-		cur = d.sizes()
-		out.Samples = append(out.Samples, Sample{T: t, Sizes: cur, GPUs: d.gpus(), Arrived: w.Requests, Finished: w.Finished, Met: w.Met})
-		if d.done() {
-			break
-		}
+	d.cur = d.d.sizes()
+	return d, nil
+}
+
+// Next runs the simulation to the next monitoring window's end and
+// returns the window; when it closes a period (tick), the period's
+// window instead (its loads summed, Peak its busiest window's rates, its
+// backlog the last window's).
+func (d *Driver) Next() (Window, bool, error) {
+	d.k++
+	t := float64(d.k) * d.cfg.Monitor
+	if err := d.d.s.RunUntil(t, d.r); err != nil {
+		return Window{}, false, err
 	}
-	out.Summary = s.Summary()
+	w := d.d.window(t)
+	d.last = w
+	d.period.add(w)
+	if w.Attainment() < d.cfg.Threshold {
+		d.out.Triggers++
+	}
+	if d.k%d.ticks != 0 {
+		return w, false, nil
+	}
+	p := d.period
+	p.pending(w)
+	d.period = Window{}
+	return p, true, nil
+}
+
+// Set sets the pools' targets after the window Next returned and records
+// the window's sample.
+func (d *Driver) Set(next Sizes) error {
+	if err := d.d.apply(next, &d.out); err != nil {
+		return err
+	}
+	d.cur = d.d.sizes()
+	w := d.last
+	d.finished += w.Finished
+	d.met += w.Met
+	d.out.Samples = append(d.out.Samples, Sample{T: float64(d.k) * d.cfg.Monitor, Sizes: d.cur, GPUs: d.d.gpus(), Arrived: w.Requests, Finished: w.Finished, Met: w.Met})
+	d.done = d.d.done()
+	return nil
+}
+
+// Totals returns the requests that made their first token in the
+// windows set so far, and how many of them met their objective.
+func (d *Driver) Totals() (finished, met int) { return d.finished, d.met }
+
+// Sizes returns the pools' current instances (starting or active).
+func (d *Driver) Sizes() Sizes { return d.cur }
+
+// Done reports whether every request has arrived and none is in flight.
+func (d *Driver) Done() bool { return d.done }
+
+// Now is the simulated time (s).
+func (d *Driver) Now() float64 { return d.d.s.Now() }
+
+// GPUSeconds is the GPU time held so far.
+func (d *Driver) GPUSeconds() float64 { return d.d.s.GPUSeconds() }
+
+// Outcome returns the run's outcome so far.
+func (d *Driver) Outcome() Outcome {
+	out := d.out
+	out.Samples = append([]Sample(nil), d.out.Samples...)
+	out.Summary = d.d.s.Summary()
+	out.Met = 0
 	for _, x := range out.Samples {
 		out.Met += x.Met
 	}
 	out.Attainment = 1
-	if len(reqs) > 0 {
-		out.Attainment = float64(out.Met) / float64(len(reqs))
+	if n := len(d.d.reqs); n > 0 {
+		out.Attainment = float64(out.Met) / float64(n)
 	}
-	return out, nil
+	return out
 }
 
 // add accumulates window v into a period, keeping the busiest window's

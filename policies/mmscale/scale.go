@@ -149,13 +149,21 @@ type Config struct {
 	// SLO is the TTFT objective each request is held to.
 	SLO Objective
 	// Target is the share of an instance's profiled capacity the pools
-	// are sized for (0 < Target <= 1). ModServe sizes to the capacity
-	// itself (MC, measured on steady load at the SLO's edge); on the
-	// synthetic week, whose minutes are burstier than a steady load, a
-	// pool at its edge drains a backlog at a few percent of its capacity
-	// and misses for minutes after every burst (docs/results/
-	// multimodal.md), so both scalers keep the same headroom.
+	// are sized for (0 < Target <= MaxTarget). ModServe sizes to the
+	// capacity itself (Target 1: MC, measured on steady load at the SLO's
+	// edge). A profile's edge is not equally tight for every kind of
+	// instance: on the synthetic week, whose minutes are burstier than a
+	// steady load, a pool sized at its edge may miss for minutes after
+	// every burst, another have room to spare; drover infer mmscale
+	// compares the systems at the cheapest target each meets the SLO
+	// with.
 	Target float64
+	// Stabilize is the periods a scale-in waits for (Kubernetes' scale-
+	// down stabilization window): at a tick each pool gets the most
+	// instances any of the last Stabilize ticks asked for, so it shrinks
+	// only when the load has stayed lower that long (1: at once, the
+	// paper's rule, which leaves hysteresis out).
+	Stabilize int
 }
 
 // Objective is a request's TTFT objective: Factor times the larger of its
@@ -199,8 +207,12 @@ func (o Objective) validate() error {
 // pool; each request's TTFT objective is 5 times its isolated TTFT (set
 // SLO.Text and SLO.Image for ModServe's references).
 func DefaultConfig() Config {
-	return Config{Period: 300, Monitor: 60, Threshold: 0.99, Min: 1, SLO: Objective{Factor: 5}, Target: 1}
+	return Config{Period: 300, Monitor: 60, Threshold: 0.99, Min: 1, SLO: Objective{Factor: 5}, Target: 1, Stabilize: 1}
 }
+
+// MaxTarget bounds Config.Target: pools sized for twice the profiled
+// capacity are past any use.
+const MaxTarget = 2
 
 // ErrBadConfig is returned for a scaler's invalid settings or profile.
 var ErrBadConfig = errors.New("mmscale: bad config")
@@ -218,8 +230,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: min %d instances, want >= 1 (a pool with pending work needs an instance)", ErrBadConfig, c.Min)
 	case c.Max != 0 && c.Max < c.Min:
 		return fmt.Errorf("%w: max %d < min %d", ErrBadConfig, c.Max, c.Min)
-	case !(c.Target > 0 && c.Target <= 1):
-		return fmt.Errorf("%w: target %v of capacity, want (0, 1]", ErrBadConfig, c.Target)
+	case c.Stabilize < 1 || c.Stabilize > 1<<10:
+		return fmt.Errorf("%w: stabilization %d periods, want 1 to %d", ErrBadConfig, c.Stabilize, 1<<10)
+	case !(c.Target > 0 && c.Target <= MaxTarget):
+		return fmt.Errorf("%w: target %v of capacity, want (0, %v]", ErrBadConfig, c.Target, MaxTarget)
 	}
 	return c.SLO.validate()
 }
@@ -265,6 +279,26 @@ type ModServe struct {
 	cfg     Config
 	prof    Profile
 	initial Sizes
+	recent  stable
+}
+
+// stable keeps the last ticks' asks for the stabilization window.
+type stable struct {
+	asks []Sizes
+}
+
+// ask records a tick's ask and returns the largest of the last n, pool by
+// pool.
+func (s *stable) ask(a Sizes, n int) Sizes {
+	s.asks = append(s.asks, a)
+	if len(s.asks) > n {
+		s.asks = s.asks[len(s.asks)-n:]
+	}
+	out := a
+	for _, x := range s.asks {
+		out = Sizes{Image: max(out.Image, x.Image), Text: max(out.Text, x.Text), Mono: max(out.Mono, x.Mono)}
+	}
+	return out
 }
 
 // NewModServe returns ModServe's autoscaler starting from initial (see
@@ -287,7 +321,7 @@ func (m *ModServe) Initial() Sizes { return m.initial }
 func (m *ModServe) Decide(w Window, cur Sizes, tick bool) Sizes {
 	r := w.rates()
 	if tick {
-		return Sizes{Image: m.cfg.clamp(need(r.ImageTokens, m.prof.ImageTokensPerSec)), Text: m.cfg.clamp(need(r.TextLoad, m.prof.TextTokensPerSec))}
+		return m.recent.ask(Sizes{Image: m.cfg.clamp(need(r.ImageTokens, m.prof.ImageTokensPerSec)), Text: m.cfg.clamp(need(r.TextLoad, m.prof.TextTokensPerSec))}, m.cfg.Stabilize)
 	}
 	if w.Attainment() >= m.cfg.Threshold {
 		return cur
@@ -318,6 +352,7 @@ type Monolith struct {
 	cfg     Config
 	prof    Profile
 	initial int
+	recent  stable
 }
 
 // NewMonolith returns the monolith's autoscaler starting from initial
@@ -339,7 +374,7 @@ func (m *Monolith) Initial() Sizes { return Sizes{Mono: m.initial} }
 func (m *Monolith) Decide(w Window, cur Sizes, tick bool) Sizes {
 	r := w.rates()
 	if tick {
-		return Sizes{Mono: m.cfg.clamp(need(r.Requests, m.prof.MonoRequestsPerSec))}
+		return m.recent.ask(Sizes{Mono: m.cfg.clamp(need(r.Requests, m.prof.MonoRequestsPerSec))}, m.cfg.Stabilize)
 	}
 	if w.Attainment() >= m.cfg.Threshold {
 		return cur

@@ -160,6 +160,24 @@ func TestModServeTrigger(t *testing.T) {
 	}
 }
 
+// TestStabilize checks the scale-in window: with 3 periods, a pool
+// follows the load up at once and down only after three lower ticks.
+func TestStabilize(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Stabilize = 3
+	m, err := NewMonolith(cfg, prof, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for _, rps := range []int{2, 10, 4, 4, 4, 4, 12} { // requests a second: need rps/2
+		got = append(got, m.Decide(Window{Seconds: 300, Requests: 300 * rps}, Sizes{}, true).Mono)
+	}
+	if d := cmp.Diff([]int{1, 5, 5, 5, 2, 2, 6}, got); d != "" {
+		t.Errorf("instances (-want,+got):\n%s", d)
+	}
+}
+
 func TestMonolith(t *testing.T) {
 	m, err := NewMonolith(DefaultConfig(), prof, 0)
 	if err != nil {
@@ -241,14 +259,15 @@ func TestNeverEmptyWithPendingWork(t *testing.T) {
 func TestConfigErrors(t *testing.T) {
 	slo := Objective{Factor: 5}
 	bad := []Config{
-		{Period: 0, Monitor: 60, Threshold: 0.99, Min: 1, SLO: slo, Target: 1},
-		{Period: 300, Monitor: 600, Threshold: 0.99, Min: 1, SLO: slo, Target: 1},
-		{Period: 300, Monitor: 60, Threshold: 1.5, Min: 1, SLO: slo, Target: 1},
-		{Period: 300, Monitor: 60, Threshold: 0.99, Min: 0, SLO: slo, Target: 1},
-		{Period: 300, Monitor: 60, Threshold: 0.99, Min: 2, Max: 1, SLO: slo, Target: 1},
-		{Period: 300, Monitor: 60, Threshold: 0.99, Min: 1, SLO: Objective{Factor: 0.5}, Target: 1},
-		{Period: 300, Monitor: 60, Threshold: 0.99, Min: 1, SLO: Objective{Factor: 5, Text: -1}, Target: 1},
+		{Period: 0, Monitor: 60, Threshold: 0.99, Min: 1, SLO: slo, Target: 1, Stabilize: 1},
+		{Period: 300, Monitor: 600, Threshold: 0.99, Min: 1, SLO: slo, Target: 1, Stabilize: 1},
+		{Period: 300, Monitor: 60, Threshold: 1.5, Min: 1, SLO: slo, Target: 1, Stabilize: 1},
+		{Period: 300, Monitor: 60, Threshold: 0.99, Min: 0, SLO: slo, Target: 1, Stabilize: 1},
+		{Period: 300, Monitor: 60, Threshold: 0.99, Min: 2, Max: 1, SLO: slo, Target: 1, Stabilize: 1},
+		{Period: 300, Monitor: 60, Threshold: 0.99, Min: 1, SLO: Objective{Factor: 0.5}, Target: 1, Stabilize: 1},
+		{Period: 300, Monitor: 60, Threshold: 0.99, Min: 1, SLO: Objective{Factor: 5, Text: -1}, Target: 1, Stabilize: 1},
 		{Period: 300, Monitor: 60, Threshold: 0.99, Min: 1, SLO: slo, Target: 0},
+		{Period: 300, Monitor: 60, Threshold: 0.99, Min: 1, SLO: slo, Target: 1, Stabilize: 0},
 	}
 	if err := DefaultConfig().Validate(); err != nil {
 		t.Fatalf("default config: %v", err)

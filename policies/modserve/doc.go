@@ -9,10 +9,9 @@
 // with the fewest pending image tokens, the text to the text instance
 // with the fewest pending prefill tokens). Autoscaling is policies/mmscale's.
 //
-// One difference from the paper: ModServe picks a request's text instance
-// once its images are encoded; these routers pick it at arrival (the
-// simulator's Decision is made then), counting the pending tokens of
-// requests still encoding.
+// ModServe picks a request's text instance once its images are encoded;
+// Name picks it at arrival, counting the pending tokens of requests still
+// encoding, and Late as the paper does (mm.Deferred, then RouteText).
 //
 // # Usage
 //

@@ -88,8 +88,10 @@ type Gain struct {
 }
 
 // Gains compares the ladder's rungs, each with the one before it:
-// Decoup against Monolith, Sched against Decoup, ModServe against Sched.
-// The rungs must include those four.
+// Decoup against Monolith, Sched against Decoup, ModServe against Sched,
+// and, when the rungs hold it, Late against Sched (the routing gain with
+// the paper's late choice of the text instance). The rungs must include
+// the first four.
 func Gains(m mm.Model, rungs []Rung) ([]Gain, error) {
 	by := map[string]*mm.Summary{}
 	for i := range rungs {
@@ -103,6 +105,9 @@ func Gains(m mm.Model, rungs []Rung) ([]Gain, error) {
 		{From: Monolith, To: Decoup, PaperMean: dm, PaperP99: dp},
 		{From: Decoup, To: Sched, PaperMean: 0.12, PaperP99: 0.25},
 		{From: Sched, To: Name, PaperMean: 0.14, PaperP99: 0.32},
+	}
+	if by[Late] != nil {
+		steps = append(steps, Gain{From: Sched, To: Late, PaperMean: 0.14, PaperP99: 0.32})
 	}
 	for i := range steps {
 		g := &steps[i]

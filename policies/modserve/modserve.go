@@ -34,10 +34,14 @@ const (
 	// tokens for cross-attention models, text and image tokens for
 	// decoder-only ones).
 	Name = "modserve"
+	// Late is ModServe with a request's text instance chosen once its
+	// images are encoded (mm.Deferred), as the paper's routing does (its
+	// section 4.2), rather than at arrival.
+	Late = "modserve-late"
 )
 
-// Names lists the routers, the ladder in order, then RouteOnly.
-var Names = []string{Monolith, Decoup, Sched, Name, RouteOnly}
+// Names lists the routers, the ladder in order, then RouteOnly and Late.
+var Names = []string{Monolith, Decoup, Sched, Name, RouteOnly, Late}
 
 // DefaultFactor is the SLO factor the SLO-aware rungs scale a request's
 // isolated TTFT by to set its deadline (mm.Config.SLO's default).
@@ -55,13 +59,19 @@ type Router struct {
 	// ModalityAware spreads a request's images by pending image tokens and
 	// picks the text instance by pending prefill tokens.
 	ModalityAware bool
+	// LateText defers an image request's text instance until its images
+	// are encoded (RouteText).
+	LateText bool
 	// Factor scales the isolated TTFT into a deadline.
 	Factor float64
 	load   []int64
 	rr     int
 }
 
-var _ mm.Router = (*Router)(nil)
+var (
+	_ mm.Router     = (*Router)(nil)
+	_ mm.TextRouter = (*Router)(nil)
+)
 
 // New returns the router called name (Names).
 func New(name string) (*Router, error) {
@@ -74,6 +84,8 @@ func New(name string) (*Router, error) {
 		r.ModalityAware = true
 	case Name:
 		r.SLOAware, r.ModalityAware = true, true
+	case Late:
+		r.SLOAware, r.ModalityAware, r.LateText = true, true, true
 	default:
 		return nil, fmt.Errorf("modserve: unknown router %q (want one of %v)", name, Names)
 	}
@@ -90,24 +102,15 @@ func (r *Router) Route(v *mm.View, req *mm.Request, d *mm.Decision) error {
 	} else {
 		d.Priority = req.Arrival
 	}
-	pool := mm.Text
-	if !v.Decoupled {
-		pool = mm.Mono
-	}
-	best := -1
-	for i := range v.Instances {
-		x := &v.Instances[i]
-		if x.Pool != pool || x.State != mm.Active {
-			continue
+	if r.LateText && v.Decoupled && len(d.Images) > 0 {
+		d.Instance = mm.Deferred
+	} else {
+		best, err := r.RouteText(v, req)
+		if err != nil {
+			return err
 		}
-		if best < 0 || r.textLoad(x) < r.textLoad(&v.Instances[best]) {
-			best = i
-		}
+		d.Instance = best
 	}
-	if best < 0 {
-		return fmt.Errorf("%w: %v pool", ErrNoInstance, pool)
-	}
-	d.Instance = best
 	if len(d.Images) == 0 {
 		return nil
 	}
@@ -154,6 +157,30 @@ func (r *Router) Route(v *mm.View, req *mm.Request, d *mm.Decision) error {
 		r.load[b] += int64(tokens)
 	}
 	return nil
+}
+
+// RouteText picks req's text instance (the monolithic one, in a
+// monolithic deployment): the active one with the fewest pending prefill
+// tokens (ModalityAware) or outstanding requests.
+func (r *Router) RouteText(v *mm.View, req *mm.Request) (int, error) {
+	pool := mm.Text
+	if !v.Decoupled {
+		pool = mm.Mono
+	}
+	best := -1
+	for i := range v.Instances {
+		x := &v.Instances[i]
+		if x.Pool != pool || x.State != mm.Active {
+			continue
+		}
+		if best < 0 || r.textLoad(x) < r.textLoad(&v.Instances[best]) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return 0, fmt.Errorf("%w: %v pool", ErrNoInstance, pool)
+	}
+	return best, nil
 }
 
 func (r *Router) textLoad(x *mm.InstanceView) int64 {

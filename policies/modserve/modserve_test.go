@@ -21,9 +21,11 @@ func staticTrace(t testing.TB, scale int) []mm.Request {
 // TestStaticLadder is issue 35's static acceptance: on the paper's 16
 // servers, P99 TTFT orders Monolith > Decoup > Sched > ModServe for both
 // model types, at the load (in the sweep of docs/results/multimodal.md)
-// where the monolith has just saturated in the hour's burst. The gains
-// against the paper's are logged: they are not all within 10 points
-// (docs/results/multimodal.md says which).
+// where the monolith has just saturated in the hour's burst (points chosen
+// after the sweep: the sweep holds where it does not). ModServe-late's
+// P99 is below Sched's too. The gains against the paper's are logged:
+// they are not all within 10 points (docs/results/multimodal.md says
+// which).
 func TestStaticLadder(t *testing.T) {
 	tests := []struct {
 		model mm.Model
@@ -34,12 +36,18 @@ func TestStaticLadder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.model.Name, func(t *testing.T) {
-			rungs, err := StaticLadder(tt.model, staticTrace(t, tt.scale), []string{Monolith, Decoup, Sched, Name}, nil)
+			rungs, err := StaticLadder(tt.model, staticTrace(t, tt.scale), []string{Monolith, Decoup, Sched, Name, Late}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i, r := range rungs {
+			if l, s := rungs[4].Summary.TTFT.P99, rungs[2].Summary.TTFT.P99; !(l < s) {
+				t.Errorf("P99 TTFT: %s %.3f s, not below %s's %.3f s", Late, l, Sched, s)
+			}
+			for i, r := range rungs[:4] {
 				t.Logf("%-16s %3d GPUs: TTFT mean %.3f s, P99 %.3f s; finished %d of %d", r.Name, r.GPUs, r.Summary.TTFT.Mean, r.Summary.TTFT.P99, r.Summary.Finished, r.Summary.Requests)
+				if r.Summary.Finished != r.Summary.Requests {
+					t.Errorf("%s: %d of %d requests finished", r.Name, r.Summary.Finished, r.Summary.Requests)
+				}
 				if r.GPUs != 128 {
 					t.Errorf("%s: %d GPUs, want the paper's 128", r.Name, r.GPUs)
 				}
@@ -73,6 +81,7 @@ func TestRouting(t *testing.T) {
 		{Sched, 3, []int{0, 1, 2}, true},
 		{RouteOnly, 4, []int{1, 1, 2}, false},
 		{Name, 4, []int{1, 1, 2}, true},
+		{Late, mm.Deferred, []int{1, 1, 2}, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s, err := mm.New(mm.Decoupled(mm.InternVL25_26B, 3, 2), reqs)
@@ -98,6 +107,9 @@ func TestRouting(t *testing.T) {
 			}
 			if d.Instance != tt.instance {
 				t.Errorf("text instance %d, want %d", d.Instance, tt.instance)
+			}
+			if got, err := r.RouteText(v, req); err != nil || got != map[bool]int{true: 4, false: 3}[r.ModalityAware] {
+				t.Errorf("RouteText: %d, %v", got, err)
 			}
 			for j, want := range tt.images {
 				if d.Images[j] != want {

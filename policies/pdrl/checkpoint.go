@@ -2,7 +2,6 @@ package pdrl
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/drover-sched/drover/agents/nn"
 	"github.com/drover-sched/drover/checkpoints"
@@ -17,16 +16,7 @@ func Greedy(net *nn.MLP) Actor {
 	if err != nil {
 		panic(fmt.Sprintf("pdrl: %v", err))
 	}
-	return func(obs []float64, mask []bool) int {
-		out := f.Forward(obs)
-		best, bv := -1, float32(math.Inf(-1))
-		for a, ok := range mask {
-			if ok && a < len(out) && (best < 0 || out[a] > bv) {
-				best, bv = a, out[a]
-			}
-		}
-		return best
-	}
+	return func(obs []float64, mask []bool) int { return nn.MaskedArgmax(f.Forward(obs), mask) }
 }
 
 // PutConfig records the encoding in a checkpoint's hyperparameters:

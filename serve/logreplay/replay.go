@@ -349,6 +349,16 @@ func (c coreClient) Route(ctx context.Context, req *pb.RouteRequest, _ ...grpc.C
 	return c.k.Route(ctx, req)
 }
 
+// RouteMM implements pb.SchedulerClient.
+func (c coreClient) RouteMM(ctx context.Context, req *pb.RouteMMRequest, _ ...grpc.CallOption) (*pb.RouteMMResponse, error) {
+	return c.k.RouteMM(ctx, req)
+}
+
+// Scale implements pb.SchedulerClient.
+func (c coreClient) Scale(ctx context.Context, req *pb.ScaleRequest, _ ...grpc.CallOption) (*pb.ScaleResponse, error) {
+	return c.k.Scale(ctx, req)
+}
+
 // Config is a replay of a served log: drover eval --log's flags.
 type Config struct {
 	// Dir is the log directory (--log): the server's decision and

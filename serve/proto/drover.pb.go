@@ -282,6 +282,120 @@ func (InstanceRole) EnumDescriptor() ([]byte, []int) {
 	return file_drover_proto_rawDescGZIP(), []int{4}
 }
 
+// MMPool is the kind of a multimodal serving instance (env/infer/mm's
+// Pool).
+type MMPool int32
+
+const (
+	// MM_POOL_MONO runs every stage of its requests (the monolithic
+	// baseline).
+	MMPool_MM_POOL_MONO MMPool = 0
+	// MM_POOL_IMAGE preprocesses and encodes images (ModServe's Image
+	// Instances).
+	MMPool_MM_POOL_IMAGE MMPool = 1
+	// MM_POOL_TEXT runs prefill and decode (ModServe's Text Instances).
+	MMPool_MM_POOL_TEXT MMPool = 2
+)
+
+// Enum value maps for MMPool.
+var (
+	MMPool_name = map[int32]string{
+		0: "MM_POOL_MONO",
+		1: "MM_POOL_IMAGE",
+		2: "MM_POOL_TEXT",
+	}
+	MMPool_value = map[string]int32{
+		"MM_POOL_MONO":  0,
+		"MM_POOL_IMAGE": 1,
+		"MM_POOL_TEXT":  2,
+	}
+)
+
+func (x MMPool) Enum() *MMPool {
+	p := new(MMPool)
+	*p = x
+	return p
+}
+
+func (x MMPool) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (MMPool) Descriptor() protoreflect.EnumDescriptor {
+	return file_drover_proto_enumTypes[5].Descriptor()
+}
+
+func (MMPool) Type() protoreflect.EnumType {
+	return &file_drover_proto_enumTypes[5]
+}
+
+func (x MMPool) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use MMPool.Descriptor instead.
+func (MMPool) EnumDescriptor() ([]byte, []int) {
+	return file_drover_proto_rawDescGZIP(), []int{5}
+}
+
+// MMState is where a multimodal instance is in its life (env/infer/mm's
+// State).
+type MMState int32
+
+const (
+	// MM_STATE_STARTING holds its GPUs and takes no requests yet.
+	MMState_MM_STATE_STARTING MMState = 0
+	// MM_STATE_ACTIVE takes requests.
+	MMState_MM_STATE_ACTIVE MMState = 1
+	// MM_STATE_DRAINING takes no new requests and finishes its own.
+	MMState_MM_STATE_DRAINING MMState = 2
+	// MM_STATE_GONE has drained and holds nothing.
+	MMState_MM_STATE_GONE MMState = 3
+)
+
+// Enum value maps for MMState.
+var (
+	MMState_name = map[int32]string{
+		0: "MM_STATE_STARTING",
+		1: "MM_STATE_ACTIVE",
+		2: "MM_STATE_DRAINING",
+		3: "MM_STATE_GONE",
+	}
+	MMState_value = map[string]int32{
+		"MM_STATE_STARTING": 0,
+		"MM_STATE_ACTIVE":   1,
+		"MM_STATE_DRAINING": 2,
+		"MM_STATE_GONE":     3,
+	}
+)
+
+func (x MMState) Enum() *MMState {
+	p := new(MMState)
+	*p = x
+	return p
+}
+
+func (x MMState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (MMState) Descriptor() protoreflect.EnumDescriptor {
+	return file_drover_proto_enumTypes[6].Descriptor()
+}
+
+func (MMState) Type() protoreflect.EnumType {
+	return &file_drover_proto_enumTypes[6]
+}
+
+func (x MMState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use MMState.Descriptor instead.
+func (MMState) EnumDescriptor() ([]byte, []int) {
+	return file_drover_proto_rawDescGZIP(), []int{6}
+}
+
 // Node is one machine of the cluster as the scheduler sees it now.
 type Node struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2843,6 +2957,720 @@ func (x *RouteResponse) GetReason() string {
 	return ""
 }
 
+// MMInstance is one multimodal serving instance as the scheduler sees it
+// when a request arrives (env/infer/mm's InstanceView).
+type MMInstance struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id names the instance in the answer and the log.
+	Id    string  `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Pool  MMPool  `protobuf:"varint,2,opt,name=pool,proto3,enum=drover.v1.MMPool" json:"pool,omitempty"`
+	State MMState `protobuf:"varint,3,opt,name=state,proto3,enum=drover.v1.MMState" json:"state,omitempty"`
+	// tp is the instance's GPUs.
+	Tp int32 `protobuf:"varint,4,opt,name=tp,proto3" json:"tp,omitempty"`
+	// pending_images and pending_image_tokens are the images routed to it
+	// and not encoded yet, and their tokens (image and monolithic
+	// instances).
+	PendingImages      int32 `protobuf:"varint,5,opt,name=pending_images,json=pendingImages,proto3" json:"pending_images,omitempty"`
+	PendingImageTokens int64 `protobuf:"varint,6,opt,name=pending_image_tokens,json=pendingImageTokens,proto3" json:"pending_image_tokens,omitempty"`
+	// pending_tokens is the prefill and output tokens its requests still
+	// have to go through, pending_prefill_tokens its prefill part (text and
+	// monolithic instances).
+	PendingTokens        int64 `protobuf:"varint,7,opt,name=pending_tokens,json=pendingTokens,proto3" json:"pending_tokens,omitempty"`
+	PendingPrefillTokens int64 `protobuf:"varint,8,opt,name=pending_prefill_tokens,json=pendingPrefillTokens,proto3" json:"pending_prefill_tokens,omitempty"`
+	// outstanding counts the requests routed to it and not finished,
+	// waiting those ready for prefill and not started, running those
+	// decoding.
+	Outstanding   int32 `protobuf:"varint,9,opt,name=outstanding,proto3" json:"outstanding,omitempty"`
+	Waiting       int32 `protobuf:"varint,10,opt,name=waiting,proto3" json:"waiting,omitempty"`
+	Running       int32 `protobuf:"varint,11,opt,name=running,proto3" json:"running,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MMInstance) Reset() {
+	*x = MMInstance{}
+	mi := &file_drover_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MMInstance) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MMInstance) ProtoMessage() {}
+
+func (x *MMInstance) ProtoReflect() protoreflect.Message {
+	mi := &file_drover_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MMInstance.ProtoReflect.Descriptor instead.
+func (*MMInstance) Descriptor() ([]byte, []int) {
+	return file_drover_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *MMInstance) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *MMInstance) GetPool() MMPool {
+	if x != nil {
+		return x.Pool
+	}
+	return MMPool_MM_POOL_MONO
+}
+
+func (x *MMInstance) GetState() MMState {
+	if x != nil {
+		return x.State
+	}
+	return MMState_MM_STATE_STARTING
+}
+
+func (x *MMInstance) GetTp() int32 {
+	if x != nil {
+		return x.Tp
+	}
+	return 0
+}
+
+func (x *MMInstance) GetPendingImages() int32 {
+	if x != nil {
+		return x.PendingImages
+	}
+	return 0
+}
+
+func (x *MMInstance) GetPendingImageTokens() int64 {
+	if x != nil {
+		return x.PendingImageTokens
+	}
+	return 0
+}
+
+func (x *MMInstance) GetPendingTokens() int64 {
+	if x != nil {
+		return x.PendingTokens
+	}
+	return 0
+}
+
+func (x *MMInstance) GetPendingPrefillTokens() int64 {
+	if x != nil {
+		return x.PendingPrefillTokens
+	}
+	return 0
+}
+
+func (x *MMInstance) GetOutstanding() int32 {
+	if x != nil {
+		return x.Outstanding
+	}
+	return 0
+}
+
+func (x *MMInstance) GetWaiting() int32 {
+	if x != nil {
+		return x.Waiting
+	}
+	return 0
+}
+
+func (x *MMInstance) GetRunning() int32 {
+	if x != nil {
+		return x.Running
+	}
+	return 0
+}
+
+// RouteMMRequest asks where an arriving multimodal request's stages run.
+type RouteMMRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// request_id identifies the request in the log.
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// images, prompt_tokens and output_tokens are the request: its 896x896
+	// images (the served model sets their tokens), its text prompt's tokens
+	// and its output tokens.
+	Images       int32 `protobuf:"varint,2,opt,name=images,proto3" json:"images,omitempty"`
+	PromptTokens int32 `protobuf:"varint,3,opt,name=prompt_tokens,json=promptTokens,proto3" json:"prompt_tokens,omitempty"`
+	OutputTokens int32 `protobuf:"varint,4,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
+	// arrival_seconds is the arrival on the client's clock in seconds (the
+	// priority is on the same clock).
+	ArrivalSeconds float64 `protobuf:"fixed64,5,opt,name=arrival_seconds,json=arrivalSeconds,proto3" json:"arrival_seconds,omitempty"`
+	// instances are the deployment's instances, all of them, in a fixed
+	// order: monolithic ones, or image and text ones.
+	Instances     []*MMInstance `protobuf:"bytes,6,rep,name=instances,proto3" json:"instances,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RouteMMRequest) Reset() {
+	*x = RouteMMRequest{}
+	mi := &file_drover_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RouteMMRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RouteMMRequest) ProtoMessage() {}
+
+func (x *RouteMMRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_drover_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RouteMMRequest.ProtoReflect.Descriptor instead.
+func (*RouteMMRequest) Descriptor() ([]byte, []int) {
+	return file_drover_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *RouteMMRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *RouteMMRequest) GetImages() int32 {
+	if x != nil {
+		return x.Images
+	}
+	return 0
+}
+
+func (x *RouteMMRequest) GetPromptTokens() int32 {
+	if x != nil {
+		return x.PromptTokens
+	}
+	return 0
+}
+
+func (x *RouteMMRequest) GetOutputTokens() int32 {
+	if x != nil {
+		return x.OutputTokens
+	}
+	return 0
+}
+
+func (x *RouteMMRequest) GetArrivalSeconds() float64 {
+	if x != nil {
+		return x.ArrivalSeconds
+	}
+	return 0
+}
+
+func (x *RouteMMRequest) GetInstances() []*MMInstance {
+	if x != nil {
+		return x.Instances
+	}
+	return nil
+}
+
+// RouteMMResponse is the multimodal routing decision.
+type RouteMMResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// decision_id identifies the decision in logs.
+	DecisionId string `protobuf:"bytes,1,opt,name=decision_id,json=decisionId,proto3" json:"decision_id,omitempty"`
+	// instance is the text (decoupled) or monolithic instance, an index into
+	// the request's instances, instance_id its id.
+	Instance   int32  `protobuf:"varint,2,opt,name=instance,proto3" json:"instance,omitempty"`
+	InstanceId string `protobuf:"bytes,3,opt,name=instance_id,json=instanceId,proto3" json:"instance_id,omitempty"`
+	// images holds, in a decoupled deployment, the image instance of each
+	// image the served model takes (at most its image limit; extra images
+	// are dropped), indices into the request's instances.
+	Images []int32 `protobuf:"varint,4,rep,packed,name=images,proto3" json:"images,omitempty"`
+	// priority orders the request's images and prefill in the queues of the
+	// instances it goes to: lower first (FCFS: the arrival).
+	Priority float64 `protobuf:"fixed64,5,opt,name=priority,proto3" json:"priority,omitempty"`
+	// policy names the router that answered ("heuristic:modserve"), source
+	// its kind, reason why it answered.
+	Policy        string `protobuf:"bytes,6,opt,name=policy,proto3" json:"policy,omitempty"`
+	Source        Source `protobuf:"varint,7,opt,name=source,proto3,enum=drover.v1.Source" json:"source,omitempty"`
+	Reason        string `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RouteMMResponse) Reset() {
+	*x = RouteMMResponse{}
+	mi := &file_drover_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RouteMMResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RouteMMResponse) ProtoMessage() {}
+
+func (x *RouteMMResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_drover_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RouteMMResponse.ProtoReflect.Descriptor instead.
+func (*RouteMMResponse) Descriptor() ([]byte, []int) {
+	return file_drover_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *RouteMMResponse) GetDecisionId() string {
+	if x != nil {
+		return x.DecisionId
+	}
+	return ""
+}
+
+func (x *RouteMMResponse) GetInstance() int32 {
+	if x != nil {
+		return x.Instance
+	}
+	return 0
+}
+
+func (x *RouteMMResponse) GetInstanceId() string {
+	if x != nil {
+		return x.InstanceId
+	}
+	return ""
+}
+
+func (x *RouteMMResponse) GetImages() []int32 {
+	if x != nil {
+		return x.Images
+	}
+	return nil
+}
+
+func (x *RouteMMResponse) GetPriority() float64 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *RouteMMResponse) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
+func (x *RouteMMResponse) GetSource() Source {
+	if x != nil {
+		return x.Source
+	}
+	return Source_SOURCE_UNSPECIFIED
+}
+
+func (x *RouteMMResponse) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// MMSizes is a multimodal deployment's pool sizes: image and text
+// instances (decoupled, ModServe) or monolithic ones.
+type MMSizes struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Image         int32                  `protobuf:"varint,1,opt,name=image,proto3" json:"image,omitempty"`
+	Text          int32                  `protobuf:"varint,2,opt,name=text,proto3" json:"text,omitempty"`
+	Mono          int32                  `protobuf:"varint,3,opt,name=mono,proto3" json:"mono,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MMSizes) Reset() {
+	*x = MMSizes{}
+	mi := &file_drover_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MMSizes) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MMSizes) ProtoMessage() {}
+
+func (x *MMSizes) ProtoReflect() protoreflect.Message {
+	mi := &file_drover_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MMSizes.ProtoReflect.Descriptor instead.
+func (*MMSizes) Descriptor() ([]byte, []int) {
+	return file_drover_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *MMSizes) GetImage() int32 {
+	if x != nil {
+		return x.Image
+	}
+	return 0
+}
+
+func (x *MMSizes) GetText() int32 {
+	if x != nil {
+		return x.Text
+	}
+	return 0
+}
+
+func (x *MMSizes) GetMono() int32 {
+	if x != nil {
+		return x.Mono
+	}
+	return 0
+}
+
+// ScaleRequest gives what a multimodal deployment saw over its last
+// window (policies/mmscale's Window) and its pool sizes now.
+type ScaleRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// deployment names the deployment (the log keeps it).
+	Deployment string `protobuf:"bytes,1,opt,name=deployment,proto3" json:"deployment,omitempty"`
+	// initial asks for the sizes to start with; the window is then ignored.
+	Initial bool `protobuf:"varint,2,opt,name=initial,proto3" json:"initial,omitempty"`
+	// period_end says the window closes a scaling period (ModServe: 5
+	// minutes); otherwise it is a monitoring window, in which only an SLO
+	// miss rescales.
+	PeriodEnd bool `protobuf:"varint,3,opt,name=period_end,json=periodEnd,proto3" json:"period_end,omitempty"`
+	// period counts the scaling periods so far (the log keeps it).
+	Period int64 `protobuf:"varint,4,opt,name=period,proto3" json:"period,omitempty"`
+	// current is the pools' sizes now (starting and active instances).
+	Current *MMSizes `protobuf:"bytes,5,opt,name=current,proto3" json:"current,omitempty"`
+	// seconds is the window's length; requests the requests that arrived in
+	// it, image_tokens their image tokens and text_load their text
+	// instances' prompt tokens (text for a cross-attention model, text and
+	// image for a decoder-only one).
+	Seconds     float64 `protobuf:"fixed64,6,opt,name=seconds,proto3" json:"seconds,omitempty"`
+	Requests    int64   `protobuf:"varint,7,opt,name=requests,proto3" json:"requests,omitempty"`
+	ImageTokens float64 `protobuf:"fixed64,8,opt,name=image_tokens,json=imageTokens,proto3" json:"image_tokens,omitempty"`
+	TextLoad    float64 `protobuf:"fixed64,9,opt,name=text_load,json=textLoad,proto3" json:"text_load,omitempty"`
+	// finished counts the requests that made their first token in the
+	// window, met those of them within their TTFT objective.
+	Finished int64 `protobuf:"varint,10,opt,name=finished,proto3" json:"finished,omitempty"`
+	Met      int64 `protobuf:"varint,11,opt,name=met,proto3" json:"met,omitempty"`
+	// pending_image_tokens, pending_text_load and pending_requests are the
+	// work not done at the window's end.
+	PendingImageTokens float64 `protobuf:"fixed64,12,opt,name=pending_image_tokens,json=pendingImageTokens,proto3" json:"pending_image_tokens,omitempty"`
+	PendingTextLoad    float64 `protobuf:"fixed64,13,opt,name=pending_text_load,json=pendingTextLoad,proto3" json:"pending_text_load,omitempty"`
+	PendingRequests    int64   `protobuf:"varint,14,opt,name=pending_requests,json=pendingRequests,proto3" json:"pending_requests,omitempty"`
+	// image_wait and text_wait are, summed over the window's requests that
+	// missed, the seconds they waited for their images and for their
+	// prefill.
+	ImageWait float64 `protobuf:"fixed64,15,opt,name=image_wait,json=imageWait,proto3" json:"image_wait,omitempty"`
+	TextWait  float64 `protobuf:"fixed64,16,opt,name=text_wait,json=textWait,proto3" json:"text_wait,omitempty"`
+	// peak_requests, peak_image_tokens and peak_text_load are, for a period
+	// made of monitoring windows, its busiest window's loads a second (0:
+	// the window's own over seconds).
+	PeakRequests    float64 `protobuf:"fixed64,17,opt,name=peak_requests,json=peakRequests,proto3" json:"peak_requests,omitempty"`
+	PeakImageTokens float64 `protobuf:"fixed64,18,opt,name=peak_image_tokens,json=peakImageTokens,proto3" json:"peak_image_tokens,omitempty"`
+	PeakTextLoad    float64 `protobuf:"fixed64,19,opt,name=peak_text_load,json=peakTextLoad,proto3" json:"peak_text_load,omitempty"`
+	// unix_nanos is the client's clock at the window's end (0: the
+	// server's).
+	UnixNanos     int64 `protobuf:"varint,20,opt,name=unix_nanos,json=unixNanos,proto3" json:"unix_nanos,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScaleRequest) Reset() {
+	*x = ScaleRequest{}
+	mi := &file_drover_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScaleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScaleRequest) ProtoMessage() {}
+
+func (x *ScaleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_drover_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScaleRequest.ProtoReflect.Descriptor instead.
+func (*ScaleRequest) Descriptor() ([]byte, []int) {
+	return file_drover_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ScaleRequest) GetDeployment() string {
+	if x != nil {
+		return x.Deployment
+	}
+	return ""
+}
+
+func (x *ScaleRequest) GetInitial() bool {
+	if x != nil {
+		return x.Initial
+	}
+	return false
+}
+
+func (x *ScaleRequest) GetPeriodEnd() bool {
+	if x != nil {
+		return x.PeriodEnd
+	}
+	return false
+}
+
+func (x *ScaleRequest) GetPeriod() int64 {
+	if x != nil {
+		return x.Period
+	}
+	return 0
+}
+
+func (x *ScaleRequest) GetCurrent() *MMSizes {
+	if x != nil {
+		return x.Current
+	}
+	return nil
+}
+
+func (x *ScaleRequest) GetSeconds() float64 {
+	if x != nil {
+		return x.Seconds
+	}
+	return 0
+}
+
+func (x *ScaleRequest) GetRequests() int64 {
+	if x != nil {
+		return x.Requests
+	}
+	return 0
+}
+
+func (x *ScaleRequest) GetImageTokens() float64 {
+	if x != nil {
+		return x.ImageTokens
+	}
+	return 0
+}
+
+func (x *ScaleRequest) GetTextLoad() float64 {
+	if x != nil {
+		return x.TextLoad
+	}
+	return 0
+}
+
+func (x *ScaleRequest) GetFinished() int64 {
+	if x != nil {
+		return x.Finished
+	}
+	return 0
+}
+
+func (x *ScaleRequest) GetMet() int64 {
+	if x != nil {
+		return x.Met
+	}
+	return 0
+}
+
+func (x *ScaleRequest) GetPendingImageTokens() float64 {
+	if x != nil {
+		return x.PendingImageTokens
+	}
+	return 0
+}
+
+func (x *ScaleRequest) GetPendingTextLoad() float64 {
+	if x != nil {
+		return x.PendingTextLoad
+	}
+	return 0
+}
+
+func (x *ScaleRequest) GetPendingRequests() int64 {
+	if x != nil {
+		return x.PendingRequests
+	}
+	return 0
+}
+
+func (x *ScaleRequest) GetImageWait() float64 {
+	if x != nil {
+		return x.ImageWait
+	}
+	return 0
+}
+
+func (x *ScaleRequest) GetTextWait() float64 {
+	if x != nil {
+		return x.TextWait
+	}
+	return 0
+}
+
+func (x *ScaleRequest) GetPeakRequests() float64 {
+	if x != nil {
+		return x.PeakRequests
+	}
+	return 0
+}
+
+func (x *ScaleRequest) GetPeakImageTokens() float64 {
+	if x != nil {
+		return x.PeakImageTokens
+	}
+	return 0
+}
+
+func (x *ScaleRequest) GetPeakTextLoad() float64 {
+	if x != nil {
+		return x.PeakTextLoad
+	}
+	return 0
+}
+
+func (x *ScaleRequest) GetUnixNanos() int64 {
+	if x != nil {
+		return x.UnixNanos
+	}
+	return 0
+}
+
+// ScaleResponse is the pool sizes for the next period.
+type ScaleResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// decision_id identifies the decision in logs.
+	DecisionId string `protobuf:"bytes,1,opt,name=decision_id,json=decisionId,proto3" json:"decision_id,omitempty"`
+	// sizes is the target pool sizes.
+	Sizes *MMSizes `protobuf:"bytes,2,opt,name=sizes,proto3" json:"sizes,omitempty"`
+	// policy names the autoscaler that answered ("heuristic:modserve",
+	// "learned:mm-rl@v1"), source its kind, model_version the learned one's
+	// version ("" when none), reason why this one answered.
+	Policy        string `protobuf:"bytes,3,opt,name=policy,proto3" json:"policy,omitempty"`
+	Source        Source `protobuf:"varint,4,opt,name=source,proto3,enum=drover.v1.Source" json:"source,omitempty"`
+	ModelVersion  string `protobuf:"bytes,5,opt,name=model_version,json=modelVersion,proto3" json:"model_version,omitempty"`
+	Reason        string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScaleResponse) Reset() {
+	*x = ScaleResponse{}
+	mi := &file_drover_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScaleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScaleResponse) ProtoMessage() {}
+
+func (x *ScaleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_drover_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScaleResponse.ProtoReflect.Descriptor instead.
+func (*ScaleResponse) Descriptor() ([]byte, []int) {
+	return file_drover_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *ScaleResponse) GetDecisionId() string {
+	if x != nil {
+		return x.DecisionId
+	}
+	return ""
+}
+
+func (x *ScaleResponse) GetSizes() *MMSizes {
+	if x != nil {
+		return x.Sizes
+	}
+	return nil
+}
+
+func (x *ScaleResponse) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
+func (x *ScaleResponse) GetSource() Source {
+	if x != nil {
+		return x.Source
+	}
+	return Source_SOURCE_UNSPECIFIED
+}
+
+func (x *ScaleResponse) GetModelVersion() string {
+	if x != nil {
+		return x.ModelVersion
+	}
+	return ""
+}
+
+func (x *ScaleResponse) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 var File_drover_proto protoreflect.FileDescriptor
 
 const file_drover_proto_rawDesc = "" +
@@ -3087,7 +3915,79 @@ const file_drover_proto_rawDesc = "" +
 	"\x06source\x18\b \x01(\x0e2\x11.drover.v1.SourceR\x06source\x12#\n" +
 	"\rmodel_version\x18\t \x01(\tR\fmodelVersion\x12\x16\n" +
 	"\x06reason\x18\n" +
-	" \x01(\tR\x06reason*\"\n" +
+	" \x01(\tR\x06reason\"\x89\x03\n" +
+	"\n" +
+	"MMInstance\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12%\n" +
+	"\x04pool\x18\x02 \x01(\x0e2\x11.drover.v1.MMPoolR\x04pool\x12(\n" +
+	"\x05state\x18\x03 \x01(\x0e2\x12.drover.v1.MMStateR\x05state\x12\x0e\n" +
+	"\x02tp\x18\x04 \x01(\x05R\x02tp\x12%\n" +
+	"\x0epending_images\x18\x05 \x01(\x05R\rpendingImages\x120\n" +
+	"\x14pending_image_tokens\x18\x06 \x01(\x03R\x12pendingImageTokens\x12%\n" +
+	"\x0epending_tokens\x18\a \x01(\x03R\rpendingTokens\x124\n" +
+	"\x16pending_prefill_tokens\x18\b \x01(\x03R\x14pendingPrefillTokens\x12 \n" +
+	"\voutstanding\x18\t \x01(\x05R\voutstanding\x12\x18\n" +
+	"\awaiting\x18\n" +
+	" \x01(\x05R\awaiting\x12\x18\n" +
+	"\arunning\x18\v \x01(\x05R\arunning\"\xef\x01\n" +
+	"\x0eRouteMMRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x16\n" +
+	"\x06images\x18\x02 \x01(\x05R\x06images\x12#\n" +
+	"\rprompt_tokens\x18\x03 \x01(\x05R\fpromptTokens\x12#\n" +
+	"\routput_tokens\x18\x04 \x01(\x05R\foutputTokens\x12'\n" +
+	"\x0farrival_seconds\x18\x05 \x01(\x01R\x0earrivalSeconds\x123\n" +
+	"\tinstances\x18\x06 \x03(\v2\x15.drover.v1.MMInstanceR\tinstances\"\xfe\x01\n" +
+	"\x0fRouteMMResponse\x12\x1f\n" +
+	"\vdecision_id\x18\x01 \x01(\tR\n" +
+	"decisionId\x12\x1a\n" +
+	"\binstance\x18\x02 \x01(\x05R\binstance\x12\x1f\n" +
+	"\vinstance_id\x18\x03 \x01(\tR\n" +
+	"instanceId\x12\x16\n" +
+	"\x06images\x18\x04 \x03(\x05R\x06images\x12\x1a\n" +
+	"\bpriority\x18\x05 \x01(\x01R\bpriority\x12\x16\n" +
+	"\x06policy\x18\x06 \x01(\tR\x06policy\x12)\n" +
+	"\x06source\x18\a \x01(\x0e2\x11.drover.v1.SourceR\x06source\x12\x16\n" +
+	"\x06reason\x18\b \x01(\tR\x06reason\"G\n" +
+	"\aMMSizes\x12\x14\n" +
+	"\x05image\x18\x01 \x01(\x05R\x05image\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\x05R\x04text\x12\x12\n" +
+	"\x04mono\x18\x03 \x01(\x05R\x04mono\"\xac\x05\n" +
+	"\fScaleRequest\x12\x1e\n" +
+	"\n" +
+	"deployment\x18\x01 \x01(\tR\n" +
+	"deployment\x12\x18\n" +
+	"\ainitial\x18\x02 \x01(\bR\ainitial\x12\x1d\n" +
+	"\n" +
+	"period_end\x18\x03 \x01(\bR\tperiodEnd\x12\x16\n" +
+	"\x06period\x18\x04 \x01(\x03R\x06period\x12,\n" +
+	"\acurrent\x18\x05 \x01(\v2\x12.drover.v1.MMSizesR\acurrent\x12\x18\n" +
+	"\aseconds\x18\x06 \x01(\x01R\aseconds\x12\x1a\n" +
+	"\brequests\x18\a \x01(\x03R\brequests\x12!\n" +
+	"\fimage_tokens\x18\b \x01(\x01R\vimageTokens\x12\x1b\n" +
+	"\ttext_load\x18\t \x01(\x01R\btextLoad\x12\x1a\n" +
+	"\bfinished\x18\n" +
+	" \x01(\x03R\bfinished\x12\x10\n" +
+	"\x03met\x18\v \x01(\x03R\x03met\x120\n" +
+	"\x14pending_image_tokens\x18\f \x01(\x01R\x12pendingImageTokens\x12*\n" +
+	"\x11pending_text_load\x18\r \x01(\x01R\x0fpendingTextLoad\x12)\n" +
+	"\x10pending_requests\x18\x0e \x01(\x03R\x0fpendingRequests\x12\x1d\n" +
+	"\n" +
+	"image_wait\x18\x0f \x01(\x01R\timageWait\x12\x1b\n" +
+	"\ttext_wait\x18\x10 \x01(\x01R\btextWait\x12#\n" +
+	"\rpeak_requests\x18\x11 \x01(\x01R\fpeakRequests\x12*\n" +
+	"\x11peak_image_tokens\x18\x12 \x01(\x01R\x0fpeakImageTokens\x12$\n" +
+	"\x0epeak_text_load\x18\x13 \x01(\x01R\fpeakTextLoad\x12\x1d\n" +
+	"\n" +
+	"unix_nanos\x18\x14 \x01(\x03R\tunixNanos\"\xda\x01\n" +
+	"\rScaleResponse\x12\x1f\n" +
+	"\vdecision_id\x18\x01 \x01(\tR\n" +
+	"decisionId\x12(\n" +
+	"\x05sizes\x18\x02 \x01(\v2\x12.drover.v1.MMSizesR\x05sizes\x12\x16\n" +
+	"\x06policy\x18\x03 \x01(\tR\x06policy\x12)\n" +
+	"\x06source\x18\x04 \x01(\x0e2\x11.drover.v1.SourceR\x06source\x12#\n" +
+	"\rmodel_version\x18\x05 \x01(\tR\fmodelVersion\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason*\"\n" +
 	"\x04Arch\x12\r\n" +
 	"\tARCH_RING\x10\x00\x12\v\n" +
 	"\aARCH_PS\x10\x01*H\n" +
@@ -3106,12 +4006,23 @@ const file_drover_proto_rawDesc = "" +
 	"\fInstanceRole\x12\x16\n" +
 	"\x12INSTANCE_COLOCATED\x10\x00\x12\x14\n" +
 	"\x10INSTANCE_PREFILL\x10\x01\x12\x13\n" +
-	"\x0fINSTANCE_DECODE\x10\x022\x81\x02\n" +
+	"\x0fINSTANCE_DECODE\x10\x02*?\n" +
+	"\x06MMPool\x12\x10\n" +
+	"\fMM_POOL_MONO\x10\x00\x12\x11\n" +
+	"\rMM_POOL_IMAGE\x10\x01\x12\x10\n" +
+	"\fMM_POOL_TEXT\x10\x02*_\n" +
+	"\aMMState\x12\x15\n" +
+	"\x11MM_STATE_STARTING\x10\x00\x12\x13\n" +
+	"\x0fMM_STATE_ACTIVE\x10\x01\x12\x15\n" +
+	"\x11MM_STATE_DRAINING\x10\x02\x12\x11\n" +
+	"\rMM_STATE_GONE\x10\x032\xff\x02\n" +
 	"\tScheduler\x12:\n" +
 	"\x05Place\x12\x17.drover.v1.PlaceRequest\x1a\x18.drover.v1.PlaceResponse\x12=\n" +
 	"\x06Report\x12\x18.drover.v1.ReportRequest\x1a\x19.drover.v1.ReportResponse\x12=\n" +
 	"\x06Status\x12\x18.drover.v1.StatusRequest\x1a\x19.drover.v1.StatusResponse\x12:\n" +
-	"\x05Route\x12\x17.drover.v1.RouteRequest\x1a\x18.drover.v1.RouteResponse2G\n" +
+	"\x05Route\x12\x17.drover.v1.RouteRequest\x1a\x18.drover.v1.RouteResponse\x12:\n" +
+	"\x05Scale\x12\x17.drover.v1.ScaleRequest\x1a\x18.drover.v1.ScaleResponse\x12@\n" +
+	"\aRouteMM\x12\x19.drover.v1.RouteMMRequest\x1a\x1a.drover.v1.RouteMMResponse2G\n" +
 	"\tTelemetry\x12:\n" +
 	"\x06Stream\x12\x17.drover.v1.AgentMessage\x1a\x13.drover.v1.AgentAck(\x010\x01B5Z3github.com/drover-sched/drover/serve/proto;droverpbb\x06proto3"
 
@@ -3127,89 +4038,108 @@ func file_drover_proto_rawDescGZIP() []byte {
 	return file_drover_proto_rawDescData
 }
 
-var file_drover_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_drover_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
+var file_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_drover_proto_goTypes = []any{
-	(Arch)(0),              // 0: drover.v1.Arch
-	(SyncKind)(0),          // 1: drover.v1.SyncKind
-	(Role)(0),              // 2: drover.v1.Role
-	(Source)(0),            // 3: drover.v1.Source
-	(InstanceRole)(0),      // 4: drover.v1.InstanceRole
-	(*Node)(nil),           // 5: drover.v1.Node
-	(*Cluster)(nil),        // 6: drover.v1.Cluster
-	(*Job)(nil),            // 7: drover.v1.Job
-	(*PlaceRequest)(nil),   // 8: drover.v1.PlaceRequest
-	(*Sync)(nil),           // 9: drover.v1.Sync
-	(*Assignment)(nil),     // 10: drover.v1.Assignment
-	(*PlaceResponse)(nil),  // 11: drover.v1.PlaceResponse
-	(*Started)(nil),        // 12: drover.v1.Started
-	(*Iterations)(nil),     // 13: drover.v1.Iterations
-	(*Finished)(nil),       // 14: drover.v1.Finished
-	(*Outcome)(nil),        // 15: drover.v1.Outcome
-	(*ReportRequest)(nil),  // 16: drover.v1.ReportRequest
-	(*ReportResponse)(nil), // 17: drover.v1.ReportResponse
-	(*StatusRequest)(nil),  // 18: drover.v1.StatusRequest
-	(*StatusResponse)(nil), // 19: drover.v1.StatusResponse
-	(*LiveState)(nil),      // 20: drover.v1.LiveState
-	(*LiveNode)(nil),       // 21: drover.v1.LiveNode
-	(*AgentHello)(nil),     // 22: drover.v1.AgentHello
-	(*GPUReading)(nil),     // 23: drover.v1.GPUReading
-	(*NodeSample)(nil),     // 24: drover.v1.NodeSample
-	(*JobIterations)(nil),  // 25: drover.v1.JobIterations
-	(*Gap)(nil),            // 26: drover.v1.Gap
-	(*AgentMessage)(nil),   // 27: drover.v1.AgentMessage
-	(*AgentAck)(nil),       // 28: drover.v1.AgentAck
-	(*Instance)(nil),       // 29: drover.v1.Instance
-	(*RouteRequest)(nil),   // 30: drover.v1.RouteRequest
-	(*RouteResponse)(nil),  // 31: drover.v1.RouteResponse
-	nil,                    // 32: drover.v1.StatusResponse.DecisionsEntry
-	nil,                    // 33: drover.v1.StatusResponse.FallbacksEntry
-	nil,                    // 34: drover.v1.StatusResponse.OutcomesEntry
-	nil,                    // 35: drover.v1.StatusResponse.ShadowEntry
+	(Arch)(0),               // 0: drover.v1.Arch
+	(SyncKind)(0),           // 1: drover.v1.SyncKind
+	(Role)(0),               // 2: drover.v1.Role
+	(Source)(0),             // 3: drover.v1.Source
+	(InstanceRole)(0),       // 4: drover.v1.InstanceRole
+	(MMPool)(0),             // 5: drover.v1.MMPool
+	(MMState)(0),            // 6: drover.v1.MMState
+	(*Node)(nil),            // 7: drover.v1.Node
+	(*Cluster)(nil),         // 8: drover.v1.Cluster
+	(*Job)(nil),             // 9: drover.v1.Job
+	(*PlaceRequest)(nil),    // 10: drover.v1.PlaceRequest
+	(*Sync)(nil),            // 11: drover.v1.Sync
+	(*Assignment)(nil),      // 12: drover.v1.Assignment
+	(*PlaceResponse)(nil),   // 13: drover.v1.PlaceResponse
+	(*Started)(nil),         // 14: drover.v1.Started
+	(*Iterations)(nil),      // 15: drover.v1.Iterations
+	(*Finished)(nil),        // 16: drover.v1.Finished
+	(*Outcome)(nil),         // 17: drover.v1.Outcome
+	(*ReportRequest)(nil),   // 18: drover.v1.ReportRequest
+	(*ReportResponse)(nil),  // 19: drover.v1.ReportResponse
+	(*StatusRequest)(nil),   // 20: drover.v1.StatusRequest
+	(*StatusResponse)(nil),  // 21: drover.v1.StatusResponse
+	(*LiveState)(nil),       // 22: drover.v1.LiveState
+	(*LiveNode)(nil),        // 23: drover.v1.LiveNode
+	(*AgentHello)(nil),      // 24: drover.v1.AgentHello
+	(*GPUReading)(nil),      // 25: drover.v1.GPUReading
+	(*NodeSample)(nil),      // 26: drover.v1.NodeSample
+	(*JobIterations)(nil),   // 27: drover.v1.JobIterations
+	(*Gap)(nil),             // 28: drover.v1.Gap
+	(*AgentMessage)(nil),    // 29: drover.v1.AgentMessage
+	(*AgentAck)(nil),        // 30: drover.v1.AgentAck
+	(*Instance)(nil),        // 31: drover.v1.Instance
+	(*RouteRequest)(nil),    // 32: drover.v1.RouteRequest
+	(*RouteResponse)(nil),   // 33: drover.v1.RouteResponse
+	(*MMInstance)(nil),      // 34: drover.v1.MMInstance
+	(*RouteMMRequest)(nil),  // 35: drover.v1.RouteMMRequest
+	(*RouteMMResponse)(nil), // 36: drover.v1.RouteMMResponse
+	(*MMSizes)(nil),         // 37: drover.v1.MMSizes
+	(*ScaleRequest)(nil),    // 38: drover.v1.ScaleRequest
+	(*ScaleResponse)(nil),   // 39: drover.v1.ScaleResponse
+	nil,                     // 40: drover.v1.StatusResponse.DecisionsEntry
+	nil,                     // 41: drover.v1.StatusResponse.FallbacksEntry
+	nil,                     // 42: drover.v1.StatusResponse.OutcomesEntry
+	nil,                     // 43: drover.v1.StatusResponse.ShadowEntry
 }
 var file_drover_proto_depIdxs = []int32{
-	5,  // 0: drover.v1.Cluster.nodes:type_name -> drover.v1.Node
+	7,  // 0: drover.v1.Cluster.nodes:type_name -> drover.v1.Node
 	0,  // 1: drover.v1.Job.arch:type_name -> drover.v1.Arch
-	7,  // 2: drover.v1.PlaceRequest.job:type_name -> drover.v1.Job
-	6,  // 3: drover.v1.PlaceRequest.cluster:type_name -> drover.v1.Cluster
+	9,  // 2: drover.v1.PlaceRequest.job:type_name -> drover.v1.Job
+	8,  // 3: drover.v1.PlaceRequest.cluster:type_name -> drover.v1.Cluster
 	1,  // 4: drover.v1.Sync.kind:type_name -> drover.v1.SyncKind
 	2,  // 5: drover.v1.Assignment.role:type_name -> drover.v1.Role
-	10, // 6: drover.v1.PlaceResponse.assignments:type_name -> drover.v1.Assignment
-	9,  // 7: drover.v1.PlaceResponse.sync:type_name -> drover.v1.Sync
+	12, // 6: drover.v1.PlaceResponse.assignments:type_name -> drover.v1.Assignment
+	11, // 7: drover.v1.PlaceResponse.sync:type_name -> drover.v1.Sync
 	3,  // 8: drover.v1.PlaceResponse.source:type_name -> drover.v1.Source
-	12, // 9: drover.v1.Outcome.started:type_name -> drover.v1.Started
-	13, // 10: drover.v1.Outcome.iterations:type_name -> drover.v1.Iterations
-	14, // 11: drover.v1.Outcome.finished:type_name -> drover.v1.Finished
-	15, // 12: drover.v1.ReportRequest.outcomes:type_name -> drover.v1.Outcome
-	32, // 13: drover.v1.StatusResponse.decisions:type_name -> drover.v1.StatusResponse.DecisionsEntry
-	33, // 14: drover.v1.StatusResponse.fallbacks:type_name -> drover.v1.StatusResponse.FallbacksEntry
-	34, // 15: drover.v1.StatusResponse.outcomes:type_name -> drover.v1.StatusResponse.OutcomesEntry
-	35, // 16: drover.v1.StatusResponse.shadow:type_name -> drover.v1.StatusResponse.ShadowEntry
-	20, // 17: drover.v1.StatusResponse.live:type_name -> drover.v1.LiveState
-	21, // 18: drover.v1.LiveState.node_list:type_name -> drover.v1.LiveNode
-	23, // 19: drover.v1.NodeSample.gpus:type_name -> drover.v1.GPUReading
-	22, // 20: drover.v1.AgentMessage.hello:type_name -> drover.v1.AgentHello
-	24, // 21: drover.v1.AgentMessage.sample:type_name -> drover.v1.NodeSample
-	25, // 22: drover.v1.AgentMessage.iterations:type_name -> drover.v1.JobIterations
-	26, // 23: drover.v1.AgentMessage.gap:type_name -> drover.v1.Gap
+	14, // 9: drover.v1.Outcome.started:type_name -> drover.v1.Started
+	15, // 10: drover.v1.Outcome.iterations:type_name -> drover.v1.Iterations
+	16, // 11: drover.v1.Outcome.finished:type_name -> drover.v1.Finished
+	17, // 12: drover.v1.ReportRequest.outcomes:type_name -> drover.v1.Outcome
+	40, // 13: drover.v1.StatusResponse.decisions:type_name -> drover.v1.StatusResponse.DecisionsEntry
+	41, // 14: drover.v1.StatusResponse.fallbacks:type_name -> drover.v1.StatusResponse.FallbacksEntry
+	42, // 15: drover.v1.StatusResponse.outcomes:type_name -> drover.v1.StatusResponse.OutcomesEntry
+	43, // 16: drover.v1.StatusResponse.shadow:type_name -> drover.v1.StatusResponse.ShadowEntry
+	22, // 17: drover.v1.StatusResponse.live:type_name -> drover.v1.LiveState
+	23, // 18: drover.v1.LiveState.node_list:type_name -> drover.v1.LiveNode
+	25, // 19: drover.v1.NodeSample.gpus:type_name -> drover.v1.GPUReading
+	24, // 20: drover.v1.AgentMessage.hello:type_name -> drover.v1.AgentHello
+	26, // 21: drover.v1.AgentMessage.sample:type_name -> drover.v1.NodeSample
+	27, // 22: drover.v1.AgentMessage.iterations:type_name -> drover.v1.JobIterations
+	28, // 23: drover.v1.AgentMessage.gap:type_name -> drover.v1.Gap
 	4,  // 24: drover.v1.Instance.role:type_name -> drover.v1.InstanceRole
-	29, // 25: drover.v1.RouteRequest.instances:type_name -> drover.v1.Instance
+	31, // 25: drover.v1.RouteRequest.instances:type_name -> drover.v1.Instance
 	3,  // 26: drover.v1.RouteResponse.source:type_name -> drover.v1.Source
-	8,  // 27: drover.v1.Scheduler.Place:input_type -> drover.v1.PlaceRequest
-	16, // 28: drover.v1.Scheduler.Report:input_type -> drover.v1.ReportRequest
-	18, // 29: drover.v1.Scheduler.Status:input_type -> drover.v1.StatusRequest
-	30, // 30: drover.v1.Scheduler.Route:input_type -> drover.v1.RouteRequest
-	27, // 31: drover.v1.Telemetry.Stream:input_type -> drover.v1.AgentMessage
-	11, // 32: drover.v1.Scheduler.Place:output_type -> drover.v1.PlaceResponse
-	17, // 33: drover.v1.Scheduler.Report:output_type -> drover.v1.ReportResponse
-	19, // 34: drover.v1.Scheduler.Status:output_type -> drover.v1.StatusResponse
-	31, // 35: drover.v1.Scheduler.Route:output_type -> drover.v1.RouteResponse
-	28, // 36: drover.v1.Telemetry.Stream:output_type -> drover.v1.AgentAck
-	32, // [32:37] is the sub-list for method output_type
-	27, // [27:32] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	5,  // 27: drover.v1.MMInstance.pool:type_name -> drover.v1.MMPool
+	6,  // 28: drover.v1.MMInstance.state:type_name -> drover.v1.MMState
+	34, // 29: drover.v1.RouteMMRequest.instances:type_name -> drover.v1.MMInstance
+	3,  // 30: drover.v1.RouteMMResponse.source:type_name -> drover.v1.Source
+	37, // 31: drover.v1.ScaleRequest.current:type_name -> drover.v1.MMSizes
+	37, // 32: drover.v1.ScaleResponse.sizes:type_name -> drover.v1.MMSizes
+	3,  // 33: drover.v1.ScaleResponse.source:type_name -> drover.v1.Source
+	10, // 34: drover.v1.Scheduler.Place:input_type -> drover.v1.PlaceRequest
+	18, // 35: drover.v1.Scheduler.Report:input_type -> drover.v1.ReportRequest
+	20, // 36: drover.v1.Scheduler.Status:input_type -> drover.v1.StatusRequest
+	32, // 37: drover.v1.Scheduler.Route:input_type -> drover.v1.RouteRequest
+	38, // 38: drover.v1.Scheduler.Scale:input_type -> drover.v1.ScaleRequest
+	35, // 39: drover.v1.Scheduler.RouteMM:input_type -> drover.v1.RouteMMRequest
+	29, // 40: drover.v1.Telemetry.Stream:input_type -> drover.v1.AgentMessage
+	13, // 41: drover.v1.Scheduler.Place:output_type -> drover.v1.PlaceResponse
+	19, // 42: drover.v1.Scheduler.Report:output_type -> drover.v1.ReportResponse
+	21, // 43: drover.v1.Scheduler.Status:output_type -> drover.v1.StatusResponse
+	33, // 44: drover.v1.Scheduler.Route:output_type -> drover.v1.RouteResponse
+	39, // 45: drover.v1.Scheduler.Scale:output_type -> drover.v1.ScaleResponse
+	36, // 46: drover.v1.Scheduler.RouteMM:output_type -> drover.v1.RouteMMResponse
+	30, // 47: drover.v1.Telemetry.Stream:output_type -> drover.v1.AgentAck
+	41, // [41:48] is the sub-list for method output_type
+	34, // [34:41] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_drover_proto_init() }
@@ -3233,8 +4163,8 @@ func file_drover_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_drover_proto_rawDesc), len(file_drover_proto_rawDesc)),
-			NumEnums:      5,
-			NumMessages:   31,
+			NumEnums:      7,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -24,10 +24,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Scheduler_Place_FullMethodName  = "/drover.v1.Scheduler/Place"
-	Scheduler_Report_FullMethodName = "/drover.v1.Scheduler/Report"
-	Scheduler_Status_FullMethodName = "/drover.v1.Scheduler/Status"
-	Scheduler_Route_FullMethodName  = "/drover.v1.Scheduler/Route"
+	Scheduler_Place_FullMethodName   = "/drover.v1.Scheduler/Place"
+	Scheduler_Report_FullMethodName  = "/drover.v1.Scheduler/Report"
+	Scheduler_Status_FullMethodName  = "/drover.v1.Scheduler/Status"
+	Scheduler_Route_FullMethodName   = "/drover.v1.Scheduler/Route"
+	Scheduler_Scale_FullMethodName   = "/drover.v1.Scheduler/Scale"
+	Scheduler_RouteMM_FullMethodName = "/drover.v1.Scheduler/RouteMM"
 )
 
 // SchedulerClient is the client API for Scheduler service.
@@ -48,6 +50,15 @@ type SchedulerClient interface {
 	// disaggregated deployment: its prefill instance, its decode instance
 	// and its KV cache's format (issue 34; policies/pdrl).
 	Route(ctx context.Context, in *RouteRequest, opts ...grpc.CallOption) (*RouteResponse, error)
+	// Scale returns a multimodal deployment's pool sizes for the next
+	// period from what the last window showed (issue 35; policies/mmscale:
+	// ModServe's autoscaler, or a learned one behind the gate).
+	Scale(ctx context.Context, in *ScaleRequest, opts ...grpc.CallOption) (*ScaleResponse, error)
+	// RouteMM decides where an arriving multimodal request's stages run: the
+	// image instance of each of its images and its text (or monolithic)
+	// instance, and its priority in their queues (issue 35;
+	// policies/modserve).
+	RouteMM(ctx context.Context, in *RouteMMRequest, opts ...grpc.CallOption) (*RouteMMResponse, error)
 }
 
 type schedulerClient struct {
@@ -98,6 +109,26 @@ func (c *schedulerClient) Route(ctx context.Context, in *RouteRequest, opts ...g
 	return out, nil
 }
 
+func (c *schedulerClient) Scale(ctx context.Context, in *ScaleRequest, opts ...grpc.CallOption) (*ScaleResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ScaleResponse)
+	err := c.cc.Invoke(ctx, Scheduler_Scale_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *schedulerClient) RouteMM(ctx context.Context, in *RouteMMRequest, opts ...grpc.CallOption) (*RouteMMResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RouteMMResponse)
+	err := c.cc.Invoke(ctx, Scheduler_RouteMM_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SchedulerServer is the server API for Scheduler service.
 // All implementations must embed UnimplementedSchedulerServer
 // for forward compatibility.
@@ -116,6 +147,15 @@ type SchedulerServer interface {
 	// disaggregated deployment: its prefill instance, its decode instance
 	// and its KV cache's format (issue 34; policies/pdrl).
 	Route(context.Context, *RouteRequest) (*RouteResponse, error)
+	// Scale returns a multimodal deployment's pool sizes for the next
+	// period from what the last window showed (issue 35; policies/mmscale:
+	// ModServe's autoscaler, or a learned one behind the gate).
+	Scale(context.Context, *ScaleRequest) (*ScaleResponse, error)
+	// RouteMM decides where an arriving multimodal request's stages run: the
+	// image instance of each of its images and its text (or monolithic)
+	// instance, and its priority in their queues (issue 35;
+	// policies/modserve).
+	RouteMM(context.Context, *RouteMMRequest) (*RouteMMResponse, error)
 	mustEmbedUnimplementedSchedulerServer()
 }
 
@@ -137,6 +177,12 @@ func (UnimplementedSchedulerServer) Status(context.Context, *StatusRequest) (*St
 }
 func (UnimplementedSchedulerServer) Route(context.Context, *RouteRequest) (*RouteResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Route not implemented")
+}
+func (UnimplementedSchedulerServer) Scale(context.Context, *ScaleRequest) (*ScaleResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Scale not implemented")
+}
+func (UnimplementedSchedulerServer) RouteMM(context.Context, *RouteMMRequest) (*RouteMMResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RouteMM not implemented")
 }
 func (UnimplementedSchedulerServer) mustEmbedUnimplementedSchedulerServer() {}
 func (UnimplementedSchedulerServer) testEmbeddedByValue()                   {}
@@ -231,6 +277,42 @@ func _Scheduler_Route_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Scheduler_Scale_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ScaleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SchedulerServer).Scale(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Scheduler_Scale_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SchedulerServer).Scale(ctx, req.(*ScaleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Scheduler_RouteMM_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RouteMMRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SchedulerServer).RouteMM(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Scheduler_RouteMM_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SchedulerServer).RouteMM(ctx, req.(*RouteMMRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Scheduler_ServiceDesc is the grpc.ServiceDesc for Scheduler service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -253,6 +335,14 @@ var Scheduler_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Route",
 			Handler:    _Scheduler_Route_Handler,
+		},
+		{
+			MethodName: "Scale",
+			Handler:    _Scheduler_Scale_Handler,
+		},
+		{
+			MethodName: "RouteMM",
+			Handler:    _Scheduler_RouteMM_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

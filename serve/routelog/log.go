@@ -24,23 +24,41 @@ const MaxLine = 64 << 20
 // number (from 1); a last line without its newline (a write cut short by
 // a crash) is left out and counted in partial.
 func Read(r io.Reader) (recs []Record, partial int, err error) {
+	partial, err = ReadLines(r, func(line []byte) error {
+		rec, err := Decode(line)
+		if err == nil {
+			recs = append(recs, rec)
+		}
+		return err
+	})
+	if err != nil {
+		return recs, 0, fmt.Errorf("routelog: %w", err)
+	}
+	return recs, partial, nil
+}
+
+// ReadLines calls fn with each line of a log of JSON lines (without its
+// newline; a "\r" before it is dropped), in order, until fn returns an
+// error, which it returns as "line N: " and that error (N from 1). A last line
+// without its newline (a write cut short by a crash) is not passed to fn
+// and counted in partial. The line is valid only during the call. Read
+// and serve/mmlog's readers sit on it.
+func ReadLines(r io.Reader, fn func(line []byte) error) (partial int, err error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for n := 1; ; n++ {
 		line, err := readLine(br)
 		if err == io.EOF {
-			return recs, 0, nil
+			return 0, nil
 		}
 		if errors.Is(err, errPartial) {
-			return recs, 1, nil
+			return 1, nil
+		}
+		if err == nil {
+			err = fn(line)
 		}
 		if err != nil {
-			return recs, 0, fmt.Errorf("routelog: line %d: %w", n, err)
+			return 0, fmt.Errorf("line %d: %w", n, err)
 		}
-		rec, err := Decode(line)
-		if err != nil {
-			return recs, 0, fmt.Errorf("routelog: line %d: %w", n, err)
-		}
-		recs = append(recs, rec)
 	}
 }
 
@@ -223,7 +241,14 @@ func (lw *Writer) Append(r *Record) error {
 	if err := r.Validate(); err != nil {
 		return err
 	}
-	line := Encode(nil, r)
+	return lw.AppendLine(Encode(nil, r))
+}
+
+// AppendLine queues an encoded line as it is (it must end in a newline):
+// a Writer carries any log of JSON lines, e.g. serve/mmlog's. It returns
+// ErrClosed after Close and drops the line (counted) when the queue is
+// full.
+func (lw *Writer) AppendLine(line []byte) error {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
 	if lw.closed {

@@ -5,7 +5,7 @@
 // (STRN for strn-rl; SAS with STRN's sync rule for sas-rl, since SAS alone
 // keeps BSP) runs TeacherEpisodes episodes per training Setting, recorded
 // by policies/direct.Teacher; the actor learns its choices by minimising
-// the masked cross-entropy. PPO then starts from the cloned actor with a
+// the masked cross-entropy (agents/bc, as train/pdrl's does). PPO then starts from the cloned actor with a
 // critic warm-up, a small learning rate and entropy bonus on env/sched's
 // environments, one per setting (reward: minus GPU-held time). DQN (AlgoDQN)
 // learns from the reward alone on the first setting, with masked

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
 	"sync"
 
+	"github.com/drover-sched/drover/agents/bc"
 	"github.com/drover-sched/drover/agents/dqn"
 	"github.com/drover-sched/drover/agents/nn"
 	"github.com/drover-sched/drover/agents/ppo"
@@ -359,69 +359,14 @@ func collect(cfg Config, scfg sched.Config) []pdirect.Sample {
 	return all
 }
 
-// clone fits actor to the samples by minimising the masked cross-entropy
-// of the teacher's actions (Adam, minibatches), holding back every tenth
-// sample, and returns the share of held-back samples whose most probable
-// valid action is the teacher's.
+// clone fits actor to the teacher's samples (bc.Clone, logging every
+// 10 epochs) and returns the share of held-back samples on which the
+// greedy policy takes the teacher's action.
 func clone(actor *nn.MLP, samples []pdirect.Sample, cfg Config, rng *rand.Rand) float64 {
-	var train, held []pdirect.Sample
+	bs := make([]bc.Sample, len(samples))
 	for i, s := range samples {
-		if i%10 == 9 {
-			held = append(held, s)
-		} else {
-			train = append(train, s)
-		}
+		bs[i] = bc.Sample(s)
 	}
-	if len(train) == 0 {
-		train = samples
-	}
-	obsDim, nA := len(samples[0].Obs), len(samples[0].Mask)
-	opt := nn.NewAdam(actor.Params(), cfg.BCLR, 1e-5)
-	B := min(cfg.BCBatch, len(train))
-	x := nn.NewMat(B, obsDim)
-	mask := make([]bool, B*nA)
-	acts := make([]int, B)
-	dOut := make([]float32, B)
-	idx := make([]int, len(train))
-	for i := range idx {
-		idx[i] = i
-	}
-	for ep := range cfg.BCEpochs {
-		rng.Shuffle(len(idx), func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
-		loss, n := 0.0, 0
-		for lo := 0; lo+B <= len(idx); lo += B {
-			for k, id := range idx[lo : lo+B] {
-				s := train[id]
-				for i, v := range s.Obs {
-					x.Data[k*obsDim+i] = float32(v)
-				}
-				copy(mask[k*nA:(k+1)*nA], s.Mask)
-				acts[k] = s.Action
-				dOut[k] = -1 / float32(B) // d(-mean log p)
-			}
-			actor.ZeroGrad()
-			dist := nn.NewCategorical(actor.Forward(x), mask)
-			for _, lp := range dist.LogProb(acts) {
-				loss -= float64(lp)
-			}
-			n += B
-			actor.Accumulate(dist.LogProbGrad(acts, dOut))
-			nn.ClipGradNorm(actor.Params(), 1)
-			opt.Step()
-		}
-		if (ep+1)%10 == 0 || ep == cfg.BCEpochs-1 {
-			fmt.Fprintf(cfg.Log, "bc: epoch %d cross-entropy %.4f\n", ep+1, loss/float64(max(n, 1)))
-		}
-	}
-	if len(held) == 0 {
-		return math.NaN()
-	}
-	act := pdirect.Greedy(actor)
-	agree := 0
-	for _, s := range held {
-		if act(s.Obs, s.Mask) == s.Action {
-			agree++
-		}
-	}
-	return float64(agree) / float64(len(held))
+	c := bc.Config{Epochs: cfg.BCEpochs, Batch: cfg.BCBatch, LR: cfg.BCLR, LogEvery: 10, Log: cfg.Log}
+	return bc.Clone(actor, bs, c, rng, func(a *nn.MLP) bc.Actor { return pdirect.Greedy(a) })
 }

@@ -8,6 +8,13 @@
 // policies/gate; its verdict is the checkpoint's Converged, which decides
 // whether the policy server's Route answers with the learned router.
 //
+// The learning is shared with train/direct: both clone their teacher with
+// agents/bc and run agents/ppo.Train from the cloned actor. What stays
+// here is what differs: the teacher's episodes replay trace windows on
+// env/infer (train/direct's run its settings' job workloads on env), the
+// environments are env/infergym's, the checkpoint records the encoding,
+// and Judge replays held-out windows rather than held-out workloads.
+//
 // # Usage
 //
 //	res, err := pdrl.Train(pdrl.Config{Seed: 1, Deploy: infergym.Deployment(perf), Trace: conv.Requests, Steps: 100000})

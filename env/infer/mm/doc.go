@@ -44,7 +44,8 @@
 // Every event is O(log n) (binary heaps: events, each instance's queues,
 // its running batch by finishing iteration) and a run allocates little
 // beyond its per-request state: a week of the LMM 2025 trace (998,047
-// requests) takes 1-4 s on one core (TestWeekSpeed).
+// requests) takes 1.6-3.1 s on one core, 363 MB (BenchmarkWeek,
+// docs/results/multimodal.md).
 //
 // # Costs
 //
@@ -81,7 +82,11 @@
 //
 // A Router fills a Decision for each arriving request: the monolithic
 // or text instance, the image instance of each image (decoupled), and a
-// priority. An autoscaler drives the clock itself:
+// priority. A decoupled request with images may leave its text instance
+// Deferred: a TextRouter (RunUntil installs the router when it is one)
+// chooses it once the images are encoded, as ModServe does. Result.Dropped
+// marks a request that could never fit its instance's memory. An
+// autoscaler drives the clock itself:
 //
 //	for t := period; !s.Done(); t += period {
 //		if err := s.RunUntil(t, router); err != nil { ... }

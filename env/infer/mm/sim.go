@@ -107,7 +107,9 @@ func (v *View) Images(r *Request) int { return v.sim.reqs[r.ID].images() }
 // Decision is a router's answer for one request.
 type Decision struct {
 	// Instance is the monolithic instance that runs every stage, or the
-	// text instance that runs prefill and decode.
+	// text instance that runs prefill and decode; Deferred (decoupled, a
+	// request with images) chooses the text instance when the images are
+	// encoded.
 	Instance int
 	// Images holds, in a decoupled deployment, the image instance of each
 	// of the request's images (View.Images of them); empty otherwise.
@@ -116,6 +118,19 @@ type Decision struct {
 	// the instances it goes to: lower first, ties in arrival order
 	// (FCFS: the arrival time).
 	Priority float64
+}
+
+// Deferred is a Decision.Instance that leaves a decoupled request's text
+// instance to be chosen when its images are encoded (ModServe routes a
+// request's text then, its section 4.2), by the TextRouter that
+// SetTextRouter installs (RunUntil installs its router when it is one).
+const Deferred = -1
+
+// TextRouter is a Router that can choose a request's text instance late:
+// RouteText is called once the request's last image is encoded, when the
+// request's Decision said Deferred.
+type TextRouter interface {
+	RouteText(v *View, r *Request) (int, error)
 }
 
 // Router decides where each arriving request's stages run.
@@ -223,7 +238,14 @@ type Sim struct {
 	cut     [2]int // images and prompt tokens cut
 	started int
 	dropped int
+	textR   TextRouter
+	err     error // a late routing error, returned by the step calls
 }
+
+// SetTextRouter installs the router that chooses the text instance of
+// requests routed Deferred (RunUntil installs its router itself when it
+// implements TextRouter).
+func (s *Sim) SetTextRouter(tr TextRouter) { s.textR = tr }
 
 // New returns a simulation of cfg serving reqs, which must be in arrival
 // order with IDs 0, 1, ... (as datasets/llm's readers and generators give
@@ -431,6 +453,9 @@ func (s *Sim) Next() (*Request, *Decision, error) {
 		s.now = max(s.now, r.Arrival)
 		s.pending = true
 	}
+	if s.err != nil {
+		return nil, nil, s.err
+	}
 	n := s.reqs[r.ID].images()
 	if !s.view.Decoupled {
 		n = 0
@@ -456,10 +481,14 @@ func (s *Sim) Apply(d *Decision) error {
 	if s.view.Decoupled {
 		want = Text
 	}
-	if err := s.check(d.Instance, want); err != nil {
+	n := rs.images()
+	if d.Instance == Deferred && s.view.Decoupled && n > 0 {
+		if s.textR == nil {
+			return fmt.Errorf("%w: request %d deferred without a text router (SetTextRouter)", ErrBadDecision, r.ID)
+		}
+	} else if err := s.check(d.Instance, want); err != nil {
 		return err
 	}
-	n := rs.images()
 	if s.view.Decoupled && len(d.Images) != n {
 		return fmt.Errorf("%w: request %d: %d image instances for %d images", ErrBadDecision, r.ID, len(d.Images), n)
 	}
@@ -494,15 +523,13 @@ func (s *Sim) route(id int, d *Decision) {
 	rs := &s.reqs[id]
 	m := &s.cfg.Model
 	rs.key = d.Priority
-	rs.res.Instance = int32(d.Instance)
 	rs.res.SLO = s.obj.TTFTText
 	if rs.images() > 0 {
 		rs.res.SLO = s.obj.TTFTImage
 	}
-	tv := &s.view.Instances[d.Instance]
-	tv.Outstanding++
-	tv.PendingTokens += int64(rs.seqLen) + int64(rs.res.Output)
-	tv.PendingPrefillTokens += int64(rs.seqLen)
+	if d.Instance != Deferred {
+		s.bind(id, d.Instance)
+	}
 	n := rs.images()
 	rs.imgLeft = int32(n)
 	rs.res.Ready = s.now
@@ -512,6 +539,7 @@ func (s *Sim) route(id int, d *Decision) {
 	}
 	if !s.view.Decoupled {
 		in := &s.inst[d.Instance]
+		tv := &s.view.Instances[d.Instance]
 		tv.PendingImages += n
 		tv.PendingImageTokens += int64(n * m.ImageTokens)
 		t := s.now
@@ -528,6 +556,16 @@ func (s *Sim) route(id int, d *Decision) {
 		v.PendingImageTokens += int64(m.ImageTokens)
 		s.push(s.preprocess(in), evPreprocessed, int32(j), int32(id), 0)
 	}
+}
+
+// bind makes instance i request id's text (or monolithic) instance.
+func (s *Sim) bind(id, i int) {
+	rs := &s.reqs[id]
+	rs.res.Instance = int32(i)
+	tv := &s.view.Instances[i]
+	tv.Outstanding++
+	tv.PendingTokens += int64(rs.seqLen) + int64(rs.res.Output)
+	tv.PendingPrefillTokens += int64(rs.seqLen)
 }
 
 // preprocess gives one image to in's earliest free CPU worker and
@@ -599,6 +637,19 @@ func (s *Sim) encoded(i int32) {
 		v.PendingImageTokens -= int64(m.ImageTokens)
 		rs.imgLeft--
 		if rs.imgLeft == 0 {
+			if rs.res.Instance < 0 {
+				j, err := s.textR.RouteText(s.View(), &s.trace[id])
+				if err == nil {
+					err = s.check(j, Text)
+				}
+				if err != nil {
+					if s.err == nil {
+						s.err = fmt.Errorf("route the text of request %d: %w", id, err)
+					}
+					continue
+				}
+				s.bind(int(id), j)
+			}
 			// The text instance pulls every image's tokens at once.
 			xfer := s.cfg.Link.Latency + float64(rs.images())*m.EmbeddingBytes()/s.cfg.Link.BytesPerSec
 			s.push(s.now+xfer, evReady, rs.res.Instance, id, 0)
@@ -803,6 +854,9 @@ func (s *Sim) maybeGone(i int32) {
 // RunUntil routes every request arriving at or before t with r and runs
 // every event up to t, then sets the clock to t (if t is finite).
 func (s *Sim) RunUntil(t float64, r Router) error {
+	if tr, ok := r.(TextRouter); ok {
+		s.textR = tr
+	}
 	for s.next < len(s.trace) && s.trace[s.next].Arrival <= t {
 		req, d, err := s.Next()
 		if err != nil {
@@ -822,7 +876,7 @@ func (s *Sim) RunUntil(t float64, r Router) error {
 	if !math.IsInf(t, 1) {
 		s.now = max(s.now, t)
 	}
-	return nil
+	return s.err
 }
 
 // Run routes every request with r and runs the simulation to its end.

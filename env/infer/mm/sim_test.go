@@ -235,6 +235,13 @@ func TestDay(t *testing.T) {
 		if len(sum.Derived) == 0 {
 			t.Errorf("%s: no derived cost listed", cfg.Model.Name)
 		}
+		for i, v := range s.View().Instances {
+			in := &s.inst[i]
+			if v != (InstanceView{Pool: v.Pool, State: v.State, TP: v.TP}) || in.kvUsed != 0 || in.runKV != 0 || len(in.run) != 0 || len(in.waitQ) != 0 || len(in.encQ) != 0 {
+				t.Errorf("%s %v: instance %d left %+v, KV %v reserved, %v read", cfg.Model.Name, cfg.Instances, i, v, in.kvUsed, in.runKV)
+				break
+			}
+		}
 	}
 }
 
@@ -347,6 +354,76 @@ func TestDropped(t *testing.T) {
 	if r0, r1 := s.Result(0), s.Result(1); !r0.Dropped || !math.IsNaN(r0.End) || r1.Dropped || math.IsNaN(r1.End) || sum.Dropped != 1 || sum.Finished != 1 {
 		t.Errorf("results %+v, %+v, summary dropped %d finished %d; want request 0 dropped, 1 finished", r0, r1, sum.Dropped, sum.Finished)
 	}
+}
+
+// late defers every image request's text instance and then picks the
+// last text instance, counting its calls.
+type late struct {
+	fewest
+	calls int
+}
+
+func (l *late) Route(v *View, r *Request, d *Decision) error {
+	if err := l.fewest.Route(v, r, d); err != nil {
+		return err
+	}
+	if len(d.Images) > 0 {
+		d.Instance = Deferred
+	}
+	return nil
+}
+
+func (l *late) RouteText(v *View, r *Request) (int, error) {
+	l.calls++
+	if v.Instances[len(v.Instances)-1].Outstanding != 0 {
+		return 0, errors.New("the text instance was counted before it was chosen")
+	}
+	return len(v.Instances) - 1, nil
+}
+
+// TestDeferred: a deferred request's text instance is chosen once its
+// images are encoded (not counted on any text instance before), and the
+// request then runs as if routed there at arrival; a text-only request
+// cannot be deferred.
+func TestDeferred(t *testing.T) {
+	req := []Request{{ID: 0, Arrival: 2, Prompt: 700, Output: 30, Images: 2}}
+	run := func(r Router) Result {
+		s, err := New(Decoupled(InternVL25_26B, 2, 3), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Run(r); err != nil {
+			t.Fatal(err)
+		}
+		return s.Result(0)
+	}
+	l := &late{}
+	got := run(l)
+	want := run(&fixedText{4})
+	if l.calls != 1 || got != want || got.Instance != 4 {
+		t.Errorf("deferred: %d calls, %+v; want 1 call and %+v", l.calls, got, want)
+	}
+	s, err := New(Decoupled(InternVL25_26B, 1, 1), []Request{{ID: 0, Prompt: 10, Output: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetTextRouter(l)
+	_, d, _ := s.Next()
+	d.Instance = Deferred
+	if err := s.Apply(d); !errors.Is(err, ErrBadDecision) {
+		t.Errorf("text-only request deferred: %v, want ErrBadDecision", err)
+	}
+}
+
+// fixedText sends the text to instance i, the images as fewest does.
+type fixedText struct{ i int }
+
+func (f *fixedText) Route(v *View, r *Request, d *Decision) error {
+	if err := (&fewest{}).Route(v, r, d); err != nil {
+		return err
+	}
+	d.Instance = f.i
+	return nil
 }
 
 func TestBadDecision(t *testing.T) {

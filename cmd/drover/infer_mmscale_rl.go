@@ -1,0 +1,152 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/drover-sched/drover/agents/nn"
+	"github.com/drover-sched/drover/agents/ppo"
+	"github.com/drover-sched/drover/env/gym"
+	"github.com/drover-sched/drover/env/infer/mm"
+	"github.com/drover-sched/drover/env/mmgym"
+	"github.com/drover-sched/drover/policies/gate"
+	"github.com/drover-sched/drover/policies/mmscale"
+)
+
+// mmrlOpts are drover infer mmscale's mm-rl flags.
+type mmrlOpts struct {
+	steps    int
+	penalty  float64
+	train    []int
+	test     []int
+	tests    int
+	requests int
+	hours    float64
+	seed     uint64
+}
+
+// defineMmrlFlags defines the mm-rl flags on fs and returns what reads
+// them after parsing.
+func defineMmrlFlags(fs *flag.FlagSet) func(requests int, seed uint64) (mmrlOpts, error) {
+	steps := fs.Int("rl-steps", 0, "train mm-rl (PPO over env/mmgym) for this many 5-minute periods after the sweep and judge it against ModServe's rule on held-out days (0: no mm-rl)")
+	penalty := fs.Float64("rl-penalty", 0.05, "mm-rl's cost of a request that misses its objective, in GPU-hours")
+	train := fs.String("rl-train-days", "0,1,2,3,4", "days of the week mm-rl trains on")
+	test := fs.String("rl-test-days", "5,6", "held-out days mm-rl is judged on")
+	tests := fs.Int("rl-tests", 6, "held-out episodes (each a day of a fresh week)")
+	return func(requests int, seed uint64) (mmrlOpts, error) {
+		tr, err := parseDays("rl-train-days", *train)
+		if err != nil {
+			return mmrlOpts{}, err
+		}
+		te, err := parseDays("rl-test-days", *test)
+		if err != nil {
+			return mmrlOpts{}, err
+		}
+		return mmrlOpts{steps: *steps, penalty: *penalty, train: tr, test: te, tests: *tests, requests: requests, hours: 24, seed: seed}, nil
+	}
+}
+
+// parseDays parses a comma-separated list of days of the week.
+func parseDays(flag, s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		d, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || d < 0 || d > 6 {
+			return nil, fmt.Errorf("--%s %q: %q is not a day 0..6", flag, s, f)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// mmscaleRL trains mm-rl (PPO over env/mmgym: each period, ModServe's
+// asks scaled down, kept or up per pool) on the training days and judges
+// it against ModServe's rule (the Rule action every period) on held-out
+// days with policies/gate, cost = GPU-hours + penalty x missed requests.
+func mmscaleRL(w io.Writer, m mm.Model, p mmscale.Profile, scale mmscale.Config, init mmscale.Sizes, o mmscaleOpts, r mmrlOpts) error {
+	base := mmgym.Config{Model: m, Requests: r.requests, Hours: r.hours, Scale: scale, Profile: p, Initial: init, Penalty: r.penalty,
+		RewardScale: 10, Router: func() mm.Router { return o.routerFor(true) }}
+	trainCfg, testCfg := base, base
+	trainCfg.Days, testCfg.Days = r.train, r.test
+	pc := ppo.DefaultConfig()
+	pc.Seed, pc.TotalSteps, pc.NumEnvs, pc.NumSteps, pc.LR, pc.Hidden = r.seed, r.steps, 4, 96, 3e-4, []int{64, 64}
+	pc.ActionPrior = make([]float32, 9)
+	pc.ActionPrior[mmgym.Rule] = 2 // start near ModServe's rule, still exploring
+	t0 := time.Now()
+	var last ppo.Update
+	agent, err := ppo.Train(pc, func(i int) gym.Env {
+		e, err := mmgym.New(trainCfg)
+		if err != nil {
+			panic(err) // the config was built above from checked flags
+		}
+		return e
+	}, func(u ppo.Update) { last = u })
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "mm-rl: PPO, %d steps (5-minute periods) on days %v, penalty %.3f GPU-hours a missed request, %.0f s; last update: entropy %.3f, explained variance %.2f\n",
+		r.steps, r.train, r.penalty, time.Since(t0).Seconds(), last.Entropy, last.ExplainedVariance)
+	greedy := func(obs []float64) int {
+		x := nn.NewMat(1, len(obs))
+		for i, v := range obs {
+			x.Data[i] = float32(v)
+		}
+		logits := agent.Actor.Forward(x).Row(0)
+		best := 0
+		for a, l := range logits {
+			if l > logits[best] {
+				best = a
+			}
+		}
+		return best
+	}
+	var learned, rule []float64
+	fmt.Fprintln(w, "\n| held-out episode (day) | mm-rl GPU-hours | attainment | ModServe's rule GPU-hours | attainment | mm-rl's share of rule actions |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	for k := range r.tests {
+		seed := r.seed + 1000 + uint64(k)
+		lc, li, ls, err := mmrlEpisode(testCfg, seed, greedy)
+		if err != nil {
+			return err
+		}
+		rc, ri, _, err := mmrlEpisode(testCfg, seed, func([]float64) int { return mmgym.Rule })
+		if err != nil {
+			return err
+		}
+		learned, rule = append(learned, lc), append(rule, rc)
+		fmt.Fprintf(w, "| %d (%v) | %.1f | %.4f | %.1f | %.4f | %.2f |\n", seed, r.test[seed%uint64(len(r.test))], li["gpu_hours"], li["attainment"], ri["gpu_hours"], ri["attainment"], ls)
+	}
+	fmt.Fprintf(w, "\ngate (cost = GPU-hours + %.3f x missed requests, mm-rl against ModServe's rule): %v\n\n", r.penalty, gate.Judge(learned, rule, gate.Config{Seed: 1}))
+	return nil
+}
+
+// mmrlEpisode plays one episode of policy and returns its cost (minus the
+// return, unscaled), its final info, and the share of steps that took the
+// Rule action.
+func mmrlEpisode(c mmgym.Config, seed uint64, policy func([]float64) int) (float64, gym.Info, float64, error) {
+	e, err := mmgym.New(c)
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	obs, _ := e.Reset(seed)
+	cost, steps, rules := 0.0, 0, 0
+	for {
+		a := policy(obs)
+		if a == mmgym.Rule {
+			rules++
+		}
+		steps++
+		var rew float64
+		var term, trunc bool
+		var info gym.Info
+		obs, rew, term, trunc, info = e.Step(a)
+		cost -= rew * c.RewardScale
+		if term || trunc {
+			return cost, info, float64(rules) / float64(steps), nil
+		}
+	}
+}
