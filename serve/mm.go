@@ -78,7 +78,8 @@ type mmState struct {
 	converged       bool
 	mode            string
 
-	views []mm.InstanceView // scratch
+	views          []mm.InstanceView // scratch
+	routed, scaled int64             // answers so far
 }
 
 // WithMM has the core answer RouteMM and Scale calls.
@@ -100,6 +101,9 @@ func WithMM(cfg MMConfig) Option {
 			name := cfg.Router
 			if name == "" {
 				name = modserve.Name
+			}
+			if name == modserve.Late {
+				return fmt.Errorf("serve: multimodal router %s chooses a request's text instance once its images are encoded, which one RouteMM call cannot answer", name)
 			}
 			r, err := modserve.New(name)
 			if err != nil {
@@ -291,11 +295,15 @@ func (k *Core) RouteMM(ctx context.Context, req *pb.RouteMMRequest) (*pb.RouteMM
 			v := s.View()
 			v.Instances, v.Now = views, r.Arrival
 			err = st.router.Route(v, q, d)
+			if err == nil && (d.Instance < 0 || d.Instance >= len(views)) {
+				err = fmt.Errorf("the router chose instance %d of %d", d.Instance, len(views))
+			}
 		}
 	}
 	rec := &MMRouteRecord{At: start, RequestID: req.GetRequestId(), Arrival: r.Arrival, Images: r.Images, Prompt: r.Prompt, Output: r.Output,
 		Deployment: st.deployment, Model: st.base.Model.Name, Source: "heuristic", Policy: "heuristic:" + st.router.Name(), Fallback: FallbackNoModel}
 	if err == nil {
+		st.routed++
 		rec.Instance, rec.ImageInstances, rec.Priority = d.Instance, slices.Clone(d.Images), d.Priority
 		if k.sink != nil {
 			rec.Instances = slices.Clone(views)
@@ -444,6 +452,9 @@ func (k *Core) Scale(ctx context.Context, req *pb.ScaleRequest) (*pb.ScaleRespon
 			rec.Shadow, rec.ShadowSizes = st.learnedScalePolicy(), learned
 		}
 	}
+	if rec.Source == "learned" || herr == nil {
+		st.scaled++
+	}
 	st.mu.Unlock()
 	if rec.Source == "heuristic" && herr != nil {
 		return nil, fmt.Errorf("serve: heuristic autoscaler: %w", herr)
@@ -540,6 +551,8 @@ type MMSwitchStatus struct {
 	Mode, Answering, Shadow, Reason string
 	// Router is the multimodal router ("" without one).
 	Router string
+	// Routed and Scaled count the RouteMM and Scale answers so far.
+	Routed, Scaled int64
 }
 
 // MMSwitch returns the multimodal switch's status (the zero value
@@ -551,7 +564,7 @@ func (k *Core) MMSwitch() MMSwitchStatus {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	out := MMSwitchStatus{Mode: st.mode}
+	out := MMSwitchStatus{Mode: st.mode, Routed: st.routed, Scaled: st.scaled}
 	if st.router != nil {
 		out.Router = "heuristic:" + st.router.Name()
 	}

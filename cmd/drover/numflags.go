@@ -11,6 +11,7 @@ import (
 	"github.com/drover-sched/drover/datasets"
 	"github.com/drover-sched/drover/env"
 	"github.com/drover-sched/drover/env/trace"
+	"github.com/drover-sched/drover/policies/mmscale"
 	"github.com/drover-sched/drover/serve/state"
 	"github.com/drover-sched/drover/train"
 )
@@ -141,6 +142,10 @@ var numRules = map[string]numRule{
 	"state-every":       above(0, maxDuration, "a positive interval, at most a day"),
 	"stale-after":       above(0, maxDuration, "a positive time, at most a day"),
 	"shutdown-grace":    within(0, maxDuration, "0 or more, at most a day"),
+	"mm-requests":       within(0, 1<<27, "0 (the trace's 1,000,000) to 2^27 requests a week"),
+	"mm-history-seed":   anyNumber,
+	"mm-factor":         within(1, 1e3, "an SLO factor, 1 to 1000"),
+	"mm-target":         {func(x float64) bool { return x > 0 && x <= mmscale.MaxTarget }, fmt.Sprintf("a share of capacity in (0, %v]", mmscale.MaxTarget)},
 	// drover serve's bounds on one request's work and on the live state
 	// (serve.Limits.MaxWork, state.Config).
 	"max-work":                 within(1, maxWork, fmt.Sprintf("1 to %d (nodes x workers)", maxWork)),

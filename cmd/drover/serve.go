@@ -22,10 +22,14 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	gogc := fs.Int("gogc", 100, "the garbage collector's GOGC percentage (Go's default): a Place leaves about 5 KB of garbage, most of it grpc-go's, so at 10k Place/s the collector runs every 50 ms and 100 costs no measurable CPU against 400, and keeps the RSS 12 (log off) to 22 MiB (log on) lower (docs/results/serving.md); when not given, a GOGC environment variable wins")
 	memLimit := fs.Int("memlimit-mib", 48, "soft limit of the Go heap and runtime, in MiB (debug.SetMemoryLimit): past it the collector runs more often than -gogc says, so -gogc's headroom does not grow the RSS (95 -> 77 MiB at 10k Place/s with -log-dir, docs/results/serving.md); raised to twice the live heap plus 16 MiB while the live state needs more, since a limit under that keeps the collector running without pause; 0: none; when not given, a GOMEMLIMIT environment variable wins")
 	rf := defineRouteFlags(fs)
+	mf := defineMMFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if err := rf.setRoute(&c, stderr); err != nil {
+		return err
+	}
+	if err := mf.setMM(fs, &c, stderr); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

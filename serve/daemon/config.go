@@ -47,6 +47,9 @@ type Config struct {
 	// Route, when set, has the server answer Route calls for LLM
 	// inference requests (serve.WithRouter; -route).
 	Route *serve.RouteConfig
+	// MM, when set, has the server answer RouteMM and Scale calls for a
+	// multimodal deployment (serve.WithMM; -mm-model).
+	MM *serve.MMConfig
 	// Canary is the share of jobs routed to a new converged version
 	// before it is promoted (-canary), after PromoteAfter learned answers
 	// (-promote-after; 0: never).
@@ -80,7 +83,8 @@ type Config struct {
 	ShutdownGrace time.Duration
 	// LogDir, when set, receives the decision log (datasets/declog), the
 	// agents' telemetry (datasets/telemlog) and, with Route, the route log
-	// (serve/routelog, routes.jsonl) (-log-dir); LogSeal is how often
+	// (serve/routelog, routes.jsonl) and, with MM, the scale and
+	// multimodal route logs (serve/mmlog) (-log-dir); LogSeal is how often
 	// the current log file is sealed (-log-seal).
 	LogDir  string
 	LogSeal time.Duration

@@ -23,6 +23,7 @@ import (
 	"github.com/drover-sched/drover/policies/direct"
 	"github.com/drover-sched/drover/serve"
 	"github.com/drover-sched/drover/serve/extender"
+	"github.com/drover-sched/drover/serve/mmlog"
 	"github.com/drover-sched/drover/serve/routelog"
 	"github.com/drover-sched/drover/serve/state"
 )
@@ -149,6 +150,21 @@ func (r *runner) openLogs() error {
 		}
 		r.sink.WithRoutes(rw)
 	}
+	if r.c.MM != nil {
+		// Scale and RouteMM answers, docs/format/mm-log.md.
+		sw, err := routelog.Create(filepath.Join(r.c.LogDir, mmlog.ScalesFile))
+		if err != nil {
+			r.sink.Close()
+			return err
+		}
+		rw, err := routelog.Create(filepath.Join(r.c.LogDir, mmlog.RoutesFile))
+		if err != nil {
+			sw.Close()
+			r.sink.Close()
+			return err
+		}
+		r.sink.WithMM(sw, rw)
+	}
 	if !r.c.Stateless {
 		// The server's samples arrive from many streams: queued, so a
 		// slow disk never holds an agent's stream (drops are counted).
@@ -212,6 +228,9 @@ func (r *runner) newCore() error {
 	}
 	if c.Route != nil {
 		opts = append(opts, serve.WithRouter(*c.Route))
+	}
+	if c.MM != nil {
+		opts = append(opts, serve.WithMM(*c.MM))
 	}
 	var err error
 	r.core, err = serve.NewCore(opts...)
@@ -541,6 +560,10 @@ func (r *runner) shutdown(errc <-chan error) error {
 	if r.c.Route != nil {
 		st := r.core.RouteSwitch()
 		fmt.Fprintf(r.out, "drover serve: routes: %d routed, %s answering, mode %s, %d gate evaluations: %s\n", st.Arrivals, st.Answering, st.Mode, st.Evaluations, st.Reason)
+	}
+	if r.c.MM != nil {
+		st := r.core.MMSwitch()
+		fmt.Fprintf(r.out, "drover serve: multimodal: %d routed by %s; %d scaled, %s answering, mode %s: %s\n", st.Routed, orNone(st.Router), st.Scaled, orNone(st.Answering), st.Mode, st.Reason)
 	}
 	r.stopping.Store(true)
 	r.cancelWatch()
