@@ -103,12 +103,12 @@
 // ordered lists are, not per token; a decode batch holding a KV format
 // other than the dense one, or DecodeReadsKV, runs one event per
 // iteration instead. The first 10 minutes of the conv trace (2,867
-// requests, 2 instances, token_jsq) take about 7.9 ms of CPU here from
-// reading to summary, against SplitwiseSim's 7.0 s (891x; Splitwise-HA
+// requests, 2 instances, token_jsq) take about 8 ms of CPU here from
+// reading to summary, against SplitwiseSim's 7.0 s (820-890x; Splitwise-HA
 // 3,400x); as whole commands side by side (scripts/splitwise/speed.sh,
-// docs/results/inference.md, Speed) 11.6 ms against 6.9 s, 597x
-// (Splitwise-HA 2,140x), of which the process's start and its fresh pages
-// take about 3.6 ms. The hot spots are the batch selection's passes over
+// docs/results/inference.md, Speed) 11.2 ms against 6.7 s, 597x
+// (Splitwise-HA 2,297x), of which the process's start and its fresh pages
+// take about 3.2 ms. The hot spots are the batch selection's passes over
 // the running batch and the pending requests, and the event heap, which
 // holds every arrival from the start as SplitwiseSim's does.
 //
