@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"net"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/test/bufconn"
+
+	"github.com/drover-sched/drover/agents/nn"
+	"github.com/drover-sched/drover/agents/ppo"
+	"github.com/drover-sched/drover/datasets/llm"
+	"github.com/drover-sched/drover/env/gym"
+	"github.com/drover-sched/drover/env/infer/mm"
+	"github.com/drover-sched/drover/env/mmgym"
+	"github.com/drover-sched/drover/policies/mmscale"
+	"github.com/drover-sched/drover/policies/modserve"
+	"github.com/drover-sched/drover/serve"
+	pb "github.com/drover-sched/drover/serve/proto"
+)
+
+// rlScaler serves an mm-rl policy (a network over env/mmgym's
+// observation) as an mmscale.Scaler: within a period ModServe's rule acts
+// on its triggers; at a period's end the rule asks, the network picks an
+// action, and each pool's ask is scaled by the action's factors, as
+// mmgym.Env.Step does. Observation and scaling are written out again here
+// from env/mmgym (unexported there); TestMMRLScalerIsTheEnv checks that
+// they agree with the environment, request by request, over a held-out
+// episode.
+type rlScaler struct {
+	rule *mmscale.ModServe
+	cfg  mmgym.Config
+	act  func(obs []float64) int
+	now  float64
+	// Actions counts the actions taken, by action.
+	actions [9]int
+}
+
+func newRLScaler(c mmgym.Config, act func([]float64) int) (*rlScaler, error) {
+	rule, err := mmscale.NewModServe(c.Scale, c.Profile, c.Initial)
+	if err != nil {
+		return nil, err
+	}
+	return &rlScaler{rule: rule, cfg: c, act: act}, nil
+}
+
+func (s *rlScaler) Initial() mmscale.Sizes { return s.rule.Initial() }
+
+func (s *rlScaler) Decide(w mmscale.Window, cur mmscale.Sizes, tick bool) mmscale.Sizes {
+	ask := s.rule.Decide(w, cur, tick)
+	if !tick {
+		return ask
+	}
+	s.now += w.Seconds
+	a := s.act(s.obs(w, cur, ask))
+	s.actions[a]++
+	return mmscale.Sizes{Image: rlFactor(ask.Image, mmgym.Factors[a/3], s.cfg.Scale), Text: rlFactor(ask.Text, mmgym.Factors[a%3], s.cfg.Scale)}
+}
+
+// rlFactor is mmgym's scale: an ask times f, down or up by at least one,
+// within the config's bounds.
+func rlFactor(ask int, f float64, c mmscale.Config) int {
+	n := ask
+	switch {
+	case f < 1:
+		n = min(ask-1, int(math.Floor(float64(ask)*f)))
+	case f > 1:
+		n = max(ask+1, int(math.Ceil(float64(ask)*f)))
+	}
+	n = max(n, c.Min)
+	if c.Max > 0 {
+		n = min(n, c.Max)
+	}
+	return n
+}
+
+// obs is mmgym's observation of the period w closes.
+func (s *rlScaler) obs(w mmscale.Window, cur, ask mmscale.Sizes) []float64 {
+	p := &s.cfg.Profile
+	secs := max(w.Seconds, 1)
+	day := 2 * math.Pi * math.Mod(s.now, 86400) / 86400
+	return []float64{
+		float64(cur.Image) / 10, float64(cur.Text) / 10,
+		float64(ask.Image) / 10, float64(ask.Text) / 10,
+		w.Peak.ImageTokens / p.ImageTokensPerSec / 10, w.Peak.TextLoad / p.TextTokensPerSec / 10,
+		w.ImageTokens / secs / p.ImageTokensPerSec / 10, w.TextLoad / secs / p.TextTokensPerSec / 10,
+		w.Attainment(),
+		w.PendingImageTokens / (60 * p.ImageTokensPerSec) / 10, w.PendingTextLoad / (60 * p.TextTokensPerSec) / 10,
+		math.Sin(day), math.Cos(day),
+	}
+}
+
+// mmrlTestConfig is a small mm-rl setting: Llama-3.2-11B-Vision's pools
+// over 3-hour episodes of the week at 2M requests, the profile of
+// serve/mm_test.go.
+func mmrlTestConfig(days []int) mmgym.Config {
+	cfg := mmscale.DefaultConfig()
+	cfg.SLO = mmscale.Objective{Factor: 5, Text: 0.026287, Image: 0.104971}
+	return mmgym.Config{Model: mm.Llama32_11BVision, Requests: 2_000_000, Days: days, Hours: 3, Scale: cfg,
+		Profile: mmscale.Profile{ImageTokensPerSec: 21701, TextTokensPerSec: 9552, MonoRequestsPerSec: 0.8225, EncodeSeconds: 0.1224},
+		Initial: mmscale.Sizes{Image: 2, Text: 2}, Penalty: 0.05, RewardScale: 10,
+		Router: func() mm.Router { r, _ := modserve.New(modserve.RouteOnly); return r }}
+}
+
+// trainTinyMMRL trains mm-rl for 384 periods (PPO, 4 environments of 96
+// steps, one update) on day 0 and returns its greedy policy.
+func trainTinyMMRL(t *testing.T) func([]float64) int {
+	t.Helper()
+	c := mmrlTestConfig([]int{0})
+	pc := ppo.DefaultConfig()
+	pc.Seed, pc.TotalSteps, pc.NumEnvs, pc.NumSteps, pc.Hidden = 1, 384, 4, 96, []int{16, 16}
+	agent, err := ppo.Train(pc, func(int) gym.Env {
+		e, err := mmgym.New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inf, err := nn.NewInfer(agent.Actor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := make([]bool, 9)
+	for i := range all {
+		all[i] = true
+	}
+	return func(obs []float64) int { return nn.MaskedArgmax(inf.Forward(obs), all) }
+}
+
+// heldOut returns the requests of the held-out episode mmgym plays for
+// seed on day 2.
+func heldOut(t *testing.T, c mmgym.Config, seed uint64) []mm.Request {
+	t.Helper()
+	reqs, err := llm.LMMSynth{Requests: c.Requests, Start: c.Days[seed%uint64(len(c.Days))] * 1440, Minutes: int(math.Round(c.Hours * 60))}.Generate(rand.NewPCG(seed, 0x6d6d67796d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reqs
+}
+
+// runScaler runs reqs under sc with mmgym's router and rule config.
+func runScaler(t *testing.T, c mmgym.Config, reqs []mm.Request, sc mmscale.Scaler) mmscale.Outcome {
+	t.Helper()
+	s, err := mm.New(mm.Decoupled(c.Model, 1, 1), reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := mmscale.Run(s, reqs, c.Router(), sc, c.Scale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestMMRLServed: a tiny test-trained mm-rl policy (PPO on env/mmgym,
+// one update) served by drover serve's multimodal core behind the gate.
+// First, the served form of the policy (rlScaler) plays a held-out episode
+// (day 2) exactly as mmgym does: the same GPU-hours and attainment bit for
+// bit. Then the episode's pools are asked of a server over bufconn every
+// minute and 5 minutes: with the checkpoint's verdict "not converged"
+// ModServe's rule answers every call and the run is ModServe's (mmgym's
+// Rule episode); with "converged" mm-rl answers and the run is mm-rl's,
+// with ModServe's sizes in shadow in the log.
+func TestMMRLServed(t *testing.T) {
+	act := trainTinyMMRL(t)
+	c := mmrlTestConfig([]int{2})
+	const seed = 7
+	reqs := heldOut(t, c, seed)
+	episode := func(policy func([]float64) int) gym.Info {
+		e, err := mmgym.New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obs, _ := e.Reset(seed)
+		for {
+			var done bool
+			var info gym.Info
+			obs, _, done, _, info = e.Step(policy(obs))
+			if done {
+				return info
+			}
+		}
+	}
+	rl, rule := episode(act), episode(func([]float64) int { return mmgym.Rule })
+	local, err := newRLScaler(c, act)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo := runScaler(t, c, reqs, local)
+	if lo.Summary.GPUHours != rl["gpu_hours"] || lo.Attainment != rl["attainment"] {
+		t.Fatalf("served form of mm-rl: %v GPU-hours, attainment %v; mmgym's episode %v, %v", lo.Summary.GPUHours, lo.Attainment, rl["gpu_hours"], rl["attainment"])
+	}
+	t.Logf("held-out episode (day 2, 3 h, %d requests): mm-rl %.2f GPU-hours at %.4f attainment (actions %v), ModServe's rule %.2f at %.4f",
+		len(reqs), rl["gpu_hours"], rl["attainment"], local.actions, rule["gpu_hours"], rule["attainment"])
+	for _, tt := range []struct {
+		name      string
+		converged bool
+		want      gym.Info
+		policy    string
+	}{
+		{"not converged: ModServe answers", false, rule, "heuristic:modserve"},
+		{"converged: mm-rl answers", true, rl, "learned:mm-rl@test"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sink := &serve.MemorySink{}
+			core, err := serve.NewCore(serve.WithSink(sink), serve.WithMM(serve.MMConfig{Base: mm.Decoupled(c.Model, 1, 1), NoRouter: true,
+				Scaler:  func() (mmscale.Scaler, error) { return mmscale.NewModServe(c.Scale, c.Profile, c.Initial) },
+				Learned: func() (mmscale.Scaler, error) { return newRLScaler(c, act) }, Version: "test", Converged: tt.converged}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			client := bufconnClient(t, core)
+			remote := &serve.RemoteScaler{Client: client, Deployment: "held-out"}
+			out := runScaler(t, c, reqs, remote)
+			if err := remote.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if out.Summary.GPUHours != tt.want["gpu_hours"] || out.Attainment != tt.want["attainment"] {
+				t.Fatalf("served: %v GPU-hours, attainment %v; want %v, %v", out.Summary.GPUHours, out.Attainment, tt.want["gpu_hours"], tt.want["attainment"])
+			}
+			if n := remote.Sources[tt.policy]; n != 1+len(out.Samples) {
+				t.Fatalf("answers by %v, want all %d by %s", remote.Sources, 1+len(out.Samples), tt.policy)
+			}
+			for _, r := range sink.Scales() {
+				if r.Shadow == "" || r.Shadow == r.Policy {
+					t.Fatalf("record %+v: want the other autoscaler in shadow", r)
+				}
+			}
+		})
+	}
+}
+
+// bufconnClient serves core over bufconn until the test ends.
+func bufconnClient(t *testing.T, core *serve.Core) pb.SchedulerClient {
+	t.Helper()
+	srv, err := serve.NewServer(core, serve.ServerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis := bufconn.Listen(1 << 20)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(lis) }()
+	conn, err := grpc.NewClient("passthrough:///bufnet", grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn.Close()
+		if err := srv.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return pb.NewSchedulerClient(conn)
+}
