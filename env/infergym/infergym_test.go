@@ -269,3 +269,73 @@ func TestUnservedRequest(t *testing.T) {
 		t.Errorf("Err() = %v after Reset", e.Err())
 	}
 }
+
+// TestStalledEpisode: two colocated TP2 H100 instances (160 GiB less
+// llama2-70b's 135 GB of weights: 14,037 tokens of SplitwiseSim-sized KV
+// each) running every request on one instance, with prompts up to 9,100
+// tokens at 1 req/s, fill their memory with caches that cannot grow and
+// the simulation stalls (infer.ErrStalled). The episode terminates
+// without a panic, the info counts the requests that never finished, and
+// the return is minus the finished requests' JCTs, the unfinished ones'
+// time until the simulation's last event, and an SLO penalty for each
+// unfinished request and each finished one that missed.
+func TestStalledEpisode(t *testing.T) {
+	const n, penalty = 100, 5.0
+	inst := infer.InstanceConfig{GPU: "h100-80gb", TP: 2, Role: infer.Colocated, MaxBatchSize: infer.SplitwiseMaxBatchSize,
+		MaxBatchTokens: infer.SplitwiseMaxBatchTokens, MaxPreemptions: infer.SplitwiseMaxPreemptions}
+	dep := infer.Config{Model: infer.Llama2_70B, Perf: perf(t), Instances: []infer.InstanceConfig{inst, inst},
+		Link: infer.LinkConfig{BytesPerSec: infer.SplitwiseTransferBytesPerSec}, SLO: infer.SLO{TTFT: 2, TPOT: 0.2}}
+	e, err := NewEnv(EnvConfig{Deploy: dep, Encoder: Config{Arch: kv.Llama2_70B, Formats: []kv.Format{kv.FP16()}}, SLOPenalty: penalty, RewardScale: 10,
+		Requests: func(seed uint64) []infer.Request {
+			reqs := poisson(seed, n, 1)
+			rng := rand.New(rand.NewPCG(seed, 9))
+			for i := range reqs {
+				reqs[i].Prompt = 100 + rng.IntN(9000)
+			}
+			return reqs
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(0, 1))
+	e.Reset(0)
+	ret := 0.0
+	var info gym.Info
+	for {
+		var same []int // both phases on one instance
+		for a, ok := range e.ActionMask(nil) {
+			if d, _ := e.enc.Decode(a); ok && d.Prefill == d.Decode {
+				same = append(same, a)
+			}
+		}
+		_, r, term, _, inf := e.Step(same[rng.IntN(len(same))])
+		ret += r
+		if term {
+			info = inf
+			break
+		}
+	}
+	if !errors.Is(e.Err(), infer.ErrStalled) {
+		t.Fatalf("Err() = %v, want infer.ErrStalled", e.Err())
+	}
+	end := e.view.Now()
+	sum, missed, left := 0.0, 0, 0
+	slo := dep.SLO
+	for _, r := range e.Sim().Results() {
+		if math.IsNaN(r.End) {
+			sum += end - r.Arrival
+			left++
+			continue
+		}
+		sum += r.E2E()
+		if r.TTFT() > slo.TTFT || r.TPOT() > slo.TPOT {
+			missed++
+		}
+	}
+	if left == 0 || info["unfinished"] != float64(left) || info["rejected"] != 0 || info["requests"] != n {
+		t.Errorf("info %v; %d requests never finished", info, left)
+	}
+	if want := -(sum + penalty*float64(missed+left)) / 10; math.Abs(ret-want) > 1e-9*math.Abs(want) {
+		t.Errorf("return %v, want %v", ret, want)
+	}
+}
