@@ -3,8 +3,10 @@ package daemon_test
 import (
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -83,7 +85,21 @@ func TestRunMMLogs(t *testing.T) {
 			t.Fatalf("scale record %d: %+v, the window's sizes %+v", i+1, r, w)
 		}
 	}
-	t.Logf("%d requests over 2 h: %.1f GPU-hours, attainment %.4f; %d route and %d scale records", len(reqs), got.Summary.GPUHours, got.Attainment, len(routes), len(scales))
+	lat := func(ns []int64) (p50, p99 time.Duration) {
+		slices.Sort(ns)
+		return time.Duration(ns[len(ns)/2]), time.Duration(ns[len(ns)*99/100])
+	}
+	var rl, sl []int64
+	for _, r := range routes {
+		rl = append(rl, r.LatencyNanos)
+	}
+	for _, r := range scales {
+		sl = append(sl, r.LatencyNanos)
+	}
+	r50, r99 := lat(rl)
+	s50, s99 := lat(sl)
+	t.Logf("%d requests over 2 h: %.1f GPU-hours, attainment %.4f; %d route records (decision p50 %v, p99 %v), %d scale records (p50 %v, p99 %v)",
+		len(reqs), got.Summary.GPUHours, got.Attainment, len(routes), r50, r99, len(scales), s50, s99)
 	if !strings.Contains(out.String(), "multimodal: ") || !strings.Contains(out.String(), "scaled, heuristic:modserve answering") {
 		t.Errorf("no multimodal summary on shutdown:\n%s", out)
 	}
