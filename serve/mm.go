@@ -381,8 +381,8 @@ func MMInstances(v []mm.InstanceView) []*pb.MMInstance {
 // the heuristic autoscaler decide and, when one is given, the learned one
 // beside it; the learned one answers when it is promoted
 // (MMConfig.Mode), the heuristic otherwise or when the learned one fails
-// (panics or gives sizes out of bounds). The decision is logged to the
-// sink.
+// (panics or gives sizes out of 0..mm.MaxInstances; the heuristic's are
+// cut to that bound). The decision is logged to the sink.
 func (k *Core) Scale(ctx context.Context, req *pb.ScaleRequest) (*pb.ScaleResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -425,6 +425,12 @@ func (k *Core) Scale(ctx context.Context, req *pb.ScaleRequest) (*pb.ScaleRespon
 		return out, nil
 	}
 	heur, herr := decide(st.scaler)
+	if herr != nil && checkSizes(heur) != nil {
+		// More instances than a deployment holds (a load no profile
+		// foresaw): the heuristic's answer is cut to the bound.
+		heur = mmscale.Sizes{Image: min(max(heur.Image, 0), mmlog.MaxPool), Text: min(max(heur.Text, 0), mmlog.MaxPool), Mono: min(max(heur.Mono, 0), mmlog.MaxPool)}
+		herr = nil
+	}
 	var learned mmscale.Sizes
 	var lerr error
 	if st.learned != nil {
