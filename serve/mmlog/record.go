@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 
 	"github.com/drover-sched/drover/env/infer"
 	"github.com/drover-sched/drover/env/infer/mm"
+	"github.com/drover-sched/drover/internal/inputfile"
 	"github.com/drover-sched/drover/internal/llmreq"
 	"github.com/drover-sched/drover/serve/routelog"
 )
@@ -439,9 +439,10 @@ func ReadRoutes(r io.Reader) (recs []Route, partial int, err error) {
 	return recs, partial, nil
 }
 
-// ReadScalesFile reads the scale log at path.
+// ReadScalesFile reads the scale log at path, through internal/inputfile
+// (a regular file of at most inputfile.Log bytes).
 func ReadScalesFile(path string) ([]Scale, int, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path, inputfile.Log)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -453,9 +454,10 @@ func ReadScalesFile(path string) ([]Scale, int, error) {
 	return recs, partial, nil
 }
 
-// ReadRoutesFile reads the multimodal route log at path.
+// ReadRoutesFile reads the multimodal route log at path, through
+// internal/inputfile (a regular file of at most inputfile.Log bytes).
 func ReadRoutesFile(path string) ([]Route, int, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path, inputfile.Log)
 	if err != nil {
 		return nil, 0, err
 	}

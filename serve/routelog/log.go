@@ -9,6 +9,8 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+
+	"github.com/drover-sched/drover/internal/inputfile"
 )
 
 // FileName is the route log's name in a server's log directory (drover
@@ -89,9 +91,11 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	}
 }
 
-// ReadFile reads the route log at path (Read).
+// ReadFile reads the route log at path (Read) through internal/inputfile:
+// a path that is not a regular file, or a log larger than inputfile.Log
+// (1 GiB), is an error naming the path.
 func ReadFile(path string) ([]Record, int, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path, inputfile.Log)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/drover-sched/drover/internal/inputfile"
 	"github.com/drover-sched/drover/serve/routelog"
 )
 
@@ -75,6 +76,26 @@ func TestCorruptLines(t *testing.T) {
 				t.Fatalf("error %v is not ErrBadRecord", err)
 			}
 		})
+	}
+}
+
+// TestReadFileRefuses: ReadFile reads through internal/inputfile, so a
+// path that is not a regular file is refused naming the path, and a
+// corrupt line of a file is named by its path and line number.
+func TestReadFileRefuses(t *testing.T) {
+	dir := t.TempDir()
+	_, _, err := routelog.ReadFile(dir)
+	if !errors.Is(err, inputfile.ErrNotRegular) || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("a directory: error %v, want inputfile.ErrNotRegular naming %s", err, dir)
+	}
+	path := filepath.Join(dir, routelog.FileName)
+	good := routelog.Encode(nil, ptr(record("a", 1)))
+	if err := os.WriteFile(path, append(good, "{}\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = routelog.ReadFile(path)
+	if !errors.Is(err, routelog.ErrBadRecord) || !strings.Contains(err.Error(), path+": routelog: line 2:") {
+		t.Fatalf("a corrupt second line: error %v, want ErrBadRecord naming %s and line 2", err, path)
 	}
 }
 
