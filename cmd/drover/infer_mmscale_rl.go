@@ -27,6 +27,9 @@ type mmrlOpts struct {
 	requests int
 	hours    float64
 	seed     uint64
+	// ruleTargets are further targets the rule runs at on the held-out
+	// episodes.
+	ruleTargets []float64
 }
 
 // defineMmrlFlags defines the mm-rl flags on fs and returns what reads
@@ -37,6 +40,7 @@ func defineMmrlFlags(fs *flag.FlagSet) func(requests int, seed uint64) (mmrlOpts
 	train := fs.String("rl-train-days", "0,1,2,3,4", "days of the week mm-rl trains on")
 	test := fs.String("rl-test-days", "5,6", "held-out days mm-rl is judged on")
 	tests := fs.Int("rl-tests", 6, "held-out episodes (each a day of a fresh week)")
+	ruleTargets := fs.String("rl-rule-targets", "0.8,0.6", "further targets ModServe's rule is also run at on the held-out episodes, to compare GPU-hours at mm-rl's attainment")
 	return func(requests int, seed uint64) (mmrlOpts, error) {
 		tr, err := parseDays("rl-train-days", *train)
 		if err != nil {
@@ -46,7 +50,15 @@ func defineMmrlFlags(fs *flag.FlagSet) func(requests int, seed uint64) (mmrlOpts
 		if err != nil {
 			return mmrlOpts{}, err
 		}
-		return mmrlOpts{steps: *steps, penalty: *penalty, train: tr, test: te, tests: *tests, requests: requests, hours: 24, seed: seed}, nil
+		var rts []float64
+		for _, f := range strings.Split(*ruleTargets, ",") {
+			x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil || !(x > 0 && x <= mmscale.MaxTarget) {
+				return mmrlOpts{}, fmt.Errorf("--rl-rule-targets %q: %q is not a share in (0, %v]", *ruleTargets, f, mmscale.MaxTarget)
+			}
+			rts = append(rts, x)
+		}
+		return mmrlOpts{steps: *steps, penalty: *penalty, train: tr, test: te, tests: *tests, requests: requests, hours: 24, seed: seed, ruleTargets: rts}, nil
 	}
 }
 
@@ -105,6 +117,7 @@ func mmscaleRL(w io.Writer, m mm.Model, p mmscale.Profile, scale mmscale.Config,
 		return best
 	}
 	var learned, rule []float64
+	var lg, la float64
 	fmt.Fprintln(w, "\n| held-out episode (day) | mm-rl GPU-hours | attainment | ModServe's rule GPU-hours | attainment | mm-rl's share of rule actions |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	for k := range r.tests {
@@ -118,9 +131,31 @@ func mmscaleRL(w io.Writer, m mm.Model, p mmscale.Profile, scale mmscale.Config,
 			return err
 		}
 		learned, rule = append(learned, lc), append(rule, rc)
+		lg += li["gpu_hours"] / float64(r.tests)
+		la += li["attainment"] / float64(r.tests)
 		fmt.Fprintf(w, "| %d (%v) | %.1f | %.4f | %.1f | %.4f | %.2f |\n", seed, r.test[seed%uint64(len(r.test))], li["gpu_hours"], li["attainment"], ri["gpu_hours"], ri["attainment"], ls)
 	}
-	fmt.Fprintf(w, "\ngate (cost = GPU-hours + %.3f x missed requests, mm-rl against ModServe's rule): %v\n\n", r.penalty, gate.Judge(learned, rule, gate.Config{Seed: 1}))
+	fmt.Fprintf(w, "\nmm-rl on the held-out episodes: mean %.1f GPU-hours, attainment %.4f\n", lg, la)
+	fmt.Fprintf(w, "gate (cost = GPU-hours + %.3f x missed requests, mm-rl against ModServe's rule): %v\n\n", r.penalty, gate.Judge(learned, rule, gate.Config{Seed: 1}))
+	return mmrlRuleTargets(w, testCfg, r)
+}
+
+// mmrlRuleTargets runs ModServe's rule at further targets on the same
+// held-out episodes: the GPU-hours the rule needs for mm-rl's attainment.
+func mmrlRuleTargets(w io.Writer, c mmgym.Config, r mmrlOpts) error {
+	for _, tg := range r.ruleTargets {
+		c.Scale.Target = tg
+		gpuH, att := 0.0, 0.0
+		for k := range r.tests {
+			_, info, _, err := mmrlEpisode(c, r.seed+1000+uint64(k), func([]float64) int { return mmgym.Rule })
+			if err != nil {
+				return err
+			}
+			gpuH += info["gpu_hours"] / float64(r.tests)
+			att += info["attainment"] / float64(r.tests)
+		}
+		fmt.Fprintf(w, "ModServe's rule at target %.2f on the same held-out episodes: mean %.1f GPU-hours, attainment %.4f\n", tg, gpuH, att)
+	}
 	return nil
 }
 
