@@ -74,7 +74,7 @@ func (s *Sim) advanceFair() {
 func (s *Sim) rescheduleFair() {
 	l := &s.fair
 	if l.ev >= 0 {
-		s.events[l.ev].dead = true
+		s.kill(l.ev)
 		l.ev = -1
 	}
 	if len(l.active) == 0 {

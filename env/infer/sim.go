@@ -51,6 +51,10 @@ const (
 	evShareDone               // the fair-share link's next transfer ends
 )
 
+// retry reports whether an event only looks again for room for a KV
+// transfer, changing nothing when there is none.
+func (k evKind) retry() bool { return k == evFlowRetry || k == evLinkRetry }
+
 type event struct {
 	kind evKind
 	dead bool
@@ -142,6 +146,10 @@ type Sim struct {
 	free   []int32
 	heap   eventHeap
 	now    float64
+	// live counts the queued events, not dead, other than retries
+	// (evFlowRetry, evLinkRetry): while it is 0 only retries can happen,
+	// and they change nothing until one finds room (stalled).
+	live int
 
 	view    View
 	idle    IdleObserver
@@ -332,12 +340,18 @@ func (s *Sim) Next() (Request, *View, error) {
 		if ev.dead {
 			continue
 		}
+		if !ev.kind.retry() {
+			s.live--
+		}
 		s.now = e.t
 		if ev.kind == evArrival {
 			s.pending = int(ev.arg)
 			return s.reqs[ev.arg], &s.view, nil
 		}
 		s.dispatch(ev)
+		if s.live == 0 && s.err == nil {
+			s.checkStalled()
+		}
 	}
 	if s.err != nil {
 		return Request{}, nil, s.err
@@ -419,8 +433,22 @@ func (s *Sim) push(t float64, k evKind, arg int32) int32 {
 		id = int32(len(s.events))
 		s.events = append(s.events, event{kind: k, arg: arg})
 	}
+	if !k.retry() {
+		s.live++
+	}
 	s.heap.push(heapEntry{t: t, id: id})
 	return id
+}
+
+// kill marks the queued event id dead: it stays in the heap and is
+// dropped when it reaches the top.
+func (s *Sim) kill(id int32) {
+	if e := &s.events[id]; !e.dead {
+		e.dead = true
+		if !e.kind.retry() {
+			s.live--
+		}
+	}
 }
 
 func (s *Sim) fail(err error) {
@@ -1103,7 +1131,7 @@ func (s *Sim) pauseIteration(in *instance) {
 	in.nContig = int64(nNew)
 	remaining := in.iterDur*nNew - elapsed
 	if in.iterEv >= 0 {
-		s.events[in.iterEv].dead = true
+		s.kill(in.iterEv)
 	}
 	in.iterEvT = s.now + remaining
 	in.iterEv = s.schedule(remaining, evIteration, int32(in.idx))

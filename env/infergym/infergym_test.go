@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -337,5 +338,73 @@ func TestStalledEpisode(t *testing.T) {
 	}
 	if want := -(sum + penalty*float64(missed+left)) / 10; math.Abs(ret-want) > 1e-9*math.Abs(want) {
 		t.Errorf("return %v, want %v", ret, want)
+	}
+}
+
+// TestTransferDeadlock: one A100 decode and one H100 prefill instance at
+// TP2 (171.8 GB each, 135 GB of it llama2-70b's weights), SplitwiseSim-
+// sized KV (2,621,440 bytes a token), prompts of 100-9,100 tokens at 1
+// req/s, routed by random valid actions. The decode instance fills with
+// moved caches whose decodes cannot start (each needs room for its
+// output), while the transfers behind them wait for that room: a circular
+// wait. The simulation used to retry those transfers every second
+// forever (1,000,001 retries by t = 333,553 s); it now ends with
+// infer.ErrStalled naming the waiting request, its decode instance, the
+// bytes it needs and those free, at the last event that changed anything.
+func TestTransferDeadlock(t *testing.T) {
+	inst := func(g string, r infer.Role) infer.InstanceConfig {
+		return infer.InstanceConfig{GPU: g, TP: 2, Role: r, MaxBatchSize: infer.SplitwiseMaxBatchSize,
+			MaxBatchTokens: infer.SplitwiseMaxBatchTokens, MaxPreemptions: infer.SplitwiseMaxPreemptions}
+	}
+	dep := infer.Config{Model: infer.Llama2_70B, Perf: perf(t), Instances: []infer.InstanceConfig{inst("a100-80gb", infer.Decode), inst("h100-80gb", infer.Prefill)},
+		Link: infer.LinkConfig{BytesPerSec: infer.SplitwiseTransferBytesPerSec}, SLO: infer.SLO{TTFT: 2, TPOT: 0.2}}
+	const n = 200
+	e, err := NewEnv(EnvConfig{Deploy: dep, Encoder: Config{Arch: kv.Llama2_70B, Formats: []kv.Format{kv.FP16()}}, SLOPenalty: 5,
+		Requests: func(seed uint64) []infer.Request {
+			reqs := poisson(seed, n, 1)
+			rng := rand.New(rand.NewPCG(seed, 9))
+			for i := range reqs {
+				reqs[i].Prompt = 100 + rng.IntN(9000)
+			}
+			return reqs
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Reset(0)
+	rng := rand.New(rand.NewPCG(0, 1))
+	var info gym.Info
+	for steps := 0; ; steps++ {
+		if steps > n {
+			t.Fatalf("%d steps for %d requests", steps, n)
+		}
+		var valid []int
+		for a, ok := range e.ActionMask(nil) {
+			if ok {
+				valid = append(valid, a)
+			}
+		}
+		_, _, term, _, inf := e.Step(valid[rng.IntN(len(valid))])
+		if term {
+			info = inf
+			break
+		}
+	}
+	err = e.Err()
+	if !errors.Is(err, infer.ErrStalled) {
+		t.Fatalf("Err() = %v, want infer.ErrStalled", err)
+	}
+	// Request 60's prompt cache (727 tokens x 2,621,440 bytes) waits on decode instance 0,
+	// 77.6 MB free of 171.8 GB: 135 GB of weights and two moved caches
+	// (36.7 GB) whose decodes wait for room.
+	const want = "108 of 200 requests never finished: request 60's KV transfer waits for 1905786880 bytes on decode instance 0, which has 77560320 free"
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("Err() = %v\nwant it to contain %q", err, want)
+	}
+	if info["unfinished"] != 108 || info["requests"] != n {
+		t.Errorf("info %v, want 108 of %d unfinished", info, n)
+	}
+	if now := e.view.Now(); now > 1000 {
+		t.Errorf("stalled at t = %v s, want the time of the last event that freed or moved anything (463 s)", now)
 	}
 }
