@@ -129,7 +129,7 @@
 // answer goes to the sink as a ScaleRecord or an MMRouteRecord, which a
 // LogSink with multimodal logs (WithMM, serve/mmlog) writes to
 // DIR/scales.jsonl and DIR/mmroutes.jsonl (docs/format/mm-log.md). Both
-// are served on the gRPC listener only.
+// are served on both listeners (TestFastMM).
 //
 // A Watcher polls a directory of numbered checkpoint versions and swaps a
 // validated new version in atomically; corrupt or unconverged versions are

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,8 +22,10 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/drover-sched/drover/env/infer/mm"
 	"github.com/drover-sched/drover/internal/leakcheck"
 	"github.com/drover-sched/drover/internal/testpki"
+	"github.com/drover-sched/drover/policies/mmscale"
 	"github.com/drover-sched/drover/serve"
 	pb "github.com/drover-sched/drover/serve/proto"
 )
@@ -423,5 +426,53 @@ func TestFastRoute(t *testing.T) {
 			g.DecisionId, f.DecisionId = "", ""
 		}
 		sameAnswer(t, "route", g, f, gerr, ferr)
+	}
+}
+
+// TestFastMM: the fast listener answers RouteMM and Scale as the gRPC
+// listener does, errors included, and both answer one core: the Scale
+// calls of the two listeners take turns in one autoscaler's state.
+func TestFastMM(t *testing.T) {
+	defer leakcheck.Check(t)
+	p := startFastPair(t, serve.ServerConfig{}, nil, serve.WithMM(serve.MMConfig{Base: mm.Decoupled(mm.InternVL25_26B, 1, 1), Scaler: newModServeScaler}))
+	img := func(id string, load int64) *pb.MMInstance {
+		return &pb.MMInstance{Id: id, Pool: pb.MMPool_MM_POOL_IMAGE, State: pb.MMState_MM_STATE_ACTIVE, Tp: 1, PendingImageTokens: load}
+	}
+	good := &pb.RouteMMRequest{RequestId: "1", Images: 3, PromptTokens: 900, OutputTokens: 20, ArrivalSeconds: 4, Instances: []*pb.MMInstance{
+		img("a", 1280), img("b", 0), {Id: "t", Pool: pb.MMPool_MM_POOL_TEXT, State: pb.MMState_MM_STATE_ACTIVE, Tp: 4}}}
+	bad := proto.CloneOf(good)
+	bad.PromptTokens = 0
+	for _, req := range []*pb.RouteMMRequest{good, bad} {
+		ctx, cancel := context.WithTimeout(context.Background(), testDeadline)
+		g, gerr := pb.NewSchedulerClient(p.grpc).RouteMM(ctx, req)
+		f, ferr := pb.NewSchedulerClient(p.fast).RouteMM(ctx, req)
+		cancel()
+		if gerr == nil {
+			// Three images over two instances by pending image tokens:
+			// b, then a and b tie at 1,280 (the first wins), then b.
+			if g.InstanceId != "t" || !slices.Equal(g.Images, []int32{1, 0, 1}) || f.DecisionId == g.DecisionId {
+				t.Fatalf("answers %v and %v", g, f)
+			}
+			g, f = proto.CloneOf(g), proto.CloneOf(f)
+			g.DecisionId, f.DecisionId = "", ""
+		}
+		sameAnswer(t, "route-mm", g, f, gerr, ferr)
+	}
+	w := serve.ScaleRequestOf(mmscale.Window{Seconds: 300, ImageTokens: 300 * 21701 * 2.5, TextLoad: 300 * 9552 * 1.5}, mmscale.Sizes{Image: 2, Text: 2}, true)
+	badW := proto.CloneOf(w)
+	badW.Seconds = -1
+	for _, req := range []*pb.ScaleRequest{w, badW} {
+		ctx, cancel := context.WithTimeout(context.Background(), testDeadline)
+		g, gerr := pb.NewSchedulerClient(p.grpc).Scale(ctx, req)
+		f, ferr := pb.NewSchedulerClient(p.fast).Scale(ctx, req)
+		cancel()
+		if gerr == nil {
+			if g.GetSizes().GetImage() != 3 || g.GetSizes().GetText() != 2 {
+				t.Fatalf("answer %v, want 3 image and 2 text instances", g)
+			}
+			g, f = proto.CloneOf(g), proto.CloneOf(f)
+			g.DecisionId, f.DecisionId = "", ""
+		}
+		sameAnswer(t, "scale", g, f, gerr, ferr)
 	}
 }

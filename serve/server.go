@@ -256,8 +256,8 @@ func (s *Server) Serve(lis net.Listener) error {
 	return s.grpc.Serve(lis)
 }
 
-// ServeFast serves the hot unary calls (Place, Report, Status, Route and the
-// health check) on lis with the lean HTTP/2 endpoint of serve/fast, with
+// ServeFast serves the hot unary calls (Place, Report, Status, Route,
+// RouteMM, Scale and the health check) on lis with the lean HTTP/2 endpoint of serve/fast, with
 // the server's core, health status, TLS (ALPN h2), token, size limit and
 // metrics (listener label "fast"), until Shutdown. It returns nil after
 // Shutdown, and ErrClosed when called after it.
@@ -293,6 +293,18 @@ func (b fastBackend) Status(_ context.Context, req *pb.StatusRequest) (*pb.Statu
 // Route implements fast.Backend.
 func (b fastBackend) Route(ctx context.Context, req *pb.RouteRequest) (*pb.RouteResponse, error) {
 	resp, err := b.s.core.Route(ctx, req)
+	return resp, toStatus(err)
+}
+
+// RouteMM implements fast.Backend.
+func (b fastBackend) RouteMM(ctx context.Context, req *pb.RouteMMRequest) (*pb.RouteMMResponse, error) {
+	resp, err := b.s.core.RouteMM(ctx, req)
+	return resp, toStatus(err)
+}
+
+// Scale implements fast.Backend.
+func (b fastBackend) Scale(ctx context.Context, req *pb.ScaleRequest) (*pb.ScaleResponse, error) {
+	resp, err := b.s.core.Scale(ctx, req)
 	return resp, toStatus(err)
 }
 

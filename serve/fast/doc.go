@@ -1,7 +1,7 @@
 // Package fast is the policy server's fast listener (`drover serve
 // -place-addr`, serve.Server.ServeFast): a lean HTTP/2 gRPC endpoint
-// for the hot unary calls: Scheduler's Place, Report, Status and Route, and the
-// health service's Check. It exists because grpc-go's server costs more
+// for the hot unary calls: Scheduler's Place, Report, Status, Route,
+// RouteMM and Scale, and the health service's Check. It exists because grpc-go's server costs more
 // CPU per call than Place itself (docs/results/serving.md: the empty
 // health check alone kept one core 0.55-0.75 busy at 10k calls/s), and
 // because its hand-offs between the goroutines that read, handle and
@@ -63,8 +63,8 @@
 // # What it shares with the gRPC listener, and what it costs
 //
 // serve.Server builds a fast Server beside its grpc-go one and hands it
-// a Backend (the Core's Place, Report, Status and Route with the gRPC
-// listener's status codes, and the health server's Check), its Config
+// a Backend (the Core's Place, Report, Status, Route, RouteMM and Scale
+// with the gRPC listener's status codes, and the health server's Check), its Config
 // (TLS, token, size limit) and its Metrics (the same series, under the
 // listener label "fast"); Shutdown drains both listeners together
 // (Drain: GOAWAY; Wait; CloseAll when the grace period ends) before the

@@ -77,6 +77,14 @@ func (testBackend) Route(_ context.Context, req *pb.RouteRequest) (*pb.RouteResp
 		Decode: int32(len(req.Instances) - 1), KvFormat: "fp16", Policy: "heuristic:test"}, nil
 }
 
+func (testBackend) RouteMM(_ context.Context, req *pb.RouteMMRequest) (*pb.RouteMMResponse, error) {
+	return &pb.RouteMMResponse{DecisionId: "m-" + req.GetRequestId(), Policy: "heuristic:test"}, nil
+}
+
+func (testBackend) Scale(context.Context, *pb.ScaleRequest) (*pb.ScaleResponse, error) {
+	return &pb.ScaleResponse{Sizes: &pb.MMSizes{Image: 1, Text: 1}, Policy: "heuristic:test"}, nil
+}
+
 func (testBackend) Check(context.Context, *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
 	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
 }

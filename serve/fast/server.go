@@ -87,6 +87,8 @@ const (
 	methodReport
 	methodStatus
 	methodRoute
+	methodRouteMM
+	methodScale
 	methodHealth
 	methodElsewhere // served by the gRPC server only
 )
@@ -97,6 +99,8 @@ var knownMethods = map[string]int{
 	pb.Scheduler_Report_FullMethodName:                               methodReport,
 	pb.Scheduler_Status_FullMethodName:                               methodStatus,
 	pb.Scheduler_Route_FullMethodName:                                methodRoute,
+	pb.Scheduler_RouteMM_FullMethodName:                              methodRouteMM,
+	pb.Scheduler_Scale_FullMethodName:                                methodScale,
 	healthpb.Health_Check_FullMethodName:                             methodHealth,
 	healthpb.Health_Watch_FullMethodName:                             methodElsewhere,
 	healthpb.Health_List_FullMethodName:                              methodElsewhere,
@@ -114,6 +118,8 @@ type Backend interface {
 	Report(context.Context, *pb.ReportRequest) (*pb.ReportResponse, error)
 	Status(context.Context, *pb.StatusRequest) (*pb.StatusResponse, error)
 	Route(context.Context, *pb.RouteRequest) (*pb.RouteResponse, error)
+	RouteMM(context.Context, *pb.RouteMMRequest) (*pb.RouteMMResponse, error)
+	Scale(context.Context, *pb.ScaleRequest) (*pb.ScaleResponse, error)
 	Check(context.Context, *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error)
 }
 
@@ -221,8 +227,8 @@ func NewServer(b Backend, cfg Config) *Server {
 	return s
 }
 
-// Serve serves the hot unary calls (Place, Report, Status, Route and the
-// health check) on lis until Drain; see the package doc for what it
+// Serve serves the hot unary calls (Place, Report, Status, Route, RouteMM,
+// Scale and the health check) on lis until Drain; see the package doc for what it
 // serves and how. It uses the configuration's TLS, with ALPN h2, and
 // its connection limits, counted for lis alone. It returns nil after
 // Drain, and ErrClosed when called after it.
@@ -1253,6 +1259,18 @@ func (c *serverConn) dispatch(st *callStream) (codes.Code, string) {
 			return codes.InvalidArgument, fmt.Sprintf("%s: %v", malformedRequest, uerr)
 		}
 		resp, err = c.s.b.Route(st.ctx, req)
+	case methodRouteMM:
+		req := new(pb.RouteMMRequest)
+		if uerr := proto.Unmarshal(b, req); uerr != nil {
+			return codes.InvalidArgument, fmt.Sprintf("%s: %v", malformedRequest, uerr)
+		}
+		resp, err = c.s.b.RouteMM(st.ctx, req)
+	case methodScale:
+		req := new(pb.ScaleRequest)
+		if uerr := proto.Unmarshal(b, req); uerr != nil {
+			return codes.InvalidArgument, fmt.Sprintf("%s: %v", malformedRequest, uerr)
+		}
+		resp, err = c.s.b.Scale(st.ctx, req)
 	case methodHealth:
 		req := new(healthpb.HealthCheckRequest)
 		if uerr := proto.Unmarshal(b, req); uerr != nil {
