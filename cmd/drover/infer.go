@@ -121,6 +121,7 @@ type inferSetupFlags struct {
 	prefillGPU, decodeGPU, colocatedGPU *string
 	linkGbps, linkOverhead              *float64
 	sharedLink, decodeReadsKV           *bool
+	retryUnfit                          *bool
 	fairShare                           *bool
 	stageGbps                           *float64
 	formatStep                          *string
@@ -165,6 +166,7 @@ func defineInferSetupFlags(fs *flag.FlagSet) *inferSetupFlags {
 	f.fairShare = fs.Bool("fair-share", false, "with a shared link (--shared-link, or pd-rl's): every transfer whose KV cache fits its destination runs at once, those under way splitting the bandwidth equally, as the HKVQ artifact's rate-limited TCP pulls do (without it a shared link sends one transfer at a time)")
 	f.stageGbps = fs.Float64("stage-gbps", 0, "the prefill step also copies each finished prompt's KV cache out for its transfer at this rate, Gbit/s, and waits for the copy (the HKVQ artifact stages it into pinned host memory: 4.66 GB/s, 37.28 Gbit/s, fitted on its RTX A6000s); 0: no staging")
 	f.formatStep = fs.String("format-step", "", "a fixed time that a decode iteration pays once when its batch holds a request in a KV format, besides the format's work per token, as FORMAT=SECONDS[,FORMAT=SECONDS] (the HKVQ calibration's: hack-pi64=0.0052 on the RTX A6000); empty: none")
+	f.retryUnfit = fs.Bool("retry-unfit", false, "keep a request whose KV cache can never fit its instances, as SplitwiseSim does, instead of rejecting it: it waits (its transfer looking again every second) and holds up what queues behind it; the run ends, stalled, naming the request that waits, once nothing else can run")
 	f.decodeReadsKV = fs.Bool("decode-reads-kv", false, "decode iterations also pay for reading the batch's KV caches at HBM bandwidth (the presets: the measured curve only, as SplitwiseSim)")
 	f.kvSize = fs.String("kv-size", "auto", "KV bytes per token: splitwise (SplitwiseSim's count, all 64 heads of llama2-70b: 2,621,440 B), arch (the architecture's, grouped-query attention: 327,680 B), or auto (splitwise unless a KV format other than fp16 is in use, which needs the architecture)")
 	f.sloTTFT = fs.Float64("slo-ttft", 2, "SLO on time to first token, seconds (0: none; an assumption, not a paper's)")
@@ -399,6 +401,9 @@ func (f *inferSetupFlags) applyLink(cfg *infer.Config, given map[string]bool) er
 	if given["decode-reads-kv"] {
 		cfg.DecodeReadsKV = *f.decodeReadsKV
 	}
+	if given["retry-unfit"] {
+		cfg.RetryUnfit = *f.retryUnfit
+	}
 	if given["format-step"] {
 		steps, err := parseFormatSteps(*f.formatStep)
 		if err != nil {
@@ -445,6 +450,9 @@ func deploymentText(name string, cfg infer.Config) string {
 	}
 	if cfg.DecodeReadsKV {
 		desc += "; decode reads the KV cache"
+	}
+	if cfg.RetryUnfit {
+		desc += "; requests that never fit kept (--retry-unfit)"
 	}
 	if len(cfg.FormatStepSeconds) > 0 {
 		names := slices.Sorted(maps.Keys(cfg.FormatStepSeconds))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/csv"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -180,5 +181,26 @@ func TestInferRejected(t *testing.T) {
 		if m := r.Metrics["rejected"]; m.Mean != 1 || len(r.Runs) != 2 || r.Runs[0].Summary.Rejected != 1 {
 			t.Errorf("%s: rejected %+v, runs %+v", r.Name, m, r.Runs)
 		}
+	}
+}
+
+// TestInferRetryUnfit: with --retry-unfit, TestInferRejected's
+// 20,000-token request is kept, as SplitwiseSim keeps it. Its prompt's
+// cache (20,001 tokens) passes the prefill instance's KV room too (the
+// same 14,037 tokens), so its prompt never runs: the run ends once nothing
+// else can (no hang), stalled, printing the summary of what ran and
+// naming the request, the instance it waits on, the bytes it needs and
+// those free. (env/infer's TestStalledTransfer has a transfer that waits.)
+func TestInferRetryUnfit(t *testing.T) {
+	perf := inferPerfFlag(t)
+	trace := inferTraceFile(t, []llm.Request{{ID: 0, Arrival: 1, Prompt: 1000, Output: 20}, {ID: 1, Arrival: 2, Prompt: 20000, Output: 20},
+		{ID: 2, Arrival: 3, Prompt: 500, Output: 10}, {ID: 3, Arrival: 4, Prompt: 9000, Output: 10}})
+	code, out, e := drover(t, append([]string{"infer", "sim", "--trace", trace, "--tp", "2", "--retry-unfit"}, perf...)...)
+	need := 20001 * infer.Llama2_70B.KVBytesPerToken
+	if want := fmt.Sprintf("request 1's prompt task waits for %d bytes on instance 1", need); code != 1 || !strings.Contains(e, "infer: stalled") || !strings.Contains(e, want) {
+		t.Errorf("exit %d, stderr %q; want exit 1 and %q", code, e, want)
+	}
+	if !strings.Contains(out, "never finished") || !strings.Contains(out, "requests that never fit kept (--retry-unfit)") {
+		t.Errorf("the summary does not say what ran:\n%s", out)
 	}
 }

@@ -166,8 +166,9 @@ type Config struct {
 	// RetryUnfit keeps a request whose KV cache can never fit its
 	// instances (its prompt's beyond its prefill instance's memory less
 	// the weights, or its whole cache beyond its decode instance's), as
-	// SplitwiseSim does: its transfer then retries forever, or it never
-	// runs and may hold up the requests behind it. The SplitwiseSim
+	// SplitwiseSim does: its transfer then retries, or it never runs, and
+	// it may hold up the requests behind it; once nothing else can run
+	// the run ends with ErrStalled naming it. The SplitwiseSim
 	// presets set it. Without it Apply rejects such a request
 	// (Result.Rejected, Summary.Rejected) and Run ends with ErrRejected.
 	RetryUnfit bool

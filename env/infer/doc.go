@@ -63,7 +63,9 @@
 //     instance's step copies the finished prompt's KV out for its transfer.
 //   - Config.RetryUnfit (set by the presets): SplitwiseSim keeps a request
 //     whose KV cache can never fit its instances, and its transfer retries
-//     forever; without it Apply rejects the request (ErrRejected).
+//     forever; without it Apply rejects the request (ErrRejected). Here
+//     the run ends with ErrStalled once only such retries are left, none
+//     finding room (SplitwiseSim's would not end).
 //   - Config.DecodeReadsKV: decode iterations also pay for reading the
 //     batch's KV caches (context x KV bytes per token / (TP x HBM
 //     bandwidth)); the measured curve depends on the batch size only, so

@@ -10,8 +10,12 @@ import (
 	"github.com/drover-sched/drover/env/infer/kv"
 )
 
-// ErrStalled is returned by Run when requests remain that can never finish
-// (their KV cache never finds room).
+// ErrStalled is returned by Run (and Next) when requests remain that can
+// never finish (their KV cache never finds room): when the events run out,
+// or when only KV transfers retrying for room are left and none of them
+// fits (a circular wait: the decode instance's memory held by moved caches
+// whose decodes cannot start). The error names a waiting request, the
+// instance it waits on, the bytes it needs and those free.
 var ErrStalled = errors.New("infer: stalled")
 
 // Errors of the driver loop.
@@ -357,7 +361,7 @@ func (s *Sim) Next() (Request, *View, error) {
 		return Request{}, nil, s.err
 	}
 	if s.done+s.rejected < len(s.reqs) {
-		return Request{}, nil, fmt.Errorf("%w: %d of %d requests never finished", ErrStalled, len(s.reqs)-s.done-s.rejected, len(s.reqs))
+		return Request{}, nil, s.idleStallError()
 	}
 	if s.rejected > 0 {
 		return Request{}, nil, s.rejectedErr()

@@ -220,6 +220,12 @@ func TestMemoryAdmission(t *testing.T) {
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("Run = %v, want %v", err, tt.want)
 			}
+			// The stall names the request, the instance it waits on, the
+			// bytes its decode needs (199 tokens) and those free (8 x 80
+			// GiB less 1 GiB of weights and its own 501e9-byte prompt).
+			if want := "request 0's decode task waits for 199000000000 bytes on instance 1, idle with 185121025536 free"; tt.retry && !strings.Contains(err.Error(), want) {
+				t.Errorf("Run = %v\nwant it to contain %q", err, want)
+			}
 			r := s.Results()
 			if r[0].Rejected != !tt.retry || sum.Rejected != map[bool]int{true: 0, false: 1}[tt.retry] {
 				t.Errorf("request 0 rejected %v, summary %d rejected", r[0].Rejected, sum.Rejected)
@@ -985,5 +991,39 @@ func TestInterpRoundsApart(t *testing.T) {
 		if got := interp(tt.x, tt.y, tt.xn); got != tt.want {
 			t.Errorf("interp(%v, %v, %v) = %v, scipy gives %v", tt.x, tt.y, tt.xn, got, tt.want)
 		}
+	}
+}
+
+// TestStalledTransfer: TestRejectBeforeLoop's request kept (RetryUnfit):
+// its prompt's cache (1,001 tokens at 1e9 bytes) fits the TP16 prefill
+// instance but never the decode instance's room (8 x 80 GiB less 1 GiB
+// of weights), so its transfer would look again every second forever.
+// Once nothing but that retry is queued, the run ends with ErrStalled
+// naming the request, its decode instance, the bytes it needs and those
+// free. On the shared link the request behind it never moves; with a
+// link per transfer it finishes first.
+func TestStalledTransfer(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		shared   bool
+		finished int
+	}{{"shared link", true, 0}, {"link per transfer", false, 1}} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := handConfig(t, Prefill, Decode)
+			c.Instances[0].TP = 16
+			c.Model.KVBytesPerToken = 1e9
+			c.Link.Shared = tt.shared
+			c.RetryUnfit = true
+			s, _ := New(c, []Request{{ID: 0, Arrival: 1, Prompt: 1000, Output: 2}, {ID: 1, Arrival: 2, Prompt: 100, Output: 2}})
+			sum, err := s.Run(fixed{Prefill: 0, Decode: 1})
+			if !errors.Is(err, ErrStalled) || sum.Finished != tt.finished {
+				t.Fatalf("Run = %v, %d finished; want ErrStalled, %d", err, sum.Finished, tt.finished)
+			}
+			free := int64(8*80<<30) - c.Model.WeightBytes
+			want := fmt.Sprintf("request 0's KV transfer waits for 1001000000000 bytes on decode instance 1, which has %d free", free)
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("Run = %v\nwant it to contain %q", err, want)
+			}
+		})
 	}
 }

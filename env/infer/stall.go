@@ -68,3 +68,44 @@ func (s *Sim) stallError(r, n int) error {
 		ErrStalled, s.now, len(s.reqs)-s.done-s.rejected, len(s.reqs), s.reqs[r].ID, s.mem[r], di, d.maxMem-d.memory,
 		d.memory, d.maxMem, held, holders, n)
 }
+
+// idleStallError describes a run whose events ran out with requests
+// unfinished: every instance with tasks waiting is idle, and nothing
+// will start it again (an instance looks at its waiting tasks only when
+// a task arrives, an iteration ends or a transfer from it ends). It names
+// the first unfinished request, the instance its waiting task is queued
+// on, the bytes it needs and those free.
+func (s *Sim) idleStallError() error {
+	for r := range s.reqs {
+		if s.res[r].Rejected || s.res[r].End == s.res[r].End {
+			continue
+		}
+		t, ii := 2*r, s.res[r].Prefill
+		if s.ts[t] == taskDone {
+			t, ii = 2*r+1, s.res[r].Decode
+		}
+		if ii < 0 {
+			break
+		}
+		in := s.insts[ii]
+		what := "waits for"
+		need := s.taskMem(t)
+		if s.ts[t] == taskBlocked {
+			what, need = "was preempted and holds", s.mem[r]
+		}
+		phase := "prompt"
+		if t&1 == 1 {
+			phase = "decode"
+		}
+		held, holders := int64(0), 0
+		for q := range s.reqs {
+			if s.mem[q] > 0 && s.res[q].Decode == ii && s.ts[2*q] == taskDone && s.ts[2*q+1] != taskRunning {
+				held += s.mem[q]
+				holders++
+			}
+		}
+		return fmt.Errorf("%w at t=%.0f s: %d of %d requests never finished: request %d's %s task %s %d bytes on instance %d, idle with %d free (%d of %d bytes in use, %d of them by %d caches whose decodes wait)",
+			ErrStalled, s.now, len(s.reqs)-s.done-s.rejected, len(s.reqs), s.reqs[r].ID, phase, what, need, ii, in.maxMem-in.memory, in.memory, in.maxMem, held, holders)
+	}
+	return fmt.Errorf("%w: %d of %d requests never finished", ErrStalled, len(s.reqs)-s.done-s.rejected, len(s.reqs))
+}
