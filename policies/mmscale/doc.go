@@ -16,18 +16,29 @@
 //     a capacity profile per instance, under the same periods and trigger
 //     (the paper gives both "similar SLO-driven autoscaling heuristics
 //     based on offline model profiling").
+//   - ProfileOf measures the capacities by simulation (steady load on a
+//     pool of each kind, bisection on the rate that keeps 99% of requests
+//     within their objective).
+//
+// What the paper leaves open is a Config field, the same for both rules:
+// the objective (Objective), the period's load (its busiest monitoring
+// window's), the share of the profiled capacity pools are sized for
+// (Target; 1 is the rule), and a scale-in stabilization window (Stabilize;
+// 1 is the rule). docs/results/multimodal.md, section Autoscaling, says
+// why each and what they change.
 //
 // The scalers see only Windows (load, finished requests and how many met
-// the SLO, pending work) and return target Sizes: the simulator
-// (env/infer/mm) starts and drains instances, with their start-up time,
-// and counts GPU-hours.
+// the objective, pending work, where the misses waited) and return target
+// Sizes; Run (or Driver, its loop stepped by the caller, as env/mmgym
+// does) starts and drains the simulator's (env/infer/mm) instances, with
+// their start-up time, and counts GPU-hours.
 //
 // # Usage
 //
 //	h, _ := mmscale.HistoryOf(lastWeek)
-//	s, _ := mmscale.NewModServe(mmscale.DefaultConfig(), prof, mmscale.InitialSizes(h, prof))
-//	cur := s.Initial()
-//	for each monitoring window w (tick: it closes a 5-minute period) {
-//		cur = s.Decide(w, cur, tick)
-//	}
+//	prof, _ := mmscale.ProfileOf(mmscale.ProfileSpec{Base: base, History: lastWeek, SLO: slo, Router: router})
+//	sc, _ := mmscale.NewModServe(cfg, prof.Profile, mmscale.InitialSizes(h, prof.Profile))
+//	s, _ := mm.New(mm.Decoupled(model, 1, 1), week)
+//	out, err := mmscale.Run(s, week, router(true), sc, cfg)
+//	fmt.Println(out.Summary.GPUHours, out.Attainment)
 package mmscale
