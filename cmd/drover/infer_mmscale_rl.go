@@ -80,8 +80,8 @@ func parseDays(flag, s string) ([]int, error) {
 // it against ModServe's rule (the Rule action every period) on held-out
 // days with policies/gate, cost = GPU-hours + penalty x missed requests.
 func mmscaleRL(w io.Writer, m mm.Model, p mmscale.Profile, scale mmscale.Config, init mmscale.Sizes, o mmscaleOpts, r mmrlOpts) error {
-	base := mmgym.Config{Model: m, Requests: r.requests, Hours: r.hours, Scale: scale, Profile: p, Initial: init, Penalty: r.penalty,
-		RewardScale: 10, Router: func() mm.Router { return o.routerFor(true) }}
+	base := mmgym.Config{Model: m, Requests: r.requests, Hours: r.hours, Scale: scale, Profile: p, Penalty: r.penalty,
+		RewardScale: 10, Router: func() mm.Router { return o.routerFor(true) }, NewRule: modServeRule(scale, p, init)}
 	trainCfg, testCfg := base, base
 	trainCfg.Days, testCfg.Days = r.train, r.test
 	pc := ppo.DefaultConfig()
@@ -137,14 +137,16 @@ func mmscaleRL(w io.Writer, m mm.Model, p mmscale.Profile, scale mmscale.Config,
 	}
 	fmt.Fprintf(w, "\nmm-rl on the held-out episodes: mean %.1f GPU-hours, attainment %.4f\n", lg, la)
 	fmt.Fprintf(w, "gate (cost = GPU-hours + %.3f x missed requests, mm-rl against ModServe's rule): %v\n\n", r.penalty, gate.Judge(learned, rule, gate.Config{Seed: 1}))
-	return mmrlRuleTargets(w, testCfg, r)
+	return mmrlRuleTargets(w, testCfg, init, r)
 }
 
 // mmrlRuleTargets runs ModServe's rule at further targets on the same
 // held-out episodes: the GPU-hours the rule needs for mm-rl's attainment.
-func mmrlRuleTargets(w io.Writer, c mmgym.Config, r mmrlOpts) error {
+// init is the pools' initial sizes.
+func mmrlRuleTargets(w io.Writer, c mmgym.Config, init mmscale.Sizes, r mmrlOpts) error {
 	for _, tg := range r.ruleTargets {
 		c.Scale.Target = tg
+		c.NewRule = modServeRule(c.Scale, c.Profile, init)
 		gpuH, att := 0.0, 0.0
 		for k := range r.tests {
 			_, info, _, err := mmrlEpisode(c, r.seed+1000+uint64(k), func([]float64) int { return mmgym.Rule })
@@ -157,6 +159,12 @@ func mmrlRuleTargets(w io.Writer, c mmgym.Config, r mmrlOpts) error {
 		fmt.Fprintf(w, "ModServe's rule at target %.2f on the same held-out episodes: mean %.1f GPU-hours, attainment %.4f\n", tg, gpuH, att)
 	}
 	return nil
+}
+
+// modServeRule returns mmgym's rule: ModServe's autoscaler on cfg and p,
+// starting from init, afresh for each episode.
+func modServeRule(cfg mmscale.Config, p mmscale.Profile, init mmscale.Sizes) func() (mmscale.Scaler, error) {
+	return func() (mmscale.Scaler, error) { return mmscale.NewModServe(cfg, p, init) }
 }
 
 // mmrlEpisode plays one episode of policy and returns its cost (minus the

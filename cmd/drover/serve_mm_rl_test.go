@@ -41,7 +41,7 @@ type rlScaler struct {
 }
 
 func newRLScaler(c mmgym.Config, act func([]float64) int) (*rlScaler, error) {
-	rule, err := mmscale.NewModServe(c.Scale, c.Profile, c.Initial)
+	rule, err := mmscale.NewModServe(c.Scale, c.Profile, mmrlInitial)
 	if err != nil {
 		return nil, err
 	}
@@ -94,16 +94,21 @@ func (s *rlScaler) obs(w mmscale.Window, cur, ask mmscale.Sizes) []float64 {
 	}
 }
 
+// mmrlInitial is the pools' sizes at an mm-rl test episode's start.
+var mmrlInitial = mmscale.Sizes{Image: 2, Text: 2}
+
 // mmrlTestConfig is a small mm-rl setting: Llama-3.2-11B-Vision's pools
 // over 3-hour episodes of the week at 2M requests, the profile of
 // serve/mm_test.go.
 func mmrlTestConfig(days []int) mmgym.Config {
 	cfg := mmscale.DefaultConfig()
 	cfg.SLO = mmscale.Objective{Factor: 5, Text: 0.026287, Image: 0.104971}
-	return mmgym.Config{Model: mm.Llama32_11BVision, Requests: 2_000_000, Days: days, Hours: 3, Scale: cfg,
+	c := mmgym.Config{Model: mm.Llama32_11BVision, Requests: 2_000_000, Days: days, Hours: 3, Scale: cfg,
 		Profile: mmscale.Profile{ImageTokensPerSec: 21701, TextTokensPerSec: 9552, MonoRequestsPerSec: 0.8225, EncodeSeconds: 0.1224},
-		Initial: mmscale.Sizes{Image: 2, Text: 2}, Penalty: 0.05, RewardScale: 10,
+		Penalty: 0.05, RewardScale: 10,
 		Router: func() mm.Router { r, _ := modserve.New(modserve.RouteOnly); return r }}
+	c.NewRule = modServeRule(c.Scale, c.Profile, mmrlInitial)
+	return c
 }
 
 // trainTinyMMRL trains mm-rl for 384 periods (PPO, 4 environments of 96
@@ -211,7 +216,7 @@ func TestMMRLServed(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			sink := &serve.MemorySink{}
 			core, err := serve.NewCore(serve.WithSink(sink), serve.WithMM(serve.MMConfig{Base: mm.Decoupled(c.Model, 1, 1), NoRouter: true,
-				Scaler:  func() (mmscale.Scaler, error) { return mmscale.NewModServe(c.Scale, c.Profile, c.Initial) },
+				Scaler:  func() (mmscale.Scaler, error) { return mmscale.NewModServe(c.Scale, c.Profile, mmrlInitial) },
 				Learned: func() (mmscale.Scaler, error) { return newRLScaler(c, act) }, Version: "test", Converged: tt.converged}))
 			if err != nil {
 				t.Fatal(err)

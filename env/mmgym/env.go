@@ -9,7 +9,7 @@ import (
 	"github.com/drover-sched/drover/datasets/llm"
 	"github.com/drover-sched/drover/env/gym"
 	"github.com/drover-sched/drover/env/infer/mm"
-	"github.com/drover-sched/drover/policies/mmscale"
+	"github.com/drover-sched/drover/env/infer/mm/autoscale"
 )
 
 // Factors are what an action multiplies ModServe's ask for a pool by:
@@ -36,13 +36,16 @@ type Config struct {
 	Days []int
 	// Hours is an episode's length (default 24).
 	Hours float64
-	// Scale is ModServe's rule (policies/mmscale.Config): period, monitor,
-	// threshold, objective, target, stabilization.
-	Scale mmscale.Config
-	// Profile is the instances' offline profile.
-	Profile mmscale.Profile
-	// Initial is the pools' sizes at an episode's start.
-	Initial mmscale.Sizes
+	// Scale is the rule's settings: period, monitor, threshold,
+	// objective, bounds (and the rule's own: target, stabilization).
+	Scale autoscale.Config
+	// Profile is the instances' offline profile (the observation's
+	// scale).
+	Profile autoscale.Profile
+	// NewRule returns, for an episode, the rule whose asks the action
+	// scales, its initial sizes the pools' at the episode's start
+	// (ModServe's: policies/mmscale.NewModServe on Scale and Profile).
+	NewRule func() (autoscale.Scaler, error)
 	// Penalty is the GPU-hours one request missing its objective costs.
 	Penalty float64
 	// RewardScale divides the reward (default 1).
@@ -57,10 +60,10 @@ var ErrBadConfig = errors.New("mmgym: bad config")
 // Env is the autoscaling environment: a step is one scaling period.
 type Env struct {
 	cfg     Config
-	rule    *mmscale.ModServe
-	drv     *mmscale.Driver
-	ask     mmscale.Sizes
-	last    mmscale.Window
+	rule    autoscale.Scaler
+	drv     *autoscale.Driver
+	ask     autoscale.Sizes
+	last    autoscale.Window
 	gpuSec  float64
 	missed  int
 	started bool
@@ -78,8 +81,8 @@ func New(cfg Config) (*Env, error) {
 	if cfg.RewardScale == 0 {
 		cfg.RewardScale = 1
 	}
-	if len(cfg.Days) == 0 || cfg.Router == nil || !(cfg.Hours > 0 && cfg.Hours <= 24*7) || !(cfg.Penalty >= 0) || !(cfg.RewardScale > 0) {
-		return nil, fmt.Errorf("%w: %d days, router %v, %v hours, penalty %v, reward scale %v", ErrBadConfig, len(cfg.Days), cfg.Router != nil, cfg.Hours, cfg.Penalty, cfg.RewardScale)
+	if len(cfg.Days) == 0 || cfg.Router == nil || cfg.NewRule == nil || !(cfg.Hours > 0 && cfg.Hours <= 24*7) || !(cfg.Penalty >= 0) || !(cfg.RewardScale > 0) {
+		return nil, fmt.Errorf("%w: %d days, router %v, rule %v, %v hours, penalty %v, reward scale %v", ErrBadConfig, len(cfg.Days), cfg.Router != nil, cfg.NewRule != nil, cfg.Hours, cfg.Penalty, cfg.RewardScale)
 	}
 	for _, d := range cfg.Days {
 		if d < 0 || float64(d*1440)+cfg.Hours*60 > llm.LMM2025Minutes {
@@ -90,6 +93,9 @@ func New(cfg Config) (*Env, error) {
 		return nil, err
 	}
 	if err := cfg.Profile.Validate(); err != nil {
+		return nil, err
+	}
+	if _, err := cfg.NewRule(); err != nil {
 		return nil, err
 	}
 	return &Env{cfg: cfg}, nil
@@ -124,11 +130,11 @@ func (e *Env) Reset(seed uint64) ([]float64, gym.Info) {
 	if err != nil {
 		panic(fmt.Sprintf("mmgym: %v", err))
 	}
-	e.rule, err = mmscale.NewModServe(c.Scale, c.Profile, c.Initial)
+	e.rule, err = c.NewRule()
 	if err != nil {
 		panic(fmt.Sprintf("mmgym: %v", err))
 	}
-	e.drv, err = mmscale.NewDriver(s, reqs, c.Router(), c.Scale, e.rule.Initial())
+	e.drv, err = autoscale.NewDriver(s, reqs, c.Router(), c.Scale, e.rule.Initial())
 	if err != nil {
 		panic(fmt.Sprintf("mmgym: %v", err))
 	}
@@ -170,7 +176,7 @@ func (e *Env) Step(action int) ([]float64, float64, bool, bool, gym.Info) {
 	if action < 0 || action >= 9 {
 		panic(fmt.Sprintf("mmgym: action %d outside [0, 9)", action))
 	}
-	next := mmscale.Sizes{Image: scale(e.ask.Image, Factors[action/3], e.cfg.Scale), Text: scale(e.ask.Text, Factors[action%3], e.cfg.Scale)}
+	next := autoscale.Sizes{Image: scale(e.ask.Image, Factors[action/3], e.cfg.Scale), Text: scale(e.ask.Text, Factors[action%3], e.cfg.Scale)}
 	if err := e.drv.Set(next); err != nil {
 		panic(fmt.Sprintf("mmgym: %v", err))
 	}
@@ -196,7 +202,7 @@ func (e *Env) Step(action int) ([]float64, float64, bool, bool, gym.Info) {
 
 // scale multiplies an ask by f: down by at least one, up by at least one,
 // within the config's bounds.
-func scale(ask int, f float64, c mmscale.Config) int {
+func scale(ask int, f float64, c autoscale.Config) int {
 	n := ask
 	switch {
 	case f < 1:
@@ -204,11 +210,7 @@ func scale(ask int, f float64, c mmscale.Config) int {
 	case f > 1:
 		n = max(ask+1, int(math.Ceil(float64(ask)*f)))
 	}
-	n = max(n, c.Min)
-	if c.Max > 0 {
-		n = min(n, c.Max)
-	}
-	return n
+	return c.Clamp(n)
 }
 
 // obs is the observation: current sizes and the rule's asks (/ 10), the

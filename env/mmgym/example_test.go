@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/drover-sched/drover/env/infer/mm"
+	"github.com/drover-sched/drover/env/infer/mm/autoscale"
 	"github.com/drover-sched/drover/env/mmgym"
 	"github.com/drover-sched/drover/policies/mmscale"
 	"github.com/drover-sched/drover/policies/modserve"
@@ -15,10 +16,13 @@ import (
 func Example() {
 	sc := mmscale.DefaultConfig()
 	sc.SLO = mmscale.Objective{Factor: 5, Text: 0.026, Image: 0.105}
-	e, err := mmgym.New(mmgym.Config{Model: mm.Llama32_11BVision, Days: []int{1}, Hours: 1, Scale: sc,
-		Profile: mmscale.Profile{ImageTokensPerSec: 21700, TextTokensPerSec: 9550, MonoRequestsPerSec: 0.82, EncodeSeconds: 0.122},
-		Initial: mmscale.Sizes{Image: 2, Text: 2}, Penalty: 0.05,
-		Router: func() mm.Router { r, _ := modserve.New(modserve.RouteOnly); return r }})
+	prof := mmscale.Profile{ImageTokensPerSec: 21700, TextTokensPerSec: 9550, MonoRequestsPerSec: 0.82, EncodeSeconds: 0.122}
+	e, err := mmgym.New(mmgym.Config{Model: mm.Llama32_11BVision, Days: []int{1}, Hours: 1, Scale: sc, Profile: prof,
+		NewRule: func() (autoscale.Scaler, error) {
+			return mmscale.NewModServe(sc, prof, mmscale.Sizes{Image: 2, Text: 2})
+		},
+		Penalty: 0.05,
+		Router:  func() mm.Router { r, _ := modserve.New(modserve.RouteOnly); return r }})
 	if err != nil {
 		panic(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/drover-sched/drover/datasets/llm"
 	"github.com/drover-sched/drover/env/gym"
 	"github.com/drover-sched/drover/env/infer/mm"
+	"github.com/drover-sched/drover/env/infer/mm/autoscale"
 	"github.com/drover-sched/drover/policies/mmscale"
 	"github.com/drover-sched/drover/policies/modserve"
 )
@@ -23,12 +24,15 @@ func router() mm.Router {
 	return r
 }
 
+// initial is the pools' sizes at an episode's start.
+var initial = mmscale.Sizes{Image: 2, Text: 2}
+
 func config() Config {
 	sc := mmscale.DefaultConfig()
 	sc.SLO = mmscale.Objective{Factor: 5, Text: 0.026, Image: 0.105}
 	sc.Stabilize = 3
 	return Config{Model: mm.Llama32_11BVision, Requests: 3_000_000, Days: []int{1, 2}, Hours: 2, Scale: sc, Profile: prof,
-		Initial: mmscale.Sizes{Image: 2, Text: 2}, Penalty: 0.05, Router: router}
+		NewRule: func() (autoscale.Scaler, error) { return mmscale.NewModServe(sc, prof, initial) }, Penalty: 0.05, Router: router}
 }
 
 // TestCheck runs gym.Check: spaces, determinism by seed, ownership, the
@@ -77,7 +81,7 @@ func TestRuleIsModServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := mmscale.NewModServe(c.Scale, c.Profile, c.Initial)
+	sc, err := mmscale.NewModServe(c.Scale, c.Profile, initial)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,9 @@
 // the objective, pending work, where the misses waited) and return target
 // Sizes; Run (or Driver, its loop stepped by the caller, as env/mmgym
 // does) starts and drains the simulator's (env/infer/mm) instances, with
-// their start-up time, and counts GPU-hours.
+// their start-up time, and counts GPU-hours. Those types and the driver
+// are the simulator's side, in env/infer/mm/autoscale; the names here are
+// aliases of them.
 //
 // # Usage
 //

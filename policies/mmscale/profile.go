@@ -73,7 +73,7 @@ func ProfileOf(spec ProfileSpec) (Profiled, error) {
 	if spec.Pool == 0 {
 		spec.Pool = 8
 	}
-	if len(spec.History) == 0 || spec.Router == nil || spec.Requests < 100 || !(spec.Attainment > 0 && spec.Attainment <= 1) || spec.Helpers < 1 || spec.Pool < 1 || spec.SLO.validate() != nil {
+	if len(spec.History) == 0 || spec.Router == nil || spec.Requests < 100 || !(spec.Attainment > 0 && spec.Attainment <= 1) || spec.Helpers < 1 || spec.Pool < 1 || spec.SLO.Validate() != nil {
 		return Profiled{}, fmt.Errorf("%w: profile spec: %d history requests, router %v, %d requests a run, attainment %v, %d helpers, pool %d, objective %+v", ErrBadConfig, len(spec.History), spec.Router != nil, spec.Requests, spec.Attainment, spec.Helpers, spec.Pool, spec.SLO)
 	}
 	var imgReqs []mm.Request

@@ -1,4 +1,4 @@
-package mmscale
+package autoscale
 
 import (
 	"fmt"
@@ -185,7 +185,7 @@ func (w *Window) add(v Window) {
 	w.Met += v.Met
 	w.ImageWait += v.ImageWait
 	w.TextWait += v.TextWait
-	r := v.rates()
+	r := v.Rates()
 	w.Peak = Rates{max(w.Peak.Requests, r.Requests), max(w.Peak.ImageTokens, r.ImageTokens), max(w.Peak.TextLoad, r.TextLoad)}
 }
 
