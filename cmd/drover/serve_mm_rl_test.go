@@ -27,10 +27,8 @@ import (
 // observation) as an mmscale.Scaler: within a period ModServe's rule acts
 // on its triggers; at a period's end the rule asks, the network picks an
 // action, and each pool's ask is scaled by the action's factors, as
-// mmgym.Env.Step does. Observation and scaling are written out again here
-// from env/mmgym (unexported there); TestMMRLScalerIsTheEnv checks that
-// they agree with the environment, request by request, over a held-out
-// episode.
+// mmgym.Env.Step does (mmgym.Observe, mmgym.Scale); TestMMRLServed checks
+// that it plays a held-out episode as the environment does.
 type rlScaler struct {
 	rule *mmscale.ModServe
 	cfg  mmgym.Config
@@ -56,42 +54,9 @@ func (s *rlScaler) Decide(w mmscale.Window, cur mmscale.Sizes, tick bool) mmscal
 		return ask
 	}
 	s.now += w.Seconds
-	a := s.act(s.obs(w, cur, ask))
+	a := s.act(mmgym.Observe(w, cur, ask, s.now, s.cfg.Profile))
 	s.actions[a]++
-	return mmscale.Sizes{Image: rlFactor(ask.Image, mmgym.Factors[a/3], s.cfg.Scale), Text: rlFactor(ask.Text, mmgym.Factors[a%3], s.cfg.Scale)}
-}
-
-// rlFactor is mmgym's scale: an ask times f, down or up by at least one,
-// within the config's bounds.
-func rlFactor(ask int, f float64, c mmscale.Config) int {
-	n := ask
-	switch {
-	case f < 1:
-		n = min(ask-1, int(math.Floor(float64(ask)*f)))
-	case f > 1:
-		n = max(ask+1, int(math.Ceil(float64(ask)*f)))
-	}
-	n = max(n, c.Min)
-	if c.Max > 0 {
-		n = min(n, c.Max)
-	}
-	return n
-}
-
-// obs is mmgym's observation of the period w closes.
-func (s *rlScaler) obs(w mmscale.Window, cur, ask mmscale.Sizes) []float64 {
-	p := &s.cfg.Profile
-	secs := max(w.Seconds, 1)
-	day := 2 * math.Pi * math.Mod(s.now, 86400) / 86400
-	return []float64{
-		float64(cur.Image) / 10, float64(cur.Text) / 10,
-		float64(ask.Image) / 10, float64(ask.Text) / 10,
-		w.Peak.ImageTokens / p.ImageTokensPerSec / 10, w.Peak.TextLoad / p.TextTokensPerSec / 10,
-		w.ImageTokens / secs / p.ImageTokensPerSec / 10, w.TextLoad / secs / p.TextTokensPerSec / 10,
-		w.Attainment(),
-		w.PendingImageTokens / (60 * p.ImageTokensPerSec) / 10, w.PendingTextLoad / (60 * p.TextTokensPerSec) / 10,
-		math.Sin(day), math.Cos(day),
-	}
+	return mmgym.Scale(ask, a, s.cfg.Scale)
 }
 
 // mmrlInitial is the pools' sizes at an mm-rl test episode's start.

@@ -102,7 +102,7 @@ func New(cfg Config) (*Env, error) {
 }
 
 // ObservationSpace is 13 numbers, each scaled to about 0..1 for the
-// loads the week sees (see obs).
+// loads the week sees (see Observe).
 func (e *Env) ObservationSpace() gym.Box {
 	lo := make([]float64, ObsDim)
 	hi := make([]float64, ObsDim)
@@ -176,7 +176,7 @@ func (e *Env) Step(action int) ([]float64, float64, bool, bool, gym.Info) {
 	if action < 0 || action >= 9 {
 		panic(fmt.Sprintf("mmgym: action %d outside [0, 9)", action))
 	}
-	next := autoscale.Sizes{Image: scale(e.ask.Image, Factors[action/3], e.cfg.Scale), Text: scale(e.ask.Text, Factors[action%3], e.cfg.Scale)}
+	next := Scale(e.ask, action, e.cfg.Scale)
 	if err := e.drv.Set(next); err != nil {
 		panic(fmt.Sprintf("mmgym: %v", err))
 	}
@@ -200,6 +200,18 @@ func (e *Env) Step(action int) ([]float64, float64, bool, bool, gym.Info) {
 	return e.obs(), r, e.ended, false, info
 }
 
+// Scale returns the sizes action asks for: the rule's ask times the
+// action's factors (Factors[action/3] for the image pool,
+// Factors[action%3] for the text pool), down by at least one, up by at
+// least one, within c's bounds. A served mm-rl policy applies it to the
+// rule's ask at each period's end as Step does.
+func Scale(ask autoscale.Sizes, action int, c autoscale.Config) autoscale.Sizes {
+	if action < 0 || action >= 9 {
+		panic(fmt.Sprintf("mmgym: action %d outside [0, 9)", action))
+	}
+	return autoscale.Sizes{Image: scale(ask.Image, Factors[action/3], c), Text: scale(ask.Text, Factors[action%3], c)}
+}
+
 // scale multiplies an ask by f: down by at least one, up by at least one,
 // within the config's bounds.
 func scale(ask int, f float64, c autoscale.Config) int {
@@ -213,19 +225,24 @@ func scale(ask int, f float64, c autoscale.Config) int {
 	return c.Clamp(n)
 }
 
-// obs is the observation: current sizes and the rule's asks (/ 10), the
-// period's peak and mean image and text loads over one instance's
-// capacity (/ 10), its attainment, its backlog in minutes of one
-// instance's capacity (/ 10), and the time of day (sin, cos).
+// obs is the observation of the period that just ended (Observe).
 func (e *Env) obs() []float64 {
-	p := &e.cfg.Profile
-	w := &e.last
-	cur := e.drv.Sizes()
+	return Observe(e.last, e.drv.Sizes(), e.ask, e.drv.Now(), e.cfg.Profile)
+}
+
+// Observe is the observation (ObsDim numbers) of the period w closes, at
+// simulated time now (s), with the pools at cur and the rule asking for
+// ask: current sizes and the rule's asks (/ 10), the period's peak and
+// mean image and text loads over one instance's capacity in p (/ 10), its
+// attainment, its backlog in minutes of one instance's capacity (/ 10),
+// and the time of day (sin, cos). A served mm-rl policy observes its
+// periods with it as the environment does.
+func Observe(w autoscale.Window, cur, ask autoscale.Sizes, now float64, p autoscale.Profile) []float64 {
 	secs := max(w.Seconds, 1)
-	day := 2 * math.Pi * math.Mod(e.drv.Now(), 86400) / 86400
+	day := 2 * math.Pi * math.Mod(now, 86400) / 86400
 	return []float64{
 		float64(cur.Image) / 10, float64(cur.Text) / 10,
-		float64(e.ask.Image) / 10, float64(e.ask.Text) / 10,
+		float64(ask.Image) / 10, float64(ask.Text) / 10,
 		w.Peak.ImageTokens / p.ImageTokensPerSec / 10, w.Peak.TextLoad / p.TextTokensPerSec / 10,
 		w.ImageTokens / secs / p.ImageTokensPerSec / 10, w.TextLoad / secs / p.TextTokensPerSec / 10,
 		w.Attainment(),

@@ -112,3 +112,31 @@ func TestRuleIsModServe(t *testing.T) {
 	}
 	t.Logf("%.2f GPU-hours, attainment %.4f, return %.3f", out.Summary.GPUHours, out.Attainment, ret)
 }
+
+// TestScale checks the actions' sizes against hand-worked asks: down by
+// a third and at least one, kept, up by half and at least one, within the
+// config's bounds.
+func TestScale(t *testing.T) {
+	c := autoscale.DefaultConfig()
+	c.Max = 10
+	tests := []struct {
+		name   string
+		ask    autoscale.Sizes
+		action int
+		want   autoscale.Sizes
+	}{
+		{"rule keeps the ask", autoscale.Sizes{Image: 3, Text: 7}, Rule, autoscale.Sizes{Image: 3, Text: 7}},
+		{"down, down: a third off, at least one", autoscale.Sizes{Image: 9, Text: 2}, 0, autoscale.Sizes{Image: 6, Text: 1}},
+		{"down at the floor stays at Min", autoscale.Sizes{Image: 1, Text: 1}, 0, autoscale.Sizes{Image: 1, Text: 1}},
+		{"up, up: half more, at least one", autoscale.Sizes{Image: 4, Text: 1}, 8, autoscale.Sizes{Image: 6, Text: 2}},
+		{"up past Max stops at Max", autoscale.Sizes{Image: 8, Text: 10}, 8, autoscale.Sizes{Image: 10, Text: 10}},
+		{"image down, text up", autoscale.Sizes{Image: 3, Text: 3}, 2, autoscale.Sizes{Image: 2, Text: 5}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Scale(tt.ask, tt.action, c); got != tt.want {
+				t.Errorf("Scale(%+v, %d) = %+v, want %+v", tt.ask, tt.action, got, tt.want)
+			}
+		})
+	}
+}
