@@ -227,7 +227,7 @@ func (d *driver) window(t float64) Window {
 	for _, id := range d.waiting {
 		res := d.s.Result(id)
 		if math.IsNaN(res.FirstToken) || res.FirstToken > t {
-			if !math.IsNaN(res.End) { // dropped: never runs
+			if res.Dropped { // never runs
 				continue
 			}
 			keep = append(keep, id)
