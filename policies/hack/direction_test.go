@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"strings"
+	"path"
 	"testing"
 
 	"github.com/drover-sched/drover/datasets/llm"
@@ -84,24 +84,27 @@ func readPerf(t *testing.T) *infer.PerfTable {
 }
 
 // directionMiss is a part of the paper's direction Drover does not
-// reproduce: a claim ("kvquant-torch < fp16", "kvquant share in 17-30%")
-// in the settings that match (an empty link, a zero rate or bandwidth
-// matches every one), with why.
+// reproduce: a claim ("kvquant-torch < fp16", "kvquant-torch share in
+// 17.2-30.4%"; a path.Match pattern, so "* transfer share in 1.31-5.4%"
+// names every format's) in the settings that match (an empty link, a zero
+// rate or bandwidth matches every one), with why.
 type directionMiss struct {
 	link       string // "own" or "shared"
 	rate, gbps float64
 	claim, why string
 }
 
-// directionMisses are the parts of the paper's direction Drover does not
-// reproduce (docs/results/inference.md, HACK). The test fails where a
-// listed part holds, so that the list stays true.
+// directionMisses are the parts of the paper's direction and figure ranges
+// Drover does not reproduce (docs/results/inference.md, HACK). The test
+// fails where a listed part holds, so that the list stays true.
 var directionMisses = []directionMiss{
-	{claim: "kvquant share in 17-30%", why: "a fused dequantization kernel (4 bytes an element: a 16-bit copy written and read) is 1.4-2.8% of JCT"},
-	{claim: "cachegen share in 17-30%", why: "as kvquant"},
-	{rate: 0.3, claim: "kvquant-torch share in 17-30%", why: "decode batches of several long requests: the artifact's PyTorch dequantization (kv.TorchPasses, 76 bytes of traffic an element against 0.29 stored) grows to 47% of JCT"},
-	{rate: 0.3, claim: "cachegen-torch share in 17-30%", why: "as kvquant-torch: 38% (62 bytes an element)"},
-	{link: "shared", rate: 0.2, claim: "kvquant-torch share in 17-30%", why: "33%"},
+	{claim: "kvquant share in 17.2-30.4%", why: "a fused dequantization kernel (4 bytes an element: a 16-bit copy written and read) is 1.4-2.8% of JCT"},
+	{claim: "cachegen share in 17.2-30.4%", why: "as kvquant"},
+	{rate: 0.3, claim: "kvquant-torch share in 17.2-30.4%", why: "decode batches of several long requests: the artifact's PyTorch dequantization (kv.TorchPasses, 76 bytes of traffic an element against 0.29 stored) grows to 47% of JCT"},
+	{rate: 0.3, claim: "cachegen-torch share in 17.2-30.4%", why: "as kvquant-torch: 38% (62 bytes an element)"},
+	{link: "shared", rate: 0.2, claim: "kvquant-torch share in 17.2-30.4%", why: "33%"},
+	{link: "shared", rate: 0.26, claim: "kvquant-torch share in 17.2-30.4%", why: "41%"},
+	{link: "shared", rate: 0.26, claim: "cachegen-torch share in 17.2-30.4%", why: "33.5%"},
 	{link: "own", claim: "kvquant-torch < fp16", why: "the PyTorch dequantization costs more decode time than the 2-bit cache saves on the link: FP16's transfer is at most 13.7% of JCT"},
 	{link: "own", claim: "cachegen-torch < fp16", why: "as kvquant-torch"},
 	{link: "shared", gbps: 25, claim: "kvquant-torch < fp16", why: "the shared link is far from full at 25 Gbps (FP16's transfer 6.7-8.9% of JCT)"},
@@ -111,34 +114,92 @@ var directionMisses = []directionMiss{
 	{link: "shared", rate: 0.1, gbps: 10, claim: "kvquant-torch < fp16", why: "at 0.1 req/s the 10 Gbps link is 37% busy with FP16: its transfer is 18.5% of JCT, the dequantization 22%"},
 	{link: "shared", rate: 0.1, gbps: 10, claim: "cachegen-torch < fp16", why: "as kvquant-torch (29.35 s against FP16's 28.89)"},
 	{link: "shared", rate: 0.2, gbps: 10, claim: "kvquant-torch < fp16", why: "FP16's transfer 28.8% of JCT, KVQuant's dequantization 33%"},
+
+	// HACK's reductions (paper: 38.6-61.6% vs FP16, 21.2-45.1% vs KVQuant,
+	// 19.2-41.5% vs CacheGen).
+	{link: "own", claim: "hack vs fp16 in 38.6-61.6%", why: "3.0-12.0%: FP16's transfer is at most 13.7% of JCT on a link of its own"},
+	{link: "shared", gbps: 25, claim: "hack vs fp16 in 38.6-61.6%", why: "6.1-8.8%: the link far from full"},
+	{link: "shared", gbps: 50, claim: "hack vs fp16 in 38.6-61.6%", why: "3.2-4.2%"},
+	{link: "shared", rate: 0.1, gbps: 10, claim: "hack vs fp16 in 38.6-61.6%", why: "17.0%: FP16's transfer 18.5% of JCT"},
+	{link: "shared", rate: 0.2, gbps: 10, claim: "hack vs fp16 in 38.6-61.6%", why: "29.1%: FP16's transfer 28.8% of JCT"},
+	{claim: "hack vs kvquant in 21.2-45.1%", why: "1.0-2.6%: the fused kernel's dequantization is 1.4-2.8% of JCT"},
+	{claim: "hack vs cachegen in 19.2-41.5%", why: "as kvquant: 1.1-2.8%"},
+	{rate: 0.3, claim: "hack vs kvquant-torch in 21.2-45.1%", why: "47.0-48.0%, above: the PyTorch dequantization is 47% of JCT at 0.3 req/s"},
+	{rate: 0.1, claim: "hack vs cachegen-torch in 19.2-41.5%", why: "18.3-18.7%, just below: its dequantization is 18.1-18.4% of JCT"},
+
+	// The compressed transfer's share of JCT (paper: 1.31-5.4%) and its
+	// cut against FP16's transfer time (80.6-85.4%).
+	{gbps: 25, claim: "* transfer share in 1.31-5.4%", why: "0.5-1.1%: the compressed cache takes 0.22-0.26 s at 25 Gbps"},
+	{gbps: 50, claim: "* transfer share in 1.31-5.4%", why: "0.2-0.5%"},
+	{link: "own", rate: 0.3, gbps: 10, claim: "kvquant-torch transfer share in 1.31-5.4%", why: "1.2%: its dequantization makes the JCT 46 s"},
+	{link: "shared", claim: "kvquant* transfer time cut in 80.6-85.4%", why: "85.9-98.1%: FP16's transfers queue on the shared link (their mean 0.78-33.8 s against 0.73-3.67 s alone)"},
+	{link: "shared", claim: "cachegen* transfer time cut in 80.6-85.4%", why: "as kvquant"},
+	{link: "shared", gbps: 10, claim: "hack-pi64 transfer time cut in 80.6-85.4%", why: "88.2-97.8%: as kvquant (HACK's cache is larger: 0.12 s at 50 Gbps against 0.11)"},
+	{link: "shared", gbps: 25, claim: "hack-pi64 transfer time cut in 80.6-85.4%", why: "85.6-88.7%"},
+	{link: "shared", rate: 0.3, gbps: 50, claim: "hack-pi64 transfer time cut in 80.6-85.4%", why: "85.9%"},
+
+	// HACK's approximation share (paper: 1.53-3.18%).
+	{claim: "hack share in 1.53-3.18%", why: "0.1% of JCT as kv.HACKPi prices it in every setting"},
 }
 
 // missed returns the listed miss that matches claim in a setting, if any.
 func missed(link string, rate, gbps float64, claim string) (directionMiss, bool) {
 	for _, m := range directionMisses {
-		if m.claim == claim && (m.link == "" || m.link == link) && (m.rate == 0 || m.rate == rate) && (m.gbps == 0 || m.gbps == gbps) {
+		ok, err := path.Match(m.claim, claim)
+		if err != nil {
+			panic("hack: bad directionMiss pattern " + m.claim)
+		}
+		if ok && (m.link == "" || m.link == link) && (m.rate == 0 || m.rate == rate) && (m.gbps == 0 || m.gbps == gbps) {
 			return m, true
 		}
 	}
 	return directionMiss{}, false
 }
 
+// paperRange is a range of the paper's figures for Llama-3.1-70B (as the
+// secondary summary kv.Claims cites reads them), in percent.
+type paperRange struct{ lo, hi float64 }
+
+func (r paperRange) has(pct float64) bool { return pct >= r.lo && pct <= r.hi }
+func (r paperRange) String() string       { return fmt.Sprintf("%g-%g%%", r.lo, r.hi) }
+
+// The paper's figures for Llama-3.1-70B with A10G prefill (kv.Claims):
+// HACK's mean JCT reduction against the baseline, CacheGen and KVQuant;
+// the compressed formats' transfer share of JCT and their transfer time
+// reduction against the baseline's; the 2-bit baselines' dequantization
+// share of JCT and HACK's approximation share.
+var (
+	vsFP16       = paperRange{38.6, 61.6}
+	vsCacheGen   = paperRange{19.2, 41.5}
+	vsKVQuant    = paperRange{21.2, 45.1}
+	commShare    = paperRange{1.31, 5.4}
+	xferCut      = paperRange{80.6, 85.4}
+	dequantShare = paperRange{17.2, 30.4}
+	approxShare  = paperRange{1.53, 3.18}
+)
+
 // TestPaperDirection is issue 34's acceptance for the direction of HACK's
 // table: with A10G or V100 prefill instances, a 70B model and 10-50 Gbps
 // links, HACK's mean JCT is below the KVQuant-like's and the
 // CacheGen-like's, theirs below the FP16 baseline's, and their
-// dequantization share of JCT in the paper's 17-30%. The 2-bit baselines
-// run in two forms: dequantized by one fused kernel (kv.KVQuant2,
-// kv.CacheGenCodec) and as the artifact's PyTorch code does it
-// (kv.KVQuantTorch, kv.CacheGenTorch); on both links of paperSetup; at a
-// light and a heavy load (0.1 and 0.3 requests/s, and 0.2 on the shared
-// link; the paper's rates were not reachable). On the shared link the V100
-// is left out (it gives the A10G's numbers on the other). What does not
-// hold is listed in directionMisses.
+// dequantization share of JCT in the paper's 17.2-30.4%. It checks the
+// paper's other figure ranges too (HACK's reductions against each, the
+// compressed transfer's share of JCT and its cut against FP16's, HACK's
+// approximation share). The 2-bit baselines run in two forms: dequantized
+// by one fused kernel (kv.KVQuant2, kv.CacheGenCodec) and as the
+// artifact's PyTorch code does it (kv.KVQuantTorch, kv.CacheGenTorch); on
+// both links of paperSetup; at a light and a heavy load (0.1 and 0.3
+// requests/s, and 0.2 on the shared link, with 0.26 on its 10 Gbps
+// version, where FP16's transfer is 40% of JCT, near the paper's 42.2%;
+// the paper's rates were not reachable). On the shared link the V100 is
+// left out (it gives the A10G's numbers on the other). What does not hold
+// is listed in directionMisses. TestPaperDirectionSweep is a finer sweep
+// of the rate on the shared 10 Gbps link (opt-in).
 func TestPaperDirection(t *testing.T) {
 	perf := readPerf(t)
 	formats := []kv.Format{kv.FP16(), kv.KVQuant2(), kv.CacheGenCodec(), kv.KVQuantTorch(), kv.CacheGenTorch(), kv.HACKPi(64)}
 	baselines := []string{"kvquant", "cachegen", "kvquant-torch", "cachegen-torch"}
+	vs := map[string]paperRange{"kvquant": vsKVQuant, "kvquant-torch": vsKVQuant, "cachegen": vsCacheGen, "cachegen-torch": vsCacheGen}
 	check := func(link string, rate, gbps float64, at, claim string, holds bool) {
 		t.Helper()
 		m, known := missed(link, rate, gbps, claim)
@@ -154,7 +215,7 @@ func TestPaperDirection(t *testing.T) {
 	for _, link := range []string{"own", "shared"} {
 		rates, gpus := []float64{0.1, 0.3}, []string{"a10g", "v100-32gb"}
 		if link == "shared" {
-			rates, gpus = []float64{0.1, 0.2, 0.3}, []string{"a10g"}
+			rates, gpus = []float64{0.1, 0.2, 0.26, 0.3}, []string{"a10g"}
 		}
 		for _, rate := range rates {
 			reqs := paperRequests(t, 120, rate)
@@ -162,49 +223,40 @@ func TestPaperDirection(t *testing.T) {
 			for _, b := range baselines {
 				shareIn[b] = true
 			}
+			links := []float64{10, 25, 50}
+			if rate == 0.26 {
+				links = links[:1]
+			}
 			for _, pg := range gpus {
-				for _, gbps := range []float64{10, 25, 50} {
-					c := paperSetup(perf, pg, gbps, link == "shared")
-					jct, share := map[string]float64{}, map[string]float64{}
-					var line strings.Builder
-					for _, f := range formats {
-						s, err := infer.New(c, reqs)
-						if err != nil {
-							t.Fatal(err)
-						}
-						sum, err := s.Run(New(f))
-						if err != nil {
-							t.Fatal(err)
-						}
-						if sum.Finished != len(reqs) || len(sum.Extrapolated) != 1 || sum.Extrapolated[0] != pg {
-							t.Fatalf("%s: %d of %d finished, extrapolated %v", f, sum.Finished, len(reqs), sum.Extrapolated)
-						}
-						xfer := 0.0
-						for _, r := range s.Results() {
-							xfer += (r.TransferEnd - r.FirstToken) / r.E2E()
-						}
-						xfer /= float64(len(reqs))
-						name := f.Name()
-						jct[name], share[name] = sum.E2E.Mean, sum.FormatShare
-						fmt.Fprintf(&line, " | %s %.2f s (p99 %.2f, transfer %.1f%%, format %.1f%%)", name, sum.E2E.Mean, sum.E2E.P99, 100*xfer, 100*sum.FormatShare)
-					}
-					t.Logf("%s link, %g req/s, %s prefill, %g Gbps (extrapolated: %s):%s", link, rate, pg, gbps, pg, line.String())
+				for _, gbps := range links {
+					x := runCell(t, paperSetup(perf, pg, gbps, link == "shared"), reqs, formats)
+					jct, share := x.jct, x.share
+					t.Logf("%s link, %g req/s, %s prefill, %g Gbps (extrapolated: %s):%s", link, rate, pg, gbps, pg, x.line)
 					at := fmt.Sprintf("%s link %g req/s %s %g Gbps: ", link, rate, pg, gbps)
+					cut := func(a, b float64) float64 { return 100 * (1 - a/b) }
+					hack := jct["hack-pi64"]
 					for _, b := range baselines {
-						check(link, rate, gbps, at, "hack < "+b, jct["hack-pi64"] < jct[b])
+						check(link, rate, gbps, at, "hack < "+b, hack < jct[b])
 						check(link, rate, gbps, at, b+" < fp16", jct[b] < jct["fp16"])
+						check(link, rate, gbps, at, "hack vs "+b+" in "+vs[b].String(), vs[b].has(cut(hack, jct[b])))
 						if !(share[b] > 0) {
 							t.Errorf("%s%s: no dequantization time", at, b)
 						}
-						shareIn[b] = shareIn[b] && share[b] >= 0.17 && share[b] <= 0.30
+						shareIn[b] = shareIn[b] && dequantShare.has(100*share[b])
 					}
-					check(link, rate, gbps, at, "hack < fp16", jct["hack-pi64"] < jct["fp16"])
+					check(link, rate, gbps, at, "hack < fp16", hack < jct["fp16"])
+					check(link, rate, gbps, at, "hack vs fp16 in "+vsFP16.String(), vsFP16.has(cut(hack, jct["fp16"])))
+					check(link, rate, gbps, at, "hack share in "+approxShare.String(), approxShare.has(100*share["hack-pi64"]))
+					for _, b := range append(baselines, "hack-pi64") {
+						check(link, rate, gbps, at, b+" transfer share in "+commShare.String(), commShare.has(100*x.xfer[b]))
+						check(link, rate, gbps, at, b+" transfer time cut in "+xferCut.String(), xferCut.has(cut(x.xferTime[b], x.xferTime["fp16"])))
+					}
 				}
 			}
 			// The dequantization share holds at a rate if it does on every
 			// prefill GPU and link bandwidth.
 			for _, b := range baselines {
-				check(link, rate, 0, fmt.Sprintf("%s link %g req/s: ", link, rate), b+" share in 17-30%", shareIn[b])
+				check(link, rate, 0, fmt.Sprintf("%s link %g req/s: ", link, rate), b+" share in "+dequantShare.String(), shareIn[b])
 			}
 		}
 	}
