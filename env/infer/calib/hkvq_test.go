@@ -31,6 +31,37 @@ func fitted(t *testing.T) map[string]Params {
 	return compareOnce.params
 }
 
+var firstOnce struct {
+	sync.Once
+	params map[string]Params
+	err    error
+}
+
+// firstFits are the first calibration's fits (FitWith(e, Structure{})) of
+// the long and short experiments, computed once for TestLinkFit and
+// TestStructureMatters.
+func firstFits(t *testing.T) map[string]Params {
+	t.Helper()
+	firstOnce.Do(func() {
+		firstOnce.params = map[string]Params{}
+		for _, name := range []string{"long", "short"} {
+			e, err := Experiment(name)
+			if err != nil {
+				firstOnce.err = err
+				return
+			}
+			if firstOnce.params[name], err = FitWith(e, Structure{}); err != nil {
+				firstOnce.err = err
+				return
+			}
+		}
+	})
+	if firstOnce.err != nil {
+		t.Fatal(firstOnce.err)
+	}
+	return firstOnce.params
+}
+
 // TestLinkFit: the link fitted from the lowest rates' two rows, as a line
 // through their transfer times (the first calibration's structure), is the
 // one worked by hand from the same rows (issue 34's notes): 45 ms + bytes /
@@ -47,14 +78,7 @@ func TestLinkFit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, err := Experiment(tt.name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := FitWith(e, Structure{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := firstFits(t)[tt.name]
 			if got := p.LinkOverhead; math.Abs(got-tt.overhead) > 0.001 {
 				t.Errorf("overhead %.4f s, want %.3f", got, tt.overhead)
 			}
@@ -187,22 +211,26 @@ func check(t *testing.T, name string, miss bool, err float64) {
 // rate) misses the long prompts' baseline at 0.30 req/s beyond 15% (its
 // TTFT grows 0.9 s where the artifact's grows 3.5 s) and so HACK's
 // reduction there beyond 10 points; the Artifact structure meets both
-// (TestAgainstArtifact).
+// (TestAgainstArtifact). It replays only the two rows it checks, as
+// CompareWith(Structure{}) would (the same fit and Replay).
 func TestStructureMatters(t *testing.T) {
-	rows, _, err := CompareWith(Structure{})
+	e, err := Experiment("long")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var base, hack Row
-	for _, r := range rows {
-		if r.Experiment == "long" && math.Abs(r.Rate-0.30) < 1e-9 {
-			if r.Method == "baseline" {
-				base = r
-			} else {
-				hack = r
-			}
-		}
+	p := firstFits(t)["long"]
+	mb, mh, err := runsAt(e, 0.30)
+	if err != nil {
+		t.Fatal(err)
 	}
+	replay := func(m kv.MeasuredRun) Row {
+		o, err := p.Replay(e, m.Rate, m.Format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Row{Experiment: m.Experiment, Rate: m.Rate, Method: m.Method, Measured: m, Drover: o}
+	}
+	base, hack := replay(mb), replay(mh)
 	if e := base.JCTError(); !(e < -0.15) {
 		t.Errorf("long@0.30 baseline JCT off by %+.3f, want below -0.15", e)
 	}
