@@ -76,13 +76,15 @@ func mmrlTestConfig(days []int) mmgym.Config {
 	return c
 }
 
-// trainTinyMMRL trains mm-rl for 384 periods (PPO, 4 environments of 96
-// steps, one update) on day 0 and returns its greedy policy.
+// trainTinyMMRL trains mm-rl for 96 periods (PPO, 2 environments of 48
+// steps, one update) on day 0 and returns its greedy policy. Seed 9 is one
+// whose policy takes two different actions on TestMMRLServed's held-out
+// episode, which the test checks.
 func trainTinyMMRL(t *testing.T) func([]float64) int {
 	t.Helper()
 	c := mmrlTestConfig([]int{0})
 	pc := ppo.DefaultConfig()
-	pc.Seed, pc.TotalSteps, pc.NumEnvs, pc.NumSteps, pc.Hidden = 1, 384, 4, 96, []int{16, 16}
+	pc.Seed, pc.TotalSteps, pc.NumEnvs, pc.NumSteps, pc.Hidden = 9, 96, 2, 48, []int{16, 16}
 	agent, err := ppo.Train(pc, func(int) gym.Env {
 		e, err := mmgym.New(c)
 		if err != nil {
@@ -169,6 +171,9 @@ func TestMMRLServed(t *testing.T) {
 	}
 	t.Logf("held-out episode (day 2, 3 h, %d requests): mm-rl %.2f GPU-hours at %.4f attainment (actions %v), ModServe's rule %.2f at %.4f",
 		len(reqs), rl["gpu_hours"], rl["attainment"], local.actions, rule["gpu_hours"], rule["attainment"])
+	if kinds := len(local.actions) - countZero(local.actions[:]); kinds < 2 {
+		t.Fatalf("mm-rl took %d kind of action (%v); want at least two, so that the match covers a change of action", kinds, local.actions)
+	}
 	for _, tt := range []struct {
 		name      string
 		converged bool
@@ -205,6 +210,17 @@ func TestMMRLServed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// countZero counts the zeros in n.
+func countZero(n []int) int {
+	z := 0
+	for _, v := range n {
+		if v == 0 {
+			z++
+		}
+	}
+	return z
 }
 
 // bufconnClient serves core over bufconn until the test ends.
