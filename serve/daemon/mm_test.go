@@ -22,13 +22,13 @@ import (
 )
 
 // TestRunMMLogs: a server with the multimodal calls and a log directory
-// answers a simulated deployment's RouteMM and Scale calls over TCP (two
-// busy hours of the generated LMM week at 2M requests a week, its pools
-// asked of the server every minute), writes every answer to
-// DIR/mmroutes.jsonl and DIR/scales.jsonl in order, and says who
-// answered when it stops.
+// answers a simulated deployment's RouteMM and Scale calls over TCP (half
+// a busy hour of the generated LMM week at 2M requests a week, its pools
+// asked of the server every minute and resized within the window), writes
+// every answer to DIR/mmroutes.jsonl and DIR/scales.jsonl in order, and
+// says who answered when it stops.
 func TestRunMMLogs(t *testing.T) {
-	reqs, err := llm.LMMSynth{Requests: 2_000_000, Start: 1440 + 600, Minutes: 120}.Generate(rand.NewPCG(1, 1))
+	reqs, err := llm.LMMSynth{Requests: 2_000_000, Start: 1440 + 600, Minutes: 30}.Generate(rand.NewPCG(1, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,10 +80,15 @@ func TestRunMMLogs(t *testing.T) {
 	if err != nil || partial != 0 || len(scales) != 1+len(want.Samples) {
 		t.Fatalf("%d scale records for %d windows, partial %d: %v", len(scales), len(want.Samples), partial, err)
 	}
+	resized := false
 	for i, r := range scales[1:] {
+		resized = resized || r.Sizes != scales[i].Sizes
 		if w := want.Samples[i].Sizes; r.Deployment != "test" || r.Sizes != (mmlog.Sizes{Image: w.Image, Text: w.Text}) {
 			t.Fatalf("scale record %d: %+v, the window's sizes %+v", i+1, r, w)
 		}
+	}
+	if !resized {
+		t.Errorf("the pools kept their sizes over the window: the scale records check no change")
 	}
 	lat := func(ns []int64) (p50, p99 time.Duration) {
 		slices.Sort(ns)
@@ -98,7 +103,7 @@ func TestRunMMLogs(t *testing.T) {
 	}
 	r50, r99 := lat(rl)
 	s50, s99 := lat(sl)
-	t.Logf("%d requests over 2 h: %.1f GPU-hours, attainment %.4f; %d route records (decision p50 %v, p99 %v), %d scale records (p50 %v, p99 %v)",
+	t.Logf("%d requests over 30 min: %.1f GPU-hours, attainment %.4f; %d route records (decision p50 %v, p99 %v), %d scale records (p50 %v, p99 %v)",
 		len(reqs), got.Summary.GPUHours, got.Attainment, len(routes), r50, r99, len(scales), s50, s99)
 	if !strings.Contains(out.String(), "multimodal: ") || !strings.Contains(out.String(), "scaled, heuristic:modserve answering") {
 		t.Errorf("no multimodal summary on shutdown:\n%s", out)
