@@ -70,14 +70,14 @@ func mmRun(t *testing.T, cfg mm.Config, reqs []mm.Request, r mm.Router) (*mm.Sim
 }
 
 // TestRouteMMEndToEnd routes a window of the generated LMM week (the
-// Tuesday's first busy 5 minutes at 5M requests a week) through the server
+// Tuesday's first busy 2 minutes at 5M requests a week) through the server
 // over bufconn, and locally with the same router, on ModServe's static
 // deployment (48 image and 20 text instances) and on the monolith (32):
 // the decisions are equal request by request (text instance, each image's
 // instance, priority bit for bit), so every result and the summary are
 // too; every answer is logged with its request and instances.
 func TestRouteMMEndToEnd(t *testing.T) {
-	reqs, err := llm.LMMSynth{Requests: 5_000_000, Start: 1440 + 600, Minutes: 5}.Generate(rand.NewPCG(1, 1))
+	reqs, err := llm.LMMSynth{Requests: 5_000_000, Start: 1440 + 600, Minutes: 2}.Generate(rand.NewPCG(1, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,15 +147,16 @@ func sum[T any](xs []T, f func(T) int) int {
 	return n
 }
 
-// TestScaleEndToEnd drives a simulated day of the generated LMM week (day
-// 1, the trace's 1M requests a week) under mmscale.Run, once with ModServe's
-// autoscaler locally and once asking the server over bufconn every
-// monitoring window (a minute) and every 5-minute period: the pool sizes
-// of every window, the GPU-hours and the attainment are the same, and the
-// scale log holds every call in order (one initial, 1,440 windows, 288 of
-// them period ends).
+// TestScaleEndToEnd drives a simulated half day of the generated LMM week
+// (day 1, 06:00 to 18:00, the trace's 1M requests a week) under
+// mmscale.Run, once with ModServe's autoscaler locally and once asking the
+// server over bufconn every monitoring window (a minute) and every
+// 5-minute period: the pool sizes of every window, the GPU-hours and the
+// attainment are the same, the pools both grow and shrink, and the scale
+// log holds every call in order (one initial, a window a minute, every
+// fifth of them a period end).
 func TestScaleEndToEnd(t *testing.T) {
-	reqs, err := llm.LMMSynth{Start: 1440, Minutes: 1440}.Generate(rand.NewPCG(1, 1))
+	reqs, err := llm.LMMSynth{Start: 1440 + 360, Minutes: 720}.Generate(rand.NewPCG(1, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +192,10 @@ func TestScaleEndToEnd(t *testing.T) {
 	if gh != wh || got.Attainment != want.Attainment || got.Added != want.Added || got.Removed != want.Removed {
 		t.Fatalf("served %.3f GPU-hours, attainment %v, %d added, %d removed; local %.3f, %v, %d, %d", gh, got.Attainment, got.Added, got.Removed, wh, want.Attainment, want.Added, want.Removed)
 	}
-	t.Logf("a day of %d requests: %.1f GPU-hours, attainment %.4f, %d instances added, %d removed", len(reqs), gh, got.Attainment, got.Added, got.Removed)
+	t.Logf("half a day of %d requests: %.1f GPU-hours, attainment %.4f, %d instances added, %d removed", len(reqs), gh, got.Attainment, got.Added, got.Removed)
+	if got.Added == 0 || got.Removed == 0 {
+		t.Errorf("%d instances added, %d removed: want the pools to grow and shrink", got.Added, got.Removed)
+	}
 	recs := sink.Scales()
 	if len(recs) != 1+len(want.Samples) {
 		t.Fatalf("%d scale records for %d windows", len(recs), len(want.Samples))
