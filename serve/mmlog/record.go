@@ -11,7 +11,6 @@ import (
 
 	"github.com/drover-sched/drover/env/infer"
 	"github.com/drover-sched/drover/env/infer/mm"
-	"github.com/drover-sched/drover/internal/inputfile"
 	"github.com/drover-sched/drover/internal/llmreq"
 	"github.com/drover-sched/drover/serve/routelog"
 )
@@ -409,14 +408,8 @@ func DecodeRoute(line []byte) (Route, error) {
 // ReadScales reads a scale log: one record a line, in order. A line that
 // is not a valid record is an error naming its line number (from 1); a
 // last line without its newline is left out and counted in partial.
-func ReadScales(r io.Reader) (recs []Scale, partial int, err error) {
-	partial, err = routelog.ReadLines(r, func(line []byte) error {
-		rec, err := DecodeScale(line)
-		if err == nil {
-			recs = append(recs, rec)
-		}
-		return err
-	})
+func ReadScales(r io.Reader) ([]Scale, int, error) {
+	recs, partial, err := routelog.Records(r, DecodeScale)
 	if err != nil {
 		return recs, 0, fmt.Errorf("mmlog: %w", err)
 	}
@@ -425,14 +418,8 @@ func ReadScales(r io.Reader) (recs []Scale, partial int, err error) {
 
 // ReadRoutes reads a multimodal route log as ReadScales reads a scale
 // log.
-func ReadRoutes(r io.Reader) (recs []Route, partial int, err error) {
-	partial, err = routelog.ReadLines(r, func(line []byte) error {
-		rec, err := DecodeRoute(line)
-		if err == nil {
-			recs = append(recs, rec)
-		}
-		return err
-	})
+func ReadRoutes(r io.Reader) ([]Route, int, error) {
+	recs, partial, err := routelog.Records(r, DecodeRoute)
 	if err != nil {
 		return recs, 0, fmt.Errorf("mmlog: %w", err)
 	}
@@ -442,29 +429,11 @@ func ReadRoutes(r io.Reader) (recs []Route, partial int, err error) {
 // ReadScalesFile reads the scale log at path, through internal/inputfile
 // (a regular file of at most inputfile.Log bytes).
 func ReadScalesFile(path string) ([]Scale, int, error) {
-	f, err := inputfile.Open(path, inputfile.Log)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer f.Close()
-	recs, partial, err := ReadScales(f)
-	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", path, err)
-	}
-	return recs, partial, nil
+	return routelog.ReadFileWith(path, ReadScales)
 }
 
 // ReadRoutesFile reads the multimodal route log at path, through
 // internal/inputfile (a regular file of at most inputfile.Log bytes).
 func ReadRoutesFile(path string) ([]Route, int, error) {
-	f, err := inputfile.Open(path, inputfile.Log)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer f.Close()
-	recs, partial, err := ReadRoutes(f)
-	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", path, err)
-	}
-	return recs, partial, nil
+	return routelog.ReadFileWith(path, ReadRoutes)
 }

@@ -25,18 +25,28 @@ const MaxLine = 64 << 20
 // written. A line that is not a valid record is an error naming its line
 // number (from 1); a last line without its newline (a write cut short by
 // a crash) is left out and counted in partial.
-func Read(r io.Reader) (recs []Record, partial int, err error) {
+func Read(r io.Reader) ([]Record, int, error) {
+	recs, partial, err := Records(r, Decode)
+	if err != nil {
+		return recs, 0, fmt.Errorf("routelog: %w", err)
+	}
+	return recs, partial, nil
+}
+
+// Records reads a log of JSON lines whose every line decode turns into a
+// record, in order (ReadLines): a line decode refuses is an error naming
+// its line number, and a last line without its newline is left out and
+// counted in partial. The records before a bad line are returned with
+// its error. Read and serve/mmlog's readers are it with their decoders.
+func Records[T any](r io.Reader, decode func(line []byte) (T, error)) (recs []T, partial int, err error) {
 	partial, err = ReadLines(r, func(line []byte) error {
-		rec, err := Decode(line)
+		rec, err := decode(line)
 		if err == nil {
 			recs = append(recs, rec)
 		}
 		return err
 	})
-	if err != nil {
-		return recs, 0, fmt.Errorf("routelog: %w", err)
-	}
-	return recs, partial, nil
+	return recs, partial, err
 }
 
 // ReadLines calls fn with each line of a log of JSON lines (without its
@@ -94,13 +104,19 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 // ReadFile reads the route log at path (Read) through internal/inputfile:
 // a path that is not a regular file, or a log larger than inputfile.Log
 // (1 GiB), is an error naming the path.
-func ReadFile(path string) ([]Record, int, error) {
+func ReadFile(path string) ([]Record, int, error) { return ReadFileWith(path, Read) }
+
+// ReadFileWith opens path through internal/inputfile (a regular file of at
+// most inputfile.Log bytes; otherwise an error naming the path) and reads
+// it with read, prefixing read's error with the path. ReadFile and
+// serve/mmlog's file readers are it with their readers.
+func ReadFileWith[T any](path string, read func(io.Reader) ([]T, int, error)) ([]T, int, error) {
 	f, err := inputfile.Open(path, inputfile.Log)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer f.Close()
-	recs, partial, err := Read(f)
+	recs, partial, err := read(f)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", path, err)
 	}
