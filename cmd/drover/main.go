@@ -20,12 +20,12 @@ func commands() []command {
 	return []command{
 		{"sim", "replay a workload in the cluster simulator under a policy (sim FILE = sim --workload FILE)", runSim},
 		{"trace", "inspect, convert and synthesize workloads (inspect|convert|synth)", runTrace},
-		{"infer", "LLM inference serving: replay a request trace on prefill/decode instances under a router (sim), compare routers over seeds (eval)", runInfer},
+		{"infer", "LLM inference serving: replay a request trace on prefill/decode instances under a router (sim), compare routers over seeds (eval), multimodal serving (mm) and autoscaling (mmscale)", runInfer},
 		{"profile", "fit the embedded model profiles from measurements (fit)", runProfile},
 		{"train", "train a policy: strn-rl and sas-rl (behaviour cloning, PPO, DQN; --from-log), placement and sync PPO, CartPole's known answers", runTrain},
 		{"calibrate", "check the per-worker straggler model's two calibrations (PAI mini-batch times; STRET's dedicated-GPU inflation), PASS/FAIL; --convergence: the convergence model's fits against their data, a PNG per family", runCalibrate},
 		{"forecast", "score SAS's learned node-load forecaster against the window, or refit it (eval|fit)", runForecast},
-		{"serve", "serve placement decisions over gRPC: STRN/SAS on the agents' live telemetry, learned checkpoints in shadow behind a gate", runServe},
+		{"serve", "serve decisions over gRPC: placements (STRN/SAS on the agents' live telemetry), LLM request routes, multimodal routes and pool sizes; learned checkpoints in shadow behind a gate", runServe},
 		{"place", "ask a drover server where a job goes (or -status)", runPlace},
 		{"eval", "compare policies over seeds (table, plots, JSON); summarise a decision log (--log), or re-score a recorded run (--log --policies)", runEval},
 		{"agent", "stream this node's telemetry (CPU, memory pressure, network, GPUs) and jobs' iteration times to a drover server", runAgent},
@@ -87,7 +87,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "Drover: straggler-aware scheduling for distributed DL training.")
+	fmt.Fprintln(w, "Drover: straggler-aware scheduling for distributed DL training, and routing and scaling for LLM inference.")
 	fmt.Fprintln(w, "\nUsage: drover <command> [flags]   (no command: drover sim on the built-in workload)")
 	fmt.Fprintln(w, "\nCommands:")
 	for _, c := range commands() {
