@@ -3,6 +3,7 @@ package modserve
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/drover-sched/drover/env/infer/mm"
 )
@@ -64,7 +65,8 @@ type Router struct {
 	LateText bool
 	// Factor scales the isolated TTFT into a deadline.
 	Factor float64
-	load   []int64
+	img    []int   // the active image instances, in increasing order
+	load   []int64 // their pending image tokens, with the request's own
 	rr     int
 }
 
@@ -114,46 +116,46 @@ func (r *Router) Route(v *mm.View, req *mm.Request, d *mm.Decision) error {
 	if len(d.Images) == 0 {
 		return nil
 	}
-	r.load = r.load[:0]
-	for i := range v.Instances {
-		x := &v.Instances[i]
-		l := int64(-1)
-		if x.Pool == mm.Image && x.State == mm.Active {
-			l = x.PendingImageTokens
+	// Only the live instances are looked at (mm.View.Live), in index
+	// order, so the scans cost the pools' size, not every instance ever
+	// started.
+	r.img, r.load = r.img[:0], r.load[:0]
+	for _, i := range v.Live() {
+		if x := &v.Instances[i]; x.Pool == mm.Image && x.State == mm.Active {
+			r.img = append(r.img, i)
+			r.load = append(r.load, x.PendingImageTokens)
 		}
-		r.load = append(r.load, l)
 	}
-	pick := func() int {
-		b := -1
-		for i, l := range r.load {
-			if l >= 0 && (b < 0 || l < r.load[b]) {
-				b = i
-			}
-		}
-		return b
+	if len(r.img) == 0 {
+		return fmt.Errorf("%w: image pool", ErrNoInstance)
 	}
 	if !r.ModalityAware {
-		n := len(r.load)
+		// Round robin over the instances' indexes: rr counts the
+		// indexes passed, active image instances or not, so each image
+		// goes to the first active image instance at or after rr mod the
+		// instances deployed, cyclically.
+		n := len(v.Instances)
 		for j := range d.Images {
-			k := 0
-			for ; k < n && r.load[r.rr%n] < 0; k++ {
-				r.rr++
+			at := r.rr % n
+			k, _ := slices.BinarySearch(r.img, at)
+			if k == len(r.img) {
+				k = 0
 			}
-			if k == n {
-				return fmt.Errorf("%w: image pool", ErrNoInstance)
-			}
-			d.Images[j] = r.rr % n
-			r.rr++
+			b := r.img[k]
+			d.Images[j] = b
+			r.rr += (b-at+n)%n + 1
 		}
 		return nil
 	}
 	tokens := v.ImageTokens()
 	for j := range d.Images {
-		b := pick()
-		if b < 0 {
-			return fmt.Errorf("%w: image pool", ErrNoInstance)
+		b := 0 // the fewest pending image tokens, the lowest index first
+		for k, l := range r.load {
+			if l < r.load[b] {
+				b = k
+			}
 		}
-		d.Images[j] = b
+		d.Images[j] = r.img[b]
 		r.load[b] += int64(tokens)
 	}
 	return nil
@@ -168,7 +170,7 @@ func (r *Router) RouteText(v *mm.View, req *mm.Request) (int, error) {
 		pool = mm.Mono
 	}
 	best := -1
-	for i := range v.Instances {
+	for _, i := range v.Live() {
 		x := &v.Instances[i]
 		if x.Pool != pool || x.State != mm.Active {
 			continue

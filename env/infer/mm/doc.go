@@ -73,6 +73,18 @@
 // GPUSeconds counts GPUs held. Routers see every instance's state and
 // load in the View and must route to active instances only.
 //
+// Instances keep their index for the simulation's life: View.Instances
+// holds every instance ever deployed, the gone ones with State Gone, so
+// that a decision, a log line or a served answer names one instance for
+// good. View.Live lists the indexes of those not gone, in increasing
+// order, and routers scan it rather than Instances: an autoscaled week
+// starts thousands of instances (2,300-3,300 a week at the trace's rate)
+// while its pools hold tens, and a scan of every instance at every
+// arrival made routing the run's largest cost (policies/modserve's
+// routers, env/infer/mm/autoscale's driver and PoolSize scan Live; the
+// ties among equal loads still go to the lowest index, the same
+// instance as before). A gone instance lets go of its queues' buffers.
+//
 // # Usage
 //
 //	reqs, _ := llm.LMMSynth{}.Generate(rand.NewPCG(1, 1))

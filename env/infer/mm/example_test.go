@@ -12,7 +12,8 @@ type spread struct{ next int }
 
 func (r *spread) Route(v *mm.View, req *mm.Request, d *mm.Decision) error {
 	var img, txt []int
-	for i, x := range v.Instances {
+	for _, i := range v.Live() { // the instances not gone
+		x := &v.Instances[i]
 		if x.State != mm.Active {
 			continue
 		}
@@ -67,8 +68,8 @@ func ExampleSim_AddInstance() {
 		}
 		v := s.View()
 		pending := 0
-		for _, x := range v.Instances {
-			if x.Pool == mm.Image && x.State != mm.Gone {
+		for _, i := range v.Live() {
+			if x := &v.Instances[i]; x.Pool == mm.Image {
 				pending += x.PendingImages
 			}
 		}

@@ -87,11 +87,34 @@ type View struct {
 	// Now is the simulated time (s).
 	Now float64
 	// Instances are every instance ever deployed, by index; those gone
-	// stay, with State Gone.
+	// stay, with State Gone (Live lists the others).
 	Instances []InstanceView
 	// Decoupled reports whether the deployment has image and text pools.
 	Decoupled bool
 	sim       *Sim
+	scan      []int // Live's answer for Instances the caller set
+}
+
+// Live returns the indexes of the instances that are not gone, in
+// increasing order: the ones a router need look at. Instances keeps every
+// instance ever deployed, so in a long autoscaled run the gone ones
+// outnumber the live ones many times over; a router that scans Live
+// instead costs time in the live pools' size, and finds what a scan of
+// Instances skipping the gone ones finds, in the same order. The slice is
+// the simulation's: read it before the simulation moves on, and do not
+// modify it. For a View whose Instances the caller replaced (a policy
+// server's, built from a request), Live scans them.
+func (v *View) Live() []int {
+	if s := v.sim; s != nil && len(v.Instances) == len(s.inst) && len(s.inst) > 0 && &v.Instances[0] == s.first {
+		return s.live
+	}
+	v.scan = v.scan[:0]
+	for i := range v.Instances {
+		if v.Instances[i].State != Gone {
+			v.scan = append(v.scan, i)
+		}
+	}
+	return v.scan
 }
 
 // IsolatedTTFT is r's time to first token alone on an idle monolithic
@@ -226,6 +249,8 @@ type Sim struct {
 	reqs    []rstate
 	trace   []Request
 	inst    []instance
+	live    []int         // the instances not gone, in increasing order
+	first   *InstanceView // &view.Instances[0], while the sim's own
 	view    View
 	events  eventHeap
 	seq     uint64
@@ -334,6 +359,8 @@ func (s *Sim) add(p Pool, st State) (int, error) {
 	}
 	s.inst = append(s.inst, in)
 	s.view.Instances = append(s.view.Instances, InstanceView{Pool: p, State: st, TP: tp})
+	s.first = &s.view.Instances[0]
+	s.live = append(s.live, len(s.inst)-1)
 	return len(s.inst) - 1, nil
 }
 
@@ -847,8 +874,19 @@ func (s *Sim) maybeGone(i int32) {
 	if in.busy || in.encBusy || v.PendingImages > 0 || v.Outstanding > 0 {
 		return
 	}
-	v.State = Gone
+	s.retire(i)
+}
+
+// retire makes instance i gone: it leaves the live list and lets go of
+// its buffers (no event for it can come: a stale iteration's is ignored
+// by its version, a start's by its state).
+func (s *Sim) retire(i int32) {
+	in := &s.inst[i]
+	s.view.Instances[i].State = Gone
 	in.down = s.now
+	in.cpuFree, in.encQ, in.batch, in.waitQ, in.run = nil, nil, nil, nil, nil
+	k, _ := slices.BinarySearch(s.live, int(i))
+	s.live = slices.Delete(s.live, k, k+1)
 }
 
 // RunUntil routes every request arriving at or before t with r and runs
@@ -920,8 +958,7 @@ func (s *Sim) RemoveInstance(i int) error {
 	v := &s.view.Instances[i]
 	switch v.State {
 	case Starting:
-		v.State = Gone
-		s.inst[i].down = s.now
+		s.retire(int32(i))
 	case Active:
 		if s.count(v.Pool, Active) == 1 {
 			return fmt.Errorf("%w: instance %d is the last active %s instance", ErrBadAction, i, v.Pool)
@@ -936,7 +973,7 @@ func (s *Sim) RemoveInstance(i int) error {
 
 func (s *Sim) count(p Pool, st State) int {
 	n := 0
-	for i := range s.view.Instances {
+	for _, i := range s.live {
 		if v := &s.view.Instances[i]; v.Pool == p && v.State == st {
 			n++
 		}

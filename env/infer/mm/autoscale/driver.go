@@ -243,11 +243,8 @@ func (d *driver) window(t float64) Window {
 		}
 	}
 	d.waiting = keep
-	for i := range v.Instances {
+	for _, i := range v.Live() {
 		iv := &v.Instances[i]
-		if iv.State == mm.Gone {
-			continue
-		}
 		w.PendingImageTokens += float64(iv.PendingImageTokens)
 		if iv.Pool != mm.Image {
 			w.PendingTextLoad += float64(iv.PendingTokens)
@@ -279,10 +276,9 @@ func (d *driver) sizes() Sizes {
 // gpus returns the GPUs held now (draining instances included).
 func (d *driver) gpus() int {
 	n := 0
-	for _, iv := range d.s.View().Instances {
-		if iv.State != mm.Gone {
-			n += iv.TP
-		}
+	v := d.s.View()
+	for _, i := range v.Live() {
+		n += v.Instances[i].TP
 	}
 	return n
 }
@@ -328,7 +324,9 @@ func (d *driver) apply(want Sizes, out *Outcome) error {
 func (d *driver) victim(p mm.Pool) int {
 	v := d.s.View()
 	best, active := -1, 0
-	for i := len(v.Instances) - 1; i >= 0; i-- {
+	live := v.Live()
+	for k := len(live) - 1; k >= 0; k-- {
+		i := live[k]
 		iv := &v.Instances[i]
 		if iv.Pool != p {
 			continue
