@@ -272,7 +272,7 @@ func (c *Config) validate() error {
 		if err != nil {
 			return fmt.Errorf("instance %d: %w", i, err)
 		}
-		if !(g.MemoryBytes > 0 && g.HBMBytesPerSec > 0 && g.FP16FLOPS > 0 && g.VectorOPS > 0) || math.IsInf(g.HBMBytesPerSec+g.FP16FLOPS+g.VectorOPS, 0) {
+		if !(g.MemoryBytes > 0 && g.HBMBytesPerSec > 0 && g.FP16FLOPS > 0 && g.VectorOPS > 0 && g.INT8OPS >= 0) || math.IsInf(g.HBMBytesPerSec+g.FP16FLOPS+g.VectorOPS+g.INT8OPS, 0) {
 			return fmt.Errorf("%w: instance %d: GPU %s: %+v", ErrBadConfig, i, g.Name, g)
 		}
 		switch {

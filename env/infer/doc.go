@@ -29,8 +29,12 @@
 // format of package kv (INT8, KVQuant- and CacheGen-like 2-bit, HACK): the
 // format then sizes the cache on the instances and on the link and adds
 // its work (kv.Format.Work) to the iterations it runs in, at the GPUs'
-// vector throughput and memory bandwidth; Result.FormatTime and
-// Summary.FormatShare report the time spent on it.
+// vector throughput, INT8 tensor throughput (HACK's products on its codes)
+// and memory bandwidth; Result.FormatTime and Summary.FormatShare report
+// the time spent on it. HACK with its prefill attention on the codes
+// (kv.Format.QuantizedPrefill) also changes the prompt's own time: its
+// attention's share of the measured prompt time, scaled by the kernel's
+// products over the dense attention's at the GPU's INT8 and FP16 rates.
 //
 // # SplitwiseSim-faithful mode
 //

@@ -942,9 +942,13 @@ func (s *Sim) runTask(in *instance, t int32) {
 // mix; then the extrapolation scales, with DecodeReadsKV the KV reads, and
 // the work of the batch's KV formats other than the dense one, which it
 // also returns (extra; 0 for an all-dense batch), with the fewest tokens a
-// decode in the batch has left to generate (minLeft).
+// decode in the batch has left to generate (minLeft). A prompt whose
+// format computes its attention otherwise (formatState.prefill: HACK's
+// quantized prefill) changes the iteration by that much, which is not
+// format work (extra) but the prompt's own computation.
 func (s *Sim) iterationTime(in *instance) (d, extra float64, minLeft int64, ok bool) {
 	bt := in.promptTokensInBatch + in.tokensInBatch
+	tensor := 0.0 // the batch's prompts' change of attention time (formatState.prefill)
 	minLeft = math.MaxInt64
 	if in.tokensInBatch > 0 && in.promptsInBatch == 0 {
 		minLeft = in.done.minTick(s) - in.tick
@@ -952,7 +956,7 @@ func (s *Sim) iterationTime(in *instance) (d, extra float64, minLeft int64, ok b
 	var ctxBytes int64
 	if anyFormat := len(s.formats) > 0; anyFormat || s.cfg.DecodeReadsKV {
 		kvb := s.cfg.Model.KVBytesPerToken
-		ops, bytes, fixed := 0.0, int64(0), 0.0
+		ops, int8, bytes, fixed := 0.0, 0.0, int64(0), 0.0
 		for _, t := range in.batch {
 			r := t >> 1
 			var fs *formatState
@@ -962,6 +966,7 @@ func (s *Sim) iterationTime(in *instance) (d, extra float64, minLeft int64, ok b
 			if isPrompt(t) {
 				if fs != nil {
 					extra += fs.encode
+					tensor += fs.prefill
 				}
 				continue
 			}
@@ -974,10 +979,12 @@ func (s *Sim) iterationTime(in *instance) (d, extra float64, minLeft int64, ok b
 			fixed = max(fixed, fs.step)
 			ctxBytes += w.StepBytes
 			ops += w.Dequant + w.Approx
+			int8 += w.ApproxINT8
 			bytes += w.DequantBytes
 		}
-		if ops > 0 || bytes > 0 {
-			extra += ops/(float64(in.cfg.TP)*in.gpu.VectorOPS) + float64(bytes)/(float64(in.cfg.TP)*in.gpu.HBMBytesPerSec)
+		if ops > 0 || bytes > 0 || int8 > 0 {
+			tp := float64(in.cfg.TP)
+			extra += ops/(tp*in.gpu.VectorOPS) + float64(bytes)/(tp*in.gpu.HBMBytesPerSec) + int8/(tp*in.gpu.int8Rate())
 		}
 		extra += fixed
 	}
@@ -1006,6 +1013,9 @@ func (s *Sim) iterationTime(in *instance) (d, extra float64, minLeft int64, ok b
 	if extra > 0 {
 		d += extra
 	}
+	if tensor != 0 {
+		d = max(d+tensor, d*minPrefillShare)
+	}
 	if s.cfg.Link.StageBytesPerSec > 0 && in.promptsInBatch > 0 {
 		d += s.stageTime(in)
 	}
@@ -1023,6 +1033,37 @@ type formatState struct {
 	f               kv.Format
 	encode, receive float64
 	step            float64 // Config.FormatStepSeconds of f
+	// prefill is how much longer (negative: shorter) the prompt's
+	// attention takes in f than the dense prefill's (prefillChange).
+	prefill float64
+}
+
+// minPrefillShare bounds what a change of attention (formatState.prefill)
+// leaves of a prompt iteration: a tenth, so that no iteration's time
+// reaches zero whatever the ratios of a GPU's throughputs.
+const minPrefillShare = 0.1
+
+// prefillChange is the change of the time of request r's prompt on
+// prefill instance p when its format computes the prompt's attention
+// otherwise (w: kv.Work's Prefill fields; zero for every format but HACK's
+// quantized prefill). The attention's share of the prompt's time, alone
+// in an iteration, is its share of the dense prefill's FLOPs
+// (kv.PrefillFLOPs); the format's products take that time scaled by their
+// work over the dense attention's at the GPU's tensor rates (INT8
+// operations at INT8OPS, 16-bit FLOPs at FP16FLOPS), so at the efficiency
+// the measured curve implies; its elementwise work runs at VectorOPS and
+// is format work (it returns it apart as vector, for the encoding).
+func (s *Sim) prefillChange(p *instance, prompt int, w kv.Work) (tensor, vector float64) {
+	if w.PrefillAttn <= 0 {
+		return 0, 0
+	}
+	total := kv.PrefillFLOPs(s.cfg.Model.Arch, prompt)
+	c := p.curve
+	alone := interp(c.x, c.prompt, float64(prompt)) * p.promptScale
+	attn := alone * w.PrefillAttn / total
+	g := p.gpu
+	ratio := (w.PrefillINT8*g.FP16FLOPS/g.int8Rate() + w.PrefillFP16) / w.PrefillAttn
+	return attn * (ratio - 1), w.PrefillVector / (float64(p.cfg.TP) * g.VectorOPS)
 }
 
 // setFormat checks request r's KV format and sizes its tasks' caches and
@@ -1058,6 +1099,9 @@ func (s *Sim) setFormat(r int, d Decision) error {
 		encode:  w.Encode / (float64(p.cfg.TP) * p.gpu.VectorOPS),
 		receive: w.Receive / (float64(q.cfg.TP) * q.gpu.VectorOPS),
 		step:    s.cfg.FormatStepSeconds[f.Name()]}
+	var vector float64
+	fs.prefill, vector = s.prefillChange(p, req.Prompt, w)
+	fs.encode += vector
 	if d.Prefill == d.Decode {
 		fs.receive = 0 // nothing crosses a link
 	}

@@ -19,17 +19,29 @@ const sweepEnv = "DROVER_HACK_SWEEP"
 // cell is one run of paperSetup per format: mean JCT (s), the mean of each
 // request's transfer share of its JCT, the KV format's share of JCT
 // (dequantization, or HACK's approximation), the mean transfer time (s,
-// queueing on the link included) and the summary line the test logs.
+// queueing on the link included), the phases of the paper's breakdown of
+// JCT as means (s): prefill (its iteration on the prefill instance, the
+// format's encoding included: FirstToken - PromptStart) and decode (from
+// the KV's arrival to the last token, End - TransferEnd, less the format's
+// work on the decode instance: the paper's breakdown counts that apart),
+// and the summary line the test logs.
 type cell struct {
 	jct, xfer, share, xferTime map[string]float64
+	prefill, decode            map[string]float64
 	line                       string
 }
 
 // runCell runs reqs on c under HACK's router with each format.
 func runCell(t *testing.T, c infer.Config, reqs []infer.Request, formats []kv.Format) cell {
 	t.Helper()
-	out := cell{jct: map[string]float64{}, xfer: map[string]float64{}, share: map[string]float64{}, xferTime: map[string]float64{}}
+	out := cell{jct: map[string]float64{}, xfer: map[string]float64{}, share: map[string]float64{}, xferTime: map[string]float64{},
+		prefill: map[string]float64{}, decode: map[string]float64{}}
 	var line strings.Builder
+	pg, err := infer.LookupGPU(c.Instances[0].GPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := float64(c.Instances[0].TP)
 	for _, f := range formats {
 		s, err := infer.New(c, reqs)
 		if err != nil {
@@ -39,18 +51,24 @@ func runCell(t *testing.T, c infer.Config, reqs []infer.Request, formats []kv.Fo
 		if err != nil {
 			t.Fatal(err)
 		}
-		pg := c.Instances[0].GPU
-		if sum.Finished != len(reqs) || len(sum.Extrapolated) != 1 || sum.Extrapolated[0] != pg {
+		if sum.Finished != len(reqs) || len(sum.Extrapolated) != 1 || sum.Extrapolated[0] != pg.Name {
 			t.Fatalf("%s: %d of %d finished, extrapolated %v", f, sum.Finished, len(reqs), sum.Extrapolated)
 		}
-		xfer, xt := 0.0, 0.0
+		xfer, xt, pre, dec := 0.0, 0.0, 0.0, 0.0
 		for _, r := range s.Results() {
 			xfer += (r.TransferEnd - r.FirstToken) / r.E2E()
 			xt += r.TransferEnd - r.FirstToken
+			pre += r.FirstToken - r.PromptStart
+			// The format's work in the prompt's iteration (each prompt
+			// runs alone: it exceeds MaxBatchTokens) is its encoding.
+			w := f.Work(c.Model.Arch, r.Prompt)
+			enc := (w.Encode + w.PrefillVector) / (tp * pg.VectorOPS)
+			dec += r.End - r.TransferEnd - (r.FormatTime - enc)
 		}
 		n, k := f.Name(), float64(len(reqs))
 		out.jct[n], out.xfer[n], out.share[n], out.xferTime[n] = sum.E2E.Mean, xfer/k, sum.FormatShare, xt/k
-		fmt.Fprintf(&line, " | %s %.2f s (p99 %.2f, transfer %.1f%% %.3f s, format %.1f%%)", n, sum.E2E.Mean, sum.E2E.P99, 100*xfer/k, xt/k, 100*sum.FormatShare)
+		out.prefill[n], out.decode[n] = pre/k, dec/k
+		fmt.Fprintf(&line, " | %s %.2f s (p99 %.2f, prefill %.2f s, transfer %.1f%% %.3f s, decode %.2f s, format %.1f%%)", n, sum.E2E.Mean, sum.E2E.P99, pre/k, 100*xfer/k, xt/k, dec/k, 100*sum.FormatShare)
 	}
 	out.line = line.String()
 	return out

@@ -22,5 +22,5 @@ func Example() {
 	fmt.Printf("JCT reduction at 0.75 req/s: %.0f%%\n", 100*calib.Reduction(base.JCT, hack.JCT))
 	// Output:
 	// link 9.6 Gbps + 48 ms
-	// JCT reduction at 0.75 req/s: 65%
+	// JCT reduction at 0.75 req/s: 64%
 }

@@ -17,12 +17,34 @@ type Work struct {
 	// Dequant is done at every decode step: dequantizing the stored K and V
 	// to 16 bits before attention (INT8, KVQuant, CacheGen). HACK has none.
 	Dequant float64
-	// Approx is done at every decode step by HACK: quantizing Q and the
-	// attention probabilities to INT8 per partition and the four correction
-	// terms of each product; without summation elimination also summing the
-	// codes, without requantization elimination also requantizing the open
-	// block.
+	// Approx is the non-tensor work HACK does at every decode step, counted
+	// from the artifact's decode kernel (hack/kernels/decode.py tile_scores
+	// and block_values, which paged.py's attn_decode_paged runs on every
+	// closed block): unpacking the codes to INT8, quantizing Q (scaled by
+	// each block's channel scales) and the softmax weights (scaled by its
+	// token scales) to INT8 per partition, the correction terms of both
+	// products and the online softmax; without summation elimination also
+	// summing the codes, without requantization elimination also
+	// requantizing the open block.
 	Approx float64
+	// ApproxINT8 is the tensor-core work of HACK's two products at every
+	// decode step, in INT8 operations (a multiply-add is 2): the kernel
+	// multiplies Q's codes, laid out block-diagonally per channel partition
+	// (NP = head dim / channel partition rows per query row, at least 16
+	// rows a product as tl.dot needs), by every closed block's codes, and
+	// the weights' codes by the block's V codes: 4 x max(NP G, 16) x head
+	// dim x Pi per block and KV head, G the query heads per KV head.
+	ApproxINT8 float64
+	// PrefillAttn, PrefillINT8, PrefillFP16 and PrefillVector price HACK's
+	// quantized prefill (Format.QuantizedPrefill; zero otherwise). It
+	// replaces the prompt's 16-bit attention (PrefillAttn FLOPs: Q K^T and
+	// P V, causal, as FlashAttention computes them) by the attn_prefill
+	// kernel (hack/kernels/prefill.py): the same block products as the
+	// decode kernel's on the prompt's closed blocks, 64 query rows a
+	// program (PrefillINT8 tensor operations in INT8, PrefillVector
+	// elementwise ones), and 16-bit products with the sinks and the open
+	// block, each done twice by dot_with_half (PrefillFP16 FLOPs).
+	PrefillAttn, PrefillINT8, PrefillFP16, PrefillVector float64
 	// StepBytes is the KV read at every decode step: the stored cache.
 	StepBytes int64
 	// DequantBytes is the memory traffic of dequantization at every decode
@@ -101,9 +123,33 @@ func (f Format) Work(a Arch, tokens int) Work {
 		w.Receive = OpsEntropy * perToken * n
 		w.Dequant = (OpsDequantAffine + 0.5) * perToken * n
 	case HACK:
-		w.Encode, w.Approx = hackWork(a, f, tokens)
+		w.Encode, w.Approx, w.ApproxINT8 = hackWork(a, f, tokens)
+		if f.QuantizedPrefill {
+			w.PrefillAttn = PrefillFLOPs(a, tokens) - prefillLinear(a, tokens)
+			w.PrefillINT8, w.PrefillFP16, w.PrefillVector = hackPrefillWork(a, f, tokens)
+		}
 	}
 	return w
+}
+
+// PrefillFLOPs is the dense prefill of a prompt of tokens tokens through a,
+// in FLOPs (a multiply-add is 2): its linear layers, 2 x (parameters less
+// the input embedding, a lookup) a token, and its attention, Q K^T and P V
+// over the causal pairs (2 x head dim x (tokens + 1) x tokens per query
+// head and layer). The simulator apportions a prompt's measured prefill
+// time by it. It is 0 for an architecture without its parameters.
+func PrefillFLOPs(a Arch, tokens int) float64 {
+	if a.Params <= int64(a.Vocab)*int64(a.Hidden) {
+		return 0
+	}
+	n := float64(tokens)
+	attn := 2 * float64(a.HeadDim) * (n + 1) * n * float64(a.Heads) * float64(a.Layers)
+	return prefillLinear(a, tokens) + attn
+}
+
+// prefillLinear is PrefillFLOPs' linear layers.
+func prefillLinear(a Arch, tokens int) float64 {
+	return 2 * float64(a.Params-int64(a.Vocab)*int64(a.Hidden)) * float64(tokens)
 }
 
 // kvquantOutliers is the number of 16-bit outliers of n quantized tokens
@@ -115,40 +161,102 @@ func kvquantOutliers(a Arch, n int) int64 {
 	return (k + v) * int64(a.Layers)
 }
 
-// hackWork counts HACK's encode and per-step approximation work from
-// hack/attention_ref.py, per layer and query head (the reference repeats
-// the KV heads' codes for every query head of a group), with n closed
-// tokens in B = n/Pi blocks and g = head dim / channel partition groups:
+// hackBlock is the work of HACK's kernels (hack/kernels/decode.py
+// tile_scores, softmax_step and block_values) on one closed block of Pi
+// tokens and one KV head for rows query rows (the G query heads of the KV
+// head times the query tokens of a program), with head dim d and np
+// channel partitions. Elementwise operations (vector), counted per element
+// of the kernels' tiles:
 //
-//   - Q K^T: Q scaled by K's per-block channel scales (B x d), quantized to
-//     INT8 per channel partition (5 B d), the four correction terms of each
-//     (token, channel group) (8 n g) and Q times K's block minima (2 B d);
-//   - P V: P scaled by V's per-token group scales (n g), quantized per token
-//     block (5 n g), the correction terms of each (block, channel) (8 B d)
-//     and P times V's minima (2 n g).
+//   - per channel, 6 d: converting the block's K scales and minima, V's
+//     code sums and the column weights of the 2-bit fields;
+//   - per query row and channel, (15 + 11 np) rows d: Q times K's channel
+//     scales, its minimum and maximum per partition, quantizing it to INT8
+//     (subtract, scale, round, two clamps, shift, convert, sum: 8), the
+//     block-diagonal copy (np), Q times K's minima and its sum (2); the
+//     product's conversion (np), field weights (3 np), correction terms
+//     (4 np), selection of each channel's partition and its sum (2 np); the
+//     accumulator's decay (2);
+//   - per code, 5 Pi d: unpacking K (shift, mask, convert) and V (flip,
+//     mask) to INT8;
+//   - per query row and token, (5 + 18 np) rows Pi: the scores' conversion
+//     and corrections (5 np) and K's minima (1); the online softmax (4);
+//     the weights times V's token scales, their minimum and maximum,
+//     quantizing to INT8 and the weights times V's minima (13 np);
+//   - per token and partition, 3 Pi np: K's sums and V's scales and minima.
 //
-// That is 16 B d + 16 n g per query head and layer. Without summation
-// elimination each product also sums its codes (n d each); without
-// requantization elimination each step dequantizes and requantizes the
-// open block's K and V (9 operations per element per KV head). Encoding
-// quantizes, packs and sums every closed K and V element (7 operations).
-func hackWork(a Arch, f Format, tokens int) (encode, approx float64) {
+// The tensor work is the two products, 4 x max(np rows, 16) x d x Pi INT8
+// operations. Without summation elimination the kernels sum both blocks'
+// codes (4 Pi d more).
+func hackBlock(rows, d, pi, np float64, sums bool) (vector, int8 float64) {
+	vector = 6*d + (15+11*np)*rows*d + 5*pi*d + (5+18*np)*rows*pi + 3*pi*np
+	if !sums {
+		vector += 4 * pi * d
+	}
+	return vector, 4 * max(np*rows, 16) * d * pi
+}
+
+// hackWork counts HACK's encode and per-step approximation work: at every
+// decode step the kernels' work on every closed block of every KV head
+// and layer (hackBlock with the G query heads of a KV head as rows);
+// without requantization elimination each step also dequantizes and
+// requantizes the open block's K and V (9 operations per element per KV
+// head). Encoding quantizes, packs and sums every closed K and V element
+// (7 operations). The sinks and the open block are attended in 16 bits,
+// as dense tokens (their bytes are in StepBytes).
+func hackWork(a Arch, f Format, tokens int) (encode, approx, int8 float64) {
 	_, closed, open := hackSplit(f, tokens)
-	d, pi := float64(a.HeadDim), float64(f.Partition)
-	g := d / float64(channelPart(a.HeadDim, f.Partition))
-	n := float64(closed)
-	b := n / pi
-	perHead := 16*b*d + 16*n*g
-	if !f.SummationElimination {
-		perHead += 2 * n * d
-	}
-	layers, heads, kvHeads := float64(a.Layers), float64(a.Heads), float64(a.KVHeads)
-	approx = perHead * heads * layers
+	d := float64(a.HeadDim)
+	np := d / float64(channelPart(a.HeadDim, f.Partition))
+	blocks := float64(closed / int64(f.Partition))
+	v, i8 := hackBlock(float64(a.GQAGroup()), d, float64(f.Partition), np, f.SummationElimination)
+	heads := float64(a.KVHeads) * float64(a.Layers)
+	approx, int8 = blocks*v*heads, blocks*i8*heads
 	if !f.RequantElimination {
-		approx += (OpsDequantAffine + OpsQuantize) * 2 * float64(open) * d * kvHeads * layers
+		approx += (OpsDequantAffine + OpsQuantize) * 2 * float64(open) * d * heads
 	}
-	encode = (OpsQuantize + 2) * 2 * n * d * kvHeads * layers
-	return encode, approx
+	encode = (OpsQuantize + 2) * 2 * float64(closed) * d * heads
+	return encode, approx, int8
+}
+
+// prefillRows is attn_prefill's query rows a program (hack/kernels/
+// prefill.py QUERY_ROWS): 64, the G query heads of a KV head times
+// 64 / G (rounded up to a power of two) query tokens, at least one.
+func prefillRows(g int) float64 {
+	p := 1
+	for p < g {
+		p *= 2
+	}
+	return float64(g * max(1, 64/p))
+}
+
+// hackPrefillWork is HACK's quantized prefill of a prompt of tokens
+// tokens (hack/kernels/prefill.py attn_prefill, causal): every query
+// token's programs run hackBlock on each closed block that starts at or
+// before it (query tiles are rounded to blocks: a block of keys at
+// positions s + b Pi ... is worked by the n - s - b Pi queries from its
+// start on), and attend to the s sinks and the o open tokens in 16 bits
+// with two BF16 products each (dot_with_half; every program loops over
+// both segments, the causal mask hiding the open tokens from earlier
+// queries: n (s + o) pairs).
+func hackPrefillWork(a Arch, f Format, tokens int) (int8, fp16, vector float64) {
+	sinks, closed, open := hackSplit(f, tokens)
+	n, s := float64(tokens), float64(sinks)
+	d, pi := float64(a.HeadDim), float64(f.Partition)
+	np := d / float64(channelPart(a.HeadDim, f.Partition))
+	b := float64(closed / int64(f.Partition))
+	// Query tokens per block, summed over the blocks: sum over b' < b of
+	// (n - s - b' Pi).
+	queries := b*(n-s) - pi*b*(b-1)/2
+	rows := prefillRows(a.GQAGroup())
+	v, i8 := hackBlock(rows, d, pi, np, f.SummationElimination)
+	perQuery := float64(a.GQAGroup()) / rows // programs per query token and KV head
+	heads := float64(a.KVHeads) * float64(a.Layers)
+	int8 = queries * perQuery * i8 * heads
+	vector = queries * perQuery * v * heads
+	densePairs := n * (s + float64(open))
+	fp16 = 2 * 4 * d * densePairs * float64(a.Heads) * float64(a.Layers)
+	return int8, fp16, vector
 }
 
 // Passes is the memory traffic of a dequantization done as a chain of

@@ -23,7 +23,9 @@
 // 100.8 MiB in HACK with Pi = 32 / 64 / 128 (artifact: 121 / 102 / 101).
 // Work counts the operations a format adds (quantizing at the prefill,
 // CacheGen's entropy decoding on arrival, dequantization or HACK's
-// approximation at every decode step) for the simulator to turn into time.
+// approximation at every decode step, counted from the artifact's Triton
+// kernels, and for HACK with QuantizedPrefill its prefill attention on the
+// codes) for the simulator to turn into time.
 // The 2-bit baselines dequantize at every decode step either as one fused
 // kernel that writes a 16-bit copy (KVQuant2, CacheGenCodec) or as the
 // artifact's PyTorch code does it, a chain of unfused elementwise kernels

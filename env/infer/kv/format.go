@@ -100,6 +100,13 @@ type Format struct {
 	RequantElimination bool
 	// Layout is HACK's memory layout; the other kinds ignore it.
 	Layout Layout
+	// QuantizedPrefill computes HACK's prefill attention on the codes too
+	// (the artifact's quantized_prefill, hack/config.py: the attn_prefill
+	// kernel of hack/kernels/prefill.py, INT8 products on the K and V the
+	// prompt has just quantized) instead of 16-bit attention on the K and
+	// V it has just computed. The artifact's default, and its serving
+	// runs (E3), leave it off. Only HACK takes it; Work prices it.
+	QuantizedPrefill bool
 	// TorchDequant prices the KVQuant and CacheGen formats' per-step
 	// dequantization as the artifact's PyTorch implementation of them runs
 	// it (hack/baselines: the whole cache through a chain of unfused
@@ -144,8 +151,9 @@ func Formats() []Format {
 
 // Name is the format's short name: "fp16", "int8", "kvquant", "cachegen",
 // "hack-pi64"; a HACK format off the defaults adds "-nose" (no summation
-// elimination), "-nore" (no requantization elimination) and "-paged"; the
-// KVQuant and CacheGen formats with TorchDequant add "-torch".
+// elimination), "-nore" (no requantization elimination), "-paged" and "-qp"
+// (QuantizedPrefill); the KVQuant and CacheGen formats with TorchDequant
+// add "-torch".
 func (f Format) Name() string {
 	if f.Kind != HACK {
 		if f.TorchDequant {
@@ -170,6 +178,9 @@ func (f Format) Name() string {
 	}
 	if f.Layout == Paged {
 		b.WriteString("-paged")
+	}
+	if f.QuantizedPrefill {
+		b.WriteString("-qp")
 	}
 	return b.String()
 }
@@ -215,6 +226,8 @@ func Parse(s string) (Format, error) {
 			f.RequantElimination = false
 		case p == "paged":
 			f.Layout = Paged
+		case p == "qp":
+			f.QuantizedPrefill = true
 		case strings.HasPrefix(p, "b"):
 			if f.Bits, err = strconv.Atoi(p[1:]); err != nil {
 				return Format{}, fmt.Errorf("%w: %q: bits: %v", ErrBadFormat, s, err)
@@ -269,9 +282,10 @@ func (f Format) Validate() error {
 	return nil
 }
 
-// Check reports whether f can store a's cache: f is valid, a is valid, and
-// for HACK a's head dim has a channel partition (a multiple of 16 that
-// divides it, as hack/cache.py channel_partition_size).
+// Check reports whether f can store a's cache: f is valid, a is valid, for
+// HACK a's head dim has a channel partition (a multiple of 16 that divides
+// it, as hack/cache.py channel_partition_size), and for QuantizedPrefill
+// a's parameters are known beyond its embedding (PrefillFLOPs).
 func (f Format) Check(a Arch) error {
 	if err := f.Validate(); err != nil {
 		return err
@@ -281,6 +295,9 @@ func (f Format) Check(a Arch) error {
 	}
 	if f.Kind == HACK && channelPart(a.HeadDim, f.Partition) <= 0 {
 		return fmt.Errorf("%w: head dim %d of %q has no channel partition for Pi = %d", ErrBadFormat, a.HeadDim, a.Name, f.Partition)
+	}
+	if f.QuantizedPrefill && a.Params <= int64(a.Vocab)*int64(a.Hidden) {
+		return fmt.Errorf("%w: %s needs the parameters of %q beyond its embedding to apportion the prefill (PrefillFLOPs)", ErrBadFormat, f.Name(), a.Name)
 	}
 	return nil
 }
