@@ -53,6 +53,10 @@ type Meta struct {
 	// variant's decisions are restricted to (Support.Gate: outside
 	// it the heuristic's choice stands).
 	Support *Support `json:"support,omitempty"`
+	// MM is a learned multimodal autoscaler's setting (env mm-rl only):
+	// its observation and action layout, profile, rule, training and the
+	// gate's verdict.
+	MM *MMScale `json:"mm,omitempty"`
 	// Converged is the convergence gate's verdict (false until it has one).
 	Converged bool `json:"converged"`
 	// Probe holds inputs (rows of ObsDim) and, per network, the outputs the
@@ -105,12 +109,27 @@ func DecodeMeta(data []byte) (Meta, error) {
 			return Meta{}, fmt.Errorf("%w: %s: %v", ErrCorrupt, MetaFile, err)
 		}
 	}
+	if err := validateMM(m); err != nil {
+		return Meta{}, fmt.Errorf("%w: %s: %v", ErrCorrupt, MetaFile, err)
+	}
 	for i, in := range m.Probe.Inputs {
 		if len(in) != m.ObsDim {
 			return Meta{}, fmt.Errorf("%w: %s: probe input %d has %d values, want %d", ErrCorrupt, MetaFile, i, len(in), m.ObsDim)
 		}
 	}
 	return m, nil
+}
+
+// validateMM checks that an mm-rl checkpoint carries a valid MMScale and
+// that no other carries one.
+func validateMM(m Meta) error {
+	switch {
+	case m.MM != nil:
+		return m.MM.validate(m)
+	case m.Env == MMRLEnv:
+		return errors.New("mm: missing in an mm-rl checkpoint")
+	}
+	return nil
 }
 
 // probeInputs returns fixed, deterministic probe observations.
@@ -131,6 +150,9 @@ func Save(dir string, m Meta, nets map[string]*nn.MLP) error {
 	m.Version = Version
 	if len(m.Networks) == 0 {
 		return errors.New("checkpoints: Meta.Networks is empty")
+	}
+	if err := validateMM(m); err != nil {
+		return fmt.Errorf("checkpoints: %v", err)
 	}
 	var params []*nn.Param
 	m.Probe = Probe{Inputs: probeInputs(m.ObsDim), Outputs: map[string][][]float32{}}

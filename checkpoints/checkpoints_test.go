@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -198,6 +199,15 @@ func FuzzDecode(f *testing.F) {
 	// memory in Build.
 	f.Add([]byte(`{"version":1,"obs_dim":4,"actions":2,"hidden":[100000000,100000000],"activation":"tanh","networks":["actor"]}`), weights)
 	f.Add(append([]byte("\ufeff"), meta...), weights)
+	// An mm-rl checkpoint, whose meta.json carries the mm section.
+	mdir := f.TempDir()
+	mm, mnets := testMMRL()
+	if err := Save(mdir, mm, mnets); err != nil {
+		f.Fatal(err)
+	}
+	mmeta, _ := os.ReadFile(filepath.Join(mdir, MetaFile))
+	mweights, _ := os.ReadFile(filepath.Join(mdir, WeightsFile))
+	f.Add(mmeta, mweights)
 	f.Fuzz(func(t *testing.T, meta, weights []byte) {
 		m, nets, err := Decode(meta, weights)
 		if err != nil {
@@ -205,6 +215,21 @@ func FuzzDecode(f *testing.F) {
 		}
 		if len(nets) != len(m.Networks) {
 			t.Fatalf("%d networks for %d names", len(nets), len(m.Networks))
+		}
+		if (m.Env == MMRLEnv) != (m.MM != nil) {
+			t.Fatalf("env %q with mm %v", m.Env, m.MM != nil)
+		}
+		// What decodes re-encodes to a meta.json that decodes the same.
+		again, err := EncodeMeta(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m2, err := DecodeMeta(again)
+		if err != nil {
+			t.Fatalf("re-encoded meta.json refused: %v", err)
+		}
+		if !reflect.DeepEqual(m.MM, m2.MM) {
+			t.Fatalf("mm %+v re-decoded as %+v", m.MM, m2.MM)
 		}
 	})
 }

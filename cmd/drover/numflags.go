@@ -146,6 +146,9 @@ var numRules = map[string]numRule{
 	"mm-history-seed":   anyNumber,
 	"mm-factor":         within(1, 1e3, "an SLO factor, 1 to 1000"),
 	"mm-target":         {func(x float64) bool { return x > 0 && x <= mmscale.MaxTarget }, fmt.Sprintf("a share of capacity in (0, %v]", mmscale.MaxTarget)},
+	"mm-stabilize":      within(1, 1<<10, "1 to 1024 periods"),
+	"mm-penalty":        within(0, 1e6, "GPU-hours a missed request, 0 to 1e6"),
+	"mm-hours":          within(1, 24, "an episode of 1 to 24 hours"),
 	// drover serve's bounds on one request's work and on the live state
 	// (serve.Limits.MaxWork, state.Config).
 	"max-work":                 within(1, maxWork, fmt.Sprintf("1 to %d (nodes x workers)", maxWork)),

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
+	"github.com/drover-sched/drover/checkpoints"
 	"github.com/drover-sched/drover/datasets/llm"
 	"github.com/drover-sched/drover/env/infer/mm"
 	"github.com/drover-sched/drover/policies/mmscale"
@@ -21,6 +22,7 @@ import (
 // RouteMM and Scale.
 type mmFlags struct {
 	model, router, scale, deployment *string
+	policy, mode                     *string
 	requests                         *int
 	histSeed                         *uint64
 	factor, target                   *float64
@@ -37,6 +39,8 @@ func defineMMFlags(fs *flag.FlagSet) *mmFlags {
 		histSeed:   fs.Uint64("mm-history-seed", 2, "with -mm-scale: the seed of that week"),
 		factor:     fs.Float64("mm-factor", 5, "with -mm-scale: the SLO factor: a request's TTFT objective is this x the larger of its isolated TTFT and its modality's reference (a median text-only or one-image request's)"),
 		target:     fs.Float64("mm-target", 1, "with -mm-scale: the share of the profiled capacity pools are sized for (1: ModServe's rule)"),
+		policy:     fs.String("mm-policy", "", "with -mm-model: an mm-rl checkpoint directory (drover train --env mm-rl), the learned autoscaler: it decides every Scale call beside ModServe's rule and answers once promoted (-mm-switch); the rule is then the checkpoint's own (its profile, objective, target, stabilization and initial sizes: the rule its gate judged it against), so -mm-requests, -mm-history-seed, -mm-factor and -mm-target are refused with it and nothing is profiled at start-up. A checkpoint for another model, or one this build cannot read, is refused naming the file and field"),
+		mode:       fs.String("mm-switch", serve.SwitchConverged, "with -mm-policy: converged (the learned autoscaler answers when its checkpoint's gate verdict says converged; the rule answers otherwise, the learned one logged in shadow) or shadow (the learned one never answers)"),
 	}
 }
 
@@ -63,7 +67,7 @@ func mmModel(name string) (mm.Model, error) {
 // profile (simulated here, which takes a second or two).
 func (f *mmFlags) setMM(fs *flag.FlagSet, c *daemon.Config, stderr io.Writer) error {
 	if *f.model == "" {
-		for _, n := range []string{"mm-router", "mm-scale", "mm-deployment", "mm-requests", "mm-history-seed", "mm-factor", "mm-target"} {
+		for _, n := range []string{"mm-router", "mm-scale", "mm-deployment", "mm-requests", "mm-history-seed", "mm-factor", "mm-target", "mm-policy", "mm-switch"} {
 			if isSet(fs, n) {
 				return fmt.Errorf("-%s given without -mm-model, which it needs", n)
 			}
@@ -84,6 +88,16 @@ func (f *mmFlags) setMM(fs *flag.FlagSet, c *daemon.Config, stderr io.Writer) er
 		return fmt.Errorf("-mm-router off -mm-scale off: nothing to answer")
 	}
 	cfg := serve.MMConfig{Base: mm.Decoupled(m, 1, 1), Router: *f.router, NoRouter: *f.router == "off", Deployment: *f.deployment}
+	if *f.policy != "" {
+		if err := f.setPolicy(fs, &cfg, m, stderr); err != nil {
+			return err
+		}
+		c.MM = &cfg
+		return nil
+	}
+	if isSet(fs, "mm-switch") {
+		return fmt.Errorf("-mm-switch given without -mm-policy, which it needs")
+	}
 	if *f.scale != "off" {
 		newScaler, desc, err := f.scaler(m)
 		if err != nil {
@@ -99,14 +113,52 @@ func (f *mmFlags) setMM(fs *flag.FlagSet, c *daemon.Config, stderr io.Writer) er
 // scaler profiles m's instances on the history week and returns the
 // autoscaler's constructor and a line describing it.
 func (f *mmFlags) scaler(m mm.Model) (func() (mmscale.Scaler, error), string, error) {
-	t0 := time.Now()
-	hist, err := llm.LMMSynth{Requests: *f.requests}.Generate(rand.NewPCG(*f.histSeed, 1))
+	router := *f.router
+	if router == "off" || router == modserve.Monolith {
+		router = modserve.Name
+	}
+	r, err := profileMM(m, *f.requests, *f.histSeed, *f.factor, *f.target, router)
 	if err != nil {
-		return nil, "", fmt.Errorf("-mm-requests: %w", err)
+		return nil, "", err
+	}
+	cfg, p := r.cfg, r.p
+	newScaler := func() (mmscale.Scaler, error) {
+		if *f.scale == "monolith" {
+			return mmscale.NewMonolith(cfg, p.Profile, r.mono)
+		}
+		return mmscale.NewModServe(cfg, p.Profile, r.init)
+	}
+	return newScaler, fmt.Sprintf("multimodal autoscaler %s for %s: %s", *f.scale, m.Name, r), nil
+}
+
+// mmRule is ModServe's (and the monolith's) rule for a model: its
+// settings, the offline profile and the initial sizes, drawn from a
+// synthetic history week as drover infer mmscale draws them.
+type mmRule struct {
+	cfg      mmscale.Config
+	p        mmscale.Profiled
+	init     mmscale.Sizes
+	mono     int
+	histSeed uint64
+	history  int
+	took     time.Duration
+	ref      mm.Objectives
+	factor   float64
+	router   string
+}
+
+// profileMM profiles m's instances on the history week of requests
+// requests (seed histSeed) with the decoupled pools routed by router, and
+// returns the rule at the SLO factor and target.
+func profileMM(m mm.Model, requests int, histSeed uint64, factor, target float64, router string) (mmRule, error) {
+	t0 := time.Now()
+	hist, err := llm.LMMSynth{Requests: requests}.Generate(rand.NewPCG(histSeed, 1))
+	if err != nil {
+		return mmRule{}, fmt.Errorf("-mm-requests: %w", err)
 	}
 	h, err := mmscale.HistoryOf(hist)
 	if err != nil {
-		return nil, "", err
+		return mmRule{}, err
 	}
 	// The modalities' references: isolated TTFTs of the history's median
 	// text-only and one-image requests (ModServe's objectives at factor 1).
@@ -114,21 +166,17 @@ func (f *mmFlags) scaler(m mm.Model) (func() (mmscale.Scaler, error), string, er
 	rc.SLO.Factor = 1
 	rs, err := mm.New(rc, hist)
 	if err != nil {
-		return nil, "", err
+		return mmRule{}, err
 	}
 	ref := rs.Objectives()
 	cfg := mmscale.DefaultConfig()
-	cfg.SLO = mmscale.Objective{Factor: *f.factor, Text: ref.TTFTText, Image: ref.TTFTImage}
-	cfg.Target = *f.target
+	cfg.SLO = mmscale.Objective{Factor: factor, Text: ref.TTFTText, Image: ref.TTFTImage}
+	cfg.Target = target
 	if err := cfg.Validate(); err != nil {
-		return nil, "", fmt.Errorf("-mm-factor, -mm-target: %w", err)
-	}
-	router := *f.router
-	if router == "off" || router == modserve.Monolith {
-		router = modserve.Name
+		return mmRule{}, fmt.Errorf("-mm-factor, -mm-target: %w", err)
 	}
 	base := mm.Decoupled(m, 1, 1)
-	base.SLO.Factor = *f.factor
+	base.SLO.Factor = factor
 	p, err := mmscale.ProfileOf(mmscale.ProfileSpec{Base: base, History: hist, SLO: cfg.SLO, Seed: 1, Router: func(decoupled bool) mm.Router {
 		name := modserve.Monolith
 		if decoupled {
@@ -138,19 +186,76 @@ func (f *mmFlags) scaler(m mm.Model) (func() (mmscale.Scaler, error), string, er
 		return r
 	}})
 	if err != nil {
-		return nil, "", err
+		return mmRule{}, err
 	}
-	init := mmscale.InitialSizes(h, p.Profile)
-	mono := mmscale.InitialMono(h, p.Profile)
-	newScaler := func() (mmscale.Scaler, error) {
-		if *f.scale == "monolith" {
-			return mmscale.NewMonolith(cfg, p.Profile, mono)
+	return mmRule{cfg: cfg, p: p, init: mmscale.InitialSizes(h, p.Profile), mono: mmscale.InitialMono(h, p.Profile), histSeed: histSeed,
+		history: len(hist), took: time.Since(t0), ref: ref, factor: factor, router: router}, nil
+}
+
+// String describes the profile, the objective and the initial sizes.
+func (r mmRule) String() string {
+	p := r.p
+	return fmt.Sprintf("profile of %d simulations in %.1f s on %d requests (seed %d): an image instance %.0f image tokens/s, a text instance %.0f prompt tokens/s, a monolithic one %.3f requests/s, one image encodes in %.3f s; objective %g x max(isolated TTFT, %.3f s text-only / %.3f s with images); initial %d image + %d text (monolith: %d)",
+		p.Runs, r.took.Seconds(), r.history, r.histSeed, p.ImageTokensPerSec, p.TextTokensPerSec, p.MonoRequestsPerSec, p.EncodeSeconds,
+		r.factor, r.ref.TTFTText, r.ref.TTFTImage, r.init.Image, r.init.Text, r.mono)
+}
+
+// setPolicy applies -mm-policy: the mm-rl checkpoint's learned
+// autoscaler beside the rule it was judged against.
+func (f *mmFlags) setPolicy(fs *flag.FlagSet, cfg *serve.MMConfig, m mm.Model, stderr io.Writer) error {
+	for _, n := range []string{"mm-requests", "mm-history-seed", "mm-factor", "mm-target"} {
+		if isSet(fs, n) {
+			return fmt.Errorf("-%s with -mm-policy: the rule is the checkpoint's own (the one its gate judged it against)", n)
 		}
-		return mmscale.NewModServe(cfg, p.Profile, init)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "multimodal autoscaler %s for %s: profile of %d simulations in %.1f s on %d requests (seed %d): an image instance %.0f image tokens/s, a text instance %.0f prompt tokens/s, a monolithic one %.3f requests/s, one image encodes in %.3f s; objective %g x max(isolated TTFT, %.3f s text-only / %.3f s with images); initial %d image + %d text (monolith: %d)",
-		*f.scale, m.Name, p.Runs, time.Since(t0).Seconds(), len(hist), *f.histSeed, p.ImageTokensPerSec, p.TextTokensPerSec, p.MonoRequestsPerSec, p.EncodeSeconds,
-		*f.factor, ref.TTFTText, ref.TTFTImage, init.Image, init.Text, mono)
-	return newScaler, b.String(), nil
+	if *f.scale != "modserve" {
+		return fmt.Errorf("-mm-scale %s with -mm-policy: an mm-rl checkpoint scales ModServe's rule (-mm-scale modserve)", *f.scale)
+	}
+	p, err := loadMMPolicy(*f.policy, m)
+	if err != nil {
+		return err
+	}
+	if err := mmPolicyConfig(cfg, p, *f.mode); err != nil {
+		return err
+	}
+	fmt.Fprintln(stderr, "drover serve: "+mmPolicyLine(*f.policy, p, cfg.Mode))
+	return nil
+}
+
+// loadMMPolicy reads the mm-rl checkpoint in dir for the served model m.
+// An error names the file and the field.
+func loadMMPolicy(dir string, m mm.Model) (*serve.MMRL, error) {
+	p, err := serve.LoadMMRL(dir)
+	if err != nil {
+		return nil, fmt.Errorf("-mm-policy %w", err)
+	}
+	if err := p.Check(m); err != nil {
+		return nil, fmt.Errorf("-mm-policy %s: %w (-mm-model)", filepath.Join(dir, checkpoints.MetaFile), err)
+	}
+	return p, nil
+}
+
+// mmPolicyConfig sets cfg's autoscalers from an mm-rl checkpoint: the rule
+// it was judged against as the heuristic, the learned autoscaler beside
+// it, promoted by mode (serve.SwitchConverged or serve.SwitchShadow) and
+// the checkpoint's verdict.
+func mmPolicyConfig(cfg *serve.MMConfig, p *serve.MMRL, mode string) error {
+	if mode != serve.SwitchConverged && mode != serve.SwitchShadow {
+		return fmt.Errorf("-mm-switch %q: want %s or %s", mode, serve.SwitchConverged, serve.SwitchShadow)
+	}
+	cfg.Scaler, cfg.ScalerName = p.Rule, serve.MMRLBaseline
+	cfg.Learned, cfg.Version, cfg.Converged, cfg.Mode = p.NewScaler, p.Version(), p.Meta.Converged, mode
+	return nil
+}
+
+// mmPolicyLine describes a loaded mm-rl checkpoint and who answers.
+func mmPolicyLine(dir string, p *serve.MMRL, mode string) string {
+	g := p.Meta.MM.Gate
+	who := "ModServe's rule answers, mm-rl in shadow"
+	if mode == serve.SwitchConverged && p.Meta.Converged {
+		who = "mm-rl answers, ModServe's rule in shadow"
+	}
+	return fmt.Sprintf("multimodal autoscaler mm-rl %s (%s) for %s: trained %d periods on days %v; gate vs %s on %d held-out episodes: mean gain %.1f%%, lower bound %.1f%%, converged %v (mm-rl %.1f GPU-hours at %.4f attainment, the rule %.1f at %.4f); switch %s: %s; the rule's profile: an image instance %.0f image tokens/s, a text instance %.0f prompt tokens/s; initial %d image + %d text",
+		dir, p.Version(), p.Model.Name, p.Meta.Steps, p.Meta.MM.Training.TrainDays, g.Baseline, g.Episodes, 100*g.MeanGain, 100*g.Lower, g.Converged,
+		g.GPUHours, g.Attainment, g.RuleGPUHours, g.RuleAttainment, mode, who, p.Profile.ImageTokensPerSec, p.Profile.TextTokensPerSec, p.Initial.Image, p.Initial.Text)
 }

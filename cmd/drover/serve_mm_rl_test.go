@@ -2,9 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"net"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -13,6 +18,7 @@ import (
 
 	"github.com/drover-sched/drover/agents/nn"
 	"github.com/drover-sched/drover/agents/ppo"
+	"github.com/drover-sched/drover/checkpoints"
 	"github.com/drover-sched/drover/datasets/llm"
 	"github.com/drover-sched/drover/env/gym"
 	"github.com/drover-sched/drover/env/infer/mm"
@@ -22,42 +28,6 @@ import (
 	"github.com/drover-sched/drover/serve"
 	pb "github.com/drover-sched/drover/serve/proto"
 )
-
-// rlScaler serves an mm-rl policy (a network over env/mmgym's
-// observation) as an mmscale.Scaler: within a period ModServe's rule acts
-// on its triggers; at a period's end the rule asks, the network picks an
-// action, and each pool's ask is scaled by the action's factors, as
-// mmgym.Env.Step does (mmgym.Observe, mmgym.Scale); TestMMRLServed checks
-// that it plays a held-out episode as the environment does.
-type rlScaler struct {
-	rule *mmscale.ModServe
-	cfg  mmgym.Config
-	act  func(obs []float64) int
-	now  float64
-	// Actions counts the actions taken, by action.
-	actions [9]int
-}
-
-func newRLScaler(c mmgym.Config, act func([]float64) int) (*rlScaler, error) {
-	rule, err := mmscale.NewModServe(c.Scale, c.Profile, mmrlInitial)
-	if err != nil {
-		return nil, err
-	}
-	return &rlScaler{rule: rule, cfg: c, act: act}, nil
-}
-
-func (s *rlScaler) Initial() mmscale.Sizes { return s.rule.Initial() }
-
-func (s *rlScaler) Decide(w mmscale.Window, cur mmscale.Sizes, tick bool) mmscale.Sizes {
-	ask := s.rule.Decide(w, cur, tick)
-	if !tick {
-		return ask
-	}
-	s.now += w.Seconds
-	a := s.act(mmgym.Observe(w, cur, ask, s.now, s.cfg.Profile))
-	s.actions[a]++
-	return mmgym.Scale(ask, a, s.cfg.Scale)
-}
 
 // mmrlInitial is the pools' sizes at an mm-rl test episode's start.
 var mmrlInitial = mmscale.Sizes{Image: 2, Text: 2}
@@ -76,34 +46,32 @@ func mmrlTestConfig(days []int) mmgym.Config {
 	return c
 }
 
-// trainTinyMMRL trains mm-rl for 96 periods (PPO, 2 environments of 48
-// steps, one update) on day 0 and returns its greedy policy. Seed 9 is one
-// whose policy takes two different actions on TestMMRLServed's held-out
+// tinyMMRLCheckpoint trains mm-rl through drover train --env mm-rl's
+// path (trainMMRL) for 96 periods (PPO, 2 environments of 48 steps, one
+// update, no prior on the rule action) on day 0, judged on one held-out
+// episode of day 2, and saves its checkpoint to dir. Seed 9 is one whose
+// policy takes two different actions on TestMMRLServed's held-out
 // episode, which the test checks.
-func trainTinyMMRL(t *testing.T) func([]float64) int {
+func tinyMMRLCheckpoint(t *testing.T, dir string) checkpoints.Meta {
 	t.Helper()
 	c := mmrlTestConfig([]int{0})
-	pc := ppo.DefaultConfig()
-	pc.Seed, pc.TotalSteps, pc.NumEnvs, pc.NumSteps, pc.Hidden = 9, 96, 2, 48, []int{16, 16}
-	agent, err := ppo.Train(pc, func(int) gym.Env {
-		e, err := mmgym.New(c)
-		if err != nil {
-			t.Fatal(err)
+	var log strings.Builder
+	meta, nets, err := trainMMRL(mmrlTraining{model: c.Model, scale: c.Scale, profile: c.Profile, initial: mmrlInitial, router: modserve.RouteOnly,
+		requests: c.Requests, histSeed: 2, trainDays: []int{0}, testDays: []int{2}, hours: c.Hours, penalty: c.Penalty,
+		steps: 96, numEnvs: 2, numSteps: 48, seed: 9, hidden: []int{16, 16}, lr: ppo.DefaultConfig().LR, tests: 1, log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(strings.TrimSpace(log.String()))
+	for _, want := range []string{"mm-rl: update 1/1, step 96/96, 2 episodes, mean cost", "mm-rl: held-out episode 1 (seed 1009, day 2): mm-rl"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("progress lines lack %q", want)
 		}
-		return e
-	}, nil)
-	if err != nil {
+	}
+	if err := checkpoints.Save(dir, meta, nets); err != nil {
 		t.Fatal(err)
 	}
-	inf, err := nn.NewInfer(agent.Actor)
-	if err != nil {
-		t.Fatal(err)
-	}
-	all := make([]bool, 9)
-	for i := range all {
-		all[i] = true
-	}
-	return func(obs []float64) int { return nn.MaskedArgmax(inf.Forward(obs), all) }
+	return meta
 }
 
 // heldOut returns the requests of the held-out episode mmgym plays for
@@ -131,20 +99,32 @@ func runScaler(t *testing.T, c mmgym.Config, reqs []mm.Request, sc mmscale.Scale
 	return out
 }
 
-// TestMMRLServed: a tiny test-trained mm-rl policy (PPO on env/mmgym,
-// one update) served by drover serve's multimodal core behind the gate.
-// First, the served form of the policy (rlScaler) plays a held-out episode
-// (day 2) exactly as mmgym does: the same GPU-hours and attainment bit for
-// bit. Then the episode's pools are asked of a server over bufconn every
-// minute and 5 minutes: with the checkpoint's verdict "not converged"
-// ModServe's rule answers every call and the run is ModServe's (mmgym's
-// Rule episode); with "converged" mm-rl answers and the run is mm-rl's,
-// with ModServe's sizes in shadow in the log.
+// TestMMRLServed: a tiny mm-rl trained through drover train --env mm-rl's
+// path, its checkpoint loaded as drover serve -mm-policy loads it, and
+// served behind the gate. First, the checkpoint's policy, served form
+// (serve.MMRL's scaler), plays a held-out episode (day 2) exactly as
+// mmgym does with the same actor: the same GPU-hours and attainment bit
+// for bit. Then the episode's pools are asked of a server over bufconn
+// every minute and 5 minutes, once with the checkpoint's verdict as
+// trained and once with it flipped: "not converged", ModServe's rule
+// answers every call and the run is mmgym's Rule episode; "converged",
+// mm-rl answers and the run is its own, bit for bit, with the other
+// autoscaler in shadow in the log.
 func TestMMRLServed(t *testing.T) {
-	act := trainTinyMMRL(t)
+	dir := t.TempDir()
+	meta := tinyMMRLCheckpoint(t, dir)
+	if g := meta.MM.Gate; g.Episodes != 1 || g.Baseline != "modserve" || g.Converged != meta.Converged || !(g.GPUHours > 0) || !(g.RuleGPUHours > 0) {
+		t.Fatalf("the checkpoint's gate: %+v", g)
+	}
+	p, err := loadMMPolicy(dir, mm.Llama32_11BVision)
+	if err != nil {
+		t.Fatal(err)
+	}
 	c := mmrlTestConfig([]int{2})
 	const seed = 7
 	reqs := heldOut(t, c, seed)
+	var actions [9]int
+	act := p.Policy()
 	episode := func(policy func([]float64) int) gym.Info {
 		e, err := mmgym.New(c)
 		if err != nil {
@@ -160,8 +140,9 @@ func TestMMRLServed(t *testing.T) {
 			}
 		}
 	}
-	rl, rule := episode(act), episode(func([]float64) int { return mmgym.Rule })
-	local, err := newRLScaler(c, act)
+	rl := episode(func(obs []float64) int { a := act(obs); actions[a]++; return a })
+	rule := episode(func([]float64) int { return mmgym.Rule })
+	local, err := p.NewScaler()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,24 +151,42 @@ func TestMMRLServed(t *testing.T) {
 		t.Fatalf("served form of mm-rl: %v GPU-hours, attainment %v; mmgym's episode %v, %v", lo.Summary.GPUHours, lo.Attainment, rl["gpu_hours"], rl["attainment"])
 	}
 	t.Logf("held-out episode (day 2, 3 h, %d requests): mm-rl %.2f GPU-hours at %.4f attainment (actions %v), ModServe's rule %.2f at %.4f",
-		len(reqs), rl["gpu_hours"], rl["attainment"], local.actions, rule["gpu_hours"], rule["attainment"])
-	if kinds := len(local.actions) - countZero(local.actions[:]); kinds < 2 {
-		t.Fatalf("mm-rl took %d kind of action (%v); want at least two, so that the match covers a change of action", kinds, local.actions)
+		len(reqs), rl["gpu_hours"], rl["attainment"], actions, rule["gpu_hours"], rule["attainment"])
+	if kinds := len(actions) - countZero(actions[:]); kinds < 2 {
+		t.Fatalf("mm-rl took %d kind of action (%v); want at least two, so that the match covers a change of action", kinds, actions)
 	}
-	for _, tt := range []struct {
-		name      string
-		converged bool
-		want      gym.Info
-		policy    string
-	}{
-		{"not converged: ModServe answers", false, rule, "heuristic:modserve"},
-		{"converged: mm-rl answers", true, rl, "learned:mm-rl@test"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
+	// The same checkpoint with the other verdict.
+	flipped := meta
+	mmFlipped := *meta.MM
+	flipped.MM = &mmFlipped
+	flipped.Converged, flipped.MM.Gate.Converged = !meta.Converged, !meta.Converged
+	if flipped.Converged {
+		flipped.MM.Gate.Episodes = max(1, flipped.MM.Gate.Episodes)
+	}
+	_, nets, err := checkpoints.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirFlipped := t.TempDir()
+	if err := checkpoints.Save(dirFlipped, flipped, nets); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{dir, dirFlipped} {
+		q, err := loadMMPolicy(d, mm.Llama32_11BVision)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, policy := rule, "heuristic:modserve"
+		if q.Meta.Converged {
+			want, policy = rl, "learned:mm-rl@ppo/9/96"
+		}
+		t.Run(fmt.Sprintf("converged %v", q.Meta.Converged), func(t *testing.T) {
 			sink := &serve.MemorySink{}
-			core, err := serve.NewCore(serve.WithSink(sink), serve.WithMM(serve.MMConfig{Base: mm.Decoupled(c.Model, 1, 1), NoRouter: true,
-				Scaler:  func() (mmscale.Scaler, error) { return mmscale.NewModServe(c.Scale, c.Profile, mmrlInitial) },
-				Learned: func() (mmscale.Scaler, error) { return newRLScaler(c, act) }, Version: "test", Converged: tt.converged}))
+			cfg := serve.MMConfig{Base: mm.Decoupled(c.Model, 1, 1), NoRouter: true}
+			if err := mmPolicyConfig(&cfg, q, serve.SwitchConverged); err != nil {
+				t.Fatal(err)
+			}
+			core, err := serve.NewCore(serve.WithSink(sink), serve.WithMM(cfg))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -197,11 +196,11 @@ func TestMMRLServed(t *testing.T) {
 			if err := remote.Err(); err != nil {
 				t.Fatal(err)
 			}
-			if out.Summary.GPUHours != tt.want["gpu_hours"] || out.Attainment != tt.want["attainment"] {
-				t.Fatalf("served: %v GPU-hours, attainment %v; want %v, %v", out.Summary.GPUHours, out.Attainment, tt.want["gpu_hours"], tt.want["attainment"])
+			if out.Summary.GPUHours != want["gpu_hours"] || out.Attainment != want["attainment"] {
+				t.Fatalf("served: %v GPU-hours, attainment %v; want %v, %v", out.Summary.GPUHours, out.Attainment, want["gpu_hours"], want["attainment"])
 			}
-			if n := remote.Sources[tt.policy]; n != 1+len(out.Samples) {
-				t.Fatalf("answers by %v, want all %d by %s", remote.Sources, 1+len(out.Samples), tt.policy)
+			if n := remote.Sources[policy]; n != 1+len(out.Samples) {
+				t.Fatalf("answers by %v, want all %d by %s", remote.Sources, 1+len(out.Samples), policy)
 			}
 			for _, r := range sink.Scales() {
 				if r.Shadow == "" || r.Shadow == r.Policy {
@@ -209,6 +208,59 @@ func TestMMRLServed(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// drover serve -mm-policy refuses a checkpoint for another model, a
+// corrupt one and flags that would change the rule it was judged against,
+// each error naming the file or flag and the field; drover train --env
+// mm-rl refuses bad flags, and other environments its --mm flags.
+func TestMMRLFlagsRefused(t *testing.T) {
+	dir := t.TempDir()
+	meta, nets := func() (checkpoints.Meta, map[string]*nn.MLP) {
+		c := mmrlTestConfig([]int{0})
+		s := serve.MMRLScale(c.Model, c.Scale, c.Profile, mmrlInitial)
+		s.Training = checkpoints.MMTraining{Hours: 3, RewardScale: 10}
+		s.Gate.Baseline = serve.MMRLBaseline
+		return checkpoints.Meta{Env: mmrlEnv, Algo: "ppo", ObsDim: mmgym.ObsDim, Actions: 9, Hidden: []int{4}, Activation: "tanh", Networks: []string{"actor"}, MM: &s},
+			map[string]*nn.MLP{"actor": checkpoints.Build(mmgym.ObsDim, []int{4}, 9, "tanh")}
+	}()
+	if err := checkpoints.Save(dir, meta, nets); err != nil {
+		t.Fatal(err)
+	}
+	corrupt := t.TempDir()
+	meta.MM.Profile.ImageTokensPerSec = 0
+	meta.Version = checkpoints.Version
+	mj, _ := checkpoints.EncodeMeta(meta)
+	wb, _ := os.ReadFile(filepath.Join(dir, checkpoints.WeightsFile))
+	os.WriteFile(filepath.Join(corrupt, checkpoints.MetaFile), mj, 0o644)
+	os.WriteFile(filepath.Join(corrupt, checkpoints.WeightsFile), wb, 0o644)
+	for _, tt := range []struct {
+		cmd  func([]string, io.Writer, io.Writer) error
+		args []string
+		want string
+	}{
+		{runServe, []string{"-mm-model", "internvl", "-mm-policy", dir}, "-mm-policy " + filepath.Join(dir, "meta.json") + `: mm.model: "llama-3.2-11b-vision", the served model is "internvl-2.5-26b" (-mm-model)`},
+		{runServe, []string{"-mm-model", "llama", "-mm-policy", corrupt}, "-mm-policy " + corrupt + ": checkpoints: corrupt checkpoint: meta.json: mm.profile.image_tokens_per_sec: 0, want a finite value > 0"},
+		{runServe, []string{"-mm-model", "llama", "-mm-policy", t.TempDir()}, "meta.json"},
+		{runServe, []string{"-mm-model", "llama", "-mm-policy", dir, "-mm-target", "0.8"}, "-mm-target with -mm-policy"},
+		{runServe, []string{"-mm-model", "llama", "-mm-policy", dir, "-mm-scale", "monolith"}, "-mm-scale monolith with -mm-policy"},
+		{runServe, []string{"-mm-model", "llama", "-mm-policy", dir, "-mm-switch", "gate"}, `-mm-switch "gate": want converged or shadow`},
+		{runServe, []string{"-mm-model", "llama", "-mm-switch", "shadow"}, "-mm-switch given without -mm-policy"},
+		{runServe, []string{"-mm-policy", dir}, "-mm-policy given without -mm-model"},
+		{runTrain, []string{"--env", "mm-rl", "--mm-hours", "0.5"}, "--mm-hours"},
+		{runTrain, []string{"--env", "mm-rl", "--mm-router", "modserve-late"}, "--mm-router"},
+		{runTrain, []string{"--env", "mm-rl", "--mm-test-days", "5,7"}, "--mm-test-days"},
+		{runTrain, []string{"--env", "mm-rl", "--mm-train-days", "6", "--mm-hours", "24", "--mm-model", "nope"}, "--mm-model"},
+		{runTrain, []string{"--env", "mm-rl", "--algo", "dqn"}, "want ppo"},
+		{runTrain, []string{"--env", "mm-rl", "--resume", dir}, "does not take --resume"},
+		{runTrain, []string{"--env", "pd-rl", "--mm-model", "llama", "--mm-hours", "3"}, "--mm-hours, --mm-model given without --env mm-rl"},
+	} {
+		var out, errw strings.Builder
+		err := tt.cmd(tt.args, &out, &errw)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: err = %v, want one with %q", tt.args, err, tt.want)
+		}
 	}
 }
 

@@ -47,14 +47,14 @@ type trainFlags struct {
 // defineTrainFlags defines drover train's flags on fs.
 func defineTrainFlags(fs *flag.FlagSet) *trainFlags {
 	f := new(trainFlags)
-	f.envName = fs.String("env", "placement", "environment: placement or sync (the built-in workload; learned vs the heuristics), sas-rl or strn-rl (the direct learned policies: node group x sync strategy per job, no heuristic in the loop; judged on the held-out built-in, Philly-late, Helios and PAI workloads), pd-rl (the learned LLM inference router: prefill instance x KV format x decode instance per request, bc or ppo; judged by the gate against HACK on held-out windows of the Azure 2023 conv trace, read from ../shared/traces/llm), or cartpole (the known-answer check)")
+	f.envName = fs.String("env", "placement", "environment: placement or sync (the built-in workload; learned vs the heuristics), sas-rl or strn-rl (the direct learned policies: node group x sync strategy per job, no heuristic in the loop; judged on the held-out built-in, Philly-late, Helios and PAI workloads), pd-rl (the learned LLM inference router: prefill instance x KV format x decode instance per request, bc or ppo; judged by the gate against HACK on held-out windows of the Azure 2023 conv trace, read from ../shared/traces/llm), mm-rl (the learned multimodal autoscaler: PPO over env/mmgym, each 5-minute period ModServe's two pool asks scaled down, kept or up; judged by the gate against ModServe's rule on held-out days, --eval-seeds episodes; the --mm-* flags), or cartpole (the known-answer check)")
 	f.algo = fs.String("algo", "ppo", "algorithm: ppo or dqn (cartpole, placement, sync); for sas-rl and strn-rl: bc (behaviour cloning of the heuristic), ppo (bc, then PPO), dqn, or the older candidate re-rankers bandit (a contextual bandit scoring each decision by counterfactual replays, or by its job's own slowdown with train.credit: own) and rerank-ppo")
-	f.steps = fs.Int("steps", 0, "environment steps, 1 to 1e9 (default: 500000 for cartpole, 100000 for placement)")
+	f.steps = fs.Int("steps", 0, "environment steps, 1 to 1e9 (default: 500000 for cartpole, 100000 for placement, 20000 5-minute periods for mm-rl)")
 	f.seed = fs.Uint64("seed", 1, "random seed")
 	f.quiet = fs.Bool("quiet", false, "no progress output")
 	f.out = fs.String("out", "", "the run directory, new or empty: config.yaml, TensorBoard events, scalars.csv and the checkpoint (default runs/<env>__<algo>__<seed>__<unix time>); a directory holding files is refused, so runs never mix")
 	f.resume = fs.String("resume", "", "the checkpoint directory (an earlier run's --out) to start from, into a new --out: PPO runs (cartpole, placement, sync, rerank-ppo) copy its actor and critic, direct policies (strn-rl, sas-rl with bc or ppo) its actor; Adam's state, the learning-rate schedule and the step count start afresh, and --steps more are trained. DQN and bandit runs cannot resume")
-	f.evalSeeds = fs.Int("eval-seeds", 5, "sas-rl, strn-rl: held-out seeds per workload, 0 to 1000 (Helios; PAI gets half; 0: no held-out evaluation)")
+	f.evalSeeds = fs.Int("eval-seeds", 5, "sas-rl, strn-rl: held-out seeds per workload, 0 to 1000 (Helios; PAI gets half; 0: no held-out evaluation); pd-rl: held-out gap-scale seeds; mm-rl: held-out episodes (days) the gate judges on")
 	f.fromLog = fs.String("from-log", "", "sas-rl, strn-rl (bc, ppo, dqn): fine-tune on what a deployment served: the decision log DIR that drover serve wrote (datasets/declog) is replayed in the simulator, each logged job arriving as it did with its GPUs, model and run time, and the policy trains on those arrivals (background loads and jitter vary per episode) and is judged on them with --eval-seeds paired seeds against --init (or the heuristic); the node loads the deployment saw are not in the log, so they are not learned from")
 	f.initDir = fs.String("init", "", "with --from-log: the direct checkpoint (strn-rl or sas-rl, bc or ppo) training starts from; its groups, hold and hidden widths are kept")
 	f.logCluster = fs.String("cluster", "homogeneous", "with --from-log: the cluster the log's jobs are replayed on: homogeneous (--nodes x --gpus-per-node), pai, synth:N or the path of a PAI-format node list")
@@ -69,6 +69,7 @@ func defineTrainFlags(fs *flag.FlagSet) *trainFlags {
 func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("train", stderr)
 	f := defineTrainFlags(fs)
+	mf := defineTrainMMRLFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -77,8 +78,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	if *f.envName == pdrlEnv {
-		return runTrainPDRL(f, given, stdout)
+	if done, err := runTrainInference(f, mf, given, stdout); done {
+		return err
 	}
 	r, err := f.config(given)
 	if err != nil {
