@@ -434,7 +434,7 @@ func TestFastRoute(t *testing.T) {
 // calls of the two listeners take turns in one autoscaler's state.
 func TestFastMM(t *testing.T) {
 	defer leakcheck.Check(t)
-	p := startFastPair(t, serve.ServerConfig{}, nil, serve.WithMM(serve.MMConfig{Base: mm.Decoupled(mm.InternVL25_26B, 1, 1), Scaler: newModServeScaler}))
+	p := startFastPair(t, serve.ServerConfig{}, nil, serve.WithMM(serve.MMConfig{Base: mm.Decoupled(mm.InternVL25_26B, 1, 1).Fixed896(), Scaler: newModServeScaler})) // 1,280-token images
 	img := func(id string, load int64) *pb.MMInstance {
 		return &pb.MMInstance{Id: id, Pool: pb.MMPool_MM_POOL_IMAGE, State: pb.MMState_MM_STATE_ACTIVE, Tp: 1, PendingImageTokens: load}
 	}

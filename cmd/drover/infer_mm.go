@@ -79,6 +79,9 @@ type mmWindow struct {
 	link           *string
 	sloFactor      *float64
 	maxPrompt      *int
+	images         *string
+	imageSeed      *uint64
+	prompt         *string
 }
 
 func defineMMWindow(fs *flag.FlagSet) *mmWindow {
@@ -90,7 +93,39 @@ func defineMMWindow(fs *flag.FlagSet) *mmWindow {
 		link:      fs.String("link", "rdma", "image-token link: rdma or tcp"),
 		sloFactor: fs.Float64("slo-factor", 5, "SLO factor: objectives are this times the isolated latencies on the monolith"),
 		maxPrompt: fs.Int("max-prompt", 0, "cut every text prompt to this many tokens (0: only to the model's context)"),
+		images:    fs.String("images", "drawn", imagesUsage),
+		imageSeed: fs.Uint64("image-seed", 0, "seed of the drawn image sizes"),
+		prompt:    fs.String("prompt", "", promptUsage),
 	}
+}
+
+// promptUsage is the -prompt flag's help.
+const promptUsage = "how a request's prompt tokens (the trace's ContextTokens) are read: with-images (text plus each image's tokens in a GPT-4o-like production model, taken away; the default with -images drawn) or text (text only; the default with -images fixed)"
+
+// imagesUsage is the -images flag's help.
+const imagesUsage = "image sizes: drawn (each image's size drawn, median 500 px, P95 1100 px, tiled by the model's rule; prompts read as text plus the production model's image tokens) or fixed (every image 896x896, prompts read as text: the simulator before sizes were drawn)"
+
+// setImages applies the -images, -image-seed and -prompt flags' values
+// to c.
+func setImages(c *mm.Config, images string, seed uint64, prompt string) error {
+	switch images {
+	case "drawn":
+	case "fixed":
+		*c = c.Fixed896()
+	default:
+		return fmt.Errorf("--images %q: want drawn or fixed", images)
+	}
+	c.Images.Seed = seed
+	switch prompt {
+	case "":
+	case "with-images":
+		c.PromptHasImageTokens = true
+	case "text":
+		c.PromptHasImageTokens = false
+	default:
+		return fmt.Errorf("--prompt %q: want with-images or text", prompt)
+	}
+	return nil
 }
 
 // requests returns the window's requests at scale x the week's rate.
@@ -125,7 +160,7 @@ func (w *mmWindow) tune(c *mm.Config) error {
 	}
 	c.SLO.Factor = *w.sloFactor
 	c.MaxPrompt = *w.maxPrompt
-	return nil
+	return setImages(c, *w.images, *w.imageSeed, *w.prompt)
 }
 
 func modelNames() string {

@@ -67,6 +67,9 @@ func inferMmscale(args []string, stdout, stderr io.Writer) error {
 	threshold := fs.Float64("threshold", 0.99, "SLO attainment below which a monitoring window triggers a rescale, and the run's attainment a system must reach")
 	maxInst := fs.Int("max", 0, "most instances a pool may have (0: no bound)")
 	stabilize := fs.Int("stabilize", 1, "periods a scale-in waits for: each pool gets the most instances any of the last N ticks asked for (1: ModServe's rule, no hysteresis)")
+	images := fs.String("images", "drawn", imagesUsage)
+	imageSeed := fs.Uint64("image-seed", 0, "seed of the drawn image sizes")
+	prompt := fs.String("prompt", "", promptUsage)
 	plotOut := fs.String("plot", "", "write the pool sizes and GPUs over time of each model to PREFIX-<model>.png")
 	rlFlags := defineMmrlFlags(fs)
 	if err := parse(fs, args); err != nil {
@@ -122,7 +125,7 @@ func inferMmscale(args []string, stdout, stderr io.Writer) error {
 		len(week), *days, *startDay, *seed, len(hist), *histSeed, h.ImageQPS, h.RequestQPS, h.ImagesPerRequest)
 	fmt.Fprintf(stdout, "GOMAXPROCS %d; times are wall seconds of each week's simulation and scaling (generation and profiling excluded)\n\n", runtime.GOMAXPROCS(0))
 	for _, m := range ms {
-		if err := mmscaleModel(stdout, m, week, hist, h, mmscaleOpts{factor: *factor, router: *router, targets: tgs, period: *period, monitor: *monitor, threshold: *threshold, max: *maxInst, stabilize: *stabilize, plot: *plotOut, rl: rl}); err != nil {
+		if err := mmscaleModel(stdout, m, week, hist, h, mmscaleOpts{factor: *factor, router: *router, targets: tgs, period: *period, monitor: *monitor, threshold: *threshold, max: *maxInst, stabilize: *stabilize, plot: *plotOut, rl: rl, images: *images, imageSeed: *imageSeed, prompt: *prompt}); err != nil {
 			return fmt.Errorf("%s: %w", m.Name, err)
 		}
 	}
@@ -137,6 +140,14 @@ type mmscaleOpts struct {
 	max, stabilize             int
 	plot                       string
 	rl                         mmrlOpts
+	images, prompt             string
+	imageSeed                  uint64
+}
+
+// config returns c with the run's image sizes (-images, -image-seed).
+func (o mmscaleOpts) config(c mm.Config) (mm.Config, error) {
+	err := setImages(&c, o.images, o.imageSeed, o.prompt)
+	return c, err
 }
 
 // routerFor returns the router of a monolithic or decoupled deployment.
@@ -163,7 +174,10 @@ type mmscaleRun struct {
 func mmscaleModel(w io.Writer, m mm.Model, week, hist []mm.Request, h mmscale.History, o mmscaleOpts) error {
 	// The modalities' references: isolated TTFTs of the history's median
 	// text-only and one-image requests (ModServe's objectives at factor 1).
-	rc := mm.Monolith(m, 1)
+	rc, err := o.config(mm.Monolith(m, 1))
+	if err != nil {
+		return err
+	}
 	rc.SLO.Factor = 1
 	rs, err := mm.New(rc, hist)
 	if err != nil {
@@ -171,7 +185,10 @@ func mmscaleModel(w io.Writer, m mm.Model, week, hist []mm.Request, h mmscale.Hi
 	}
 	ref := rs.Objectives()
 	slo := mmscale.Objective{Factor: o.factor, Text: ref.TTFTText, Image: ref.TTFTImage}
-	base := mm.Decoupled(m, 1, 1)
+	base, err := o.config(mm.Decoupled(m, 1, 1))
+	if err != nil {
+		return err
+	}
 	base.SLO.Factor = o.factor
 	t0 := time.Now()
 	p, err := mmscale.ProfileOf(mmscale.ProfileSpec{Base: base, History: hist, SLO: slo, Seed: 1, Router: o.routerFor})
@@ -222,7 +239,11 @@ func mmscaleSweep(w io.Writer, m mm.Model, week []mm.Request, h mmscale.History,
 		if decoupled {
 			sc, err = mmscale.NewModServe(cfg, p, mmscale.InitialSizes(h, p))
 			c = mm.Decoupled(m, 1, 1)
-		} else {
+		}
+		if err == nil {
+			c, err = o.config(c)
+		}
+		if !decoupled && err == nil {
 			sc, err = mmscale.NewMonolith(cfg, p, mmscale.InitialMono(h, p))
 		}
 		if err != nil {

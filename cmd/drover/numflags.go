@@ -83,6 +83,7 @@ const (
 var numRules = map[string]numRule{
 	// The simulation flags of drover sim and eval (and train, trace).
 	"seed":                anyNumber,
+	"image-seed":          anyNumber,
 	"nodes":               within(0, env.MaxNodes, fmt.Sprintf("1 to %d nodes (0: all of a node list's)", env.MaxNodes)),
 	"gpus-per-node":       within(1, env.MaxGPUsPerNode, fmt.Sprintf("1 to %d GPUs", env.MaxGPUsPerNode)),
 	"interval":            {func(x float64) bool { return x == 0 || x == -1 || x >= env.MinInterval && x <= env.MaxTime }, fmt.Sprintf("0 (decide at every arrival and completion), -1 (the model's default) or %g to %g s", float64(env.MinInterval), float64(env.MaxTime))},

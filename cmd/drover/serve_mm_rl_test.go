@@ -33,15 +33,16 @@ import (
 var mmrlInitial = mmscale.Sizes{Image: 2, Text: 2}
 
 // mmrlTestConfig is a small mm-rl setting: Llama-3.2-11B-Vision's pools
-// over 3-hour episodes of the week at 2M requests, the profile of
-// serve/mm_test.go.
+// over 3-hour episodes of the week at 2M requests, every image 896x896
+// (the profile below is serve/mm_test.go's, made with them).
 func mmrlTestConfig(days []int) mmgym.Config {
 	cfg := mmscale.DefaultConfig()
 	cfg.SLO = mmscale.Objective{Factor: 5, Text: 0.026287, Image: 0.104971}
 	c := mmgym.Config{Model: mm.Llama32_11BVision, Requests: 2_000_000, Days: days, Hours: 3, Scale: cfg,
 		Profile: mmscale.Profile{ImageTokensPerSec: 21701, TextTokensPerSec: 9552, MonoRequestsPerSec: 0.8225, EncodeSeconds: 0.1224},
 		Penalty: 0.05, RewardScale: 10,
-		Router: func() mm.Router { r, _ := modserve.New(modserve.RouteOnly); return r }}
+		Router:   func() mm.Router { r, _ := modserve.New(modserve.RouteOnly); return r },
+		Fixed896: true}
 	c.NewRule = modServeRule(c.Scale, c.Profile, mmrlInitial)
 	return c
 }
@@ -88,7 +89,7 @@ func heldOut(t *testing.T, c mmgym.Config, seed uint64) []mm.Request {
 // runScaler runs reqs under sc with mmgym's router and rule config.
 func runScaler(t *testing.T, c mmgym.Config, reqs []mm.Request, sc mmscale.Scaler) mmscale.Outcome {
 	t.Helper()
-	s, err := mm.New(mm.Decoupled(c.Model, 1, 1), reqs)
+	s, err := mm.New(mm.Decoupled(c.Model, 1, 1).Fixed896(), reqs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,6 +52,10 @@ type Config struct {
 	RewardScale float64
 	// Router returns the decoupled pools' router for an episode.
 	Router func() mm.Router
+	// Fixed896 simulates every image as 896x896 and reads prompts as
+	// text (mm.Config.Fixed896), as env/infer/mm did before it drew image
+	// sizes.
+	Fixed896 bool
 }
 
 // ErrBadConfig is returned by New for a setting no episode can run.
@@ -126,7 +130,11 @@ func (e *Env) Reset(seed uint64) ([]float64, gym.Info) {
 	if err != nil {
 		panic(fmt.Sprintf("mmgym: generate: %v", err)) // New checked the window
 	}
-	s, err := mm.New(mm.Decoupled(c.Model, 1, 1), reqs)
+	sc := mm.Decoupled(c.Model, 1, 1)
+	if c.Fixed896 {
+		sc = sc.Fixed896()
+	}
+	s, err := mm.New(sc, reqs)
 	if err != nil {
 		panic(fmt.Sprintf("mmgym: %v", err))
 	}

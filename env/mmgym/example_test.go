@@ -15,8 +15,8 @@ import (
 // Reset, then one step each until the last request is served.
 func Example() {
 	sc := mmscale.DefaultConfig()
-	sc.SLO = mmscale.Objective{Factor: 5, Text: 0.026, Image: 0.105}
-	prof := mmscale.Profile{ImageTokensPerSec: 21700, TextTokensPerSec: 9550, MonoRequestsPerSec: 0.82, EncodeSeconds: 0.122}
+	sc.SLO = mmscale.Objective{Factor: 5, Text: 0.026, Image: 0.075}
+	prof := mmscale.Profile{ImageTokensPerSec: 7014, TextTokensPerSec: 8569, MonoRequestsPerSec: 0.927, EncodeSeconds: 0.122}
 	e, err := mmgym.New(mmgym.Config{Model: mm.Llama32_11BVision, Days: []int{1}, Hours: 1, Scale: sc, Profile: prof,
 		NewRule: func() (autoscale.Scaler, error) {
 			return mmscale.NewModServe(sc, prof, mmscale.Sizes{Image: 2, Text: 2})

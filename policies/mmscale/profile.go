@@ -91,18 +91,18 @@ func ProfileOf(spec ProfileSpec) (Profiled, error) {
 		from []mm.Request
 		rate *float64
 		cap  *float64
-		load func(m mm.Model, r mm.Request) float64
+		load func(m mm.Model, r mm.Result) float64
 	}{
-		{[3]int{0, spec.Pool, spec.Helpers}, imgReqs, &out.ImageRate, &out.ImageTokensPerSec, func(m mm.Model, r mm.Request) float64 {
-			return float64(r.Images) * float64(m.ImageTokens)
+		{[3]int{0, spec.Pool, spec.Helpers}, imgReqs, &out.ImageRate, &out.ImageTokensPerSec, func(m mm.Model, r mm.Result) float64 {
+			return float64(r.ImageTokens)
 		}},
-		{[3]int{0, spec.Helpers, spec.Pool}, spec.History, &out.TextRate, &out.TextTokensPerSec, func(m mm.Model, r mm.Request) float64 {
+		{[3]int{0, spec.Helpers, spec.Pool}, spec.History, &out.TextRate, &out.TextTokensPerSec, func(m mm.Model, r mm.Result) float64 {
 			if m.Arch == mm.DecoderOnly {
-				return float64(r.Prompt) + float64(r.Images)*float64(m.ImageTokens)
+				return float64(r.Prompt) + float64(r.ImageTokens)
 			}
 			return float64(r.Prompt)
 		}},
-		{[3]int{spec.Pool, 0, 0}, spec.History, &out.MonoRate, &out.MonoRequestsPerSec, func(mm.Model, mm.Request) float64 { return 1 }},
+		{[3]int{spec.Pool, 0, 0}, spec.History, &out.MonoRate, &out.MonoRequestsPerSec, func(mm.Model, mm.Result) float64 { return 1 }},
 	}
 	for k, kind := range kinds {
 		cfg := spec.Base
@@ -123,7 +123,7 @@ func ProfileOf(spec ProfileSpec) (Profiled, error) {
 				if res.TTFT() <= spec.SLO.Of(s.IsolatedTTFT(&reqs[i]), int(res.Images)) { // NaN (dropped) compares false
 					met++
 				}
-				load += kind.load(cfg.Model, mm.Request{Prompt: int(res.Prompt), Images: int(res.Images)})
+				load += kind.load(cfg.Model, res)
 			}
 			return float64(met) >= spec.Attainment*float64(len(reqs)), load / reqs[len(reqs)-1].Arrival / float64(spec.Pool), nil
 		}
@@ -175,12 +175,11 @@ func ProfileOf(spec ProfileSpec) (Profiled, error) {
 	}
 	cfg := spec.Base
 	cfg.Instances = [3]int{0, 1, 1}
-	s, err := mm.New(cfg, spec.History[:1])
+	s, err := mm.New(cfg, spec.History)
 	if err != nil {
 		return out, err
 	}
-	c := s.Costs(mm.Image)
-	out.EncodeSeconds = c.Encode(1)
+	out.EncodeSeconds = s.MedianImageEncode(mm.Image)
 	return out, out.Validate()
 }
 

@@ -147,7 +147,6 @@ func (r *Router) Route(v *mm.View, req *mm.Request, d *mm.Decision) error {
 		}
 		return nil
 	}
-	tokens := v.ImageTokens()
 	for j := range d.Images {
 		b := 0 // the fewest pending image tokens, the lowest index first
 		for k, l := range r.load {
@@ -156,7 +155,7 @@ func (r *Router) Route(v *mm.View, req *mm.Request, d *mm.Decision) error {
 			}
 		}
 		d.Images[j] = r.img[b]
-		r.load[b] += int64(tokens)
+		r.load[b] += int64(v.ImageTokensOf(req, j))
 	}
 	return nil
 }

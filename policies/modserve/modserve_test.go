@@ -84,7 +84,7 @@ func TestRouting(t *testing.T) {
 		{Late, mm.Deferred, []int{1, 1, 2}, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := mm.New(mm.Decoupled(mm.InternVL25_26B, 3, 2), reqs)
+			s, err := mm.New(mm.Decoupled(mm.InternVL25_26B, 3, 2).Fixed896(), reqs)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -139,6 +139,29 @@ type Config struct {
 	Costs [3]*Costs
 	// SLO is the objectives attainment is measured against.
 	SLO SLO
+	// Images says how big the simulated images are: drawn per image
+	// (the presets) or all 896x896.
+	Images ImageSizes
+	// PromptHasImageTokens reads a request's Prompt (the trace's
+	// ContextTokens) as its text and its images' tokens in the production
+	// model (GPT4oImageTokens of each image's size), as ModServe's
+	// section 3.2 reads the trace ("image-text requests have longer median
+	// prompts due to image tokens"): the simulator takes them away, keeping
+	// at least one text token, and adds the served model's image tokens.
+	// False reads it as text tokens only. The presets set it.
+	PromptHasImageTokens bool
+}
+
+// ImageSizes says how big a simulation's images are.
+type ImageSizes struct {
+	// Fixed makes every image 896x896 (ModServe's Table 1 example): each
+	// is Model.ImageTokens tokens and one Costs.EncodePerImage to encode,
+	// the simulator's only behaviour before images were drawn. Otherwise
+	// each image's size is ImageSize(Seed, request, image index), its
+	// tiles Model.Tiles of it, and its tokens and encoder work follow.
+	Fixed bool
+	// Seed seeds the draw of the image sizes.
+	Seed uint64
 }
 
 // DefaultPreprocessSec is the CPU time to preprocess one 896x896 image on
@@ -164,7 +187,8 @@ func base(m Model) Config {
 		PreprocessWorkers: 12,
 		MaxImages:         16,
 		MemoryUtil:        0.9, Efficiency: DefaultEfficiency, PreprocessSec: DefaultPreprocessSec,
-		SLO: SLO{Factor: 5},
+		SLO:                  SLO{Factor: 5},
+		PromptHasImageTokens: true,
 	}
 }
 
@@ -241,4 +265,14 @@ func (c *Config) validate() error {
 		}
 	}
 	return nil
+}
+
+// Fixed896 returns c with every image 896x896 and prompts read as text
+// tokens only (Config.Images.Fixed, Config.PromptHasImageTokens false):
+// the simulator as it was before image sizes were drawn, to reproduce
+// earlier results.
+func (c Config) Fixed896() Config {
+	c.Images.Fixed = true
+	c.PromptHasImageTokens = false
+	return c
 }

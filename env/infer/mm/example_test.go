@@ -48,7 +48,7 @@ func ExampleSim_Run() {
 	fmt.Printf("image request: TTFT %.1f ms, text request: TTFT %.1f ms\n", 1000*r0.TTFT(), 1000*r1.TTFT())
 	fmt.Printf("finished %d, GPUs %d\n", sum.Finished, s.Config().GPUs())
 	// Output:
-	// image request: TTFT 143.8 ms, text request: TTFT 6.0 ms
+	// image request: TTFT 132.2 ms, text request: TTFT 6.0 ms
 	// finished 2, GPUs 6
 }
 
@@ -80,5 +80,23 @@ func ExampleSim_AddInstance() {
 	}
 	sum := s.Summary()
 	fmt.Printf("image instances %d, finished %d, GPU-hours %.2f\n", s.PoolSize(mm.Image), sum.Finished, sum.GPUHours)
-	// Output: image instances 10, finished 600, GPU-hours 0.29
+	// Output: image instances 12, finished 600, GPU-hours 0.39
+}
+
+// Images are drawn per image (Config.Images) and cut into tiles by each
+// model's own rule; their tokens follow.
+func ExampleModel_Tiles() {
+	for _, m := range []mm.Model{mm.Llama32_11BVision, mm.InternVL25_26B} {
+		for _, sz := range [][2]int{{500, 500}, {800, 600}, {896, 896}} {
+			k := m.Tiles(sz[0], sz[1])
+			fmt.Printf("%s %dx%d: %d tiles, %d tokens\n", m.Name, sz[0], sz[1], k, m.ImageTokensTiles(k))
+		}
+	}
+	// Output:
+	// llama-3.2-11b-vision 500x500: 1 tiles, 1601 tokens
+	// llama-3.2-11b-vision 800x600: 4 tiles, 6404 tokens
+	// llama-3.2-11b-vision 896x896: 4 tiles, 6404 tokens
+	// internvl-2.5-26b 500x500: 1 tiles, 256 tokens
+	// internvl-2.5-26b 800x600: 13 tiles, 3328 tokens
+	// internvl-2.5-26b 896x896: 5 tiles, 1280 tokens
 }

@@ -74,6 +74,7 @@ type item struct {
 	key float64
 	seq uint64
 	req int32
+	img int32 // the image's index in its request (encoder queues)
 }
 
 func (a *item) less(b *item) bool {

@@ -50,6 +50,10 @@ type Summary struct {
 	// CutImages and CutTokens are the images and prompt tokens left out
 	// to fit the model's context (Config.MaxImages).
 	CutImages, CutTokens int
+	// PromptImageTokens is the prompt tokens read as the production
+	// model's image tokens and taken out of the text
+	// (Config.PromptHasImageTokens).
+	PromptImageTokens int64
 	// Derived lists the stage costs that come from a roofline rather than
 	// a measurement ("Encode: derived: ..."), sorted.
 	Derived []string
@@ -57,7 +61,7 @@ type Summary struct {
 
 // Summary summarises the requests that have arrived so far.
 func (s *Sim) Summary() Summary {
-	out := Summary{Requests: s.next, Dropped: s.dropped, CutImages: s.cut[0], CutTokens: s.cut[1], GPUHours: s.GPUSeconds() / 3600}
+	out := Summary{Requests: s.next, Dropped: s.dropped, CutImages: s.cut[0], CutTokens: s.cut[1], PromptImageTokens: s.fromPrm, GPUHours: s.GPUSeconds() / 3600}
 	var all, img, txt, tb, tbi, tbt, e2e []float64
 	met := 0
 	last := 0.0
@@ -104,6 +108,10 @@ func (s *Sim) Summary() Summary {
 			}
 			seen[k+": "+v] = true
 		}
+	}
+	seen[s.imagesSource()] = true
+	if s.cfg.PromptHasImageTokens {
+		seen["Prompt: assumption: the trace's ContextTokens hold each image's tokens in a GPT-4o-like production model (85 + 170 a 512-px tile), taken out of the text"] = true
 	}
 	for k := range seen {
 		out.Derived = append(out.Derived, k)

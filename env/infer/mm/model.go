@@ -73,6 +73,28 @@ type Model struct {
 	// ProjectorFLOPsPerToken is the FLOPs of the projector (vision
 	// features to the language model's width) for one image token.
 	ProjectorFLOPsPerToken float64
+
+	// Tiling is how an image of a given size is cut into tiles (Tiles);
+	// FixedTiling (the zero value) makes every image an 896x896 one. The
+	// other fields below are used only when it is not FixedTiling.
+	Tiling Tiling
+	// TileSide is a tile's side (pixels); MaxTiles the most tiles an
+	// image is cut into (without the thumbnail).
+	TileSide, MaxTiles int
+	// TileTokens is the language model's tokens a tile becomes;
+	// PatchesPerTile the encoder's patch tokens of a tile.
+	TileTokens, PatchesPerTile int
+	// CrossTileAttention reports an encoder whose attention runs over
+	// every tile of an image at once (Llama-3.2-Vision's), not within
+	// each tile.
+	CrossTileAttention bool
+	// PadTiles reports an encoder that always runs over MaxTiles tiles,
+	// those an image does not fill zero-padded: transformers'
+	// MllamaImageProcessor (which vLLM uses) pads every Llama-3.2-Vision
+	// image to max_image_tiles, so its encoder work does not depend on
+	// the image's size, while its tokens in the language model (the
+	// cross-attention states of its real tiles) do.
+	PadTiles bool
 	// Source says where the figures come from.
 	Source string
 }
@@ -111,6 +133,26 @@ func (m Model) EncoderFLOPs() float64 {
 	return 2*m.EncoderParams*float64(m.EncoderTokens) + attn + m.ProjectorFLOPsPerToken*float64(m.ImageTokens)
 }
 
+// ImageTokensTiles is the language model's tokens of an image of k
+// tiles (Tiles).
+func (m Model) ImageTokensTiles(k int) int { return k * m.TileTokens }
+
+// EncoderFLOPsTiles is the vision encoder's work for one image of k tiles
+// (Tiles), as EncoderFLOPs counts it for an 896x896 image.
+func (m Model) EncoderFLOPsTiles(k int) float64 {
+	if m.PadTiles {
+		k = m.MaxTiles
+	}
+	tokens := k * m.PatchesPerTile
+	group := m.PatchesPerTile
+	if m.CrossTileAttention {
+		group = tokens
+	}
+	tiles := float64(tokens) / float64(group)
+	attn := 4 * float64(group) * float64(group) * float64(m.EncoderHidden) * float64(m.EncoderLayers) * tiles
+	return 2*m.EncoderParams*float64(tokens) + attn + m.ProjectorFLOPsPerToken*float64(m.ImageTokensTiles(k))
+}
+
 // Llama32_11BVision is meta-llama/Llama-3.2-11B-Vision-Instruct
 // (config.json on its model card): a cross-attention model whose language
 // model has 40 layers of hidden 4096, 32 heads, 8 KV heads, 8 of them
@@ -129,7 +171,8 @@ var Llama32_11BVision = Model{
 	EncoderWeightBytes: 2 * 0.89e9,
 	// The projector maps the 7,680-wide vision output to 4,096.
 	ProjectorFLOPsPerToken: 2 * 7680 * 4096,
-	Source:                 "model card config.json (meta-llama/Llama-3.2-11B-Vision-Instruct)",
+	Tiling:                 CanvasTiling, TileSide: 560, MaxTiles: 4, TileTokens: 1601, PatchesPerTile: 1601, CrossTileAttention: true, PadTiles: true,
+	Source: "model card config.json (meta-llama/Llama-3.2-11B-Vision-Instruct); tiling: transformers' MllamaImageProcessor",
 }
 
 // InternVL25_26B is OpenGVLab/InternVL2_5-26B (its model card): a
@@ -149,7 +192,8 @@ var InternVL25_26B = Model{
 	// The projector: an MLP from 4 x 3200 (pixel shuffle) to 6144, then
 	// 6144 to 6144.
 	ProjectorFLOPsPerToken: 2 * (4*3200*6144 + 6144*6144),
-	Source:                 "model card (OpenGVLab/InternVL2_5-26B, internlm/internlm2_5-20b-chat config.json)",
+	Tiling:                 DynamicTiling, TileSide: 448, MaxTiles: 12, TileTokens: 256, PatchesPerTile: 1025,
+	Source: "model card (OpenGVLab/InternVL2_5-26B, its dynamic_preprocess; internlm/internlm2_5-20b-chat config.json)",
 }
 
 // LLaVAOneVision7B is lmms-lab/llava-onevision-qwen2-7b-ov: a decoder-only
@@ -158,7 +202,8 @@ var InternVL25_26B = Model{
 // crops and the base view: 10 x 729 = 7,290 tokens, the third figure of
 // issue 35. Its language model is Qwen2-7B (28 layers, hidden 3584, 28
 // heads, 4 KV heads, 32K context). The paper's static evaluation does not
-// use it; it is here for the token count.
+// use it; it is here for the token count, and every image is 896x896 for
+// it (FixedTiling: its anyres-max-9 grids and unpadding are not modelled).
 var LLaVAOneVision7B = Model{
 	Name: "llava-onevision-7b", Arch: DecoderOnly, ImageTokens: 7290, MaxContext: 32768,
 	Layers: 28, Hidden: 3584, Heads: 28, KVHeads: 4,
@@ -197,6 +242,10 @@ func (m Model) validate() error {
 		return fmt.Errorf("%w: model %s: sizes %+v", ErrBadConfig, m.Name, m)
 	case m.EncoderTokens < 1 || m.EncoderLayers < 1 || m.EncoderHidden < 1 || m.EncoderTileTokens < 1 || m.EncoderTileTokens > m.EncoderTokens:
 		return fmt.Errorf("%w: model %s: encoder %+v", ErrBadConfig, m.Name, m)
+	case m.Tiling > DynamicTiling:
+		return fmt.Errorf("%w: model %s: tiling %d", ErrBadConfig, m.Name, m.Tiling)
+	case m.Tiling != FixedTiling && (m.TileSide < 1 || m.MaxTiles < 1 || m.MaxTiles > 64 || m.TileTokens < 1 || m.PatchesPerTile < 1):
+		return fmt.Errorf("%w: model %s: tiles %+v", ErrBadConfig, m.Name, m)
 	}
 	return nil
 }

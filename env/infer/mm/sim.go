@@ -121,8 +121,15 @@ func (v *View) Live() []int {
 // instance (Sim.IsolatedTTFT).
 func (v *View) IsolatedTTFT(r *Request) float64 { return v.sim.IsolatedTTFT(r) }
 
-// ImageTokens is the tokens one image becomes (Model.ImageTokens).
+// ImageTokens is the tokens one 896x896 image becomes (Model.ImageTokens).
 func (v *View) ImageTokens() int { return v.sim.cfg.Model.ImageTokens }
+
+// ImageTokensOf is the tokens r's image j (0 <= j < View.Images(r))
+// becomes: its size's (Config.Images).
+func (v *View) ImageTokensOf(r *Request, j int) int {
+	s := v.sim
+	return int(s.shTok[s.shapes[int(s.reqs[r.ID].img0)+j]])
+}
 
 // Images is how many of r's images the simulation runs (Config.MaxImages).
 func (v *View) Images(r *Request) int { return v.sim.reqs[r.ID].images() }
@@ -177,8 +184,10 @@ type Result struct {
 	// SLO is its TTFT objective (s), +Inf for none.
 	SLO float64
 	// ID is the request's ID; Images, Prompt and Output its images and
-	// tokens as simulated (after Config.MaxImages and the context cut).
-	ID, Images, Prompt, Output int32
+	// tokens as simulated (after Config.MaxImages and the context cut;
+	// Prompt is text tokens only, Config.PromptHasImageTokens' share of
+	// the trace's taken away), and ImageTokens its images' tokens.
+	ID, Images, Prompt, Output, ImageTokens int32
 	// Instance is the monolithic or text instance it ran on.
 	Instance int32
 	// Dropped reports a request that could never fit its instance's
@@ -210,6 +219,7 @@ type rstate struct {
 	ctx     float64 // KV bytes of its context when decode starts
 	imgLeft int32   // images not yet at the text instance (or preprocessed)
 	seqLen  int32   // tokens in its prefill sequence
+	img0    int32   // its first image's index in Sim.shapes
 	done    bool
 }
 
@@ -224,6 +234,7 @@ type instance struct {
 	encQ    queue
 	encBusy bool
 	batch   []int32 // the encoder's or the prefill's batch
+	ebatch  []int32 // the encoder batch's images (their index in each request)
 	waitQ   queue
 	run     doneHeap
 	tokIdx  int64 // decode iterations made so far
@@ -265,6 +276,16 @@ type Sim struct {
 	dropped int
 	textR   TextRouter
 	err     error // a late routing error, returned by the step calls
+
+	// Images: every simulated image's shape (its tiles, 0 for an
+	// 896x896 image under ImageSizes.Fixed), a request's from
+	// rstate.img0; a shape's tokens and, by pool, encode seconds.
+	fixedImg bool
+	shapes   []uint8
+	shTok    []int32
+	shEnc    [3][]float64
+	medShape uint8 // the median image's, by encode time (the objectives')
+	fromPrm  int64 // prompt tokens read as the production model's image tokens
 }
 
 // SetTextRouter installs the router that chooses the text instance of
@@ -289,13 +310,19 @@ func New(cfg Config, reqs []Request) (*Sim, error) {
 		}
 	}
 	s.ref = s.costs[Mono]
+	s.shapeTables()
 	m := &s.cfg.Model
 	s.maxImgs = cfg.MaxImages
 	if s.maxImgs == 0 {
-		s.maxImgs = (m.MaxContext - 1) / m.ImageTokens
+		small := m.ImageTokens
+		if !s.fixedImg {
+			small = min(small, int(s.shTok[1]))
+		}
+		s.maxImgs = (m.MaxContext - 1) / small
 	}
 	s.reqs = make([]rstate, len(reqs))
 	prev := 0.0
+	total := 0
 	for i := range reqs {
 		r := &reqs[i]
 		if err := r.Validate(); err != nil {
@@ -305,15 +332,36 @@ func New(cfg Config, reqs []Request) (*Sim, error) {
 			return nil, fmt.Errorf("%w: request %d (ID %d) at %v s: want IDs 0, 1, ... in arrival order", ErrBadConfig, i, r.ID, r.Arrival)
 		}
 		prev = r.Arrival
+		total += min(r.Images, s.maxImgs)
+	}
+	if total >= math.MaxInt32 {
+		return nil, fmt.Errorf("%w: %d images", ErrBadConfig, total)
+	}
+	s.shapes = make([]uint8, 0, total)
+	var text, img []int
+	for i := range reqs {
+		r := &reqs[i]
 		rs := &s.reqs[i]
-		*rs = s.state(r.Prompt, r.Images, r.Output)
+		img0 := len(s.shapes)
+		prompt := s.drawImages(r)
+		if r.Images > 0 {
+			img = append(img, prompt)
+		} else {
+			text = append(text, prompt)
+		}
+		*rs = s.state(prompt, s.shapes[img0:], r.Output)
+		s.shapes = s.shapes[:img0+rs.images()]
+		rs.img0 = int32(img0)
 		s.cut[0] += r.Images - rs.images()
-		s.cut[1] += r.Prompt - int(rs.res.Prompt)
+		s.cut[1] += prompt - int(rs.res.Prompt)
 		nan := math.NaN()
 		rs.res.Arrival, rs.res.Ready, rs.res.Start, rs.res.FirstToken, rs.res.End = r.Arrival, nan, nan, nan, nan
 		rs.res.ID, rs.res.Instance = int32(i), -1
 	}
-	s.obj = s.objectives()
+	if !s.fixedImg {
+		s.medShape = s.medianShape(Mono, s.shapes)
+	}
+	s.obj = s.objectives(text, img)
 	s.view = View{Decoupled: cfg.Decoupled(), sim: s}
 	for p := range numPools {
 		for range cfg.Instances[p] {
@@ -390,7 +438,26 @@ func (s *Sim) isolated(rs *rstate) float64 {
 	c := &s.ref
 	n := rs.images()
 	w := s.cfg.PreprocessWorkers * s.cfg.TP[Mono]
-	return float64((n+w-1)/w)*c.Preprocess + c.Encode(n) + c.IterFixed + s.prefillWork(c, rs)
+	return float64((n+w-1)/w)*c.Preprocess + s.encodeReq(c, Mono, rs) + c.IterFixed + s.prefillWork(c, rs)
+}
+
+// encodeReq is the time to encode rs's images in one batch on an
+// instance of pool p (costs c).
+func (s *Sim) encodeReq(c *Costs, p Pool, rs *rstate) float64 {
+	n := rs.images()
+	if s.fixedImg || n == 0 {
+		return c.Encode(n)
+	}
+	return c.EncodeFixed + s.encodeImages(p, rs)
+}
+
+// encodeImages is the per-image part of encoding rs's images on pool p.
+func (s *Sim) encodeImages(p Pool, rs *rstate) float64 {
+	t := 0.0
+	for _, k := range s.shapes[rs.img0 : int(rs.img0)+rs.images()] {
+		t += s.shEnc[p][k]
+	}
+	return t
 }
 
 // Objectives returns the run's latency objectives (Config.SLO): Factor
@@ -400,19 +467,11 @@ func (s *Sim) isolated(rs *rstate) float64 {
 // batch of one).
 func (s *Sim) Objectives() Objectives { return s.obj }
 
-func (s *Sim) objectives() Objectives {
+func (s *Sim) objectives(text, img []int) Objectives {
 	f := s.cfg.SLO.Factor
 	inf := math.Inf(1)
 	if f == 0 {
 		return Objectives{inf, inf, inf}
-	}
-	var text, img []int
-	for i := range s.trace {
-		if s.trace[i].Images > 0 {
-			img = append(img, s.trace[i].Prompt)
-		} else {
-			text = append(text, s.trace[i].Prompt)
-		}
 	}
 	med := func(v []int) int {
 		if len(v) == 0 {
@@ -421,34 +480,46 @@ func (s *Sim) objectives() Objectives {
 		slices.Sort(v)
 		return v[len(v)/2]
 	}
-	ti, ii := s.state(med(text), 0, 1), s.state(med(img), 1, 1)
+	// The one-image request's image: the median one by encode time, kept
+	// past the requests' images.
+	at := len(s.shapes)
+	s.shapes = append(s.shapes, s.medShape)
+	ti, ii := s.state(med(text), nil, 1), s.state(med(img), s.shapes[at:], 1)
+	ii.img0 = int32(at)
 	c := &s.ref
 	return Objectives{TTFTText: f * s.isolated(&ti), TTFTImage: f * s.isolated(&ii),
 		TBT: f * (c.IterFixed + c.PerToken + ii.ctx*c.PerKVByte)}
 }
 
-// state is the state of a request of prompt tokens, images and output
-// tokens before it runs, its images and prompt cut to what the model
-// takes.
-func (s *Sim) state(prompt, images, output int) rstate {
+// state is the state of a request of prompt text tokens, images of the
+// given shapes and output tokens before it runs, its images and prompt
+// cut to what the model takes (images past the context's first).
+func (s *Sim) state(prompt int, shapes []uint8, output int) rstate {
 	m := &s.cfg.Model
-	n := min(images, s.maxImgs)
+	n, tok := 0, 0
+	for _, k := range shapes[:min(len(shapes), s.maxImgs)] {
+		t := int(s.shTok[k])
+		if tok+t > m.MaxContext-1 {
+			break
+		}
+		n, tok = n+1, tok+t
+	}
 	text := prompt
 	if s.cfg.MaxPrompt > 0 {
 		text = min(text, s.cfg.MaxPrompt)
 	}
 	seq := text
 	if m.Arch == DecoderOnly {
-		text = max(1, min(text, m.MaxContext-n*m.ImageTokens))
-		seq = text + n*m.ImageTokens
+		text = max(1, min(text, m.MaxContext-tok))
+		seq = text + tok
 	} else {
 		text = min(text, m.MaxContext)
 		seq = text
 	}
 	var rs rstate
-	rs.res.Images, rs.res.Prompt, rs.res.Output = int32(n), int32(text), int32(output)
+	rs.res.Images, rs.res.Prompt, rs.res.Output, rs.res.ImageTokens = int32(n), int32(text), int32(output), int32(tok)
 	rs.seqLen = int32(seq)
-	rs.ctx = float64(seq)*m.KVBytesPerToken() + float64(n*m.ImageTokens)*kvImageExtra(*m)
+	rs.ctx = float64(seq)*m.KVBytesPerToken() + float64(tok)*kvImageExtra(*m)
 	rs.kv = rs.ctx + float64(output)*m.KVBytesPerToken()
 	return rs
 }
@@ -456,7 +527,7 @@ func (s *Sim) state(prompt, images, output int) rstate {
 func (s *Sim) prefillWork(c *Costs, rs *rstate) float64 {
 	img := 0
 	if s.cfg.Model.Arch == CrossAttention {
-		img = rs.images() * s.cfg.Model.ImageTokens
+		img = int(rs.res.ImageTokens)
 	}
 	return c.prefillWork(int(rs.seqLen), int(rs.res.Prompt), img)
 }
@@ -548,7 +619,6 @@ func (s *Sim) check(i int, p Pool) error {
 
 func (s *Sim) route(id int, d *Decision) {
 	rs := &s.reqs[id]
-	m := &s.cfg.Model
 	rs.key = d.Priority
 	rs.res.SLO = s.obj.TTFTText
 	if rs.images() > 0 {
@@ -568,7 +638,7 @@ func (s *Sim) route(id int, d *Decision) {
 		in := &s.inst[d.Instance]
 		tv := &s.view.Instances[d.Instance]
 		tv.PendingImages += n
-		tv.PendingImageTokens += int64(n * m.ImageTokens)
+		tv.PendingImageTokens += int64(rs.res.ImageTokens)
 		t := s.now
 		for range n {
 			t = max(t, s.preprocess(in))
@@ -576,12 +646,12 @@ func (s *Sim) route(id int, d *Decision) {
 		s.push(t, evReady, int32(d.Instance), int32(id), 0)
 		return
 	}
-	for _, j := range d.Images {
+	for x, j := range d.Images {
 		in := &s.inst[j]
 		v := &s.view.Instances[j]
 		v.PendingImages++
-		v.PendingImageTokens += int64(m.ImageTokens)
-		s.push(s.preprocess(in), evPreprocessed, int32(j), int32(id), 0)
+		v.PendingImageTokens += int64(s.shTok[s.shapes[int(rs.img0)+x]])
+		s.push(s.preprocess(in), evPreprocessed, int32(j), int32(id), uint32(x))
 	}
 }
 
@@ -619,7 +689,7 @@ func (s *Sim) process(t float64) {
 			in := &s.inst[e.inst]
 			rs := &s.reqs[e.req]
 			s.seq++
-			in.encQ.push(item{key: rs.key, seq: s.seq, req: e.req})
+			in.encQ.push(item{key: rs.key, seq: s.seq, req: e.req, img: int32(e.ver)})
 			if !in.encBusy {
 				s.encode(e.inst)
 			}
@@ -646,22 +716,29 @@ func (s *Sim) encode(i int32) {
 	if n == 0 {
 		return
 	}
-	in.batch = in.batch[:0]
+	in.batch, in.ebatch = in.batch[:0], in.ebatch[:0]
+	t := in.costs.EncodeFixed
 	for range n {
-		in.batch = append(in.batch, in.encQ.pop().req)
+		it := in.encQ.pop()
+		in.batch = append(in.batch, it.req)
+		in.ebatch = append(in.ebatch, it.img)
+		t += s.shEnc[in.pool][s.shapes[int(s.reqs[it.req].img0)+int(it.img)]]
+	}
+	if s.fixedImg {
+		t = in.costs.Encode(n)
 	}
 	in.encBusy = true
-	s.push(s.now+in.costs.Encode(n), evEncoded, i, 0, 0)
+	s.push(s.now+t, evEncoded, i, 0, 0)
 }
 
 func (s *Sim) encoded(i int32) {
 	in := &s.inst[i]
 	v := &s.view.Instances[i]
 	m := &s.cfg.Model
-	for _, id := range in.batch {
+	for x, id := range in.batch {
 		rs := &s.reqs[id]
 		v.PendingImages--
-		v.PendingImageTokens -= int64(m.ImageTokens)
+		v.PendingImageTokens -= int64(s.shTok[s.shapes[int(rs.img0)+int(in.ebatch[x])]])
 		rs.imgLeft--
 		if rs.imgLeft == 0 {
 			if rs.res.Instance < 0 {
@@ -678,7 +755,7 @@ func (s *Sim) encoded(i int32) {
 				s.bind(int(id), j)
 			}
 			// The text instance pulls every image's tokens at once.
-			xfer := s.cfg.Link.Latency + float64(rs.images())*m.EmbeddingBytes()/s.cfg.Link.BytesPerSec
+			xfer := s.cfg.Link.Latency + float64(rs.res.ImageTokens)*float64(m.Hidden)*2/s.cfg.Link.BytesPerSec
 			s.push(s.now+xfer, evReady, rs.res.Instance, id, 0)
 		}
 	}
@@ -757,7 +834,7 @@ func (s *Sim) schedule(i int32) {
 	v := &s.view.Instances[i]
 	c := in.costs
 	in.batch = in.batch[:0]
-	tok, work, imgs := 0, 0.0, 0
+	tok, work, imgs, itok, enc := 0, 0.0, 0, int64(0), 0.0
 	for len(in.waitQ) > 0 {
 		rs := &s.reqs[in.waitQ[0].req]
 		if !s.admissible(in, rs, len(in.batch), tok) {
@@ -776,15 +853,23 @@ func (s *Sim) schedule(i int32) {
 		tok += int(rs.seqLen)
 		work += s.prefillWork(c, rs)
 		imgs += rs.images()
+		itok += int64(rs.res.ImageTokens)
+		if in.pool == Mono && !s.fixedImg {
+			enc += s.encodeImages(Mono, rs)
+		}
 		in.kvUsed += rs.kv
 		rs.res.Start = s.now
 	}
 	if len(in.batch) > 0 {
 		t := c.IterFixed + work
 		if in.pool == Mono && imgs > 0 {
-			t += c.Encode(imgs)
+			if s.fixedImg {
+				t += c.Encode(imgs)
+			} else {
+				t += c.EncodeFixed + enc
+			}
 			v.PendingImages -= imgs
-			v.PendingImageTokens -= int64(imgs * s.cfg.Model.ImageTokens)
+			v.PendingImageTokens -= itok
 		}
 		in.busy, in.prefill = true, true
 		in.ver++

@@ -257,7 +257,7 @@ func (d *driver) window(t float64) Window {
 // (text tokens for a cross-attention model, text and image tokens for a
 // decoder-only one).
 func (d *driver) load(res mm.Result) (img, txt float64) {
-	img = float64(res.Images) * float64(d.model.ImageTokens)
+	img = float64(res.ImageTokens)
 	txt = float64(res.Prompt)
 	if d.model.Arch == mm.DecoderOnly {
 		txt += img
