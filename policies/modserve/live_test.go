@@ -70,14 +70,13 @@ func (r *fullScan) Route(v *mm.View, req *mm.Request, d *mm.Decision) error {
 		}
 		return nil
 	}
-	tokens := v.ImageTokens()
 	for j := range d.Images {
 		b := pick()
 		if b < 0 {
 			return fmt.Errorf("%w: image pool", ErrNoInstance)
 		}
 		d.Images[j] = b
-		r.load[b] += int64(tokens)
+		r.load[b] += int64(v.ImageTokensOf(req, j))
 	}
 	return nil
 }
