@@ -81,7 +81,7 @@ func parseDays(flag, s string) ([]int, error) {
 // days with policies/gate, cost = GPU-hours + penalty x missed requests.
 func mmscaleRL(w io.Writer, m mm.Model, p mmscale.Profile, scale mmscale.Config, init mmscale.Sizes, o mmscaleOpts, r mmrlOpts) error {
 	base := mmgym.Config{Model: m, Requests: r.requests, Hours: r.hours, Scale: scale, Profile: p, Penalty: r.penalty,
-		RewardScale: 10, Router: func() mm.Router { return o.routerFor(true) }, NewRule: modServeRule(scale, p, init)}
+		RewardScale: 10, Router: func() mm.Router { return o.routerFor(true) }, NewRule: modServeRule(scale, p, init), Fixed896: o.images == "fixed"}
 	trainCfg, testCfg := base, base
 	trainCfg.Days, testCfg.Days = r.train, r.test
 	pc := ppo.DefaultConfig()

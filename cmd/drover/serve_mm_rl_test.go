@@ -59,7 +59,7 @@ func tinyMMRLCheckpoint(t *testing.T, dir string) checkpoints.Meta {
 	var log strings.Builder
 	meta, nets, err := trainMMRL(mmrlTraining{model: c.Model, scale: c.Scale, profile: c.Profile, initial: mmrlInitial, router: modserve.RouteOnly,
 		requests: c.Requests, histSeed: 2, trainDays: []int{0}, testDays: []int{2}, hours: c.Hours, penalty: c.Penalty,
-		steps: 96, numEnvs: 2, numSteps: 48, seed: 9, hidden: []int{16, 16}, lr: ppo.DefaultConfig().LR, tests: 1, log: &log})
+		steps: 96, numEnvs: 2, numSteps: 48, seed: 9, hidden: []int{16, 16}, lr: ppo.DefaultConfig().LR, tests: 1, log: &log, fixed896: c.Fixed896})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,6 +98,8 @@ type mmrlTraining struct {
 	tests int
 	// log takes the progress lines.
 	log io.Writer
+	// fixed896 simulates every image as 896x896 (mmgym.Config.Fixed896).
+	fixed896 bool
 }
 
 // mmrlRewardScale divides mm-rl's reward (GPU-hours of a period) in
@@ -108,7 +110,7 @@ const mmrlRewardScale = 10
 func (t mmrlTraining) gymConfig(days []int) mmgym.Config {
 	router := t.router
 	return mmgym.Config{Model: t.model, Requests: t.requests, Days: days, Hours: t.hours, Scale: t.scale, Profile: t.profile, Penalty: t.penalty,
-		RewardScale: mmrlRewardScale, NewRule: modServeRule(t.scale, t.profile, t.initial),
+		RewardScale: mmrlRewardScale, NewRule: modServeRule(t.scale, t.profile, t.initial), Fixed896: t.fixed896,
 		Router: func() mm.Router {
 			r, err := modserve.New(router)
 			if err != nil {
