@@ -12,7 +12,7 @@ import (
 
 // dayFixture is BenchmarkAutoscaledDay's inputs: day 1 of the synthetic
 // week at 5x the trace's rate (5M requests a week), the history day
-// before it from another seed, and Llama-3.2-11B-Vision's profile on it.
+// before it from another seed, and InternVL-2.5-26B's profile on it.
 var dayFixture struct {
 	once       sync.Once
 	reqs, hist []mm.Request
@@ -39,7 +39,7 @@ func autoscaledDay(b *testing.B) {
 		if f.h, f.err = HistoryOf(f.hist); f.err != nil {
 			return
 		}
-		rc := mm.Monolith(mm.Llama32_11BVision, 1)
+		rc := mm.Monolith(mm.InternVL25_26B, 1)
 		rc.SLO.Factor = 1
 		rs, err := mm.New(rc, f.hist)
 		if f.err = err; err != nil {
@@ -47,7 +47,7 @@ func autoscaledDay(b *testing.B) {
 		}
 		ref := rs.Objectives()
 		f.slo = Objective{Factor: 5, Text: ref.TTFTText, Image: ref.TTFTImage}
-		base := mm.Decoupled(mm.Llama32_11BVision, 1, 1)
+		base := mm.Decoupled(mm.InternVL25_26B, 1, 1)
 		base.SLO.Factor = 5
 		p, err := ProfileOf(ProfileSpec{Base: base, History: f.hist, SLO: f.slo, Seed: 1, Router: func(dec bool) mm.Router {
 			r, _ := modserve.New(map[bool]string{false: modserve.Monolith, true: modserve.RouteOnly}[dec])
@@ -61,7 +61,7 @@ func autoscaledDay(b *testing.B) {
 }
 
 // BenchmarkAutoscaledDay drives day 1 of the week at 5x the trace's rate
-// (898,898 requests, Llama-3.2-11B-Vision) under ModServe's rule with
+// (898,898 requests, InternVL-2.5-26B) under ModServe's rule with
 // drover infer mmscale's defaults (modserve-route, target 1, stabilize 3)
 // and under the monolith's, minute by minute: thousands of instances are
 // started and drained over the day, so the routers' and the driver's
@@ -81,11 +81,11 @@ func BenchmarkAutoscaledDay(b *testing.B) {
 			for b.Loop() {
 				cfg := DefaultConfig()
 				cfg.SLO, cfg.Stabilize = f.slo, 3
-				c, name := mm.Monolith(mm.Llama32_11BVision, 1), modserve.Monolith
+				c, name := mm.Monolith(mm.InternVL25_26B, 1), modserve.Monolith
 				var sc Scaler
 				var err error
 				if dec {
-					c, name = mm.Decoupled(mm.Llama32_11BVision, 1, 1), modserve.RouteOnly
+					c, name = mm.Decoupled(mm.InternVL25_26B, 1, 1), modserve.RouteOnly
 					sc, err = NewModServe(cfg, f.p, InitialSizes(f.h, f.p))
 				} else {
 					sc, err = NewMonolith(cfg, f.p, InitialMono(f.h, f.p))
