@@ -119,10 +119,16 @@
 // its last monitoring window or scaling period (policies/mmscale's Window:
 // load, SLO attainment, pending work) and its pool sizes, and answers the
 // sizes for the next period by ModServe's autoscaler; a learned
-// autoscaler (mm-rl, any mmscale.Scaler: MMConfig.Learned) decides beside
-// it in shadow and answers once its checkpoint's verdict says converged
-// (SwitchConverged; SwitchShadow never promotes), ModServe's rule
-// answering whenever it fails. One server answers one deployment's Scale
+// autoscaler (mm-rl, any mmscale.Scaler: MMConfig.Learned; an mm-rl
+// checkpoint read by LoadMMRL, which rebuilds it and the rule it was
+// judged against) decides beside it in shadow and answers once promoted:
+// by its checkpoint's verdict (SwitchConverged), or by the live Scale
+// gate (SwitchGate: the requests RouteMM routed over the recent hours
+// replayed on the deployment under both autoscalers, cut into paired
+// episodes, cost GPU-hours plus a penalty per missed request, gate.Judge
+// as for the route gate; EvaluateScale, run by RunSwitch after
+// MMConfig.GateEvery period-end calls); SwitchShadow never promotes.
+// ModServe's rule answers whenever the learned one fails. One server answers one deployment's Scale
 // calls, in order: the autoscalers keep state across calls. A day asked
 // of the server every minute and every 5 minutes (RemoteScaler) gives the
 // local autoscaler's pool sizes and GPU-hours (TestScaleEndToEnd). Every

@@ -11,6 +11,7 @@ import (
 
 	"github.com/drover-sched/drover/env/infer/mm"
 	"github.com/drover-sched/drover/internal/llmreq"
+	"github.com/drover-sched/drover/policies/gate"
 	"github.com/drover-sched/drover/policies/mmscale"
 	"github.com/drover-sched/drover/policies/modserve"
 	"github.com/drover-sched/drover/serve/mmlog"
@@ -55,10 +56,25 @@ type MMConfig struct {
 	Version   string
 	Converged bool
 	// Mode is how the learned autoscaler is promoted: SwitchConverged (the
-	// default) lets it answer when Converged; SwitchShadow only runs it in
-	// shadow. Either way the other autoscaler decides beside the one that
-	// answers, logged, so both keep their state.
+	// default) lets it answer when Converged; SwitchGate when the Scale
+	// gate passes on a replay of the routed requests (mmgate.go; it needs
+	// the router, Rule and Penalty); SwitchShadow only runs it in shadow
+	// (and evaluates the gate, never switching, when the gate's settings
+	// are given). Either way the other autoscaler decides beside the one
+	// that answers, logged, so both keep their state.
 	Mode string
+	// Rule is the rule's settings the Scale gate's replays run with (the
+	// scalers' own: period, monitor, objective, bounds); Penalty the
+	// GPU-hours a request missing its objective costs there (the learned
+	// autoscaler's training penalty). GateWindow is the seconds of routed
+	// requests replayed (0: DefaultMMGateWindow) and GateEvery the
+	// period-end Scale calls between evaluations (0: DefaultMMGateEvery).
+	// SwitchConfig's Seeds, MinArrivals, Margin, Confidence, BackMargin,
+	// Resamples, Seed and Interval apply as for the route gate.
+	Rule       mmscale.Config
+	Penalty    float64
+	GateWindow float64
+	GateEvery  int
 	// Deployment names the deployment in the logs.
 	Deployment string
 }
@@ -78,6 +94,13 @@ type mmState struct {
 	converged       bool
 	mode            string
 
+	// The Scale gate's settings (WithMM) and state.
+	newScaler, newLearned func() (mmscale.Scaler, error)
+	rule                  mmscale.Config
+	penalty, gateWindow   float64
+	gateEvery             int
+	gate                  mmGate
+
 	views          []mm.InstanceView // scratch
 	routed, scaled int64             // answers so far
 }
@@ -90,12 +113,16 @@ func WithMM(cfg MMConfig) Option {
 		if _, err := mm.New(base, nil); err != nil {
 			return fmt.Errorf("serve: multimodal deployment: %w", err)
 		}
-		st := &mmState{base: cfg.Base, deployment: cfg.Deployment, scalerName: cfg.ScalerName, version: cfg.Version, converged: cfg.Converged, mode: cfg.Mode}
+		st := &mmState{base: cfg.Base, deployment: cfg.Deployment, scalerName: cfg.ScalerName, version: cfg.Version, converged: cfg.Converged, mode: cfg.Mode,
+			newScaler: cfg.Scaler, newLearned: cfg.Learned, rule: cfg.Rule, penalty: cfg.Penalty, gateWindow: cfg.GateWindow, gateEvery: cfg.GateEvery}
 		if st.mode == "" {
 			st.mode = SwitchConverged
 		}
-		if st.mode != SwitchConverged && st.mode != SwitchShadow {
-			return fmt.Errorf("serve: scale switch mode %q, want %s or %s", st.mode, SwitchConverged, SwitchShadow)
+		if st.mode != SwitchConverged && st.mode != SwitchShadow && st.mode != SwitchGate {
+			return fmt.Errorf("serve: scale switch mode %q, want %s, %s or %s", st.mode, SwitchConverged, SwitchShadow, SwitchGate)
+		}
+		if err := st.checkGate(cfg); err != nil {
+			return err
 		}
 		if !cfg.NoRouter {
 			name := cfg.Router
@@ -146,7 +173,35 @@ func (st *mmState) learnedScalePolicy() string { return "learned:" + mmLearnedNa
 // learnedAnswers reports whether the learned autoscaler answers (under
 // st.mu).
 func (st *mmState) learnedAnswers() bool {
-	return st.learned != nil && st.mode == SwitchConverged && st.converged
+	return st.learned != nil && ((st.mode == SwitchConverged && st.converged) || (st.mode == SwitchGate && st.gate.on))
+}
+
+// checkGate checks the Scale gate's settings: SwitchGate needs a router
+// (the requests it replays), a learned autoscaler and the rule's
+// settings; a penalty, window or count out of range is refused.
+func (st *mmState) checkGate(cfg MMConfig) error {
+	if st.gateWindow == 0 {
+		st.gateWindow = DefaultMMGateWindow
+	}
+	if st.gateEvery == 0 {
+		st.gateEvery = DefaultMMGateEvery
+	}
+	switch {
+	case !(st.penalty >= 0) || math.IsInf(st.penalty, 0):
+		return fmt.Errorf("serve: scale gate penalty %v, want a finite cost >= 0", st.penalty)
+	case !(st.gateWindow > 0) || math.IsInf(st.gateWindow, 0):
+		return fmt.Errorf("serve: scale gate window %v s, want a finite window > 0", st.gateWindow)
+	case st.gateEvery < 1:
+		return fmt.Errorf("serve: scale gate every %d period-end calls, want at least 1", st.gateEvery)
+	case st.mode != SwitchGate:
+		return nil
+	case cfg.NoRouter || cfg.Learned == nil || cfg.Scaler == nil:
+		return fmt.Errorf("serve: scale switch mode %s replays the requests RouteMM routed under both autoscalers: it needs the router, the heuristic and the learned autoscaler", SwitchGate)
+	}
+	if err := cfg.Rule.Validate(); err != nil {
+		return fmt.Errorf("serve: scale gate: the rule's settings (MMConfig.Rule): %w", err)
+	}
+	return nil
 }
 
 // ScaleRecord describes one Scale answer, for the scale log
@@ -304,6 +359,9 @@ func (k *Core) RouteMM(ctx context.Context, req *pb.RouteMMRequest) (*pb.RouteMM
 		Deployment: st.deployment, Model: st.base.Model.Name, Source: "heuristic", Policy: "heuristic:" + st.router.Name(), Fallback: FallbackNoModel}
 	if err == nil {
 		st.routed++
+		if st.gated() {
+			st.gate.observe(r, st.gateWindow)
+		}
 		rec.Instance, rec.ImageInstances, rec.Priority = d.Instance, slices.Clone(d.Images), d.Priority
 		if k.sink != nil {
 			rec.Instances = slices.Clone(views)
@@ -461,7 +519,18 @@ func (k *Core) Scale(ctx context.Context, req *pb.ScaleRequest) (*pb.ScaleRespon
 	if rec.Source == "learned" || herr == nil {
 		st.scaled++
 	}
+	due := false
+	if rec.PeriodEnd && st.gated() {
+		st.gate.periods++
+		due = st.gate.periods >= st.gateEvery
+	}
 	st.mu.Unlock()
+	if due {
+		select {
+		case k.sw.kick <- struct{}{}:
+		default:
+		}
+	}
 	if rec.Source == "heuristic" && herr != nil {
 		return nil, fmt.Errorf("serve: heuristic autoscaler: %w", herr)
 	}
@@ -559,6 +628,17 @@ type MMSwitchStatus struct {
 	Router string
 	// Routed and Scaled count the RouteMM and Scale answers so far.
 	Routed, Scaled int64
+	// The Scale gate (SwitchGate, SwitchShadow with its settings): Since
+	// when the answer last switched (zero: from the start), Verdict the
+	// last evaluation's verdict, VerdictAt when it was made (zero: none),
+	// LastGate its summary or why there was none, Evaluations the gate's
+	// evaluations, Requests the routed requests its window holds.
+	Since       time.Time
+	Verdict     gate.Verdict
+	VerdictAt   time.Time
+	LastGate    string
+	Evaluations int64
+	Requests    int
 }
 
 // MMSwitch returns the multimodal switch's status (the zero value
@@ -570,7 +650,15 @@ func (k *Core) MMSwitch() MMSwitchStatus {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	out := MMSwitchStatus{Mode: st.mode, Routed: st.routed, Scaled: st.scaled}
+	return k.mmSwitchLocked()
+}
+
+// mmSwitchLocked is MMSwitch under st.mu.
+func (k *Core) mmSwitchLocked() MMSwitchStatus {
+	st := k.mm
+	g := &st.gate
+	out := MMSwitchStatus{Mode: st.mode, Routed: st.routed, Scaled: st.scaled, Since: g.since, Verdict: g.verdict, VerdictAt: g.at,
+		LastGate: g.summary, Evaluations: g.evals, Requests: len(g.reqs)}
 	if st.router != nil {
 		out.Router = "heuristic:" + st.router.Name()
 	}
@@ -583,10 +671,16 @@ func (k *Core) MMSwitch() MMSwitchStatus {
 	}
 	out.Shadow = st.learnedScalePolicy()
 	switch {
+	case st.learnedAnswers() && st.mode == SwitchGate:
+		out.Answering, out.Shadow, out.Reason = st.learnedScalePolicy(), st.heurScalePolicy(), g.reason
 	case st.learnedAnswers():
 		out.Answering, out.Shadow, out.Reason = st.learnedScalePolicy(), st.heurScalePolicy(), "the checkpoint says converged (switch mode converged)"
+	case g.reason != "":
+		out.Reason = g.reason
 	case st.mode == SwitchShadow:
 		out.Reason = "shadow only (switch mode shadow)"
+	case st.mode == SwitchGate:
+		out.Reason = "in shadow until the scale gate passes (switch mode gate)"
 	default:
 		out.Reason = "the checkpoint says converged false (switch mode converged)"
 	}

@@ -182,6 +182,10 @@ type mmrlScaler struct {
 
 func (s *mmrlScaler) Initial() mmscale.Sizes { return s.rule.Initial() }
 
+// StartAt sets the clock to t seconds (the Scale gate's replay of an
+// episode that began t seconds into the deployment's run).
+func (s *mmrlScaler) StartAt(t float64) { s.now = t }
+
 func (s *mmrlScaler) Decide(w mmscale.Window, cur mmscale.Sizes, tick bool) mmscale.Sizes {
 	ask := s.rule.Decide(w, cur, tick)
 	if !tick {

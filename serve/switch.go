@@ -534,7 +534,9 @@ func (k *Core) newActive(v *Version) {
 // RunSwitch evaluates the gate off the request path until ctx ends: after
 // every SwitchConfig.Every new arrivals and, with an Interval, when that
 // long has passed on the core's clock since the last evaluation; and the
-// route gate (EvaluateRoute) likewise after Every new routed requests. A failed
+// route gate (EvaluateRoute) likewise after Every new routed requests, and
+// the Scale gate (EvaluateScale) after MMConfig.GateEvery period-end Scale
+// calls. A failed
 // evaluation is reported in Status and the metrics, and the loop goes on.
 func (k *Core) RunSwitch(ctx context.Context) {
 	sw := k.sw
@@ -554,6 +556,9 @@ func (k *Core) RunSwitch(ctx context.Context) {
 		k.EvaluateSwitch(ctx)
 		if k.routeDue(ticked) {
 			k.EvaluateRoute(ctx)
+		}
+		if k.scaleDue(ticked) {
+			k.EvaluateScale(ctx)
 		}
 	}
 }

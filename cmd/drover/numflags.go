@@ -150,6 +150,8 @@ var numRules = map[string]numRule{
 	"mm-stabilize":      within(1, 1<<10, "1 to 1024 periods"),
 	"mm-penalty":        within(0, 1e6, "GPU-hours a missed request, 0 to 1e6"),
 	"mm-hours":          within(1, 24, "an episode of 1 to 24 hours"),
+	"mm-gate-hours":     above(0, 24*7, "a positive window, at most a week of hours"),
+	"mm-gate-every":     within(1, maxCount, fmt.Sprintf("1 to %d period-end calls", maxCount)),
 	// drover serve's bounds on one request's work and on the live state
 	// (serve.Limits.MaxWork, state.Config).
 	"max-work":                 within(1, maxWork, fmt.Sprintf("1 to %d (nodes x workers)", maxWork)),

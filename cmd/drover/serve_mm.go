@@ -23,6 +23,8 @@ import (
 type mmFlags struct {
 	model, router, scale, deployment *string
 	policy, mode                     *string
+	gateHours                        *float64
+	gateEvery                        *int
 	requests                         *int
 	histSeed                         *uint64
 	factor, target                   *float64
@@ -40,7 +42,9 @@ func defineMMFlags(fs *flag.FlagSet) *mmFlags {
 		factor:     fs.Float64("mm-factor", 5, "with -mm-scale: the SLO factor: a request's TTFT objective is this x the larger of its isolated TTFT and its modality's reference (a median text-only or one-image request's)"),
 		target:     fs.Float64("mm-target", 1, "with -mm-scale: the share of the profiled capacity pools are sized for (1: ModServe's rule)"),
 		policy:     fs.String("mm-policy", "", "with -mm-model: an mm-rl checkpoint directory (drover train --env mm-rl), the learned autoscaler: it decides every Scale call beside ModServe's rule and answers once promoted (-mm-switch); the rule is then the checkpoint's own (its profile, objective, target, stabilization and initial sizes: the rule its gate judged it against), so -mm-requests, -mm-history-seed, -mm-factor and -mm-target are refused with it and nothing is profiled at start-up. A checkpoint for another model, or one this build cannot read, is refused naming the file and field"),
-		mode:       fs.String("mm-switch", serve.SwitchConverged, "with -mm-policy: converged (the learned autoscaler answers when its checkpoint's gate verdict says converged; the rule answers otherwise, the learned one logged in shadow) or shadow (the learned one never answers)"),
+		mode:       fs.String("mm-switch", serve.SwitchConverged, "with -mm-policy: converged (the learned autoscaler answers when its checkpoint's gate verdict says converged; the rule answers otherwise, the learned one logged in shadow), gate (the live Scale gate: in shadow until a replay of the requests RouteMM routed over the last -mm-gate-hours, under both autoscalers on the served deployment, shows it cheaper in GPU-hours + its training penalty per missed request, with the -gate-* settings; back when the lower bound falls to -gate-back-margin; needs -mm-router) or shadow (never answers; with a router the gate is evaluated and reported, never switching)"),
+		gateHours:  fs.Float64("mm-gate-hours", serve.DefaultMMGateWindow/3600, "with -mm-switch gate or shadow: the hours of routed requests the Scale gate replays, cut into -gate-seeds episodes"),
+		gateEvery:  fs.Int("mm-gate-every", serve.DefaultMMGateEvery, "with -mm-switch gate or shadow: period-end Scale calls between the Scale gate's evaluations (-gate-interval also evaluates it)"),
 	}
 }
 
@@ -67,7 +71,7 @@ func mmModel(name string) (mm.Model, error) {
 // profile (simulated here, which takes a second or two).
 func (f *mmFlags) setMM(fs *flag.FlagSet, c *daemon.Config, stderr io.Writer) error {
 	if *f.model == "" {
-		for _, n := range []string{"mm-router", "mm-scale", "mm-deployment", "mm-requests", "mm-history-seed", "mm-factor", "mm-target", "mm-policy", "mm-switch"} {
+		for _, n := range []string{"mm-router", "mm-scale", "mm-deployment", "mm-requests", "mm-history-seed", "mm-factor", "mm-target", "mm-policy", "mm-switch", "mm-gate-hours", "mm-gate-every"} {
 			if isSet(fs, n) {
 				return fmt.Errorf("-%s given without -mm-model, which it needs", n)
 			}
@@ -95,8 +99,10 @@ func (f *mmFlags) setMM(fs *flag.FlagSet, c *daemon.Config, stderr io.Writer) er
 		c.MM = &cfg
 		return nil
 	}
-	if isSet(fs, "mm-switch") {
-		return fmt.Errorf("-mm-switch given without -mm-policy, which it needs")
+	for _, n := range []string{"mm-switch", "mm-gate-hours", "mm-gate-every"} {
+		if isSet(fs, n) {
+			return fmt.Errorf("-%s given without -mm-policy, which it needs", n)
+		}
 	}
 	if *f.scale != "off" {
 		newScaler, desc, err := f.scaler(m)
@@ -218,6 +224,7 @@ func (f *mmFlags) setPolicy(fs *flag.FlagSet, cfg *serve.MMConfig, m mm.Model, s
 	if err := mmPolicyConfig(cfg, p, *f.mode); err != nil {
 		return err
 	}
+	cfg.GateWindow, cfg.GateEvery = *f.gateHours*3600, *f.gateEvery
 	fmt.Fprintln(stderr, "drover serve: "+mmPolicyLine(*f.policy, p, cfg.Mode))
 	return nil
 }
@@ -237,14 +244,20 @@ func loadMMPolicy(dir string, m mm.Model) (*serve.MMRL, error) {
 
 // mmPolicyConfig sets cfg's autoscalers from an mm-rl checkpoint: the rule
 // it was judged against as the heuristic, the learned autoscaler beside
-// it, promoted by mode (serve.SwitchConverged or serve.SwitchShadow) and
-// the checkpoint's verdict.
+// it, promoted by mode (serve.SwitchConverged: the checkpoint's verdict;
+// serve.SwitchGate: the live Scale gate, which replays the routed
+// requests and so needs cfg's router, at the checkpoint's rule and
+// training penalty; serve.SwitchShadow: never).
 func mmPolicyConfig(cfg *serve.MMConfig, p *serve.MMRL, mode string) error {
-	if mode != serve.SwitchConverged && mode != serve.SwitchShadow {
-		return fmt.Errorf("-mm-switch %q: want %s or %s", mode, serve.SwitchConverged, serve.SwitchShadow)
+	switch {
+	case mode != serve.SwitchConverged && mode != serve.SwitchShadow && mode != serve.SwitchGate:
+		return fmt.Errorf("-mm-switch %q: want %s, %s or %s", mode, serve.SwitchConverged, serve.SwitchGate, serve.SwitchShadow)
+	case mode == serve.SwitchGate && cfg.NoRouter:
+		return fmt.Errorf("-mm-switch %s replays the requests RouteMM routes: it needs -mm-router (not off)", mode)
 	}
 	cfg.Scaler, cfg.ScalerName = p.Rule, serve.MMRLBaseline
 	cfg.Learned, cfg.Version, cfg.Converged, cfg.Mode = p.NewScaler, p.Version(), p.Meta.Converged, mode
+	cfg.Rule, cfg.Penalty = p.Scale, p.Meta.MM.Training.Penalty
 	return nil
 }
 
@@ -252,8 +265,11 @@ func mmPolicyConfig(cfg *serve.MMConfig, p *serve.MMRL, mode string) error {
 func mmPolicyLine(dir string, p *serve.MMRL, mode string) string {
 	g := p.Meta.MM.Gate
 	who := "ModServe's rule answers, mm-rl in shadow"
-	if mode == serve.SwitchConverged && p.Meta.Converged {
+	switch {
+	case mode == serve.SwitchConverged && p.Meta.Converged:
 		who = "mm-rl answers, ModServe's rule in shadow"
+	case mode == serve.SwitchGate:
+		who = "ModServe's rule answers, mm-rl in shadow until the live Scale gate passes"
 	}
 	return fmt.Sprintf("multimodal autoscaler mm-rl %s (%s) for %s: trained %d periods on days %v; gate vs %s on %d held-out episodes: mean gain %.1f%%, lower bound %.1f%%, converged %v (mm-rl %.1f GPU-hours at %.4f attainment, the rule %.1f at %.4f); switch %s: %s; the rule's profile: an image instance %.0f image tokens/s, a text instance %.0f prompt tokens/s; initial %d image + %d text",
 		dir, p.Version(), p.Model.Name, p.Meta.Steps, p.Meta.MM.Training.TrainDays, g.Baseline, g.Episodes, 100*g.MeanGain, 100*g.Lower, g.Converged,
