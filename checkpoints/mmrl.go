@@ -84,6 +84,10 @@ type MMTraining struct {
 	// Router is the decoupled pools' router in the episodes
 	// (policies/modserve's name).
 	Router string `json:"router"`
+	// Images is how the episodes and the profile sized images: "drawn"
+	// (per image, env/infer/mm's default) or "fixed896" (every image
+	// 896x896, mm.Config.Fixed896).
+	Images string `json:"images"`
 	// TrainDays and TestDays are the days of the week trained on and
 	// held out; Hours an episode's length.
 	TrainDays []int   `json:"train_days"`
@@ -195,6 +199,8 @@ func (s *MMScale) validate(m Meta) error {
 	switch {
 	case tr.Requests < 0:
 		return bad("training.requests", "%d, want >= 0", tr.Requests)
+	case tr.Images != "drawn" && tr.Images != "fixed896":
+		return bad("training.images", "%q, want drawn or fixed896", tr.Images)
 	case !(tr.Hours > 0 && tr.Hours <= 7*24):
 		return bad("training.hours", "%v, want (0, 168]", tr.Hours)
 	case !(tr.Penalty >= 0) || !finite(tr.Penalty):

@@ -24,7 +24,7 @@ func testMMRL() (Meta, map[string]*nn.MLP) {
 	s := &MMScale{Model: "llama-3.2-11b-vision", Observation: obs, Factors: []float64{2.0 / 3, 1, 1.5}, RuleAction: 4,
 		Profile:  MMProfile{ImageTokensPerSec: 21701, TextTokensPerSec: 9552, MonoRequestsPerSec: 0.8225, EncodeSeconds: 0.1224},
 		Rule:     MMRule{Period: 300, Monitor: 60, Threshold: 0.99, Min: 1, SLOFactor: 5, SLOText: 0.026287, SLOImage: 0.104971, Target: 1, Stabilize: 3, InitialImage: 2, InitialText: 2},
-		Training: MMTraining{Requests: 2_000_000, HistorySeed: 2, Router: "modserve-route", TrainDays: []int{0}, TestDays: []int{2}, Hours: 3, Penalty: 0.05, RewardScale: 10},
+		Training: MMTraining{Requests: 2_000_000, HistorySeed: 2, Router: "modserve-route", Images: "fixed896", TrainDays: []int{0}, TestDays: []int{2}, Hours: 3, Penalty: 0.05, RewardScale: 10},
 		Gate:     MMGate{Baseline: "modserve", Episodes: 2, MeanGain: -0.1, Lower: -0.2, Margin: 0.02, Confidence: 0.95, GPUHours: 71.2, Attainment: 0.95, RuleGPUHours: 54.6, RuleAttainment: 0.94}}
 	m := Meta{Env: MMRLEnv, Algo: "ppo", ObsDim: 13, Actions: 9, Hidden: []int{8, 8}, Activation: "tanh", Networks: []string{"actor", "critic"}, Seed: 9, Steps: 96, MM: s}
 	return m, map[string]*nn.MLP{
@@ -100,6 +100,7 @@ func TestMMRLCorrupt(t *testing.T) {
         2`, `"test_days": [
         7`), "mm.training.test_days[0]"},
 		{"hours", edit(`"hours": 3`, `"hours": 0`), "mm.training.hours"},
+		{"images", edit(`"images": "fixed896"`, `"images": "fixed"`), "mm.training.images"},
 		{"verdict disagrees", edit(`"converged": false,
       "gpu_hours"`, `"converged": true,
       "gpu_hours"`), "mm.gate.converged"},

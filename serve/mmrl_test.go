@@ -22,7 +22,7 @@ import (
 func mmrlMeta() (checkpoints.Meta, map[string]*nn.MLP) {
 	src := rand.NewPCG(5, 6)
 	s := serve.MMRLScale(mm.Llama32_11BVision, mmScaleConfig(), mmProfile, mmscale.Sizes{Image: 2, Text: 2})
-	s.Training = checkpoints.MMTraining{Router: "modserve-route", TrainDays: []int{0}, TestDays: []int{2}, Hours: 3, Penalty: 0.05, RewardScale: 10}
+	s.Training = checkpoints.MMTraining{Router: "modserve-route", Images: "fixed896", TrainDays: []int{0}, TestDays: []int{2}, Hours: 3, Penalty: 0.05, RewardScale: 10}
 	s.Gate = checkpoints.MMGate{Baseline: serve.MMRLBaseline, Margin: 0.02, Confidence: 0.95}
 	return checkpoints.Meta{Env: checkpoints.MMRLEnv, Algo: "ppo", ObsDim: mmgym.ObsDim, Actions: 9, Hidden: []int{16, 16}, Activation: "tanh",
 			Networks: []string{"actor", "critic"}, Seed: 3, Steps: 0, MM: &s}, map[string]*nn.MLP{

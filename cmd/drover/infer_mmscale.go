@@ -75,16 +75,9 @@ func inferMmscale(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	var ms []mm.Model
-	switch *models {
-	case "llama":
-		ms = []mm.Model{mm.Llama32_11BVision}
-	case "internvl":
-		ms = []mm.Model{mm.InternVL25_26B}
-	case "both":
-		ms = []mm.Model{mm.Llama32_11BVision, mm.InternVL25_26B}
-	default:
-		return fmt.Errorf("--model %q: want llama, internvl or both", *models)
+	ms, err := mmscaleModels(*models)
+	if err != nil {
+		return err
 	}
 	if *router != modserve.Name && *router != modserve.RouteOnly {
 		return fmt.Errorf("--router %q: want %s or %s", *router, modserve.Name, modserve.RouteOnly)
@@ -130,6 +123,19 @@ func inferMmscale(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// mmscaleModels returns the models drover infer mmscale's --model names.
+func mmscaleModels(name string) ([]mm.Model, error) {
+	switch name {
+	case "llama":
+		return []mm.Model{mm.Llama32_11BVision}, nil
+	case "internvl":
+		return []mm.Model{mm.InternVL25_26B}, nil
+	case "both":
+		return []mm.Model{mm.Llama32_11BVision, mm.InternVL25_26B}, nil
+	}
+	return nil, fmt.Errorf("--model %q: want llama, internvl or both", name)
 }
 
 type mmscaleOpts struct {

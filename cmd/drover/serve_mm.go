@@ -123,7 +123,7 @@ func (f *mmFlags) scaler(m mm.Model) (func() (mmscale.Scaler, error), string, er
 	if router == "off" || router == modserve.Monolith {
 		router = modserve.Name
 	}
-	r, err := profileMM(m, *f.requests, *f.histSeed, *f.factor, *f.target, router)
+	r, err := profileMM(m, *f.requests, *f.histSeed, *f.factor, *f.target, router, false)
 	if err != nil {
 		return nil, "", err
 	}
@@ -155,8 +155,9 @@ type mmRule struct {
 
 // profileMM profiles m's instances on the history week of requests
 // requests (seed histSeed) with the decoupled pools routed by router, and
-// returns the rule at the SLO factor and target.
-func profileMM(m mm.Model, requests int, histSeed uint64, factor, target float64, router string) (mmRule, error) {
+// returns the rule at the SLO factor and target; fixed simulates every
+// image as 896x896 (mm.Config.Fixed896).
+func profileMM(m mm.Model, requests int, histSeed uint64, factor, target float64, router string, fixed bool) (mmRule, error) {
 	t0 := time.Now()
 	hist, err := llm.LMMSynth{Requests: requests}.Generate(rand.NewPCG(histSeed, 1))
 	if err != nil {
@@ -168,7 +169,10 @@ func profileMM(m mm.Model, requests int, histSeed uint64, factor, target float64
 	}
 	// The modalities' references: isolated TTFTs of the history's median
 	// text-only and one-image requests (ModServe's objectives at factor 1).
-	rc := mm.Monolith(m, 1)
+	rc, base := mm.Monolith(m, 1), mm.Decoupled(m, 1, 1)
+	if fixed {
+		rc, base = rc.Fixed896(), base.Fixed896()
+	}
 	rc.SLO.Factor = 1
 	rs, err := mm.New(rc, hist)
 	if err != nil {
@@ -181,7 +185,6 @@ func profileMM(m mm.Model, requests int, histSeed uint64, factor, target float64
 	if err := cfg.Validate(); err != nil {
 		return mmRule{}, fmt.Errorf("-mm-factor, -mm-target: %w", err)
 	}
-	base := mm.Decoupled(m, 1, 1)
 	base.SLO.Factor = factor
 	p, err := mmscale.ProfileOf(mmscale.ProfileSpec{Base: base, History: hist, SLO: cfg.SLO, Seed: 1, Router: func(decoupled bool) mm.Router {
 		name := modserve.Monolith
@@ -271,7 +274,7 @@ func mmPolicyLine(dir string, p *serve.MMRL, mode string) string {
 	case mode == serve.SwitchGate:
 		who = "ModServe's rule answers, mm-rl in shadow until the live Scale gate passes"
 	}
-	return fmt.Sprintf("multimodal autoscaler mm-rl %s (%s) for %s: trained %d periods on days %v; gate vs %s on %d held-out episodes: mean gain %.1f%%, lower bound %.1f%%, converged %v (mm-rl %.1f GPU-hours at %.4f attainment, the rule %.1f at %.4f); switch %s: %s; the rule's profile: an image instance %.0f image tokens/s, a text instance %.0f prompt tokens/s; initial %d image + %d text",
-		dir, p.Version(), p.Model.Name, p.Meta.Steps, p.Meta.MM.Training.TrainDays, g.Baseline, g.Episodes, 100*g.MeanGain, 100*g.Lower, g.Converged,
+	return fmt.Sprintf("multimodal autoscaler mm-rl %s (%s) for %s: trained %d periods on days %v (images %s); gate vs %s on %d held-out episodes: mean gain %.1f%%, lower bound %.1f%%, converged %v (mm-rl %.1f GPU-hours at %.4f attainment, the rule %.1f at %.4f); switch %s: %s; the rule's profile: an image instance %.0f image tokens/s, a text instance %.0f prompt tokens/s; initial %d image + %d text",
+		dir, p.Version(), p.Model.Name, p.Meta.Steps, p.Meta.MM.Training.TrainDays, p.Meta.MM.Training.Images, g.Baseline, g.Episodes, 100*g.MeanGain, 100*g.Lower, g.Converged,
 		g.GPUHours, g.Attainment, g.RuleGPUHours, g.RuleAttainment, mode, who, p.Profile.ImageTokensPerSec, p.Profile.TextTokensPerSec, p.Initial.Image, p.Initial.Text)
 }

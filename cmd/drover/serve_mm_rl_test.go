@@ -221,7 +221,7 @@ func TestMMRLFlagsRefused(t *testing.T) {
 	meta, nets := func() (checkpoints.Meta, map[string]*nn.MLP) {
 		c := mmrlTestConfig([]int{0})
 		s := serve.MMRLScale(c.Model, c.Scale, c.Profile, mmrlInitial)
-		s.Training = checkpoints.MMTraining{Hours: 3, RewardScale: 10}
+		s.Training = checkpoints.MMTraining{Hours: 3, RewardScale: 10, Images: "fixed896"}
 		s.Gate.Baseline = serve.MMRLBaseline
 		return checkpoints.Meta{Env: mmrlEnv, Algo: "ppo", ObsDim: mmgym.ObsDim, Actions: 9, Hidden: []int{4}, Activation: "tanh", Networks: []string{"actor"}, MM: &s},
 			map[string]*nn.MLP{"actor": checkpoints.Build(mmgym.ObsDim, []int{4}, 9, "tanh")}

@@ -33,6 +33,7 @@ const mmrlDefaultSteps = 20_000
 // trainMMRLFlags are drover train's flags for --env mm-rl.
 type trainMMRLFlags struct {
 	model, router, trainDays, testDays *string
+	images                             *string
 	requests, stabilize                *int
 	histSeed                           *uint64
 	factor, target, penalty, hours     *float64
@@ -52,6 +53,7 @@ func defineTrainMMRLFlags(fs *flag.FlagSet) *trainMMRLFlags {
 		target:    fs.Float64("mm-target", 1, "with --env mm-rl: the share of the profiled capacity the rule sizes pools for (1: ModServe's rule)"),
 		penalty:   fs.Float64("mm-penalty", 0.05, "with --env mm-rl: the GPU-hours a request that misses its objective costs (reward = -(GPU-hours + penalty x missed requests))"),
 		hours:     fs.Float64("mm-hours", 24, "with --env mm-rl: an episode's length in hours (from the day's start)"),
+		images:    fs.String("mm-images", "drawn", "with --env mm-rl: image sizes in the episodes and the profile: drawn (per image, env/infer/mm's default) or fixed (every image 896x896, the simulator before sizes were drawn: the committed checkpoints/mm-rl)"),
 	}
 }
 
@@ -164,7 +166,11 @@ func trainMMRL(t mmrlTraining) (checkpoints.Meta, map[string]*nn.MLP, error) {
 		return checkpoints.Meta{}, nil, err
 	}
 	s := serve.MMRLScale(t.model, t.scale, t.profile, t.initial)
-	s.Training = checkpoints.MMTraining{Requests: t.requests, HistorySeed: t.histSeed, Router: t.router, TrainDays: t.trainDays, TestDays: t.testDays,
+	images := "drawn"
+	if t.fixed896 {
+		images = "fixed896"
+	}
+	s.Training = checkpoints.MMTraining{Requests: t.requests, HistorySeed: t.histSeed, Router: t.router, Images: images, TrainDays: t.trainDays, TestDays: t.testDays,
 		Hours: t.hours, Penalty: t.penalty, RewardScale: mmrlRewardScale}
 	gc := gate.Config{Seed: 1}.WithDefaults()
 	s.Gate = checkpoints.MMGate{Baseline: serve.MMRLBaseline, Margin: gc.Margin, Confidence: gc.Confidence}
@@ -229,6 +235,8 @@ func (f *trainMMRLFlags) check(steps, evalSeeds int) error {
 		return errors.New("--eval-seeds: want 0 to 1000 held-out episodes")
 	case *f.router != modserve.RouteOnly && *f.router != modserve.Name:
 		return fmt.Errorf("--mm-router %q: want %s or %s", *f.router, modserve.RouteOnly, modserve.Name)
+	case *f.images != "drawn" && *f.images != "fixed":
+		return fmt.Errorf("--mm-images %q: want drawn or fixed", *f.images)
 	}
 	return nil
 }
@@ -294,7 +302,8 @@ func runTrainMMRL(f *trainFlags, mf *trainMMRLFlags, given map[string]bool, stdo
 	if *f.quiet {
 		log = io.Discard
 	}
-	r, err := profileMM(m, *mf.requests, *mf.histSeed, *mf.factor, *mf.target, *mf.router)
+	fixed := *mf.images == "fixed"
+	r, err := profileMM(m, *mf.requests, *mf.histSeed, *mf.factor, *mf.target, *mf.router, fixed)
 	if err != nil {
 		return err
 	}
@@ -305,10 +314,10 @@ func runTrainMMRL(f *trainFlags, mf *trainMMRLFlags, given map[string]bool, stdo
 	}
 	fmt.Fprintf(stdout, "%s: ppo on %s, days %v of synthetic weeks of %d requests, %v-hour episodes, %d steps (5-minute periods), penalty %g GPU-hours a missed request, seed %d\n",
 		mmrlEnv, m.Name, trainDays, week, *mf.hours, steps, *mf.penalty, *f.seed)
-	fmt.Fprintf(stdout, "%s: ModServe's rule (target %g, stabilize %d, router %s): %s\n", mmrlEnv, *mf.target, *mf.stabilize, *mf.router, r)
+	fmt.Fprintf(stdout, "%s: ModServe's rule (target %g, stabilize %d, router %s, images %s): %s\n", mmrlEnv, *mf.target, *mf.stabilize, *mf.router, *mf.images, r)
 	meta, nets, err := trainMMRL(mmrlTraining{model: m, scale: r.cfg, profile: r.p.Profile, initial: r.init, router: *mf.router, requests: *mf.requests,
 		histSeed: *mf.histSeed, trainDays: trainDays, testDays: testDays, hours: *mf.hours, penalty: *mf.penalty, steps: steps, seed: *f.seed,
-		numEnvs: 4, numSteps: 96, hidden: []int{64, 64}, lr: 3e-4, prior: 2, parallel: true, tests: *f.evalSeeds, log: log})
+		numEnvs: 4, numSteps: 96, hidden: []int{64, 64}, lr: 3e-4, prior: 2, parallel: true, tests: *f.evalSeeds, log: log, fixed896: fixed})
 	if err != nil {
 		return err
 	}
