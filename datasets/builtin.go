@@ -13,11 +13,16 @@ var synthParamsJSON []byte
 //go:embed builtin/default.csv
 var builtinCSV []byte
 
-// DefaultSynthParams is FitPhilly applied to Pollux's Philly trace
+// DefaultSynthParams returns FitPhilly applied to Pollux's Philly trace
 // (philly/pollux_philly.csv.gz) decoded with the Pollux filter (duration
 // >= 60 s, GPU-time < 1000 GPU-hours), stored in builtin/synth_params.json.
-// Treat it as read-only: copy the slices before changing them.
-var DefaultSynthParams = mustParams(synthParamsJSON)
+// Treat it as read-only: copy the slices before changing them. The file is
+// decoded on the first call, not at package initialisation.
+func DefaultSynthParams() SynthParams { return defaultSynthParams() }
+
+// defaultSynthParams decodes synth_params.json once (a test's -update
+// replaces it with the refit).
+var defaultSynthParams = sync.OnceValue(func() SynthParams { return mustParams(synthParamsJSON) })
 
 func mustParams(b []byte) SynthParams {
 	var p SynthParams
@@ -58,7 +63,7 @@ const (
 // exercise what the simulator models of them (SAS's parameter-server
 // load reassignment among it).
 func DefaultParams() SynthParams {
-	p := DefaultSynthParams
+	p := DefaultSynthParams()
 	p.RateScale = DefaultRateScale
 	p.MaxGPUs = DefaultMaxGPUs
 	p.MaxDuration = DefaultMaxDuration

@@ -51,7 +51,7 @@ func TestDefaultSynthParams(t *testing.T) {
 		if err := os.WriteFile("builtin/synth_params.json", append(b, '\n'), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		DefaultSynthParams = p
+		defaultSynthParams = func() SynthParams { return p }
 		if err := os.WriteFile("builtin/default.csv", Encode(GenerateDefault(DefaultSeed), nil), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +60,7 @@ func TestDefaultSynthParams(t *testing.T) {
 	}
 	// Floating-point results may differ in the last bits across
 	// architectures (fused multiply-add), so compare with a tolerance.
-	got, want := flattenParams(p), flattenParams(DefaultSynthParams)
+	got, want := flattenParams(p), flattenParams(DefaultSynthParams())
 	if len(got) != len(want) {
 		t.Fatalf("fit has %d numbers, embedded %d", len(got), len(want))
 	}
@@ -159,7 +159,7 @@ func TestSyntheticFit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads the Philly trace")
 	}
-	p, w := DefaultSynthParams, pollux(t)
+	p, w := DefaultSynthParams(), pollux(t)
 	var real []float64
 	for _, j := range w.Jobs {
 		real = append(real, j.Duration)

@@ -39,7 +39,7 @@ const (
 // ScaleMaxDuration, and DefaultPSShare of the multi-GPU jobs on parameter
 // servers. Its RateScale is 1; ScaleSpec sets the rate.
 func ScaleParams(gpus int) SynthParams {
-	p := DefaultSynthParams
+	p := DefaultSynthParams()
 	p.MaxGPUs = ScaleMaxGPUs
 	if gpus > 0 {
 		p.MaxGPUs = min(p.MaxGPUs, gpus)

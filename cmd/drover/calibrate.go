@@ -122,7 +122,7 @@ func calibrateShared(data string, seed uint64, fit bool, stdout io.Writer) (ok b
 		}
 		real.Traces = append(real.Traces, jitter.Trace{Name: f, Times: mb.Times})
 	}
-	p := jitter.Default
+	p := jitter.Default()
 	if fit {
 		var obj float64
 		p, obj = jitter.Fit(jitter.Summarize(real.CoV), jitter.FitSeed)
@@ -158,7 +158,7 @@ func calibrateDedicated(dir string, seeds []uint64, fit, quiet bool, stdout, std
 			return false, err
 		}
 		fmt.Fprintf(stdout, "fitted: level_median %.5g (jitter/dedicated.json), burst_noise %.4g (trace.DedicatedBurstNoise); objective %.5f\n\n", level, burst, obj)
-		p := jitter.Dedicated
+		p := jitter.Dedicated()
 		p.LevelMedian = level
 		st.Jitter, st.BurstNoise = &p, &burst
 	}

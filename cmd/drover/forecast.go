@@ -171,7 +171,7 @@ func forecastFit(stdout, stderr io.Writer, f *forecastFlags, train []forecast.Tr
 // (--refit) or a file (--model), and its description.
 func forecastModel(f *forecastFlags, train []forecast.Trace, cfg forecast.Config) (*forecast.Model, string, error) {
 	var err error
-	m, what := forecast.Default, "embedded (fitted on the first 70% of each machine's time)"
+	m, what := forecast.Default(), "embedded (fitted on the first 70% of each machine's time)"
 	switch {
 	case *f.refit && *f.model != "":
 		return nil, "", errors.New("--refit and --model exclude each other")
@@ -197,7 +197,7 @@ func forecastModel(f *forecastFlags, train []forecast.Trace, cfg forecast.Config
 // builtin background load.
 func forecastSimulated(stdout io.Writer, m *forecast.Model, window int) error {
 	const nodes, steps = 16, 8 * 24 * 3600 / forecast.DefaultStep
-	src, err := background.NewStochastic(background.Default, nodes, 1)
+	src, err := background.NewStochastic(background.Default(), nodes, 1)
 	if err != nil {
 		return err
 	}

@@ -13,11 +13,11 @@ import (
 func BenchmarkStochasticAt(b *testing.B) {
 	for _, nodes := range []int{1000} {
 		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
-			steps := int(24 * 3600 / Default.Step)
+			steps := int(24 * 3600 / Default().Step)
 			b.ReportAllocs()
 			var sink float64
 			for b.Loop() {
-				s, err := NewStochastic(Default, nodes, 1)
+				s, err := NewStochastic(Default(), nodes, 1)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -77,7 +77,7 @@
 //
 // or use the fitted process, which needs no files:
 //
-//	src, err := background.NewStochastic(background.Default, nodes, seed)
+//	src, err := background.NewStochastic(background.Default(), nodes, seed)
 //
 // The simulator then schedules an update at every step boundary and reads
 // every node's load there:

@@ -11,7 +11,7 @@ import (
 // it until the next one.
 func Example() {
 	const nodes = 3
-	src, err := background.NewStochastic(background.Default, nodes, 1)
+	src, err := background.NewStochastic(background.Default(), nodes, 1)
 	if err != nil {
 		panic(err)
 	}

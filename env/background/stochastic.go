@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/drover-sched/drover/internal/fastexp"
 	"github.com/drover-sched/drover/internal/mustjson"
@@ -52,10 +53,11 @@ const LogitEps = 1e-3
 //go:embed params.json
 var paramsJSON []byte
 
-// Default is Fit on the Alibaba cluster-trace-v2018 machine_usage head (16
-// machines, about 8 days) at DefaultStep, embedded from params.json; the
-// package doc gives the numbers.
-var Default = mustjson.Decode[Params]("background: params.json", paramsJSON)
+// Default returns Fit on the Alibaba cluster-trace-v2018 machine_usage
+// head (16 machines, about 8 days) at DefaultStep, embedded from
+// params.json; the package doc gives the numbers. The file is decoded on
+// the first call, not at package initialisation.
+var Default = sync.OnceValue(func() Params { return mustjson.Decode[Params]("background: params.json", paramsJSON) })
 
 // ErrBadParams is wrapped by the errors Params.Validate returns.
 var ErrBadParams = errors.New("background: bad params")

@@ -6,7 +6,7 @@ import (
 )
 
 func TestCoarsened(t *testing.T) {
-	p := Default
+	p := Default()
 	c, err := p.Coarsened(6 * p.Step)
 	if err != nil {
 		t.Fatal(err)

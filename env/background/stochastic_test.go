@@ -199,7 +199,7 @@ func TestParamsValidate(t *testing.T) {
 			}
 		})
 	}
-	if err := Default.Validate(); err != nil {
+	if err := Default().Validate(); err != nil {
 		t.Errorf("Default: %v", err)
 	}
 	if _, err := NewStochastic(testParams, 0, 1); err == nil {
@@ -249,11 +249,11 @@ func TestAtPanics(t *testing.T) {
 func TestStationaryIsAtZero(t *testing.T) {
 	// Stationary(node) is At(node, 0) without the series, for every node,
 	// before and after the series was generated.
-	s, err := NewStochastic(Default, 50, 3)
+	s, err := NewStochastic(Default(), 50, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := NewStochastic(Default, 50, 3)
+	fresh, err := NewStochastic(Default(), 50, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

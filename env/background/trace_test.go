@@ -73,8 +73,8 @@ func TestFitReproducesDefault(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("refit differs from params.json (go test -update rewrites it):\n got %s\nwant %s", got, want)
 	}
-	if p != background.Default {
-		t.Errorf("refit %+v != Default %+v", p, background.Default)
+	if p != background.Default() {
+		t.Errorf("refit %+v != Default %+v", p, background.Default())
 	}
 	// Fitting twice gives the same numbers.
 	if p2, _ := background.Fit(series, background.DefaultStep); p2 != p {
@@ -152,7 +152,7 @@ func TestStochasticMatchesTrace(t *testing.T) {
 	}
 	want := summarize(trace)
 
-	src, err := background.NewStochastic(background.Default, 400, 1)
+	src, err := background.NewStochastic(background.Default(), 400, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

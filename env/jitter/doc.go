@@ -54,7 +54,7 @@
 //
 // Make one Process per job and draw each iteration's factors:
 //
-//	q, err := jitter.New(jitter.Default, workers, rand.NewPCG(seed, jobIndex))
+//	q, err := jitter.New(jitter.Default(), workers, rand.NewPCG(seed, jobIndex))
 //	if err != nil {
 //		return err
 //	}

@@ -10,7 +10,7 @@ import (
 // Draw the slowdowns of a 4-worker job for a few iterations and count the
 // iterations with a straggler.
 func Example() {
-	q, err := jitter.New(jitter.Default, 4, rand.NewPCG(1, 1))
+	q, err := jitter.New(jitter.Default(), 4, rand.NewPCG(1, 1))
 	if err != nil {
 		fmt.Println(err)
 		return

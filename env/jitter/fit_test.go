@@ -48,7 +48,7 @@ func TestCalibrationKS(t *testing.T) {
 		seeds = append(seeds, 2, 3)
 	}
 	for _, seed := range seeds {
-		r, err := Calibrate(Default, d, seed)
+		r, err := Calibrate(Default(), d, seed)
 		if err != nil {
 			t.Fatal(err)
 		}

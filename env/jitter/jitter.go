@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 
 	"github.com/drover-sched/drover/internal/fastexp"
 	"github.com/drover-sched/drover/internal/mustjson"
@@ -111,14 +112,15 @@ func (p Params) valid() bool {
 //go:embed params.json
 var paramsJSON []byte
 
-// Default is the fit of Params to the Alibaba PAI v2020 mini-batch CoV
-// table (see the package documentation), embedded from params.json.
-var Default = mustjson.Decode[Params]("jitter: params.json", paramsJSON)
+// Default returns the fit of Params to the Alibaba PAI v2020 mini-batch
+// CoV table (see the package documentation), embedded from params.json
+// and decoded on the first call, not at package initialisation.
+var Default = sync.OnceValue(func() Params { return mustjson.Decode[Params]("jitter: params.json", paramsJSON) })
 
 //go:embed dedicated.json
 var dedicatedJSON []byte
 
-// Dedicated is the process of workers that hold whole GPUs, embedded from
+// Dedicated returns the process of workers that hold whole GPUs, embedded from
 // dedicated.json. No public trace records per-worker iteration times of
 // such jobs (the PAI v2020 mini-batch jobs share GPUs), so it keeps
 // Default's shape (persistent share, noise autocorrelation, episode length
@@ -133,7 +135,8 @@ var dedicatedJSON []byte
 // factor as the level (0.02 / 0.07782: on a dedicated GPU the other work
 // that disturbs a worker, steadily or in bursts, shrinks alike), 5.5e-5
 // per iteration.
-var Dedicated = mustjson.Decode[Params]("jitter: dedicated.json", dedicatedJSON)
+// Like Default, it is decoded on the first call.
+var Dedicated = sync.OnceValue(func() Params { return mustjson.Decode[Params]("jitter: dedicated.json", dedicatedJSON) })
 
 // Process draws the per-worker slowdowns of one job, iteration by
 // iteration. It is deterministic given its rand.Source and not safe for

@@ -125,9 +125,9 @@ func draw(t *testing.T, p Params, workers, iters int, seed uint64) [][]float64 {
 }
 
 func TestDeterminism(t *testing.T) {
-	a := draw(t, Default, 10, 500, 7)
-	b := draw(t, Default, 10, 500, 7)
-	c := draw(t, Default, 10, 500, 8)
+	a := draw(t, Default(), 10, 500, 7)
+	b := draw(t, Default(), 10, 500, 7)
+	c := draw(t, Default(), 10, 500, 8)
 	for i := range a {
 		if !slices.Equal(a[i], b[i]) {
 			t.Fatalf("iteration %d: same seed, different draws %v vs %v", i, a[i], b[i])
@@ -153,7 +153,7 @@ func TestDeterminism(t *testing.T) {
 // median slowdown over workers and iterations is about 1 (the log slowdown
 // is a centred normal).
 func TestTypicalWorker(t *testing.T) {
-	p := Default
+	p := Default()
 	p.StragglerRate = 0
 	var all []float64
 	for seed := range uint64(200) {
@@ -225,7 +225,7 @@ func TestEpisodeLength(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	if err := Default.Validate(); err != nil {
+	if err := Default().Validate(); err != nil {
 		t.Fatal(err)
 	}
 	bad := []func(*Params){
@@ -239,7 +239,7 @@ func TestValidate(t *testing.T) {
 		func(p *Params) { p.StragglerSpread = math.Inf(1) },
 	}
 	for i, mod := range bad {
-		p := Default
+		p := Default()
 		mod(&p)
 		if _, err := New(p, 4, rand.NewPCG(1, 1)); !errors.Is(err, ErrParams) {
 			t.Errorf("case %d: New error %v, want ErrParams", i, err)
@@ -252,13 +252,13 @@ func TestValidFastPathIsCheck(t *testing.T) {
 	// field): same verdict on every field at its edges, NaN and ±Inf, and
 	// on random mixes of those.
 	edges := []float64{math.NaN(), math.Inf(-1), math.Inf(1), -0.1, 0, 0.5, 1, 1.5, math.MaxFloat64}
-	p := Default
+	p := Default()
 	fields := []*float64{&p.LevelMedian, &p.LevelSpreadLow, &p.LevelSpreadHigh, &p.Persistent, &p.NoiseAR,
 		&p.StragglerRate, &p.StragglerLength, &p.StragglerSlowdown, &p.StragglerSpread}
 	agree := func() bool { return p.valid() == (p.check() == nil) }
 	for i, f := range fields {
 		for _, v := range edges {
-			p = Default
+			p = Default()
 			*f = v
 			if !agree() {
 				t.Errorf("field %d = %v: valid %v, check %v", i, v, p.valid(), p.check())
@@ -267,7 +267,7 @@ func TestValidFastPathIsCheck(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(3, 3))
 	for range 20000 {
-		p = Default
+		p = Default()
 		for _, f := range fields {
 			if r.IntN(4) == 0 {
 				*f = edges[r.IntN(len(edges))]
@@ -282,7 +282,7 @@ func TestValidFastPathIsCheck(t *testing.T) {
 func TestResetIsNew(t *testing.T) {
 	// A process reset from a source draws exactly what a new process from
 	// the same source draws, whatever it drew before.
-	p := Default
+	p := Default()
 	p.StragglerRate = 0.05 // episodes in most draws
 	q, err := New(p, 7, rand.NewPCG(1, 2))
 	if err != nil {

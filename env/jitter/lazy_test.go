@@ -108,7 +108,7 @@ func (q *eager) next(dst []float64) {
 // Reset.
 func TestLazyHoldingTimes(t *testing.T) {
 	with := func(rate, length float64) Params {
-		p := Default
+		p := Default()
 		p.StragglerRate, p.StragglerLength = rate, length
 		return p
 	}
@@ -117,8 +117,8 @@ func TestLazyHoldingTimes(t *testing.T) {
 		p     Params
 		iters int
 	}{
-		{"default", Default, 3000},
-		{"dedicated", Dedicated, 3000},
+		{"default", Default(), 3000},
+		{"dedicated", Dedicated(), 3000},
 		{"frequent", with(0.05, 4), 3000},
 		{"short episodes", with(0.3, 1.5), 2000},
 		{"every iteration", with(1, 1), 500},

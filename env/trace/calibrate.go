@@ -189,7 +189,7 @@ func CalibrateDedicated(cases []CalibrationCase, seeds []uint64, st Stragglers, 
 // CalibrateDedicated); progress, when set, is called after each.
 func FitDedicated(cases []CalibrationCase, seeds []uint64, st Stragglers, firstFit func() env.Scheduler, evals int, progress func(level, burst, obj float64)) (level, burst, obj float64, err error) {
 	f := func(level, burst float64) (float64, error) {
-		p := jitter.Dedicated
+		p := jitter.Dedicated()
 		p.LevelMedian = level
 		s := st
 		s.Jitter, s.BurstNoise = &p, &burst
@@ -213,7 +213,7 @@ func FitDedicated(cases []CalibrationCase, seeds []uint64, st Stragglers, firstF
 		}
 		return obj, nil
 	}
-	x := [2]float64{jitter.Dedicated.LevelMedian, DedicatedBurstNoise}
+	x := [2]float64{jitter.Dedicated().LevelMedian, DedicatedBurstNoise}
 	best, err := f(x[0], x[1])
 	if err != nil {
 		return 0, 0, 0, err

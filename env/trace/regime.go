@@ -85,7 +85,7 @@ const referenceSeed = 0x62676e64
 func referenceLoads(kind string, src background.Source, nodes int) ([]env.Usage, error) {
 	out := make([]env.Usage, referenceSamples)
 	if kind == "builtin" || kind == "" {
-		s, err := background.NewStochastic(background.Default, referenceSamples, referenceSeed)
+		s, err := background.NewStochastic(background.Default(), referenceSamples, referenceSeed)
 		if err != nil {
 			return nil, err
 		}

@@ -88,8 +88,8 @@ func TestRegimeWorkers(t *testing.T) {
 	if mean < 0.31 || mean > 0.36 {
 		t.Errorf("reference CPU load mean %.3f, want the fitted 0.337 +- 0.025", mean)
 	}
-	if jitter.Dedicated.LevelSpreadHigh != jitter.Dedicated.LevelSpreadLow || jitter.Dedicated.LevelMedian >= jitter.Default.LevelMedian {
-		t.Errorf("jitter.Dedicated %+v: want a symmetric spread and a lower level than Default's", jitter.Dedicated)
+	if jitter.Dedicated().LevelSpreadHigh != jitter.Dedicated().LevelSpreadLow || jitter.Dedicated().LevelMedian >= jitter.Default().LevelMedian {
+		t.Errorf("jitter.Dedicated() %+v: want a symmetric spread and a lower level than Default's", jitter.Dedicated())
 	}
 }
 

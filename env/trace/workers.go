@@ -81,7 +81,7 @@ func (st Stragglers) Workers(nodes int) (*env.Workers, error) {
 	case "", "builtin":
 		// Sample the fitted process at the model's refresh period: the
 		// same process at every sixth step, for a sixth of the cost.
-		p, err := background.Default.Coarsened(env.DefaultWorkerPeriod)
+		p, err := background.Default().Coarsened(env.DefaultWorkerPeriod)
 		if err != nil {
 			return nil, err
 		}
@@ -102,9 +102,9 @@ func (st Stragglers) Workers(nodes int) (*env.Workers, error) {
 		}
 		src = r
 	}
-	jp := jitter.Default
+	jp := jitter.Default()
 	if regime == RegimeDedicated {
-		jp = jitter.Dedicated
+		jp = jitter.Dedicated()
 		w.BurstNoise = DedicatedBurstNoise
 		w.Reference = st.Reference
 		if w.Reference == nil {

@@ -191,7 +191,7 @@ func TestMatchesReference(t *testing.T) {
 		if !learned {
 			a.Forecaster = nil
 		} else {
-			a.Forecaster = forecast.Default
+			a.Forecaster = forecast.Default()
 		}
 		a.EvenPS = seed%4 == 2
 		w := &twin{t: t, name: fmt.Sprintf("seed %d", seed), a: a, b: newRef(a), pick: pick}

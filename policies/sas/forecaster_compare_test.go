@@ -60,7 +60,7 @@ func TestCompareForecaster(t *testing.T) {
 	variants := []struct {
 		name string
 		f    *forecast.Model
-	}{{"learned", forecast.Default}, {"window", nil}}
+	}{{"learned", forecast.Default()}, {"window", nil}}
 	metrics := []struct {
 		name string
 		of   func(env.Summary) float64

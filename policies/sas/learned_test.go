@@ -133,7 +133,7 @@ func TestPredictorLearnedRingOrder(t *testing.T) {
 
 // SAS forecasts with the embedded model by default.
 func TestSASDefaultForecaster(t *testing.T) {
-	if s := newSAS(t); s.Forecaster != forecast.Default || s.Forecaster == nil {
-		t.Errorf("Forecaster = %p, want forecast.Default %p", s.Forecaster, forecast.Default)
+	if s := newSAS(t); s.Forecaster != forecast.Default() || s.Forecaster == nil {
+		t.Errorf("Forecaster = %p, want forecast.Default() %p", s.Forecaster, forecast.Default())
 	}
 }

@@ -19,7 +19,7 @@ func BenchmarkPredictorForecast(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		m    *forecast.Model
-	}{{"learned", forecast.Default}, {"window", nil}} {
+	}{{"learned", forecast.Default()}, {"window", nil}} {
 		b.Run(fmt.Sprintf("%s/nodes=%d", c.name, nodes), func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 1))
 			p := NewPredictor(nodes, DefaultHistory, DefaultSamplePeriod)

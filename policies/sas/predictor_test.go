@@ -196,10 +196,10 @@ func TestSearchFloat(t *testing.T) {
 // quantiles and overload probabilities, to the bit, and the same forecast
 // as at the last step whenever the node's version stayed.
 func TestForecastKeptMatchesFresh(t *testing.T) {
-	other := *forecast.Default // another model: every coefficient 10% larger
+	other := *forecast.Default() // another model: every coefficient 10% larger
 	for r := range other.Coef {
 		other.Coef[r] = nil
-		for _, row := range forecast.Default.Coef[r] {
+		for _, row := range forecast.Default().Coef[r] {
 			row2 := make([]float64, len(row))
 			for i, c := range row {
 				row2[i] = c * 1.1
@@ -211,7 +211,7 @@ func TestForecastKeptMatchesFresh(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 3))
 		capacity := 12 + r.IntN(20)
 		p := NewPredictor(3, capacity, 300)
-		p.Model = forecast.Default
+		p.Model = forecast.Default()
 		hist := make([][]env.Usage, 3)
 		prevVer := []uint64{math.MaxUint64, math.MaxUint64, math.MaxUint64}
 		prev := make([]Forecast, 3)

@@ -143,7 +143,7 @@ func New(policies.Config) (policies.Policy, error) {
 		SpreadPenalty: DefaultSpreadPenalty,
 		RackPenalty:   DefaultRackPenalty,
 		Resolution:    DefaultResolution,
-		Forecaster:    forecast.Default,
+		Forecaster:    forecast.Default(),
 		regrouped:     math.NaN(),
 	}, nil
 }

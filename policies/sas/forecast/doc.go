@@ -88,7 +88,7 @@
 //
 // # Usage
 //
-//	m := forecast.Default
+//	m := forecast.Default()
 //	q := m.Predict(forecast.CPU, hist, nil, nil) // quantiles at m.Levels
 //	p90 := forecast.QuantileAt(m.Levels, q, 0.9)
 //	pOver := forecast.Exceed(m.Levels, q, 0.8-extra) // P(load + extra > 0.8)

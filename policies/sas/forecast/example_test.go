@@ -19,7 +19,7 @@ func Example() {
 		hist[i] = 0.3 + 0.02*float64(i%3-1)
 	}
 	hist[61], hist[62], hist[63] = 0.6, 0.62, 0.58
-	m := forecast.Default
+	m := forecast.Default()
 	q := m.Predict(forecast.CPU, hist, nil, nil)
 	fmt.Printf("model   P10 %.2f  P50 %.2f  P90 %.2f\n",
 		forecast.QuantileAt(m.Levels, q, 0.1), forecast.QuantileAt(m.Levels, q, 0.5), forecast.QuantileAt(m.Levels, q, 0.9))

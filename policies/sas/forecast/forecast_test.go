@@ -363,7 +363,7 @@ func TestFitErrors(t *testing.T) {
 }
 
 func TestDecodeErrors(t *testing.T) {
-	good, err := Encode(Default)
+	good, err := Encode(Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,12 +397,12 @@ func TestDecodeErrors(t *testing.T) {
 // TestEmbeddedRoundTrip checks that model.json is exactly what Encode
 // writes for the model it decodes to.
 func TestEmbeddedRoundTrip(t *testing.T) {
-	b, err := Encode(Default)
+	b, err := Encode(Default())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(b, modelJSON) {
-		t.Errorf("Encode(Default) differs from model.json:\n%s", cmp.Diff(string(modelJSON), string(b)))
+		t.Errorf("Encode(Default()) differs from model.json:\n%s", cmp.Diff(string(modelJSON), string(b)))
 	}
 }
 

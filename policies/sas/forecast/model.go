@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/drover-sched/drover/env"
 )
@@ -201,11 +202,14 @@ func Encode(m *Model) ([]byte, error) {
 //go:embed model.json
 var modelJSON []byte
 
-// Default is the model fitted by Fit with DefaultConfig on the first 70%
-// of each machine's time in the Alibaba cluster-trace-v2018 machine_usage
-// head, embedded from model.json; the package documentation gives its
-// held-out scores. drover forecast fit regenerates the file.
-var Default = mustDecode("forecast: model.json", modelJSON)
+// Default returns the model fitted by Fit with DefaultConfig on the first
+// 70% of each machine's time in the Alibaba cluster-trace-v2018
+// machine_usage head, embedded from model.json; the package documentation
+// gives its held-out scores. drover forecast fit regenerates the file.
+// The file is decoded on the first call (not at package initialisation,
+// which every drover command pays); every call returns the same *Model,
+// which callers must not change.
+var Default = sync.OnceValue(func() *Model { return mustDecode("forecast: model.json", modelJSON) })
 
 // mustDecode decodes an embedded model file, panicking with its name: a
 // file that does not load is a build defect, not a run-time condition.

@@ -69,7 +69,7 @@ func table(rep forecast.Report) string {
 func TestDefaultBeatsWindow(t *testing.T) {
 	trs := traceFixture(t)
 	_, from := forecast.TimeSplit(trs, 0.7)
-	rep := forecast.Evaluate(forecast.Default, trs, from, forecast.DefaultWindow)
+	rep := forecast.Evaluate(forecast.Default(), trs, from, forecast.DefaultWindow)
 	t.Logf("held-out time, %d origins:\n%s", rep.Origins, table(rep))
 	if !rep.Beats() {
 		t.Error("the learned model's mean pinball loss is not below the window's on every resource")
@@ -100,7 +100,7 @@ func TestFitReproducesDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := forecast.Encode(forecast.Default)
+	want, err := forecast.Encode(forecast.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
