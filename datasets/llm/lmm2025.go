@@ -32,7 +32,11 @@ const (
 	// (images_per_request_cdf.png).
 	CurveImages = "images_per_request"
 	// CurveInputImage and CurveInputText are the CDFs of ContextTokens of
-	// image and text-only requests (input_tokens_cdf.png).
+	// image and text-only requests (input_tokens_cdf.png). An image
+	// request's ContextTokens count its images' tokens in the production
+	// model (ModServe 3.2: image requests' prompts are longer "due to
+	// image tokens"; the image curve starts at 244-255 tokens, one GPT-4o
+	// tile): env/infer/mm reads them so (Config.PromptHasImageTokens).
 	CurveInputImage = "input_tokens_image"
 	CurveInputText  = "input_tokens_text"
 	// CurveOutputImage and CurveOutputText are the CDFs of

@@ -59,7 +59,8 @@ type Profiled struct {
 // the highest steady request rate meeting the attainment, found by
 // bisection on a log scale to 2%. Capacities are that rate's image tokens
 // a second, text load a second and requests a second, per instance.
-// EncodeSeconds is one image's encode on an Image Instance.
+// EncodeSeconds is the median history image's encode alone on an Image
+// Instance (mm.Sim.MedianImageEncode).
 func ProfileOf(spec ProfileSpec) (Profiled, error) {
 	if spec.Requests == 0 {
 		spec.Requests = 4000

@@ -3,6 +3,7 @@ package modserve
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/drover-sched/drover/datasets/llm"
@@ -23,16 +24,23 @@ func staticTrace(t testing.TB, scale int) []mm.Request {
 // model types, at the load (in the sweep of docs/results/multimodal.md)
 // where the monolith has just saturated in the hour's burst (points chosen
 // after the sweep: the sweep holds where it does not). ModServe-late's
-// P99 is below Sched's too. The gains against the paper's are logged:
-// they are not all within 10 points (docs/results/multimodal.md says
-// which).
+// P99 is below Sched's too. The acceptance's other half, each of the six
+// gains (decoupling, scheduling, routing; mean and P99) within 10 points
+// of the paper's, does not hold: misses lists the gains that are off by
+// more, and the test fails if the list changes either way
+// (docs/results/multimodal.md has the sweep).
 func TestStaticLadder(t *testing.T) {
 	tests := []struct {
-		model mm.Model
-		scale int
+		model  mm.Model
+		scale  int
+		misses []string
 	}{
-		{mm.Llama32_11BVision, 15},
-		{mm.InternVL25_26B, 5},
+		// Decoupling cuts the mean by 53% (paper 27%); scheduling the
+		// P99 by 3% (paper 25%).
+		{mm.Llama32_11BVision, 15, []string{Decoup + " mean", Sched + " P99"}},
+		// Decoupling 27%/22% (paper 46%/47%), scheduling 47%/15% (paper
+		// 12%/25%), routing's P99 11% (paper 32%).
+		{mm.InternVL25_26B, 5, []string{Decoup + " mean", Decoup + " P99", Sched + " mean", Sched + " P99", Name + " P99"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.model.Name, func(t *testing.T) {
@@ -59,8 +67,18 @@ func TestStaticLadder(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, g := range gains {
+			var misses []string
+			for _, g := range gains[:3] {
 				t.Logf("%s -> %s: mean %.0f%% (paper %.0f%%), P99 %.0f%% (paper %.0f%%)", g.From, g.To, 100*g.Mean, 100*g.PaperMean, 100*g.P99, 100*g.PaperP99)
+				if math.Abs(g.Mean-g.PaperMean) > 0.10 {
+					misses = append(misses, g.To+" mean")
+				}
+				if math.Abs(g.P99-g.PaperP99) > 0.10 {
+					misses = append(misses, g.To+" P99")
+				}
+			}
+			if !slices.Equal(misses, tt.misses) {
+				t.Errorf("gains more than 10 points off the paper's: %q, want the known misses %q", misses, tt.misses)
 			}
 		})
 	}

@@ -2,22 +2,33 @@
 // serving, after ModServe (SoCC'25, arXiv 2502.00937; issue 35): a pure,
 // deterministic, request-level discrete-event model of monolithic
 // instances and of ModServe's decoupled image and text pools, with
-// scaling actions. Like env and env/infer it reads no clock, draws no
-// random number and does no I/O: the caller hands over the requests (e.g.
-// datasets/llm's LMMSynth week, or a replayed Azure LMM 2025 trace).
+// scaling actions. Like env and env/infer it reads no clock, holds no
+// random state and does no I/O: the caller hands over the requests (e.g.
+// datasets/llm's LMMSynth week, or a replayed Azure LMM 2025 trace); image
+// sizes are a hash of Config.Images.Seed and the request (ImageSize).
 //
 // # Stages
 //
-// A request brings a text prompt, images (Request.Images, each an
-// 896x896 image of Model.ImageTokens tokens: 6,404 for Llama-3.2-11B-
-// Vision, 7,290 for LLaVA-OneVision, 1,280 for InternVL-2.5-26B) and an
-// output length. Its stages:
+// A request brings a prompt, images (Request.Images) and an output
+// length. Each image's size is drawn (ImageSize: log-normal, median 500
+// px, P95 1,100 px a side, an assumption after ModServe's section 3.2)
+// and cut into tiles by the model's own rule (Model.Tiles: Llama-3.2-
+// Vision's canvas of up to 4 tiles of 560, 1,601 tokens a tile, its
+// encoder always running over 4; InternVL-2.5's dynamic tiling, up to 12
+// tiles of 448 and a thumbnail, 256 tokens a tile); Config.Fixed896 makes
+// every image 896x896 instead (ModServe's Table 1: 6,404 tokens for
+// Llama-3.2-11B-Vision, 7,290 for LLaVA-OneVision, 1,280 for
+// InternVL-2.5-26B). The prompt is read as the trace's ContextTokens:
+// text and each image's tokens in the production model
+// (Config.PromptHasImageTokens, GPT4oImageTokens), which are taken away
+// before the served model's own image tokens are added. Its stages:
 //
 //   - CPU preprocessing of each image, Costs.Preprocess on one of the
 //     instance's CPU workers (Config.PreprocessWorkers a GPU).
-//   - The vision encoder, on the GPU: a batch of b images takes
-//     EncodeFixed + b x EncodePerImage (compute-bound, linear in the batch,
-//     as ModServe measured).
+//   - The vision encoder, on the GPU: a batch of images takes EncodeFixed
+//     plus each image's time, EncodePerImage (an 896x896 image's) scaled
+//     by the encoder FLOPs of its tiles (compute-bound, linear in the
+//     batch, as ModServe measured).
 //   - Decoupled only: the image tokens' transfer to the text instance,
 //     pulled once the request's last image is encoded (Link: RDMA or TCP).
 //   - Prefill, over the text tokens only for a CrossAttention model (its

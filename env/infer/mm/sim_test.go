@@ -427,12 +427,14 @@ func TestBadDecision(t *testing.T) {
 }
 
 // BenchmarkWeek simulates the LMM 2025 week (998,047 requests) on the
-// paper's static deployments.
+// paper's static deployments, images drawn and all 896x896 (Fixed896).
 // go test ./env/infer/mm -run '^$' -bench Week -benchtime 1x -cpu 1
 func BenchmarkWeek(b *testing.B) {
 	reqs := week(b, 0)
-	for _, cfg := range []Config{Monolith(InternVL25_26B, 32), Decoupled(InternVL25_26B, 48, 20)} {
-		b.Run(cfg.Model.Name+"/"+map[bool]string{true: "decoupled", false: "monolith"}[cfg.Decoupled()], func(b *testing.B) {
+	for _, cfg := range []Config{Monolith(InternVL25_26B, 32), Decoupled(InternVL25_26B, 48, 20),
+		Monolith(InternVL25_26B, 32).Fixed896(), Decoupled(InternVL25_26B, 48, 20).Fixed896()} {
+		images := map[bool]string{true: "fixed896", false: "drawn"}[cfg.Images.Fixed]
+		b.Run(cfg.Model.Name+"/"+map[bool]string{true: "decoupled", false: "monolith"}[cfg.Decoupled()]+"/"+images, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				s, err := New(cfg, reqs)

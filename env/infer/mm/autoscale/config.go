@@ -54,8 +54,8 @@ type Window struct {
 	Seconds float64
 	// Requests is the requests that arrived in the window.
 	Requests int
-	// ImageTokens is the image tokens that arrived (images x the model's
-	// tokens an image).
+	// ImageTokens is the image tokens that arrived (each image's tokens,
+	// mm.Result.ImageTokens).
 	ImageTokens float64
 	// TextLoad is the Text Instances' load that arrived, in tokens: the
 	// prompts' text tokens for a cross-attention model, text and image
