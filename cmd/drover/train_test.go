@@ -85,42 +85,43 @@ func TestTrainRunDirectory(t *testing.T) {
 
 // sas-rl with the contextual bandit trains, saves a Q-network checkpoint
 // of the candidate observation's shape, and drover eval replays it.
+// (train's TestRun trains it on the built-in workload.)
 func TestTrainBanditVariant(t *testing.T) {
 	dir := t.TempDir()
-	out := filepath.Join(dir, "run")
-	code, stdout, stderr := drover(t, "train", "--env", "sas-rl", "--algo", "bandit", "--steps", "2000", "--eval-seeds", "0", "--quiet", "--out", out)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+	out, meta, nets, _, _, stdout := banditRun(t, dir, "", "300")
 	if !strings.Contains(stdout, "contextual bandit") || !strings.Contains(stdout, "not converged") {
 		t.Errorf("output:\n%s", stdout)
 	}
-	meta, err := os.ReadFile(filepath.Join(out, "meta.json"))
-	if err != nil || !strings.Contains(string(meta), `"algo": "bandit"`) || !strings.Contains(string(meta), `"q"`) {
-		t.Fatalf("meta %s (%v)", meta, err)
+	if meta.Algo != "bandit" || len(nets) != 1 || nets["q"] == nil {
+		t.Fatalf("algo %q, networks %v: want bandit and one Q-network, q", meta.Algo, meta.Networks)
 	}
-	wl := filepath.Join(dir, "tiny.csv")
-	if err := os.WriteFile(wl, []byte(tinyJobs), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	code, stdout, stderr = drover(t, "eval", "--quiet", "--workload", wl, "--profiles", "builtin", "--nodes", "4", "--gpus-per-node", "4",
+	code, stdout, stderr := drover(t, "eval", "--quiet", "--workload", filepath.Join(dir, "tiny.csv"), "--profiles", "builtin", "--nodes", "4", "--gpus-per-node", "4",
 		"--policies", "sas,"+out, "--seeds", "1", "--out", filepath.Join(dir, "eval"))
 	if code != 0 || !strings.Contains(stdout, "sas-rl@run") {
 		t.Errorf("eval: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
 
-// banditRun trains sas-rl's contextual bandit for steps with the config
-// yaml into dir/run, and returns the run directory, its checkpoint and the
-// checkpoint's two files.
-func banditRun(t *testing.T, dir, yaml, steps string) (string, checkpoints.Meta, map[string]*nn.MLP, []byte, []byte) {
+// banditRun trains sas-rl's contextual bandit for steps with the train
+// section's further lines train (indented by two spaces) into dir/run, on
+// tinyJobs (dir/tiny.csv: episodes of its first six jobs, 2 to 8 GPUs) and
+// 16 x 4 GPUs, where most decisions have several candidates, so a few
+// hundred steps are dozens of episodes with fits and deviations. It
+// returns the run directory, its checkpoint, the checkpoint's two files and
+// what the run printed.
+func banditRun(t *testing.T, dir, train, steps string) (string, checkpoints.Meta, map[string]*nn.MLP, []byte, []byte, string) {
 	t.Helper()
+	wl := filepath.Join(dir, "tiny.csv")
+	if err := os.WriteFile(wl, []byte(tinyJobs), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cfg := filepath.Join(dir, "cfg.yaml")
+	yaml := "train:\n  workload: " + wl + "\n  nodes: 16\n  gpus_per_node: 4\n" + train
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "run")
-	code, _, stderr := drover(t, "train", "--env", "sas-rl", "--algo", "bandit", "--config", cfg, "--steps", steps, "--eval-seeds", "0", "--quiet", "--out", out)
+	code, stdout, stderr := drover(t, "train", "--env", "sas-rl", "--algo", "bandit", "--config", cfg, "--steps", steps, "--eval-seeds", "0", "--quiet", "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -136,23 +137,19 @@ func banditRun(t *testing.T, dir, yaml, steps string) (string, checkpoints.Meta,
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out, meta, nets, mb, wb
+	return out, meta, nets, mb, wb, stdout
 }
 
 // train.heads makes the bandit a bootstrapped ensemble: its checkpoint
 // holds every head and the rule's parameters, and drover eval replays it.
 func TestTrainBanditEnsemble(t *testing.T) {
 	dir := t.TempDir()
-	out, meta, nets, _, _ := banditRun(t, dir, "train:\n  heads: 3\n  lower_z: 0.5\n  margin: 0.25\n", "2000")
+	out, meta, nets, _, _, _ := banditRun(t, dir, "  heads: 3\n  lower_z: 0.5\n  margin: 0.25\n", "300")
 	h := meta.Hyperparams
 	if len(nets) != 3 || nets["q0"] == nil || nets["q2"] == nil || h["heads"] != 3 || h["lower_z"] != 0.5 || h["margin"] != 0.25 {
 		t.Errorf("networks %v, hyperparameters %v: want q0-q2, heads 3, lower_z 0.5, margin 0.25", meta.Networks, h)
 	}
-	wl := filepath.Join(dir, "tiny.csv")
-	if err := os.WriteFile(wl, []byte(tinyJobs), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	code, stdout, stderr := drover(t, "eval", "--quiet", "--workload", wl, "--profiles", "builtin", "--nodes", "4", "--gpus-per-node", "4",
+	code, stdout, stderr := drover(t, "eval", "--quiet", "--workload", filepath.Join(dir, "tiny.csv"), "--profiles", "builtin", "--nodes", "4", "--gpus-per-node", "4",
 		"--policies", "sas,"+out, "--seeds", "1", "--out", filepath.Join(dir, "eval"))
 	if code != 0 || !strings.Contains(stdout, "sas-rl@run") {
 		t.Errorf("eval: exit %d\n%s%s", code, stdout, stderr)
@@ -213,14 +210,15 @@ func TestTraceConvertLate(t *testing.T) {
 // checkpoint with a box no job falls in replays SAS exactly.
 func TestTrainBanditSupport(t *testing.T) {
 	dir := t.TempDir()
-	_, meta, _, mb, wb := banditRun(t, dir, "train:\n  margin: -1000\n  support: job\n", "3000")
+	_, meta, _, mb, wb, _ := banditRun(t, dir, "  margin: -1000\n  support: job\n", "300")
 	s := meta.Support
 	if s == nil || len(s.Lo) != placement.JobFeatures {
 		t.Fatalf("support %+v, want %d dimensions", s, placement.JobFeatures)
 	}
-	// The built-in workload's jobs have 1 to 64 GPUs: log2(1+g)/6.
-	if s.Lo[0] < 1.0/6-1e-9 || s.Hi[0] > math.Log2(65)/6+1e-9 || s.Lo[0] >= s.Hi[0] {
-		t.Errorf("job-size range [%v, %v], want inside [%v, %v]", s.Lo[0], s.Hi[0], 1.0/6, math.Log2(65)/6)
+	// The training jobs (tinyJobs' first six) have 2 to 8 GPUs, and the
+	// job-size feature is log2(1+g)/6: the box spans exactly that (float32).
+	if lo, hi := math.Log2(3)/6, math.Log2(9)/6; math.Abs(s.Lo[0]-lo) > 1e-6 || math.Abs(s.Hi[0]-hi) > 1e-6 {
+		t.Errorf("job-size range [%v, %v], want [%v, %v]", s.Lo[0], s.Hi[0], lo, hi)
 	}
 	// The same checkpoint with a box every context falls in, and with one
 	// no context falls in (a job size of -1): the box the training run
@@ -248,7 +246,7 @@ func TestTrainBanditSupport(t *testing.T) {
 	box := func(v string) string { return strings.Repeat(v+", ", placement.JobFeatures-1) + v }
 	inside := withBox("inside", box("-1e9"), box("1e9"))
 	outside := withBox("outside", box("-1"), box("-1"))
-	code, _, stderr := drover(t, "eval", "--quiet", "--workload", "builtin", "--profiles", "builtin", "--nodes", "16", "--gpus-per-node", "4",
+	code, _, stderr := drover(t, "eval", "--quiet", "--workload", filepath.Join(dir, "tiny.csv"), "--profiles", "builtin", "--nodes", "16", "--gpus-per-node", "4",
 		"--policies", "sas,"+inside+","+outside, "--seeds", "1", "--out", filepath.Join(dir, "eval"))
 	if code != 0 {
 		t.Fatalf("eval: exit %d\n%s", code, stderr)
