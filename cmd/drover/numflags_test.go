@@ -197,11 +197,11 @@ func TestTraceInspectWarns(t *testing.T) {
 func TestForecastFitSays(t *testing.T) {
 	path := sharedtraces.Path(t, "alibaba_v2018", "machine_usage.csv.gz")
 	out := filepath.Join(t.TempDir(), "model.json")
-	code, stdout, stderr := drover(t, "forecast", "fit", "--trace", path, "--split", "0.1", "-o", out)
+	code, stdout, stderr := drover(t, "forecast", "fit", "--trace", path, "--split", "0.02", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"fitted the forecaster on " + path + ": 16 machines, the first 10% of each one's time", "horizon 12 steps, window 64", "to " + out + "\n"} {
+	for _, want := range []string{"fitted the forecaster on " + path + ": 16 machines, the first 2% of each one's time", "horizon 12 steps, window 64", "to " + out + "\n"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
@@ -213,7 +213,7 @@ func TestForecastFitSays(t *testing.T) {
 	if _, err := forecast.Decode(b); err != nil {
 		t.Errorf("%s: %v", out, err)
 	}
-	code, stdout, stderr = drover(t, "forecast", "fit", "--trace", path, "--split", "0.1")
+	code, stdout, stderr = drover(t, "forecast", "fit", "--trace", path, "--split", "0.02")
 	if _, err := forecast.Decode([]byte(stdout)); code != 0 || err != nil {
 		t.Errorf("-o -: exit %d, stdout not the model alone: %v", code, err)
 	}
