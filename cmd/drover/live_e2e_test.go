@@ -31,7 +31,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(execEnv) == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeFixtures()
+	os.Exit(code)
 }
 
 // proc is a drover process of the test, its output kept for failures.

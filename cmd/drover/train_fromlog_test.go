@@ -53,11 +53,9 @@ func writeServedLog(t *testing.T, dir string) {
 // judgement in meta.Eval and the actor moved from the init's.
 func TestTrainFromLogCLI(t *testing.T) {
 	tmp := t.TempDir()
-	logDir, initDir, out := filepath.Join(tmp, "log"), filepath.Join(tmp, "init"), filepath.Join(tmp, "tuned")
+	logDir, out := filepath.Join(tmp, "log"), filepath.Join(tmp, "tuned")
+	initDir, _ := strnBC(t)
 	writeServedLog(t, logDir)
-	if code, _, stderr := drover(t, "train", "--env", "strn-rl", "--algo", "bc", "--eval-seeds", "0", "--quiet", "--out", initDir); code != 0 {
-		t.Fatalf("init: exit %d: %s", code, stderr)
-	}
 	code, stdout, stderr := drover(t, "train", "--env", "strn-rl", "--algo", "bc", "--from-log", logDir, "--init", initDir, "--eval-seeds", "1", "--quiet", "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -105,11 +103,9 @@ func TestTrainFromLogCLI(t *testing.T) {
 // and an init checkpoint of the other policy.
 func TestTrainFromLogRefused(t *testing.T) {
 	tmp := t.TempDir()
-	logDir, initDir := filepath.Join(tmp, "log"), filepath.Join(tmp, "init")
+	logDir := filepath.Join(tmp, "log")
+	initDir, _ := strnBC(t)
 	writeServedLog(t, logDir)
-	if code, _, stderr := drover(t, "train", "--env", "strn-rl", "--algo", "bc", "--eval-seeds", "0", "--quiet", "--out", initDir); code != 0 {
-		t.Fatalf("init: exit %d: %s", code, stderr)
-	}
 	corrupt := filepath.Join(tmp, "corrupt")
 	bad := filepath.Join(corrupt, declog.FileName(1))
 	if err := os.MkdirAll(corrupt, 0o755); err != nil {

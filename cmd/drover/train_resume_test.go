@@ -90,10 +90,8 @@ func TestTrainResume(t *testing.T) {
 // marked init = 1; DQN, which has no actor to start from, is refused.
 func TestTrainResumeDirect(t *testing.T) {
 	dir := t.TempDir()
-	first, second := filepath.Join(dir, "first"), filepath.Join(dir, "second")
-	if code, _, stderr := drover(t, "train", "--env", "strn-rl", "--algo", "bc", "--eval-seeds", "0", "--quiet", "--out", first); code != 0 {
-		t.Fatalf("first run: exit %d: %s", code, stderr)
-	}
+	first, _ := strnBC(t)
+	second := filepath.Join(dir, "second")
 	code, stdout, stderr := drover(t, "train", "--env", "strn-rl", "--algo", "bc", "--eval-seeds", "0", "--quiet", "--resume", first, "--out", second)
 	if code != 0 {
 		t.Fatalf("resumed run: exit %d: %s", code, stderr)

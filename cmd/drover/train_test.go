@@ -282,11 +282,7 @@ func TestTrainBanditSupport(t *testing.T) {
 // checkpoint policies/direct loads, with the learning curve absent (no
 // RL) and the behaviour-cloning figures printed.
 func TestTrainDirectCLI(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "run")
-	code, stdout, stderr := drover(t, "train", "--env", "strn-rl", "--algo", "bc", "--eval-seeds", "0", "--quiet", "--out", out)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+	out, stdout := strnBC(t)
 	if !strings.Contains(stdout, "behaviour cloning:") || !strings.Contains(stdout, "checkpoint "+out) {
 		t.Errorf("stdout:\n%s", stdout)
 	}
