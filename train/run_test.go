@@ -25,20 +25,26 @@ func newRun(t *testing.T, cfg Config) (*Run, *bytes.Buffer) {
 	return r, &out
 }
 
+// heuristicTable is the start of each row of the placement and sync envs'
+// final table: the learned policy's and each heuristic's.
+var heuristicTable = []string{"\nlearned (ppo)  ", "\nfirst-fit  ", "\ntiresias  ", "\nstrn  ", "\nsas  "}
+
 // Every environment trains for about 200 steps and leaves a run directory:
 // the config, the logs and a checkpoint of the networks its algorithm
-// saves, with the report naming the directory.
+// saves, with the report naming the directory (and for placement and
+// sync, the table of the learned policy against every heuristic).
 func TestRunSmoke(t *testing.T) {
 	tests := []struct {
 		name     string
 		cfg      Config
 		networks []string
 		report   string // a line the report holds
+		table    []string
 	}{
 		{name: "cartpole ppo", cfg: Config{Env: "cartpole", Algo: "ppo", Steps: 256}, networks: []string{"actor", "critic"}, report: "the 475 target; CleanRL's ppo"},
 		{name: "cartpole dqn", cfg: Config{Env: "cartpole", Algo: "dqn", Steps: 200}, networks: []string{"q"}, report: "the 475 target; CleanRL's dqn"},
-		{name: "placement", cfg: Config{Env: "placement", Algo: "ppo", Steps: 256}, networks: []string{"actor", "critic"}, report: "gate vs first-fit"},
-		{name: "sync", cfg: Config{Env: "sync", Algo: "ppo", Steps: 256}, networks: []string{"actor", "critic"}, report: "gate vs first-fit"},
+		{name: "placement", cfg: Config{Env: "placement", Algo: "ppo", Steps: 256}, networks: []string{"actor", "critic"}, report: "gate vs first-fit", table: heuristicTable},
+		{name: "sync", cfg: Config{Env: "sync", Algo: "ppo", Steps: 256}, networks: []string{"actor", "critic"}, report: "gate vs first-fit", table: heuristicTable},
 		{name: "sas-rl bandit", cfg: Config{Env: "sas-rl", Algo: "bandit", Steps: 200}, networks: []string{"q"}, report: "no held-out evaluation (--eval-seeds 0): not converged"},
 		{name: "strn-rl ppo", cfg: Config{Env: "strn-rl", Algo: "ppo", Steps: 256}, networks: []string{"actor", "critic"}, report: "PPO chooses among strn's candidates"},
 	}
@@ -61,7 +67,7 @@ func TestRunSmoke(t *testing.T) {
 					t.Error(err)
 				}
 			}
-			for _, want := range []string{"run " + r.Dir + "\n", tt.report, "checkpoint " + r.Dir + "\n", "logs " + r.Dir} {
+			for _, want := range append([]string{"run " + r.Dir + "\n", tt.report, "checkpoint " + r.Dir + "\n", "logs " + r.Dir}, tt.table...) {
 				if !strings.Contains(out.String(), want) {
 					t.Errorf("report lacks %q:\n%s", want, out)
 				}
