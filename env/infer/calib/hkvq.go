@@ -364,17 +364,9 @@ func FitWith(e kv.Experiment, s Structure) (Params, error) {
 		return Params{}, err
 	}
 	a := kv.Qwen3_8B
-	var bb, bh float64
-	w := kv.HKVQWorkload(e.Name, rate)
-	for _, r := range w {
-		bb += float64(int64(r.Prompt) * a.KVBytesPerToken())
-		bh += float64(hack.Format.TransferBytes(a, r.Prompt))
-	}
-	bb /= float64(len(w))
-	bh /= float64(len(w))
-	bw := (bb - bh) / (base.KVTransfer - hack.KVTransfer)
+	bb, bh, overhead, bw := linkLine(e, rate, base, hack)
 	p := Params{Experiment: e.Name, GPU: spec,
-		LinkBytesPerSec: bw, LinkOverhead: base.KVTransfer - bb/bw,
+		LinkBytesPerSec: bw, LinkOverhead: overhead,
 		PrefillFLOPS: spec.FP16FLOPS / 2, CopyBytesPerSec: math.Inf(1), StepSeconds: float64(a.WeightBytes()) / spec.HBMBytesPerSec,
 		KVCapacity: VLLMKVCapacity(e, spec), Structure: s}
 	if bw, ok := MicrobenchBandwidth(e.GPU); ok {
@@ -453,6 +445,24 @@ func FitWith(e kv.Experiment, s Structure) (Params, error) {
 		}
 	}
 	return p, nil
+}
+
+// linkLine is FitWith's first step: the mean KV bytes the simulator sends
+// per request of e's workload at rate in FP16 (bb) and in HACK's format
+// (bh), and the line through the two rows' mean transfer times at them,
+// its overhead (s) and bandwidth (bytes/s). Without
+// Structure.StageOnPrefill the fit keeps this link.
+func linkLine(e kv.Experiment, rate float64, base, hack kv.MeasuredRun) (bb, bh, overhead, bw float64) {
+	a := kv.Qwen3_8B
+	w := kv.HKVQWorkload(e.Name, rate)
+	for _, r := range w {
+		bb += float64(int64(r.Prompt) * a.KVBytesPerToken())
+		bh += float64(hack.Format.TransferBytes(a, r.Prompt))
+	}
+	bb /= float64(len(w))
+	bh /= float64(len(w))
+	bw = (bb - bh) / (base.KVTransfer - hack.KVTransfer)
+	return bb, bh, base.KVTransfer - bb/bw, bw
 }
 
 // VLLMNonTorchBytes is what vLLM's budget sets aside besides the weights
