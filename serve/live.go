@@ -258,6 +258,12 @@ func (k *Core) runLiveSTRN(s *snapshot) ([]int, env.Sync, error) {
 			params.sens, usable = l.sens.lookup(key)
 		}
 		if !usable {
+			// The probe (a reference run of the job) is the longest of a
+			// large job's work and does not look at the request's Done: a
+			// request nobody waits for any more stops before it.
+			if s.cancelled() {
+				return nil, env.Sync{}, nil
+			}
 			var err error
 			if pr, err = k.proberWith(s, job, prof, has); err != nil {
 				return nil, env.Sync{}, err

@@ -81,7 +81,9 @@ func TestPlaceRefusesTooMuchWork(t *testing.T) {
 // with a live state, and a heuristic run as a policy (SAS, through the
 // view's Done). The job needs many nodes, so STRN runs its greedy
 // passes, whose every pick looks at the context. The contexts are done
-// before the call: no timer races the machine.
+// before the call: no timer races the machine. The heavy-work budget is
+// off (WithHeavyWork(0)): it turns a done context away before any work,
+// which would answer for the policies.
 func TestPlaceStopsWhenCancelled(t *testing.T) {
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -106,8 +108,8 @@ func TestPlaceStopsWhenCancelled(t *testing.T) {
 				opts = append(opts, serve.WithState(st, nil))
 			}
 			sink := &serve.MemorySink{}
-			k := newCore(t, append(opts, serve.WithSink(sink))...)
-			req := makeRequest(512, 4, 1024)
+			k := newCore(t, append(opts, serve.WithSink(sink), serve.WithHeavyWork(0))...)
+			req := makeRequest(64, 4, 128)
 			for _, c := range []struct {
 				ctx  context.Context
 				want error
