@@ -658,7 +658,7 @@ func (k *Core) mmSwitchLocked() MMSwitchStatus {
 	st := k.mm
 	g := &st.gate
 	out := MMSwitchStatus{Mode: st.mode, Routed: st.routed, Scaled: st.scaled, Since: g.since, Verdict: g.verdict, VerdictAt: g.at,
-		LastGate: g.summary, Evaluations: g.evals, Requests: len(g.reqs)}
+		LastGate: g.summary, Evaluations: g.evals, Requests: len(g.window())}
 	if st.router != nil {
 		out.Router = "heuristic:" + st.router.Name()
 	}

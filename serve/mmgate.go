@@ -44,10 +44,16 @@ const (
 	DefaultMMGateEvery = 12
 )
 
+// mmGateMaxRequests bounds the routed requests the Scale gate holds,
+// whatever the window: a client whose arrival times stand still or go
+// back cannot grow it without end.
+const mmGateMaxRequests = 1 << 20
+
 // mmGate is the Scale gate's state, under mmState.mu.
 type mmGate struct {
-	reqs    []mm.Request // routed requests, by arrival (Arrival: the client's)
-	periods int          // period-end Scale calls since the last evaluation
+	reqs    []mm.Request // routed requests; reqs[head:] are in the window
+	head    int
+	periods int // period-end Scale calls since the last evaluation
 
 	on      bool // the learned autoscaler answers (SwitchGate)
 	since   time.Time
@@ -58,18 +64,21 @@ type mmGate struct {
 	evals   int64
 }
 
-// observe records a routed request, dropping those that arrived more than
-// window seconds before it.
+// observe records a routed request, leaving out those that arrived more
+// than window seconds before it (and the oldest past mmGateMaxRequests).
 func (g *mmGate) observe(r mm.Request, window float64) {
 	g.reqs = append(g.reqs, r)
-	cut := 0
-	for cut < len(g.reqs) && g.reqs[cut].Arrival < r.Arrival-window {
-		cut++
+	for g.head < len(g.reqs) && (g.reqs[g.head].Arrival < r.Arrival-window || len(g.reqs)-g.head > mmGateMaxRequests) {
+		g.head++
 	}
-	if cut > 0 {
-		g.reqs = slices.Delete(g.reqs, 0, cut)
+	if g.head > len(g.reqs)/2 {
+		g.reqs = slices.Delete(g.reqs, 0, g.head) // amortized: at most once per head's worth of appends
+		g.head = 0
 	}
 }
+
+// window returns the requests in the window.
+func (g *mmGate) window() []mm.Request { return g.reqs[g.head:] }
 
 // gated reports whether the Scale gate runs (under or outside st.mu: it
 // reads only what WithMM set).
@@ -108,7 +117,7 @@ func (k *Core) EvaluateScale(ctx context.Context) (MMSwitchStatus, error) {
 	}
 	cfg := k.sw.cfg
 	st.mu.Lock()
-	reqs := slices.Clone(st.gate.reqs)
+	reqs := slices.Clone(st.gate.window())
 	st.gate.periods = 0
 	st.mu.Unlock()
 	if need := max(cfg.MinArrivals, 2*cfg.Seeds); len(reqs) < need {
