@@ -14,6 +14,12 @@
 // it, rather than with the bandit learner that fills it, so that reading
 // a checkpoint links no learner.
 //
+// A learned multimodal autoscaler's checkpoint (env mm-rl) carries an
+// MMScale: the observation and action layout, the rule it scales with its
+// profile, how it trained and the gate's verdict, so that a server
+// rebuilds the autoscaler and its baseline from the checkpoint alone
+// (serve.LoadMMRL).
+//
 // The format is specified in docs/format/checkpoint.md;
 // scripts/check_checkpoint.py reads a checkpoint with numpy alone and
 // checks the probe to 1e-5.

@@ -42,6 +42,9 @@ type MMScale struct {
 // MMProfile is an offline profile of one instance of each kind
 // (env/infer/mm/autoscale.Profile).
 type MMProfile struct {
+	// ImageTokensPerSec and TextTokensPerSec are an Image and a Text
+	// Instance's capacities within the objective, MonoRequestsPerSec a
+	// monolithic instance's; EncodeSeconds one image's median encode.
 	ImageTokensPerSec  float64 `json:"image_tokens_per_sec"`
 	TextTokensPerSec   float64 `json:"text_tokens_per_sec"`
 	MonoRequestsPerSec float64 `json:"mono_requests_per_sec"`
