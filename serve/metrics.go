@@ -49,6 +49,9 @@ type Metrics struct {
 	routeGateEvals *prometheus.CounterVec // result
 	routeGateLower prometheus.Gauge
 	routeGateGain  prometheus.Gauge
+	scaleGateEvals *prometheus.CounterVec // result
+	scaleGateLower prometheus.Gauge
+	scaleGateGain  prometheus.Gauge
 
 	// Multimodal calls (MMConfig).
 	mmRoutes     *prometheus.CounterVec // source, fallback
@@ -134,13 +137,22 @@ func NewMetrics() *Metrics {
 		scaleLearned: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "drover_scale_learned_answering", Help: "1 when the last Scale call was answered by the learned autoscaler, 0 when ModServe's rule answered.",
 		}),
+		scaleGateEvals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "drover_scale_gate_evaluations_total", Help: "Scale gate evaluations on a replay of the routed multimodal requests, by result (passed, failed, error, waiting).",
+		}, []string{"result"}),
+		scaleGateLower: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "drover_scale_gate_lower_bound", Help: "The last Scale gate verdict's lower confidence bound of the learned autoscaler's relative gain in cost (GPU-hours + penalty x missed requests) over ModServe's rule.",
+		}),
+		scaleGateGain: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "drover_scale_gate_mean_gain", Help: "The last Scale gate verdict's mean relative gain in cost of the learned autoscaler over ModServe's rule.",
+		}),
 		scaleSizes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "drover_scale_target_instances", Help: "The last Scale answer's target instances, by pool (image, text, mono).",
 		}, []string{"pool"}),
 	}
 	m.Registry.MustRegister(m.requests, m.latency, m.inflight, m.decisions, m.reloads, m.outcomes, m.sinkErr, m.version,
 		m.learnedAnswering, m.answeringSince, m.switches, m.gateEvals, m.gateLower, m.gateGain, m.gateTeacherGain, m.shadow,
-		m.routes, m.routeLearned, m.routeGateEvals, m.routeGateLower, m.routeGateGain, m.mmRoutes, m.scales, m.scaleLearned, m.scaleSizes,
+		m.routes, m.routeLearned, m.routeGateEvals, m.routeGateLower, m.routeGateGain, m.mmRoutes, m.scales, m.scaleLearned, m.scaleSizes, m.scaleGateEvals, m.scaleGateLower, m.scaleGateGain,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

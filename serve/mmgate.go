@@ -124,6 +124,7 @@ func (k *Core) EvaluateScale(ctx context.Context) (MMSwitchStatus, error) {
 		st.mu.Lock()
 		st.gate.summary, st.gate.at = fmt.Sprintf("waiting: %d of %d routed requests", len(reqs), need), k.clock.Now()
 		st.mu.Unlock()
+		k.scaleGateMetric("waiting", nil)
 		return k.MMSwitch(), nil
 	}
 	learned, base, err := st.replayCosts(ctx, reqs, cfg.Seeds)
@@ -140,9 +141,11 @@ func (k *Core) EvaluateScale(ctx context.Context) (MMSwitchStatus, error) {
 	g.at = now
 	if err != nil {
 		g.summary = "replay failed: " + err.Error()
+		k.scaleGateMetric("error", nil)
 		return k.mmSwitchLocked(), err
 	}
 	v := gate.Judge(learned, base, gate.Config{Margin: cfg.Margin, Confidence: cfg.Confidence, Resamples: cfg.Resamples, Seed: cfg.Seed})
+	k.scaleGateMetric(map[bool]string{false: "failed", true: "passed"}[v.Converged], &v)
 	g.verdict, g.evals = v, g.evals+1
 	g.summary = fmt.Sprintf("%s vs %s on a replay of %d routed requests in %d episodes (GPU-hours + %g x missed requests): %v",
 		st.learnedScalePolicy(), st.heurScalePolicy(), len(reqs), cfg.Seeds, st.penalty, v)
@@ -164,6 +167,19 @@ func (k *Core) EvaluateScale(ctx context.Context) (MMSwitchStatus, error) {
 		g.reason = "in shadow, gate not passed: " + g.summary
 	}
 	return k.mmSwitchLocked(), nil
+}
+
+// scaleGateMetric counts a Scale gate evaluation and, with a verdict, sets
+// its gauges.
+func (k *Core) scaleGateMetric(result string, v *gate.Verdict) {
+	if k.metrics == nil {
+		return
+	}
+	k.metrics.scaleGateEvals.WithLabelValues(result).Inc()
+	if v != nil {
+		k.metrics.scaleGateLower.Set(v.Lower)
+		k.metrics.scaleGateGain.Set(v.MeanGain)
+	}
 }
 
 // replayCosts replays reqs, cut into n consecutive episodes, under the

@@ -21,17 +21,17 @@ import (
 // "learned" autoscaler, the same rule sized for half the profiled
 // capacity (twice the instances, fewer missed requests), in switch mode
 // gate with the given penalty; the Scale gate replays 3 episodes.
-func gateCore(t *testing.T, penalty float64, window float64, every int) *serve.Core {
+func gateCore(t *testing.T, penalty float64, window float64, every int, opts ...serve.Option) *serve.Core {
 	t.Helper()
 	rich := mmScaleConfig()
 	rich.Target = 0.5
-	core, err := serve.NewCore(serve.WithSwitch(serve.SwitchConfig{Seeds: 3, MinArrivals: 30}),
+	core, err := serve.NewCore(append(opts, serve.WithSwitch(serve.SwitchConfig{Seeds: 3, MinArrivals: 30}),
 		serve.WithMM(serve.MMConfig{Base: mm.Decoupled(mm.Llama32_11BVision, 1, 1), Router: modserve.RouteOnly,
 			Scaler: newModServeScaler, ScalerName: "modserve",
 			Learned: func() (mmscale.Scaler, error) {
 				return mmscale.NewModServe(rich, mmProfile, mmscale.Sizes{Image: 2, Text: 2})
 			},
-			Version: "rich", Mode: serve.SwitchGate, Rule: mmScaleConfig(), Penalty: penalty, GateWindow: window, GateEvery: every}))
+			Version: "rich", Mode: serve.SwitchGate, Rule: mmScaleConfig(), Penalty: penalty, GateWindow: window, GateEvery: every}))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,8 @@ func TestScaleGate(t *testing.T) {
 		on      bool
 		reason  string
 	}{{1, true, "gate passed: learned:mm-rl@rich vs heuristic:modserve on a replay of"}, {0, false, "in shadow, gate not passed:"}} {
-		core := gateCore(t, tt.penalty, 3600, 12)
+		m := serve.NewMetrics()
+		core := gateCore(t, tt.penalty, 3600, 12, serve.WithMetrics(m))
 		initial := &pb.ScaleRequest{Initial: true}
 		resp, err := core.Scale(context.Background(), initial)
 		if err != nil {
@@ -99,6 +100,22 @@ func TestScaleGate(t *testing.T) {
 		}
 		if resp, err := core.Scale(context.Background(), initial); err != nil || resp.GetSource() != want {
 			t.Fatalf("after the gate: %v, %v; want source %v", resp, err, want)
+		}
+		result := map[bool]string{false: "failed", true: "passed"}[tt.on]
+		for _, c := range []struct {
+			name   string
+			labels map[string]string
+			want   float64
+		}{
+			{"drover_scale_gate_evaluations_total", map[string]string{"result": "waiting"}, 1},
+			{"drover_scale_gate_evaluations_total", map[string]string{"result": result}, 1},
+			{"drover_scale_gate_mean_gain", nil, st.Verdict.MeanGain},
+			{"drover_scale_gate_lower_bound", nil, st.Verdict.Lower},
+			{"drover_scale_learned_answering", nil, map[bool]float64{false: 0, true: 1}[tt.on]},
+		} {
+			if got := metricValue(t, m, c.name, c.labels); got != c.want {
+				t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+			}
 		}
 	}
 }
