@@ -6,8 +6,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	extenderv1 "k8s.io/kube-scheduler/extender/v1"
-
 	"github.com/drover-sched/drover/serve/extender"
 )
 
@@ -34,7 +32,7 @@ func BenchmarkFilter(b *testing.B) {
 					}
 					i++
 					pod := makePod("ml", "w-0").GPUs(1).Job(job, 8).Obj()
-					if res := h.Filter(context.Background(), &extenderv1.ExtenderArgs{Pod: pod, Nodes: nodes}); res.Error != "" {
+					if res := h.Filter(context.Background(), &extender.ExtenderArgs{Pod: pod, Nodes: nodes}); res.Error != "" {
 						b.Fatal(res.Error)
 					}
 				}

@@ -9,15 +9,13 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/drover-sched/drover/serve"
 	pb "github.com/drover-sched/drover/serve/proto"
 )
 
 // ResourceGPU is the extended resource that counts a node's GPUs and a
 // container's GPU request (the NVIDIA device plugin's name).
-const ResourceGPU corev1.ResourceName = "nvidia.com/gpu"
+const ResourceGPU ResourceName = "nvidia.com/gpu"
 
 // Pod annotations: what a pod says about its Drover job. Only the job id
 // and the worker count matter for most jobs; see the package doc.
@@ -94,7 +92,7 @@ func annotationErr(key, format string, args ...any) error {
 // drover.io/ annotation and no nvidia.com/gpu request. A malformed
 // annotation is a *serve.FieldError naming it. Values are not range
 // checked here: the Core validates the job.
-func JobFromPod(pod *corev1.Pod) (pj PodJob, ok bool, err error) {
+func JobFromPod(pod *Pod) (pj PodJob, ok bool, err error) {
 	pj.GPUs = podGPUs(&pod.Spec)
 	a := pod.Annotations
 	drover := false
@@ -107,7 +105,7 @@ func JobFromPod(pod *corev1.Pod) (pj PodJob, ok bool, err error) {
 	if !drover && pj.GPUs == 0 {
 		return pj, false, nil
 	}
-	ns := cmp.Or(pod.Namespace, corev1.NamespaceDefault)
+	ns := cmp.Or(pod.Namespace, namespaceDefault)
 	job := &pb.Job{Id: ns + "/" + cmp.Or(a[AnnotationJobID], pod.Name), Model: a[AnnotationModel], Workers: clampInt32(pj.GPUs)}
 	ints := []struct {
 		key string
@@ -153,8 +151,8 @@ func JobFromPod(pod *corev1.Pod) (pj PodJob, ok bool, err error) {
 // its containers' sum and its largest init container. A container's
 // limit counts, else its request (an extended resource's request equals
 // its limit).
-func podGPUs(spec *corev1.PodSpec) int64 {
-	one := func(c *corev1.Container) int64 {
+func podGPUs(spec *PodSpec) int64 {
+	one := func(c *Container) int64 {
 		if q, ok := c.Resources.Limits[ResourceGPU]; ok {
 			return max(0, q.Value())
 		}
@@ -190,7 +188,7 @@ func clampInt32(v int64) int32 { return int32(min(max(v, math.MinInt32), math.Ma
 // allocatable GPU, a malformed annotation, a value out of l's range) is
 // left out and its name mapped to why in bad. intraGbps and crossGbps
 // are the cluster's rack bandwidths (0: unknown).
-func ClusterFromNodes(nodes []*corev1.Node, l serve.Limits, intraGbps, crossGbps float64) (c *pb.Cluster, bad map[string]string) {
+func ClusterFromNodes(nodes []*Node, l serve.Limits, intraGbps, crossGbps float64) (c *pb.Cluster, bad map[string]string) {
 	c = &pb.Cluster{Nodes: make([]*pb.Node, 0, len(nodes)), IntraRackGbps: intraGbps, CrossRackGbps: crossGbps}
 	bad = map[string]string{}
 	racks := make([]string, 0, len(nodes))
@@ -213,7 +211,7 @@ func ClusterFromNodes(nodes []*corev1.Node, l serve.Limits, intraGbps, crossGbps
 
 // nodeFromK8s converts one node and checks it as the Core would, with a
 // one-node request.
-func nodeFromK8s(n *corev1.Node, l serve.Limits) (*pb.Node, string, error) {
+func nodeFromK8s(n *Node, l serve.Limits) (*pb.Node, string, error) {
 	alloc := n.Status.Allocatable
 	gpus := alloc[ResourceGPU]
 	if gpus.Sign() <= 0 {
@@ -221,10 +219,10 @@ func nodeFromK8s(n *corev1.Node, l serve.Limits) (*pb.Node, string, error) {
 	}
 	pn := &pb.Node{Id: n.Name, Gpus: clampInt32(gpus.Value()), GpuType: n.Labels[LabelGPUProduct], Speed: 1}
 	pn.FreeGpus = pn.Gpus
-	if cpu, ok := alloc[corev1.ResourceCPU]; ok {
+	if cpu, ok := alloc[ResourceCPU]; ok {
 		pn.Cpus = clampInt32(cpu.Value())
 	}
-	if mem, ok := alloc[corev1.ResourceMemory]; ok {
+	if mem, ok := alloc[ResourceMemory]; ok {
 		pn.MemoryGib = mem.AsApproximateFloat64() / (1 << 30)
 	}
 	a := n.Annotations
@@ -262,7 +260,7 @@ func nodeFromK8s(n *corev1.Node, l serve.Limits) (*pb.Node, string, error) {
 	}
 	rack := n.Labels[LabelRack]
 	if rack == "" {
-		rack = n.Labels[corev1.LabelTopologyZone]
+		rack = n.Labels[LabelTopologyZone]
 	}
 	return pn, rack, nil
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/drover-sched/drover/serve"
@@ -15,15 +14,15 @@ import (
 
 func TestJobFromPod(t *testing.T) {
 	initGPUs := makePod("ml", "w-0").GPUs(1).Obj()
-	initGPUs.Spec.InitContainers = []corev1.Container{{Name: "warm", Resources: corev1.ResourceRequirements{
-		Requests: corev1.ResourceList{extender.ResourceGPU: resource.MustParse("3")}}}}
+	initGPUs.Spec.InitContainers = []extender.Container{{Name: "warm", Resources: extender.ResourceRequirements{
+		Requests: extender.ResourceList{extender.ResourceGPU: resource.MustParse("3")}}}}
 	twoContainers := makePod("ml", "w-0").GPUs(2).Obj()
-	twoContainers.Spec.Containers = append(twoContainers.Spec.Containers, corev1.Container{Name: "side", Resources: corev1.ResourceRequirements{
-		Requests: corev1.ResourceList{extender.ResourceGPU: resource.MustParse("1")}}})
+	twoContainers.Spec.Containers = append(twoContainers.Spec.Containers, extender.Container{Name: "side", Resources: extender.ResourceRequirements{
+		Requests: extender.ResourceList{extender.ResourceGPU: resource.MustParse("1")}}})
 	noNamespace := makePod("", "w-0").GPUs(1).Obj()
 	tests := []struct {
 		name   string
-		pod    *corev1.Pod
+		pod    *extender.Pod
 		want   extender.PodJob
 		wantOK bool
 	}{
@@ -58,7 +57,7 @@ func TestJobFromPod(t *testing.T) {
 }
 
 func TestClusterFromNodes(t *testing.T) {
-	nodes := []*corev1.Node{
+	nodes := []*extender.Node{
 		makeNode("a").GPUs(8).Zone("us-east-1b").Annotate(extender.AnnotationCPUUtil, "0.5").Annotate(extender.AnnotationMemBWUtil, "0.25").
 			Annotate(extender.AnnotationNetUtil, "0.125").Annotate(extender.AnnotationGPUSpeed, "1.5").Annotate(extender.AnnotationNICGbps, "100").Obj(),
 		makeNode("b").GPUs(8).Free(3).Zone("us-east-1a").Obj(),

@@ -7,9 +7,6 @@ import (
 	"io"
 	"reflect"
 	"strings"
-
-	corev1 "k8s.io/api/core/v1"
-	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 )
 
 // decodeArgs reads one JSON ExtenderArgs from r as encoding/json would
@@ -21,9 +18,9 @@ import (
 // memory of maxNodes decoded nodes, not of 240,000
 // (TestBodyOverNodeCapStopsEarly). Errors of a part of the request are
 // *fieldError.
-func decodeArgs(r io.Reader, maxNodes int) (*extenderv1.ExtenderArgs, error) {
+func decodeArgs(r io.Reader, maxNodes int) (*ExtenderArgs, error) {
 	dec := json.NewDecoder(r)
-	args := &extenderv1.ExtenderArgs{}
+	args := &ExtenderArgs{}
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, err // io.EOF: empty
@@ -57,7 +54,7 @@ func decodeArgs(r io.Reader, maxNodes int) (*extenderv1.ExtenderArgs, error) {
 			return nil, err
 		}
 	default:
-		return nil, &json.UnmarshalTypeError{Value: kind(tok), Type: reflect.TypeFor[extenderv1.ExtenderArgs](), Offset: dec.InputOffset()}
+		return nil, &json.UnmarshalTypeError{Value: kind(tok), Type: reflect.TypeFor[ExtenderArgs](), Offset: dec.InputOffset()}
 	}
 	// One JSON value and nothing after it.
 	switch _, err := dec.Token(); {
@@ -70,7 +67,7 @@ func decodeArgs(r io.Reader, maxNodes int) (*extenderv1.ExtenderArgs, error) {
 }
 
 // decodeNodeList decodes a NodeList into *dst, its items one by one.
-func decodeNodeList(dec *json.Decoder, dst **corev1.NodeList, maxNodes int) error {
+func decodeNodeList(dec *json.Decoder, dst **NodeList, maxNodes int) error {
 	tok, err := token(dec)
 	switch {
 	case err != nil:
@@ -79,10 +76,10 @@ func decodeNodeList(dec *json.Decoder, dst **corev1.NodeList, maxNodes int) erro
 		*dst = nil
 		return nil
 	case tok != json.Delim('{'):
-		return &fieldError{"Nodes", &json.UnmarshalTypeError{Value: kind(tok), Type: reflect.TypeFor[corev1.NodeList](), Offset: dec.InputOffset()}}
+		return &fieldError{"Nodes", &json.UnmarshalTypeError{Value: kind(tok), Type: reflect.TypeFor[NodeList](), Offset: dec.InputOffset()}}
 	}
 	if *dst == nil {
-		*dst = &corev1.NodeList{}
+		*dst = &NodeList{}
 	}
 	l := *dst
 	for dec.More() {
@@ -116,7 +113,7 @@ func decodeNodeList(dec *json.Decoder, dst **corev1.NodeList, maxNodes int) erro
 }
 
 // decodeItems decodes the nodes of Nodes.items into l.Items.
-func decodeItems(dec *json.Decoder, l *corev1.NodeList, maxNodes int) error {
+func decodeItems(dec *json.Decoder, l *NodeList, maxNodes int) error {
 	tok, err := token(dec)
 	switch {
 	case err != nil:
@@ -125,14 +122,14 @@ func decodeItems(dec *json.Decoder, l *corev1.NodeList, maxNodes int) error {
 		l.Items = nil
 		return nil
 	case tok != json.Delim('['):
-		return &fieldError{"Nodes.items", &json.UnmarshalTypeError{Value: kind(tok), Type: reflect.TypeFor[[]corev1.Node](), Offset: dec.InputOffset()}}
+		return &fieldError{"Nodes.items", &json.UnmarshalTypeError{Value: kind(tok), Type: reflect.TypeFor[[]Node](), Offset: dec.InputOffset()}}
 	}
-	l.Items = []corev1.Node{}
+	l.Items = []Node{}
 	for dec.More() {
 		if maxNodes > 0 && len(l.Items) == maxNodes {
 			return &fieldError{"Nodes.items", &tooManyError{what: "nodes", max: maxNodes}}
 		}
-		l.Items = append(l.Items, corev1.Node{})
+		l.Items = append(l.Items, Node{})
 		if err := decodeIn(dec, &l.Items[len(l.Items)-1]); err != nil {
 			return &fieldError{"Nodes.items", err}
 		}

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 )
 
 // FuzzExtenderArgs checks the streaming decoder of the extender's
@@ -35,7 +33,7 @@ func FuzzExtenderArgs(f *testing.F) {
 	const maxNodes = 3
 	f.Fuzz(func(t *testing.T, body []byte) {
 		got, err := decodeArgs(bytes.NewReader(body), maxNodes)
-		want := &extenderv1.ExtenderArgs{}
+		want := &ExtenderArgs{}
 		werr := json.Unmarshal(body, want)
 		if err != nil {
 			var tm *tooManyError

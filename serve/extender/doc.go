@@ -1,7 +1,8 @@
 // Package extender is a kube-scheduler extender over Drover's policy
 // Core: an http.Handler that answers the scheduler's filter and
 // prioritize calls (POST <urlPrefix>/filter and <urlPrefix>/prioritize,
-// with the JSON types of k8s.io/kube-scheduler/extender/v1), so that a
+// with the JSON of k8s.io/kube-scheduler/extender/v1's types, which
+// types.go declares for the fields it reads), so that a
 // Kubernetes cluster places GPU training pods where Drover's policy,
 // learned or heuristic, would. It has no bind verb: kube-scheduler binds.
 // docs/kube-scheduler-extender.md has a scheduler configuration.
@@ -17,7 +18,7 @@
 // pod of the job gets answers from one placement. Filter keeps the nodes
 // where the placement put at least one task of the pod's role and fails
 // the others with a reason; prioritize scores each node 0..10
-// (extenderv1.MaxExtenderPriority) by how many of those tasks the
+// (MaxExtenderPriority) by how many of those tasks the
 // placement put there, 10 for the node with the most. kube-scheduler's own
 // filters (NodeResourcesFit) keep checking that the pod's GPUs fit, and
 // the extender does not track which pods were bound: when none of the
@@ -66,8 +67,9 @@
 // the reason, instead of failing the whole request.
 //
 // With nodeCacheCapable: true kube-scheduler sends node names only;
-// Config.Nodes (a NodeGetter such as NodeStore, fed from an informer)
-// must resolve them. `drover serve -extender-addr` has no node cache and
+// Config.Nodes (a NodeGetter such as NodeStore, fed from an informer:
+// json.Marshal an informer's core/v1 Node and json.Unmarshal it into a
+// Node) must resolve them. `drover serve -extender-addr` has no node cache and
 // is configured with nodeCacheCapable: false.
 //
 // # Errors and HTTP status

@@ -11,7 +11,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/proto"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/drover-sched/drover/serve/extender"
 	pb "github.com/drover-sched/drover/serve/proto"
@@ -92,7 +91,7 @@ func TestDocExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	js, _ := json.Marshal(m)
-	var pod corev1.Pod
+	var pod extender.Pod
 	if err := json.Unmarshal(js, &pod); err != nil {
 		t.Fatal(err)
 	}

@@ -8,10 +8,7 @@ import (
 	"net/http/httptest"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 
 	"github.com/drover-sched/drover/serve"
 	"github.com/drover-sched/drover/serve/extender"
@@ -27,23 +24,23 @@ func Example() {
 	srv := httptest.NewServer(ext) // drover serve -extender-addr 127.0.0.1:8888
 	defer srv.Close()
 
-	gpuNode := func(name, free string) corev1.Node {
-		return corev1.Node{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{extender.AnnotationFreeGPUs: free}},
-			Status:     corev1.NodeStatus{Allocatable: corev1.ResourceList{extender.ResourceGPU: resource.MustParse("4")}},
+	gpuNode := func(name, free string) extender.Node {
+		return extender.Node{
+			ObjectMeta: extender.ObjectMeta{Name: name, Annotations: map[string]string{extender.AnnotationFreeGPUs: free}},
+			Status:     extender.NodeStatus{Allocatable: extender.ResourceList{extender.ResourceGPU: resource.MustParse("4")}},
 		}
 	}
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "resnet-worker-0", Annotations: map[string]string{
+	pod := &extender.Pod{
+		ObjectMeta: extender.ObjectMeta{Namespace: "ml", Name: "resnet-worker-0", Annotations: map[string]string{
 			extender.AnnotationJobID: "resnet", extender.AnnotationWorkers: "6", extender.AnnotationModel: "imagenet"}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "train",
-			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{extender.ResourceGPU: resource.MustParse("1")}}}}},
+		Spec: extender.PodSpec{Containers: []extender.Container{{Name: "train",
+			Resources: extender.ResourceRequirements{Limits: extender.ResourceList{extender.ResourceGPU: resource.MustParse("1")}}}}},
 	}
-	args := extenderv1.ExtenderArgs{Pod: pod, Nodes: &corev1.NodeList{Items: []corev1.Node{
-		gpuNode("gpu-a", "4"), gpuNode("gpu-b", "0"), gpuNode("gpu-c", "2"), {ObjectMeta: metav1.ObjectMeta{Name: "cpu-d"}}}}}
+	args := extender.ExtenderArgs{Pod: pod, Nodes: &extender.NodeList{Items: []extender.Node{
+		gpuNode("gpu-a", "4"), gpuNode("gpu-b", "0"), gpuNode("gpu-c", "2"), {ObjectMeta: extender.ObjectMeta{Name: "cpu-d"}}}}}
 	body, _ := json.Marshal(args)
 
-	var filtered extenderv1.ExtenderFilterResult
+	var filtered extender.ExtenderFilterResult
 	post(srv.URL+"/filter", body, &filtered)
 	for _, n := range filtered.Nodes.Items {
 		fmt.Println("keep", n.Name)
@@ -51,9 +48,9 @@ func Example() {
 	fmt.Println("fail gpu-b:", filtered.FailedNodes["gpu-b"] != "")
 	fmt.Println("fail cpu-d:", filtered.FailedAndUnresolvableNodes["cpu-d"])
 
-	var scores extenderv1.HostPriorityList
+	var scores extender.HostPriorityList
 	post(srv.URL+"/prioritize", body, &scores)
-	slices.SortStableFunc(scores, func(a, b extenderv1.HostPriority) int { return int(b.Score - a.Score) })
+	slices.SortStableFunc(scores, func(a, b extender.HostPriority) int { return int(b.Score - a.Score) })
 	fmt.Println(scores)
 	// Output:
 	// keep gpu-a

@@ -13,9 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	extenderv1 "k8s.io/kube-scheduler/extender/v1"
-
 	"github.com/drover-sched/drover/serve"
 	pb "github.com/drover-sched/drover/serve/proto"
 )
@@ -38,10 +35,10 @@ var _ Placer = (*serve.Core)(nil)
 
 // NodeGetter looks nodes up by name, for requests that carry only node
 // names (nodeCacheCapable: true). NodeStore is one, fed by its owner (an
-// informer, say).
+// informer, say, whose core/v1 Nodes become Nodes through their JSON).
 type NodeGetter interface {
 	// Node returns the named node, false when it is unknown.
-	Node(name string) (*corev1.Node, bool)
+	Node(name string) (*Node, bool)
 }
 
 // Config configures a Handler. The zero value is usable.
@@ -211,7 +208,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // answer takes one of the MaxConcurrent slots, or reports false, and
 // returns the JSON answer of a decoded call to path (FilterPath or
 // PrioritizePath), giving the slot back before the answer is written.
-func (h *Handler) answer(ctx context.Context, path string, args *extenderv1.ExtenderArgs) ([]byte, bool) {
+func (h *Handler) answer(ctx context.Context, path string, args *ExtenderArgs) ([]byte, bool) {
 	select {
 	case h.calls <- struct{}{}:
 		defer func() { <-h.calls }()
@@ -258,7 +255,7 @@ func (b *budgetReader) release() { b.h.buffered.Add(-b.read) }
 
 // decode reads the request's ExtenderArgs (decodeArgs) from body, at
 // most MaxBodyBytes of it, and returns the HTTP status of a refusal.
-func (h *Handler) decode(body io.Reader) (*extenderv1.ExtenderArgs, int, *RequestError) {
+func (h *Handler) decode(body io.Reader) (*ExtenderArgs, int, *RequestError) {
 	args, err := decodeArgs(body, h.cfg.Limits.MaxNodes)
 	var (
 		mbe *http.MaxBytesError
@@ -304,7 +301,7 @@ func (h *Handler) decode(body io.Reader) (*extenderv1.ExtenderArgs, int, *Reques
 }
 
 // checkArgs reports what an ExtenderArgs lacks.
-func checkArgs(args *extenderv1.ExtenderArgs) *RequestError {
+func checkArgs(args *ExtenderArgs) *RequestError {
 	switch {
 	case args == nil:
 		return &RequestError{Field: "body", Problem: "missing"}
@@ -320,22 +317,22 @@ func checkArgs(args *extenderv1.ExtenderArgs) *RequestError {
 // that could be resolved.
 type candidates struct {
 	names   []string
-	nodes   []*corev1.Node
+	nodes   []*Node
 	unknown map[string]string // name -> why it is not resolved
 }
 
-func (h *Handler) candidates(args *extenderv1.ExtenderArgs) candidates {
+func (h *Handler) candidates(args *ExtenderArgs) candidates {
 	var c candidates
 	if args.Nodes != nil {
 		c.names = make([]string, len(args.Nodes.Items))
-		c.nodes = make([]*corev1.Node, len(args.Nodes.Items))
+		c.nodes = make([]*Node, len(args.Nodes.Items))
 		for i := range args.Nodes.Items {
 			c.names[i], c.nodes[i] = args.Nodes.Items[i].Name, &args.Nodes.Items[i]
 		}
 		return c
 	}
 	c.names = *args.NodeNames
-	c.nodes = make([]*corev1.Node, 0, len(c.names))
+	c.nodes = make([]*Node, 0, len(c.names))
 	c.unknown = map[string]string{}
 	for _, name := range c.names {
 		if n, ok := h.cfg.Nodes.Node(name); ok && n != nil && n.Name == name {
@@ -354,8 +351,8 @@ func (h *Handler) candidates(args *extenderv1.ExtenderArgs) candidates {
 // or NodeNames as the request has. A pod that is not Drover's keeps every
 // node. A malformed request, pod annotation or Core failure is the
 // result's Error.
-func (h *Handler) Filter(ctx context.Context, args *extenderv1.ExtenderArgs) *extenderv1.ExtenderFilterResult {
-	res := &extenderv1.ExtenderFilterResult{FailedNodes: extenderv1.FailedNodesMap{}, FailedAndUnresolvableNodes: extenderv1.FailedNodesMap{}}
+func (h *Handler) Filter(ctx context.Context, args *ExtenderArgs) *ExtenderFilterResult {
+	res := &ExtenderFilterResult{FailedNodes: FailedNodesMap{}, FailedAndUnresolvableNodes: FailedNodesMap{}}
 	if rerr := checkArgs(args); rerr != nil {
 		res.Error = "drover: " + rerr.Error()
 		return res
@@ -402,7 +399,7 @@ func (h *Handler) Filter(ctx context.Context, args *extenderv1.ExtenderArgs) *ex
 		return true
 	}
 	if args.Nodes != nil {
-		res.Nodes = &corev1.NodeList{Items: []corev1.Node{}} // few are kept: grow as needed
+		res.Nodes = &NodeList{Items: []Node{}} // few are kept: grow as needed
 		for i := range args.Nodes.Items {
 			if keep(args.Nodes.Items[i].Name) {
 				res.Nodes.Items = append(res.Nodes.Items, args.Nodes.Items[i])
@@ -429,9 +426,9 @@ var errNoNodeCache = errors.New("request carries node names only and this extend
 // is not Drover's scores 0 everywhere. On an error (the ones Filter
 // reports) every node scores 0 and the error is returned too;
 // kube-scheduler ignores prioritize errors anyway.
-func (h *Handler) Prioritize(ctx context.Context, args *extenderv1.ExtenderArgs) (extenderv1.HostPriorityList, error) {
+func (h *Handler) Prioritize(ctx context.Context, args *ExtenderArgs) (HostPriorityList, error) {
 	if rerr := checkArgs(args); rerr != nil {
-		return extenderv1.HostPriorityList{}, rerr
+		return HostPriorityList{}, rerr
 	}
 	var names []string
 	if args.Nodes != nil {
@@ -442,9 +439,9 @@ func (h *Handler) Prioritize(ctx context.Context, args *extenderv1.ExtenderArgs)
 	} else {
 		names = *args.NodeNames
 	}
-	list := make(extenderv1.HostPriorityList, len(names))
+	list := make(HostPriorityList, len(names))
 	for i, name := range names {
-		list[i] = extenderv1.HostPriority{Host: name, Score: extenderv1.MinExtenderPriority}
+		list[i] = HostPriority{Host: name, Score: MinExtenderPriority}
 	}
 	pj, ok, err := JobFromPod(args.Pod)
 	if err != nil || !ok {
@@ -498,7 +495,7 @@ func (h *Handler) plan(ctx context.Context, pj PodJob, c candidates) (p *plan, b
 	return p, bad, nil
 }
 
-func podName(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }
+func podName(p *Pod) string { return p.Namespace + "/" + p.Name }
 
 func roleName(r pb.Role) string {
 	if r == pb.Role_ROLE_PS {
@@ -518,18 +515,18 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 // concurrent use.
 type NodeStore struct {
 	mu    sync.RWMutex
-	nodes map[string]*corev1.Node
+	nodes map[string]*Node
 }
 
 var _ NodeGetter = (*NodeStore)(nil)
 
 // Set adds or replaces the node (by name). The store keeps n: do not
 // change it afterwards.
-func (s *NodeStore) Set(n *corev1.Node) {
+func (s *NodeStore) Set(n *Node) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.nodes == nil {
-		s.nodes = map[string]*corev1.Node{}
+		s.nodes = map[string]*Node{}
 	}
 	s.nodes[n.Name] = n
 }
@@ -542,7 +539,7 @@ func (s *NodeStore) Delete(name string) {
 }
 
 // Node implements NodeGetter.
-func (s *NodeStore) Node(name string) (*corev1.Node, bool) {
+func (s *NodeStore) Node(name string) (*Node, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	n, ok := s.nodes[name]

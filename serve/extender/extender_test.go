@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
-	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 
 	"github.com/drover-sched/drover/serve"
 	"github.com/drover-sched/drover/serve/extender"
@@ -34,7 +32,7 @@ type filterOutcome struct {
 
 // outcome summarises res, keeping of each reason only the part that
 // contains the wanted substring (so that decision ids do not matter).
-func outcome(res *extenderv1.ExtenderFilterResult, want filterOutcome) filterOutcome {
+func outcome(res *extender.ExtenderFilterResult, want filterOutcome) filterOutcome {
 	cut := func(got, want map[string]string) map[string]string {
 		out := map[string]string{}
 		for n, r := range got {
@@ -61,45 +59,45 @@ func TestFilterNodes(t *testing.T) {
 	noGPU := makeNode("cpu-0").Obj()
 	tests := []struct {
 		name  string
-		pod   *corev1.Pod
-		nodes []*corev1.Node
+		pod   *extender.Pod
+		nodes []*extender.Node
 		want  filterOutcome
 	}{{
 		name:  "the one node with room",
 		pod:   makePod("ml", "w-0").GPUs(1).Job("j", 4).Obj(),
-		nodes: []*corev1.Node{makeNode("a").GPUs(8).Free(0).Obj(), makeNode("b").GPUs(8).Obj(), noGPU},
+		nodes: []*extender.Node{makeNode("a").GPUs(8).Free(0).Obj(), makeNode("b").GPUs(8).Obj(), noGPU},
 		want: filterOutcome{Kept: []string{"b"}, Failed: map[string]string{"a": "no worker of job ml/j placed here"},
 			Unresolvable: map[string]string{"cpu-0": "no allocatable nvidia.com/gpu"}},
 	}, {
 		name:  "split over the nodes with room",
 		pod:   makePod("ml", "w-0").GPUs(1).Job("j", 6).Obj(),
-		nodes: []*corev1.Node{makeNode("a").GPUs(4).Obj(), makeNode("b").GPUs(4).Free(0).Obj(), makeNode("c").GPUs(4).Free(2).Obj()},
+		nodes: []*extender.Node{makeNode("a").GPUs(4).Obj(), makeNode("b").GPUs(4).Free(0).Obj(), makeNode("c").GPUs(4).Free(2).Obj()},
 		want:  filterOutcome{Kept: []string{"a", "c"}, Failed: map[string]string{"b": "no worker of job ml/j placed here"}, Unresolvable: map[string]string{}},
 	}, {
 		name:  "no room",
 		pod:   makePod("ml", "w-0").GPUs(1).Job("j", 4).Obj(),
-		nodes: []*corev1.Node{makeNode("a").GPUs(4).Free(1).Obj(), makeNode("b").GPUs(4).Free(1).Obj()},
+		nodes: []*extender.Node{makeNode("a").GPUs(4).Free(1).Obj(), makeNode("b").GPUs(4).Free(1).Obj()},
 		want: filterOutcome{Kept: []string{}, Unresolvable: map[string]string{}, Failed: map[string]string{
 			"a": "job ml/j not placed: no room: 2 free GPUs for 4 workers", "b": "job ml/j not placed: no room: 2 free GPUs for 4 workers"}},
 	}, {
 		name:  "no node with a GPU",
 		pod:   makePod("ml", "w-0").GPUs(1).Obj(),
-		nodes: []*corev1.Node{noGPU},
+		nodes: []*extender.Node{noGPU},
 		want:  filterOutcome{Kept: []string{}, Failed: map[string]string{}, Unresolvable: map[string]string{"cpu-0": "no allocatable nvidia.com/gpu"}},
 	}, {
 		name:  "a pod that is not Drover's keeps every node",
 		pod:   makePod("web", "nginx").Obj(),
-		nodes: []*corev1.Node{makeNode("a").GPUs(4).Free(0).Obj(), noGPU},
+		nodes: []*extender.Node{makeNode("a").GPUs(4).Free(0).Obj(), noGPU},
 		want:  filterOutcome{Kept: []string{"a", "cpu-0"}, Failed: map[string]string{}, Unresolvable: map[string]string{}},
 	}, {
 		name:  "a GPU pod without annotations is a job of its own",
 		pod:   makePod("ml", "notebook").GPUs(2).Obj(),
-		nodes: []*corev1.Node{makeNode("a").GPUs(4).Free(1).Obj(), makeNode("b").GPUs(4).Free(2).Obj()},
+		nodes: []*extender.Node{makeNode("a").GPUs(4).Free(1).Obj(), makeNode("b").GPUs(4).Free(2).Obj()},
 		want:  filterOutcome{Kept: []string{"b"}, Failed: map[string]string{"a": "no worker of job ml/notebook placed here"}, Unresolvable: map[string]string{}},
 	}, {
 		name: "a malformed node fails alone",
 		pod:  makePod("ml", "w-0").GPUs(1).Job("j", 2).Obj(),
-		nodes: []*corev1.Node{makeNode("a").GPUs(8).Annotate(extender.AnnotationFreeGPUs, "lots").Obj(), makeNode("b").GPUs(8).Obj(),
+		nodes: []*extender.Node{makeNode("a").GPUs(8).Annotate(extender.AnnotationFreeGPUs, "lots").Obj(), makeNode("b").GPUs(8).Obj(),
 			makeNode("c").GPUs(4).Free(9).Obj(), makeNode("d").GPUs(4).Annotate(extender.AnnotationCPUUtil, "11").Obj()},
 		want: filterOutcome{Kept: []string{"b"}, Failed: map[string]string{}, Unresolvable: map[string]string{
 			"a": `annotation drover.io/free-gpus: "lots" is not a 32-bit integer`,
@@ -110,13 +108,13 @@ func TestFilterNodes(t *testing.T) {
 		name: "a parameter-server pod follows the PS placement",
 		pod: makePod("ml", "ps-0").Job("j", 2).Annotate(extender.AnnotationArch, "ps").Annotate(extender.AnnotationPSShards, "1").
 			Annotate(extender.AnnotationRole, "ps").Obj(),
-		nodes: []*corev1.Node{makeNode("a").GPUs(8).Free(0).Obj(), makeNode("b").GPUs(8).Obj()},
+		nodes: []*extender.Node{makeNode("a").GPUs(8).Free(0).Obj(), makeNode("b").GPUs(8).Obj()},
 		want:  filterOutcome{Kept: []string{"b"}, Failed: map[string]string{"a": "no parameter server of job ml/j placed here"}, Unresolvable: map[string]string{}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, _ := startExtender(t, newCore(t), extender.Config{})
-			res := s.filter(t, &extenderv1.ExtenderArgs{Pod: tt.pod, Nodes: nodeList(tt.nodes...)})
+			res := s.filter(t, &extender.ExtenderArgs{Pod: tt.pod, Nodes: nodeList(tt.nodes...)})
 			if res.NodeNames != nil {
 				t.Errorf("answer has NodeNames for a Nodes request")
 			}
@@ -129,8 +127,8 @@ func TestFilterNodes(t *testing.T) {
 
 // randomCluster is n GPU nodes over 4 zones with seeded free GPUs and
 // CPU loads.
-func randomCluster(rng *rand.Rand, n int) []*corev1.Node {
-	var nodes []*corev1.Node
+func randomCluster(rng *rand.Rand, n int) []*extender.Node {
+	var nodes []*extender.Node
 	for i := range n {
 		gpus := []int{4, 8}[rng.IntN(2)]
 		nodes = append(nodes, makeNode(fmt.Sprintf("gpu-%02d", i)).GPUs(gpus).Free(rng.IntN(gpus+1)).Zone(fmt.Sprintf("zone-%d", i%4)).
@@ -174,7 +172,7 @@ func TestAnswersMatchCore(t *testing.T) {
 		}
 
 		s, _ := startExtender(t, newCore(t), extender.Config{})
-		args := &extenderv1.ExtenderArgs{Pod: pod, Nodes: nodeList(nodes...)}
+		args := &extender.ExtenderArgs{Pod: pod, Nodes: nodeList(nodes...)}
 		res := s.filter(t, args)
 		if got := kept(res); !slices.Equal(got, wantKept) {
 			t.Errorf("trial %d (%d workers, placed %v): kept %v, want %v", trial, workers, ref.Placed, got, wantKept)
@@ -194,14 +192,14 @@ func TestAnswersMatchCore(t *testing.T) {
 
 func TestFilterNodeNames(t *testing.T) {
 	store := &extender.NodeStore{}
-	for _, n := range []*corev1.Node{makeNode("a").GPUs(8).Free(0).Obj(), makeNode("b").GPUs(8).Obj(), makeNode("cpu-0").Obj(), makeNode("gone").GPUs(8).Obj()} {
+	for _, n := range []*extender.Node{makeNode("a").GPUs(8).Free(0).Obj(), makeNode("b").GPUs(8).Obj(), makeNode("cpu-0").Obj(), makeNode("gone").GPUs(8).Obj()} {
 		store.Set(n)
 	}
 	store.Delete("gone")
 	names := []string{"a", "b", "cpu-0", "gone"}
 	s, _ := startExtender(t, newCore(t), extender.Config{Nodes: store})
 	pod := makePod("ml", "w-0").GPUs(1).Job("j", 4).Obj()
-	res := s.filter(t, &extenderv1.ExtenderArgs{Pod: pod, NodeNames: &names})
+	res := s.filter(t, &extender.ExtenderArgs{Pod: pod, NodeNames: &names})
 	want := filterOutcome{Kept: []string{"b"}, Failed: map[string]string{"a": "no worker of job ml/j placed here"},
 		Unresolvable: map[string]string{"cpu-0": "no allocatable nvidia.com/gpu", "gone": "node not in the extender's node cache"}}
 	if res.Nodes != nil {
@@ -210,8 +208,8 @@ func TestFilterNodeNames(t *testing.T) {
 	if diff := cmp.Diff(want, outcome(res, want)); diff != "" {
 		t.Errorf("filter (-want,+got):\n%s", diff)
 	}
-	scores := s.prioritize(t, &extenderv1.ExtenderArgs{Pod: pod, NodeNames: &names})
-	wantScores := extenderv1.HostPriorityList{{Host: "a"}, {Host: "b", Score: 10}, {Host: "cpu-0"}, {Host: "gone"}}
+	scores := s.prioritize(t, &extender.ExtenderArgs{Pod: pod, NodeNames: &names})
+	wantScores := extender.HostPriorityList{{Host: "a"}, {Host: "b", Score: 10}, {Host: "cpu-0"}, {Host: "gone"}}
 	if diff := cmp.Diff(wantScores, scores); diff != "" {
 		t.Errorf("prioritize (-want,+got):\n%s", diff)
 	}
@@ -219,11 +217,11 @@ func TestFilterNodeNames(t *testing.T) {
 	// Without a node cache, names alone cannot be placed; a pod that is
 	// not Drover's still passes.
 	s, _ = startExtender(t, newCore(t), extender.Config{})
-	res = s.filter(t, &extenderv1.ExtenderArgs{Pod: pod, NodeNames: &names})
+	res = s.filter(t, &extender.ExtenderArgs{Pod: pod, NodeNames: &names})
 	if !strings.Contains(res.Error, "nodeCacheCapable: false") {
 		t.Errorf("no node cache: error %q", res.Error)
 	}
-	res = s.filter(t, &extenderv1.ExtenderArgs{Pod: makePod("web", "nginx").Obj(), NodeNames: &names})
+	res = s.filter(t, &extender.ExtenderArgs{Pod: makePod("web", "nginx").Obj(), NodeNames: &names})
 	if res.Error != "" || !slices.Equal(kept(res), names) {
 		t.Errorf("not Drover's pod: kept %v, error %q", kept(res), res.Error)
 	}
@@ -234,27 +232,27 @@ func TestPrioritizeScores(t *testing.T) {
 	nodes := nodeList(makeNode("a").GPUs(4).Obj(), makeNode("b").GPUs(4).Free(0).Obj(), makeNode("c").GPUs(4).Free(2).Obj(), makeNode("cpu-0").Obj())
 	tests := []struct {
 		name string
-		pod  *corev1.Pod
-		want extenderv1.HostPriorityList
+		pod  *extender.Pod
+		want extender.HostPriorityList
 	}{
 		{"most workers scores 10", makePod("ml", "w-0").GPUs(1).Job("j", 6).Obj(),
-			extenderv1.HostPriorityList{{Host: "a", Score: 10}, {Host: "b"}, {Host: "c", Score: 5}, {Host: "cpu-0"}}},
+			extender.HostPriorityList{{Host: "a", Score: 10}, {Host: "b"}, {Host: "c", Score: 5}, {Host: "cpu-0"}}},
 		{"not Drover's pod scores 0", makePod("web", "nginx").Obj(),
-			extenderv1.HostPriorityList{{Host: "a"}, {Host: "b"}, {Host: "c"}, {Host: "cpu-0"}}},
+			extender.HostPriorityList{{Host: "a"}, {Host: "b"}, {Host: "c"}, {Host: "cpu-0"}}},
 		{"a Core error scores 0", makePod("ml", "w-0").GPUs(1).Job("k", -1).Obj(),
-			extenderv1.HostPriorityList{{Host: "a"}, {Host: "b"}, {Host: "c"}, {Host: "cpu-0"}}},
+			extender.HostPriorityList{{Host: "a"}, {Host: "b"}, {Host: "c"}, {Host: "cpu-0"}}},
 		{"no room scores 0", makePod("ml", "w-0").GPUs(1).Job("big", 7).Obj(),
-			extenderv1.HostPriorityList{{Host: "a"}, {Host: "b"}, {Host: "c"}, {Host: "cpu-0"}}},
+			extender.HostPriorityList{{Host: "a"}, {Host: "b"}, {Host: "c"}, {Host: "cpu-0"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, _ := startExtender(t, newCore(t), extender.Config{})
-			got := s.prioritize(t, &extenderv1.ExtenderArgs{Pod: tt.pod, Nodes: nodes})
+			got := s.prioritize(t, &extender.ExtenderArgs{Pod: tt.pod, Nodes: nodes})
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("prioritize (-want,+got):\n%s", diff)
 			}
 			for _, hp := range got {
-				if hp.Score < extenderv1.MinExtenderPriority || hp.Score > extenderv1.MaxExtenderPriority {
+				if hp.Score < extender.MinExtenderPriority || hp.Score > extender.MaxExtenderPriority {
 					t.Errorf("%s scores %d, outside 0..10", hp.Host, hp.Score)
 				}
 			}
@@ -272,8 +270,8 @@ func TestPodsOfOneJobGetOnePlacement(t *testing.T) {
 	before := nodeList(makeNode("a").GPUs(4).Obj(), makeNode("b").GPUs(4).Free(0).Obj(), makeNode("c").GPUs(4).Free(2).Obj())
 	after := nodeList(makeNode("a").GPUs(4).Free(3).Obj(), makeNode("b").GPUs(4).Free(0).Obj(), makeNode("c").GPUs(4).Free(2).Obj())
 
-	w0 := &extenderv1.ExtenderArgs{Pod: makePod("ml", "w-0").GPUs(1).Job("j", 6).Obj(), Nodes: before}
-	w1 := &extenderv1.ExtenderArgs{Pod: makePod("ml", "w-1").GPUs(1).Job("j", 6).Obj(), Nodes: after}
+	w0 := &extender.ExtenderArgs{Pod: makePod("ml", "w-0").GPUs(1).Job("j", 6).Obj(), Nodes: before}
+	w1 := &extender.ExtenderArgs{Pod: makePod("ml", "w-1").GPUs(1).Job("j", 6).Obj(), Nodes: after}
 	f0, p0 := s.filter(t, w0), s.prioritize(t, w0)
 	f1, p1 := s.filter(t, w1), s.prioritize(t, w1)
 	if !slices.Equal(kept(f0), []string{"a", "c"}) || !slices.Equal(kept(f0), kept(f1)) {
@@ -288,7 +286,7 @@ func TestPodsOfOneJobGetOnePlacement(t *testing.T) {
 	if n := p.calls.Load(); n != 1 {
 		t.Errorf("%d Place calls for one job, want 1", n)
 	}
-	other := &extenderv1.ExtenderArgs{Pod: makePod("other", "w-0").GPUs(1).Job("j", 6).Obj(), Nodes: after}
+	other := &extender.ExtenderArgs{Pod: makePod("other", "w-0").GPUs(1).Job("j", 6).Obj(), Nodes: after}
 	if res := s.filter(t, other); len(kept(res)) != 0 || p.calls.Load() != 2 {
 		t.Errorf("job j of namespace other: kept %v after %d calls; want [] (5 free GPUs for 6) after 2", kept(res), p.calls.Load())
 	}
@@ -301,7 +299,7 @@ func TestPlacementCache(t *testing.T) {
 	nodes := nodeList(makeNode("a").GPUs(8).Obj(), makeNode("b").GPUs(8).Obj())
 	ask := func(job string) {
 		t.Helper()
-		if res := s.filter(t, &extenderv1.ExtenderArgs{Pod: makePod("ml", job+"-0").GPUs(1).Job(job, 2).Obj(), Nodes: nodes}); len(kept(res)) == 0 {
+		if res := s.filter(t, &extender.ExtenderArgs{Pod: makePod("ml", job+"-0").GPUs(1).Job(job, 2).Obj(), Nodes: nodes}); len(kept(res)) == 0 {
 			t.Fatalf("job %s not placed: %+v", job, res)
 		}
 	}
@@ -336,13 +334,13 @@ func TestReplaceWhenPlacementGone(t *testing.T) {
 	p := &countingPlacer{core: newCore(t)}
 	s, _ := startExtender(t, p, extender.Config{})
 	pod := makePod("ml", "w-0").GPUs(1).Job("j", 2).Obj()
-	first := s.filter(t, &extenderv1.ExtenderArgs{Pod: pod, Nodes: nodeList(makeNode("a").GPUs(8).Free(0).Obj(), makeNode("b").GPUs(8).Obj())})
+	first := s.filter(t, &extender.ExtenderArgs{Pod: pod, Nodes: nodeList(makeNode("a").GPUs(8).Free(0).Obj(), makeNode("b").GPUs(8).Obj())})
 	if !slices.Equal(kept(first), []string{"b"}) {
 		t.Fatalf("first: kept %v, want [b]", kept(first))
 	}
 	again := nodeList(makeNode("a").GPUs(8).Obj(), makeNode("c").GPUs(8).Free(0).Obj())
-	second := s.filter(t, &extenderv1.ExtenderArgs{Pod: pod, Nodes: again})
-	third := s.filter(t, &extenderv1.ExtenderArgs{Pod: pod, Nodes: again})
+	second := s.filter(t, &extender.ExtenderArgs{Pod: pod, Nodes: again})
+	third := s.filter(t, &extender.ExtenderArgs{Pod: pod, Nodes: again})
 	if !slices.Equal(kept(second), []string{"a"}) || !slices.Equal(kept(third), []string{"a"}) || p.calls.Load() != 2 {
 		t.Errorf("after b left: kept %v then %v after %d calls; want [a] twice after 2", kept(second), kept(third), p.calls.Load())
 	}
@@ -428,7 +426,7 @@ func rawError(t *testing.T, s *scheduler, verb, body string) extender.RequestErr
 func TestSchedulingErrors(t *testing.T) {
 	tests := []struct {
 		name string
-		pod  *corev1.Pod
+		pod  *extender.Pod
 		want string
 	}{
 		{"no workers", makePod("ml", "w-0").Job("j", 0).Obj(), "drover: pod ml/w-0: job.workers: want > 0 (got 0)"},
@@ -452,7 +450,7 @@ func TestSchedulingErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, _ := startExtender(t, newCore(t), extender.Config{})
-			args := &extenderv1.ExtenderArgs{Pod: tt.pod, Nodes: nodes}
+			args := &extender.ExtenderArgs{Pod: tt.pod, Nodes: nodes}
 			res := s.filter(t, args)
 			if !strings.Contains(res.Error, tt.want) {
 				t.Errorf("error %q, want it to contain %q", res.Error, tt.want)
@@ -460,7 +458,7 @@ func TestSchedulingErrors(t *testing.T) {
 			if len(kept(res)) != 0 {
 				t.Errorf("kept %v with an error", kept(res))
 			}
-			if diff := cmp.Diff(extenderv1.HostPriorityList{{Host: "a"}}, s.prioritize(t, args)); diff != "" {
+			if diff := cmp.Diff(extender.HostPriorityList{{Host: "a"}}, s.prioritize(t, args)); diff != "" {
 				t.Errorf("prioritize (-want,+got):\n%s", diff)
 			}
 		})
@@ -469,7 +467,7 @@ func TestSchedulingErrors(t *testing.T) {
 	core := newCore(t)
 	s, _ := startExtender(t, core, extender.Config{})
 	core.Close()
-	if res := s.filter(t, &extenderv1.ExtenderArgs{Pod: makePod("ml", "w-0").GPUs(1).Obj(), Nodes: nodes}); !strings.Contains(res.Error, "serve: closed") {
+	if res := s.filter(t, &extender.ExtenderArgs{Pod: makePod("ml", "w-0").GPUs(1).Obj(), Nodes: nodes}); !strings.Contains(res.Error, "serve: closed") {
 		t.Errorf("closed core: error %q", res.Error)
 	}
 }
@@ -482,10 +480,10 @@ func TestMethodsWithoutHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if res := h.Filter(ctx, &extenderv1.ExtenderArgs{}); res.Error != "drover: Pod: missing" {
+	if res := h.Filter(ctx, &extender.ExtenderArgs{}); res.Error != "drover: Pod: missing" {
 		t.Errorf("filter without pod: %q", res.Error)
 	}
-	if _, err := h.Prioritize(ctx, &extenderv1.ExtenderArgs{Pod: &corev1.Pod{}}); err == nil || !strings.Contains(err.Error(), "Nodes") {
+	if _, err := h.Prioritize(ctx, &extender.ExtenderArgs{Pod: &extender.Pod{}}); err == nil || !strings.Contains(err.Error(), "Nodes") {
 		t.Errorf("prioritize without nodes: %v", err)
 	}
 	if _, err := extender.New(nil, extender.Config{}); err == nil {
@@ -512,7 +510,7 @@ func TestConcurrentPods(t *testing.T) {
 		go func() {
 			defer func() { done <- struct{}{} }()
 			pod := makePod("ml", fmt.Sprintf("w-%d", i)).GPUs(1).Job(fmt.Sprintf("job-%d", i%jobs), 4).Obj()
-			answers[i] = kept(h.Filter(context.Background(), &extenderv1.ExtenderArgs{Pod: pod, Nodes: nodes}))
+			answers[i] = kept(h.Filter(context.Background(), &extender.ExtenderArgs{Pod: pod, Nodes: nodes}))
 		}()
 	}
 	for range jobs * pods {

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	extenderv1 "k8s.io/kube-scheduler/extender/v1"
-
 	"github.com/drover-sched/drover/serve"
 	"github.com/drover-sched/drover/serve/extender"
 )
@@ -19,7 +17,7 @@ import (
 // answer keeps only nodes of the request, none of them also failed, with
 // prioritize scores in 0..10.
 func FuzzExtenderFilter(f *testing.F) {
-	for _, args := range []*extenderv1.ExtenderArgs{
+	for _, args := range []*extender.ExtenderArgs{
 		{Pod: makePod("ml", "w-0").GPUs(1).Job("j", 6).Obj(),
 			Nodes: nodeList(makeNode("a").GPUs(4).Zone("z1").Obj(), makeNode("b").GPUs(4).Free(0).Obj(), makeNode("c").GPUs(4).Free(2).Obj(), makeNode("cpu").Obj())},
 		{Pod: makePod("ml", "ps-0").Job("j", 2).Annotate("drover.io/arch", "ps").Annotate("drover.io/role", "ps").Obj(),
@@ -64,11 +62,11 @@ func FuzzExtenderFilter(f *testing.F) {
 		if rec.Code != http.StatusOK {
 			t.Fatalf("status %d: %s", rec.Code, rec.Body)
 		}
-		var args extenderv1.ExtenderArgs
+		var args extender.ExtenderArgs
 		if err := json.Unmarshal(body, &args); err != nil {
 			t.Fatalf("200 for a body that does not decode: %v", err)
 		}
-		var res extenderv1.ExtenderFilterResult
+		var res extender.ExtenderFilterResult
 		if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil {
 			t.Fatalf("answer does not decode: %v\n%s", err, rec.Body)
 		}
@@ -93,12 +91,12 @@ func FuzzExtenderFilter(f *testing.F) {
 
 		rec = httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, extender.PrioritizePath, strings.NewReader(string(body))))
-		var scores extenderv1.HostPriorityList
+		var scores extender.HostPriorityList
 		if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &scores) != nil {
 			t.Fatalf("prioritize: status %d: %s", rec.Code, rec.Body)
 		}
 		for _, hp := range scores {
-			if hp.Score < extenderv1.MinExtenderPriority || hp.Score > extenderv1.MaxExtenderPriority {
+			if hp.Score < extender.MinExtenderPriority || hp.Score > extender.MaxExtenderPriority {
 				t.Fatalf("%s scores %d", hp.Host, hp.Score)
 			}
 		}

@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 
 	"github.com/drover-sched/drover/serve"
 	"github.com/drover-sched/drover/serve/extender"
@@ -36,7 +35,7 @@ func makePod(ns, name string) *podWrapper {
 
 // GPUs sets the first container's nvidia.com/gpu limit.
 func (p *podWrapper) GPUs(n int) *podWrapper {
-	p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{extender.ResourceGPU: *resource.NewQuantity(int64(n), resource.DecimalSI)}
+	p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceName(extender.ResourceGPU): *resource.NewQuantity(int64(n), resource.DecimalSI)}
 	return p
 }
 
@@ -53,7 +52,9 @@ func (p *podWrapper) Annotate(k, v string) *podWrapper {
 	return p
 }
 
-func (p *podWrapper) Obj() *corev1.Pod { return p.Pod.DeepCopy() }
+// Obj is the pod as the extender decodes it from the JSON of the
+// Kubernetes Pod (k8s.io/api/core/v1) built here.
+func (p *podWrapper) Obj() *extender.Pod { return fromK8s[extender.Pod](&p.Pod) }
 
 // nodeWrapper builds test nodes fluently, like st.MakeNode().
 type nodeWrapper struct{ corev1.Node }
@@ -68,7 +69,7 @@ func makeNode(name string) *nodeWrapper {
 
 // GPUs sets the allocatable nvidia.com/gpu.
 func (n *nodeWrapper) GPUs(g int) *nodeWrapper {
-	n.Status.Allocatable[extender.ResourceGPU] = *resource.NewQuantity(int64(g), resource.DecimalSI)
+	n.Status.Allocatable[corev1.ResourceName(extender.ResourceGPU)] = *resource.NewQuantity(int64(g), resource.DecimalSI)
 	return n
 }
 
@@ -92,11 +93,27 @@ func (n *nodeWrapper) Annotate(k, v string) *nodeWrapper {
 	return n
 }
 
-func (n *nodeWrapper) Obj() *corev1.Node { return n.Node.DeepCopy() }
+// Obj is the node as the extender decodes it from the JSON of the
+// Kubernetes Node (k8s.io/api/core/v1) built here.
+func (n *nodeWrapper) Obj() *extender.Node { return fromK8s[extender.Node](&n.Node) }
+
+// fromK8s decodes the JSON of a Kubernetes object into the extender's
+// type T, as a request carries it.
+func fromK8s[T any](obj any) *T {
+	b, err := json.Marshal(obj)
+	if err != nil {
+		panic(err)
+	}
+	v := new(T)
+	if err := json.Unmarshal(b, v); err != nil {
+		panic(err)
+	}
+	return v
+}
 
 // nodeList is the Nodes of an ExtenderArgs.
-func nodeList(nodes ...*corev1.Node) *corev1.NodeList {
-	l := &corev1.NodeList{}
+func nodeList(nodes ...*extender.Node) *extender.NodeList {
+	l := &extender.NodeList{}
 	for _, n := range nodes {
 		l.Items = append(l.Items, *n)
 	}
@@ -153,18 +170,18 @@ func (s *scheduler) post(verb string, body []byte, result any) (int, error) {
 	return resp.StatusCode, json.NewDecoder(resp.Body).Decode(result)
 }
 
-func (s *scheduler) filter(tb testing.TB, args *extenderv1.ExtenderArgs) *extenderv1.ExtenderFilterResult {
+func (s *scheduler) filter(tb testing.TB, args *extender.ExtenderArgs) *extender.ExtenderFilterResult {
 	tb.Helper()
-	var res extenderv1.ExtenderFilterResult
+	var res extender.ExtenderFilterResult
 	if _, err := s.send("filter", args, &res); err != nil {
 		tb.Fatal(err)
 	}
 	return &res
 }
 
-func (s *scheduler) prioritize(tb testing.TB, args *extenderv1.ExtenderArgs) extenderv1.HostPriorityList {
+func (s *scheduler) prioritize(tb testing.TB, args *extender.ExtenderArgs) extender.HostPriorityList {
 	tb.Helper()
-	var res extenderv1.HostPriorityList
+	var res extender.HostPriorityList
 	if _, err := s.send("prioritize", args, &res); err != nil {
 		tb.Fatal(err)
 	}
@@ -172,7 +189,7 @@ func (s *scheduler) prioritize(tb testing.TB, args *extenderv1.ExtenderArgs) ext
 }
 
 // kept is the names of the nodes a filter result keeps.
-func kept(res *extenderv1.ExtenderFilterResult) []string {
+func kept(res *extender.ExtenderFilterResult) []string {
 	if res.NodeNames != nil {
 		return *res.NodeNames
 	}
