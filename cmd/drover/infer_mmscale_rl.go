@@ -6,15 +6,13 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/drover-sched/drover/agents/nn"
-	"github.com/drover-sched/drover/agents/ppo"
 	"github.com/drover-sched/drover/env/gym"
 	"github.com/drover-sched/drover/env/infer/mm"
 	"github.com/drover-sched/drover/env/mmgym"
 	"github.com/drover-sched/drover/policies/gate"
 	"github.com/drover-sched/drover/policies/mmscale"
+	"github.com/drover-sched/drover/serve"
 )
 
 // mmrlOpts are drover infer mmscale's mm-rl flags.
@@ -76,68 +74,42 @@ func parseDays(flag, s string) ([]int, error) {
 }
 
 // mmscaleRL trains mm-rl (PPO over env/mmgym: each period, ModServe's
-// asks scaled down, kept or up per pool) on the training days and judges
-// it against ModServe's rule (the Rule action every period) on held-out
-// days with policies/gate, cost = GPU-hours + penalty x missed requests.
+// asks scaled down, kept or up per pool) on the training days, as drover
+// train --env mm-rl does (trainMMRL), and judges it against ModServe's
+// rule (the Rule action every period) on held-out days with
+// policies/gate, cost = GPU-hours + penalty x missed requests, printing
+// each held-out episode and the rule at further targets.
 func mmscaleRL(w io.Writer, m mm.Model, p mmscale.Profile, scale mmscale.Config, init mmscale.Sizes, o mmscaleOpts, r mmrlOpts) error {
-	base := mmgym.Config{Model: m, Requests: r.requests, Hours: r.hours, Scale: scale, Profile: p, Penalty: r.penalty,
-		RewardScale: 10, Router: func() mm.Router { return o.routerFor(true) }, NewRule: modServeRule(scale, p, init), Fixed896: o.images == "fixed"}
-	trainCfg, testCfg := base, base
-	trainCfg.Days, testCfg.Days = r.train, r.test
-	pc := ppo.DefaultConfig()
-	pc.Seed, pc.TotalSteps, pc.NumEnvs, pc.NumSteps, pc.LR, pc.Hidden = r.seed, r.steps, 4, 96, 3e-4, []int{64, 64}
-	pc.ActionPrior = make([]float32, 9)
-	pc.ActionPrior[mmgym.Rule] = 2 // start near ModServe's rule, still exploring
-	t0 := time.Now()
-	var last ppo.Update
-	agent, err := ppo.Train(pc, func(i int) gym.Env {
-		e, err := mmgym.New(trainCfg)
-		if err != nil {
-			panic(err) // the config was built above from checked flags
-		}
-		return e
-	}, func(u ppo.Update) { last = u })
+	t := mmrlTraining{model: m, scale: scale, profile: p, initial: init, router: o.router, requests: r.requests,
+		trainDays: r.train, testDays: r.test, hours: r.hours, penalty: r.penalty, steps: r.steps, seed: r.seed,
+		numEnvs: 4, numSteps: 96, hidden: []int{64, 64}, lr: 3e-4, prior: 2, log: w, fixed896: o.images == "fixed"}
+	meta, nets, err := trainMMRL(t) // t.tests is 0: judged here, with the table
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "mm-rl: PPO, %d steps (5-minute periods) on days %v, penalty %.3f GPU-hours a missed request, %.0f s; last update: entropy %.3f, explained variance %.2f\n",
-		r.steps, r.train, r.penalty, time.Since(t0).Seconds(), last.Entropy, last.ExplainedVariance)
-	greedy := func(obs []float64) int {
-		x := nn.NewMat(1, len(obs))
-		for i, v := range obs {
-			x.Data[i] = float32(v)
-		}
-		logits := agent.Actor.Forward(x).Row(0)
-		best := 0
-		for a, l := range logits {
-			if l > logits[best] {
-				best = a
-			}
-		}
-		return best
+	pol, err := serve.NewMMRL(meta, nets)
+	if err != nil {
+		return err
+	}
+	t.tests = r.tests
+	eps, err := t.heldOut(pol.Policy())
+	if err != nil {
+		return err
 	}
 	var learned, rule []float64
 	var lg, la float64
 	fmt.Fprintln(w, "\n| held-out episode (day) | mm-rl GPU-hours | attainment | ModServe's rule GPU-hours | attainment | mm-rl's share of rule actions |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
-	for k := range r.tests {
-		seed := r.seed + 1000 + uint64(k)
-		lc, li, ls, err := mmrlEpisode(testCfg, seed, greedy)
-		if err != nil {
-			return err
-		}
-		rc, ri, _, err := mmrlEpisode(testCfg, seed, func([]float64) int { return mmgym.Rule })
-		if err != nil {
-			return err
-		}
-		learned, rule = append(learned, lc), append(rule, rc)
+	for _, h := range eps {
+		li, ri := h.learned, h.rule
+		learned, rule = append(learned, h.learnedCost), append(rule, h.ruleCost)
 		lg += li["gpu_hours"] / float64(r.tests)
 		la += li["attainment"] / float64(r.tests)
-		fmt.Fprintf(w, "| %d (%v) | %.1f | %.4f | %.1f | %.4f | %.2f |\n", seed, r.test[seed%uint64(len(r.test))], li["gpu_hours"], li["attainment"], ri["gpu_hours"], ri["attainment"], ls)
+		fmt.Fprintf(w, "| %d (%v) | %.1f | %.4f | %.1f | %.4f | %.2f |\n", h.seed, r.test[h.seed%uint64(len(r.test))], li["gpu_hours"], li["attainment"], ri["gpu_hours"], ri["attainment"], h.ruleShare)
 	}
 	fmt.Fprintf(w, "\nmm-rl on the held-out episodes: mean %.1f GPU-hours, attainment %.4f\n", lg, la)
 	fmt.Fprintf(w, "gate (cost = GPU-hours + %.3f x missed requests, mm-rl against ModServe's rule): %v\n\n", r.penalty, gate.Judge(learned, rule, gate.Config{Seed: 1}))
-	return mmrlRuleTargets(w, testCfg, init, r)
+	return mmrlRuleTargets(w, t.gymConfig(t.testDays), init, r)
 }
 
 // mmrlRuleTargets runs ModServe's rule at further targets on the same

@@ -189,6 +189,36 @@ func trainMMRL(t mmrlTraining) (checkpoints.Meta, map[string]*nn.MLP, error) {
 	return meta, nets, nil
 }
 
+// mmrlHeldOut is one held-out episode played under mm-rl and under
+// ModServe's rule: each one's cost (GPU-hours + penalty x missed
+// requests), final info, and the share of mm-rl's periods that took the
+// rule's action.
+type mmrlHeldOut struct {
+	seed                  uint64
+	learnedCost, ruleCost float64
+	learned, rule         gym.Info
+	ruleShare             float64
+}
+
+// heldOut plays t.tests held-out episodes (seeds t.seed+1000+k on the
+// test days) under policy and under ModServe's rule.
+func (t mmrlTraining) heldOut(policy func([]float64) int) ([]mmrlHeldOut, error) {
+	testCfg := t.gymConfig(t.testDays)
+	out := make([]mmrlHeldOut, 0, t.tests)
+	for k := range t.tests {
+		h := mmrlHeldOut{seed: t.seed + 1000 + uint64(k)}
+		var err error
+		if h.learnedCost, h.learned, h.ruleShare, err = mmrlEpisode(testCfg, h.seed, policy); err != nil {
+			return nil, err
+		}
+		if h.ruleCost, h.rule, _, err = mmrlEpisode(testCfg, h.seed, func([]float64) int { return mmgym.Rule }); err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
 // judge plays t.tests held-out episodes under the checkpoint's policy (as
 // a server loads it: serve.MMRL's greedy actor) and under ModServe's rule,
 // and records the gate's verdict in meta.
@@ -197,27 +227,22 @@ func (t mmrlTraining) judge(meta *checkpoints.Meta, nets map[string]*nn.MLP) err
 	if err != nil {
 		return err
 	}
+	eps, err := t.heldOut(p.Policy())
+	if err != nil {
+		return err
+	}
 	g := &meta.MM.Gate
-	testCfg := t.gymConfig(t.testDays)
 	var learned, rule []float64
-	for k := range t.tests {
-		seed := t.seed + 1000 + uint64(k)
-		lc, li, _, err := mmrlEpisode(testCfg, seed, p.Policy())
-		if err != nil {
-			return err
-		}
-		rc, ri, _, err := mmrlEpisode(testCfg, seed, func([]float64) int { return mmgym.Rule })
-		if err != nil {
-			return err
-		}
-		learned, rule = append(learned, lc), append(rule, rc)
+	for k, h := range eps {
+		li, ri := h.learned, h.rule
+		learned, rule = append(learned, h.learnedCost), append(rule, h.ruleCost)
 		f := 1 / float64(t.tests)
 		g.GPUHours += f * li["gpu_hours"]
 		g.Attainment += f * li["attainment"]
 		g.RuleGPUHours += f * ri["gpu_hours"]
 		g.RuleAttainment += f * ri["attainment"]
 		fmt.Fprintf(t.log, "mm-rl: held-out episode %d (seed %d, day %d): mm-rl %.1f GPU-hours at %.4f attainment, cost %.1f; ModServe's rule %.1f at %.4f, cost %.1f\n",
-			k+1, seed, int(li["day"]), li["gpu_hours"], li["attainment"], lc, ri["gpu_hours"], ri["attainment"], rc)
+			k+1, h.seed, int(li["day"]), li["gpu_hours"], li["attainment"], h.learnedCost, ri["gpu_hours"], ri["attainment"], h.ruleCost)
 	}
 	v := gate.Judge(learned, rule, gate.Config{Seed: 1, Margin: g.Margin, Confidence: g.Confidence})
 	g.Episodes, g.MeanGain, g.Lower, g.Converged = v.Episodes, v.MeanGain, v.Lower, v.Converged
