@@ -250,7 +250,12 @@ func TestShutdownDuringLoad(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(100 * time.Millisecond)
+	// Shut down while the clients are under way: once they have had some
+	// answers (not after a fixed sleep, which a loaded machine under -race
+	// can spend before the first answer, leaving nothing to check).
+	for answered.Load() < 16 && !t.Failed() {
+		time.Sleep(time.Millisecond)
+	}
 	if err := h.srv.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
