@@ -114,10 +114,14 @@ func TestTraceConvertRoundTrip(t *testing.T) {
 	}
 }
 
+// drover train --env cartpole trains PPO and DQN, reports the mean return
+// and saves a checkpoint that loads. 1,024 steps: two PPO updates, DQN's
+// rollouts (it starts learning at 10,000 steps); train's TestRunSmoke
+// and the agents' tests check the learning.
 func TestTrainCartPoleShort(t *testing.T) {
 	for _, algo := range []string{"ppo", "dqn"} {
 		dir := filepath.Join(t.TempDir(), "ckpt")
-		code, out, errOut := drover(t, "train", "--env", "cartpole", "--algo", algo, "--steps", "4096", "--quiet", "--out", dir)
+		code, out, errOut := drover(t, "train", "--env", "cartpole", "--algo", algo, "--steps", "1024", "--quiet", "--out", dir)
 		if code != 0 || !strings.Contains(out, "mean return over the last") {
 			t.Fatalf("%s: exit %d: %s%s", algo, code, out, errOut)
 		}
