@@ -9,13 +9,14 @@ import (
 // x in [0,1]^3 and action a pays x[a] plus noise, so the best action is
 // the argmax of x. Logged from a uniformly random behaviour policy, the
 // learner must pick the best action for nearly every new context, and
-// respect the mask.
+// respect the mask. Eight rounds of 1,000 samples, each refitting on all
+// so far: 973 of 1,000 right (twenty rounds, six times the work: 978).
 func TestLearnsKnownBandit(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	cfg := DefaultConfig()
 	l := New(cfg, 3, 3)
 	ctx := func() []float64 { return []float64{rng.Float64(), rng.Float64(), rng.Float64()} }
-	for range 20 {
+	for range 8 {
 		var batch []Sample
 		for range 1000 {
 			x := ctx()
