@@ -94,13 +94,13 @@ const (
 // tokens < 0.
 func (f Format) Work(a Arch, tokens int) Work {
 	f.mustCheck(a, tokens)
-	w := Work{StepBytes: f.StoredBytes(a, tokens)}
+	w := Work{StepBytes: f.storedBytes(a, tokens)}
 	perToken := float64(a.KVElementsPerToken()) // K and V, all layers and KV heads
 	n := float64(tokens)
 	if f.Kind == INT8 || f.Kind == KVQuant || f.Kind == CacheGen {
 		w.DequantBytes = 2 * a.KVBytesPerToken() * int64(tokens)
 		if f.TorchDequant {
-			w.DequantBytes = TorchPasses(a, f, tokens).Bytes()
+			w.DequantBytes = torchPasses(a, f, tokens).Bytes()
 		}
 	}
 	switch f.Kind {
@@ -366,6 +366,11 @@ type passSum struct {
 // or if tokens < 0.
 func TorchPasses(a Arch, f Format, tokens int) Passes {
 	f.mustCheck(a, tokens)
+	return torchPasses(a, f, tokens)
+}
+
+// torchPasses is TorchPasses without the check, for callers that made it.
+func torchPasses(a Arch, f Format, tokens int) Passes {
 	var p passSum
 	wd := float64(a.KVHeads) * float64(a.HeadDim) // elements of K (or V) per token and layer
 	n := float64(tokens)
@@ -376,11 +381,7 @@ func TorchPasses(a Arch, f Format, tokens int) Passes {
 		p.add(tally{}.of(kvquantAllPasses), n*wd, 2*a.Layers)
 	case CacheGen:
 		// Layers by the width of their key and value codes.
-		var keys, values [9]int
-		for l := range a.Layers {
-			keys[cgCodeBits(cgLevels(l, a.Layers, false))]++
-			values[cgCodeBits(cgLevels(l, a.Layers, true))]++
-		}
+		keys, values := cgLayerBits(a.Layers)
 		anchors := float64((tokens + cgGroup - 1) / cgGroup)
 		anchor := tally{}.of(cgVector(8), cgAnchorPasses)
 		all := tally{}.of(cgAllPasses)

@@ -309,6 +309,11 @@ const metaBytes = 2
 // the decode instance's GPU. It panics if f.Check(a) fails or tokens < 0.
 func (f Format) StoredBytes(a Arch, tokens int) int64 {
 	f.mustCheck(a, tokens)
+	return f.storedBytes(a, tokens)
+}
+
+// storedBytes is StoredBytes without the check, for callers that made it.
+func (f Format) storedBytes(a Arch, tokens int) int64 {
 	switch f.Kind {
 	case INT8:
 		// Per token, layer and KV head: K and V codes of head_dim bytes, each
@@ -515,6 +520,41 @@ func cgCodeBits(levels int) int64 {
 	return 8
 }
 
+// cgLayerBits counts a model of layers layers' layers by the width of
+// their key and value codes (cgCodeBits(cgLevels(l, layers, value)) for
+// l < layers), in closed form: layer 0 takes cgFirstLayer, the others the
+// schedule's entries, cgScheduled layers each. The simulator asks for a cache's size and work at
+// every iteration; counting the layers one by one was most of that time.
+func cgLayerBits(layers int) (keys, values [9]int) {
+	if layers <= 0 {
+		return keys, values
+	}
+	keys[cgCodeBits(cgFirstLayer[0])]++
+	values[cgCodeBits(cgFirstLayer[1])]++
+	for _, sc := range [2]struct {
+		sched []int
+		out   *[9]int
+	}{{cgKeyLevels, &keys}, {cgValueLevels, &values}} {
+		for i, lv := range sc.sched {
+			sc.out[cgCodeBits(lv)] += cgScheduled(layers, len(sc.sched), i)
+		}
+	}
+	return keys, values
+}
+
+// cgScheduled is how many of layers 1..layers-1 take entry i of a
+// schedule of n entries: those with (l-1) n / (layers-1), rounded down,
+// equal to i (cgLevels), i.e. k = l-1 in [0, layers-1) with
+// i (layers-1) <= k n < (i+1) (layers-1).
+func cgScheduled(layers, n, i int) int {
+	rest := layers - 1
+	if rest <= 0 {
+		return 0
+	}
+	below := func(i int) int { return min(rest, (i*rest+n-1)/n) } // k with k n < i rest
+	return below(i+1) - below(i)
+}
+
 // cachegenStoredBytes is CacheGenTensor.nbytes over layers, K and V: K as
 // an 8-bit anchor (and its 16-bit scale) every 10 tokens and the other
 // tokens' codes at the layer's width with a 16-bit scale each; V without
@@ -522,11 +562,12 @@ func cgCodeBits(levels int) int64 {
 func cachegenStoredBytes(a Arch, tokens int) int64 {
 	d, n := int64(a.HeadDim), int64(tokens)
 	anchors := (n + int64(cgGroup) - 1) / int64(cgGroup)
-	var perHead int64
-	for l := range a.Layers {
-		kb, vb := cgCodeBits(cgLevels(l, a.Layers, false)), cgCodeBits(cgLevels(l, a.Layers, true))
-		perHead += anchors*(d+metaBytes) + (n-anchors)*(d*kb/8+metaBytes)
-		perHead += n * (d*vb/8 + metaBytes)
+	keys, values := cgLayerBits(a.Layers)
+	perHead := int64(a.Layers) * anchors * (d + metaBytes)
+	for bits := range keys {
+		kb := int64(bits)
+		perHead += int64(keys[bits]) * (n - anchors) * (d*kb/8 + metaBytes)
+		perHead += int64(values[bits]) * n * (d*kb/8 + metaBytes)
 	}
 	return perHead * int64(a.KVHeads)
 }
