@@ -428,16 +428,25 @@ func HACKPageBytes(a Arch, f Format) int64 {
 	h, d, pi := int64(a.KVHeads), int64(a.HeadDim), int64(f.Partition)
 	c := int64(channelPart(a.HeadDim, f.Partition))
 	packed := d * int64(f.Bits) / 8
-	fields := []int64{h * pi * packed, h * d * metaBytes, h * d * metaBytes}
+	// The fields in their order, each 8-byte aligned (an array, not a
+	// slice: the simulator sizes caches at every iteration).
+	var fields [8]int64
+	k := 0
+	add := func(n int64) { fields[k] = n; k++ }
+	add(h * pi * packed)
+	add(h * d * metaBytes)
+	add(h * d * metaBytes)
 	if f.SummationElimination {
-		fields = append(fields, h*pi*(d/c)*sumBytes(int(c), f.Bits))
+		add(h * pi * (d / c) * sumBytes(int(c), f.Bits))
 	}
-	fields = append(fields, h*pi*packed, h*pi*(d/c)*metaBytes, h*pi*(d/c)*metaBytes)
+	add(h * pi * packed)
+	add(h * pi * (d / c) * metaBytes)
+	add(h * pi * (d / c) * metaBytes)
 	if f.SummationElimination {
-		fields = append(fields, h*d*sumBytes(f.Partition, f.Bits))
+		add(h * d * sumBytes(f.Partition, f.Bits))
 	}
 	var off int64
-	for _, n := range fields {
+	for _, n := range fields[:k] {
 		off = roundUp(off, 8) + n
 	}
 	return roundUp(off, 4*pi)
