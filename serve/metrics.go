@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/drover-sched/drover/policies/gate"
 	"github.com/drover-sched/drover/serve/fast"
 )
 
@@ -37,21 +38,15 @@ type Metrics struct {
 	learnedAnswering prometheus.Gauge
 	answeringSince   prometheus.Gauge
 	switches         *prometheus.CounterVec // to
-	gateEvals        *prometheus.CounterVec // result
-	gateLower        prometheus.Gauge
-	gateGain         prometheus.Gauge
+	gate             gateMetrics
 	gateTeacherGain  prometheus.Gauge
 	shadow           *prometheus.CounterVec // result
 
 	// Route calls and the route gate (RouteConfig).
-	routes         *prometheus.CounterVec // source, fallback
-	routeLearned   prometheus.Gauge
-	routeGateEvals *prometheus.CounterVec // result
-	routeGateLower prometheus.Gauge
-	routeGateGain  prometheus.Gauge
-	scaleGateEvals *prometheus.CounterVec // result
-	scaleGateLower prometheus.Gauge
-	scaleGateGain  prometheus.Gauge
+	routes       *prometheus.CounterVec // source, fallback
+	routeLearned prometheus.Gauge
+	routeGate    gateMetrics
+	scaleGate    gateMetrics
 
 	// Multimodal calls (MMConfig).
 	mmRoutes     *prometheus.CounterVec // source, fallback
@@ -98,13 +93,11 @@ func NewMetrics() *Metrics {
 		switches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "drover_policy_switches_total", Help: "Switches of the answering policy by the gate, by the policy switched to (learned, heuristic).",
 		}, []string{"to"}),
-		gateEvals: prometheus.NewCounterVec(prometheus.CounterOpts{
+		gate: newGateMetrics(prometheus.CounterOpts{
 			Name: "drover_gate_evaluations_total", Help: "Gate evaluations on a replay of the served arrivals, by result (passed, failed, error, waiting).",
-		}, []string{"result"}),
-		gateLower: prometheus.NewGauge(prometheus.GaugeOpts{
+		}, prometheus.GaugeOpts{
 			Name: "drover_gate_lower_bound", Help: "The last gate verdict's lower confidence bound of the learned policy's relative gain over the heuristic.",
-		}),
-		gateGain: prometheus.NewGauge(prometheus.GaugeOpts{
+		}, prometheus.GaugeOpts{
 			Name: "drover_gate_mean_gain", Help: "The last gate verdict's mean relative gain of the learned policy over the heuristic.",
 		}),
 		gateTeacherGain: prometheus.NewGauge(prometheus.GaugeOpts{
@@ -119,13 +112,11 @@ func NewMetrics() *Metrics {
 		routeLearned: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "drover_route_learned_answering", Help: "1 when the learned router answers Route calls, 0 when HACK's does.",
 		}),
-		routeGateEvals: prometheus.NewCounterVec(prometheus.CounterOpts{
+		routeGate: newGateMetrics(prometheus.CounterOpts{
 			Name: "drover_route_gate_evaluations_total", Help: "Route gate evaluations on a replay of the routed requests, by result (passed, failed, error, waiting).",
-		}, []string{"result"}),
-		routeGateLower: prometheus.NewGauge(prometheus.GaugeOpts{
+		}, prometheus.GaugeOpts{
 			Name: "drover_route_gate_lower_bound", Help: "The last route gate verdict's lower confidence bound of the learned router's relative gain in mean JCT over HACK's.",
-		}),
-		routeGateGain: prometheus.NewGauge(prometheus.GaugeOpts{
+		}, prometheus.GaugeOpts{
 			Name: "drover_route_gate_mean_gain", Help: "The last route gate verdict's mean relative gain in mean JCT of the learned router over HACK's.",
 		}),
 		mmRoutes: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -137,13 +128,11 @@ func NewMetrics() *Metrics {
 		scaleLearned: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "drover_scale_learned_answering", Help: "1 when the last Scale call was answered by the learned autoscaler, 0 when ModServe's rule answered.",
 		}),
-		scaleGateEvals: prometheus.NewCounterVec(prometheus.CounterOpts{
+		scaleGate: newGateMetrics(prometheus.CounterOpts{
 			Name: "drover_scale_gate_evaluations_total", Help: "Scale gate evaluations on a replay of the routed multimodal requests, by result (passed, failed, error, waiting).",
-		}, []string{"result"}),
-		scaleGateLower: prometheus.NewGauge(prometheus.GaugeOpts{
+		}, prometheus.GaugeOpts{
 			Name: "drover_scale_gate_lower_bound", Help: "The last Scale gate verdict's lower confidence bound of the learned autoscaler's relative gain in cost (GPU-hours + penalty x missed requests) over ModServe's rule.",
-		}),
-		scaleGateGain: prometheus.NewGauge(prometheus.GaugeOpts{
+		}, prometheus.GaugeOpts{
 			Name: "drover_scale_gate_mean_gain", Help: "The last Scale gate verdict's mean relative gain in cost of the learned autoscaler over ModServe's rule.",
 		}),
 		scaleSizes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -151,8 +140,8 @@ func NewMetrics() *Metrics {
 		}, []string{"pool"}),
 	}
 	m.Registry.MustRegister(m.requests, m.latency, m.inflight, m.decisions, m.reloads, m.outcomes, m.sinkErr, m.version,
-		m.learnedAnswering, m.answeringSince, m.switches, m.gateEvals, m.gateLower, m.gateGain, m.gateTeacherGain, m.shadow,
-		m.routes, m.routeLearned, m.routeGateEvals, m.routeGateLower, m.routeGateGain, m.mmRoutes, m.scales, m.scaleLearned, m.scaleSizes, m.scaleGateEvals, m.scaleGateLower, m.scaleGateGain,
+		m.learnedAnswering, m.answeringSince, m.switches, m.gate.evals, m.gate.lower, m.gate.gain, m.gateTeacherGain, m.shadow,
+		m.routes, m.routeLearned, m.routeGate.evals, m.routeGate.lower, m.routeGate.gain, m.mmRoutes, m.scales, m.scaleLearned, m.scaleSizes, m.scaleGate.evals, m.scaleGate.lower, m.scaleGate.gain,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -167,4 +156,25 @@ func (m *Metrics) Handler() http.Handler {
 func (m *Metrics) fast() *fast.Metrics {
 	l := prometheus.Labels{"listener": listenerFast}
 	return &fast.Metrics{InFlight: m.inflight, Latency: m.latency.MustCurryWith(l), Requests: m.requests.MustCurryWith(l)}
+}
+
+// gateMetrics are one gate's metrics: its evaluations by result (passed,
+// failed, error, waiting) and the last verdict's lower bound and mean gain.
+type gateMetrics struct {
+	evals       *prometheus.CounterVec // result
+	lower, gain prometheus.Gauge
+}
+
+// newGateMetrics makes a gate's metrics from their options.
+func newGateMetrics(evals prometheus.CounterOpts, lower, gain prometheus.GaugeOpts) gateMetrics {
+	return gateMetrics{evals: prometheus.NewCounterVec(evals, []string{"result"}), lower: prometheus.NewGauge(lower), gain: prometheus.NewGauge(gain)}
+}
+
+// record counts an evaluation and, with a verdict, sets the gauges.
+func (g gateMetrics) record(result string, v *gate.Verdict) {
+	g.evals.WithLabelValues(result).Inc()
+	if v != nil {
+		g.lower.Set(v.Lower)
+		g.gain.Set(v.MeanGain)
+	}
 }

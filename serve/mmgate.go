@@ -172,13 +172,8 @@ func (k *Core) EvaluateScale(ctx context.Context) (MMSwitchStatus, error) {
 // scaleGateMetric counts a Scale gate evaluation and, with a verdict, sets
 // its gauges.
 func (k *Core) scaleGateMetric(result string, v *gate.Verdict) {
-	if k.metrics == nil {
-		return
-	}
-	k.metrics.scaleGateEvals.WithLabelValues(result).Inc()
-	if v != nil {
-		k.metrics.scaleGateLower.Set(v.Lower)
-		k.metrics.scaleGateGain.Set(v.MeanGain)
+	if k.metrics != nil {
+		k.metrics.scaleGate.record(result, v)
 	}
 }
 

@@ -203,13 +203,8 @@ func (k *Core) judgeRoute(cfg SwitchConfig, arrivals int, learned, base []float6
 // routeGateMetric counts a route gate evaluation and, with a verdict, sets
 // its gauges.
 func (k *Core) routeGateMetric(result string, v *gate.Verdict) {
-	if k.metrics == nil {
-		return
-	}
-	k.metrics.routeGateEvals.WithLabelValues(result).Inc()
-	if v != nil {
-		k.metrics.routeGateLower.Set(v.Lower)
-		k.metrics.routeGateGain.Set(v.MeanGain)
+	if k.metrics != nil {
+		k.metrics.routeGate.record(result, v)
 	}
 }
 

@@ -495,13 +495,8 @@ func (k *Core) setAnswer(a *answer) {
 
 // gateMetric counts an evaluation and, with a verdict, sets its gauges.
 func (k *Core) gateMetric(result string, v *gate.Verdict) {
-	if k.metrics == nil {
-		return
-	}
-	k.metrics.gateEvals.WithLabelValues(result).Inc()
-	if v != nil {
-		k.metrics.gateLower.Set(v.Lower)
-		k.metrics.gateGain.Set(v.MeanGain)
+	if k.metrics != nil {
+		k.metrics.gate.record(result, v)
 	}
 }
 
