@@ -173,6 +173,10 @@ func modelNames() string {
 
 func inferMMSim(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("infer mm sim", stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: drover infer mm sim [flags]\n\nRuns one router on one multimodal deployment over a window of the synthetic LMM 2025\nweek (or -trace FILE in the Azure LMM 2025 schema) and prints TTFT and TBT per\nmodality, SLO attainment, goodput and GPU-hours, with each stage cost's source.")
+		fs.PrintDefaults()
+	}
 	model := fs.String("model", mm.Llama32_11BVision.Name, "model: "+modelNames())
 	router := fs.String("router", modserve.Name, "router: "+strings.Join(modserve.Names, ", "))
 	scale := fs.Float64("scale", 15, "load: the generated week's rate times this (1: the trace's 1M requests a week)")
@@ -256,6 +260,10 @@ type mmPoint struct {
 
 func inferMMEval(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("infer mm eval", stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: drover infer mm eval [flags]\n\nRuns ModServe's static ablation ladder (monolith, Decoup, Sched, ModServe,\nModServe-late) on the paper's 16 DGX-A100 servers over a sweep of loads, per model:\na markdown table with the gains against the paper's, and a PNG of P99 and mean\nTTFT against load (-out).")
+		fs.PrintDefaults()
+	}
 	models := fs.String("models", mm.Llama32_11BVision.Name+","+mm.InternVL25_26B.Name, "models, comma-separated: "+modelNames())
 	scales := fs.String("scales", "5,10,15,20,30", "loads, comma-separated: factors on the week's rate")
 	out := fs.String("out", "", "write table.md and ttft.png here")
