@@ -73,7 +73,7 @@ func evalRouteLog(path string, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := e.load(); err != nil {
+	if err := e.load(stderr); err != nil {
 		return err
 	}
 	// The whole log under its answers: how closely the replay meets the
@@ -151,8 +151,9 @@ func parseRouteEval(path string, args []string, stderr io.Writer) (*routeEval, e
 	return e, nil
 }
 
-// load reads the log and builds the deployment and the rows.
-func (e *routeEval) load() error {
+// load reads the log and builds the deployment and the rows; a note on
+// the latency table goes to note.
+func (e *routeEval) load(note io.Writer) error {
 	recs, partial, err := routelog.ReadFile(e.path)
 	if err != nil {
 		return err
@@ -174,7 +175,7 @@ func (e *routeEval) load() error {
 	if err := e.contenders(); err != nil {
 		return err
 	}
-	perf, err := readPerf(*sf.perf)
+	perf, err := readPerf(*sf.perf, e.given["perf"], note)
 	if err != nil {
 		return err
 	}

@@ -145,7 +145,7 @@ func defineInferSetupFlags(fs *flag.FlagSet) *inferSetupFlags {
 	f.minPrompt = fs.Int("min-prompt", 2, "lengths table: drop rows with fewer prompt tokens (2 drops the arXiv file's one-token prompts)")
 	f.maxTokens = fs.Int("max-tokens", 0, "lengths table: trim rows whose prompt and output exceed this many tokens, as Vidur does (0: off)")
 	f.skipBad = fs.Bool("skip-bad", false, "skip and count malformed or invalid trace rows instead of failing")
-	f.perf = fs.String("perf", defaultPerfTable, "SplitwiseSim's measured latency table (perf_model.csv)")
+	f.perf = fs.String("perf", defaultPerfTable, "latency table: SplitwiseSim's measured perf_model.csv, or builtin (a roofline from datasheets, marked derived in every output; the fallback, with a note, when the default file is absent)")
 	f.model = fs.String("model", "llama2-70b", "served model, with rows in the latency table: llama2-70b or bloom-176b")
 	f.cluster = fs.String("cluster", "splitwise-ha", "deployment preset: splitwise-ha (1 prompt DGX-H100 + 1 token DGX-A100, disaggregated), splitwise-baseline (2 DGX-H100, colocated), whose pools the flags below override, or pd-rl (pd-rl's fixed deployment, env/infergym.Deployment: 2 A10G and 1 A100 prefill, 1 A100 and 1 V100 decode, TP8, a shared 25 Gbit/s link, decode reading the KV cache; the link flags apply)")
 	f.prefill = fs.Int("prefill", -1, "prefill instances (-1: the preset's)")
@@ -502,12 +502,28 @@ func resolveKVSize(flagValue string, cs []inferContender) (string, error) {
 	return flagValue, nil
 }
 
-// readPerf reads the latency table at path.
-func readPerf(path string) (*infer.PerfTable, error) {
+// builtinPerf is the --perf value that chooses the built-in roofline
+// latency model (infer.RooflinePerfTable) instead of a measured table.
+const builtinPerf = "builtin"
+
+// builtinPerfNote is how every output of a run on the built-in roofline
+// marks its latencies.
+const builtinPerfNote = "derived (built-in roofline): datasheet FLOPS and memory bandwidth at efficiencies fitted to SplitwiseSim's table, not measurements; a Splitwise preset's results are then not SplitwiseSim's"
+
+// readPerf reads the latency table at path, or builds the built-in
+// roofline's for "builtin". When path is the default (not given: explicit
+// false) and the shared traces' copy of SplitwiseSim's table is absent, it
+// falls back to the built-in roofline and says so in one line on note; a
+// table named explicitly must exist.
+func readPerf(path string, explicit bool, note io.Writer) (*infer.PerfTable, error) {
+	if path == builtinPerf {
+		return infer.RooflinePerfTable(), nil
+	}
 	data, err := inputfile.ReadFile(path, inputfile.Document)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) && path == defaultPerfTable {
-			return nil, fmt.Errorf("--perf: %w (the default is the shared traces' copy of SplitwiseSim's data/perf_model.csv, found from the repository root; give its path with --perf)", err)
+		if errors.Is(err, os.ErrNotExist) && path == defaultPerfTable && !explicit {
+			fmt.Fprintf(note, "drover: no measured latency table at %s (SplitwiseSim's, in the shared traces): using the built-in roofline model (--perf builtin), derived from datasheets, not measured; give --perf FILE for a measured table\n", path)
+			return infer.RooflinePerfTable(), nil
 		}
 		return nil, fmt.Errorf("--perf: %w", err)
 	}
@@ -868,10 +884,16 @@ func accuracyNote(f kv.Format, model string) string {
 	return fmt.Sprintf("not measured for %s (the HKVQ artifact measured qwen3-8b only)", model)
 }
 
-// extrapolatedNote names the extrapolated GPU types of a run.
-func extrapolatedNote(types []string) string {
-	if len(types) == 0 {
+// extrapolatedNote names the extrapolated GPU types of a run; derived:
+// the run's rows were the built-in roofline's, not measured.
+func extrapolatedNote(types []string, derived bool) string {
+	switch {
+	case len(types) == 0 && derived:
+		return "none: every instance ran on its own type's rows of the built-in table"
+	case len(types) == 0:
 		return "none: every instance ran on measured rows"
+	case derived:
+		return strings.Join(types, ", ") + " (no rows of their own in the built-in table: latencies scaled from another type's by datasheet FP16 throughput and HBM bandwidth)"
 	}
 	return strings.Join(types, ", ") + " (no measured rows: latencies scaled from a measured type by datasheet FP16 throughput and HBM bandwidth)"
 }
@@ -932,4 +954,12 @@ func routerHelp() string {
 		parts = append(parts, n+" ("+inferRouters[n].about+")")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// latencyNote says where a run's latencies came from.
+func latencyNote(derived bool) string {
+	if derived {
+		return builtinPerfNote
+	}
+	return "measured (the latency table given by --perf)"
 }

@@ -82,6 +82,7 @@ type inferEvalRow struct {
 	runs         []inferEvalRun
 	est          []compare.Estimate
 	extrapolated []string
+	derived      bool // a run's latencies came from the built-in roofline
 }
 
 func inferEval(args []string, stdout, stderr io.Writer) error {
@@ -103,7 +104,7 @@ func inferEval(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	perf, err := readPerf(*f.perf)
+	perf, err := readPerf(*f.perf, given["perf"], stderr)
 	if err != nil {
 		return err
 	}
@@ -262,6 +263,7 @@ func (r *inferEvalRow) estimate() {
 		r.est[m] = compare.MeanCI(xs, 0.95)
 	}
 	for _, run := range r.runs {
+		r.derived = r.derived || run.Summary.Derived
 		for _, g := range run.Summary.Extrapolated {
 			if !slices.Contains(r.extrapolated, g) {
 				r.extrapolated = append(r.extrapolated, g)
@@ -415,8 +417,12 @@ func writeInferTable(w io.Writer, rows []*inferEvalRow, model string) error {
 		if r.c.ckpt != "" {
 			acc = "per the formats chosen"
 		}
-		fmt.Fprintf(&b, "- %s on %s; KV format %s, accuracy loss %s; extrapolated GPUs: %s\n", r.c.name, r.cluster,
-			r.c.formatName(), acc, extrapolatedNote(r.extrapolated))
+		lat := ""
+		if r.derived {
+			lat = "; latencies " + builtinPerfNote
+		}
+		fmt.Fprintf(&b, "- %s on %s; KV format %s, accuracy loss %s; extrapolated GPUs: %s%s\n", r.c.name, r.cluster,
+			r.c.formatName(), acc, extrapolatedNote(r.extrapolated, r.derived), lat)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -493,6 +499,7 @@ func writeInferSummary(w io.Writer, rows []*inferEvalRow, meta inferEvalMeta) er
 		Cluster      string                      `json:"cluster"`
 		Accuracy     string                      `json:"accuracy_loss"`
 		Extrapolated []string                    `json:"extrapolated_gpus"`
+		Latencies    string                      `json:"latencies"`
 		Metrics      map[string]compare.Estimate `json:"metrics"`
 		Runs         []runJSON                   `json:"runs"`
 	}
@@ -502,7 +509,8 @@ func writeInferSummary(w io.Writer, rows []*inferEvalRow, meta inferEvalMeta) er
 	}{Meta: meta}
 	for _, r := range rows {
 		row := rowJSON{Name: r.c.name, Router: r.c.router, Format: r.c.formatName(), Cluster: r.cluster,
-			Accuracy: accuracyNote(r.c.format, meta.Model), Extrapolated: r.extrapolated, Metrics: map[string]compare.Estimate{}}
+			Accuracy: accuracyNote(r.c.format, meta.Model), Extrapolated: r.extrapolated,
+			Latencies: latencyNote(r.derived), Metrics: map[string]compare.Estimate{}}
 		if row.Extrapolated == nil {
 			row.Extrapolated = []string{}
 		}

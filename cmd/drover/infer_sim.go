@@ -54,7 +54,7 @@ func inferSim(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--router %w", err)
 	}
-	perf, err := readPerf(*f.perf)
+	perf, err := readPerf(*f.perf, given["perf"], stderr)
 	if err != nil {
 		return err
 	}
@@ -206,7 +206,8 @@ func (r inferRun) writeText(w io.Writer) {
 	fmt.Fprintf(w, "GPU        %.3f GPU-hours, $%.2f at list prices, utilization %.1f%%, makespan %.1f s\n", sum.GPUHours, sum.GPUCost, 100*sum.Utilization, sum.Makespan)
 	fmt.Fprintf(w, "KV moved   %s in %d transfers\n", byteText(sum.KVBytesMoved), sum.Transfers)
 	fmt.Fprintf(w, "KV format  %.2f%% of latency spent on format work\n", 100*sum.FormatShare)
-	fmt.Fprintf(w, "extrapolated  %s\n", extrapolatedNote(sum.Extrapolated))
+	fmt.Fprintf(w, "extrapolated  %s\n", extrapolatedNote(sum.Extrapolated, sum.Derived))
+	fmt.Fprintf(w, "latencies  %s\n", latencyNote(sum.Derived))
 	fmt.Fprintf(w, "simulated  %d iterations in %s\n", sum.Iterations, r.Wall.Round(time.Microsecond))
 }
 
@@ -263,6 +264,7 @@ type inferSummaryJSON struct {
 	Iterations    int64    `json:"iterations"`
 	FormatShare   float64  `json:"format_share"`
 	Extrapolated  []string `json:"extrapolated_gpus"`
+	Latencies     string   `json:"latencies"`
 }
 
 func summaryJSON(s infer.Summary) inferSummaryJSON {
@@ -273,7 +275,8 @@ func summaryJSON(s infer.Summary) inferSummaryJSON {
 	return inferSummaryJSON{Requests: s.Requests, Finished: s.Finished, Rejected: s.Rejected, TTFT: statJSON(s.TTFT), TPOT: statJSON(s.TPOT),
 		E2E: statJSON(s.E2E), Queue: statJSON(s.Queue), SLOAttainment: s.SLOAttainment, Makespan: s.Makespan,
 		GPUHours: s.GPUHours, GPUCost: s.GPUCost, Utilization: s.Utilization, KVBytesMoved: s.KVBytesMoved,
-		Transfers: s.Transfers, Iterations: s.Iterations, FormatShare: s.FormatShare, Extrapolated: ex}
+		Transfers: s.Transfers, Iterations: s.Iterations, FormatShare: s.FormatShare, Extrapolated: ex,
+		Latencies: latencyNote(s.Derived)}
 }
 
 func (r inferRun) writeJSON(w io.Writer) error {

@@ -45,7 +45,7 @@ func (f *routeFlags) setRoute(c *daemon.Config, stderr io.Writer) error {
 		if _, ok := inferPresets[*f.deployment]; !ok {
 			return fmt.Errorf("-route-deployment %q: want one of %v", *f.deployment, presetNames())
 		}
-		perf, err := readPerf(*f.perf)
+		perf, err := readPerf(*f.perf, *f.perf != defaultPerfTable, stderr)
 		if err != nil {
 			return fmt.Errorf("-route-perf: %w", err)
 		}

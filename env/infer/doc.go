@@ -80,6 +80,15 @@
 //     env/infer/kv computes it per architecture and format.
 //   - GPU types beyond A100 and H100 are extrapolated (GPU, Summary.
 //     Extrapolated); SplitwiseSim knows only its measured ones.
+//   - RooflinePerfTable: a table of the same kind without measurements,
+//     derived from the GPUs' datasheets and the models' architectures
+//     (Roofline, BuiltinRoofline: prefill at 50% of the FP16 peak, decode
+//     at 64% of the HBM bandwidth, 16 us a ring all-reduce step), for a
+//     machine without SplitwiseSim's table; Summary.Derived marks its runs.
+//     Against SplitwiseSim's 104 A100 and H100 rows its prompt times are
+//     off by 13.5% at the median (worst 50%) and its token times by 9.3%
+//     (worst 55%; TestRooflineFit reports it per model, GPU and TP). It
+//     is not SplitwiseSim's: the faithful mode needs the measured table.
 //   - TPOT divides by the output's tokens after the first (SplitwiseSim's
 //     tbt_times divide by all of them).
 //

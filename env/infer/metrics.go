@@ -114,6 +114,10 @@ type Summary struct {
 	// from another type's measurements (see GPUs); empty when every
 	// instance ran on measured rows.
 	Extrapolated []string
+	// Derived reports that the latencies came from the built-in roofline
+	// (RooflinePerfTable) rather than measurements: every output of such
+	// a run is "derived (built-in roofline)", not SplitwiseSim's.
+	Derived bool
 }
 
 // Results returns the per-request outcomes, in the trace's order. The
@@ -180,6 +184,7 @@ func (s *Sim) Summary() Summary {
 		sum.Utilization = busy / total
 	}
 	slices.Sort(sum.Extrapolated)
+	sum.Derived = s.cfg.Perf.Derived()
 	return sum
 }
 

@@ -23,9 +23,18 @@ import (
 // divided before the median as there) is one knot of a piecewise-linear
 // curve, extrapolated linearly beyond the first and last knots
 // (scipy.interpolate.interp1d(x, y, fill_value="extrapolate")).
+//
+// RooflinePerfTable builds a table of the same kind without measurements,
+// from datasheets and the models' architectures (Derived reports it).
 type PerfTable struct {
 	curves map[perfKey]*perfCurve
+	// derived marks a table built by RooflinePerfTable.
+	derived bool
 }
+
+// Derived reports whether t's latencies are derived (RooflinePerfTable's
+// built-in roofline) rather than measured.
+func (t *PerfTable) Derived() bool { return t != nil && t.derived }
 
 type perfKey struct {
 	model, hardware string
@@ -53,10 +62,9 @@ const maxPerfRows = 1 << 20
 func ParsePerfTable(data []byte) (*PerfTable, error) {
 	names := [...]string{"model", "hardware", "tensor_parallel", "prompt_size", "batch_size", "prompt_time", "token_time"}
 	var col [len(names)]int
-	type group struct{ prompt, token []float64 }
-	groups := map[perfKey]map[int64]*group{}
+	groups := map[perfKey]map[int64]*perfGroup{}
 	var lastKey perfKey
-	var last map[int64]*group // groups[lastKey]: rows come in runs of one key
+	var last map[int64]*perfGroup // groups[lastKey]: rows come in runs of one key
 	line := 0
 	err := eachRecord(data, !isPlainCSV(data), func(rec []string) error {
 		line++
@@ -98,7 +106,7 @@ func ParsePerfTable(data []byte) (*PerfTable, error) {
 			if last = groups[k]; last == nil {
 				// The record may be reused: keep copies of its strings.
 				k.model, k.hardware = strings.Clone(k.model), strings.Clone(k.hardware)
-				last = map[int64]*group{}
+				last = map[int64]*perfGroup{}
 				groups[k] = last
 			}
 			lastKey = k
@@ -106,7 +114,7 @@ func ParsePerfTable(data []byte) (*PerfTable, error) {
 		bt := ints[1] * ints[2]
 		g := last[bt]
 		if g == nil {
-			g = &group{}
+			g = &perfGroup{}
 			last[bt] = g
 		}
 		g.prompt = append(g.prompt, times[0])
@@ -122,6 +130,17 @@ func ParsePerfTable(data []byte) (*PerfTable, error) {
 		}
 		return nil, err
 	}
+	return reduceGroups(groups)
+}
+
+// perfGroup is the prompt and token times (s) of the rows of one
+// (model, hardware, TP) and batch-token value.
+type perfGroup struct{ prompt, token []float64 }
+
+// reduceGroups makes each (model, hardware, TP)'s groups one curve: its
+// batch-token values in ascending order as knots, the groups' median
+// times as the values.
+func reduceGroups(groups map[perfKey]map[int64]*perfGroup) (*PerfTable, error) {
 	t := &PerfTable{curves: map[perfKey]*perfCurve{}}
 	for k, gs := range groups {
 		if len(gs) < 2 {
