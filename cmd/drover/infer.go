@@ -42,7 +42,8 @@ const inferUsage = `usage: drover infer sim|eval|mm|mmscale [flags]
                  pools against monolithic instances, GPU-hours at the SLO
 
 Without flags, both run the built-in synthetic workload on the Splitwise
-presets with the performance table of ../shared/traces/llm/calibration.
+presets with the performance table of ../shared/traces/llm/calibration,
+or, where it is absent, the built-in roofline (--perf builtin; marked derived).
 Run "drover infer SUBCOMMAND -h" for its flags.`
 
 func runInfer(args []string, stdout, stderr io.Writer) error {
