@@ -364,9 +364,10 @@ func TestTraceInspectLLM(t *testing.T) {
 
 // TestInferEvalLearned: a pd-rl checkpoint is a contender (its directory
 // in --routers) on pd-rl's deployment (--cluster pd-rl). A checkpoint
-// that behaviour cloning made of HACK routes held-out windows of the conv
-// trace exactly as HACK does (train/pdrl's claim, TestTrainPDRL: the gate
-// sees a gain of exactly 0), so every run equals HACK's.
+// that behaviour cloning made of the speed-aware rule (policies/pdrl.Speed)
+// sees the GPUs' speeds that HACK's fewest-queued-tokens rule ignores, and
+// on held-out windows of the conv trace every run has a lower TTFT and
+// JCT mean than HACK's (TestTrainPDRL: the gate's gain is 13%).
 func TestInferEvalLearned(t *testing.T) {
 	inferPerfFlag(t)
 	conv := inferAzureTrace(t, "conv")
@@ -391,7 +392,7 @@ func TestInferEvalLearned(t *testing.T) {
 	}
 	for i, run := range s.Routers[1].Runs {
 		h := s.Routers[0].Runs[i]
-		if run.Summary.TTFT.Mean != h.Summary.TTFT.Mean || run.Summary.E2E.Mean != h.Summary.E2E.Mean {
+		if !(run.Summary.TTFT.Mean < h.Summary.TTFT.Mean) || !(run.Summary.E2E.Mean < 0.95*h.Summary.E2E.Mean) {
 			t.Errorf("seed %d: pd-rl TTFT, E2E means %v, %v; HACK %v, %v", run.Seed, run.Summary.TTFT.Mean, run.Summary.E2E.Mean, h.Summary.TTFT.Mean, h.Summary.E2E.Mean)
 		}
 	}

@@ -23,7 +23,7 @@ func setRoute(t *testing.T, c *daemon.Config, args ...string) error {
 }
 
 // TestSetRoute: -route hack serves HACK alone; -route with the committed
-// pd-rl checkpoint serves it behind its gate verdict (not converged)
+// pd-rl checkpoint serves it behind its gate verdict (converged)
 // without a deployment, behind the route gate with one; an unknown model,
 // deployment or mode, or a missing checkpoint, is an error.
 func TestSetRoute(t *testing.T) {
@@ -36,7 +36,7 @@ func TestSetRoute(t *testing.T) {
 		t.Fatalf("-route hack: %v, %+v", err, c.Route)
 	}
 	c = daemon.Config{}
-	if err := setRoute(t, &c, "-route", ckpt); err != nil || c.Route == nil || c.Route.Learned == nil || c.Route.Converged || c.Route.Replay != nil {
+	if err := setRoute(t, &c, "-route", ckpt); err != nil || c.Route == nil || c.Route.Learned == nil || !c.Route.Converged || c.Route.Replay != nil {
 		t.Fatalf("-route checkpoints/pd-rl: %v, %+v", err, c.Route)
 	}
 	if c.Route.Encoder.LinkBytesPerSec != 25e9/8 || c.Route.Encoder.Slots != 4 {

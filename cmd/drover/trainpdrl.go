@@ -28,7 +28,7 @@ var (
 )
 
 // runTrainPDRL is `drover train --env pd-rl --algo bc|ppo`: behaviour
-// cloning of HACK's router on windows of the Azure 2023 conv trace's
+// cloning of the speed-aware rule (policies/pdrl.Speed) on windows of the Azure 2023 conv trace's
 // first 2,400 s, then PPO (train/pdrl), judged by the gate against HACK on
 // the held-out windows from 2,400 s at --eval-seeds gap-scale seeds; the
 // checkpoint (converged as the gate says) goes to --out.

@@ -10,9 +10,11 @@ import (
 	"github.com/drover-sched/drover/internal/sharedtraces"
 )
 
-// TestTrainPDRL: drover train --env pd-rl --algo bc clones HACK's router,
-// which then routes every held-out window as HACK does: the gate sees a
-// gain of exactly 0 and the checkpoint says not converged.
+// TestTrainPDRL: drover train --env pd-rl --algo bc clones the speed-aware
+// rule (policies/pdrl.Speed), which the gate finds faster than HACK on the
+// held-out windows by more than its 2% margin (13.3% on these 9 episodes,
+// the rule's own gain on the 27 of drover train's default is 12.8%): the
+// checkpoint says converged.
 func TestTrainPDRL(t *testing.T) {
 	sharedtraces.Path(t, "llm") // skips where ../shared/traces is missing
 	out := filepath.Join(t.TempDir(), "run")
@@ -21,14 +23,14 @@ func TestTrainPDRL(t *testing.T) {
 	if rc := run([]string{"train", "--env", "pd-rl", "--algo", "bc", "--eval-seeds", "1", "--quiet", "--out", out}, &stdout, &stderr); rc != 0 {
 		t.Fatalf("rc %d: %s", rc, stderr.String())
 	}
-	if !strings.Contains(stdout.String(), "not converged: mean gain 0.0%, lower bound 0.0% over 9 paired episodes") {
+	if !strings.Contains(stdout.String(), "; converged: mean gain") || !strings.Contains(stdout.String(), "over 9 paired episodes") {
 		t.Fatalf("output:\n%s", stdout.String())
 	}
 	m, _, err := checkpoints.Load(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Env != "pd-rl" || m.Converged || m.Eval["gate_mean_gain"] != 0 || m.Eval["heldout_mean_jct"] != m.Eval["heldout_mean_jct_hack"] {
+	if m.Env != "pd-rl" || !m.Converged || !(m.Eval["gate_mean_gain"] > 0.02) || !(m.Eval["heldout_mean_jct"] < m.Eval["heldout_mean_jct_hack"]) {
 		t.Fatalf("meta %+v", m)
 	}
 	if rc := run([]string{"train", "--env", "pd-rl", "--algo", "dqn"}, &stdout, &stderr); rc == 0 {

@@ -59,8 +59,8 @@ func StateOf(v *infer.View, dst State) State {
 
 // Per-slot and per-request features of the observation.
 const (
-	prefillFeatures = 6
-	decodeFeatures  = 7
+	prefillFeatures = 8
+	decodeFeatures  = 9
 	requestFeatures = 2
 	formatFeatures  = 2
 )
@@ -75,6 +75,7 @@ type Encoder struct {
 	pre     []int // candidate instances of the prefill pool, by slot
 	dec     []int
 	scratch []int
+	slow    []float64 // the slots' slowTokens, prefill then decode
 }
 
 // NewEncoder validates cfg, fills its defaults and returns its encoder.
@@ -193,6 +194,17 @@ const (
 
 func logTokens(x int64) float64 { return math.Log1p(float64(max(x, 0))) / 10 }
 
+// slowTokens is logTokens of x tokens on an instance of relative speed
+// speed (against the reference A100 x 8): the log of the tokens an A100 x
+// 8 would do in the same time, the instance's expected time for its work
+// on a log scale.
+func slowTokens(x int64, speed float64) float64 {
+	if !(speed > 0) {
+		return 0
+	}
+	return math.Log1p(float64(max(x, 0))/speed) / 10
+}
+
 func frac(a, b int64) float64 {
 	if b <= 0 {
 		return 0
@@ -203,11 +215,25 @@ func frac(a, b int64) float64 {
 // Observe appends the observation of request r arriving in state s (after
 // Begin(s)) to dst: per prefill slot (present, log pending tokens, queued
 // and running tasks / 64, reserved memory share, FP16 throughput against
-// an A100 x 8), per decode slot (the same, with used memory share and
-// memory bandwidth), the request's log prompt and output tokens, and per
+// an A100 x 8, and the log of the pending and the request's prompt tokens
+// over that speed: the slot's expected prefill time), per decode slot
+// (the same, with used memory share, memory bandwidth and the log of the
+// pending tokens over it), the request's log prompt and output tokens, and per
 // format the log of its transfer time on the link and its cache's size
 // against the dense one. Absent slots are zeros.
 func (e *Encoder) Observe(dst []float64, s State, r infer.Request) []float64 {
+	e.slow = e.slow[:0]
+	for _, i := range e.pre {
+		st := s.Instances[i]
+		g, _ := infer.LookupGPU(st.GPU)
+		e.slow = append(e.slow, slowTokens(st.PendingTokens+int64(r.Prompt), g.FP16FLOPS*float64(st.TP)/refFLOPS))
+	}
+	for _, i := range e.dec {
+		st := s.Instances[i]
+		g, _ := infer.LookupGPU(st.GPU)
+		e.slow = append(e.slow, slowTokens(st.PendingTokens, g.HBMBytesPerSec*float64(st.TP)/refHBM))
+	}
+	slowPre, slowDec := e.slow[:len(e.pre)], e.slow[len(e.pre):]
 	for k := range e.cfg.Slots {
 		if k >= len(e.pre) {
 			dst = append(dst, make([]float64, prefillFeatures)...)
@@ -215,8 +241,9 @@ func (e *Encoder) Observe(dst []float64, s State, r infer.Request) []float64 {
 		}
 		st := s.Instances[e.pre[k]]
 		g, _ := infer.LookupGPU(st.GPU)
+		speed := g.FP16FLOPS * float64(st.TP) / refFLOPS
 		dst = append(dst, 1, logTokens(st.PendingTokens), min(float64(st.Queued)/64, 4), min(float64(st.Running)/64, 8),
-			frac(st.ReservedBytes, st.MaxBytes), g.FP16FLOPS*float64(st.TP)/refFLOPS)
+			frac(st.ReservedBytes, st.MaxBytes), speed, slowPre[k], min(10*(slowPre[k]-slices.Min(slowPre)), 4))
 	}
 	for k := range e.cfg.Slots {
 		if k >= len(e.dec) {
@@ -225,8 +252,9 @@ func (e *Encoder) Observe(dst []float64, s State, r infer.Request) []float64 {
 		}
 		st := s.Instances[e.dec[k]]
 		g, _ := infer.LookupGPU(st.GPU)
+		speed := g.HBMBytesPerSec * float64(st.TP) / refHBM
 		dst = append(dst, 1, logTokens(st.PendingTokens), min(float64(st.Queued)/64, 4), min(float64(st.Running)/64, 8),
-			frac(st.ReservedBytes, st.MaxBytes), frac(st.UsedBytes, st.MaxBytes), g.HBMBytesPerSec*float64(st.TP)/refHBM)
+			frac(st.ReservedBytes, st.MaxBytes), frac(st.UsedBytes, st.MaxBytes), speed, slowDec[k], min(10*(slowDec[k]-slices.Min(slowDec)), 4))
 	}
 	dst = append(dst, logTokens(int64(r.Prompt)), logTokens(int64(r.Output)))
 	dense := float64(e.stored(kv.Format{}, r.Prompt+r.Output))

@@ -168,6 +168,21 @@ func TestEncoder(t *testing.T) {
 	if len(obs) != enc.ObsDim() {
 		t.Fatalf("observation of %d, ObsDim %d", len(obs), enc.ObsDim())
 	}
+	// The expected-time features: prefill slot 0 (an A100 x 8, 100 pending
+	// + 1,000 prompt tokens) log1p(1100)/10 and 0 against the pool's
+	// least; slot 1 (an A10G x 8, 125 against 312 TFLOPS) log1p(1100 x
+	// 312/125)/10 and the difference x 10, log(2.496) to 1e-3 = 0.915; decode
+	// slot 0 (an A100 x 8, 10 pending) log1p(10)/10.
+	want := map[int]float64{6: math.Log1p(1100) / 10, 7: 0, prefillFeatures + 6: math.Log1p(1100*312.0/125) / 10,
+		2*prefillFeatures + 7: math.Log1p(10) / 10, 2*prefillFeatures + 8: 0}
+	for i, w := range want {
+		if math.Abs(obs[i]-w) > 1e-12 {
+			t.Errorf("feature %d: %v, want %v", i, obs[i], w)
+		}
+	}
+	if r := obs[prefillFeatures+7]; math.Abs(r-0.915) > 1e-3 {
+		t.Errorf("A10G prefill slot's time against the A100's: %v, want log(2.496) = 0.915", r)
+	}
 	// A cluster of one instance per pool: same size, absent slots zero
 	// and masked.
 	small := State{Instances: []infer.InstanceState{inst(infer.Prefill, "a100-80gb", 0, 0), inst(infer.Decode, "a100-80gb", 0, 0)}}

@@ -52,7 +52,8 @@ func FromCheckpoint(m checkpoints.Meta, nets map[string]*nn.MLP, cfg infergym.Co
 	case actor == nil:
 		return nil, fmt.Errorf("pdrl: checkpoint has no actor")
 	case m.ObsDim != enc.ObsDim() || m.Actions != enc.Actions() || m.Hyperparams["slots"] != float64(cfg.Slots):
-		return nil, fmt.Errorf("pdrl: checkpoint has %d observations and %d actions (%v slots), the encoding %d and %d (%d slots)",
+		return nil, fmt.Errorf("pdrl: checkpoint has %d observations and %d actions (%v slots), the encoding %d and %d (%d slots): "+
+			"a checkpoint trained on another encoding (before the expected-time features, 62 observations for 4 slots) must be retrained (drover train --env pd-rl)",
 			m.ObsDim, m.Actions, m.Hyperparams["slots"], enc.ObsDim(), enc.Actions(), cfg.Slots)
 	}
 	return func() *Policy {

@@ -10,9 +10,11 @@
 // the simulator's View shows them or as a client reports them to the
 // policy server's Route call, so a decision made remotely on the same
 // state is the same decision. Router adapts a Decider to infer.Router.
-// Teacher records HACK's decisions as behaviour-cloning samples
-// (train/pdrl clones them, then runs PPO); Load reads a pd-rl checkpoint
-// for serve and eval.
+// Speed, a speed-aware variant of HACK's rule (queued tokens over each
+// instance's FP16 throughput for prefill, over its memory bandwidth for
+// decode), is pd-rl's default teacher. Teacher records a Decider's
+// decisions as behaviour-cloning samples (train/pdrl clones them, then
+// runs PPO); Load reads a pd-rl checkpoint for serve and eval.
 //
 // HACK's router is written here because no package of HACK's heuristics
 // existed when pd-rl was built; it reads only the queued tokens, as the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/drover-sched/drover/agents/nn"
@@ -119,6 +120,45 @@ func TestFromCheckpoint(t *testing.T) {
 	wide.Slots = 3
 	if _, err := FromCheckpoint(m, nets, wide); err == nil {
 		t.Error("a checkpoint of 2 slots loaded for 3")
+	}
+	// A checkpoint of the observation before the expected-time features
+	// (6 and 7 features per prefill and decode slot: 2 x 13 + 2 + 2 x 4
+	// = 36 for 2 slots) is refused, saying to retrain it.
+	old := m
+	old.ObsDim = 36
+	oldNets := map[string]*nn.MLP{"actor": checkpoints.Build(36, []int{8}, enc.Actions(), "tanh")}
+	if _, err := FromCheckpoint(old, oldNets, encCfg()); err == nil || !strings.Contains(err.Error(), "retrained") {
+		t.Errorf("a checkpoint of the old observation: %v", err)
+	}
+}
+
+// TestSpeed: the prefill instance where the pending and the prompt's
+// tokens take the least time at its FP16 throughput, the decode instance
+// with the fewest pending tokens per memory bandwidth among those the
+// cache fits; on one GPU type HACK's choice.
+func TestSpeed(t *testing.T) {
+	on := func(s infer.InstanceState, gpu string) infer.InstanceState { s.GPU = gpu; return s }
+	tests := []struct {
+		name     string
+		s        []infer.InstanceState
+		pre, dec int
+	}{
+		{"one GPU type: HACK's", []infer.InstanceState{inst(infer.Prefill, 9), inst(infer.Decode, 5), inst(infer.Prefill, 3), inst(infer.Decode, 5)}, 2, 1},
+		// (300 + 100) / 125 = 3.2 > (400 + 100) / 312 = 1.6: the A100, though more is pending there (HACK: the A10G).
+		{"a faster prefill GPU with more pending", []infer.InstanceState{on(inst(infer.Prefill, 300), "a10g"), inst(infer.Prefill, 400), inst(infer.Decode, 0)}, 1, 2},
+		// 1,000 / 125 = 8 < 3,000 / 312 = 9.6: the A10G.
+		{"the slower GPU when the faster is loaded", []infer.InstanceState{on(inst(infer.Prefill, 900), "a10g"), inst(infer.Prefill, 2900), inst(infer.Decode, 0)}, 0, 2},
+		// 10 / 900 GB/s > 20 / 2,039 GB/s: the A100.
+		{"decode by pending per bandwidth", []infer.InstanceState{inst(infer.Prefill, 0), on(inst(infer.Decode, 10), "v100-32gb"), inst(infer.Decode, 20)}, 0, 2},
+		{"decode where the cache fits", []infer.InstanceState{inst(infer.Prefill, 0), on(inst(infer.Decode, 10), "v100-32gb"), full(infer.Decode, 0)}, 0, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := NewSpeed(kv.Llama2_70B).Decide(infergym.State{Instances: tt.s}, infer.Request{Prompt: 100, Output: 10})
+			if err != nil || d.Prefill != tt.pre || d.Decode != tt.dec || d.Format != kv.HACKPi(64) {
+				t.Fatalf("got %+v, %v; want prefill %d decode %d hack-pi64", d, err, tt.pre, tt.dec)
+			}
+		})
 	}
 }
 

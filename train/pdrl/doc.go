@@ -1,6 +1,8 @@
 // Package pdrl trains pd-rl, the learned router of disaggregated LLM
 // inference (issue 34, item 4; policies/pdrl), and judges it: behaviour
-// cloning of HACK's router on windows of a request trace, then PPO
+// cloning of a teacher on windows of a request trace (the speed-aware rule
+// policies/pdrl.Speed by default, which sees the GPUs' speeds that HACK's
+// router ignores; HACK's router with Config.Teacher "hack"), then PPO
 // (agents/ppo) on env/infergym from the cloned actor, read top to bottom
 // like train/direct. Judge replays held-out windows (the trace's last
 // part, after every training window, at gap scales drawn per seed) under
@@ -21,7 +23,7 @@
 //	newPolicy, _ := ppdrl.FromCheckpoint(res.Meta, res.Nets, encoding)
 //	j, err := pdrl.Judge(deploy, conv.Requests, pdrl.DefaultHeldOut(), []uint64{1, 2, 3},
 //		func() ppdrl.Decider { return newPolicy() }, gate.Config{Seed: 1})
-//	fmt.Println(j.Verdict) // e.g. "not converged: mean gain 0.0%, ..."
+//	fmt.Println(j.Verdict) // e.g. "converged: mean gain 13.4%, ..."
 //	res.Meta.Converged = j.Verdict.Converged
 //	err = checkpoints.Save("checkpoints/pd-rl", res.Meta, res.Nets)
 package pdrl

@@ -47,8 +47,8 @@ func (w Windows) Requests(reqs []infer.Request, seed uint64) ([]infer.Request, e
 	return w.Replay(seed).Apply(reqs)
 }
 
-// Config is one training run of pd-rl: behaviour cloning of HACK's
-// router, then PPO from the cloned actor.
+// Config is one training run of pd-rl: behaviour cloning of a teacher
+// (the speed-aware rule by default), then PPO from the cloned actor.
 type Config struct {
 	// Seed seeds the teacher's windows, the networks and the updates.
 	Seed uint64
@@ -67,10 +67,15 @@ type Config struct {
 	SLOPenalty, RewardScale float64
 	// Hidden are the networks' hidden widths (default 64, 64).
 	Hidden []int
+	// Teacher is the rule cloned: ppdrl.SpeedName (default, the
+	// speed-aware rule policies/pdrl.Speed) or ppdrl.HACKName (HACK's
+	// router).
+	Teacher string
 	// TeacherEpisodes is the teacher's windows cloned (default 8).
 	TeacherEpisodes int
-	// BCEpochs, BCBatch and BCLR shape behaviour cloning (defaults 20,
-	// 256, 1e-3).
+	// BCEpochs, BCBatch and BCLR shape behaviour cloning (defaults 100,
+	// 256, 3e-3: the speed-aware rule's argmin over the slots' expected
+	// times takes that long to fit, 98% agreement on held-back decisions).
 	BCEpochs, BCBatch int
 	BCLR              float64
 	// Soften scales the cloned actor's output layer (default 1: not at
@@ -107,7 +112,11 @@ func (c *Config) defaults() error {
 		c.Hidden = []int{64, 64}
 	}
 	c.TeacherEpisodes = cmp.Or(c.TeacherEpisodes, 8)
-	c.BCEpochs, c.BCBatch, c.BCLR = cmp.Or(c.BCEpochs, 3), cmp.Or(c.BCBatch, 256), cmp.Or(c.BCLR, 1e-3)
+	c.Teacher = cmp.Or(c.Teacher, ppdrl.SpeedName)
+	if c.Teacher != ppdrl.SpeedName && c.Teacher != ppdrl.HACKName {
+		return fmt.Errorf("pdrl: teacher %q, want %q or %q", c.Teacher, ppdrl.SpeedName, ppdrl.HACKName)
+	}
+	c.BCEpochs, c.BCBatch, c.BCLR = cmp.Or(c.BCEpochs, 100), cmp.Or(c.BCBatch, 256), cmp.Or(c.BCLR, 3e-3)
 	c.Steps = cmp.Or(c.Steps, 20000)
 	c.Soften = cmp.Or(c.Soften, 1)
 	if c.Log == nil {
@@ -156,8 +165,9 @@ func newEnv(c *Config) (*infergym.Env, error) {
 		}})
 }
 
-// Train clones HACK's router (policies/pdrl.HACK, policies/hack's rule on
-// the encoder's State) on TeacherEpisodes windows, then runs PPO
+// Train clones the teacher (policies/pdrl.Speed, or policies/pdrl.HACK,
+// policies/hack's rule on the encoder's State) on TeacherEpisodes windows,
+// then runs PPO
 // from the cloned actor. The same config gives the same networks, bit for
 // bit.
 func Train(cfg Config) (Result, error) {
@@ -177,6 +187,10 @@ func Train(cfg Config) (Result, error) {
 		Hidden: cfg.Hidden, Activation: "tanh", Networks: []string{"actor", "critic"}, Hyperparams: map[string]float64{}}
 	ppdrl.PutConfig(meta.Hyperparams, cfg.Encoder)
 	meta.Hyperparams["slo_penalty"], meta.Hyperparams["reward_scale"] = cfg.SLOPenalty, cfg.RewardScale
+	meta.Hyperparams["bc_teacher_speed"] = 0
+	if cfg.Teacher == ppdrl.SpeedName {
+		meta.Hyperparams["bc_teacher_speed"] = 1
+	}
 
 	// Behaviour cloning of HACK.
 	var samples []ppdrl.Sample
@@ -185,7 +199,11 @@ func Train(cfg Config) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
-		t, err := ppdrl.Teacher(cfg.Encoder, ppdrl.NewHACK(cfg.Deploy.Model.Arch), func(s ppdrl.Sample) { samples = append(samples, s) })
+		var rule ppdrl.Decider = ppdrl.NewHACK(cfg.Deploy.Model.Arch)
+		if cfg.Teacher == ppdrl.SpeedName {
+			rule = ppdrl.NewSpeed(cfg.Deploy.Model.Arch)
+		}
+		t, err := ppdrl.Teacher(cfg.Encoder, rule, func(s ppdrl.Sample) { samples = append(samples, s) })
 		if err != nil {
 			return Result{}, err
 		}
@@ -200,7 +218,7 @@ func Train(cfg Config) (Result, error) {
 	if len(samples) == 0 {
 		return Result{}, errors.New("pdrl: the teacher made no decision to clone")
 	}
-	fmt.Fprintf(cfg.Log, "bc: %d decisions of %s over %d windows\n", len(samples), ppdrl.HACKName, cfg.TeacherEpisodes)
+	fmt.Fprintf(cfg.Log, "bc: %d decisions of %s over %d windows\n", len(samples), cfg.Teacher, cfg.TeacherEpisodes)
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6263))
 	agent := ppo.NewAgent(obsDim, nA, cfg.Hidden, rng)
 	res := Result{Nets: map[string]*nn.MLP{}, Samples: len(samples)}

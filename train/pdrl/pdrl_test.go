@@ -68,12 +68,13 @@ func TestTrainSmoke(t *testing.T) {
 	}
 }
 
-// TestClonedRouterIsHACK: HACK's decision is always the encoding's slot 0,
-// HACK, slot 0, so the cloned actor agrees with every held-back decision,
-// routes the held-out windows as HACK does, and the gate sees no gain.
+// TestClonedRouterIsHACK: with HACK as the teacher, HACK's decision is
+// always the encoding's slot 0, HACK, slot 0, so the cloned actor agrees
+// with every held-back decision, routes the held-out windows as HACK
+// does, and the gate sees no gain.
 func TestClonedRouterIsHACK(t *testing.T) {
 	cfg := smoke(t)
-	cfg.BCOnly = true
+	cfg.BCOnly, cfg.Teacher = true, ppdrl.HACKName
 	res, err := Train(cfg)
 	if err != nil {
 		t.Fatal(err)
