@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/drover-sched/drover/env/infer/mm"
 	"github.com/drover-sched/drover/policies/gate"
@@ -55,13 +54,7 @@ type mmGate struct {
 	head    int
 	periods int // period-end Scale calls since the last evaluation
 
-	on      bool // the learned autoscaler answers (SwitchGate)
-	since   time.Time
-	reason  string
-	verdict gate.Verdict
-	at      time.Time // of the last evaluation (zero: none)
-	summary string
-	evals   int64
+	liveGate // on: the learned autoscaler answers (SwitchGate)
 }
 
 // observe records a routed request, leaving out those that arrived more

@@ -43,7 +43,13 @@ type routeGate struct {
 	// loads are not read), to check the replayed deployment against.
 	config []infer.InstanceState
 
-	on      bool // the learned router answers (SwitchGate)
+	liveGate // on: the learned router answers (SwitchGate)
+}
+
+// liveGate is a live gate's switch and its last evaluation, shared by the
+// route gate (routeGate) and the Scale gate (mmGate).
+type liveGate struct {
+	on      bool // the learned policy answers (SwitchGate)
 	since   time.Time
 	reason  string
 	verdict gate.Verdict
