@@ -152,10 +152,10 @@ func (ln *listener) Accept() (net.Conn, error) {
 		if ok {
 			return &conn{Conn: c, l: ln.l, addr: addr}, nil
 		}
-		c.Close()
-		if ln.refused != nil {
+		if ln.refused != nil { // before the close: a peer that sees it sees the count
 			ln.refused(why)
 		}
+		c.Close()
 	}
 }
 

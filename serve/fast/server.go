@@ -276,10 +276,13 @@ func (s *Server) Serve(lis net.Listener) error {
 			why, ok = lim.AcquireBeyondMax(addr)
 		}
 		if !ok {
-			nc.Close()
+			// Counted before the close, so that a peer that sees the
+			// close also sees the count (the metric never lags what a
+			// client observed).
 			if m := s.cfg.Metrics; m != nil && m.Refused != nil {
 				m.Refused.WithLabelValues(string(why)).Inc()
 			}
+			nc.Close()
 			continue
 		}
 		c := s.newServerConn(nc)
