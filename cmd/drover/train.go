@@ -42,6 +42,7 @@ type trainFlags struct {
 	backend    *string
 	device     *string
 	configFile *string
+	teacher    *string // pd-rl's
 }
 
 // defineTrainFlags defines drover train's flags on fs.
@@ -63,6 +64,7 @@ func defineTrainFlags(fs *flag.FlagSet) *trainFlags {
 	f.backend = fs.String("backend", "", "NN backend of the updates (ppo, dqn): go (the default, pure Go) or torch (libtorch, in a binary built with -tags torch: make build-torch); rollouts act on the Go networks and checkpoints are the same files either way")
 	f.device = fs.String("device", "", "with --backend torch: cpu (the default), cuda or cuda:N")
 	f.configFile = fs.String("config", "", "YAML file with sections train (env, algo, steps, seed, eval_seeds, ...: docs/format/train-config.md, with each field's bounds), ppo and dqn (the agents' config fields in snake_case); flags given on the command line win")
+	f.teacher = fs.String("teacher", "", "pd-rl: the rule behaviour cloning copies: speed (the speed-aware rule, the default) or hack (HACK's router)")
 	return f
 }
 

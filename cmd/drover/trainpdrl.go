@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -45,6 +46,9 @@ func runTrainPDRL(f *trainFlags, given map[string]bool, stdout io.Writer) error 
 	if *f.evalSeeds < 0 || *f.evalSeeds > 1000 || *f.steps < 0 || *f.steps > 100_000_000 {
 		return errors.New("--eval-seeds: want 0 to 1000; --steps: 0 to 1e8")
 	}
+	if t := *f.teacher; t != "" && t != ppdrl.SpeedName && t != ppdrl.HACKName {
+		return fmt.Errorf("--teacher %q: want %s or %s", t, ppdrl.SpeedName, ppdrl.HACKName)
+	}
 	data, err := inputfile.ReadFile(pdrlPerfPath, inputfile.Document)
 	if err != nil {
 		return err
@@ -65,8 +69,8 @@ func runTrainPDRL(f *trainFlags, given map[string]bool, stdout io.Writer) error 
 	if *f.quiet {
 		log = io.Discard
 	}
-	cfg := pdrl.Config{Seed: *f.seed, Deploy: infergym.Deployment(perf), Trace: tr.Requests, Steps: *f.steps, BCOnly: algo == "bc", Log: log}
-	fmt.Fprintf(stdout, "%s: %s on %s (%d requests), deployment %d instances, seed %d\n", pdrlEnv, algo, tr.Name, len(tr.Requests), len(cfg.Deploy.Instances), cfg.Seed)
+	cfg := pdrl.Config{Seed: *f.seed, Deploy: infergym.Deployment(perf), Trace: tr.Requests, Steps: *f.steps, BCOnly: algo == "bc", Log: log, Teacher: *f.teacher}
+	fmt.Fprintf(stdout, "%s: %s on %s (%d requests), deployment %d instances, teacher %s, seed %d\n", pdrlEnv, algo, tr.Name, len(tr.Requests), len(cfg.Deploy.Instances), cmp.Or(cfg.Teacher, ppdrl.SpeedName), cfg.Seed)
 	res, err := pdrl.Train(cfg)
 	if err != nil {
 		return err

@@ -37,3 +37,20 @@ func TestTrainPDRL(t *testing.T) {
 		t.Fatal("--algo dqn accepted")
 	}
 }
+
+// TestTrainTeacherFlag: --teacher picks pd-rl's behaviour-cloning teacher
+// and is refused, naming itself, with another value or another env.
+func TestTrainTeacherFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"train", "--env", "pd-rl", "--teacher", "x"}, `--teacher "x": want speed or hack`},
+		{[]string{"train", "--env", "sync", "--teacher", "hack"}, "--teacher given without --env pd-rl"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if rc := run(c.args, &stdout, &stderr); rc == 0 || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%v: rc %d, stderr %q, want an error with %q", c.args, rc, stderr.String(), c.want)
+		}
+	}
+}
