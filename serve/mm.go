@@ -301,14 +301,10 @@ func MMRouteLogRecord(r *MMRouteRecord) mmlog.Route {
 // them, the request's isolated TTFT and image tokens from MMConfig.Base),
 // asks policies/modserve's router and logs the decision to the sink.
 func (k *Core) RouteMM(ctx context.Context, req *pb.RouteMMRequest) (*pb.RouteMMResponse, error) {
-	if err := ctx.Err(); err != nil {
+	if err := k.enter(ctx); err != nil {
 		return nil, err
 	}
-	k.life.RLock()
 	defer k.life.RUnlock()
-	if k.closed {
-		return nil, ErrClosed
-	}
 	st := k.mm
 	if st == nil || st.router == nil {
 		return nil, ErrNoMM
@@ -442,14 +438,10 @@ func MMInstances(v []mm.InstanceView) []*pb.MMInstance {
 // (panics or gives sizes out of 0..mm.MaxInstances; the heuristic's are
 // cut to that bound). The decision is logged to the sink.
 func (k *Core) Scale(ctx context.Context, req *pb.ScaleRequest) (*pb.ScaleResponse, error) {
-	if err := ctx.Err(); err != nil {
+	if err := k.enter(ctx); err != nil {
 		return nil, err
 	}
-	k.life.RLock()
 	defer k.life.RUnlock()
-	if k.closed {
-		return nil, ErrClosed
-	}
 	st := k.mm
 	if st == nil || st.scaler == nil {
 		return nil, ErrNoMM

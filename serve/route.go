@@ -183,6 +183,21 @@ func RouteLogRecord(r *RouteRecord) routelog.Record {
 	return out
 }
 
+// enter begins a call that must not outlive the core: it fails with ctx's
+// error or ErrClosed, and otherwise holds the core's life read lock, which
+// the caller releases (defer k.life.RUnlock()).
+func (k *Core) enter(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	k.life.RLock()
+	if k.closed {
+		k.life.RUnlock()
+		return ErrClosed
+	}
+	return nil
+}
+
 // Route decides where an arriving inference request runs. It validates
 // the request (a *FieldError names the first bad field), builds the state
 // the routers decide on (the instances as the request lists them), asks
@@ -191,14 +206,10 @@ func RouteLogRecord(r *RouteRecord) routelog.Record {
 // it in shadow, records the request for the gate's replay, and logs the
 // decision to the sink.
 func (k *Core) Route(ctx context.Context, req *pb.RouteRequest) (*pb.RouteResponse, error) {
-	if err := ctx.Err(); err != nil {
+	if err := k.enter(ctx); err != nil {
 		return nil, err
 	}
-	k.life.RLock()
 	defer k.life.RUnlock()
-	if k.closed {
-		return nil, ErrClosed
-	}
 	rs := k.router
 	if rs == nil {
 		return nil, ErrNoRouter
