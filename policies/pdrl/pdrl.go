@@ -64,14 +64,22 @@ var _ Decider = (*HACK)(nil)
 // Pi = 64, the artifact's default partition.
 func NewHACK(a kv.Arch) *HACK { return &HACK{Format: kv.HACKPi(64), Arch: a} }
 
+// kvNeed is the bytes r's whole KV cache takes in format f for a model of
+// architecture a (the dense cache for the zero format), -1 when f cannot
+// size it (no architecture, or one f cannot store).
+func kvNeed(f kv.Format, a kv.Arch, r infer.Request) int64 {
+	if f == (kv.Format{}) {
+		return int64(r.Prompt+r.Output) * a.KVBytesPerToken()
+	}
+	if a != (kv.Arch{}) && f.Check(a) == nil {
+		return f.StoredBytes(a, r.Prompt+r.Output)
+	}
+	return -1
+}
+
 // Decide implements Decider.
 func (h *HACK) Decide(s infergym.State, r infer.Request) (infer.Decision, error) {
-	need := int64(-1)
-	if h.Format == (kv.Format{}) {
-		need = int64(r.Prompt+r.Output) * h.Arch.KVBytesPerToken()
-	} else if h.Arch != (kv.Arch{}) && h.Format.Check(h.Arch) == nil {
-		need = h.Format.StoredBytes(h.Arch, r.Prompt+r.Output)
-	}
+	need := kvNeed(h.Format, h.Arch, r)
 	pre, dec, ok := hack.Place(stateInstances(s.Instances), need)
 	if !ok {
 		return infer.Decision{}, ErrNoInstances

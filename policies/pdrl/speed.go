@@ -33,12 +33,7 @@ func NewSpeed(a kv.Arch) *Speed { return &Speed{Format: kv.HACKPi(64), Arch: a} 
 
 // Decide implements Decider.
 func (h *Speed) Decide(s infergym.State, r infer.Request) (infer.Decision, error) {
-	need := int64(-1)
-	if h.Format == (kv.Format{}) {
-		need = int64(r.Prompt+r.Output) * h.Arch.KVBytesPerToken()
-	} else if h.Arch != (kv.Arch{}) && h.Format.Check(h.Arch) == nil {
-		need = h.Format.StoredBytes(h.Arch, r.Prompt+r.Output)
-	}
+	need := kvNeed(h.Format, h.Arch, r)
 	pre, dec, fitDec := -1, -1, -1
 	var bp, bd, bf float64
 	for i, st := range s.Instances {
