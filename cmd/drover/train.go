@@ -43,6 +43,7 @@ type trainFlags struct {
 	device     *string
 	configFile *string
 	teacher    *string // pd-rl's
+	judge      *string // pd-rl's: re-judge a saved checkpoint
 }
 
 // defineTrainFlags defines drover train's flags on fs.
@@ -65,6 +66,7 @@ func defineTrainFlags(fs *flag.FlagSet) *trainFlags {
 	f.device = fs.String("device", "", "with --backend torch: cpu (the default), cuda or cuda:N")
 	f.configFile = fs.String("config", "", "YAML file with sections train (env, algo, steps, seed, eval_seeds, ...: docs/format/train-config.md, with each field's bounds), ppo and dqn (the agents' config fields in snake_case); flags given on the command line win")
 	f.teacher = fs.String("teacher", "", "pd-rl: the rule behaviour cloning copies: speed (the speed-aware rule, the default) or hack (HACK's router)")
+	f.judge = fs.String("judge", "", "pd-rl: no training; judge the checkpoint in this directory by the gate against HACK on the held-out windows at --eval-seeds seeds, as drover train judges a new one, and print the verdict beside the one its meta.json records (the checkpoint is not changed)")
 	return f
 }
 

@@ -275,6 +275,8 @@ func runTrainInference(f *trainFlags, mf *trainMMRLFlags, given map[string]bool,
 		return true, runTrainMMRL(f, mf, given, stdout)
 	case given["teacher"] && *f.envName != pdrlEnv:
 		return true, fmt.Errorf("--teacher given without --env %s, the only environment that takes it", pdrlEnv)
+	case given["judge"] && *f.envName != pdrlEnv:
+		return true, fmt.Errorf("--judge given without --env %s, the only environment that takes it", pdrlEnv)
 	case len(mf.given(given)) > 0:
 		return true, fmt.Errorf("%s given without --env %s, the only environment that takes them", strings.Join(mf.given(given), ", "), mmrlEnv)
 	case *f.envName == pdrlEnv:

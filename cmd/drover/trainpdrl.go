@@ -49,6 +49,16 @@ func runTrainPDRL(f *trainFlags, given map[string]bool, stdout io.Writer) error 
 	if t := *f.teacher; t != "" && t != ppdrl.SpeedName && t != ppdrl.HACKName {
 		return fmt.Errorf("--teacher %q: want %s or %s", t, ppdrl.SpeedName, ppdrl.HACKName)
 	}
+	if *f.judge != "" {
+		for _, name := range []string{"algo", "steps", "teacher", "out"} {
+			if given[name] {
+				return fmt.Errorf("--judge %s trains nothing: it does not take --%s", *f.judge, name)
+			}
+		}
+		if *f.evalSeeds == 0 {
+			return fmt.Errorf("--judge %s --eval-seeds 0: want 1 to 1000 held-out seeds", *f.judge)
+		}
+	}
 	data, err := inputfile.ReadFile(pdrlPerfPath, inputfile.Document)
 	if err != nil {
 		return err
@@ -61,6 +71,10 @@ func runTrainPDRL(f *trainFlags, given map[string]bool, stdout io.Writer) error 
 	if err != nil {
 		return err
 	}
+	deploy := infergym.Deployment(perf)
+	if *f.judge != "" {
+		return judgePDRL(*f.judge, deploy, tr, *f.evalSeeds, *f.seed, stdout)
+	}
 	dir := *f.out
 	if dir == "" {
 		dir = filepath.Join("runs", fmt.Sprintf("%s__%s__%d", pdrlEnv, algo, *f.seed))
@@ -69,7 +83,7 @@ func runTrainPDRL(f *trainFlags, given map[string]bool, stdout io.Writer) error 
 	if *f.quiet {
 		log = io.Discard
 	}
-	cfg := pdrl.Config{Seed: *f.seed, Deploy: infergym.Deployment(perf), Trace: tr.Requests, Steps: *f.steps, BCOnly: algo == "bc", Log: log, Teacher: *f.teacher}
+	cfg := pdrl.Config{Seed: *f.seed, Deploy: deploy, Trace: tr.Requests, Steps: *f.steps, BCOnly: algo == "bc", Log: log, Teacher: *f.teacher}
 	fmt.Fprintf(stdout, "%s: %s on %s (%d requests), deployment %d instances, teacher %s, seed %d\n", pdrlEnv, algo, tr.Name, len(tr.Requests), len(cfg.Deploy.Instances), cmp.Or(cfg.Teacher, ppdrl.SpeedName), cfg.Seed)
 	res, err := pdrl.Train(cfg)
 	if err != nil {
@@ -80,20 +94,11 @@ func runTrainPDRL(f *trainFlags, given map[string]bool, stdout io.Writer) error 
 		if err != nil {
 			return err
 		}
-		seeds := make([]uint64, *f.evalSeeds)
-		for i := range seeds {
-			seeds[i] = uint64(i + 1)
-		}
-		j, err := pdrl.Judge(cfg.Deploy, tr.Requests, pdrl.DefaultHeldOut(), seeds, func() ppdrl.Decider { return newP() }, gate.Config{Seed: *f.seed})
+		eval, converged, err := judgePDRLPolicy(cfg.Deploy, tr, *f.evalSeeds, *f.seed, newP, stdout)
 		if err != nil {
 			return err
 		}
-		ml, mb := meanOf(j.Learned), meanOf(j.Baseline)
-		fmt.Fprintf(stdout, "gate vs hack on %d held-out episodes: mean JCT %.3f s (pd-rl) vs %.3f s (hack), SLO attainment %.4f vs %.4f; %v\n",
-			len(j.Learned), ml, mb, j.SLOLearned, j.SLOBaseline, j.Verdict)
-		res.Meta.Eval = map[string]float64{"heldout_mean_jct": ml, "heldout_mean_jct_hack": mb, "heldout_slo": j.SLOLearned,
-			"heldout_slo_hack": j.SLOBaseline, "gate_mean_gain": j.Verdict.MeanGain, "gate_lower": j.Verdict.Lower}
-		res.Meta.Converged = j.Verdict.Converged
+		res.Meta.Eval, res.Meta.Converged = eval, converged
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -111,4 +116,61 @@ func meanOf(xs []float64) float64 {
 		s += x / float64(len(xs))
 	}
 	return s
+}
+
+// judgePDRLPolicy judges the pd-rl policies newP makes by the gate against
+// HACK on the held-out windows of tr at seeds 1..evalSeeds (gate seed
+// seed), prints the gate's line and returns the figures a checkpoint's
+// meta.json records and the verdict.
+func judgePDRLPolicy(deploy infer.Config, tr *llm.Trace, evalSeeds int, seed uint64, newP func() *ppdrl.Policy, stdout io.Writer) (map[string]float64, bool, error) {
+	seeds := make([]uint64, evalSeeds)
+	for i := range seeds {
+		seeds[i] = uint64(i + 1)
+	}
+	j, err := pdrl.Judge(deploy, tr.Requests, pdrl.DefaultHeldOut(), seeds, func() ppdrl.Decider { return newP() }, gate.Config{Seed: seed})
+	if err != nil {
+		return nil, false, err
+	}
+	ml, mb := meanOf(j.Learned), meanOf(j.Baseline)
+	fmt.Fprintf(stdout, "gate vs hack on %d held-out episodes: mean JCT %.3f s (pd-rl) vs %.3f s (hack), SLO attainment %.4f vs %.4f; %v\n",
+		len(j.Learned), ml, mb, j.SLOLearned, j.SLOBaseline, j.Verdict)
+	return map[string]float64{"heldout_mean_jct": ml, "heldout_mean_jct_hack": mb, "heldout_slo": j.SLOLearned,
+		"heldout_slo_hack": j.SLOBaseline, "gate_mean_gain": j.Verdict.MeanGain, "gate_lower": j.Verdict.Lower}, j.Verdict.Converged, nil
+}
+
+// judgePDRL is `drover train --env pd-rl --judge DIR`: the saved
+// checkpoint in dir judged as drover train judges a new one (the same
+// deployment, held-out windows, seeds and gate), its verdict printed beside
+// the one its meta.json records. Nothing is written: a checkpoint whose
+// recorded figures have gone stale (the simulator's costs changed since it
+// was trained) is shown as such, and retraining is how to renew it.
+func judgePDRL(dir string, deploy infer.Config, tr *llm.Trace, evalSeeds int, seed uint64, stdout io.Writer) error {
+	m, nets, err := checkpoints.Load(dir)
+	if err != nil {
+		return fmt.Errorf("--judge %s: %w", dir, err)
+	}
+	if m.Env != pdrlEnv {
+		return fmt.Errorf("--judge %s: a checkpoint of --env %s, not %s", dir, m.Env, pdrlEnv)
+	}
+	newP, err := ppdrl.FromCheckpoint(m, nets, ppdrl.ConfigOf(m, deploy.Model.Arch))
+	if err != nil {
+		return fmt.Errorf("--judge %s: %w", dir, err)
+	}
+	fmt.Fprintf(stdout, "%s: judging %s (%s, seed %d) on %s (%d requests), deployment %d instances, gate seed %d\n", pdrlEnv, dir, m.Algo, m.Seed, tr.Name, len(tr.Requests), len(deploy.Instances), seed)
+	eval, converged, err := judgePDRLPolicy(deploy, tr, evalSeeds, seed, newP, stdout)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "recorded in %s: converged %v", filepath.Join(dir, "meta.json"), m.Converged)
+	if len(m.Eval) > 0 {
+		fmt.Fprintf(stdout, ", mean JCT %.3f s vs %.3f s (hack), gain %.1f%%", m.Eval["heldout_mean_jct"], m.Eval["heldout_mean_jct_hack"], 100*m.Eval["gate_mean_gain"])
+	}
+	same := converged == m.Converged
+	for k, v := range eval {
+		if m.Eval[k] != v {
+			same = false
+		}
+	}
+	fmt.Fprintf(stdout, "; now: converged %v (%s)\n", converged, map[bool]string{true: "the same figures", false: "differs from the record"}[same])
+	return nil
 }

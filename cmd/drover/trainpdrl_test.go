@@ -33,13 +33,26 @@ func TestTrainPDRL(t *testing.T) {
 	if m.Env != "pd-rl" || !m.Converged || !(m.Eval["gate_mean_gain"] > 0.02) || !(m.Eval["heldout_mean_jct"] < m.Eval["heldout_mean_jct_hack"]) {
 		t.Fatalf("meta %+v", m)
 	}
+	// --judge re-judges the saved checkpoint as training judged it: the same
+	// figures, bit for bit, and the same verdict.
+	stdout.Reset()
+	if rc := run([]string{"train", "--env", "pd-rl", "--judge", out, "--eval-seeds", "1"}, &stdout, &stderr); rc != 0 {
+		t.Fatalf("--judge: rc %d: %s", rc, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "; converged: mean gain") || !strings.Contains(stdout.String(), "now: converged true (the same figures)") {
+		t.Fatalf("--judge output:\n%s", stdout.String())
+	}
+	if m2, _, err := checkpoints.Load(out); err != nil || m2.Converged != m.Converged || m2.Eval["heldout_mean_jct"] != m.Eval["heldout_mean_jct"] {
+		t.Fatalf("--judge changed the checkpoint: %+v, %v", m2, err)
+	}
 	if rc := run([]string{"train", "--env", "pd-rl", "--algo", "dqn"}, &stdout, &stderr); rc == 0 {
 		t.Fatal("--algo dqn accepted")
 	}
 }
 
 // TestTrainTeacherFlag: --teacher picks pd-rl's behaviour-cloning teacher
-// and is refused, naming itself, with another value or another env.
+// and is refused, naming itself, with another value or another env; so is
+// --judge with another env, with a training flag or with no held-out seeds.
 func TestTrainTeacherFlag(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -47,6 +60,9 @@ func TestTrainTeacherFlag(t *testing.T) {
 	}{
 		{[]string{"train", "--env", "pd-rl", "--teacher", "x"}, `--teacher "x": want speed or hack`},
 		{[]string{"train", "--env", "sync", "--teacher", "hack"}, "--teacher given without --env pd-rl"},
+		{[]string{"train", "--env", "sync", "--judge", "checkpoints/pd-rl"}, "--judge given without --env pd-rl"},
+		{[]string{"train", "--env", "pd-rl", "--judge", "checkpoints/pd-rl", "--steps", "5"}, "does not take --steps"},
+		{[]string{"train", "--env", "pd-rl", "--judge", "checkpoints/pd-rl", "--eval-seeds", "0"}, "--eval-seeds 0: want 1 to 1000"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if rc := run(c.args, &stdout, &stderr); rc == 0 || !strings.Contains(stderr.String(), c.want) {
