@@ -117,6 +117,12 @@ func TestMMRLServed(t *testing.T) {
 	if g := meta.MM.Gate; g.Episodes != 1 || g.Baseline != "modserve" || g.Converged != meta.Converged || !(g.GPUHours > 0) || !(g.RuleGPUHours > 0) {
 		t.Fatalf("the checkpoint's gate: %+v", g)
 	}
+	// drover train --env mm-rl --judge re-judges it from its meta.json alone
+	// to the recorded figures, bit for bit.
+	var judged, stderr strings.Builder
+	if err := runTrain([]string{"--env", "mm-rl", "--judge", dir, "--quiet"}, &judged, &stderr); err != nil || !strings.Contains(judged.String(), "(the same figures)") {
+		t.Fatalf("--judge: %v\n%s", err, judged.String())
+	}
 	p, err := loadMMPolicy(dir, mm.Llama32_11BVision)
 	if err != nil {
 		t.Fatal(err)
@@ -258,6 +264,11 @@ func TestMMRLFlagsRefused(t *testing.T) {
 		{runTrain, []string{"--env", "mm-rl", "--algo", "dqn"}, "want ppo"},
 		{runTrain, []string{"--env", "mm-rl", "--resume", dir}, "does not take --resume"},
 		{runTrain, []string{"--env", "pd-rl", "--mm-model", "llama", "--mm-hours", "3"}, "--mm-hours, --mm-model given without --env mm-rl"},
+		{runTrain, []string{"--env", "mm-rl", "--judge", dir, "--mm-hours", "3"}, "does not take --mm-hours"},
+		{runTrain, []string{"--env", "mm-rl", "--judge", dir, "--steps", "5"}, "does not take --steps"},
+		{runTrain, []string{"--env", "mm-rl", "--judge", corrupt}, "--judge " + corrupt + ": checkpoints: corrupt checkpoint: meta.json: mm.profile.image_tokens_per_sec: 0"},
+		{runTrain, []string{"--env", "mm-rl", "--judge", dir, "--eval-seeds", "0"}, "--eval-seeds 0: want 1 to 1000"},
+		{runTrain, []string{"--env", "sync", "--judge", dir}, "--judge given without --env pd-rl or mm-rl"},
 	} {
 		var out, errw strings.Builder
 		err := tt.cmd(tt.args, &out, &errw)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -275,8 +276,8 @@ func runTrainInference(f *trainFlags, mf *trainMMRLFlags, given map[string]bool,
 		return true, runTrainMMRL(f, mf, given, stdout)
 	case given["teacher"] && *f.envName != pdrlEnv:
 		return true, fmt.Errorf("--teacher given without --env %s, the only environment that takes it", pdrlEnv)
-	case given["judge"] && *f.envName != pdrlEnv:
-		return true, fmt.Errorf("--judge given without --env %s, the only environment that takes it", pdrlEnv)
+	case given["judge"] && *f.envName != pdrlEnv && *f.envName != mmrlEnv:
+		return true, fmt.Errorf("--judge given without --env %s or %s, the environments that take it", pdrlEnv, mmrlEnv)
 	case len(mf.given(given)) > 0:
 		return true, fmt.Errorf("%s given without --env %s, the only environment that takes them", strings.Join(mf.given(given), ", "), mmrlEnv)
 	case *f.envName == pdrlEnv:
@@ -295,6 +296,9 @@ func runTrainMMRL(f *trainFlags, mf *trainMMRLFlags, given map[string]bool, stdo
 		if given[name] {
 			return fmt.Errorf("--env %s does not take --%s", mmrlEnv, name)
 		}
+	}
+	if *f.judge != "" {
+		return judgeMMRL(f, mf, given, stdout)
 	}
 	if *f.algo != "ppo" {
 		return fmt.Errorf("--env %s --algo %q: want ppo", mmrlEnv, *f.algo)
@@ -362,5 +366,75 @@ func runTrainMMRL(f *trainFlags, mf *trainMMRLFlags, given map[string]bool, stdo
 		return err
 	}
 	fmt.Fprintf(stdout, "checkpoint: %s (converged %v); serve it with drover serve -mm-model %s -mm-policy %s\n", dir, meta.Converged, *mf.model, dir)
+	return nil
+}
+
+// judgeMMRL is `drover train --env mm-rl --judge DIR`: the saved mm-rl
+// checkpoint in dir judged as drover train judged it when it was made: its
+// model, ModServe's rule (profile, objective, initial sizes), the training's
+// week, router, image sizes, held-out days, hours and penalty, all read
+// from its meta.json, on --eval-seeds held-out episodes (default: as many
+// as its record), its verdict printed beside the recorded one. Nothing is
+// written.
+func judgeMMRL(f *trainFlags, mf *trainMMRLFlags, given map[string]bool, stdout io.Writer) error {
+	dir := *f.judge
+	for _, name := range append([]string{"algo", "steps", "out", "resume", "from-log", "init", "config", "backend", "device", "teacher"}, mf.given(given)...) {
+		if given[strings.TrimPrefix(name, "--")] {
+			return fmt.Errorf("--judge %s trains nothing and reads its settings from the checkpoint: it does not take --%s", dir, strings.TrimPrefix(name, "--"))
+		}
+	}
+	m, nets, err := checkpoints.Load(dir)
+	if err != nil {
+		return fmt.Errorf("--judge %s: %w", dir, err)
+	}
+	p, err := serve.NewMMRL(m, nets)
+	if err != nil {
+		return fmt.Errorf("--judge %s: %w", filepath.Join(dir, checkpoints.MetaFile), err)
+	}
+	rec := p.Meta
+	tr := rec.MM.Training
+	tests := rec.MM.Gate.Episodes
+	if given["eval-seeds"] || tests == 0 {
+		tests = *f.evalSeeds
+	}
+	if tests < 1 || tests > 1000 {
+		return fmt.Errorf("--judge %s --eval-seeds %d: want 1 to 1000 held-out episodes", dir, tests)
+	}
+	if tr.Router != modserve.RouteOnly && tr.Router != modserve.Name {
+		return fmt.Errorf("--judge %s: meta.json: mm.training.router %q: want %s or %s", dir, tr.Router, modserve.RouteOnly, modserve.Name)
+	}
+	if tr.Images != "drawn" && tr.Images != "fixed896" {
+		return fmt.Errorf("--judge %s: meta.json: mm.training.images %q: want drawn or fixed896", dir, tr.Images)
+	}
+	var log io.Writer = stdout
+	if *f.quiet {
+		log = io.Discard
+	}
+	fmt.Fprintf(stdout, "%s: judging %s (%s, seed %d) on %s, days %v of synthetic weeks of %d requests, %v-hour episodes, penalty %g GPU-hours a missed request, %d held-out episodes\n",
+		mmrlEnv, dir, rec.Algo, rec.Seed, p.Model.Name, tr.TestDays, cmp.Or(tr.Requests, 1_000_000), tr.Hours, tr.Penalty, tests)
+	t := mmrlTraining{model: p.Model, scale: p.Scale, profile: p.Profile, initial: p.Initial, router: tr.Router, requests: tr.Requests,
+		histSeed: tr.HistorySeed, trainDays: tr.TrainDays, testDays: tr.TestDays, hours: tr.Hours, penalty: tr.Penalty, seed: rec.Seed,
+		tests: tests, log: log, fixed896: tr.Images == "fixed896"}
+	if _, err := mmgym.New(t.gymConfig(t.testDays)); err != nil {
+		return fmt.Errorf("--judge %s: meta.json: %w", dir, err)
+	}
+	now := rec
+	s := *rec.MM
+	now.MM = &s
+	now.MM.Gate = checkpoints.MMGate{Baseline: s.Gate.Baseline, Margin: s.Gate.Margin, Confidence: s.Gate.Confidence}
+	if err := t.judge(&now, nets); err != nil {
+		return err
+	}
+	for _, c := range []struct {
+		what string
+		g    checkpoints.MMGate
+	}{{"now", now.MM.Gate}, {"recorded in " + filepath.Join(dir, checkpoints.MetaFile), rec.MM.Gate}} {
+		g := c.g
+		fmt.Fprintf(stdout, "%s: gate vs %s on %d held-out episodes: mm-rl %.1f GPU-hours at %.4f attainment, the rule %.1f at %.4f; %v\n",
+			c.what, g.Baseline, g.Episodes, g.GPUHours, g.Attainment, g.RuleGPUHours, g.RuleAttainment,
+			gate.Verdict{Converged: g.Converged, MeanGain: g.MeanGain, Lower: g.Lower, Episodes: g.Episodes})
+	}
+	same := now.MM.Gate == rec.MM.Gate && now.Converged == rec.Converged
+	fmt.Fprintf(stdout, "converged %v now, %v recorded (%s)\n", now.Converged, rec.Converged, map[bool]string{true: "the same figures", false: "differs from the record"}[same])
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -73,7 +74,7 @@ func runTrainPDRL(f *trainFlags, given map[string]bool, stdout io.Writer) error 
 	}
 	deploy := infergym.Deployment(perf)
 	if *f.judge != "" {
-		return judgePDRL(*f.judge, deploy, tr, *f.evalSeeds, *f.seed, stdout)
+		return judgePDRL(*f.judge, deploy, tr, *f.evalSeeds, given["eval-seeds"], *f.seed, stdout)
 	}
 	dir := *f.out
 	if dir == "" {
@@ -135,19 +136,26 @@ func judgePDRLPolicy(deploy infer.Config, tr *llm.Trace, evalSeeds int, seed uin
 	fmt.Fprintf(stdout, "gate vs hack on %d held-out episodes: mean JCT %.3f s (pd-rl) vs %.3f s (hack), SLO attainment %.4f vs %.4f; %v\n",
 		len(j.Learned), ml, mb, j.SLOLearned, j.SLOBaseline, j.Verdict)
 	return map[string]float64{"heldout_mean_jct": ml, "heldout_mean_jct_hack": mb, "heldout_slo": j.SLOLearned,
-		"heldout_slo_hack": j.SLOBaseline, "gate_mean_gain": j.Verdict.MeanGain, "gate_lower": j.Verdict.Lower}, j.Verdict.Converged, nil
+		"heldout_slo_hack": j.SLOBaseline, "gate_mean_gain": j.Verdict.MeanGain, "gate_lower": j.Verdict.Lower,
+		"heldout_seeds": float64(evalSeeds)}, j.Verdict.Converged, nil
 }
 
 // judgePDRL is `drover train --env pd-rl --judge DIR`: the saved
 // checkpoint in dir judged as drover train judges a new one (the same
 // deployment, held-out windows, seeds and gate), its verdict printed beside
-// the one its meta.json records. Nothing is written: a checkpoint whose
-// recorded figures have gone stale (the simulator's costs changed since it
-// was trained) is shown as such, and retraining is how to renew it.
-func judgePDRL(dir string, deploy infer.Config, tr *llm.Trace, evalSeeds int, seed uint64, stdout io.Writer) error {
+// the one its meta.json records. The held-out seeds are evalSeeds when
+// seedsGiven, else as many as the record says it was judged on
+// (eval.heldout_seeds, recorded since 2026-12-06), else evalSeeds. Nothing
+// is written: a checkpoint whose recorded figures have gone stale (the
+// simulator's costs changed since it was trained) is shown as such, and
+// retraining is how to renew it.
+func judgePDRL(dir string, deploy infer.Config, tr *llm.Trace, evalSeeds int, seedsGiven bool, seed uint64, stdout io.Writer) error {
 	m, nets, err := checkpoints.Load(dir)
 	if err != nil {
 		return fmt.Errorf("--judge %s: %w", dir, err)
+	}
+	if n := m.Eval["heldout_seeds"]; !seedsGiven && n >= 1 && n <= 1000 && n == math.Trunc(n) {
+		evalSeeds = int(n)
 	}
 	if m.Env != pdrlEnv {
 		return fmt.Errorf("--judge %s: a checkpoint of --env %s, not %s", dir, m.Env, pdrlEnv)
@@ -165,9 +173,11 @@ func judgePDRL(dir string, deploy infer.Config, tr *llm.Trace, evalSeeds int, se
 	if len(m.Eval) > 0 {
 		fmt.Fprintf(stdout, ", mean JCT %.3f s vs %.3f s (hack), gain %.1f%%", m.Eval["heldout_mean_jct"], m.Eval["heldout_mean_jct_hack"], 100*m.Eval["gate_mean_gain"])
 	}
-	same := converged == m.Converged
-	for k, v := range eval {
-		if m.Eval[k] != v {
+	// The figures the record holds must be the same (a record from before
+	// heldout_seeds was kept lacks that one).
+	same := converged == m.Converged && len(m.Eval) > 0
+	for k, v := range m.Eval {
+		if eval[k] != v {
 			same = false
 		}
 	}
