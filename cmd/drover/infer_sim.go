@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -9,8 +8,11 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/drover-sched/drover/env/infer"
 	"github.com/drover-sched/drover/env/infer/kv"
@@ -303,18 +305,83 @@ func (r inferRun) writeJSON(w io.Writer) error {
 	return enc.Encode(out)
 }
 
-// writeInferResults writes the per-request outcomes to path as CSV.
+// inferResultsHeader is the first line of drover infer sim --results.
+const inferResultsHeader = "id,arrival,prompt_tokens,output_tokens,prefill,decode,ttft,tpot,e2e,queue,transfer_bytes,kv_format,format_time,rejected\n"
+
+// writeInferResults writes the per-request outcomes to path as CSV
+// (atomicfile.Write: the whole file or none), the rows encoded by
+// appendInferResult into one 64 KiB buffer that is written out each time
+// it fills, so that no row allocates.
 func writeInferResults(path string, res []infer.Result) error {
 	return atomicfile.Write(path, func(w io.Writer) error {
-		cw := csv.NewWriter(w)
-		cw.Write([]string{"id", "arrival", "prompt_tokens", "output_tokens", "prefill", "decode", "ttft", "tpot", "e2e", "queue", "transfer_bytes", "kv_format", "format_time", "rejected"})
-		g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+		const maxRow = 512 // a row's most bytes but its KV format's name
+		b := append(make([]byte, 0, 64<<10), inferResultsHeader...)
 		for _, r := range res {
-			cw.Write([]string{strconv.Itoa(r.ID), g(r.Arrival), strconv.Itoa(r.Prompt), strconv.Itoa(r.Output),
-				strconv.Itoa(r.Prefill), strconv.Itoa(r.Decode), g(r.TTFT()), g(r.TPOT()), g(r.E2E()), g(r.Queue()),
-				strconv.FormatInt(r.TransferBytes, 10), r.Format, g(r.FormatTime), strconv.FormatBool(r.Rejected)})
+			if len(b)+maxRow+2*len(r.Format) > cap(b) && len(b) > 0 {
+				if _, err := w.Write(b); err != nil {
+					return err
+				}
+				b = b[:0]
+			}
+			b = appendInferResult(b, r)
 		}
-		cw.Flush()
-		return cw.Error()
+		_, err := w.Write(b)
+		return err
 	})
+}
+
+// appendInferResult appends r's row of drover infer sim --results to b
+// and returns it: the fields as encoding/csv writes them (integers in
+// decimal, times in seconds as strconv's shortest 'g' form, the KV
+// format's name quoted where CSV needs it), ending in a newline.
+func appendInferResult(b []byte, r infer.Result) []byte {
+	b = strconv.AppendInt(b, int64(r.ID), 10)
+	b = append(b, ',')
+	b = strconv.AppendFloat(b, r.Arrival, 'g', -1, 64)
+	for _, n := range [...]int{r.Prompt, r.Output, r.Prefill, r.Decode} {
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(n), 10)
+	}
+	for _, x := range [...]float64{r.TTFT(), r.TPOT(), r.E2E(), r.Queue()} {
+		b = append(b, ',')
+		b = strconv.AppendFloat(b, x, 'g', -1, 64)
+	}
+	b = append(b, ',')
+	b = strconv.AppendInt(b, r.TransferBytes, 10)
+	b = append(b, ',')
+	b = appendCSVField(b, r.Format)
+	b = append(b, ',')
+	b = strconv.AppendFloat(b, r.FormatTime, 'g', -1, 64)
+	b = append(b, ',')
+	b = strconv.AppendBool(b, r.Rejected)
+	return append(b, '\n')
+}
+
+// appendCSVField appends s to b as encoding/csv's Writer writes a field
+// (comma ',', no CRLF): as it is, or between double quotes with its
+// quotes doubled when it holds a comma, a quote, a carriage return or a
+// newline, begins with a space, or is \. (which csv quotes too).
+func appendCSVField(b []byte, s string) []byte {
+	if s == "" || !(s == `\.` || strings.ContainsAny(s, ",\"\r\n") || unicode.IsSpace(firstRune(s))) {
+		return append(b, s...)
+	}
+	b = append(b, '"')
+	for {
+		i := strings.IndexByte(s, '"')
+		if i < 0 {
+			break
+		}
+		b = append(b, s[:i+1]...)
+		b = append(b, '"')
+		s = s[i+1:]
+	}
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// firstRune is the first rune of s (utf8.RuneError for an invalid or
+// empty s).
+func firstRune(s string) rune {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r
 }
