@@ -160,9 +160,11 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	// One allocation for a file that does not change while it is read;
-	// one byte more to see EOF without growing.
-	buf := bytes.NewBuffer(make([]byte, 0, f.size+1))
+	// One allocation for a file that does not change while it is read:
+	// bytes.Buffer.ReadFrom grows its buffer (to twice the size, a copy)
+	// whenever less than bytes.MinRead is free, so that much more is room
+	// to see EOF without growing.
+	buf := bytes.NewBuffer(make([]byte, 0, f.size+bytes.MinRead))
 	if _, err := buf.ReadFrom(f); err != nil {
 		var se *SizeError
 		if errors.As(err, &se) {

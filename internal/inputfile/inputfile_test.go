@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -78,6 +79,28 @@ func TestReadFileLimit(t *testing.T) {
 	_, err = ReadFile(p, 1024)
 	if want := p + ": larger than 1 KiB, the limit for this input (2048 bytes)"; err == nil || err.Error() != want {
 		t.Fatalf("over the limit: %v, want %q", err, want)
+	}
+}
+
+// TestReadFileAllocates: reading a file allocates its size once, not
+// twice over; before the buffer had room for bytes.Buffer.ReadFrom's
+// last read, a 1 MiB file cost 3 MiB (the buffer, then one of twice
+// its size and a copy).
+func TestReadFileAllocates(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	const size = 1 << 20
+	if err := os.WriteFile(p, bytes.Repeat([]byte("x"), size), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	b, err := ReadFile(p, Trace)
+	runtime.ReadMemStats(&after)
+	if err != nil || len(b) != size {
+		t.Fatalf("read %d bytes, %v; want %d", len(b), err, size)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > size+size/8 {
+		t.Errorf("reading %d bytes allocated %d, want at most %d", size, got, size+size/8)
 	}
 }
 
