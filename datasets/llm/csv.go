@@ -14,12 +14,28 @@ import (
 )
 
 // table reads a headed CSV file row by row, resolving columns by name.
+// Its rows are read by encoding/csv, or, when the data holds no double
+// quote (every field then plain, every record one line), split on commas and newlines by
+// the table itself: the same records, lines and columns as encoding/csv
+// gives them (TestTablePlain, FuzzTablePlain), without its copy of every
+// record.
 type table struct {
-	r    *csv.Reader
+	r    *csv.Reader    // the header's reader, and the rows' unless plain
 	n    int            // fields of the header
 	cols map[string]int // column name -> index
 	// rows bounds the data rows (newlines + 1), to size slices once.
 	rows int
+
+	// plain is set when the rows are split by the table: text is what
+	// is left of them (one string, so that fields are slices of it),
+	// line the lines read (the header's included), rec and at the
+	// fields of the last record and their 1-based byte columns, recLine
+	// its line.
+	plain         bool
+	text          string
+	line, recLine int
+	rec           []string
+	at            []int
 }
 
 // openTable reads the header of data, whose leading UTF-8 byte-order mark
@@ -53,6 +69,12 @@ func openTable(data []byte, src string, required ...string) (*table, error) {
 			return nil, &ParseError{File: src, Line: 1, Field: name, Err: ErrMissingColumn}
 		}
 	}
+	if bytes.IndexByte(data, '"') < 0 {
+		// The header's line: without quotes a record is one line.
+		t.line, _ = r.FieldPos(0)
+		t.plain, t.text = true, string(data[r.InputOffset():])
+		t.rec, t.at = make([]string, 0, t.n), make([]int, 0, t.n)
+	}
 	return t, nil
 }
 
@@ -61,6 +83,9 @@ func openTable(data []byte, src string, required ...string) (*table, error) {
 // parse, or whose field count differs from the header's, comes back with
 // its line and an error.
 func (t *table) next() ([]string, int, error) {
+	if t.plain {
+		return t.nextPlain()
+	}
 	rec, err := t.r.Read()
 	if err == io.EOF {
 		return nil, 0, io.EOF
@@ -80,11 +105,48 @@ func (t *table) next() ([]string, int, error) {
 	return rec, line, nil
 }
 
+// nextPlain is next for rows without quotes, read as encoding/csv reads
+// them (comma ',', no comment character, leading spaces kept): lines
+// end at '\n', one '\r' before it (or before the end of the data) is
+// dropped, empty lines are skipped but counted, and a record's fields
+// are its line split at every comma.
+func (t *table) nextPlain() ([]string, int, error) {
+	var s string
+	for s == "" {
+		if t.text == "" {
+			return nil, 0, io.EOF
+		}
+		s, t.text, _ = strings.Cut(t.text, "\n")
+		s = strings.TrimSuffix(s, "\r")
+		t.line++
+	}
+	t.recLine = t.line
+	rec, at := t.rec[:0], t.at[:0]
+	for col := 1; ; {
+		i := strings.IndexByte(s, ',')
+		if i < 0 {
+			rec, at = append(rec, s), append(at, col)
+			break
+		}
+		rec, at = append(rec, s[:i]), append(at, col)
+		s, col = s[i+1:], col+i+1
+	}
+	t.rec, t.at = rec, at
+	if len(rec) != t.n {
+		return nil, t.line, fmt.Errorf("got %d fields, want %d", len(rec), t.n)
+	}
+	return rec, t.line, nil
+}
+
 // field is the value of column name in rec and its 1-based line and
 // column.
 func (t *table) field(rec []string, name string) (s string, line, col int) {
 	i := t.cols[name]
-	line, col = t.r.FieldPos(i)
+	if t.plain {
+		line, col = t.recLine, t.at[i]
+	} else {
+		line, col = t.r.FieldPos(i)
+	}
 	return strings.TrimSpace(rec[i]), line, col
 }
 
