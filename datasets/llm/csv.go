@@ -9,16 +9,17 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/drover-sched/drover/internal/inputfile"
 )
 
 // table reads a headed CSV file row by row, resolving columns by name.
 // Its rows are read by encoding/csv, or, when the data holds no double
-// quote (every field then plain, every record one line), split on commas and newlines by
-// the table itself: the same records, lines and columns as encoding/csv
-// gives them (TestTablePlain, FuzzTablePlain), without its copy of every
-// record.
+// quote (every field then plain, every record one line), split on commas
+// and newlines by the table itself, in place: the same records, lines and
+// columns as encoding/csv gives them (TestTablePlain, FuzzTablePlain),
+// without its copy of every record.
 type table struct {
 	r    *csv.Reader    // the header's reader, and the rows' unless plain
 	n    int            // fields of the header
@@ -27,7 +28,7 @@ type table struct {
 	rows int
 
 	// plain is set when the rows are split by the table: text is what
-	// is left of them (one string, so that fields are slices of it),
+	// is left of them (data's bytes, read in place: see openTable),
 	// line the lines read (the header's included), rec and at the
 	// fields of the last record and their 1-based byte columns, recLine
 	// its line.
@@ -72,7 +73,12 @@ func openTable(data []byte, src string, required ...string) (*table, error) {
 	if bytes.IndexByte(data, '"') < 0 {
 		// The header's line: without quotes a record is one line.
 		t.line, _ = r.FieldPos(0)
-		t.plain, t.text = true, string(data[r.InputOffset():])
+		// The rows are read in place: their fields are slices of data,
+		// which the decoders parse into numbers and keep none of past
+		// the call (errors quote them, copied), as ParsePerfTable reads
+		// its table; a copy would be a trace's size of fresh memory.
+		rest := data[r.InputOffset():]
+		t.plain, t.text = true, unsafe.String(unsafe.SliceData(rest), len(rest))
 		t.rec, t.at = make([]string, 0, t.n), make([]int, 0, t.n)
 	}
 	return t, nil
