@@ -312,7 +312,8 @@ type inferDeployment struct {
 }
 
 // deployment builds the deployment of preset name with the flags'
-// overrides, on perf.
+// overrides, on perf (nil: the caller sets cfg.Perf once the model is
+// known).
 func (f *inferSetupFlags) deployment(name string, perf *infer.PerfTable, given map[string]bool) (inferDeployment, error) {
 	p := inferPresets[name]
 	var cfg infer.Config
@@ -517,20 +518,55 @@ const builtinPerfNote = "derived (built-in roofline): datasheet FLOPS and memory
 // falls back to the built-in roofline and says so in one line on note; a
 // table named explicitly must exist.
 func readPerf(path string, explicit bool, note io.Writer) (*infer.PerfTable, error) {
+	src, err := readPerfSource(path, explicit, note)
+	if err != nil {
+		return nil, err
+	}
+	return src.table(nil)
+}
+
+// perfSource is --perf read but not yet parsed: a measured table's bytes,
+// or the built-in roofline's table.
+type perfSource struct {
+	path  string
+	data  []byte
+	built *infer.PerfTable
+}
+
+// readPerfSource reads --perf as readPerf does, leaving a file's table to
+// be parsed (perfSource.table).
+func readPerfSource(path string, explicit bool, note io.Writer) (perfSource, error) {
 	if path == builtinPerf {
-		return infer.RooflinePerfTable(), nil
+		return perfSource{path: path, built: infer.RooflinePerfTable()}, nil
 	}
 	data, err := inputfile.ReadFile(path, inputfile.Document)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && path == defaultPerfTable && !explicit {
 			fmt.Fprintf(note, "drover: no measured latency table at %s (SplitwiseSim's, in the shared traces): using the built-in roofline model (--perf builtin), derived from datasheets, not measured; give --perf FILE for a measured table\n", path)
-			return infer.RooflinePerfTable(), nil
+			return perfSource{path: path, built: infer.RooflinePerfTable()}, nil
 		}
-		return nil, fmt.Errorf("--perf: %w", err)
+		return perfSource{}, fmt.Errorf("--perf: %w", err)
 	}
-	t, err := infer.ParsePerfTable(data)
+	return perfSource{path: path, data: data}, nil
+}
+
+// table is the latency table: the built-in one, or the file's, of which
+// only the rows that deployment cfg reads are parsed when cfg is not nil
+// (infer.ParsePerfTableFor: the model's rows on the instances' GPU types,
+// the whole file where it cannot tell).
+func (p perfSource) table(cfg *infer.Config) (*infer.PerfTable, error) {
+	if p.built != nil {
+		return p.built, nil
+	}
+	var t *infer.PerfTable
+	var err error
+	if cfg != nil {
+		t, err = infer.ParsePerfTableFor(p.data, *cfg)
+	} else {
+		t, err = infer.ParsePerfTable(p.data)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("--perf %s: %w", path, err)
+		return nil, fmt.Errorf("--perf %s: %w", p.path, err)
 	}
 	return t, nil
 }
@@ -650,7 +686,9 @@ const (
 
 // requests returns the requests of seed: the replayed window (its start
 // drawn from the seed when randomWindow and --duration > 0), or the
-// synthetic arrivals the seed draws. what says which.
+// synthetic arrivals the seed draws. what says which. The requests are
+// read only: a replay of the whole trace unchanged returns the trace's
+// own slice.
 func (w *inferWorkload) requests(seed uint64, randomWindow bool) (reqs []llm.Request, what string, err error) {
 	f := w.f
 	if w.trace != nil {
@@ -660,8 +698,12 @@ func (w *inferWorkload) requests(seed uint64, randomWindow bool) (reqs []llm.Req
 			room := max(0, last-rp.Duration-rp.Start)
 			rp.Start += room * rand.New(rand.NewPCG(seed, streamWindow)).Float64()
 		}
-		reqs, err = rp.Apply(w.trace.Requests)
-		if err != nil {
+		if rp == (llm.Replay{GapScale: 1}) {
+			// The whole trace as it is: Apply would copy it unchanged
+			// (a trace's requests are sorted, numbered and checked, its
+			// arrivals finite, at most MaxArrival and never -0).
+			reqs = w.trace.Requests
+		} else if reqs, err = rp.Apply(w.trace.Requests); err != nil {
 			return nil, "", fmt.Errorf("replay %s: %w", w.name, err)
 		}
 		what = fmt.Sprintf("%s, %d requests from %.1f s", w.name, len(reqs), rp.Start)

@@ -56,11 +56,11 @@ func inferSim(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--router %w", err)
 	}
-	perf, err := readPerf(*f.perf, given["perf"], stderr)
+	perf, err := readPerfSource(*f.perf, given["perf"], stderr)
 	if err != nil {
 		return err
 	}
-	dep, err := f.deployment(c.cluster, perf, given)
+	dep, err := f.deployment(c.cluster, nil, given)
 	if err != nil {
 		return err
 	}
@@ -69,6 +69,10 @@ func inferSim(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	dep.cfg.Model = inferModel(*f.model, kvSize)
+	// Only the rows of the table that the deployment reads are parsed.
+	if dep.cfg.Perf, err = perf.table(&dep.cfg); err != nil {
+		return err
+	}
 	if err := c.load(dep.cfg); err != nil {
 		return err
 	}

@@ -292,3 +292,102 @@ func (t *PerfTable) tps(model, hardware string) []int {
 	slices.Sort(out)
 	return out
 }
+
+// ParsePerfTableFor reads a performance table as ParsePerfTable does, but
+// parses only the rows that deployment cfg reads: its model's rows on its
+// instances' GPU types at their tensor parallelism (each instance's curve
+// is built from its own rows alone), skipping the others before their
+// numbers are parsed, so that a table's rows of other models and GPUs
+// cost a short run nothing. Those rows are then not checked either. It
+// parses the whole table when it cannot tell which rows are read: a
+// quoted field, a header without the model, hardware or tensor_parallel
+// column, a row whose field count is not the header's, a tensor
+// parallelism that is not an integer, or an instance without rows of its
+// own (whose curve is extrapolated from other rows). An error is always
+// the whole table's, at its own line.
+func ParsePerfTableFor(data []byte, cfg Config) (*PerfTable, error) {
+	used := usedPerfRows(data, cfg)
+	t, err := ParsePerfTable(used)
+	if err != nil && len(used) < len(data) {
+		return ParsePerfTable(data) // the error's line in the whole table
+	}
+	return t, err
+}
+
+// usedPerfRows is the performance table's header and the rows cfg's
+// instances read (ParsePerfTableFor), copied, or data itself when it
+// cannot tell.
+func usedPerfRows(data []byte, cfg Config) []byte {
+	header, rest, _ := bytes.Cut(data, []byte{'\n'})
+	col := map[string]int{"model": -1, "hardware": -1, "tensor_parallel": -1}
+	nf := 0
+	for f := range bytes.SplitSeq(bytes.TrimRight(header, "\r"), []byte{','}) {
+		if _, ok := col[string(f)]; ok {
+			col[string(f)] = nf // the last of repeated names, as ParsePerfTable reads
+		}
+		nf++
+	}
+	cm, ch, ct := col["model"], col["hardware"], col["tensor_parallel"]
+	if cm < 0 || ch < 0 || ct < 0 || bytes.IndexByte(data, '"') >= 0 {
+		return data
+	}
+	type key struct {
+		gpu   string
+		tp    int
+		found bool
+	}
+	var want []key
+	for _, ic := range cfg.Instances {
+		g, err := cfg.lookupGPU(ic.GPU)
+		if err != nil {
+			return data
+		}
+		if !slices.ContainsFunc(want, func(k key) bool { return k.gpu == g.Name && k.tp == ic.TP }) {
+			want = append(want, key{gpu: g.Name, tp: ic.TP})
+		}
+	}
+	model := cfg.Model.Name
+	last := max(cm, ch, ct)
+	kept := make([]byte, 0, len(data)) // only the pages written are touched
+	kept = append(kept, header...)
+	kept = append(kept, '\n')
+	fields := make([][]byte, last+1)
+	for len(rest) > 0 {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte{'\n'})
+		f := bytes.TrimRight(line, "\r")
+		if len(f) == 0 {
+			continue
+		}
+		if bytes.Count(f, []byte{','}) != nf-1 {
+			return data // a row ParsePerfTable must see (and reject)
+		}
+		for i := range fields {
+			j := bytes.IndexByte(f, ',')
+			if j < 0 {
+				j = len(f)
+			}
+			fields[i], f = f[:j], f[min(j+1, len(f)):]
+		}
+		if string(fields[cm]) != model {
+			continue
+		}
+		tp, err := strconv.Atoi(string(fields[ct]))
+		if err != nil {
+			return data
+		}
+		i := slices.IndexFunc(want, func(k key) bool { return k.tp == tp && k.gpu == string(fields[ch]) })
+		if i < 0 {
+			continue
+		}
+		want[i].found = true
+		kept = append(kept, line...)
+		kept = append(kept, '\n')
+	}
+	for _, k := range want {
+		if !k.found {
+			return data
+		}
+	}
+	return kept
+}

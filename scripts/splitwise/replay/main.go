@@ -24,7 +24,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -60,7 +59,7 @@ func run(perfPath, tracePath, config, out string) error {
 	if err != nil {
 		return err
 	}
-	cfg.Perf, err = infer.ParsePerfTable(usedRows(data, cfg))
+	cfg.Perf, err = infer.ParsePerfTableFor(data, cfg)
 	if err != nil {
 		return fmt.Errorf("%s: %w", perfPath, err)
 	}
@@ -96,84 +95,6 @@ func run(perfPath, tracePath, config, out string) error {
 		fmt.Printf("%s mean %.6g p50 %.6g p90 %.6g p99 %.6g max %.6g\n", m.name, m.st.Mean, m.st.P50, m.st.P90, m.st.P99, m.st.Max)
 	}
 	return nil
-}
-
-// usedRows is the performance table's header and the rows cfg's
-// instances read (the model's, on the instances' GPU types at their tensor
-// parallelism), in place: the other rows are skipped before their numbers
-// are parsed (and so not checked), as an instance's curve is built from
-// its own rows alone. Should the header lack a column this needs, or any
-// instance's rows be missing (its curve would be extrapolated from other
-// rows), it returns the whole table.
-func usedRows(data []byte, cfg infer.Config) []byte {
-	header, rest, _ := bytes.Cut(data, []byte{'\n'})
-	col := map[string]int{"model": -1, "hardware": -1, "tensor_parallel": -1}
-	nf := 0
-	for f := range bytes.SplitSeq(bytes.TrimRight(header, "\r"), []byte{','}) {
-		if _, ok := col[string(f)]; ok {
-			col[string(f)] = nf // the last of repeated names, as ParsePerfTable reads
-		}
-		nf++
-	}
-	cm, ch, ct := col["model"], col["hardware"], col["tensor_parallel"]
-	if cm < 0 || ch < 0 || ct < 0 || bytes.IndexByte(data, '"') >= 0 {
-		return data
-	}
-	type key struct {
-		gpu   string
-		tp    int
-		found bool
-	}
-	var want []key
-	for _, ic := range cfg.Instances {
-		if !slices.ContainsFunc(want, func(k key) bool { return k.gpu == ic.GPU && k.tp == ic.TP }) {
-			want = append(want, key{gpu: ic.GPU, tp: ic.TP})
-		}
-	}
-	model := cfg.Model.Name
-	last := max(cm, ch, ct)
-	kept := make([]byte, 0, len(data)) // only the pages written are touched
-	kept = append(kept, header...)
-	kept = append(kept, '\n')
-	fields := make([][]byte, last+1)
-	for len(rest) > 0 {
-		var line []byte
-		line, rest, _ = bytes.Cut(rest, []byte{'\n'})
-		f := bytes.TrimRight(line, "\r")
-		if len(f) == 0 {
-			continue
-		}
-		if bytes.Count(f, []byte{','}) != nf-1 {
-			return data // a row ParsePerfTable must see (and reject)
-		}
-		for i := range fields {
-			j := bytes.IndexByte(f, ',')
-			if j < 0 {
-				j = len(f)
-			}
-			fields[i], f = f[:j], f[min(j+1, len(f)):]
-		}
-		if string(fields[cm]) != model {
-			continue
-		}
-		tp, err := strconv.Atoi(string(fields[ct]))
-		if err != nil {
-			return data
-		}
-		i := slices.IndexFunc(want, func(k key) bool { return k.tp == tp && k.gpu == string(fields[ch]) })
-		if i < 0 {
-			continue
-		}
-		want[i].found = true
-		kept = append(kept, line...)
-		kept = append(kept, '\n')
-	}
-	for _, k := range want {
-		if !k.found {
-			return data
-		}
-	}
-	return kept
 }
 
 // readTrace reads SplitwiseSim's trace CSV: a header naming

@@ -12,11 +12,11 @@ import (
 
 const perfPath = "../../../../shared/traces/llm/calibration/splitwise_perf_model.csv"
 
-// TestUsedRows checks that the rows usedRows keeps give each deployment
-// the same replay as the whole table, byte for byte (SplitwiseSim's
-// latency table; a synthetic trace that mixes prompt and decode batches,
-// preemptions and both instance types), and that it keeps the whole table
-// when it cannot tell which rows are used.
+// TestUsedRows checks that the rows infer.ParsePerfTableFor parses give
+// each deployment the same replay as the whole table, byte for byte
+// (SplitwiseSim's latency table; a synthetic trace that mixes prompt and
+// decode batches, preemptions and both instance types). Which tables it
+// reads whole, env/infer's TestParsePerfTableFor checks.
 func TestUsedRows(t *testing.T) {
 	data, err := os.ReadFile(perfPath)
 	if err != nil {
@@ -35,14 +35,13 @@ func TestUsedRows(t *testing.T) {
 		{"splitwise_ha", infer.SplitwiseHA(nil, 1, 1), func() infer.Router { return splitwise.NewMixedPool(splitwise.MixedPoolConfig{}) }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			kept := usedRows(clone(data), tt.cfg)
-			if len(kept) >= len(data) {
-				t.Fatalf("usedRows kept %d of %d bytes, want fewer", len(kept), len(data))
-			}
 			var out [2][]byte
-			for i, table := range [][]byte{clone(data), kept} {
+			for i, parse := range []func([]byte) (*infer.PerfTable, error){
+				infer.ParsePerfTable,
+				func(b []byte) (*infer.PerfTable, error) { return infer.ParsePerfTableFor(b, tt.cfg) },
+			} {
 				cfg := tt.cfg
-				if cfg.Perf, err = infer.ParsePerfTable(table); err != nil {
+				if cfg.Perf, err = parse(clone(data)); err != nil {
 					t.Fatal(err)
 				}
 				s, err := infer.New(cfg, reqs)
@@ -61,24 +60,9 @@ func TestUsedRows(t *testing.T) {
 				}
 			}
 			if !bytes.Equal(out[0], out[1]) {
-				t.Errorf("the replay on usedRows' table differs from the replay on the whole table")
+				t.Errorf("the replay on the used rows differs from the replay on the whole table")
 			}
 		})
-	}
-	// Tables whose used rows it cannot tell: returned whole.
-	cfg := infer.SplitwiseBaseline(nil, 1)
-	noH100 := "model,hardware,tensor_parallel,x\nllama2-70b,a100-80gb,8,1\n"
-	quoted := "model,hardware,tensor_parallel,x\n\"llama2-70b\",h100-80gb,8,1\n"
-	short := "model,hardware,tensor_parallel,x\nllama2-70b,h100-80gb,8,1\nllama2-70b,h100-80gb\n"
-	noTP := "model,hardware,x\nllama2-70b,h100-80gb,1\n"
-	for _, table := range []string{noH100, quoted, short, noTP} {
-		if got := usedRows([]byte(table), cfg); string(got) != table {
-			t.Errorf("usedRows(%q) = %q, want the whole table", table, got)
-		}
-	}
-	want := "model,hardware,tensor_parallel,x\nllama2-70b,h100-80gb,8,1\n"
-	if got := usedRows([]byte("model,hardware,tensor_parallel,x\nbloom-176b,h100-80gb,8,2\nllama2-70b,h100-80gb,8,1\nllama2-70b,h100-80gb,4,3\n"), cfg); string(got) != want {
-		t.Errorf("usedRows kept %q, want %q", got, want)
 	}
 }
 
