@@ -46,6 +46,10 @@ func defineInferSimFlags(fs *flag.FlagSet) *inferSimFlags {
 }
 
 func inferSim(args []string, stdout, stderr io.Writer) error {
+	// A run's memory is nearly all live to its end (the simulator's
+	// per-request state and results), as drover sim's is: the default
+	// pacing's collections at 4 and 8 MB would free little of it.
+	deferGC(simGCFloor)
 	fs := newFlags("infer sim", stderr)
 	f := defineInferSimFlags(fs)
 	given, format, err := f.parse(fs, args, f.kvFormat)
