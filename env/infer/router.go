@@ -101,9 +101,12 @@ func (v *View) StoredBytes(f kv.Format, tokens int) int64 {
 	if f == (kv.Format{}) {
 		return int64(tokens) * v.s.cfg.Model.KVBytesPerToken
 	}
-	a := v.s.cfg.Model.Arch
-	if a == (kv.Arch{}) || f.Check(a) != nil || tokens < 0 {
+	if v.s.cfg.Model.Arch == (kv.Arch{}) || tokens < 0 {
 		return -1
 	}
-	return f.StoredBytes(a, tokens)
+	b, err := v.s.bindFormat(f)
+	if err != nil {
+		return -1
+	}
+	return b.StoredBytes(tokens)
 }

@@ -117,6 +117,7 @@ type Sim struct {
 	cfg   Config
 	reqs  []Request
 	insts []*instance
+	bound map[kv.Format]*kv.Bound // the KV formats bound to Model.Arch (bindFormat)
 
 	// per request
 	res          []Result
@@ -124,7 +125,8 @@ type Sim struct {
 	promptMem    []int64 // its prompt task's KV cache (task.py, memory)
 	decodeMem    []int64 // its decode task's
 	xferBytes    []int64 // its KV transfer's size
-	formats      map[int32]*formatState
+	formats      []*formatState
+	nFormats     int
 	promptInPool []bool
 	poolCount    []int8
 	poolSeq      []uint64 // when it entered its instance's pool
@@ -208,6 +210,7 @@ func New(cfg Config, reqs []Request) (*Sim, error) {
 	s.promptMem = make([]int64, n)
 	s.decodeMem = make([]int64, n)
 	s.xferBytes = make([]int64, n)
+	s.formats = make([]*formatState, n)
 	s.promptInPool = make([]bool, n)
 	s.poolSeq = make([]uint64, n)
 	s.isWaiting = make([]bool, n)
@@ -954,7 +957,7 @@ func (s *Sim) iterationTime(in *instance) (d, extra float64, minLeft int64, ok b
 		minLeft = in.done.minTick(s) - in.tick
 	}
 	var ctxBytes int64
-	if anyFormat := len(s.formats) > 0; anyFormat || s.cfg.DecodeReadsKV {
+	if anyFormat := s.nFormats > 0; anyFormat || s.cfg.DecodeReadsKV {
 		kvb := s.cfg.Model.KVBytesPerToken
 		ops, int8, bytes, fixed := 0.0, 0.0, int64(0), 0.0
 		for _, t := range in.batch {
@@ -975,7 +978,7 @@ func (s *Sim) iterationTime(in *instance) (d, extra float64, minLeft int64, ok b
 				ctxBytes += int64(ctx) * kvb
 				continue
 			}
-			w := fs.f.Work(s.cfg.Model.Arch, ctx)
+			w := fs.f.Step(ctx)
 			fixed = max(fixed, fs.step)
 			ctxBytes += w.StepBytes
 			ops += w.Dequant + w.Approx
@@ -1027,10 +1030,12 @@ func (s *Sim) iterationTime(in *instance) (d, extra float64, minLeft int64, ok b
 }
 
 // formatState is what a request in a KV format other than the dense one
-// carries: the format, and the times of its encoding (on its prefill
-// instance) and of its decoding on arrival (on its decode instance).
+// carries: the format bound to the model's architecture, and the times of
+// its encoding (on its prefill instance) and of its decoding on arrival
+// (on its decode instance). Sim.formats holds each request's, nil for the
+// dense cache; Sim.nFormats counts those that are not nil.
 type formatState struct {
-	f               kv.Format
+	f               *kv.Bound
 	encode, receive float64
 	step            float64 // Config.FormatStepSeconds of f
 	// prefill is how much longer (negative: shorter) the prompt's
@@ -1075,7 +1080,10 @@ func (s *Sim) setFormat(r int, d Decision) error {
 	req := s.reqs[r]
 	kvb := s.cfg.Model.KVBytesPerToken
 	if d.Format == (kv.Format{}) {
-		delete(s.formats, int32(r))
+		if s.formats[r] != nil {
+			s.formats[r] = nil
+			s.nFormats--
+		}
 		s.promptMem[r] = int64(req.Prompt+1) * kvb
 		s.decodeMem[r] = int64(req.Output-1) * kvb
 		s.xferBytes[r] = int64(req.Prompt) * kvb
@@ -1086,31 +1094,49 @@ func (s *Sim) setFormat(r int, d Decision) error {
 	if a == (kv.Arch{}) {
 		return fmt.Errorf("%w: request %d: format %v needs the model's architecture (Model.Arch)", ErrBadDecision, req.ID, d.Format)
 	}
-	if err := d.Format.Check(a); err != nil {
+	b, err := s.bindFormat(d.Format)
+	if err != nil {
 		return fmt.Errorf("%w: request %d: %v", ErrBadDecision, req.ID, err)
 	}
-	f := d.Format
-	s.promptMem[r] = f.StoredBytes(a, req.Prompt+1)
-	s.decodeMem[r] = f.StoredBytes(a, req.Prompt+req.Output) - s.promptMem[r]
-	s.xferBytes[r] = f.TransferBytes(a, req.Prompt)
-	w := f.Work(a, req.Prompt)
+	s.promptMem[r] = b.StoredBytes(req.Prompt + 1)
+	s.decodeMem[r] = b.StoredBytes(req.Prompt+req.Output) - s.promptMem[r]
+	s.xferBytes[r] = b.TransferBytes(req.Prompt)
+	w := b.Work(req.Prompt)
 	p, q := s.insts[d.Prefill], s.insts[d.Decode]
-	fs := &formatState{f: f,
+	fs := &formatState{f: b,
 		encode:  w.Encode / (float64(p.cfg.TP) * p.gpu.VectorOPS),
 		receive: w.Receive / (float64(q.cfg.TP) * q.gpu.VectorOPS),
-		step:    s.cfg.FormatStepSeconds[f.Name()]}
+		step:    s.cfg.FormatStepSeconds[b.Name()]}
 	var vector float64
 	fs.prefill, vector = s.prefillChange(p, req.Prompt, w)
 	fs.encode += vector
 	if d.Prefill == d.Decode {
 		fs.receive = 0 // nothing crosses a link
 	}
-	if s.formats == nil {
-		s.formats = map[int32]*formatState{}
+	if s.formats[r] == nil {
+		s.nFormats++
 	}
-	s.formats[int32(r)] = fs
-	s.res[r].Format = f.Name()
+	s.formats[r] = fs
+	s.res[r].Format = b.Name()
 	return nil
+}
+
+// bindFormat is f bound to the model's architecture (kv.Format.Bind), made
+// once per format and run: the iterations price every request's cache
+// through it (iterationTime) without checking the format again.
+func (s *Sim) bindFormat(f kv.Format) (*kv.Bound, error) {
+	if b := s.bound[f]; b != nil {
+		return b, nil
+	}
+	b, err := f.Bind(s.cfg.Model.Arch)
+	if err != nil {
+		return nil, err
+	}
+	if s.bound == nil {
+		s.bound = map[kv.Format]*kv.Bound{}
+	}
+	s.bound[f] = b
+	return b, nil
 }
 
 // reselect selects the batch (selectBatch), applies its preemptions and

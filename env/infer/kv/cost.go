@@ -94,18 +94,31 @@ const (
 // tokens < 0.
 func (f Format) Work(a Arch, tokens int) Work {
 	f.mustCheck(a, tokens)
-	w := Work{StepBytes: f.storedBytes(a, tokens)}
+	b := bind(f, a)
+	if f.TorchDequant {
+		b.bindTorch()
+	}
+	return b.work(tokens, true)
+}
+
+// work is Work of b's format and architecture; without once, only the
+// fields of a decode step (Bound.Step).
+func (b *Bound) work(tokens int, once bool) Work {
+	f, a := &b.f, &b.a
+	w := Work{StepBytes: b.storedBytes(tokens)}
 	perToken := float64(a.KVElementsPerToken()) // K and V, all layers and KV heads
 	n := float64(tokens)
 	if f.Kind == INT8 || f.Kind == KVQuant || f.Kind == CacheGen {
 		w.DequantBytes = 2 * a.KVBytesPerToken() * int64(tokens)
 		if f.TorchDequant {
-			w.DequantBytes = torchPasses(a, f, tokens).Bytes()
+			w.DequantBytes = b.torchPasses(tokens).Bytes()
 		}
 	}
 	switch f.Kind {
 	case INT8:
-		w.Encode = OpsQuantize * perToken * n
+		if once {
+			w.Encode = OpsQuantize * perToken * n
+		}
 		w.Dequant = OpsDequantInt8 * perToken * n
 	case KVQuant:
 		s := float64(min(f.SinkTokens, tokens))
@@ -113,20 +126,28 @@ func (f Format) Work(a Arch, tokens int) Work {
 		outliers := float64(kvquantOutliers(a, tokens-int(s)))
 		// Encode: normalize (2), bucketize against 3 midpoints (2), pack,
 		// and a top-k pass for the value outliers (about 3 per element).
-		w.Encode = (OpsQuantize + 3) * q
+		if once {
+			w.Encode = (OpsQuantize + 3) * q
+		}
 		w.Dequant = OpsDequantLUT*q + OpsScatterOutlier*outliers
 	case CacheGen:
 		// Every element is a symbol: quantized (as a delta to its anchor
 		// for K), packed and entropy coded; decoded on arrival; and
 		// dequantized at every step (K adds its anchor back).
-		w.Encode = (OpsQuantize + 2 + OpsEntropy) * perToken * n
-		w.Receive = OpsEntropy * perToken * n
+		if once {
+			w.Encode = (OpsQuantize + 2 + OpsEntropy) * perToken * n
+			w.Receive = OpsEntropy * perToken * n
+		}
 		w.Dequant = (OpsDequantAffine + 0.5) * perToken * n
 	case HACK:
-		w.Encode, w.Approx, w.ApproxINT8 = hackWork(a, f, tokens)
-		if f.QuantizedPrefill {
-			w.PrefillAttn = PrefillFLOPs(a, tokens) - prefillLinear(a, tokens)
-			w.PrefillINT8, w.PrefillFP16, w.PrefillVector = hackPrefillWork(a, f, tokens)
+		var encode float64
+		encode, w.Approx, w.ApproxINT8 = b.hackWork(tokens)
+		if once {
+			w.Encode = encode
+		}
+		if once && f.QuantizedPrefill {
+			w.PrefillAttn = PrefillFLOPs(*a, tokens) - prefillLinear(*a, tokens)
+			w.PrefillINT8, w.PrefillFP16, w.PrefillVector = b.hackPrefillWork(tokens)
 		}
 	}
 	return w
@@ -154,7 +175,7 @@ func prefillLinear(a Arch, tokens int) float64 {
 
 // kvquantOutliers is the number of 16-bit outliers of n quantized tokens
 // over all layers (see kvquantBytes).
-func kvquantOutliers(a Arch, n int) int64 {
+func kvquantOutliers(a *Arch, n int) int64 {
 	wd := int64(a.KVHeads) * int64(a.HeadDim)
 	k := int64(KVQuantOutlierFraction*float64(int64(n)*wd) + 0.5)
 	v := int64(n) * 2 * int64(float64(wd)*KVQuantOutlierFraction/2+0.5)
@@ -204,12 +225,15 @@ func hackBlock(rows, d, pi, np float64, sums bool) (vector, int8 float64) {
 // head). Encoding quantizes, packs and sums every closed K and V element
 // (7 operations). The sinks and the open block are attended in 16 bits,
 // as dense tokens (their bytes are in StepBytes).
-func hackWork(a Arch, f Format, tokens int) (encode, approx, int8 float64) {
+//
+// Its block's work (hackBlock) is the same at every call and worked out
+// once, by bind (Bound.block).
+func (b *Bound) hackWork(tokens int) (encode, approx, int8 float64) {
+	f, a := &b.f, &b.a
 	_, closed, open := hackSplit(f, tokens)
 	d := float64(a.HeadDim)
-	np := d / float64(channelPart(a.HeadDim, f.Partition))
 	blocks := float64(closed / int64(f.Partition))
-	v, i8 := hackBlock(float64(a.GQAGroup()), d, float64(f.Partition), np, f.SummationElimination)
+	v, i8 := b.block.vector, b.block.int8
 	heads := float64(a.KVHeads) * float64(a.Layers)
 	approx, int8 = blocks*v*heads, blocks*i8*heads
 	if !f.RequantElimination {
@@ -239,17 +263,20 @@ func prefillRows(g int) float64 {
 // with two BF16 products each (dot_with_half; every program loops over
 // both segments, the causal mask hiding the open tokens from earlier
 // queries: n (s + o) pairs).
-func hackPrefillWork(a Arch, f Format, tokens int) (int8, fp16, vector float64) {
+//
+// Its block's work (hackBlock at prefillRows) is worked out once, by bind
+// (Bound.prefillBlock).
+func (bd *Bound) hackPrefillWork(tokens int) (int8, fp16, vector float64) {
+	f, a := &bd.f, &bd.a
 	sinks, closed, open := hackSplit(f, tokens)
 	n, s := float64(tokens), float64(sinks)
 	d, pi := float64(a.HeadDim), float64(f.Partition)
-	np := d / float64(channelPart(a.HeadDim, f.Partition))
 	b := float64(closed / int64(f.Partition))
 	// Query tokens per block, summed over the blocks: sum over b' < b of
 	// (n - s - b' Pi).
 	queries := b*(n-s) - pi*b*(b-1)/2
 	rows := prefillRows(a.GQAGroup())
-	v, i8 := hackBlock(rows, d, pi, np, f.SummationElimination)
+	v, i8 := bd.prefillBlock.vector, bd.prefillBlock.int8
 	perQuery := float64(a.GQAGroup()) / rows // programs per query token and KV head
 	heads := float64(a.KVHeads) * float64(a.Layers)
 	int8 = queries * perQuery * i8 * heads
@@ -366,33 +393,69 @@ type passSum struct {
 // or if tokens < 0.
 func TorchPasses(a Arch, f Format, tokens int) Passes {
 	f.mustCheck(a, tokens)
-	return torchPasses(a, f, tokens)
+	b := bind(f, a)
+	b.bindTorch()
+	return b.torchPasses(tokens)
 }
 
-// torchPasses is TorchPasses without the check, for callers that made it.
-func torchPasses(a Arch, f Format, tokens int) Passes {
+// torchTallies are the passes TorchPasses counts per element, summed once
+// per format and architecture (bindTorch): they depend on neither the
+// token count nor, but for the layers' code widths, the architecture.
+type torchTallies struct {
+	// kvquant covers KVQuant's quantized tokens, kvquantAll all of them.
+	kvquant, kvquantAll tally
+	// cgKey[bits] and cgValue[bits] cover CacheGen's keys and values coded
+	// in bits bits (for the widths some layer uses), cgAnchor the keys'
+	// anchors, cgAll every key.
+	cgKey, cgValue  [9]tally
+	cgAnchor, cgAll tally
+}
+
+// bindTorch sums b's torch tallies, for KVQuant and CacheGen.
+func (b *Bound) bindTorch() {
+	t := &b.torch
+	switch b.f.Kind {
+	case KVQuant:
+		t.kvquant = tally{}.of(unpackPasses(b.f.Bits), kvquantPasses)
+		t.kvquantAll = tally{}.of(kvquantAllPasses)
+	case CacheGen:
+		t.cgAnchor = tally{}.of(cgVector(8), cgAnchorPasses)
+		t.cgAll = tally{}.of(cgAllPasses)
+		for bits := range b.cgKeys {
+			if b.cgKeys[bits] > 0 {
+				t.cgKey[bits] = tally{}.of(unpackPasses(bits), cgVector(bits), cgAnchoredPasses)
+			}
+			if b.cgValues[bits] > 0 {
+				t.cgValue[bits] = tally{}.of(unpackPasses(bits), cgVector(bits), cgAllPasses)
+			}
+		}
+	}
+}
+
+// torchPasses is TorchPasses of b's format and architecture, with b's
+// torch tallies (bindTorch).
+func (b *Bound) torchPasses(tokens int) Passes {
+	f, a, t := &b.f, &b.a, &b.torch
 	var p passSum
 	wd := float64(a.KVHeads) * float64(a.HeadDim) // elements of K (or V) per token and layer
 	n := float64(tokens)
 	switch f.Kind {
 	case KVQuant:
 		q := float64(tokens-min(f.SinkTokens, tokens)) * wd
-		p.add(tally{}.of(unpackPasses(f.Bits), kvquantPasses), q, 2*a.Layers) // K and V
-		p.add(tally{}.of(kvquantAllPasses), n*wd, 2*a.Layers)
+		p.add(t.kvquant, q, 2*a.Layers) // K and V
+		p.add(t.kvquantAll, n*wd, 2*a.Layers)
 	case CacheGen:
 		// Layers by the width of their key and value codes.
-		keys, values := cgLayerBits(a.Layers)
+		keys, values := &b.cgKeys, &b.cgValues
 		anchors := float64((tokens + cgGroup - 1) / cgGroup)
-		anchor := tally{}.of(cgVector(8), cgAnchorPasses)
-		all := tally{}.of(cgAllPasses)
 		for bits := range keys {
 			if keys[bits] > 0 { // keys: anchored; the anchors are 8-bit codes read as stored
-				p.add(tally{}.of(unpackPasses(bits), cgVector(bits), cgAnchoredPasses), (n-anchors)*wd, keys[bits])
-				p.add(anchor, anchors*wd, keys[bits])
-				p.add(all, n*wd, keys[bits])
+				p.add(t.cgKey[bits], (n-anchors)*wd, keys[bits])
+				p.add(t.cgAnchor, anchors*wd, keys[bits])
+				p.add(t.cgAll, n*wd, keys[bits])
 			}
 			if values[bits] > 0 { // values: no anchors
-				p.add(tally{}.of(unpackPasses(bits), cgVector(bits), cgAllPasses), n*wd, values[bits])
+				p.add(t.cgValue[bits], n*wd, values[bits])
 			}
 		}
 	default:

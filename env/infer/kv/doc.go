@@ -54,10 +54,41 @@
 //	w := f.Work(a, req.Prompt+gen)           // per-step bytes read and added operations
 //	loss, ok := f.AccuracyLoss(a.Name)       // reported with the run
 //
+// and, pricing one format on one architecture at every iteration, binds
+// them once (Bound, below):
+//
+//	b, err := f.Bind(a) // Check's error
+//	if err != nil { ... }
+//	step := b.Step(ctx) // the per-step fields of f.Work(a, ctx), unchecked
+//
 // and calibrates on the artifact's lowest rate:
 //
 //	for _, run := range kv.HKVQMeasured() {
 //		reqs := kv.HKVQWorkload(run.Experiment, run.Rate)
 //		// replay reqs in run.Format, compare with run.JCT ...
 //	}
+//
+// # Bound: checked once
+//
+// The Format methods (StoredBytes, TransferBytes, Work, TorchPasses) check
+// the format and the architecture at every call and panic on a pair Check
+// refuses, as an API taking any values must. Format.Bind checks the pair
+// once and returns a Bound, whose methods of the same names (and Step, a
+// decode step's part of Work) do not check it again, and find what
+// depends on the pair alone (CacheGen's layers by code width and its bytes
+// a token, the PyTorch passes per element, HACK's channel partition, page
+// size and the work of one block in its kernels) worked out at Bind. The
+// Format methods bind the pair the same way after their check, so both
+// give the same numbers bit for bit (TestBoundMatchesFormat).
+//
+// Bound is a hand-written fast path, and its reason is measured: the
+// simulator (env/infer) prices every request's cache at every decode
+// iteration it runs in. Through Format.Work, checking the pair at every
+// call was 16% of TestPaperDirection's CPU and Work 60% (pprof, 1.71 s of
+// samples); bound once per format and run, the samples fell to 0.86 s.
+// env/infer's BenchmarkFormats (120 requests of the HACK paper's
+// workload), old and new alternating 10 times on a shared 2-core machine
+// (load 4.5 to 5.3): HACK Pi = 64 11.1 to 5.0 ms, KVQuant 10.7 to 5.7 ms,
+// CacheGen 14.5 to 4.8 ms, CacheGen's PyTorch dequantization 29.6 to 6.0 ms
+// (it also allocated at every step: 90,688 to 362 allocations a run).
 package kv

@@ -309,11 +309,13 @@ const metaBytes = 2
 // the decode instance's GPU. It panics if f.Check(a) fails or tokens < 0.
 func (f Format) StoredBytes(a Arch, tokens int) int64 {
 	f.mustCheck(a, tokens)
-	return f.storedBytes(a, tokens)
+	b := bind(f, a)
+	return b.storedBytes(tokens)
 }
 
-// storedBytes is StoredBytes without the check, for callers that made it.
-func (f Format) storedBytes(a Arch, tokens int) int64 {
+// storedBytes is StoredBytes of b's format and architecture.
+func (b *Bound) storedBytes(tokens int) int64 {
+	f, a := &b.f, &b.a
 	switch f.Kind {
 	case INT8:
 		// Per token, layer and KV head: K and V codes of head_dim bytes, each
@@ -322,12 +324,12 @@ func (f Format) storedBytes(a Arch, tokens int) int64 {
 	case KVQuant:
 		return kvquantBytes(a, f, tokens)
 	case CacheGen:
-		return cachegenStoredBytes(a, tokens)
+		return b.cachegenStoredBytes(tokens)
 	case HACK:
 		if f.Layout == Paged {
-			return hackPagedBytes(a, f, tokens)
+			return b.hackPagedBytes(tokens)
 		}
-		return hackContiguousBytes(a, f, tokens)
+		return b.hackContiguousBytes(tokens)
 	}
 	return a.KVBytesPerToken() * int64(tokens)
 }
@@ -345,10 +347,16 @@ const CacheGenWireRatio = 0.149
 // f.Check(a) fails or tokens < 0.
 func (f Format) TransferBytes(a Arch, tokens int) int64 {
 	f.mustCheck(a, tokens)
-	if f.Kind == CacheGen {
-		return int64(math.Round(CacheGenWireRatio * float64(a.KVBytesPerToken()*int64(tokens))))
+	b := bind(f, a)
+	return b.transferBytes(tokens)
+}
+
+// transferBytes is TransferBytes of b's format and architecture.
+func (b *Bound) transferBytes(tokens int) int64 {
+	if b.f.Kind == CacheGen {
+		return int64(math.Round(CacheGenWireRatio * float64(b.a.KVBytesPerToken()*int64(tokens))))
 	}
-	return f.StoredBytes(a, tokens)
+	return b.storedBytes(tokens)
 }
 
 // Ratio is f's stored bytes over the dense cache's for tokens tokens.
@@ -359,11 +367,21 @@ func (f Format) Ratio(a Arch, tokens int) float64 {
 	return float64(f.StoredBytes(a, tokens)) / float64(a.KVBytesPerToken()*int64(tokens))
 }
 
+// mustCheck is the check of the exported Format methods: f.Check(a) and
+// the token count's range (mustTokens).
 func (f Format) mustCheck(a Arch, tokens int) {
 	if err := f.Check(a); err != nil {
 		panic("kv: " + err.Error())
 	}
-	if tokens < 0 || tokens > 1<<30 {
+	mustTokens(tokens)
+}
+
+// maxTokens is the largest token count the methods take.
+const maxTokens = 1 << 30
+
+// mustTokens panics unless 0 <= tokens <= maxTokens.
+func mustTokens(tokens int) {
+	if uint(tokens) > maxTokens {
 		panic("kv: token count out of range: " + strconv.Itoa(tokens))
 	}
 }
@@ -393,7 +411,7 @@ func sumBytes(n, bits int) int64 {
 
 // hackSplit splits tokens into HACK's 16-bit sinks, closed (quantized)
 // tokens and open tokens, as HackLayerCache.append does.
-func hackSplit(f Format, tokens int) (sinks, closed, open int64) {
+func hackSplit(f *Format, tokens int) (sinks, closed, open int64) {
 	s := min(f.SinkTokens, tokens)
 	n := tokens - s
 	c := n / f.Partition * f.Partition
@@ -406,9 +424,10 @@ func hackSplit(f Format, tokens int) (sinks, closed, open int64) {
 // (token, channel partition) and V's per (block, channel) (the Hugging Face
 // cache always keeps both sums), and the sinks and the open block in 16
 // bits.
-func hackContiguousBytes(a Arch, f Format, tokens int) int64 {
+func (b *Bound) hackContiguousBytes(tokens int) int64 {
+	f, a := &b.f, &b.a
 	d, pi := int64(a.HeadDim), int64(f.Partition)
-	c := int64(channelPart(a.HeadDim, f.Partition))
+	c := int64(b.chanPart)
 	sinks, closed, open := hackSplit(f, tokens)
 	blocks := closed / pi
 	perHead := 2*closed*d*int64(f.Bits)/8 + // K and V codes
@@ -457,12 +476,13 @@ func roundUp(v, m int64) int64 { return (v + m - 1) / m * m }
 // hackPagedBytes counts a page per started block in every layer (vLLM
 // allocates the block table by token count) plus the 16-bit side slots of
 // the sinks and the open block.
-func hackPagedBytes(a Arch, f Format, tokens int) int64 {
+func (b *Bound) hackPagedBytes(tokens int) int64 {
+	f, a := &b.f, &b.a
 	pi := int64(f.Partition)
 	pages := (int64(tokens) + pi - 1) / pi
 	sinks, _, open := hackSplit(f, tokens)
 	side := 2 * (sinks + open) * int64(a.HeadDim) * int64(a.DTypeBytes) * int64(a.KVHeads)
-	return (pages*HACKPageBytes(a, f) + side) * int64(a.Layers)
+	return (pages*b.page + side) * int64(a.Layers)
 }
 
 // KVQuantOutlierFraction is the share of every K and V vector the
@@ -478,7 +498,7 @@ const KVQuantOutlierFraction = 0.01
 // round(W x 1% / 2) per side of every token; K the values beyond its
 // calibrated thresholds, which the calibration sets at 1% of the
 // calibration data: Drover counts 1% of K's elements.
-func kvquantBytes(a Arch, f Format, tokens int) int64 {
+func kvquantBytes(a *Arch, f *Format, tokens int) int64 {
 	w := int64(a.KVHeads) * int64(a.HeadDim)
 	s := int64(min(f.SinkTokens, tokens))
 	n := int64(tokens) - s
@@ -568,15 +588,27 @@ func cgScheduled(layers, n, i int) int {
 // an 8-bit anchor (and its 16-bit scale) every 10 tokens and the other
 // tokens' codes at the layer's width with a 16-bit scale each; V without
 // anchors, every token's codes with a 16-bit scale.
-func cachegenStoredBytes(a Arch, tokens int) int64 {
+//
+// Summed over the layers by code width (cgLayerBits), a token's codes and
+// scale take cgBytes' keys bytes in K (but for the anchors) and values in
+// V per KV head, which bind works out once: integer sums, the same as
+// summing per layer (TestCGLayerBits).
+func (b *Bound) cachegenStoredBytes(tokens int) int64 {
+	a := &b.a
 	d, n := int64(a.HeadDim), int64(tokens)
 	anchors := (n + int64(cgGroup) - 1) / int64(cgGroup)
-	keys, values := cgLayerBits(a.Layers)
-	perHead := int64(a.Layers) * anchors * (d + metaBytes)
-	for bits := range keys {
-		kb := int64(bits)
-		perHead += int64(keys[bits]) * (n - anchors) * (d*kb/8 + metaBytes)
-		perHead += int64(values[bits]) * n * (d*kb/8 + metaBytes)
-	}
+	perHead := int64(a.Layers)*anchors*(d+metaBytes) + (n-anchors)*b.cgBytes.keys + n*b.cgBytes.values
 	return perHead * int64(a.KVHeads)
+}
+
+// cgTokenBytes sums a token's codes and 16-bit scale over layers whose
+// keys and values are coded with the widths counted in keys and values,
+// per KV head of head dim d.
+func cgTokenBytes(d int64, keys, values *[9]int) (k, v int64) {
+	for bits := range keys {
+		per := d*int64(bits)/8 + metaBytes
+		k += int64(keys[bits]) * per
+		v += int64(values[bits]) * per
+	}
+	return k, v
 }
