@@ -46,6 +46,7 @@ func DecodeAzure(data []byte, o Options) (*Trace, error) {
 	}
 	tr := &Trace{Format: FormatAzure}
 	_, hasImages := t.cols[AzureImages]
+	cTime, cPrompt, cOutput, cImages := t.column(AzureTimestamp), t.column(AzurePrompt), t.column(AzureOutput), t.column(AzureImages)
 	reqs := make([]Request, 0, min(t.rows, 1<<20))
 	times := make([]time.Time, 0, cap(reqs))
 	lines := make([]int, 0, cap(reqs))
@@ -60,7 +61,7 @@ func DecodeAzure(data []byte, o Options) (*Trace, error) {
 			}
 			continue
 		}
-		s, l, c := t.field(rec, AzureTimestamp)
+		s, l, c := t.field(rec, cTime)
 		ts, err := ParseTimestamp(s)
 		if err != nil {
 			if err := o.bad(&tr.Skips, l, c, AzureTimestamp, ReasonMalformed, err); err != nil {
@@ -69,20 +70,20 @@ func DecodeAzure(data []byte, o Options) (*Trace, error) {
 			continue
 		}
 		var r Request
-		if r.Prompt, err = tokens(t, rec, AzurePrompt, &o, &tr.Skips); err != nil || r.Prompt == 0 {
+		if r.Prompt, err = tokens(t, rec, cPrompt, &o, &tr.Skips); err != nil || r.Prompt == 0 {
 			if err != nil {
 				return nil, err
 			}
 			continue
 		}
-		if r.Output, err = tokens(t, rec, AzureOutput, &o, &tr.Skips); err != nil || r.Output == 0 {
+		if r.Output, err = tokens(t, rec, cOutput, &o, &tr.Skips); err != nil || r.Output == 0 {
 			if err != nil {
 				return nil, err
 			}
 			continue
 		}
 		if hasImages {
-			if r.Images, err = images(t, rec, AzureImages, &o, &tr.Skips); err != nil || r.Images < 0 {
+			if r.Images, err = images(t, rec, cImages, &o, &tr.Skips); err != nil || r.Images < 0 {
 				if err != nil {
 					return nil, err
 				}
@@ -123,8 +124,8 @@ func DecodeAzure(data []byte, o Options) (*Trace, error) {
 // tokens reads the token count in column name of rec. A count that does
 // not parse or is outside 1..MaxTokens is an error, or, with SkipBad,
 // counted in s and returned as 0.
-func tokens(t *table, rec []string, name string, o *Options, s *Skips) (int, error) {
-	f, l, c := t.field(rec, name)
+func tokens(t *table, rec []string, col column, o *Options, s *Skips) (int, error) {
+	f, l, c := t.field(rec, col)
 	v, err := parseInt(f)
 	reason := ReasonMalformed
 	if err == nil {
@@ -133,7 +134,7 @@ func tokens(t *table, rec []string, name string, o *Options, s *Skips) (int, err
 		}
 		reason = ReasonBadTokens
 	}
-	return 0, o.bad(s, l, c, name, reason, err)
+	return 0, o.bad(s, l, c, col.name, reason, err)
 }
 
 // ParseTimestamp parses a trace timestamp: "YYYY-MM-DD HH:MM:SS" with an

@@ -144,10 +144,21 @@ func (t *table) nextPlain() ([]string, int, error) {
 	return rec, t.line, nil
 }
 
-// field is the value of column name in rec and its 1-based line and
+// column names a column of the table and holds its index, looked up
+// once instead of at every row.
+type column struct {
+	name string
+	i    int
+}
+
+// column is the column called name (index 0 when there is none: read
+// only the columns openTable required, or checked).
+func (t *table) column(name string) column { return column{name, t.cols[name]} }
+
+// field is the value of column c in rec and its 1-based line and
 // column.
-func (t *table) field(rec []string, name string) (s string, line, col int) {
-	i := t.cols[name]
+func (t *table) field(rec []string, c column) (s string, line, col int) {
+	i := c.i
 	if t.plain {
 		line, col = t.recLine, t.at[i]
 	} else {

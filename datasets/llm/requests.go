@@ -140,6 +140,7 @@ func decodeTimed(data []byte, o Options, f Format, colArrival, colPrompt, colOut
 	tr := &Trace{Format: f}
 	_, hasImages := t.cols[colImages]
 	hasImages = hasImages && colImages != ""
+	cArrival, cPrompt, cOutput, cImages := t.column(colArrival), t.column(colPrompt), t.column(colOutput), t.column(colImages)
 	reqs := make([]Request, 0, min(t.rows, 1<<20))
 	for {
 		rec, line, err := t.next()
@@ -152,7 +153,7 @@ func decodeTimed(data []byte, o Options, f Format, colArrival, colPrompt, colOut
 			}
 			continue
 		}
-		s, l, c := t.field(rec, colArrival)
+		s, l, c := t.field(rec, cArrival)
 		a, err := strconv.ParseFloat(s, 64)
 		if err != nil {
 			if err := o.bad(&tr.Skips, l, c, colArrival, ReasonMalformed, fmt.Errorf("parse %q as seconds", s)); err != nil {
@@ -167,20 +168,20 @@ func decodeTimed(data []byte, o Options, f Format, colArrival, colPrompt, colOut
 			continue
 		}
 		r := Request{Arrival: a + 0} // + 0 turns -0 into 0
-		if r.Prompt, err = tokens(t, rec, colPrompt, &o, &tr.Skips); err != nil || r.Prompt == 0 {
+		if r.Prompt, err = tokens(t, rec, cPrompt, &o, &tr.Skips); err != nil || r.Prompt == 0 {
 			if err != nil {
 				return nil, err
 			}
 			continue
 		}
-		if r.Output, err = tokens(t, rec, colOutput, &o, &tr.Skips); err != nil || r.Output == 0 {
+		if r.Output, err = tokens(t, rec, cOutput, &o, &tr.Skips); err != nil || r.Output == 0 {
 			if err != nil {
 				return nil, err
 			}
 			continue
 		}
 		if hasImages {
-			if r.Images, err = images(t, rec, colImages, &o, &tr.Skips); err != nil || r.Images < 0 {
+			if r.Images, err = images(t, rec, cImages, &o, &tr.Skips); err != nil || r.Images < 0 {
 				if err != nil {
 					return nil, err
 				}
@@ -201,8 +202,8 @@ func decodeTimed(data []byte, o Options, f Format, colArrival, colPrompt, colOut
 // images reads the image count in column name of rec. A count that does
 // not parse or is outside 0..MaxImages is an error, or, with SkipBad,
 // counted in s and returned as -1.
-func images(t *table, rec []string, name string, o *Options, s *Skips) (int, error) {
-	f, l, c := t.field(rec, name)
+func images(t *table, rec []string, col column, o *Options, s *Skips) (int, error) {
+	f, l, c := t.field(rec, col)
 	v, err := parseInt(f)
 	reason := ReasonMalformed
 	if err == nil {
@@ -211,7 +212,7 @@ func images(t *table, rec []string, name string, o *Options, s *Skips) (int, err
 		}
 		reason = ReasonBadImages
 	}
-	return -1, o.bad(s, l, c, name, reason, err)
+	return -1, o.bad(s, l, c, col.name, reason, err)
 }
 
 // checkImages returns what is wrong with an image count, or nil.

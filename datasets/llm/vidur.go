@@ -44,6 +44,7 @@ func DecodeVidur(data []byte, o Options) (*Lengths, error) {
 		return nil, err
 	}
 	ls := &Lengths{Rows: make([]Length, 0, min(t.rows, 1<<20))}
+	cPrompt, cOutput := t.column(VidurPrompt), t.column(VidurOutput)
 	for {
 		rec, line, err := t.next()
 		if err == io.EOF {
@@ -56,13 +57,13 @@ func DecodeVidur(data []byte, o Options) (*Lengths, error) {
 			continue
 		}
 		var l Length
-		if l.Prompt, err = tokens(t, rec, VidurPrompt, &o, &ls.Skips); err != nil || l.Prompt == 0 {
+		if l.Prompt, err = tokens(t, rec, cPrompt, &o, &ls.Skips); err != nil || l.Prompt == 0 {
 			if err != nil {
 				return nil, err
 			}
 			continue
 		}
-		if l.Output, err = tokens(t, rec, VidurOutput, &o, &ls.Skips); err != nil || l.Output == 0 {
+		if l.Output, err = tokens(t, rec, cOutput, &o, &ls.Skips); err != nil || l.Output == 0 {
 			if err != nil {
 				return nil, err
 			}
