@@ -13,6 +13,10 @@
 #                 with --format splitwise on splitwise-baseline and
 #                 splitwise-ha
 #   OUT.csv       trace,cluster,bin,rep,wall_s,cpu_s,maxrss_kb: one row per run
+#
+# The peak RSS is wait4's, which counts the forking Python's own before the
+# exec (about 14 MB here): a floor under small commands; /usr/bin/time -f %M
+# gives the command's alone.
 set -euo pipefail
 if [ $# -lt 6 ]; then awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2; exit 2; fi
 a=$(realpath "$1"); b=$(realpath "$2"); out=$(realpath -m "$3"); rounds=$4; n=$5; shift 5
