@@ -115,7 +115,12 @@
 // policies/modserve's router on the view env/infer/mm would give it
 // (MMConfig.Base: model, GPU, TP, image limit), so a simulated deployment
 // routed through the server (RemoteMMRouter) runs as it does routed
-// locally (TestRouteMMEndToEnd). Scale takes what the deployment saw over
+// locally (TestRouteMMEndToEnd). A request may list only some of the
+// deployment's instances, numbered, with how many it has started
+// (deployed): RemoteMMRouter sends the live ones (an autoscaled week
+// starts thousands of instances; its pools hold tens), and the answers
+// are the ones every instance would get, the round robin counting the
+// gone ones by number (TestRouteMMAutoscaled). Scale takes what the deployment saw over
 // its last monitoring window or scaling period (policies/mmscale's Window:
 // load, SLO attainment, pending work) and its pool sizes, and answers the
 // sizes for the next period by ModServe's autoscaler; a learned

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -102,6 +103,7 @@ type mmState struct {
 	gate                  mmGate
 
 	views          []mm.InstanceView // scratch
+	numbers        []int             // scratch: the views' numbers
 	routed, scaled int64             // answers so far
 }
 
@@ -320,12 +322,18 @@ func (k *Core) RouteMM(ctx context.Context, req *pb.RouteMMRequest) (*pb.RouteMM
 		return nil, &FieldError{Field: "prompt_tokens", Problem: fmt.Sprintf("%d, want 1..%d", r.Prompt, llmreq.MaxTokens)}
 	case r.Output < 1 || r.Output > llmreq.MaxTokens:
 		return nil, &FieldError{Field: "output_tokens", Problem: fmt.Sprintf("%d, want 1..%d", r.Output, llmreq.MaxTokens)}
-	case len(req.GetInstances()) == 0 || len(req.GetInstances()) > 3*mm.MaxInstances:
-		return nil, &FieldError{Field: "instances", Problem: fmt.Sprintf("%d instances, want 1..%d", len(req.GetInstances()), 3*mm.MaxInstances)}
+	case len(req.GetInstances()) == 0 || len(req.GetInstances()) > mm.MaxLive:
+		return nil, &FieldError{Field: "instances", Problem: fmt.Sprintf("%d instances, want 1..%d", len(req.GetInstances()), mm.MaxLive)}
 	}
 	st.mu.Lock()
 	views, decoupled, err := mmViews(req.GetInstances(), st.views[:0])
 	st.views = views
+	if err != nil {
+		st.mu.Unlock()
+		return nil, err
+	}
+	numbers, err := mmNumbers(req, st.numbers[:0])
+	st.numbers = numbers
 	if err != nil {
 		st.mu.Unlock()
 		return nil, err
@@ -345,6 +353,9 @@ func (k *Core) RouteMM(ctx context.Context, req *pb.RouteMMRequest) (*pb.RouteMM
 		if err == nil {
 			v := s.View()
 			v.Instances, v.Now = views, r.Arrival
+			if req.GetDeployed() != 0 {
+				v.Numbers, v.Started = numbers, int(req.GetDeployed())
+			}
 			err = st.router.Route(v, q, d)
 			if err == nil && (d.Instance < 0 || d.Instance >= len(views)) {
 				err = fmt.Errorf("the router chose instance %d of %d", d.Instance, len(views))
@@ -417,17 +428,70 @@ func mmViews(ins []*pb.MMInstance, dst []mm.InstanceView) ([]mm.InstanceView, bo
 	return dst, pools[mm.Mono] == 0, nil
 }
 
+// mmNumbers reads the request's instance numbers into dst: with
+// deployed set, each instance's number, in increasing order, below
+// deployed; without, none (every number must be 0).
+func mmNumbers(req *pb.RouteMMRequest, dst []int) ([]int, error) {
+	n := int(req.GetDeployed())
+	ins := req.GetInstances()
+	if n < 0 {
+		return dst, &FieldError{Field: "deployed", Problem: fmt.Sprintf("negative (%d)", n)}
+	}
+	if n > 0 && n < len(ins) {
+		return dst, &FieldError{Field: "deployed", Problem: fmt.Sprintf("%d, fewer than the %d instances listed", n, len(ins))}
+	}
+	for i, in := range ins {
+		k := int(in.GetNumber())
+		switch {
+		case n == 0 && k != 0:
+			return dst, &FieldError{Field: fmt.Sprintf("instances[%d].number", i), Problem: fmt.Sprintf("%d without deployed: want 0 (instances numbered by position)", k)}
+		case n == 0:
+			continue
+		case k < 0 || k >= n:
+			return dst, &FieldError{Field: fmt.Sprintf("instances[%d].number", i), Problem: fmt.Sprintf("%d, want 0..%d (deployed %d)", k, n-1, n)}
+		case i > 0 && k <= dst[i-1]:
+			return dst, &FieldError{Field: fmt.Sprintf("instances[%d].number", i), Problem: fmt.Sprintf("%d after %d: want increasing numbers", k, dst[i-1])}
+		}
+		dst = append(dst, k)
+	}
+	return dst, nil
+}
+
 // MMInstances is the inverse of what RouteMM reads: the request's
-// instances for a simulated deployment's view (ids "0", "1", ...), for
-// clients that replay a trace through the server.
+// instances for a simulated deployment's view (ids "0", "1", ...), every
+// instance ever deployed, for clients that replay a trace through the
+// server. MMLiveInstances sends only the live ones.
 func MMInstances(v []mm.InstanceView) []*pb.MMInstance {
 	out := make([]*pb.MMInstance, len(v))
-	for i, x := range v {
-		out[i] = &pb.MMInstance{Id: fmt.Sprint(i), Pool: pb.MMPool(x.Pool), State: pb.MMState(x.State), Tp: int32(x.TP),
-			PendingImages: int32(x.PendingImages), PendingImageTokens: x.PendingImageTokens, PendingTokens: x.PendingTokens,
-			PendingPrefillTokens: x.PendingPrefillTokens, Outstanding: int32(x.Outstanding), Waiting: int32(x.Waiting), Running: int32(x.Running)}
+	for i := range v {
+		out[i] = mmInstance(i, 0, &v[i])
 	}
 	return out
+}
+
+// MMLiveInstances is the request's instances for a simulated deployment's
+// view, its live instances only (mm.View.Live: those not gone; ids and
+// numbers their numbers, mm.View.Number, their indexes in the
+// simulation's view), and the request's deployed (mm.View.Deployed, every
+// instance ever deployed): the server answers as it would to
+// MMInstances(v.Instances), in positions in this list (Live's), while the
+// request grows with the live pools rather than with every instance a
+// long autoscaled run has started.
+func MMLiveInstances(v *mm.View) ([]*pb.MMInstance, int32) {
+	live := v.Live()
+	out := make([]*pb.MMInstance, len(live))
+	for k, i := range live {
+		out[k] = mmInstance(v.Number(i), int32(v.Number(i)), &v.Instances[i])
+	}
+	return out, int32(v.Deployed())
+}
+
+// mmInstance is an instance's entry in a request: id the decimal id,
+// number its number (0 in a request without deployed).
+func mmInstance(id int, number int32, x *mm.InstanceView) *pb.MMInstance {
+	return &pb.MMInstance{Id: strconv.Itoa(id), Number: number, Pool: pb.MMPool(x.Pool), State: pb.MMState(x.State), Tp: int32(x.TP),
+		PendingImages: int32(x.PendingImages), PendingImageTokens: x.PendingImageTokens, PendingTokens: x.PendingTokens,
+		PendingPrefillTokens: x.PendingPrefillTokens, Outstanding: int32(x.Outstanding), Waiting: int32(x.Waiting), Running: int32(x.Running)}
 }
 
 // Scale answers a multimodal deployment's pool sizes for the next period.

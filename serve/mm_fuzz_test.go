@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/drover-sched/drover/env/infer/mm"
+	"github.com/drover-sched/drover/policies/modserve"
 	"github.com/drover-sched/drover/serve"
 	pb "github.com/drover-sched/drover/serve/proto"
 )
@@ -33,7 +34,8 @@ func (s validatingSink) Record(r serve.Record) error {
 }
 
 // FuzzRouteMM unmarshals arbitrary bytes as a RouteMMRequest: the core
-// answers without panicking, either InvalidArgument (a *FieldError) or a
+// (modserve's router, or the round robin's for an odd deployed) answers
+// without panicking, either InvalidArgument (a *FieldError) or a
 // decision whose instances are active instances of the right pool, one
 // image instance an image the model takes, logged as a valid line.
 func FuzzRouteMM(f *testing.F) {
@@ -45,6 +47,9 @@ func FuzzRouteMM(f *testing.F) {
 		{Images: 3, PromptTokens: 500, OutputTokens: 20, ArrivalSeconds: 2, Instances: []*pb.MMInstance{img(6404), img(0), txt}},
 		{Images: 40, PromptTokens: 100_000, OutputTokens: 1, Instances: []*pb.MMInstance{img(0), {Pool: pb.MMPool_MM_POOL_IMAGE, State: pb.MMState_MM_STATE_DRAINING, Tp: 1}, txt}},
 		{PromptTokens: 1, OutputTokens: 1, Instances: []*pb.MMInstance{{Pool: pb.MMPool_MM_POOL_MONO, State: pb.MMState_MM_STATE_ACTIVE, Tp: 4}}},
+		// Live instances only, numbered (odd deployed: the round robin).
+		{Images: 5, PromptTokens: 700, OutputTokens: 9, Deployed: 9, Instances: numbered([]*pb.MMInstance{img(0), txt, img(30)}, 2, 5, 7)},
+		{Images: 2, PromptTokens: 70, OutputTokens: 9, Deployed: 12, Instances: numbered([]*pb.MMInstance{txt, img(0)}, 0, 11)},
 		{},
 	} {
 		b, err := proto.Marshal(r)
@@ -58,7 +63,11 @@ func FuzzRouteMM(f *testing.F) {
 		if err := proto.Unmarshal(data, req); err != nil {
 			return
 		}
-		core, err := serve.NewCore(serve.WithSink(validatingSink{t}), serve.WithMM(serve.MMConfig{Base: mm.Decoupled(mm.Llama32_11BVision, 1, 1)}))
+		router := modserve.Name
+		if req.GetDeployed()%2 != 0 {
+			router = modserve.Decoup // numbers matter to its round robin
+		}
+		core, err := serve.NewCore(serve.WithSink(validatingSink{t}), serve.WithMM(serve.MMConfig{Base: mm.Decoupled(mm.Llama32_11BVision, 1, 1), Router: router}))
 		if err != nil {
 			t.Fatal(err)
 		}

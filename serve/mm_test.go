@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/drover-sched/drover/datasets/llm"
 	"github.com/drover-sched/drover/env/infer/mm"
@@ -134,6 +135,129 @@ func TestRouteMMEndToEnd(t *testing.T) {
 			}
 			if n := sum(back, func(r mmlog.Route) int { return r.Images }); n != sum(reqs, func(r mm.Request) int { return r.Images }) {
 				t.Fatalf("log holds %d images", n)
+			}
+		})
+	}
+}
+
+// liveLog is a router that records, with every decision of the router
+// it wraps, the instances live when it decided.
+type liveLog struct {
+	decisionLog
+	live [][]int
+}
+
+func (l *liveLog) Route(v *mm.View, r *mm.Request, d *mm.Decision) error {
+	l.live = append(l.live, slices.Clone(v.Live()))
+	return l.decisionLog.Route(v, r, d)
+}
+
+// TestRouteMMAutoscaled routes ten minutes of the generated LMM week (5M
+// requests a week) through the server, and locally with the same router,
+// on pools that change every 10 s (an instance added to each pool three
+// times in four, then a starting one removed at once and the two oldest
+// active ones drained), so that gone instances sit among live ones: the
+// decisions are equal request by request, round robin included (it
+// counts gone instances by number), while each request sent the server
+// only the instances live at its arrival, named by their indexes.
+func TestRouteMMAutoscaled(t *testing.T) {
+	reqs, err := llm.LMMSynth{Requests: 5_000_000, Start: 1440, Minutes: 10}.Generate(rand.NewPCG(1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(t *testing.T, cfg mm.Config, r mm.Router) (*mm.Sim, *liveLog) {
+		s, err := mm.New(cfg, reqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := &liveLog{decisionLog: decisionLog{Router: r}}
+		pools := []mm.Pool{mm.Image, mm.Text}
+		if !cfg.Decoupled() {
+			pools = []mm.Pool{mm.Mono}
+		}
+		for step := 1; !s.Done(); step++ {
+			if err := s.RunUntil(10*float64(step), l); err != nil {
+				t.Fatal(err)
+			}
+			if 10*float64(step) > reqs[len(reqs)-1].Arrival {
+				continue
+			}
+			v := s.View()
+			for _, p := range pools {
+				if step%4 != 3 {
+					if _, err := s.AddInstance(p); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				var starting, active []int
+				for _, i := range v.Live() {
+					if x := v.Instances[i]; x.Pool == p && x.State == mm.Starting {
+						starting = append(starting, i)
+					} else if x.Pool == p && x.State == mm.Active {
+						active = append(active, i)
+					}
+				}
+				for _, i := range append(starting[:min(1, len(starting))], active[:min(2, len(active)-1)]...) {
+					if err := s.RemoveInstance(i); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		return s, l
+	}
+	for _, tt := range []struct {
+		cfg    mm.Config
+		router string
+	}{
+		{mm.Decoupled(mm.InternVL25_26B, 6, 3), modserve.Name},
+		{mm.Decoupled(mm.InternVL25_26B, 6, 3), modserve.Decoup},
+		{mm.Decoupled(mm.Llama32_11BVision, 6, 3), modserve.Sched},
+		{mm.Monolith(mm.InternVL25_26B, 4), modserve.Monolith},
+	} {
+		t.Run(tt.router, func(t *testing.T) {
+			sink := &serve.MemorySink{}
+			h := startBufconn(t, serve.ServerConfig{}, serve.WithSink(sink), serve.WithMM(serve.MMConfig{Base: tt.cfg, Router: tt.router, Deployment: "test"}))
+			local, err := modserve.New(tt.router)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ls, want := run(t, tt.cfg, local)
+			rs, got := run(t, tt.cfg, &serve.RemoteMMRouter{Client: h.client})
+			for i := range want.got {
+				if diff := cmp.Diff(want.got[i], got.got[i]); diff != "" {
+					t.Fatalf("request %d (%+v): decision (-local,+served):\n%s", i, reqs[i], diff)
+				}
+			}
+			if g, w := fmt.Sprintf("%+v", rs.Results()), fmt.Sprintf("%+v", ls.Results()); g != w {
+				t.Fatal("served results differ from the local run's")
+			}
+			if g, w := rs.GPUSeconds(), ls.GPUSeconds(); g != w {
+				t.Fatalf("served run's GPU seconds %v, local %v", g, w)
+			}
+			recs := sink.MMRoutes()
+			if len(recs) != len(reqs) {
+				t.Fatalf("%d records for %d requests", len(recs), len(reqs))
+			}
+			sent := 0
+			for i, rec := range recs {
+				ids := make([]string, len(got.live[i]))
+				for k, x := range got.live[i] {
+					ids[k] = fmt.Sprint(x)
+				}
+				if !slices.Equal(rec.InstanceIDs, ids) {
+					t.Fatalf("request %d listed instances %v, want the live ones %v", i, rec.InstanceIDs, ids)
+				}
+				if want := got.got[i]; rec.InstanceIDs[rec.Instance] != fmt.Sprint(want.Instance) {
+					t.Fatalf("request %d: the server answered instance %s, the simulation ran it on %d", i, rec.InstanceIDs[rec.Instance], want.Instance)
+				}
+				sent += len(ids)
+			}
+			v := rs.View()
+			t.Logf("%d requests, %d instances deployed, %d live at the end; %.1f instances sent a request", len(reqs), len(v.Instances), len(v.Live()), float64(sent)/float64(len(recs)))
+			if gone := len(v.Instances) - len(v.Live()); gone < 2*len(v.Live()) {
+				t.Errorf("%d instances gone, %d live: want the gone ones to outnumber the live twice", gone, len(v.Live()))
 			}
 		})
 	}
@@ -318,6 +442,11 @@ func TestMMInvalid(t *testing.T) {
 		}), "instances"},
 		{"bad pool", route(func(r *pb.RouteMMRequest) { r.Instances = []*pb.MMInstance{{Pool: 7, Tp: 1}} }), "instances[0].pool"},
 		{"no active text instance", route(func(r *pb.RouteMMRequest) { r.Instances = ok[:1] }), "instances"},
+		{"number without deployed", route(func(r *pb.RouteMMRequest) { r.Instances = numbered(ok, 0, 1) }), "instances[1].number"},
+		{"negative deployed", route(func(r *pb.RouteMMRequest) { r.Deployed = -1 }), "deployed"},
+		{"deployed below the list", route(func(r *pb.RouteMMRequest) { r.Deployed = 1 }), "deployed"},
+		{"number past deployed", route(func(r *pb.RouteMMRequest) { r.Instances, r.Deployed = numbered(ok, 3, 7), 7 }), "instances[1].number"},
+		{"numbers not increasing", route(func(r *pb.RouteMMRequest) { r.Instances, r.Deployed = numbered(ok, 5, 5), 7 }), "instances[1].number"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := h.client.RouteMM(context.Background(), tt.req)
@@ -350,6 +479,16 @@ func TestMMInvalid(t *testing.T) {
 	if _, err := bare.client.RouteMM(context.Background(), route(func(*pb.RouteMMRequest) {})); status.Code(err) != codes.FailedPrecondition {
 		t.Fatalf("RouteMM without WithMM: %v, want FailedPrecondition", err)
 	}
+}
+
+// numbered is a copy of ins numbered as given.
+func numbered(ins []*pb.MMInstance, numbers ...int32) []*pb.MMInstance {
+	out := make([]*pb.MMInstance, len(ins))
+	for i, in := range ins {
+		out[i] = proto.CloneOf(in)
+		out[i].Number = numbers[i]
+	}
+	return out
 }
 
 func wantInvalid(t *testing.T, err error, field string) {

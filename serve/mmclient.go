@@ -12,11 +12,17 @@ import (
 
 // RemoteMMRouter is an env/infer/mm router that asks a policy server: at
 // each arrival it sends RouteMM the request (arrival_seconds the
-// simulation's time) and the simulated instances (MMInstances: ids "0",
-// "1", ...), and applies the answer. The server's MMConfig.Base must be
-// the simulated configuration (model, GPU, TP, image limit) for the
-// answers to be the ones a local router gives. It is not safe for
-// concurrent use.
+// simulation's time) and the simulated instances that are not gone
+// (MMLiveInstances: ids and numbers their indexes in the simulation,
+// deployed every instance it has started), and applies the answer, its
+// positions in that list mapped back to the simulation's indexes. A long
+// autoscaled run starts thousands of instances while its pools hold tens:
+// the request grows with the live ones, and the server's routers find
+// what they would find given every instance (ties to the lowest index,
+// the round robin counting gone instances by number). The server's
+// MMConfig.Base must be the simulated configuration (model, GPU, TP,
+// image limit) for the answers to be the ones a local router gives. It
+// is not safe for concurrent use.
 type RemoteMMRouter struct {
 	// Client is the server's Scheduler client; Timeout bounds each call
 	// (0: none).
@@ -39,17 +45,30 @@ func callCtx(timeout time.Duration) (context.Context, context.CancelFunc) {
 func (r *RemoteMMRouter) Route(v *mm.View, q *mm.Request, d *mm.Decision) error {
 	ctx, cancel := callCtx(r.Timeout)
 	defer cancel()
+	ins, deployed := MMLiveInstances(v)
 	resp, err := r.Client.RouteMM(ctx, &pb.RouteMMRequest{RequestId: fmt.Sprint(q.ID), Images: int32(q.Images), PromptTokens: int32(q.Prompt),
-		OutputTokens: int32(q.Output), ArrivalSeconds: q.Arrival, Instances: MMInstances(v.Instances)})
+		OutputTokens: int32(q.Output), ArrivalSeconds: q.Arrival, Instances: ins, Deployed: deployed})
 	if err != nil {
 		return fmt.Errorf("serve: route multimodal request %d: %w", q.ID, err)
 	}
 	if len(resp.GetImages()) != len(d.Images) {
 		return fmt.Errorf("serve: route multimodal request %d: the server placed %d images, the simulation runs %d (is its configuration the server's?)", q.ID, len(resp.GetImages()), len(d.Images))
 	}
-	d.Instance, d.Priority = int(resp.GetInstance()), resp.GetPriority()
-	for j, i := range resp.GetImages() {
-		d.Images[j] = int(i)
+	live := v.Live()
+	index := func(k int32) (int, error) {
+		if k < 0 || int(k) >= len(live) {
+			return 0, fmt.Errorf("serve: route multimodal request %d: the server answered instance %d of the %d sent", q.ID, k, len(live))
+		}
+		return live[k], nil
+	}
+	if d.Instance, err = index(resp.GetInstance()); err != nil {
+		return err
+	}
+	d.Priority = resp.GetPriority()
+	for j, k := range resp.GetImages() {
+		if d.Images[j], err = index(k); err != nil {
+			return err
+		}
 	}
 	if r.Sources == nil {
 		r.Sources = map[string]int{}

@@ -13,6 +13,12 @@
 // Name picks it at arrival, counting the pending tokens of requests still
 // encoding, and Late as the paper does (mm.Deferred, then RouteText).
 //
+// The routers scan the view's live instances (mm.View.Live), ties to the
+// lowest index. Decoup's and Sched's round robin over image instances
+// counts instances by number, gone ones too (mm.View.Number, Deployed):
+// on a view of only the live instances, numbered (a policy server's), it
+// picks what it picks on the simulation's view of every instance.
+//
 // # Usage
 //
 //	r, _ := modserve.New(modserve.Name)

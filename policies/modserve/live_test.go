@@ -103,12 +103,39 @@ func (r *fullScan) RouteText(v *mm.View, req *mm.Request) (int, error) {
 }
 
 // both routes with Router and checks that fullScan decides the same, and
-// that the view's Live is the instances not gone.
+// that the view's Live is the instances not gone; and that a third router
+// (part) given a view of the live instances only, numbered (mm.View's
+// Numbers and Started, as a policy server sees a client's live
+// instances), decides the same once its positions are mapped back.
 type both struct {
 	r    *Router
 	ref  *fullScan
+	part *Router
 	dec  mm.Decision
 	errs []string
+
+	pdec  mm.Decision
+	pview mm.View
+}
+
+// partial is v with only its live instances, numbered.
+func (b *both) partial(v *mm.View) *mm.View {
+	live := slices.Clone(v.Live())
+	b.pview = *v
+	b.pview.Instances = nil
+	for _, i := range live {
+		b.pview.Instances = append(b.pview.Instances, v.Instances[i])
+	}
+	b.pview.Numbers, b.pview.Started = live, len(v.Instances)
+	return &b.pview
+}
+
+// unmap maps a position in the partial view back to the instance's index.
+func (b *both) unmap(k int) int {
+	if k < 0 || k >= len(b.pview.Numbers) {
+		return k
+	}
+	return b.pview.Numbers[k]
 }
 
 func (b *both) check(v *mm.View, what string) {
@@ -126,11 +153,25 @@ func (b *both) check(v *mm.View, what string) {
 func (b *both) Route(v *mm.View, req *mm.Request, d *mm.Decision) error {
 	b.check(v, fmt.Sprintf("request %d", req.ID))
 	b.dec = mm.Decision{Instance: d.Instance, Images: slices.Clone(d.Images), Priority: d.Priority}
+	b.pdec = mm.Decision{Instance: d.Instance, Images: slices.Clone(d.Images), Priority: d.Priority}
 	errRef := b.ref.Route(v, req, &b.dec)
+	pv := b.partial(v)
+	errPart := b.part.Route(pv, req, &b.pdec)
+	if b.pdec.Instance != mm.Deferred {
+		b.pdec.Instance = b.unmap(b.pdec.Instance)
+	}
+	for j, k := range b.pdec.Images {
+		b.pdec.Images[j] = b.unmap(k)
+	}
 	err := b.r.Route(v, req, d)
 	if (err != nil) != (errRef != nil) || d.Instance != b.dec.Instance || d.Priority != b.dec.Priority || !slices.Equal(d.Images, b.dec.Images) {
 		if len(b.errs) < 5 {
 			b.errs = append(b.errs, fmt.Sprintf("request %d: live scan %+v (%v), full scan %+v (%v)", req.ID, *d, err, b.dec, errRef))
+		}
+	}
+	if (err != nil) != (errPart != nil) || d.Instance != b.pdec.Instance || d.Priority != b.pdec.Priority || !slices.Equal(d.Images, b.pdec.Images) {
+		if len(b.errs) < 5 {
+			b.errs = append(b.errs, fmt.Sprintf("request %d: live scan %+v (%v), live instances numbered %+v (%v)", req.ID, *d, err, b.pdec, errPart))
 		}
 	}
 	return err
@@ -139,15 +180,21 @@ func (b *both) Route(v *mm.View, req *mm.Request, d *mm.Decision) error {
 func (b *both) RouteText(v *mm.View, req *mm.Request) (int, error) {
 	b.check(v, fmt.Sprintf("request %d's text", req.ID))
 	want, errRef := b.ref.RouteText(v, req)
+	part, errPart := b.part.RouteText(b.partial(v), req)
+	part = b.unmap(part)
 	got, err := b.r.RouteText(v, req)
 	if (got != want || (err != nil) != (errRef != nil)) && len(b.errs) < 5 {
 		b.errs = append(b.errs, fmt.Sprintf("request %d's text: live scan %d (%v), full scan %d (%v)", req.ID, got, err, want, errRef))
 	}
+	if (got != part || (err != nil) != (errPart != nil)) && len(b.errs) < 5 {
+		b.errs = append(b.errs, fmt.Sprintf("request %d's text: live scan %d (%v), live instances numbered %d (%v)", req.ID, got, err, part, errPart))
+	}
 	return got, err
 }
 
-// TestLiveScan checks every router against fullScan, request by request,
-// in runs whose pools change every 10 s (an instance added to each
+// TestLiveScan checks every router against fullScan, and against itself
+// on views of the live instances only, numbered, request by request, in
+// runs whose pools change every 10 s (an instance added to each
 // pool three times in four, then a starting one removed at once and the
 // two oldest active ones drained), so that gone
 // instances sit among live ones and the round robin's count passes them.
@@ -163,7 +210,8 @@ func TestLiveScan(t *testing.T) {
 				t.Fatal(err)
 			}
 			ref, _ := New(name)
-			b := &both{r: r, ref: &fullScan{Router: *ref}}
+			part, _ := New(name)
+			b := &both{r: r, ref: &fullScan{Router: *ref}, part: part}
 			cfg := mm.Decoupled(mm.InternVL25_26B, 6, 3)
 			pools := []mm.Pool{mm.Image, mm.Text}
 			if name == Monolith {

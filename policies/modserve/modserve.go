@@ -1,6 +1,7 @@
 package modserve
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -130,20 +131,22 @@ func (r *Router) Route(v *mm.View, req *mm.Request, d *mm.Decision) error {
 		return fmt.Errorf("%w: image pool", ErrNoInstance)
 	}
 	if !r.ModalityAware {
-		// Round robin over the instances' indexes: rr counts the
-		// indexes passed, active image instances or not, so each image
-		// goes to the first active image instance at or after rr mod the
-		// instances deployed, cyclically.
-		n := len(v.Instances)
+		// Round robin over the instances' numbers (their indexes in
+		// the simulation's view; mm.View.Number in a view of some of
+		// them): rr counts the numbers passed, active image instances
+		// or not, gone ones too, so each image goes to the first active
+		// image instance at or after rr mod the instances deployed,
+		// cyclically.
+		n := v.Deployed()
 		for j := range d.Images {
 			at := r.rr % n
-			k, _ := slices.BinarySearch(r.img, at)
+			k, _ := slices.BinarySearchFunc(r.img, at, func(i, at int) int { return cmp.Compare(v.Number(i), at) })
 			if k == len(r.img) {
 				k = 0
 			}
 			b := r.img[k]
 			d.Images[j] = b
-			r.rr += (b-at+n)%n + 1
+			r.rr += (v.Number(b)-at+n)%n + 1
 		}
 		return nil
 	}

@@ -312,8 +312,8 @@ func (r *Route) Validate() error {
 		return bad("output_tokens", "%d, want 1..%d", r.Output, infer.MaxTokens)
 	case r.Model == "":
 		return bad("model", "empty")
-	case len(r.Instances) == 0 || len(r.Instances) > 3*mm.MaxInstances:
-		return bad("instances", "%d, want 1..%d", len(r.Instances), 3*mm.MaxInstances)
+	case len(r.Instances) == 0 || len(r.Instances) > mm.MaxLive:
+		return bad("instances", "%d, want 1..%d", len(r.Instances), mm.MaxLive)
 	case math.IsNaN(r.Priority) || math.IsInf(r.Priority, 0):
 		return bad("priority", "%v, want a finite number", r.Priority)
 	case r.LatencyNanos < 0:

@@ -2980,9 +2980,13 @@ type MMInstance struct {
 	// outstanding counts the requests routed to it and not finished,
 	// waiting those ready for prefill and not started, running those
 	// decoding.
-	Outstanding   int32 `protobuf:"varint,9,opt,name=outstanding,proto3" json:"outstanding,omitempty"`
-	Waiting       int32 `protobuf:"varint,10,opt,name=waiting,proto3" json:"waiting,omitempty"`
-	Running       int32 `protobuf:"varint,11,opt,name=running,proto3" json:"running,omitempty"`
+	Outstanding int32 `protobuf:"varint,9,opt,name=outstanding,proto3" json:"outstanding,omitempty"`
+	Waiting     int32 `protobuf:"varint,10,opt,name=waiting,proto3" json:"waiting,omitempty"`
+	Running     int32 `protobuf:"varint,11,opt,name=running,proto3" json:"running,omitempty"`
+	// number is the instance's number in its deployment when the request
+	// sets deployed (the instances started so far are numbered 0, 1, ... in
+	// the order they started); it must be 0 when deployed is 0.
+	Number        int32 `protobuf:"varint,12,opt,name=number,proto3" json:"number,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3094,6 +3098,13 @@ func (x *MMInstance) GetRunning() int32 {
 	return 0
 }
 
+func (x *MMInstance) GetNumber() int32 {
+	if x != nil {
+		return x.Number
+	}
+	return 0
+}
+
 // RouteMMRequest asks where an arriving multimodal request's stages run.
 type RouteMMRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3108,9 +3119,18 @@ type RouteMMRequest struct {
 	// arrival_seconds is the arrival on the client's clock in seconds (the
 	// priority is on the same clock).
 	ArrivalSeconds float64 `protobuf:"fixed64,5,opt,name=arrival_seconds,json=arrivalSeconds,proto3" json:"arrival_seconds,omitempty"`
-	// instances are the deployment's instances, all of them, in a fixed
-	// order: monolithic ones, or image and text ones.
-	Instances     []*MMInstance `protobuf:"bytes,6,rep,name=instances,proto3" json:"instances,omitempty"`
+	// instances are the deployment's instances, in a fixed order:
+	// monolithic ones, or image and text ones. With deployed 0 they are all
+	// of them, each numbered by its position.
+	Instances []*MMInstance `protobuf:"bytes,6,rep,name=instances,proto3" json:"instances,omitempty"`
+	// deployed, when not 0, is how many instances the deployment has started
+	// so far, and instances lists only some of them (those not gone, say),
+	// each with its number, in increasing number. The round-robin routers
+	// (modserve-decoup, modserve-sched) count instances by number, gone ones
+	// too: a client that sends the live instances with their numbers and
+	// deployed gets the answer it would get sending every instance, without
+	// sending the ones that are gone (a long autoscaled run starts thousands).
+	Deployed      int32 `protobuf:"varint,7,opt,name=deployed,proto3" json:"deployed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3185,6 +3205,13 @@ func (x *RouteMMRequest) GetInstances() []*MMInstance {
 		return x.Instances
 	}
 	return nil
+}
+
+func (x *RouteMMRequest) GetDeployed() int32 {
+	if x != nil {
+		return x.Deployed
+	}
+	return 0
 }
 
 // RouteMMResponse is the multimodal routing decision.
@@ -3915,7 +3942,7 @@ const file_drover_proto_rawDesc = "" +
 	"\x06source\x18\b \x01(\x0e2\x11.drover.v1.SourceR\x06source\x12#\n" +
 	"\rmodel_version\x18\t \x01(\tR\fmodelVersion\x12\x16\n" +
 	"\x06reason\x18\n" +
-	" \x01(\tR\x06reason\"\x89\x03\n" +
+	" \x01(\tR\x06reason\"\xa1\x03\n" +
 	"\n" +
 	"MMInstance\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12%\n" +
@@ -3929,7 +3956,8 @@ const file_drover_proto_rawDesc = "" +
 	"\voutstanding\x18\t \x01(\x05R\voutstanding\x12\x18\n" +
 	"\awaiting\x18\n" +
 	" \x01(\x05R\awaiting\x12\x18\n" +
-	"\arunning\x18\v \x01(\x05R\arunning\"\xef\x01\n" +
+	"\arunning\x18\v \x01(\x05R\arunning\x12\x16\n" +
+	"\x06number\x18\f \x01(\x05R\x06number\"\x8b\x02\n" +
 	"\x0eRouteMMRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x16\n" +
@@ -3937,7 +3965,8 @@ const file_drover_proto_rawDesc = "" +
 	"\rprompt_tokens\x18\x03 \x01(\x05R\fpromptTokens\x12#\n" +
 	"\routput_tokens\x18\x04 \x01(\x05R\foutputTokens\x12'\n" +
 	"\x0farrival_seconds\x18\x05 \x01(\x01R\x0earrivalSeconds\x123\n" +
-	"\tinstances\x18\x06 \x03(\v2\x15.drover.v1.MMInstanceR\tinstances\"\xfe\x01\n" +
+	"\tinstances\x18\x06 \x03(\v2\x15.drover.v1.MMInstanceR\tinstances\x12\x1a\n" +
+	"\bdeployed\x18\a \x01(\x05R\bdeployed\"\xfe\x01\n" +
 	"\x0fRouteMMResponse\x12\x1f\n" +
 	"\vdecision_id\x18\x01 \x01(\tR\n" +
 	"decisionId\x12\x1a\n" +

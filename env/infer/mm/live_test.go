@@ -1,6 +1,7 @@
 package mm
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -73,5 +74,94 @@ func TestLive(t *testing.T) {
 	v.Instances = mine
 	if got := v.Live(); !slices.Equal(got, own) || &got[0] != &s.live[0] {
 		t.Errorf("Live of the sim's own Instances again %v, want the sim's %v", got, own)
+	}
+}
+
+// TestDeployedBeyondLive starts and removes more instances than
+// 3 x MaxInstances, the bound the simulator once put on the instances
+// deployed over a run (gone ones included): a long autoscaled run must not
+// stop for instances that are gone. Two runs of the same requests take
+// the same actions (an instance added to each pool and one active image
+// instance drained, with requests in flight), one of them after starting
+// and at once removing 3 x MaxInstances + 10 instances: every result, the
+// summary and the GPU time are the same, bit for bit, but for the later
+// instances' indexes, which count the churned ones; the churned ones are
+// gone and only the others are live.
+func TestDeployedBeyondLive(t *testing.T) {
+	var reqs []Request
+	for i := range 300 {
+		reqs = append(reqs, Request{ID: i, Arrival: float64(i) / 2, Prompt: 2000 + 37*i, Output: 500 + 11*i, Images: i % 3})
+	}
+	cfg := Decoupled(Llama32_11BVision, 2, 1)
+	const churn = 3*MaxInstances + 10
+	run := func(churn int) (*Sim, int) {
+		s, err := New(cfg, reqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &fewest{}
+		if err := s.RunUntil(50, r); err != nil {
+			t.Fatal(err)
+		}
+		for k := range churn {
+			p := []Pool{Image, Text}[k%2]
+			i, err := s.AddInstance(p)
+			if err != nil {
+				t.Fatalf("instance %d of the churn: %v", k, err)
+			}
+			if err := s.RemoveInstance(i); err != nil {
+				t.Fatalf("remove instance %d: %v", i, err)
+			}
+		}
+		first := len(s.View().Instances)
+		for _, p := range []Pool{Image, Text} {
+			if _, err := s.AddInstance(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.RunUntil(120, r); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RemoveInstance(1); err != nil { // an image instance with work, drained
+			t.Fatal(err)
+		}
+		if _, err := s.Run(r); err != nil {
+			t.Fatal(err)
+		}
+		return s, first
+	}
+	plain, first := run(0)
+	churned, firstC := run(churn)
+	if firstC != first+churn {
+		t.Fatalf("the first instance after the churn is %d, want %d", firstC, first+churn)
+	}
+	want, got := plain.Results(), churned.Results()
+	later := 0
+	for i := range got {
+		if int(got[i].Instance) >= firstC {
+			got[i].Instance -= churn
+			later++
+		}
+	}
+	if later == 0 {
+		t.Error("no request ran on an instance added after the churn")
+	}
+	t.Logf("%d instances deployed, %d of %d requests on the two added after the churn", firstC+2, later, len(got))
+	if g, w := fmt.Sprintf("%+v", got), fmt.Sprintf("%+v", want); g != w {
+		t.Errorf("results after the churn differ from the plain run's")
+	}
+	if g, w := fmt.Sprintf("%+v", churned.Summary()), fmt.Sprintf("%+v", plain.Summary()); g != w {
+		t.Errorf("summary after the churn:\n%s\nwant\n%s", g, w)
+	}
+	if g, w := churned.GPUSeconds(), plain.GPUSeconds(); g != w {
+		t.Errorf("GPU seconds %v after the churn, want %v", g, w)
+	}
+	v := churned.View()
+	wantLive := []int{0, 2, firstC, firstC + 1}
+	if len(v.Instances) != firstC+2 || !slices.Equal(v.Live(), wantLive) || !slices.Equal(notGone(v), wantLive) {
+		t.Errorf("%d instances, live %v; want %d, live %v", len(v.Instances), v.Live(), firstC+2, wantLive)
+	}
+	if gone := v.Instances[1]; gone.State != Gone {
+		t.Errorf("the drained image instance is %s, want gone", gone.State)
 	}
 }

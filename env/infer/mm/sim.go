@@ -91,8 +91,36 @@ type View struct {
 	Instances []InstanceView
 	// Decoupled reports whether the deployment has image and text pools.
 	Decoupled bool
-	sim       *Sim
-	scan      []int // Live's answer for Instances the caller set
+	// Numbers and Started describe a view that lists only some of a
+	// deployment's instances (a policy server's, sent the live ones of a
+	// long autoscaled run): Instances[k] is the deployment's instance
+	// Numbers[k], in increasing order, of the Started it has started so
+	// far. The simulation's own view leaves Numbers nil: Instances[k] is
+	// instance k. Routers that count instances by number, gone ones too
+	// (policies/modserve's round robin), read them through Number and
+	// Deployed, and answer positions in Instances as every router does.
+	Numbers []int
+	Started int
+	sim     *Sim
+	scan    []int // Live's answer for Instances the caller set
+}
+
+// Number is the deployment's number of Instances[k]: Numbers[k], or k
+// when Numbers is nil.
+func (v *View) Number(k int) int {
+	if v.Numbers == nil {
+		return k
+	}
+	return v.Numbers[k]
+}
+
+// Deployed is how many instances the deployment has started so far:
+// Started, or len(Instances) when Numbers is nil.
+func (v *View) Deployed() int {
+	if v.Numbers == nil {
+		return len(v.Instances)
+	}
+	return v.Started
 }
 
 // Live returns the indexes of the instances that are not gone, in
@@ -383,9 +411,34 @@ func kvImageExtra(m Model) float64 {
 	return m.KVBytesPerImageToken()
 }
 
+// MaxLive bounds the instances not gone at once (starting, active or
+// draining, in every pool): AddInstance refuses one more. Starting and
+// active instances are bounded by MaxInstances a pool already; the bound
+// keeps draining ones from piling up without end, and a policy server's
+// RouteMM request (every live instance) within what it accepts.
+const MaxLive = 3 * MaxInstances
+
+// maxDeployed bounds the instances deployed over a run, gone ones
+// included: events and Result.Instance hold an instance's index in an
+// int32.
+const maxDeployed = math.MaxInt32
+
+// add deploys an instance of pool p in state st. Only the live instances
+// are bounded (MaxLive), not those deployed over the run: a gone instance
+// keeps its index (View.Instances, Result.Instance and every decision
+// name it for good, and ties among equal loads go to the lowest index),
+// so its slot is not reused, and it costs its instance (264 bytes, its
+// queues' buffers let go) and its InstanceView (72 bytes). ModServe's
+// autoscaled Llama week at 5x the trace's rate starts 8,947 instances (3
+// MB); 100,000 would take 34 MB, against at least 120 bytes of state for
+// each of a run's requests (600 MB for that week's 5M): the requests'
+// state bounds a run's memory long before its gone instances do.
 func (s *Sim) add(p Pool, st State) (int, error) {
-	if len(s.inst) >= 3*MaxInstances {
-		return 0, fmt.Errorf("%w: more than %d instances", ErrBadAction, 3*MaxInstances)
+	if len(s.live) >= MaxLive {
+		return 0, fmt.Errorf("%w: %d instances not gone", ErrBadAction, len(s.live))
+	}
+	if len(s.inst) >= maxDeployed {
+		return 0, fmt.Errorf("%w: %d instances deployed", ErrBadAction, len(s.inst))
 	}
 	g, _ := infer.LookupGPU(s.cfg.GPU)
 	tp := s.cfg.TP[p]
@@ -1072,6 +1125,16 @@ func (s *Sim) PoolSize(p Pool) int { return s.count(p, Starting) + s.count(p, Ac
 
 // GPUSeconds is the GPU time held so far: every instance's GPUs from when
 // it was added (or the start) until it was gone (or now).
+//
+// It visits every instance ever deployed, in index order, as it always
+// has: a sum kept as instances go (the gone ones' time, plus the live
+// ones' at each call) would cost the live pools' size, but floating-point
+// addition is not associative, and a live instance's time, which grows
+// with now, sits among the gone ones in index order, so no such sum gives
+// the same value bit for bit, and env/mmgym's rewards (a period's
+// difference of two calls) would move by rounding. It costs one
+// multiply-add an instance and is called per period (env/mmgym) and per
+// Summary, not per event.
 func (s *Sim) GPUSeconds() float64 {
 	t := 0.0
 	for i := range s.inst {
