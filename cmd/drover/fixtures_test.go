@@ -57,3 +57,31 @@ func strnBC(t *testing.T) (dir, stdout string) {
 	}
 	return strnBCOnce.dir, strnBCOnce.stdout
 }
+
+var pdrlBCOnce struct {
+	sync.Once
+	dir, stdout, stderr string
+	code                int
+}
+
+// pdrlBC returns the run directory of drover train --env pd-rl --algo bc
+// --eval-seeds 1 --quiet (behaviour cloning of the speed-aware rule,
+// judged on one held-out seed) and what it printed, trained once for the
+// package's tests (the training, not the judging, is what takes the
+// time; --eval-seeds changes meta.json's eval and converged, not the
+// weights). The caller's working directory must be the repository root
+// (t.Chdir), where drover train finds ../shared. Tests may read the
+// checkpoint and judge it (--judge writes nothing) but must not write
+// into it.
+func pdrlBC(t *testing.T) (dir, stdout string) {
+	t.Helper()
+	root := fixtureDir(t)
+	pdrlBCOnce.Do(func() {
+		pdrlBCOnce.dir = filepath.Join(root, "pd-rl-bc")
+		pdrlBCOnce.code, pdrlBCOnce.stdout, pdrlBCOnce.stderr = drover(t, "train", "--env", "pd-rl", "--algo", "bc", "--eval-seeds", "1", "--quiet", "--out", pdrlBCOnce.dir)
+	})
+	if pdrlBCOnce.code != 0 {
+		t.Fatalf("drover train --env pd-rl --algo bc: exit %d: %s", pdrlBCOnce.code, pdrlBCOnce.stderr)
+	}
+	return pdrlBCOnce.dir, pdrlBCOnce.stdout
+}

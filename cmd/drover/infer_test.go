@@ -371,13 +371,10 @@ func TestTraceInspectLLM(t *testing.T) {
 func TestInferEvalLearned(t *testing.T) {
 	inferPerfFlag(t)
 	conv := inferAzureTrace(t, "conv")
-	ckpt := filepath.Join(t.TempDir(), "pd-rl")
 	dir := t.TempDir()
 	conv, _ = filepath.Abs(conv)
 	t.Chdir(filepath.Join("..", "..")) // drover train and the default --perf read ../shared from the root
-	if code, _, e := drover(t, "train", "--env", "pd-rl", "--algo", "bc", "--eval-seeds", "0", "--quiet", "--out", ckpt); code != 0 {
-		t.Fatalf("train: exit %d: %s", code, e)
-	}
+	ckpt, _ := pdrlBC(t)               // TestTrainPDRL's checkpoint, trained once
 	code, out, e := drover(t, "infer", "eval", "--quiet", "--cluster", "pd-rl", "--routers", "hack,"+ckpt, "--trace", conv,
 		"--start", "2400", "--duration", "120", "--seeds", "1-2", "--out", dir)
 	if code != 0 {

@@ -17,15 +17,12 @@ import (
 // checkpoint says converged.
 func TestTrainPDRL(t *testing.T) {
 	sharedtraces.Path(t, "llm") // skips where ../shared/traces is missing
-	out := filepath.Join(t.TempDir(), "run")
 	t.Chdir(filepath.Join("..", ".."))
+	out, trained := pdrlBC(t)
+	if !strings.Contains(trained, "; converged: mean gain") || !strings.Contains(trained, "over 9 paired episodes") {
+		t.Fatalf("output:\n%s", trained)
+	}
 	var stdout, stderr bytes.Buffer
-	if rc := run([]string{"train", "--env", "pd-rl", "--algo", "bc", "--eval-seeds", "1", "--quiet", "--out", out}, &stdout, &stderr); rc != 0 {
-		t.Fatalf("rc %d: %s", rc, stderr.String())
-	}
-	if !strings.Contains(stdout.String(), "; converged: mean gain") || !strings.Contains(stdout.String(), "over 9 paired episodes") {
-		t.Fatalf("output:\n%s", stdout.String())
-	}
 	m, _, err := checkpoints.Load(out)
 	if err != nil {
 		t.Fatal(err)
