@@ -978,12 +978,12 @@ func (s *Sim) iterationTime(in *instance) (d, extra float64, minLeft int64, ok b
 				ctxBytes += int64(ctx) * kvb
 				continue
 			}
-			w := fs.f.Step(ctx)
+			st := fs.f.Step(ctx)
 			fixed = max(fixed, fs.step)
-			ctxBytes += w.StepBytes
-			ops += w.Dequant + w.Approx
-			int8 += w.ApproxINT8
-			bytes += w.DequantBytes
+			ctxBytes += st.Bytes
+			ops += st.Ops // Work.Dequant + Work.Approx
+			int8 += st.INT8
+			bytes += st.DequantBytes
 		}
 		if ops > 0 || bytes > 0 || int8 > 0 {
 			tp := float64(in.cfg.TP)

@@ -61,8 +61,8 @@ func TestBoundMatchesFormat(t *testing.T) {
 				if got := b.Work(n); got != w {
 					t.Fatalf("%s on %s, %d tokens: Work %+v, Format's %+v", f, a.Name, n, got, w)
 				}
-				step := Work{StepBytes: w.StepBytes, DequantBytes: w.DequantBytes, Dequant: w.Dequant, Approx: w.Approx, ApproxINT8: w.ApproxINT8}
-				if got := b.Step(n); got != step {
+				step := StepCost{Bytes: w.StepBytes, DequantBytes: w.DequantBytes, Ops: w.Dequant + w.Approx, INT8: w.ApproxINT8}
+				if got := b.Step(n); got != step || (w.Dequant != 0 && w.Approx != 0) {
 					t.Fatalf("%s on %s, %d tokens: Step %+v, Work's step fields %+v", f, a.Name, n, got, step)
 				}
 				if torch {
@@ -107,3 +107,44 @@ func TestBoundMatchesFormat(t *testing.T) {
 	}()
 	b.TorchPasses(10)
 }
+
+// BenchmarkStep prices decode steps of Llama-2-70B's cache over 12,000 to
+// 16,095 tokens (the HACK paper's prompts) in each format, through a
+// Bound (what the simulator calls at every iteration) and through the
+// checked Format.Work. Compare two builds with
+//
+//	go test ./env/infer/kv -run '^$' -bench Step -count 10 | tee new.txt
+//	benchstat old.txt new.txt
+func BenchmarkStep(b *testing.B) {
+	for _, name := range []string{"int8", "kvquant", "cachegen", "kvquant-torch", "cachegen-torch", "hack-pi64", "hack-pi64-paged"} {
+		f, err := Parse(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bd, err := f.Bind(Llama2_70B)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name+"/bound", func(b *testing.B) {
+			var sum Work
+			for i := 0; b.Loop(); i++ {
+				c := bd.Step(12000 + i&4095)
+				sum.StepBytes += c.Bytes
+				sum.Dequant += c.Ops
+			}
+			benchSink = sum
+		})
+		b.Run(name+"/checked", func(b *testing.B) {
+			var sum Work
+			for i := 0; b.Loop(); i++ {
+				w := f.Work(Llama2_70B, 12000+i&4095)
+				sum.StepBytes += w.StepBytes
+				sum.Dequant += w.Dequant + w.Approx
+			}
+			benchSink = sum
+		})
+	}
+}
+
+// benchSink keeps BenchmarkStep's sums alive.
+var benchSink Work

@@ -20,7 +20,9 @@ func TestCGLayerBits(t *testing.T) {
 			continue
 		}
 		a := Arch{Layers: layers, KVHeads: 8, HeadDim: 128}
-		b := bind(CacheGenCodec(), a)
+		f := CacheGenCodec()
+		var c consts
+		p := newPair(&f, &a, &c, false)
 		for _, tokens := range []int{0, 1, 9, 10, 11, 4096, 14001} {
 			d, n := int64(a.HeadDim), int64(tokens)
 			anchors := (n + int64(cgGroup) - 1) / int64(cgGroup)
@@ -30,7 +32,7 @@ func TestCGLayerBits(t *testing.T) {
 				perHead += anchors*(d+metaBytes) + (n-anchors)*(d*kb/8+metaBytes)
 				perHead += n * (d*vb/8 + metaBytes)
 			}
-			if got, want := b.cachegenStoredBytes(tokens), perHead*int64(a.KVHeads); got != want {
+			if got, want := p.cachegenStoredBytes(tokens), perHead*int64(a.KVHeads); got != want {
 				t.Fatalf("%d layers, %d tokens: %d bytes, the per-layer sum %d", layers, tokens, got, want)
 			}
 		}

@@ -94,63 +94,81 @@ const (
 // tokens < 0.
 func (f Format) Work(a Arch, tokens int) Work {
 	f.mustCheck(a, tokens)
-	b := bind(f, a)
+	var k consts
+	p := newPair(&f, &a, &k, true)
 	if f.TorchDequant {
-		b.bindTorch()
+		var t torchTallies
+		t.init(&f, &a)
+		p.t = &t
 	}
-	return b.work(tokens, true)
+	return p.work(tokens)
 }
 
-// work is Work of b's format and architecture; without once, only the
-// fields of a decode step (Bound.Step).
-func (b *Bound) work(tokens int, once bool) Work {
-	f, a := &b.f, &b.a
-	w := Work{StepBytes: b.storedBytes(tokens)}
-	perToken := float64(a.KVElementsPerToken()) // K and V, all layers and KV heads
+// work is Work of p's format and architecture: a decode step's fields
+// (step) and those done once.
+func (p pair) work(tokens int) Work {
+	var w Work
+	w.StepBytes, w.DequantBytes, w.Dequant, w.Approx, w.ApproxINT8 = p.step(tokens)
+	f, a := p.f, p.a
+	perToken := p.k.kvElements // K and V, all layers and KV heads
+	n := float64(tokens)
+	switch f.Kind {
+	case INT8:
+		w.Encode = OpsQuantize * perToken * n
+	case KVQuant:
+		// Encode: normalize (2), bucketize against 3 midpoints (2), pack,
+		// and a top-k pass for the value outliers (about 3 per element).
+		s := float64(min(f.SinkTokens, tokens))
+		q := perToken * (n - s)
+		w.Encode = (OpsQuantize + 3) * q
+	case CacheGen:
+		// Every element is a symbol: quantized (as a delta to its anchor
+		// for K), packed and entropy coded; decoded on arrival (and
+		// dequantized at every step, step).
+		w.Encode = (OpsQuantize + 2 + OpsEntropy) * perToken * n
+		w.Receive = OpsEntropy * perToken * n
+	case HACK:
+		w.Encode = p.hackEncode(tokens)
+		if f.QuantizedPrefill {
+			w.PrefillAttn = PrefillFLOPs(*a, tokens) - prefillLinear(*a, tokens)
+			w.PrefillINT8, w.PrefillFP16, w.PrefillVector = p.hackPrefillWork(tokens)
+		}
+	}
+	return w
+}
+
+// step is the part of Work a decode step does, field by field (StepBytes,
+// DequantBytes, Dequant, Approx, ApproxINT8). It returns them as values,
+// not as a Work: the simulator calls it for every request in every decode
+// iteration (Bound.Step), and building, zeroing and copying the nine
+// fields of a Work was most of its time (the package doc's "Bound:
+// checked once").
+func (p pair) step(tokens int) (stepBytes, dequantBytes int64, dequant, approx, approxINT8 float64) {
+	f, a := p.f, p.a
+	stepBytes = p.storedBytes(tokens)
+	perToken := p.k.kvElements // K and V, all layers and KV heads
 	n := float64(tokens)
 	if f.Kind == INT8 || f.Kind == KVQuant || f.Kind == CacheGen {
-		w.DequantBytes = 2 * a.KVBytesPerToken() * int64(tokens)
+		dequantBytes = 2 * p.k.kvBytes * int64(tokens)
 		if f.TorchDequant {
-			w.DequantBytes = b.torchPasses(tokens).Bytes()
+			dequantBytes = p.torchPasses(tokens).Bytes()
 		}
 	}
 	switch f.Kind {
 	case INT8:
-		if once {
-			w.Encode = OpsQuantize * perToken * n
-		}
-		w.Dequant = OpsDequantInt8 * perToken * n
+		dequant = OpsDequantInt8 * perToken * n
 	case KVQuant:
 		s := float64(min(f.SinkTokens, tokens))
 		q := perToken * (n - s)
 		outliers := float64(kvquantOutliers(a, tokens-int(s)))
-		// Encode: normalize (2), bucketize against 3 midpoints (2), pack,
-		// and a top-k pass for the value outliers (about 3 per element).
-		if once {
-			w.Encode = (OpsQuantize + 3) * q
-		}
-		w.Dequant = OpsDequantLUT*q + OpsScatterOutlier*outliers
+		dequant = OpsDequantLUT*q + OpsScatterOutlier*outliers
 	case CacheGen:
-		// Every element is a symbol: quantized (as a delta to its anchor
-		// for K), packed and entropy coded; decoded on arrival; and
-		// dequantized at every step (K adds its anchor back).
-		if once {
-			w.Encode = (OpsQuantize + 2 + OpsEntropy) * perToken * n
-			w.Receive = OpsEntropy * perToken * n
-		}
-		w.Dequant = (OpsDequantAffine + 0.5) * perToken * n
+		// Dequantized at every step (K adds its anchor back).
+		dequant = (OpsDequantAffine + 0.5) * perToken * n
 	case HACK:
-		var encode float64
-		encode, w.Approx, w.ApproxINT8 = b.hackWork(tokens)
-		if once {
-			w.Encode = encode
-		}
-		if once && f.QuantizedPrefill {
-			w.PrefillAttn = PrefillFLOPs(*a, tokens) - prefillLinear(*a, tokens)
-			w.PrefillINT8, w.PrefillFP16, w.PrefillVector = b.hackPrefillWork(tokens)
-		}
+		approx, approxINT8 = p.hackWork(tokens)
 	}
-	return w
+	return stepBytes, dequantBytes, dequant, approx, approxINT8
 }
 
 // PrefillFLOPs is the dense prefill of a prompt of tokens tokens through a,
@@ -217,30 +235,38 @@ func hackBlock(rows, d, pi, np float64, sums bool) (vector, int8 float64) {
 	return vector, 4 * max(np*rows, 16) * d * pi
 }
 
-// hackWork counts HACK's encode and per-step approximation work: at every
-// decode step the kernels' work on every closed block of every KV head
-// and layer (hackBlock with the G query heads of a KV head as rows);
-// without requantization elimination each step also dequantizes and
-// requantizes the open block's K and V (9 operations per element per KV
-// head). Encoding quantizes, packs and sums every closed K and V element
-// (7 operations). The sinks and the open block are attended in 16 bits,
-// as dense tokens (their bytes are in StepBytes).
+// hackWork counts HACK's per-step approximation work: at every decode
+// step the kernels' work on every closed block of every KV head and layer
+// (hackBlock with the G query heads of a KV head as rows); without
+// requantization elimination each step also dequantizes and requantizes
+// the open block's K and V (9 operations per element per KV head). The
+// sinks and the open block are attended in 16 bits, as dense tokens (their
+// bytes are in StepBytes).
 //
 // Its block's work (hackBlock) is the same at every call and worked out
-// once, by bind (Bound.block).
-func (b *Bound) hackWork(tokens int) (encode, approx, int8 float64) {
-	f, a := &b.f, &b.a
-	_, closed, open := hackSplit(f, tokens)
+// once (consts.block).
+func (p pair) hackWork(tokens int) (approx, int8 float64) {
+	f, a := p.f, p.a
+	_, _, open, nb := p.hackSplit(tokens)
 	d := float64(a.HeadDim)
-	blocks := float64(closed / int64(f.Partition))
-	v, i8 := b.block.vector, b.block.int8
+	blocks := float64(nb)
+	v, i8 := p.k.block.vector, p.k.block.int8
 	heads := float64(a.KVHeads) * float64(a.Layers)
 	approx, int8 = blocks*v*heads, blocks*i8*heads
 	if !f.RequantElimination {
 		approx += (OpsDequantAffine + OpsQuantize) * 2 * float64(open) * d * heads
 	}
-	encode = (OpsQuantize + 2) * 2 * float64(closed) * d * heads
-	return encode, approx, int8
+	return approx, int8
+}
+
+// hackEncode counts HACK's encoding: quantizing, packing and summing every
+// closed K and V element (7 operations).
+func (p pair) hackEncode(tokens int) float64 {
+	a := p.a
+	_, closed, _, _ := p.hackSplit(tokens)
+	d := float64(a.HeadDim)
+	heads := float64(a.KVHeads) * float64(a.Layers)
+	return (OpsQuantize + 2) * 2 * float64(closed) * d * heads
 }
 
 // prefillRows is attn_prefill's query rows a program (hack/kernels/
@@ -264,19 +290,19 @@ func prefillRows(g int) float64 {
 // both segments, the causal mask hiding the open tokens from earlier
 // queries: n (s + o) pairs).
 //
-// Its block's work (hackBlock at prefillRows) is worked out once, by bind
-// (Bound.prefillBlock).
-func (bd *Bound) hackPrefillWork(tokens int) (int8, fp16, vector float64) {
-	f, a := &bd.f, &bd.a
-	sinks, closed, open := hackSplit(f, tokens)
+// Its block's work (hackBlock at prefillRows) is worked out once
+// (consts.prefillBlock).
+func (p pair) hackPrefillWork(tokens int) (int8, fp16, vector float64) {
+	f, a := p.f, p.a
+	sinks, _, open, blocks := p.hackSplit(tokens)
 	n, s := float64(tokens), float64(sinks)
 	d, pi := float64(a.HeadDim), float64(f.Partition)
-	b := float64(closed / int64(f.Partition))
+	b := float64(blocks)
 	// Query tokens per block, summed over the blocks: sum over b' < b of
 	// (n - s - b' Pi).
 	queries := b*(n-s) - pi*b*(b-1)/2
 	rows := prefillRows(a.GQAGroup())
-	v, i8 := bd.prefillBlock.vector, bd.prefillBlock.int8
+	v, i8 := p.k.prefillBlock.vector, p.k.prefillBlock.int8
 	perQuery := float64(a.GQAGroup()) / rows // programs per query token and KV head
 	heads := float64(a.KVHeads) * float64(a.Layers)
 	int8 = queries * perQuery * i8 * heads
@@ -393,49 +419,55 @@ type passSum struct {
 // or if tokens < 0.
 func TorchPasses(a Arch, f Format, tokens int) Passes {
 	f.mustCheck(a, tokens)
-	b := bind(f, a)
-	b.bindTorch()
-	return b.torchPasses(tokens)
+	var k consts
+	p := newPair(&f, &a, &k, false)
+	var t torchTallies
+	t.init(&f, &a)
+	p.t = &t
+	return p.torchPasses(tokens)
 }
 
 // torchTallies are the passes TorchPasses counts per element, summed once
-// per format and architecture (bindTorch): they depend on neither the
-// token count nor, but for the layers' code widths, the architecture.
+// per format and architecture (init): they depend on neither the token
+// count nor, but for the layers' code widths, the architecture.
 type torchTallies struct {
 	// kvquant covers KVQuant's quantized tokens, kvquantAll all of them.
 	kvquant, kvquantAll tally
-	// cgKey[bits] and cgValue[bits] cover CacheGen's keys and values coded
-	// in bits bits (for the widths some layer uses), cgAnchor the keys'
+	// cgKeys and cgValues count CacheGen's layers by the width of their
+	// key and value codes (cgLayerBits); cgKey[bits] and cgValue[bits]
+	// cover the keys and values coded in bits bits, cgAnchor the keys'
 	// anchors, cgAll every key.
-	cgKey, cgValue  [9]tally
-	cgAnchor, cgAll tally
+	cgKeys, cgValues [9]int
+	cgKey, cgValue   [9]tally
+	cgAnchor, cgAll  tally
 }
 
-// bindTorch sums b's torch tallies, for KVQuant and CacheGen.
-func (b *Bound) bindTorch() {
-	t := &b.torch
-	switch b.f.Kind {
+// init sums the passes of f (KVQuant or CacheGen) on a; other formats
+// have none.
+func (t *torchTallies) init(f *Format, a *Arch) {
+	switch f.Kind {
 	case KVQuant:
-		t.kvquant = tally{}.of(unpackPasses(b.f.Bits), kvquantPasses)
+		t.kvquant = tally{}.of(unpackPasses(f.Bits), kvquantPasses)
 		t.kvquantAll = tally{}.of(kvquantAllPasses)
 	case CacheGen:
+		t.cgKeys, t.cgValues = cgLayerBits(a.Layers)
 		t.cgAnchor = tally{}.of(cgVector(8), cgAnchorPasses)
 		t.cgAll = tally{}.of(cgAllPasses)
-		for bits := range b.cgKeys {
-			if b.cgKeys[bits] > 0 {
+		for bits := range t.cgKeys {
+			if t.cgKeys[bits] > 0 {
 				t.cgKey[bits] = tally{}.of(unpackPasses(bits), cgVector(bits), cgAnchoredPasses)
 			}
-			if b.cgValues[bits] > 0 {
+			if t.cgValues[bits] > 0 {
 				t.cgValue[bits] = tally{}.of(unpackPasses(bits), cgVector(bits), cgAllPasses)
 			}
 		}
 	}
 }
 
-// torchPasses is TorchPasses of b's format and architecture, with b's
-// torch tallies (bindTorch).
-func (b *Bound) torchPasses(tokens int) Passes {
-	f, a, t := &b.f, &b.a, &b.torch
+// torchPasses is TorchPasses of p's format and architecture, with p's
+// torch tallies (p.t, which it needs).
+func (pr pair) torchPasses(tokens int) Passes {
+	f, a, t := pr.f, pr.a, pr.t
 	var p passSum
 	wd := float64(a.KVHeads) * float64(a.HeadDim) // elements of K (or V) per token and layer
 	n := float64(tokens)
@@ -446,7 +478,7 @@ func (b *Bound) torchPasses(tokens int) Passes {
 		p.add(t.kvquantAll, n*wd, 2*a.Layers)
 	case CacheGen:
 		// Layers by the width of their key and value codes.
-		keys, values := &b.cgKeys, &b.cgValues
+		keys, values := &t.cgKeys, &t.cgValues
 		anchors := float64((tokens + cgGroup - 1) / cgGroup)
 		for bits := range keys {
 			if keys[bits] > 0 { // keys: anchored; the anchors are 8-bit codes read as stored

@@ -59,7 +59,7 @@
 //
 //	b, err := f.Bind(a) // Check's error
 //	if err != nil { ... }
-//	step := b.Step(ctx) // the per-step fields of f.Work(a, ctx), unchecked
+//	st := b.Step(ctx)   // a decode step's fields of f.Work(a, ctx), unchecked
 //
 // and calibrates on the artifact's lowest rate:
 //
@@ -73,22 +73,32 @@
 // The Format methods (StoredBytes, TransferBytes, Work, TorchPasses) check
 // the format and the architecture at every call and panic on a pair Check
 // refuses, as an API taking any values must. Format.Bind checks the pair
-// once and returns a Bound, whose methods of the same names (and Step, a
-// decode step's part of Work) do not check it again, and find what
-// depends on the pair alone (CacheGen's layers by code width and its bytes
-// a token, the PyTorch passes per element, HACK's channel partition, page
-// size and the work of one block in its kernels) worked out at Bind. The
-// Format methods bind the pair the same way after their check, so both
-// give the same numbers bit for bit (TestBoundMatchesFormat).
+// once and returns a Bound, whose methods of the same names do not check
+// it again, and find what depends on the pair alone (CacheGen's layers by
+// code width and its bytes a token, the PyTorch passes per element,
+// HACK's channel partition, sum widths, page size and the work of one
+// block in its kernels) worked out at Bind; its Step returns a decode
+// step's part of Work as a StepCost of four fields. The Format methods
+// work the same constants out after their check and run the same code,
+// so both give the same numbers bit for bit (TestBoundMatchesFormat).
 //
 // Bound is a hand-written fast path, and its reason is measured: the
 // simulator (env/infer) prices every request's cache at every decode
 // iteration it runs in. Through Format.Work, checking the pair at every
-// call was 16% of TestPaperDirection's CPU and Work 60% (pprof, 1.71 s of
-// samples); bound once per format and run, the samples fell to 0.86 s.
-// env/infer's BenchmarkFormats (120 requests of the HACK paper's
-// workload), old and new alternating 10 times on a shared 2-core machine
-// (load 4.5 to 5.3): HACK Pi = 64 11.1 to 5.0 ms, KVQuant 10.7 to 5.7 ms,
-// CacheGen 14.5 to 4.8 ms, CacheGen's PyTorch dequantization 29.6 to 6.0 ms
-// (it also allocated at every step: 90,688 to 362 allocations a run).
+// call was 16% of TestPaperDirection's CPU and Work 60% (pprof); with a
+// Bound per format and run and Step, the test's CPU samples fell from
+// 1.66-1.71 s to 0.47-0.53 s (three runs each, alternating). env/infer's
+// BenchmarkFormats (120 requests of the HACK paper's workload under its
+// router), before and after alternating 10 times on a shared 2-core
+// machine (load 3.5 to 4.9): HACK Pi = 64 8.8 to 2.4 ms, its quantized
+// prefill 10.6 to 2.4 ms, KVQuant 8.0 to 2.6 ms, CacheGen 10.0 to 2.0 ms,
+// their PyTorch dequantization 9.1 to 2.5 ms and 22.2 to 3.0 ms (CacheGen's
+// allocated at every step: 90,688 to 362 allocations a run), the dense
+// cache unchanged (1.35-1.48 ms). Step returns values, not a Work: building,
+// zeroing and copying Work's nine fields was most of a step's time
+// (BenchmarkStep, a Step returning a Work against the StepCost, same
+// machine: HACK Pi = 64 49 to 18 ns, INT8 53 to 10 ns, KVQuant 74 to 22 ns).
+// The checked Format.Work costs what it did before Bound (BenchmarkStep's
+// checked half: within the noise for four formats, 12-14% slower for the
+// torch and paged ones, p 0.01-0.04).
 package kv

@@ -309,13 +309,13 @@ const metaBytes = 2
 // the decode instance's GPU. It panics if f.Check(a) fails or tokens < 0.
 func (f Format) StoredBytes(a Arch, tokens int) int64 {
 	f.mustCheck(a, tokens)
-	b := bind(f, a)
-	return b.storedBytes(tokens)
+	var k consts
+	return newPair(&f, &a, &k, false).storedBytes(tokens)
 }
 
-// storedBytes is StoredBytes of b's format and architecture.
-func (b *Bound) storedBytes(tokens int) int64 {
-	f, a := &b.f, &b.a
+// storedBytes is StoredBytes of p's format and architecture.
+func (p pair) storedBytes(tokens int) int64 {
+	f, a := p.f, p.a
 	switch f.Kind {
 	case INT8:
 		// Per token, layer and KV head: K and V codes of head_dim bytes, each
@@ -324,14 +324,14 @@ func (b *Bound) storedBytes(tokens int) int64 {
 	case KVQuant:
 		return kvquantBytes(a, f, tokens)
 	case CacheGen:
-		return b.cachegenStoredBytes(tokens)
+		return p.cachegenStoredBytes(tokens)
 	case HACK:
 		if f.Layout == Paged {
-			return b.hackPagedBytes(tokens)
+			return p.hackPagedBytes(tokens)
 		}
-		return b.hackContiguousBytes(tokens)
+		return p.hackContiguousBytes(tokens)
 	}
-	return a.KVBytesPerToken() * int64(tokens)
+	return p.k.kvBytes * int64(tokens)
 }
 
 // CacheGenWireRatio is the CacheGen-style codec's transferred bytes over the
@@ -347,16 +347,16 @@ const CacheGenWireRatio = 0.149
 // f.Check(a) fails or tokens < 0.
 func (f Format) TransferBytes(a Arch, tokens int) int64 {
 	f.mustCheck(a, tokens)
-	b := bind(f, a)
-	return b.transferBytes(tokens)
+	var k consts
+	return newPair(&f, &a, &k, false).transferBytes(tokens)
 }
 
-// transferBytes is TransferBytes of b's format and architecture.
-func (b *Bound) transferBytes(tokens int) int64 {
-	if b.f.Kind == CacheGen {
-		return int64(math.Round(CacheGenWireRatio * float64(b.a.KVBytesPerToken()*int64(tokens))))
+// transferBytes is TransferBytes of p's format and architecture.
+func (p pair) transferBytes(tokens int) int64 {
+	if p.f.Kind == CacheGen {
+		return int64(math.Round(CacheGenWireRatio * float64(p.k.kvBytes*int64(tokens))))
 	}
-	return b.storedBytes(tokens)
+	return p.storedBytes(tokens)
 }
 
 // Ratio is f's stored bytes over the dense cache's for tokens tokens.
@@ -410,12 +410,15 @@ func sumBytes(n, bits int) int64 {
 }
 
 // hackSplit splits tokens into HACK's 16-bit sinks, closed (quantized)
-// tokens and open tokens, as HackLayerCache.append does.
-func hackSplit(f *Format, tokens int) (sinks, closed, open int64) {
+// tokens and open tokens, as HackLayerCache.append does, and counts the
+// closed blocks (closed / Pi).
+func (p pair) hackSplit(tokens int) (sinks, closed, open, blocks int64) {
+	f := p.f
 	s := min(f.SinkTokens, tokens)
 	n := tokens - s
-	c := n / f.Partition * f.Partition
-	return int64(s), int64(c), int64(n - c)
+	b := n / f.Partition
+	c := b * f.Partition
+	return int64(s), int64(c), int64(n - c), int64(b)
 }
 
 // hackContiguousBytes is HackLayerCache.nbytes summed over layers: per
@@ -424,17 +427,15 @@ func hackSplit(f *Format, tokens int) (sinks, closed, open int64) {
 // (token, channel partition) and V's per (block, channel) (the Hugging Face
 // cache always keeps both sums), and the sinks and the open block in 16
 // bits.
-func (b *Bound) hackContiguousBytes(tokens int) int64 {
-	f, a := &b.f, &b.a
-	d, pi := int64(a.HeadDim), int64(f.Partition)
-	c := int64(b.chanPart)
-	sinks, closed, open := hackSplit(f, tokens)
-	blocks := closed / pi
+func (p pair) hackContiguousBytes(tokens int) int64 {
+	f, a := p.f, p.a
+	d, dc := int64(a.HeadDim), p.k.chanParts // dc: d / channel partition
+	sinks, closed, open, blocks := p.hackSplit(tokens)
 	perHead := 2*closed*d*int64(f.Bits)/8 + // K and V codes
 		2*blocks*d*metaBytes + // K scale and minimum
-		2*closed*(d/c)*metaBytes + // V scale and minimum
-		closed*(d/c)*sumBytes(int(c), f.Bits) + // K sums
-		blocks*d*sumBytes(f.Partition, f.Bits) + // V sums
+		2*closed*dc*metaBytes + // V scale and minimum
+		closed*dc*p.k.sumBytes.keys + // K sums
+		blocks*d*p.k.sumBytes.values + // V sums
 		2*(sinks+open)*d*int64(a.DTypeBytes) // sinks and open block, K and V
 	return perHead * int64(a.Layers) * int64(a.KVHeads)
 }
@@ -476,13 +477,13 @@ func roundUp(v, m int64) int64 { return (v + m - 1) / m * m }
 // hackPagedBytes counts a page per started block in every layer (vLLM
 // allocates the block table by token count) plus the 16-bit side slots of
 // the sinks and the open block.
-func (b *Bound) hackPagedBytes(tokens int) int64 {
-	f, a := &b.f, &b.a
+func (p pair) hackPagedBytes(tokens int) int64 {
+	f, a := p.f, p.a
 	pi := int64(f.Partition)
 	pages := (int64(tokens) + pi - 1) / pi
-	sinks, _, open := hackSplit(f, tokens)
+	sinks, _, open, _ := p.hackSplit(tokens)
 	side := 2 * (sinks + open) * int64(a.HeadDim) * int64(a.DTypeBytes) * int64(a.KVHeads)
-	return (pages*b.page + side) * int64(a.Layers)
+	return (pages*p.k.page + side) * int64(a.Layers)
 }
 
 // KVQuantOutlierFraction is the share of every K and V vector the
@@ -591,13 +592,13 @@ func cgScheduled(layers, n, i int) int {
 //
 // Summed over the layers by code width (cgLayerBits), a token's codes and
 // scale take cgBytes' keys bytes in K (but for the anchors) and values in
-// V per KV head, which bind works out once: integer sums, the same as
+// V per KV head, worked out once (consts.cgBytes): integer sums, the same as
 // summing per layer (TestCGLayerBits).
-func (b *Bound) cachegenStoredBytes(tokens int) int64 {
-	a := &b.a
+func (p pair) cachegenStoredBytes(tokens int) int64 {
+	a := p.a
 	d, n := int64(a.HeadDim), int64(tokens)
 	anchors := (n + int64(cgGroup) - 1) / int64(cgGroup)
-	perHead := int64(a.Layers)*anchors*(d+metaBytes) + (n-anchors)*b.cgBytes.keys + n*b.cgBytes.values
+	perHead := int64(a.Layers)*anchors*(d+metaBytes) + (n-anchors)*p.k.cgBytes.keys + n*p.k.cgBytes.values
 	return perHead * int64(a.KVHeads)
 }
 
