@@ -76,6 +76,9 @@ var matchRE = regexp.MustCompile(`match      served heuristic:strn: avg JCT ([0-
 // by drover eval --log under first-fit, STRN, SAS and the shipped sas-rl
 // checkpoint. The served policy's replay matches the logged average JCT
 // within 1%, and the policies' rows differ (so the comparison can fail).
+// Before the server stops, the same recording is read live (the subtest
+// unsealed, issue 32, item 8: see TestEvalLogUnsealed), which saves a
+// second recording of the same run.
 // About 0.5 s without the race detector, 8 s with it.
 func TestRecordAndRescore(t *testing.T) {
 	dir := t.TempDir()
@@ -88,6 +91,7 @@ func TestRecordAndRescore(t *testing.T) {
 	if !strings.Contains(out, "finished   400/400 jobs") {
 		t.Fatalf("sim output:\n%s", out)
 	}
+	t.Run("unsealed", func(t *testing.T) { checkUnsealed(t, logDir, filepath.Join(dir, "eval-unsealed")) })
 	stop()
 	tl, err := telemlog.ReadDir(filepath.Join(logDir, logreplay.TelemetryDir))
 	if err != nil {
@@ -314,16 +318,30 @@ func TestEvalLogSwitched(t *testing.T) {
 // drover sim --remote --record, the server still running, reads the
 // decision log's unsealed tail from its write-ahead log instead of
 // finding no records until the server seals the file (every -log-seal, a
-// minute by default); a directory whose unsealed files hold no record
-// yet is refused with a message that says when they are sealed.
+// minute by default): TestRecordAndRescore's subtest unsealed checks that
+// on its recording (checkUnsealed), before its server stops. A directory
+// whose unsealed files hold no record yet is refused with a message that
+// says when they are sealed.
 func TestEvalLogUnsealed(t *testing.T) {
 	dir := t.TempDir()
-	logDir := filepath.Join(dir, "log")
-	addr, _ := serveForTest(t, logDir)
-	code, _, errOut := drover(t, "sim", "--quiet", "--remote", addr, "--record", logDir)
-	if code != 0 {
-		t.Fatalf("sim: exit %d: %s", code, errOut)
+	empty := filepath.Join(dir, "empty")
+	if err := os.MkdirAll(empty, 0o755); err != nil {
+		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(empty, declog.FileName(1)+declog.TmpSuffix), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := drover(t, "eval", "--quiet", "--log", empty)
+	if code != 1 || !strings.Contains(errOut, "no records in "+empty+" yet") || !strings.Contains(errOut, "every -log-seal (1m by default) and when it shuts down") {
+		t.Errorf("eval of a log without records: exit %d, want 1 and when the server seals:\n%s", code, errOut)
+	}
+}
+
+// checkUnsealed checks drover eval --log on logDir, the log of a drover
+// sim --remote --record run whose server is still running: it reads the
+// unsealed tail from the write-ahead log. eval writes its files to out.
+func checkUnsealed(t *testing.T, logDir, out string) {
+	t.Helper()
 	// The writer's goroutine puts the records in the write-ahead log
 	// within milliseconds; the bound only turns a hang into a failure.
 	for end := time.Now().Add(testDeadline); ; time.Sleep(10 * time.Millisecond) {
@@ -341,20 +359,8 @@ func TestEvalLogUnsealed(t *testing.T) {
 			t.Fatalf("no record in the write-ahead log after %v", testDeadline)
 		}
 	}
-	code, out, errOut := drover(t, "eval", "--quiet", "--log", logDir, "--policies", "strn", "--out", filepath.Join(dir, "eval"))
-	if code != 0 || !strings.Contains(out, "unsealed   ") || !strings.Contains(out, "records read from the write-ahead log") {
-		t.Errorf("eval of the live log: exit %d, want 0 and the unsealed tail read:\n%s%s", code, out, errOut)
-	}
-
-	empty := filepath.Join(dir, "empty")
-	if err := os.MkdirAll(empty, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(empty, declog.FileName(1)+declog.TmpSuffix), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	code, _, errOut = drover(t, "eval", "--quiet", "--log", empty)
-	if code != 1 || !strings.Contains(errOut, "no records in "+empty+" yet") || !strings.Contains(errOut, "every -log-seal (1m by default) and when it shuts down") {
-		t.Errorf("eval of a log without records: exit %d, want 1 and when the server seals:\n%s", code, errOut)
+	code, stdout, errOut := drover(t, "eval", "--quiet", "--log", logDir, "--policies", "strn", "--out", out)
+	if code != 0 || !strings.Contains(stdout, "unsealed   ") || !strings.Contains(stdout, "records read from the write-ahead log") {
+		t.Errorf("eval of the live log: exit %d, want 0 and the unsealed tail read:\n%s%s", code, stdout, errOut)
 	}
 }
