@@ -34,11 +34,31 @@ func removeFixtures() {
 	}
 }
 
-var strnBCOnce struct {
-	sync.Once
+// trainedRun is a drover train run made once for the package's tests:
+// its run directory, what it printed and its exit code.
+type trainedRun struct {
+	once                sync.Once
 	dir, stdout, stderr string
 	code                int
 }
+
+// get makes the run the first time (drover train with args and --out a
+// directory name under the fixtures' directory) and returns its
+// directory and what it printed; a failed run fails every test that asks.
+func (r *trainedRun) get(t *testing.T, name string, args ...string) (dir, stdout string) {
+	t.Helper()
+	root := fixtureDir(t)
+	r.once.Do(func() {
+		r.dir = filepath.Join(root, name)
+		r.code, r.stdout, r.stderr = drover(t, append(append([]string{"train"}, args...), "--out", r.dir)...)
+	})
+	if r.code != 0 {
+		t.Fatalf("drover train %v: exit %d: %s", args, r.code, r.stderr)
+	}
+	return r.dir, r.stdout
+}
+
+var strnBCRun, pdrlBCRun trainedRun
 
 // strnBC returns the run directory of drover train --env strn-rl --algo
 // bc --eval-seeds 0 --quiet (behaviour cloning of STRN, the direct
@@ -47,21 +67,7 @@ var strnBCOnce struct {
 // (--resume, --init) but must not write into it.
 func strnBC(t *testing.T) (dir, stdout string) {
 	t.Helper()
-	root := fixtureDir(t)
-	strnBCOnce.Do(func() {
-		strnBCOnce.dir = filepath.Join(root, "strn-rl-bc")
-		strnBCOnce.code, strnBCOnce.stdout, strnBCOnce.stderr = drover(t, "train", "--env", "strn-rl", "--algo", "bc", "--eval-seeds", "0", "--quiet", "--out", strnBCOnce.dir)
-	})
-	if strnBCOnce.code != 0 {
-		t.Fatalf("drover train --env strn-rl --algo bc: exit %d: %s", strnBCOnce.code, strnBCOnce.stderr)
-	}
-	return strnBCOnce.dir, strnBCOnce.stdout
-}
-
-var pdrlBCOnce struct {
-	sync.Once
-	dir, stdout, stderr string
-	code                int
+	return strnBCRun.get(t, "strn-rl-bc", "--env", "strn-rl", "--algo", "bc", "--eval-seeds", "0", "--quiet")
 }
 
 // pdrlBC returns the run directory of drover train --env pd-rl --algo bc
@@ -75,13 +81,5 @@ var pdrlBCOnce struct {
 // into it.
 func pdrlBC(t *testing.T) (dir, stdout string) {
 	t.Helper()
-	root := fixtureDir(t)
-	pdrlBCOnce.Do(func() {
-		pdrlBCOnce.dir = filepath.Join(root, "pd-rl-bc")
-		pdrlBCOnce.code, pdrlBCOnce.stdout, pdrlBCOnce.stderr = drover(t, "train", "--env", "pd-rl", "--algo", "bc", "--eval-seeds", "1", "--quiet", "--out", pdrlBCOnce.dir)
-	})
-	if pdrlBCOnce.code != 0 {
-		t.Fatalf("drover train --env pd-rl --algo bc: exit %d: %s", pdrlBCOnce.code, pdrlBCOnce.stderr)
-	}
-	return pdrlBCOnce.dir, pdrlBCOnce.stdout
+	return pdrlBCRun.get(t, "pd-rl-bc", "--env", "pd-rl", "--algo", "bc", "--eval-seeds", "1", "--quiet")
 }
