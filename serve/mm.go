@@ -271,9 +271,12 @@ type MMRouteRecord struct {
 	// Deployment and Model name the deployment and its model.
 	Deployment, Model string
 	// InstanceIDs and Instances are the instances as the request listed
-	// them (kept only when a sink takes the record).
+	// them, Numbers their numbers and Deployed the request's deployed when
+	// it numbered them (all kept only when a sink takes the record).
 	InstanceIDs []string
 	Instances   []mm.InstanceView
+	Numbers     []int
+	Deployed    int
 	// Instance, ImageInstances and Priority are the answer; Source, Policy
 	// and Fallback who gave it and why.
 	Instance                 int
@@ -293,7 +296,7 @@ func (*MMRouteRecord) isRecord()         {}
 func MMRouteLogRecord(r *MMRouteRecord) mmlog.Route {
 	return mmlog.Route{V: mmlog.Version, ID: r.ID, UnixNanos: r.At.UnixNano(), Request: r.RequestID, Arrival: r.Arrival,
 		Images: r.Images, Prompt: r.Prompt, Output: r.Output, Deployment: r.Deployment, Model: r.Model,
-		Instances: mmlog.InstancesOf(r.InstanceIDs, r.Instances), Instance: r.Instance, ImageInstances: r.ImageInstances,
+		Instances: mmlog.InstancesOf(r.InstanceIDs, r.Numbers, r.Instances), Deployed: r.Deployed, Instance: r.Instance, ImageInstances: r.ImageInstances,
 		Priority: r.Priority, Source: r.Source, Policy: r.Policy, Fallback: r.Fallback, LatencyNanos: int64(r.Latency)}
 }
 
@@ -372,6 +375,9 @@ func (k *Core) RouteMM(ctx context.Context, req *pb.RouteMMRequest) (*pb.RouteMM
 		rec.Instance, rec.ImageInstances, rec.Priority = d.Instance, slices.Clone(d.Images), d.Priority
 		if k.sink != nil {
 			rec.Instances = slices.Clone(views)
+			if req.GetDeployed() != 0 {
+				rec.Numbers, rec.Deployed = slices.Clone(numbers), int(req.GetDeployed())
+			}
 		}
 	}
 	st.mu.Unlock()

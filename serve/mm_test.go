@@ -252,6 +252,21 @@ func TestRouteMMAutoscaled(t *testing.T) {
 				if want := got.got[i]; rec.InstanceIDs[rec.Instance] != fmt.Sprint(want.Instance) {
 					t.Fatalf("request %d: the server answered instance %s, the simulation ran it on %d", i, rec.InstanceIDs[rec.Instance], want.Instance)
 				}
+				// The log line keeps the numbers and the count deployed,
+				// which Decoup's and Sched's round robin read.
+				line := serve.MMRouteLogRecord(rec)
+				if err := line.Validate(); err != nil {
+					t.Fatalf("request %d: log line: %v", i, err)
+				}
+				live := got.live[i]
+				if line.Deployed <= live[len(live)-1] {
+					t.Fatalf("request %d: deployed %d, but instance %d is live", i, line.Deployed, live[len(live)-1])
+				}
+				for k, x := range live {
+					if line.Instances[k].Number != x {
+						t.Fatalf("request %d: instance %d logged with number %d, want %d", i, k, line.Instances[k].Number, x)
+					}
+				}
 				sent += len(ids)
 			}
 			v := rs.View()

@@ -43,6 +43,12 @@ func TestRoundTrip(t *testing.T) {
 			s.Initial, s.PeriodEnd, s.Window = true, false, nil
 		}
 		r := route(string(rune('a' + i)))
+		if i == 2 { // a request listing only the live instances, numbered
+			r.Deployed = 9
+			for k := range r.Instances {
+				r.Instances[k].Number = 3 + 2*k
+			}
+		}
 		for _, v := range []interface{ Validate() error }{&s, &r} {
 			if err := v.Validate(); err != nil {
 				t.Fatal(err)
@@ -93,6 +99,15 @@ func TestCorrupt(t *testing.T) {
 		})
 	}
 	goodRoute := string(mmlog.EncodeRoute(nil, ptr(route("a"))))
+	n := route("a")
+	n.Deployed = 9
+	for k := range n.Instances {
+		n.Instances[k].Number = 3 + 2*k
+	}
+	numbered := string(mmlog.EncodeRoute(nil, &n))
+	if !strings.Contains(numbered, `"deployed":9`) || !strings.Contains(numbered, `"number":5`) {
+		t.Fatalf("numbered line %s", numbered)
+	}
 	for _, tt := range []struct {
 		name, log, want string
 	}{
@@ -100,6 +115,11 @@ func TestCorrupt(t *testing.T) {
 		{"text to an image instance", strings.Replace(goodRoute, `"instance":2`, `"instance":1`, 1), "line 1: mmlog: bad record: instance"},
 		{"more placements than images", strings.Replace(goodRoute, `"images":2`, `"images":1`, 1), "line 1: mmlog: bad record: image_instances"},
 		{"bad state", strings.Replace(goodRoute, `"starting"`, `"asleep"`, 1), "line 1: mmlog: bad record: instances[1].state"},
+		{"number without deployed", strings.Replace(numbered, `"deployed":9,`, ``, 1), "line 1: mmlog: bad record: instances[0].number"},
+		{"number past deployed", strings.Replace(numbered, `"deployed":9`, `"deployed":7`, 1), "line 1: mmlog: bad record: instances[2].number"},
+		{"numbers not increasing", strings.Replace(numbered, `"number":5`, `"number":3`, 1), "line 1: mmlog: bad record: instances[1].number"},
+		{"deployed below the list", strings.Replace(numbered, `"deployed":9`, `"deployed":2`, 1), "line 1: mmlog: bad record: deployed"},
+		{"negative deployed", strings.Replace(numbered, `"deployed":9`, `"deployed":-1`, 1), "line 1: mmlog: bad record: deployed"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, _, err := mmlog.ReadRoutes(strings.NewReader(tt.log))
@@ -139,6 +159,12 @@ func FuzzDecodeScale(f *testing.F) {
 // FuzzDecodeRoute is FuzzDecodeScale for the multimodal route log.
 func FuzzDecodeRoute(f *testing.F) {
 	f.Add(mmlog.EncodeRoute(nil, ptr(route("a"))), uint64(1))
+	n := route("n")
+	n.Deployed = 9
+	for k := range n.Instances {
+		n.Instances[k].Number = 3 + 2*k
+	}
+	f.Add(mmlog.EncodeRoute(nil, &n), uint64(3))
 	f.Add([]byte(`{"v":1,"id":"x","arrival":0,"images":0,"prompt_tokens":1,"output_tokens":1,"model":"llama-3.2-11b-vision","instances":[{"id":"","pool":"mono","state":"active","tp":4}],"instance":0,"priority":0,"source":"learned","policy":"p","latency_ns":0}`), uint64(2))
 	f.Fuzz(func(t *testing.T, line []byte, seed uint64) {
 		flip(line, seed)

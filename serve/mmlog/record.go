@@ -220,6 +220,10 @@ type Instance struct {
 	Outstanding          int    `json:"outstanding"`
 	Waiting              int    `json:"waiting"`
 	Running              int    `json:"running"`
+	// Number is the instance's number among every instance the
+	// deployment has started (the request's MMInstance.number), when the
+	// record's Deployed is set; absent (0) otherwise.
+	Number int `json:"number,omitempty"`
 }
 
 // Route is one RouteMM answer. docs/format/mm-log.md is its
@@ -245,6 +249,12 @@ type Route struct {
 	// Instances are the deployment's instances as the request listed
 	// them.
 	Instances []Instance `json:"instances"`
+	// Deployed is how many instances the deployment has started, gone
+	// ones included (the request's deployed), when the request listed
+	// only some of them, numbered; absent (0) when it listed every one,
+	// numbered by position. Decoup's and Sched's round robin counts by
+	// number, so a decision replays from the record only with both.
+	Deployed int `json:"deployed,omitempty"`
 	// Instance is the text (or monolithic) instance, ImageInstances the
 	// image instance of each image the model takes (indices into
 	// Instances), Priority the queue priority.
@@ -281,14 +291,17 @@ func ParseState(s string) (mm.State, bool) {
 }
 
 // InstancesOf converts a router's view of the instances into the log's,
-// with ids.
-func InstancesOf(ids []string, v []mm.InstanceView) []Instance {
+// with ids and, where numbers is not nil, numbers (mm.View.Numbers).
+func InstancesOf(ids []string, numbers []int, v []mm.InstanceView) []Instance {
 	out := make([]Instance, len(v))
 	for i, x := range v {
 		out[i] = Instance{Pool: x.Pool.String(), State: x.State.String(), TP: x.TP, PendingImages: x.PendingImages, PendingImageTokens: x.PendingImageTokens,
 			PendingTokens: x.PendingTokens, PendingPrefillTokens: x.PendingPrefillTokens, Outstanding: x.Outstanding, Waiting: x.Waiting, Running: x.Running}
 		if i < len(ids) {
 			out[i].ID = ids[i]
+		}
+		if i < len(numbers) {
+			out[i].Number = numbers[i]
 		}
 	}
 	return out
@@ -320,6 +333,10 @@ func (r *Route) Validate() error {
 		return bad("latency_ns", "negative (%d)", r.LatencyNanos)
 	case len(r.ImageInstances) > r.Images:
 		return bad("image_instances", "%d for %d images", len(r.ImageInstances), r.Images)
+	case r.Deployed < 0:
+		return bad("deployed", "negative (%d)", r.Deployed)
+	case r.Deployed > 0 && r.Deployed < len(r.Instances):
+		return bad("deployed", "%d, fewer than the %d instances listed", r.Deployed, len(r.Instances))
 	}
 	if _, err := mm.LookupModel(r.Model); err != nil {
 		return bad("model", "%q not in env/infer/mm's catalogue", r.Model)
@@ -340,6 +357,12 @@ func (r *Route) Validate() error {
 			return bad(field("tp"), "%d, want 1..64", in.TP)
 		case in.PendingImages < 0 || in.PendingImageTokens < 0 || in.PendingTokens < 0 || in.PendingPrefillTokens < 0 || in.Outstanding < 0 || in.Waiting < 0 || in.Running < 0:
 			return bad(field("pending_images"), "a negative load")
+		case r.Deployed == 0 && in.Number != 0:
+			return bad(field("number"), "%d without deployed: want none (instances numbered by position)", in.Number)
+		case r.Deployed > 0 && (in.Number < 0 || in.Number >= r.Deployed):
+			return bad(field("number"), "%d, want 0..%d (deployed %d)", in.Number, r.Deployed-1, r.Deployed)
+		case r.Deployed > 0 && i > 0 && in.Number <= r.Instances[i-1].Number:
+			return bad(field("number"), "%d after %d: want increasing numbers", in.Number, r.Instances[i-1].Number)
 		}
 	}
 	want := mm.Text
