@@ -378,10 +378,15 @@ func runTrainMMRL(f *trainFlags, mf *trainMMRLFlags, given map[string]bool, stdo
 // written.
 func judgeMMRL(f *trainFlags, mf *trainMMRLFlags, given map[string]bool, stdout io.Writer) error {
 	dir := *f.judge
-	for _, name := range append([]string{"algo", "steps", "out", "resume", "from-log", "init", "config", "backend", "device", "teacher"}, mf.given(given)...) {
-		if given[strings.TrimPrefix(name, "--")] {
-			return fmt.Errorf("--judge %s trains nothing and reads its settings from the checkpoint: it does not take --%s", dir, strings.TrimPrefix(name, "--"))
+	// runTrainMMRL has refused the flags no mm-rl run takes.
+	refused := []string{}
+	for _, name := range []string{"algo", "steps", "out", "teacher"} {
+		if given[name] {
+			refused = append(refused, "--"+name)
 		}
+	}
+	if refused = append(refused, mf.given(given)...); len(refused) > 0 {
+		return fmt.Errorf("--judge %s trains nothing and reads its settings from the checkpoint: it does not take %s", dir, refused[0])
 	}
 	m, nets, err := checkpoints.Load(dir)
 	if err != nil {

@@ -169,7 +169,7 @@ func judgePDRL(dir string, deploy infer.Config, tr *llm.Trace, evalSeeds int, se
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "recorded in %s: converged %v", filepath.Join(dir, "meta.json"), m.Converged)
+	fmt.Fprintf(stdout, "recorded in %s: converged %v", filepath.Join(dir, checkpoints.MetaFile), m.Converged)
 	if len(m.Eval) > 0 {
 		fmt.Fprintf(stdout, ", mean JCT %.3f s vs %.3f s (hack), gain %.1f%%", m.Eval["heldout_mean_jct"], m.Eval["heldout_mean_jct_hack"], 100*m.Eval["gate_mean_gain"])
 	}
